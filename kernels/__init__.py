@@ -1,0 +1,95 @@
+"""The kernels kinspect ships, by name.
+
+Installed as `kinspect.kernels` (the folder is `kernels/` in the repository). Each kernel module
+registers a KernelSpec: the @triton.jit function, how to build example arguments for a size, its
+constexpr defaults, launch grid, torch reference and bytes/flops formulas for throughput.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from kinspect.errors import NotFound, did_you_mean
+
+
+@dataclass(frozen=True)
+class Example:
+    """Concrete arguments for one launch: runtime args by name, constexprs, grid."""
+
+    args: dict[str, Any]
+    constexprs: dict[str, Any]
+    grid: tuple[int, ...]
+    inputs: tuple[str, ...] = ()   # arg names the reference takes, in order
+    output: str = ""               # arg name the kernel writes
+
+
+@dataclass(frozen=True)
+class KernelSpec:
+    name: str
+    fn: Any                                   # triton.JITFunction
+    example: Callable[..., Example]           # example(size, dtype, device, **constexprs)
+    constexprs: dict[str, Any]                # defaults a user can override with -p
+    reference: Callable[..., Any]             # torch reference over the example's inputs
+    default_size: str
+    dtype: str = "float32"
+    bytes_moved: Callable[[Example], int] | None = None
+    flops: Callable[[Example], int] | None = None
+    summary: str = ""
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+
+_REGISTRY: dict[str, KernelSpec] = {}
+_MODULES = ("elementwise", "softmax", "fused_mm_softmax", "matmul")
+_loaded = False
+
+
+def register(spec: KernelSpec) -> KernelSpec:
+    if spec.name in _REGISTRY:
+        raise RuntimeError(f"kernel {spec.name!r} registered twice")
+    _REGISTRY[spec.name] = spec
+    return spec
+
+
+def _load() -> None:
+    global _loaded
+    if not _loaded:
+        _loaded = True
+        for mod in _MODULES:
+            importlib.import_module(f"{__name__}.{mod}")
+
+
+def names() -> list[str]:
+    _load()
+    return sorted(_REGISTRY)
+
+
+def get(name: str) -> KernelSpec:
+    _load()
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise NotFound(f"kernel '{name}' not found{did_you_mean(name, _REGISTRY)} "
+                       f"(kinspect ls --kernels lists them)") from None
+
+
+def parse_size(text: str) -> tuple[int, ...]:
+    """'4096' -> (4096,), '8192x8192' -> (8192, 8192)."""
+    from kinspect.errors import UsageError
+
+    try:
+        dims = tuple(int(p) for p in str(text).lower().split("x"))
+    except ValueError:
+        raise UsageError(f"size '{text}' is not a size; use N or MxN, e.g. 4096 or 8192x8192") from None
+    if not dims or any(d <= 0 for d in dims):
+        raise UsageError(f"size '{text}' must be positive; use N or MxN")
+    return dims
+
+
+def numel(text: str) -> int:
+    """Elements in a size: '4096' -> 4096, '64x64' -> 4096."""
+    n = 1
+    for d in parse_size(text):
+        n *= d
+    return n

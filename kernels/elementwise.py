@@ -1,0 +1,99 @@
+"""Elementwise kernels: add (Triton tutorial), square (CUDA-MODE lecture), gelu (tanh form, CS336)."""
+
+import torch
+import triton
+import triton.language as tl
+
+from . import Example, KernelSpec, numel, parse_size, register
+
+
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
+    pid = tl.program_id(axis=0)
+    offsets = pid * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+    mask = offsets < n_elements
+    x = tl.load(x_ptr + offsets, mask=mask)
+    y = tl.load(y_ptr + offsets, mask=mask)
+    tl.store(out_ptr + offsets, x + y, mask=mask)
+
+
+def _add_example(size, dtype, device, BLOCK_SIZE=1024):
+    n = numel(size)
+    x = torch.randn(n, dtype=dtype, device=device)
+    y = torch.randn(n, dtype=dtype, device=device)
+    out = torch.empty_like(x)
+    return Example(dict(x_ptr=x, y_ptr=y, out_ptr=out, n_elements=n), dict(BLOCK_SIZE=BLOCK_SIZE),
+                   (triton.cdiv(n, BLOCK_SIZE),), inputs=("x_ptr", "y_ptr"), output="out_ptr")
+
+
+register(KernelSpec(
+    name="add", fn=add_kernel, example=_add_example, constexprs=dict(BLOCK_SIZE=1024),
+    reference=lambda x, y: x + y, default_size="98432",
+    bytes_moved=lambda e: 3 * e.args["x_ptr"].numel() * e.args["x_ptr"].element_size(),
+    flops=lambda e: e.args["x_ptr"].numel(),
+    summary="vector add, one block of BLOCK_SIZE elements per program (Triton tutorial 01)"))
+
+
+@triton.jit
+def square_kernel(output_ptr, input_ptr, input_row_stride, output_row_stride, n_cols, BLOCK_SIZE: tl.constexpr):
+    row_idx = tl.program_id(0)
+    row_start_ptr = input_ptr + row_idx * input_row_stride
+    col_offsets = tl.arange(0, BLOCK_SIZE)
+    input_ptrs = row_start_ptr + col_offsets
+    row = tl.load(input_ptrs, mask=col_offsets < n_cols, other=-float('inf'))
+    square_output = row * row
+    output_row_start_ptr = output_ptr + row_idx * output_row_stride
+    output_ptrs = output_row_start_ptr + col_offsets
+    tl.store(output_ptrs, square_output, mask=col_offsets < n_cols)
+
+
+def _rows_cols(size):
+    dims = parse_size(size)
+    return (dims[0], dims[1]) if len(dims) == 2 else (dims[0], dims[0])
+
+
+def _square_example(size, dtype, device, BLOCK_SIZE=None):
+    rows, cols = _rows_cols(size)
+    x = torch.randn(rows, cols, dtype=dtype, device=device)
+    y = torch.empty_like(x)
+    block = BLOCK_SIZE or triton.next_power_of_2(cols)
+    return Example(dict(output_ptr=y, input_ptr=x, input_row_stride=x.stride(0), output_row_stride=y.stride(0),
+                        n_cols=cols), dict(BLOCK_SIZE=block), (rows,), inputs=("input_ptr",), output="output_ptr")
+
+
+register(KernelSpec(
+    name="square", fn=square_kernel, example=_square_example, constexprs=dict(BLOCK_SIZE=None),
+    reference=lambda x: x * x, default_size="1823x781",
+    bytes_moved=lambda e: 2 * e.args["input_ptr"].numel() * e.args["input_ptr"].element_size(),
+    flops=lambda e: e.args["input_ptr"].numel(),
+    summary="x*x one row per program, BLOCK_SIZE = next_power_of_2(n_cols) by default (CUDA-MODE lecture 14)"))
+
+
+@triton.jit
+def gelu_kernel(x_ptr, y_ptr, num_elements, BLOCK_SIZE: tl.constexpr):
+    pid = tl.program_id(axis=0)
+    offsets = pid * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+    mask = offsets < num_elements
+    x = tl.load(x_ptr + offsets, mask=mask)
+    # tanh(a) = (exp(2a) - 1) / (exp(2a) + 1): Triton has no portable tanh.
+    a = 0.79788456 * (x + 0.044715 * x * x * x)
+    exp = tl.exp(2 * a)
+    tanh = (exp - 1) / (exp + 1)
+    y = 0.5 * x * (1 + tanh)
+    tl.store(y_ptr + offsets, y, mask=mask)
+
+
+def _gelu_example(size, dtype, device, BLOCK_SIZE=1024):
+    n = numel(size)
+    x = torch.randn(n, dtype=dtype, device=device)
+    y = torch.empty_like(x)
+    return Example(dict(x_ptr=x, y_ptr=y, num_elements=n), dict(BLOCK_SIZE=BLOCK_SIZE),
+                   (triton.cdiv(n, BLOCK_SIZE),), inputs=("x_ptr",), output="y_ptr")
+
+
+register(KernelSpec(
+    name="gelu", fn=gelu_kernel, example=_gelu_example, constexprs=dict(BLOCK_SIZE=1024),
+    reference=lambda x: torch.nn.functional.gelu(x, approximate="tanh"), default_size="1048576",
+    bytes_moved=lambda e: 2 * e.args["x_ptr"].numel() * e.args["x_ptr"].element_size(),
+    flops=lambda e: 12 * e.args["x_ptr"].numel(),
+    summary="GELU, tanh approximation written with exp (CS336 assignment 2)"))

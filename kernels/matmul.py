@@ -1,0 +1,69 @@
+"""Tiled matmul with grouped program ordering (Triton tutorial 03), masks for any M, N, K."""
+
+import torch
+import triton
+import triton.language as tl
+
+from . import Example, KernelSpec, parse_size, register
+
+
+@triton.jit
+def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
+                  stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
+    pid = tl.program_id(axis=0)
+    num_pid_m = tl.cdiv(M, BLOCK_M)
+    num_pid_n = tl.cdiv(N, BLOCK_N)
+    num_pid_in_group = GROUP_M * num_pid_n
+    group_id = pid // num_pid_in_group
+    first_pid_m = group_id * GROUP_M
+    group_size_m = min(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + ((pid % num_pid_in_group) % group_size_m)
+    pid_n = (pid % num_pid_in_group) // group_size_m
+
+    offs_am = (pid_m * BLOCK_M + tl.arange(0, BLOCK_M)) % M
+    offs_bn = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)) % N
+    offs_k = tl.arange(0, BLOCK_K)
+    a_ptrs = a_ptr + offs_am[:, None] * stride_am + offs_k[None, :] * stride_ak
+    b_ptrs = b_ptr + offs_k[:, None] * stride_bk + offs_bn[None, :] * stride_bn
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_K)):
+        a = tl.load(a_ptrs, mask=offs_k[None, :] < K - k * BLOCK_K, other=0.0)
+        b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_K, other=0.0)
+        acc = tl.dot(a, b, acc)
+        a_ptrs += BLOCK_K * stride_ak
+        b_ptrs += BLOCK_K * stride_bk
+    c = acc.to(c_ptr.dtype.element_ty)
+    offs_cm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_cn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    c_ptrs = c_ptr + stride_cm * offs_cm[:, None] + stride_cn * offs_cn[None, :]
+    tl.store(c_ptrs, c, mask=(offs_cm[:, None] < M) & (offs_cn[None, :] < N))
+
+
+def _example(size, dtype, device, BLOCK_M=128, BLOCK_N=128, BLOCK_K=32, GROUP_M=8):
+    dims = parse_size(size)
+    m, n, k = (dims * 3)[:3] if len(dims) == 1 else (dims + (dims[-1],))[:3]
+    a = torch.randn(m, k, dtype=dtype, device=device)
+    b = torch.randn(k, n, dtype=dtype, device=device)
+    c = torch.empty(m, n, dtype=dtype, device=device)
+    grid = (triton.cdiv(m, BLOCK_M) * triton.cdiv(n, BLOCK_N),)
+    return Example(dict(a_ptr=a, b_ptr=b, c_ptr=c, M=m, N=n, K=k, stride_am=a.stride(0), stride_ak=a.stride(1),
+                        stride_bk=b.stride(0), stride_bn=b.stride(1), stride_cm=c.stride(0), stride_cn=c.stride(1)),
+                   dict(BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K, GROUP_M=GROUP_M), grid,
+                   inputs=("a_ptr", "b_ptr"), output="c_ptr")
+
+
+def _flops(e):
+    return 2 * e.args["M"] * e.args["N"] * e.args["K"]
+
+
+def _bytes(e):
+    a, b, c = e.args["a_ptr"], e.args["b_ptr"], e.args["c_ptr"]
+    return (a.numel() + b.numel() + c.numel()) * a.element_size()
+
+
+register(KernelSpec(
+    name="matmul", fn=matmul_kernel, example=_example,
+    constexprs=dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=32, GROUP_M=8),
+    reference=lambda a, b: a @ b, default_size="1024", dtype="float16", bytes_moved=_bytes, flops=_flops,
+    summary="tiled matmul with grouped ordering (Triton tutorial 03); size M, MxN or MxNxK"))

@@ -1,0 +1,64 @@
+"""Loaded by every Python process `kinspect capture -- CMD` starts (through PYTHONPATH).
+
+When KINSPECT_CAPTURE_DIR is set it waits for `triton` to be imported (importing it eagerly would
+slow down every Python process, pip and torch.compile workers included), then installs kinspect's
+compilation listener, chaining any listener already there. Any other sitecustomize on the path is
+then run as usual.
+"""
+
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import os
+import sys
+
+
+def _install():
+    try:
+        from kinspect.capture import Recorder
+        from kinspect.store import Store
+        from triton import knobs
+    except Exception as e:  # never break the user's program
+        print(f"kinspect capture: not active ({e})", file=sys.stderr)
+        return
+    knobs.compilation.listener = Recorder(Store(os.environ["KINSPECT_CAPTURE_DIR"]),
+                                          previous=knobs.compilation.listener, origin="capture")
+
+
+class _AfterTriton(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name != "triton":
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.loader is None:
+            return spec
+        exec_module = spec.loader.exec_module
+
+        def exec_then_install(module):
+            exec_module(module)
+            _install()
+
+        spec.loader.exec_module = exec_then_install
+        return spec
+
+
+def _chain_next_sitecustomize():
+    here = os.path.dirname(os.path.abspath(__file__))
+    for entry in sys.path:
+        if os.path.abspath(entry or ".") == here:
+            continue
+        candidate = os.path.join(entry or ".", "sitecustomize.py")
+        if os.path.isfile(candidate):
+            spec = importlib.util.spec_from_file_location("_kinspect_next_sitecustomize", candidate)
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            return
+
+
+if os.environ.get("KINSPECT_CAPTURE_DIR"):
+    if "triton" in sys.modules:
+        _install()
+    else:
+        sys.meta_path.insert(0, _AfterTriton())
+_chain_next_sitecustomize()

@@ -1,0 +1,165 @@
+"""Turn one call of Triton's compilation listener into a stored kinspect Variant."""
+
+from __future__ import annotations
+
+import datetime
+import inspect
+import json
+from pathlib import Path
+from typing import Any
+
+from kinspect import backends
+from kinspect.model import CompileTimes, SourceRef, StageFile, Target, Variant
+from kinspect.store import Store
+
+# metadata keys kept as the variant's options (the rest stays in the stored <name>.json)
+OPTION_KEYS = ("num_warps", "num_stages", "num_ctas", "warp_size", "maxnreg", "shared", "tmem_size",
+               "enable_fp_fusion", "debug", "arch", "waves_per_eu", "matrix_instr_nonkdim", "kpack",
+               "global_scratch_size")
+
+
+def target_of(metadata: dict) -> Target:
+    t = metadata.get("target")
+    if isinstance(t, dict):
+        return Target(str(t["backend"]), str(t["arch"]), int(t.get("warp_size") or 0))
+    if t is not None and hasattr(t, "backend"):
+        return Target(str(t.backend), str(t.arch), int(getattr(t, "warp_size", 0) or 0))
+    if isinstance(t, (list, tuple)) and len(t) >= 2:
+        return Target(str(t[0]), str(t[1]), int(t[2]) if len(t) > 2 else 0)
+    return Target("unknown", "unknown")
+
+
+def jsonable(value: Any) -> Any:
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    return str(value)
+
+
+def _arg_name(fn, path) -> str:
+    names = getattr(fn, "arg_names", None) or []
+    idx = path[0] if isinstance(path, tuple) else path
+    base = names[idx] if isinstance(idx, int) and idx < len(names) else str(idx)
+    rest = path[1:] if isinstance(path, tuple) else ()
+    return base + "".join(f"[{i}]" for i in rest)
+
+
+def specialization(src) -> tuple[dict, dict, dict]:
+    """(signature, constexprs, attributes) by argument name, from an ASTSource.
+
+    constexprs holds the kernel's declared tl.constexpr parameters; runtime ints the JIT
+    specialised to a constant (Triton does this for the value 1) go to attributes as
+    {"constant": value}, next to `tt.divisibility` and friends.
+    """
+    fn = getattr(src, "fn", None)
+    declared = {p.name for p in getattr(fn, "params", ()) if getattr(p, "is_constexpr", False)}
+    signature = {str(k): str(v) for k, v in (getattr(src, "signature", None) or {}).items()}
+    constexprs, attributes = {}, {}
+    for path, value in (getattr(src, "constants", None) or {}).items():
+        name = _arg_name(fn, path)
+        if name in declared or not declared:
+            constexprs[name] = jsonable(value)
+        else:
+            attributes.setdefault(name, {})["constant"] = jsonable(value)
+    for path, attrs in (getattr(src, "attrs", None) or {}).items():
+        if attrs:
+            attributes.setdefault(_arg_name(fn, path), {}).update({str(a[0]): jsonable(a[1]) for a in attrs})
+    return signature, constexprs, attributes
+
+
+def source_ref(src) -> SourceRef | None:
+    fn = getattr(getattr(src, "fn", None), "fn", None)
+    if fn is None:
+        return None
+    try:
+        lines, first = inspect.getsourcelines(fn)
+        return SourceRef(file=str(inspect.getsourcefile(fn)), line=first, text="".join(lines))
+    except (OSError, TypeError):
+        return None
+
+
+def compile_times(times) -> CompileTimes | None:
+    if times is None:
+        return None
+    stages = tuple((str(ext), int(us)) for ext, us in getattr(times, "lowering_stages", ()) or ())
+    return CompileTimes(int(getattr(times, "ir_initialization", 0) or 0), stages,
+                        int(getattr(times, "store_results", 0) or 0))
+
+
+def _count_lines(path: Path) -> int:
+    with open(path, "rb") as f:
+        return sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b""))
+
+
+def build(*, src, metadata: dict, metadata_group: dict, times, cache_hit: bool, offline: bool,
+          origin: str, triton_version: str) -> tuple[Variant, dict[str, Path]]:
+    """The Variant (not yet stored) and the stage files to copy, by file name."""
+    name = str(metadata.get("name") or getattr(src, "name", "kernel"))
+    target = target_of(metadata)
+    backend = backends.for_target(target.backend)
+    files: dict[str, Path] = {}
+    stages = []
+    prefix = name[:150] + "."  # Triton truncates file names to 150 characters
+    for fname, path in sorted(metadata_group.items()):
+        fname = str(fname)
+        if fname.startswith("__grp__"):
+            continue
+        stage = fname[len(prefix):] if fname.startswith(prefix) else fname.rsplit(".", 1)[-1]
+        kind = backend.stage_kind(stage)
+        p = Path(path)
+        files[fname] = p
+        stages.append(StageFile(name=stage, file=fname, bytes=p.stat().st_size,
+                                lines=None if kind.binary else _count_lines(p), dialect=kind.dialect,
+                                binary=kind.binary))
+    stages.sort(key=lambda s: (backend.stage_kind(s.name).order, s.name))
+    signature, constexprs, attributes = specialization(src)
+    options = {k: jsonable(metadata[k]) for k in OPTION_KEYS if k in metadata}
+    variant = Variant(
+        kernel=name, hash=str(metadata.get("hash", "")), target=target, offline=offline,
+        signature=signature, constexprs=constexprs, attributes=attributes, options=options,
+        stages=tuple(stages), times=compile_times(times), cache_hit=bool(cache_hit),
+        triton_version=str(metadata.get("triton_version") or triton_version), source=source_ref(src),
+        origin=origin, created=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"))
+    return variant, files
+
+
+def derive(variant: Variant, files: dict[str, Path]) -> tuple[list[StageFile], list[str], dict[str, str]]:
+    """Run the backend's derivers on the variant's stage files (read only): (new stage files,
+    notes, texts by file name)."""
+    backend = backends.for_target(variant.target.backend)
+    new, notes, texts = [], [], {}
+    for d in backend.derivers:
+        src = variant.stage(d.stage.derived_from or "")
+        if src is None or variant.stage(d.stage.name) is not None:
+            continue
+        fname = src.file.rsplit(".", 1)[0] + "." + d.stage.ext
+        try:
+            text = d.run(files[src.file])
+        except Exception as e:  # a broken cubin must not lose the other stages
+            notes.append(f"{d.stage.name} not derived: {e}")
+            continue
+        texts[fname] = text
+        new.append(StageFile(name=d.stage.name, file=fname, bytes=len(text.encode()),
+                             lines=text.count("\n"), dialect=d.stage.dialect, derived_by=d.tool))
+    return new, notes, texts
+
+
+def store_variant(store: Store, group: str, variant: Variant, files: dict[str, Path]) -> Variant:
+    """Derive the backend's derived stages, then write stages and record atomically."""
+    import dataclasses
+
+    backend = backends.for_target(variant.target.backend)
+    new, notes, texts = derive(variant, files)
+    stages = sorted(variant.stages + tuple(new), key=lambda s: (backend.stage_kind(s.name).order, s.name))
+    variant = dataclasses.replace(variant, stages=tuple(stages), notes=variant.notes + tuple(notes))
+    return store.write(group, variant, {**files, **texts})
+
+
+def metadata_json(path: Path) -> dict:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}

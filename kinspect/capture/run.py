@@ -1,0 +1,41 @@
+"""`kinspect capture -o DIR -- CMD ...`: run a command with every Python process under capture."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from pathlib import Path
+
+from kinspect.errors import KinspectError, UsageError
+from kinspect.model import Variant
+from kinspect.store import Store, read_records
+
+BOOT = Path(__file__).parent / "boot"
+
+
+def run(command: list[str], out_dir: str | Path) -> tuple[int, list[Variant]]:
+    """Run `command` with capture active in it and its Python subprocesses; (exit code, new variants)."""
+    if not command:
+        raise UsageError("nothing to run; e.g. kinspect capture -o out -- python script.py")
+    out = Path(out_dir).resolve()
+    Store(out).ensure_writable()  # fail early, with one line, on an unwritable folder
+    env = dict(os.environ)
+    env["KINSPECT_CAPTURE_DIR"] = str(out)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(BOOT), env.get("PYTHONPATH", "")) if p)
+    started = time.time()
+    try:
+        code = subprocess.call(command, env=env)
+    except FileNotFoundError:
+        raise KinspectError(f"command '{command[0]}' not found") from None
+    except KeyboardInterrupt:
+        code = 130
+    new = [v for v in read_records(out) if _mtime(v) >= started - 1]
+    return code, new
+
+
+def _mtime(v: Variant) -> float:
+    try:
+        return Path(v.path, "record.json").stat().st_mtime
+    except OSError:
+        return 0.0

@@ -1,0 +1,125 @@
+"""The `kinspect` command. Each command is a thin shell over kinspect.api.
+
+Errors the user can fix are KinspectErrors: one line, exit code 2, no traceback unless --debug.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from kinspect import api
+from kinspect.errors import KinspectError
+
+CONTEXT = dict(help_option_names=["-h", "--help"], max_content_width=100)
+
+
+class Group(click.Group):
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except KinspectError as e:
+            if ctx.obj and ctx.obj.get("debug"):
+                raise
+            click.echo(f"error: {e}", err=True)
+            ctx.exit(2)
+
+
+@click.group(cls=Group, context_settings=CONTEXT)
+@click.option("--debug", is_flag=True, help="Show tracebacks for errors.")
+@click.version_option(package_name="kinspect")
+@click.pass_context
+def main(ctx, debug):
+    """See what your Triton kernels compile to, and why they run as fast as they do."""
+    import warnings
+
+    # Triton 3.9 warns on every process that TRITON_DEFAULT_FP_FUSION is unset; kinspect records the
+    # fusion setting per variant (options.enable_fp_fusion), so the warning is noise here.
+    warnings.filterwarnings("ignore", message="TRITON_DEFAULT_FP_FUSION is unset")
+    ctx.obj = {"debug": debug}
+
+
+def _target_option(f):
+    return click.option("-t", "--target", default=None, metavar="T",
+                        help="cuda:80, cuda:90, cuda:100, hip:gfx942, hip:gfx950 or device "
+                             "(default: the active device, else cuda:90 offline).")(f)
+
+
+@main.command(context_settings=CONTEXT)
+@click.argument("kernel")
+@_target_option
+@click.option("-p", "constexprs", multiple=True, metavar="K=V", help="A constexpr value, e.g. -p BLOCK_SIZE=64.")
+@click.option("--arg", "args", multiple=True, metavar="NAME=TYPE",
+              help="A runtime argument of a user kernel: *fp32, *fp16, i32[:VALUE], fp32[:VALUE], ...")
+@click.option("--num-warps", type=int, default=None)
+@click.option("--num-stages", type=int, default=None)
+@click.option("--size", default=None, help="Problem size for the example arguments: N or MxN.")
+@click.option("--stage", default=None, help="Print this stage (ttir, ttgir, llir, ptx, sass, amdgcn, ...).")
+@click.option("-o", "--out", "out_dir", default=api.DEFAULT_OUT, show_default=True, help="kinspect store folder.")
+def dump(kernel, target, constexprs, args, num_warps, num_stages, size, stage, out_dir):
+    """Compile KERNEL and store every stage of that variant.
+
+    KERNEL is a shipped kernel (kinspect ls --kernels) or path/to/file.py:kernel_name.
+    """
+    from kinspect.compile.args import parse_args, parse_constexprs
+    from kinspect.render.terminal import highlight, summary, use_color
+
+    result = api.dump(kernel, target=target, constexprs=parse_constexprs(constexprs), args=parse_args(args),
+                      num_warps=num_warps, num_stages=num_stages, size=size, out_dir=out_dir)
+    if stage:
+        v = result.variant
+        text = api.stage_text(v, stage)
+        shown = highlight(text, v.stage(stage).dialect, use_color())
+        if use_color() and text.count("\n") > 60:
+            click.echo_via_pager(shown)
+        else:
+            click.echo(shown, nl=not shown.endswith("\n"))
+        return
+    click.echo(summary(result.variant, label=result.label, target_note=result.target_note))
+
+
+@main.command(name="ls", context_settings=CONTEXT)
+@click.argument("path", required=False)
+@click.option("--kernels", "show_kernels", is_flag=True, help="List the kernels kinspect ships instead.")
+def ls_cmd(path, show_kernels):
+    """List variants in a kinspect store, a Triton cache or a dump folder (read-only).
+
+    PATH defaults to ./kinspect-out when present, else TRITON_CACHE_DIR (or ~/.triton/cache).
+    """
+    from kinspect.render.terminal import variants_table
+
+    if show_kernels:
+        from kinspect import kernels
+
+        for name in kernels.names():
+            click.echo(f"  {name:<18} {kernels.get(name).summary}")
+        return
+    listing = api.list_variants(path)
+    click.echo(f"{listing.path} ({listing.kind}): {len(listing.variants)} variant(s)")
+    for w in listing.warnings:
+        click.echo(f"  warning: {w}")
+    if listing.variants:
+        click.echo(variants_table(listing.variants))
+
+
+@main.command(context_settings={**CONTEXT, "ignore_unknown_options": True})
+@click.option("-o", "--out", "out_dir", default=api.DEFAULT_OUT, show_default=True, help="kinspect store folder.")
+@click.argument("command", nargs=-1, type=click.UNPROCESSED, required=True)
+def capture(out_dir, command):
+    """Run COMMAND and record every kernel Triton compiles in it.
+
+    Example: kinspect capture -o out -- python train.py --epochs 1
+    """
+    from kinspect.capture.run import run
+    from kinspect.render.terminal import variants_table
+
+    code, variants = run(list(command), out_dir)
+    click.echo(f"kinspect: {len(variants)} variant(s) recorded in {out_dir}", err=True)
+    if variants:
+        click.echo(variants_table(variants), err=True)
+    sys.exit(code)
+
+
+if __name__ == "__main__":
+    main()

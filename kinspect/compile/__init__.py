@@ -1,0 +1,106 @@
+"""Compile a kernel variant through the JIT's own specialization, for any target.
+
+Offline targets go through a compile-only driver (see driver.py); the active device compiles as
+the JIT would. Either way the variant is recorded by kinspect.capture into a kinspect store, from
+a private Triton cache, so the user's Triton cache is never written.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import tempfile
+from pathlib import Path
+
+from kinspect.compile.targets import Resolved
+from kinspect.errors import CompileError, KinspectError
+from kinspect.model import Variant
+
+
+def jit_function(obj):
+    """The JITFunction under autotune/heuristics wrappers."""
+    seen = 0
+    while not hasattr(obj, "device_caches") and hasattr(obj, "fn") and seen < 8:
+        obj, seen = obj.fn, seen + 1
+    if not hasattr(obj, "device_caches"):
+        raise KinspectError(f"'{getattr(obj, '__name__', obj)}' is not a @triton.jit kernel")
+    return obj
+
+
+@contextlib.contextmanager
+def private_cache():
+    """Point Triton at a fresh cache for the block: real compile times, and the user's cache untouched."""
+    from triton import knobs
+
+    with tempfile.TemporaryDirectory(prefix="kinspect-triton-cache-") as tmp, knobs.cache.scope():
+        knobs.cache.dir = tmp
+        yield tmp
+
+
+def compile_variant(fn, *, args: dict, constexprs: dict, grid: tuple, resolved: Resolved, out_dir: str | Path,
+                    group: str, options: dict | None = None) -> Variant:
+    """Compile one variant and store it; returns the stored Variant."""
+    from kinspect.capture import capture
+    from kinspect.compile.driver import compile_only, fresh_binders
+
+    fn = jit_function(fn)
+    options = {k: v for k, v in (options or {}).items() if v is not None}
+    on_device = not resolved.offline
+    driver = contextlib.nullcontext() if on_device else compile_only(resolved.target)
+    with private_cache(), driver, fresh_binders(fn), \
+            capture(out_dir, group=group, offline=resolved.offline, strict=True, origin="kinspect") as rec:
+        try:
+            kernel = fn.warmup(**args, **constexprs, **options, grid=grid)
+        except KinspectError:
+            raise
+        except Exception as e:
+            raise CompileError(compile_error_line(fn, e)) from None
+        if on_device:
+            rec.variants[-1:] = [_with_loaded_resources(rec.variants[-1], kernel)] if rec.variants else []
+    if not rec.variants:
+        raise KinspectError(f"Triton compiled '{group}' but reported no variant (was the listener replaced?)")
+    return rec.variants[-1]
+
+
+def _with_loaded_resources(variant: Variant, kernel) -> Variant:
+    """On a device, load the binary to read the registers and spills the driver reports."""
+    import dataclasses
+
+    from kinspect.store import Store
+
+    try:
+        kernel._init_handles()
+        loaded = {"registers": int(kernel.n_regs), "spills": int(kernel.n_spills),
+                  "max_threads": int(getattr(kernel, "n_max_threads", 0) or 0)}
+    except Exception as e:
+        return dataclasses.replace(variant, notes=variant.notes + (f"could not load on the device: {e}",))
+    variant = dataclasses.replace(variant, extra={**variant.extra, "loaded": loaded})
+    Store(Path(variant.path).parent.parent).update_record(variant)
+    return variant
+
+
+# Triton's CompilationError text starts "at 12:8:" (line relative to the kernel's def) then the
+# source, then the message, e.g. "at 3:4:\n    x = tl.load(p)\n    ^\nNameError('p is not defined')".
+AT_RE = re.compile(r"^at (\d+):(\d+):")
+
+
+def compile_error_line(fn, e: Exception) -> str:
+    """One line: where in the user's Python and what Triton said."""
+    text = str(e).strip()
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    message = lines[-1].strip() if lines else type(e).__name__
+    where = ""
+    m = AT_RE.match(text)
+    if m:
+        try:
+            import inspect
+
+            first = inspect.getsourcelines(fn.fn)[1]
+            # Triton counts from the def line (decorators excluded) as line 1.
+            src_lines, _ = inspect.getsourcelines(fn.fn)
+            def_offset = next(i for i, ln in enumerate(src_lines) if ln.lstrip().startswith("def "))
+            where = f" at {inspect.getsourcefile(fn.fn)}:{first + def_offset + int(m[1]) - 1}"
+        except (OSError, TypeError, StopIteration):
+            where = f" at line {m[1]} of the kernel"
+    name = getattr(fn, "__name__", None) or getattr(getattr(fn, "fn", None), "__name__", "kernel")
+    return f"kernel '{name}' failed to compile{where}: {message}"

@@ -1,0 +1,88 @@
+"""Targets a user names with -t, and the default (the active device, else cuda:90 offline)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from kinspect.errors import UsageError
+from kinspect.model import Target
+
+# name -> (Triton backend, arch, warp size). Triton's GPUTarget takes an int arch for cuda.
+PRESETS: dict[str, tuple[str, str, int]] = {
+    "cuda:80": ("cuda", "80", 32),
+    "cuda:90": ("cuda", "90", 32),
+    "cuda:100": ("cuda", "100", 32),
+    "hip:gfx942": ("hip", "gfx942", 64),
+    "hip:gfx950": ("hip", "gfx950", 64),
+}
+DEFAULT_OFFLINE = "cuda:90"
+# e.g. "cuda:86", "hip:gfx90a"
+TARGET_RE = re.compile(r"^(?P<backend>cuda|hip):(?P<arch>[A-Za-z0-9_]+)$")
+_TRITON_BACKEND = {"cuda": "nvidia", "hip": "amd"}
+
+
+@dataclass(frozen=True)
+class Resolved:
+    target: Target
+    offline: bool      # compiled with kinspect's compile-only driver, no device involved
+    note: str          # what the output says about how the target was chosen
+
+
+def installed_backends() -> set[str]:
+    """Triton backends installed here (nvidia, amd, cpu, ...), found without importing triton."""
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.find_spec("triton")
+    if spec is None or not spec.origin:
+        return set()
+    root = Path(spec.origin).parent / "backends"
+    return {p.name for p in root.iterdir() if (p / "compiler.py").is_file()}
+
+
+def available() -> list[str]:
+    have = installed_backends()
+    return [name for name, (backend, _, _) in PRESETS.items() if _TRITON_BACKEND[backend] in have]
+
+
+def active_device_target() -> Target | None:
+    """The target of Triton's active driver, or None when there is no device here."""
+    try:
+        from triton.runtime import driver
+
+        t = driver.active.get_current_target()
+    except Exception:  # Triton raises RuntimeError("0 active drivers") and friends
+        return None
+    return Target(str(t.backend), str(t.arch), int(getattr(t, "warp_size", 0) or 0))
+
+
+def resolve(text: str | None) -> Resolved:
+    if text in (None, "", "auto"):
+        device = active_device_target()
+        if device is not None:
+            return Resolved(device, False, f"{device} (the active device)")
+        return Resolved(_preset(DEFAULT_OFFLINE), True, f"{DEFAULT_OFFLINE} (offline: no device here)")
+    if text == "device":
+        device = active_device_target()
+        if device is None:
+            raise UsageError(f"no device here: Triton found no active driver; compile offline with "
+                             f"-t {DEFAULT_OFFLINE} (or one of: {', '.join(available())})")
+        return Resolved(device, False, f"{device} (the active device)")
+    m = TARGET_RE.match(text)
+    if not m:
+        raise UsageError(f"unknown target '{text}'; use one of: {', '.join(available() + ['device'])}")
+    backend, arch = m["backend"], m["arch"]
+    if _TRITON_BACKEND[backend] not in installed_backends():
+        raise UsageError(f"target '{text}' needs Triton's {_TRITON_BACKEND[backend]} backend, not installed here; "
+                         f"use one of: {', '.join(available() + ['device'])}")
+    if backend == "cuda" and not arch.isdigit():
+        raise UsageError(f"target '{text}': a cuda arch is a number like 80 or 90; "
+                         f"use one of: {', '.join(available())}")
+    target = Target(backend, arch, PRESETS.get(text, (backend, arch, 32 if backend == "cuda" else 64))[2])
+    return Resolved(target, True, f"{target} (offline)")
+
+
+def _preset(name: str) -> Target:
+    backend, arch, warp = PRESETS[name]
+    return Target(backend, arch, warp)

@@ -1,0 +1,43 @@
+"""The errors kinspect reports to people.
+
+Anything raised as a KinspectError is shown by the CLI as one line (`error: ...`) with exit
+code 2 and no traceback (unless --debug). The message says what was wrong and what to do.
+"""
+
+
+class KinspectError(Exception):
+    """A problem with the user's input or environment, explained in one line."""
+
+
+class UsageError(KinspectError):
+    """Malformed option values: -p, --arg, -t, sizes."""
+
+
+class NotFound(KinspectError):
+    """A kernel, variant, stage, file or folder that does not exist."""
+
+
+class CompileError(KinspectError):
+    """Triton failed to compile a kernel; the message carries Triton's text and the Python line."""
+
+
+class ParseError(KinspectError):
+    """A stage's text could not be read; carries where (file and line) when known."""
+
+    def __init__(self, message: str, *, source: str | None = None, line: int | None = None):
+        where = ""
+        if source is not None:
+            where = f"{source}:{line}: " if line is not None else f"{source}: "
+        elif line is not None:
+            where = f"line {line}: "
+        super().__init__(where + message)
+        self.source = source
+        self.line = line
+
+
+def did_you_mean(word: str, choices) -> str:
+    """' did you mean X?' for the closest choice, or '' when none is close."""
+    import difflib
+
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return f"; did you mean '{close[0]}'?" if close else ""

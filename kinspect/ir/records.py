@@ -1,0 +1,153 @@
+"""The records every dialect parser yields.
+
+A parser module in kinspect/ir/ exposes `parse(lines) -> Iterator[Record]` where `lines` is a
+str or any iterable of lines (a file object streams a 100 MB listing in bounded memory). Parsers
+are pure: no file I/O, no Triton import. Bad input raises ParseError with the line number.
+
+ISA knowledge (what a mnemonic *is*) lives in kinspect/isa/ tables as OpInfo; a parser looks the
+mnemonic up and attaches the OpInfo, with Kind.OTHER for mnemonics the table does not know
+(never a guess).
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import Iterable, Iterator, Union
+
+
+class Kind(enum.Enum):
+    """What an instruction does, coarsely."""
+
+    LOAD = "load"
+    STORE = "store"
+    ATOMIC = "atomic"
+    ARITH = "arith"          # add, mul, min, compare, logic, shifts, ...
+    FMA = "fma"              # fused multiply-add / multiply-accumulate
+    MATRIX = "matrix"        # tensor cores, MFMA, AMX, IME, SME
+    REDUCE = "reduce"        # horizontal reductions (RVV vfred*, x86 hadd, NEON faddp/addv)
+    CONVERT = "convert"
+    MOVE = "move"            # register moves, shuffles, permutes, broadcasts
+    SPECIAL = "special"      # transcendental units: MUFU, v_exp, ...
+    CONTROL = "control"      # branches, calls, returns, predicates
+    CONFIG = "config"        # vsetvli, tile config, mode setting
+    SYNC = "sync"            # barriers, fences, waits
+    OTHER = "other"          # not in the table: counted, never guessed
+
+
+class Space(enum.Enum):
+    """Where a memory instruction goes."""
+
+    GLOBAL = "global"
+    SHARED = "shared"        # CUDA shared memory / AMD LDS
+    LOCAL = "local"          # CUDA local memory = register spills (LDL/STL)
+    STACK = "stack"          # CPU stack (spills when inside loops)
+    CONSTANT = "constant"
+    TENSOR = "tensor"        # TMA / tensor memory
+    NONE = "none"
+
+
+class Access(enum.Enum):
+    """How a vector memory instruction walks memory."""
+
+    UNIT = "unit"            # contiguous (vle32.v, LDG.E.128, ld.global.v4)
+    STRIDED = "strided"      # vlse32.v
+    INDEXED = "indexed"      # gathers / scatters (vluxei, vgatherdps)
+    NONE = "none"
+
+
+@dataclass(frozen=True)
+class OpInfo:
+    """What the ISA table says about a mnemonic."""
+
+    kind: Kind
+    vector: bool = False     # SIMD/vector register operation (not a per-thread GPU scalar)
+    fp: bool = False         # floating point
+    space: Space = Space.NONE
+    access: Access = Access.NONE
+    ordered: bool | None = None   # reductions: True = ordered (sequential), False = tree
+    unit: str = ""           # optional finer family: "hmma", "hgmma", "mfma", "rvv", "avx512", "neon", "sve", "amx", "ime"
+
+
+OTHER = OpInfo(Kind.OTHER)
+
+
+@dataclass(frozen=True)
+class SourceLoc:
+    """A Python (or other source) location that produced a line."""
+
+    file: str
+    line: int
+    column: int = 0
+
+
+@dataclass(frozen=True)
+class Instruction:
+    """One instruction (assembly) or one op (MLIR, LLVM IR).
+
+    mnemonic: as written, normalised to the ISA's usual case (`LDG.E.128`, `vle32.v`, `tt.dot`,
+      `fadd`, `ld.global.v4.f32`).
+    op: the key looked up in the ISA table (`LDG`, `vle32.v`, `tt.dot`, `ld`).
+    width: bits moved or computed per instruction where the text says it (128 for LDG.E.128 and
+      ld.global.v4.b32, 512 for a zmm op, the LLVM vector type's total bits); None when unknown.
+    elem_bits: element width where known (vle32 → 32; f32 → 32).
+    lanes: vector lanes where known (<8 x float> → 8).
+    function: the enclosing function/kernel name when the dialect has one.
+    line: 1-based line number in the stage text.
+    loc: source location from line markers / #loc / .loc / !dbg, when present.
+    """
+
+    mnemonic: str
+    op: str
+    info: OpInfo
+    line: int
+    width: int | None = None
+    elem_bits: int | None = None
+    lanes: int | None = None
+    function: str = ""
+    loc: SourceLoc | None = None
+    in_loop: bool = False
+
+
+@dataclass(frozen=True)
+class Function:
+    """A function/kernel definition seen in the text."""
+
+    name: str
+    line: int
+
+
+@dataclass(frozen=True)
+class Resource:
+    """A resource figure stated by the text itself (AMDGCN `.vgpr_count`, PTX `.reg` counts,
+    ptxas info lines, `.amdhsa_next_free_vgpr`), keyed by a stable name:
+    registers, sgprs, vgprs, agprs, spill_vgprs, spill_sgprs, shared_bytes, stack_bytes,
+    scratch_bytes, occupancy ... `function` is the kernel it belongs to."""
+
+    name: str
+    value: int
+    function: str = ""
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class Layout:
+    """A TTGIR layout/encoding alias (`#blocked = #ttg.blocked<{...}>`, `#mma = #ttg.nvidia_mma<...>`)."""
+
+    alias: str
+    kind: str
+    text: str
+    line: int
+
+
+Record = Union[Instruction, Function, Resource, Layout]
+
+
+def iter_lines(lines: str | Iterable[str]) -> Iterator[tuple[int, str]]:
+    """(1-based line number, line without its newline) for a str or an iterable of lines."""
+    if isinstance(lines, str):
+        lines = lines.splitlines()
+    for n, line in enumerate(lines, 1):
+        if isinstance(line, bytes):
+            line = line.decode("utf-8", "replace")
+        yield n, line.rstrip("\r\n")

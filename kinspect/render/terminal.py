@@ -1,0 +1,116 @@
+"""Terminal output: the dump summary, variant tables, highlighted stages."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from kinspect.model import Variant
+
+
+def use_color(stream=None) -> bool:
+    stream = stream or sys.stdout
+    return "NO_COLOR" not in os.environ and hasattr(stream, "isatty") and stream.isatty()
+
+
+def highlight(text: str, dialect: str, color: bool) -> str:
+    if not color:
+        return text
+    from pygments import highlight as pyg_highlight
+    from pygments.formatters import TerminalFormatter
+
+    try:
+        from kinspect.render.lexers import lexer_for
+        lexer = lexer_for(dialect)
+    except ImportError:
+        from pygments.lexers import TextLexer
+        lexer = TextLexer()
+    return pyg_highlight(text, lexer, TerminalFormatter())
+
+
+def human_bytes(n: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n} B"
+
+
+def ms(us: int | None) -> str:
+    return "" if us is None else f"{us / 1000:,.1f}"
+
+
+def _stage_times(v: Variant) -> dict[str, int]:
+    if v.times is None:
+        return {}
+    times = dict(v.times.stages)
+    times["source"] = v.times.ir_initialization_us  # building the IR from the AST
+    return times
+
+
+def spec_line(v: Variant) -> str:
+    consts = ", ".join(f"{k}={val}" for k, val in v.constexprs.items())
+    opts = ", ".join(f"{k}={v.options[k]}" for k in ("num_warps", "num_stages") if k in v.options)
+    return "; ".join(p for p in (consts, opts) if p) or "-"
+
+
+def _relative(path: str) -> str:
+    """Relative to the working directory when below it, else absolute."""
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        return path
+    return path if rel.startswith("..") else rel
+
+
+def _line_count(v: Variant, s) -> int | None:
+    if s.binary:
+        return None
+    if s.lines is not None:
+        return s.lines
+    try:
+        with open(Path(v.path, s.file), "rb") as f:
+            return sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b""))
+    except OSError:
+        return None
+
+
+def summary(v: Variant, *, label: str, target_note: str) -> str:
+    src = f"{_relative(v.source.file)}:{v.source.line}" if v.source else "source unknown"
+    out = [
+        f"kernel   {label}  ({v.kernel}, {src})",
+        f"variant  {v.name}",
+        f"target   {target_note}",
+        f"spec     {spec_line(v)}",
+        f"stored   {_relative(v.path)}/",
+        "",
+        f"  {'stage':<8} {'lines':>7} {'size':>10} {'JIT ms':>9}  file",
+    ]
+    times = _stage_times(v)
+    for s in v.stages:
+        lines = _line_count(v, s)
+        jit = ms(times.get(s.name)) if s.name in times else ("" if not s.derived_by else "-")
+        how = f"  ({s.derived_by})" if s.derived_by else ""
+        out.append(f"  {s.name:<8} {'-' if lines is None else lines:>7} {human_bytes(s.bytes):>10} {jit:>9}  "
+                   f"{s.file}{how}")
+    if v.times is not None:
+        hit = "cache hit" if v.cache_hit else "compiled"
+        out.append(f"\n  JIT total {ms(v.times.total_us)} ms ({hit}; IR from AST {ms(v.times.ir_initialization_us)} ms, "
+                   f"storing {ms(v.times.store_results_us)} ms)")
+    loaded = v.extra.get("loaded")
+    if loaded:
+        out.append(f"  loaded on the device: {loaded['registers']} registers, {loaded['spills']} spills")
+    out += [f"  note: {n}" for n in v.notes]
+    return "\n".join(out)
+
+
+def variants_table(variants: list[Variant]) -> str:
+    if not variants:
+        return "  (no variants)"
+    rows = [("kernel", "target", "spec", "stages", "folder")]
+    for v in variants:
+        rows.append((v.kernel, str(v.target), spec_line(v), ",".join(s.name for s in v.stages if s.name != "json"),
+                     v.name))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
+    return "\n".join("  " + "  ".join(c.ljust(w) for c, w in zip(r, widths)) + "  " + r[-1] for r in rows)

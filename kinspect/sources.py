@@ -1,0 +1,185 @@
+"""Read variants from folders kinspect did not write: Triton cache dirs and TRITON_KERNEL_DUMP dirs,
+as well as kinspect stores. Strictly read-only: nothing here opens a file for writing.
+
+Each layout is a reader with `matches(path)` and `read(path) -> list[Variant]`; `discover` tries
+them in order. A foreign variant's `path` is the folder its stage files are in.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from kinspect import backends
+from kinspect.errors import NotFound
+from kinspect.model import StageFile, Target, Variant
+from kinspect.store import is_store, read_records
+
+# PTX header: ".target sm_90a"
+PTX_TARGET_RE = re.compile(r"^\s*\.target\s+sm_(\d+)")
+# AMDGCN header: '.amdgcn_target "amdgcn-amd-amdhsa--gfx942"'
+AMDGCN_TARGET_RE = re.compile(r'\.amdgcn_target\s+"[^"]*--(gfx[0-9a-z]+)')
+
+
+@dataclass(frozen=True)
+class Listing:
+    path: Path
+    kind: str                 # "kinspect store", "Triton cache", "Triton dump"
+    variants: list[Variant]
+    warnings: list[str]
+
+
+def default_dir() -> Path:
+    """./kinspect-out when present, else Triton's cache dir (TRITON_CACHE_DIR or ~/.triton/cache)."""
+    if is_store(Path("kinspect-out")):
+        return Path("kinspect-out")
+    return triton_cache_dir()
+
+
+def triton_cache_dir() -> Path:
+    env = os.environ.get("TRITON_CACHE_DIR")
+    if env:
+        return Path(env)
+    home = os.environ.get("TRITON_HOME", os.path.expanduser("~"))
+    return Path(home) / ".triton" / "cache"
+
+
+def _stage_files(folder: Path, name: str, backend_name: str) -> tuple[StageFile, ...]:
+    backend = backends.for_target(backend_name)
+    prefix = name + "."
+    stages = []
+    for p in sorted(folder.iterdir()):
+        if not p.is_file() or not p.name.startswith(prefix) or p.name.startswith("__grp__"):
+            continue
+        stage = p.name[len(prefix):]
+        kind = backend.stage_kind(stage)
+        stages.append(StageFile(name=stage, file=p.name, bytes=p.stat().st_size, lines=None,
+                                dialect=kind.dialect, binary=kind.binary))
+    stages.sort(key=lambda s: (backend.stage_kind(s.name).order, s.name))
+    return tuple(stages)
+
+
+def _foreign(name: str, folder: Path, target: Target, origin: str, meta: dict, notes=()) -> Variant:
+    from kinspect.capture.record import OPTION_KEYS, jsonable
+
+    return Variant(kernel=name, hash=str(meta.get("hash", folder.name)), target=target, offline=False,
+                   signature={}, constexprs={}, attributes={},
+                   options={k: jsonable(meta[k]) for k in OPTION_KEYS if k in meta},
+                   stages=_stage_files(folder, name, target.backend), times=None, cache_hit=True,
+                   triton_version=str(meta.get("triton_version", "")), origin=origin, notes=tuple(notes),
+                   name=folder.name, path=str(folder))
+
+
+# -- Triton cache: <cache>/<hash>/{__grp__<name>.json, <name>.json, <name>.<stage>} ---------------
+
+def _cache_kernel_folders(root: Path):
+    for folder in sorted(p for p in root.iterdir() if p.is_dir()):
+        for grp in folder.glob("__grp__*.json"):
+            yield folder, grp.name[len("__grp__"):-len(".json")]
+
+
+def is_triton_cache(root: Path) -> bool:
+    return any(True for _ in _cache_kernel_folders(root))
+
+
+def read_triton_cache(root: Path) -> tuple[list[Variant], list[str]]:
+    from kinspect.capture.record import target_of
+
+    variants, warnings = [], []
+    for folder, name in _cache_kernel_folders(root):
+        meta_path = folder / f"{name}.json"
+        try:
+            meta = json.loads(meta_path.read_text())
+        except (OSError, ValueError) as e:
+            warnings.append(f"{folder.name}: unreadable metadata {meta_path.name} ({e.__class__.__name__}); skipped")
+            continue
+        if not isinstance(meta, dict) or "target" not in meta:
+            continue  # a cached launcher or autotune result, not a kernel
+        variants.append(_foreign(name, folder, target_of(meta), "triton-cache", meta))
+    return variants, warnings
+
+
+# -- TRITON_KERNEL_DUMP: <dump>/<source hash>/<name>.<stage>, targets overwrite each other ---------
+
+_DUMP_STAGES = {"ttir", "ttgir", "llir", "ptx", "cubin", "sass", "amdgcn", "hsaco", "source"}
+
+
+def _dump_kernel_folders(root: Path):
+    for folder in sorted(p for p in root.iterdir() if p.is_dir()):
+        names = {p.name.rsplit(".", 1)[0] for p in folder.iterdir()
+                 if p.is_file() and p.name.rsplit(".", 1)[-1] in _DUMP_STAGES}
+        for name in sorted(names):
+            yield folder, name
+
+
+def is_triton_dump(root: Path) -> bool:
+    return any(True for _ in _dump_kernel_folders(root))
+
+
+def _dump_target(folder: Path, name: str) -> tuple[Target, list[str]]:
+    notes = []
+    has_cuda = any((folder / f"{name}.{e}").exists() for e in ("ptx", "cubin"))
+    has_hip = any((folder / f"{name}.{e}").exists() for e in ("amdgcn", "hsaco"))
+    if has_cuda and has_hip:
+        notes.append("this dump folder holds cuda and hip files of one kernel: Triton keys dump folders by "
+                     "source hash only, so targets overwrite each other's ttir/ttgir/llir here")
+    if has_cuda and (folder / f"{name}.ptx").exists():
+        arch = _first_match(folder / f"{name}.ptx", PTX_TARGET_RE) or "?"
+        return Target("cuda", arch, 32), notes
+    if has_hip and (folder / f"{name}.amdgcn").exists():
+        arch = _first_match(folder / f"{name}.amdgcn", AMDGCN_TARGET_RE) or "?"
+        return Target("hip", arch, 64), notes
+    return Target("unknown", "?"), notes
+
+
+def _first_match(path: Path, pattern: re.Pattern, limit: int = 2000) -> str | None:
+    with open(path, errors="replace") as f:
+        for _, line in zip(range(limit), f):
+            m = pattern.search(line)
+            if m:
+                return m.group(1)
+    return None
+
+
+def read_triton_dump(root: Path) -> tuple[list[Variant], list[str]]:
+    variants, warnings = [], []
+    for folder, name in _dump_kernel_folders(root):
+        target, notes = _dump_target(folder, name)
+        warnings += [f"{folder.name}: {n}" for n in notes]
+        variants.append(_foreign(name, folder, target, "triton-dump", {}, notes))
+    return variants, warnings
+
+
+def read_store(root: Path) -> tuple[list[Variant], list[str]]:
+    return list(read_records(root)), []
+
+
+@dataclass(frozen=True)
+class Layout:
+    kind: str
+    matches: Callable[[Path], bool]
+    read: Callable[[Path], tuple[list[Variant], list[str]]]
+
+
+LAYOUTS = (
+    Layout("kinspect store", is_store, read_store),
+    Layout("Triton cache", is_triton_cache, read_triton_cache),
+    Layout("Triton dump", is_triton_dump, read_triton_dump),
+)
+
+
+def discover(path: str | Path | None = None) -> Listing:
+    root = Path(path) if path is not None else default_dir()
+    if not root.exists():
+        raise NotFound(f"folder '{root}' not found; give a kinspect store, a Triton cache or a dump folder")
+    if not root.is_dir():
+        raise NotFound(f"'{root}' is a file; give a kinspect store, a Triton cache or a dump folder")
+    for layout in LAYOUTS:
+        if layout.matches(root):
+            variants, warnings = layout.read(root)
+            return Listing(root, layout.kind, variants, warnings)
+    return Listing(root, "empty", [], [f"no kinspect store, Triton cache or dump folder found in '{root}'"])

@@ -1,0 +1,172 @@
+"""kinspect's own output layout.
+
+    <root>/<kernel>/<target>_<constexprs>_w<warps>_s<stages>_<hash8>/
+        record.json         the Variant (versioned, see model.RECORD_VERSION)
+        <name>.<stage>      one file per stage, as Triton named it
+
+A variant is written into a hidden temporary folder beside its final place and renamed into
+place, so a reader (or a second kinspect process) never sees half a variant. Two variants differ
+in Triton's hash whenever target, options, constexprs or specialization differ, so they never
+share a folder.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Iterable, Mapping
+
+from kinspect.errors import KinspectError, NotFound
+from kinspect.model import Variant
+
+RECORD = "record.json"
+_UNSAFE = re.compile(r"[^A-Za-z0-9._+-]+")
+
+
+def _safe(text: str) -> str:
+    return _UNSAFE.sub("-", str(text)).strip("-") or "x"
+
+
+def variant_name(v: Variant) -> str:
+    parts = [v.target.slug]
+    parts += [f"{k}-{_safe(val)}" for k, val in sorted(v.constexprs.items())]
+    parts += [f"w{v.options.get('num_warps', '')}", f"s{v.options.get('num_stages', '')}"]
+    name = "_".join(_safe(p) for p in parts)
+    if len(name) > 120:  # keep folder names readable and under filesystem limits
+        name = name[:120].rstrip("_-")
+    return f"{name}_{v.hash[:8]}"
+
+
+class Store:
+    def __init__(self, root: str | os.PathLike):
+        self.root = Path(root)
+
+    # -- writing ------------------------------------------------------------------------------
+
+    def ensure_writable(self) -> Path:
+        return self._prepare(".")
+
+    def _prepare(self, group: str) -> Path:
+        folder = self.root / _safe(group) if group != "." else self.root
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise KinspectError(f"cannot write to '{self.root}': {e.strerror}; choose another folder with -o") from None
+        if not os.access(folder, os.W_OK):
+            raise KinspectError(f"cannot write to '{folder}': permission denied; choose another folder with -o")
+        return folder
+
+    def exists(self, group: str, v: Variant) -> Path | None:
+        path = self.root / _safe(group) / variant_name(v)
+        return path if (path / RECORD).is_file() else None
+
+    def write(self, group: str, v: Variant, files: Mapping[str, Path | bytes | str]) -> Variant:
+        """Write a variant and its stage files atomically; returns the Variant as stored.
+
+        `files` maps a file name inside the variant folder to a path to copy or the content.
+        """
+        folder = self._prepare(group)
+        name = variant_name(v)
+        final = folder / name
+        tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{name[:40]}-", dir=folder))
+        try:
+            for fname, content in files.items():
+                dest = tmp / _safe(fname)
+                if isinstance(content, Path):
+                    shutil.copyfile(content, dest)
+                elif isinstance(content, bytes):
+                    dest.write_bytes(content)
+                else:
+                    dest.write_text(content)
+            stored = _replace(v, name=name, path=str(final))
+            (tmp / RECORD).write_text(json.dumps(stored.to_json(), indent=1, sort_keys=True, default=str))
+            _move_into_place(tmp, final)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        return stored
+
+    def update_record(self, v: Variant) -> None:
+        """Rewrite a stored variant's record.json atomically (write beside it, then replace)."""
+        folder = Path(v.path)
+        tmp = folder / f".{RECORD}.{os.getpid()}.tmp"
+        tmp.write_text(json.dumps(v.to_json(), indent=1, sort_keys=True, default=str))
+        os.replace(tmp, folder / RECORD)
+
+    # -- reading ------------------------------------------------------------------------------
+
+    def variants(self) -> list[Variant]:
+        return list(read_records(self.root))
+
+
+def _replace(v: Variant, **changes) -> Variant:
+    import dataclasses
+
+    return dataclasses.replace(v, **changes)
+
+
+def _move_into_place(tmp: Path, final: Path) -> None:
+    """Rename tmp to final. A same-hash variant already there is the same compile: replace it by
+    moving it aside first, so readers see either the old or the new folder, never a mix."""
+    if final.exists():
+        old = final.with_name(f".old-{final.name}-{os.getpid()}")
+        try:
+            os.rename(final, old)
+        except FileNotFoundError:
+            old = None  # another process moved it first
+        try:
+            os.rename(tmp, final)
+        except OSError:
+            if not final.exists():
+                raise
+            shutil.rmtree(tmp, ignore_errors=True)  # a concurrent writer won with the same content
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+    else:
+        try:
+            os.rename(tmp, final)
+        except OSError:
+            if not final.exists():
+                raise
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def read_record(folder: Path) -> Variant:
+    path = folder / RECORD
+    try:
+        data = json.loads(path.read_text())
+        return Variant.from_json(data, path=str(folder))
+    except FileNotFoundError:
+        raise NotFound(f"no {RECORD} in '{folder}'; is it a kinspect variant folder?") from None
+    except (ValueError, TypeError, KeyError) as e:
+        raise KinspectError(f"'{path}' is not a kinspect record ({e}); re-run kinspect dump to recreate it") from None
+
+
+def read_records(root: Path) -> Iterable[Variant]:
+    """Every variant under a store root, skipping temporary folders of writers in progress."""
+    root = Path(root)
+    if (root / RECORD).is_file():
+        yield read_record(root)
+        return
+    for group in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        if (group / RECORD).is_file():
+            yield read_record(group)
+            continue
+        for folder in sorted(p for p in group.iterdir() if p.is_dir() and not p.name.startswith(".")):
+            if (folder / RECORD).is_file():
+                yield read_record(folder)
+
+
+def is_store(path: Path) -> bool:
+    path = Path(path)
+    if (path / RECORD).is_file():
+        return True
+    try:
+        return any((g / RECORD).is_file() or any((f / RECORD).is_file() for f in g.iterdir() if f.is_dir())
+                   for g in path.iterdir() if g.is_dir() and not g.name.startswith("."))
+    except OSError:
+        return False
