@@ -7,8 +7,8 @@ __version__ = "0.1.0"
 
 
 def capture(out_dir="kinspect-out", **kwargs):
-    """Record every Triton compile inside a `with` block into a kinspect store (see kinspect.capture)."""
-    from kinspect.capture import capture as _capture
+    """Record every Triton compile inside a `with` block into a kinspect store (see kinspect.hooks)."""
+    from kinspect.hooks import capture as _capture
 
     return _capture(out_dir, **kwargs)
 

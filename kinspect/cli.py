@@ -111,7 +111,7 @@ def capture(out_dir, command):
 
     Example: kinspect capture -o out -- python train.py --epochs 1
     """
-    from kinspect.capture.run import run
+    from kinspect.hooks.run import run
     from kinspect.render.terminal import variants_table
 
     code, variants = run(list(command), out_dir)

@@ -64,7 +64,7 @@ def _stage_files(folder: Path, name: str, backend_name: str) -> tuple[StageFile,
 
 
 def _foreign(name: str, folder: Path, target: Target, origin: str, meta: dict, notes=()) -> Variant:
-    from kinspect.capture.record import OPTION_KEYS, jsonable
+    from kinspect.hooks.record import OPTION_KEYS, jsonable
 
     return Variant(kernel=name, hash=str(meta.get("hash", folder.name)), target=target, offline=False,
                    signature={}, constexprs={}, attributes={},
@@ -87,7 +87,7 @@ def is_triton_cache(root: Path) -> bool:
 
 
 def read_triton_cache(root: Path) -> tuple[list[Variant], list[str]]:
-    from kinspect.capture.record import target_of
+    from kinspect.hooks.record import target_of
 
     variants, warnings = [], []
     for folder, name in _cache_kernel_folders(root):

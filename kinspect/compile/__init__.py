@@ -1,7 +1,7 @@
 """Compile a kernel variant through the JIT's own specialization, for any target.
 
 Offline targets go through a compile-only driver (see driver.py); the active device compiles as
-the JIT would. Either way the variant is recorded by kinspect.capture into a kinspect store, from
+the JIT would. Either way the variant is recorded by kinspect.hooks into a kinspect store, from
 a private Triton cache, so the user's Triton cache is never written.
 """
 
@@ -40,7 +40,7 @@ def private_cache():
 def compile_variant(fn, *, args: dict, constexprs: dict, grid: tuple, resolved: Resolved, out_dir: str | Path,
                     group: str, options: dict | None = None) -> Variant:
     """Compile one variant and store it; returns the stored Variant."""
-    from kinspect.capture import capture
+    from kinspect.hooks import capture
     from kinspect.compile.driver import compile_only, fresh_binders
 
     fn = jit_function(fn)

@@ -15,7 +15,7 @@ import sys
 
 def _install():
     try:
-        from kinspect.capture import Recorder
+        from kinspect.hooks import Recorder
         from kinspect.store import Store
         from triton import knobs
     except Exception as e:  # never break the user's program

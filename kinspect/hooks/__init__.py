@@ -46,7 +46,7 @@ class Recorder:
                           cache_hit=cache_hit, **extra)
 
     def _record(self, src, metadata, metadata_group, times, cache_hit):
-        from kinspect.capture.record import build, store_variant
+        from kinspect.hooks.record import build, store_variant
         import triton
 
         variant, files = build(src=src, metadata=dict(metadata), metadata_group=dict(metadata_group),

@@ -1,0 +1,111 @@
+"""Capture: the listener chains and restores; `kinspect capture -- script` records what it compiles."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import triton
+import triton.language as tl
+from triton import knobs
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource
+
+import kinspect
+from kinspect.store import read_records
+
+ROOT = Path(__file__).parent.parent
+
+
+@triton.jit
+def _double(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, 2 * tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+
+def _compile(block, target=GPUTarget("cuda", 90, 32)):
+    sig = {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"}
+    return triton.compile(ASTSource(_double, sig, constexprs={"BLOCK": block}), target=target)
+
+
+@pytest.fixture
+def private_triton_cache(tmp_path, monkeypatch):
+    with knobs.cache.scope():
+        knobs.cache.dir = str(tmp_path / "triton-cache")
+        yield Path(knobs.cache.dir)
+
+
+def test_capture_records_and_chains_previous_listener(tmp_path, private_triton_cache):
+    seen = []
+
+    def theirs(**kw):
+        seen.append(kw["metadata"]["name"])
+
+    knobs.compilation.listener = theirs
+    try:
+        with kinspect.capture(tmp_path / "out") as rec:
+            assert knobs.compilation.listener is not theirs
+            _compile(128)
+            _compile(128)  # a cache hit: recorded, and the first record's compile times kept
+        assert knobs.compilation.listener is theirs
+    finally:
+        knobs.compilation.listener = None
+    assert seen == ["_double", "_double"], "the previous listener still sees every compile"
+    assert [v.cache_hit for v in rec.variants] == [False, False]
+    [stored] = read_records(tmp_path / "out")
+    assert stored.times is not None and stored.times.total_us > 0
+    assert {"ttir", "ptx", "cubin", "sass"} <= {s.name for s in stored.stages}
+
+
+def test_capture_restores_listener_on_exception(tmp_path, private_triton_cache):
+    def theirs(**kw):
+        pass
+
+    knobs.compilation.listener = theirs
+    try:
+        with pytest.raises(ZeroDivisionError):
+            with kinspect.capture(tmp_path / "out"):
+                _compile(64)
+                1 / 0
+        assert knobs.compilation.listener is theirs
+    finally:
+        knobs.compilation.listener = None
+
+
+def test_capture_restores_none(tmp_path, private_triton_cache):
+    assert knobs.compilation.listener is None
+    with kinspect.capture(tmp_path / "out"):
+        pass
+    assert knobs.compilation.listener is None
+
+
+def test_a_recording_failure_does_not_break_the_users_compile(tmp_path, private_triton_cache, capsys):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    with kinspect.capture(blocker / "out") as rec:
+        kernel = _compile(32)  # the user's compile goes on
+    assert kernel.asm["ptx"]
+    assert rec.errors and "could not record" in capsys.readouterr().err
+
+
+def test_capture_cli_runs_a_script_and_records_every_kernel(tmp_path):
+    out = tmp_path / "out"
+    env_cache = tmp_path / "cache"
+    proc = subprocess.run([sys.executable, "-m", "kinspect", "capture", "-o", str(out), "--",
+                           sys.executable, str(ROOT / "samples" / "aot_compile.py")],
+                          capture_output=True, text=True, timeout=600,
+                          env={**__import__("os").environ, "TRITON_CACHE_DIR": str(env_cache)})
+    assert proc.returncode == 0, proc.stderr
+    variants = list(read_records(out))
+    assert sorted(str(v.target) for v in variants) == ["cuda:90", "hip:gfx942"]
+    assert all(v.origin == "capture" and v.kernel == "scale_kernel" for v in variants)
+    assert "2 variant(s) recorded" in proc.stderr
+
+
+def test_capture_cli_passes_the_scripts_exit_code(tmp_path):
+    script = tmp_path / "fail.py"
+    script.write_text("import sys; sys.exit(3)\n")
+    proc = subprocess.run([sys.executable, "-m", "kinspect", "capture", "-o", str(tmp_path / "out"), "--",
+                           sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 3
+    assert "0 variant(s) recorded" in proc.stderr
