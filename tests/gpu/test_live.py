@@ -1,0 +1,64 @@
+"""Live paths on a real GPU (opt-in: `python -m pytest -m gpu tests/gpu`)."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import torch
+import triton
+from click.testing import CliRunner
+
+import kinspect
+from kinspect.cli import main
+from kinspect.store import read_records
+
+ROOT = Path(__file__).parents[2]
+
+
+def test_default_target_is_the_device(tmp_path):
+    r = CliRunner().invoke(main, ["dump", "fused_mm_softmax", "-o", str(tmp_path)])
+    assert r.exit_code == 0, r.output
+    major, minor = torch.cuda.get_device_capability()
+    assert f"target   cuda:{major}{minor} (the active device)" in r.output
+    [v] = read_records(tmp_path)
+    assert not v.offline
+    assert v.extra["loaded"]["registers"] > 0  # filled only when the binary is loaded on the device
+    print(r.output)
+
+
+def test_offline_target_on_a_gpu_machine_restores_the_driver(tmp_path):
+    from triton.runtime import driver
+
+    before = driver.active
+    r = CliRunner().invoke(main, ["dump", "add", "-t", "hip:gfx942", "-o", str(tmp_path)])
+    assert r.exit_code == 0, r.output
+    assert driver.active is before
+
+
+def test_live_capture_of_a_launched_kernel(tmp_path):
+    from kinspect.kernels import get
+
+    spec = get("softmax")
+    ex = spec.example("256x1000", torch.float32, "cuda")
+    with kinspect.capture(tmp_path) as rec:
+        spec.fn[ex.grid](**ex.args, **ex.constexprs)
+    torch.testing.assert_close(ex.args["y_ptr"], spec.reference(ex.args["x_ptr"]))
+    assert rec.variants, "the launched kernel was recorded"
+    v = rec.variants[-1]
+    assert v.target.backend == "cuda" and not v.offline
+    assert {"ttir", "ptx", "cubin", "sass"} <= {s.name for s in v.stages}
+
+
+def test_capture_records_torch_compile_kernels(tmp_path):
+    env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "inductor"),
+           "TRITON_CACHE_DIR": str(tmp_path / "triton")}
+    proc = subprocess.run([sys.executable, "-m", "kinspect", "capture", "-o", str(tmp_path / "out"), "--",
+                           sys.executable, str(ROOT / "samples" / "torch_compile_capture.py")],
+                          capture_output=True, text=True, timeout=900, env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    variants = list(read_records(tmp_path / "out"))
+    print(proc.stderr[-3000:])
+    assert variants, "inductor's Triton kernels were recorded"
+    assert all(v.target.backend == "cuda" for v in variants)
+    assert any(v.kernel.startswith("triton_") for v in variants)
