@@ -102,6 +102,19 @@ def test_capture_cli_runs_a_script_and_records_every_kernel(tmp_path):
     assert "2 variant(s) recorded" in proc.stderr
 
 
+def test_capture_survives_find_spec_before_import(tmp_path):
+    """torch looks triton up with importlib.util.find_spec long before importing it."""
+    script = tmp_path / "probe.py"
+    script.write_text("import importlib.util, runpy\n"
+                      "assert importlib.util.find_spec('triton') is not None\n"
+                      f"runpy.run_path({str(ROOT / 'samples' / 'aot_compile.py')!r}, run_name='__main__')\n")
+    proc = subprocess.run([sys.executable, "-m", "kinspect", "capture", "-o", str(tmp_path / "out"), "--",
+                           sys.executable, str(script)], capture_output=True, text=True, timeout=600,
+                          env={**__import__("os").environ, "TRITON_CACHE_DIR": str(tmp_path / "cache")})
+    assert proc.returncode == 0, proc.stderr
+    assert len(list(read_records(tmp_path / "out"))) == 2
+
+
 def test_capture_cli_passes_the_scripts_exit_code(tmp_path):
     script = tmp_path / "fail.py"
     script.write_text("import sys; sys.exit(3)\n")

@@ -54,17 +54,26 @@ def test_record_round_trips(real_variant):
 
 
 def test_dump_cli_summary(tmp_path):
-    r = run("dump", "fused_mm_softmax", "-p", "BLOCK_SIZE=32", "-o", tmp_path)
+    r = run("dump", "fused_mm_softmax", "-t", "cuda:90", "-p", "BLOCK_SIZE=32", "-o", tmp_path)
     assert r.exit_code == 0, r.output
-    assert "target   cuda:90 (offline: no device here)" in r.output
+    assert "target   cuda:90 (offline)" in r.output
     for stage in ("ttir", "ttgir", "llir", "ptx", "cubin", "sass"):
         assert re.search(rf"^  {stage}\s+(\d+|-)\s+", r.output, re.M), stage
     assert "JIT total" in r.output
 
 
+def test_default_target_without_a_device_is_cuda90_offline(tmp_path):
+    from kinspect.compile.targets import active_device_target
+
+    if active_device_target() is not None:
+        pytest.skip("a device is present: the default is the device (tests/gpu checks that)")
+    r = run("dump", "add", "-o", tmp_path)
+    assert "target   cuda:90 (offline: no device here)" in r.output
+
+
 def test_block_sizes_land_in_separate_folders(tmp_path):
     for bs in (32, 64):
-        assert run("dump", "fused_mm_softmax", "-p", f"BLOCK_SIZE={bs}", "-o", tmp_path).exit_code == 0
+        assert run("dump", "fused_mm_softmax", "-t", "cuda:90", "-p", f"BLOCK_SIZE={bs}", "-o", tmp_path).exit_code == 0
     folders = sorted(p.name for p in (tmp_path / "fused_mm_softmax").iterdir())
     assert len(folders) == 2
     assert folders[0].startswith("cuda-90_BLOCK_SIZE-32_") and folders[1].startswith("cuda-90_BLOCK_SIZE-64_")
@@ -79,13 +88,13 @@ def test_two_targets_do_not_overwrite(tmp_path):
 
 
 def test_num_warps_option(tmp_path):
-    r = run("dump", "softmax", "--num-warps", "8", "--size", "64x256", "-o", tmp_path)
+    r = run("dump", "softmax", "-t", "cuda:90", "--num-warps", "8", "--size", "64x256", "-o", tmp_path)
     assert r.exit_code == 0, r.output
     assert "num_warps=8" in r.output
 
 
 def test_stage_option_prints_plain_text_when_not_a_tty(tmp_path):
-    r = run("dump", "add", "--stage", "ptx", "-o", tmp_path)
+    r = run("dump", "add", "-t", "cuda:90", "--stage", "ptx", "-o", tmp_path)
     assert r.exit_code == 0
     assert ".visible .entry add_kernel" in r.output and "\x1b[" not in r.output
 

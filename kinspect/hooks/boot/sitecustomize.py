@@ -26,18 +26,26 @@ def _install():
 
 
 class _AfterTriton(importlib.abc.MetaPathFinder):
+    """Wraps triton's loader so capture is installed right after `import triton` runs.
+
+    It stays on sys.meta_path until then: torch calls importlib.util.find_spec("triton") long
+    before it imports triton, and that lookup must not use the hook up.
+    """
+
     def find_spec(self, name, path=None, target=None):
         if name != "triton":
             return None
-        sys.meta_path.remove(self)
-        spec = importlib.util.find_spec(name)
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
         if spec is None or spec.loader is None:
             return spec
         exec_module = spec.loader.exec_module
+        finder = self
 
         def exec_then_install(module):
             exec_module(module)
-            _install()
+            if finder in sys.meta_path:
+                sys.meta_path.remove(finder)
+                _install()
 
         spec.loader.exec_module = exec_then_install
         return spec
