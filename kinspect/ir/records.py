@@ -32,6 +32,7 @@ class Kind(enum.Enum):
     CONTROL = "control"      # branches, calls, returns, predicates
     CONFIG = "config"        # vsetvli, tile config, mode setting
     SYNC = "sync"            # barriers, fences, waits
+    NOP = "nop"              # padding and hazard no-ops: known, do no work
     OTHER = "other"          # not in the table: counted, never guessed
 
 
