@@ -84,3 +84,72 @@ def list_variants(path: str | Path | None = None):
     from kinspect import sources
 
     return sources.discover(path)
+
+
+def resolve_variants(items, *, target=None, constexprs=None, args=None, num_warps=None, num_stages=None,
+                     size=None, out_dir: str | Path = DEFAULT_OUT) -> list[Variant]:
+    """Variants named on a command line: folders and stage files as they are; kernels (shipped or
+    file.py:name) compiled as `dump` does. No items: ./kinspect-out if present, else the Triton cache."""
+    from kinspect import sources
+    from kinspect.compile.user import is_user_kernel
+
+    if not items:
+        return list(sources.discover(None).variants)
+    variants = []
+    for item in items:
+        p = Path(item)
+        if p.exists() and not is_user_kernel(item):
+            variants += sources.discover(p).variants
+        else:
+            variants.append(dump(item, target=target, constexprs=constexprs, args=args, num_warps=num_warps,
+                                 num_stages=num_stages, size=size, out_dir=out_dir).variant)
+    return variants
+
+
+def vec_report(items, **kwargs):
+    """Analysis reports (kinspect.analysis.VariantReport) for the variants named by `items`."""
+    from kinspect.analysis import analyse
+
+    return [analyse(v) for v in resolve_variants(items, **kwargs)]
+
+
+def find_variant(spec: str, out_dir: str | Path = DEFAULT_OUT) -> Variant:
+    """A variant by folder path, or by folder name / kernel name / unique prefix in a store."""
+    from kinspect import sources
+    from kinspect.errors import NotFound, did_you_mean
+
+    p = Path(spec)
+    if p.exists():
+        listing = sources.discover(p)
+        if len(listing.variants) == 1:
+            return listing.variants[0]
+        raise UsageError(f"'{spec}' holds {len(listing.variants)} variants; name one folder of: "
+                         + ", ".join(v.name for v in listing.variants[:8]))
+    store = Path(out_dir)
+    variants = sources.discover(store).variants if store.exists() else []
+    matches = [v for v in variants if v.name == spec or v.name.startswith(spec) or v.kernel == spec
+               or Path(v.path).parent.name == spec]
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        names = [v.name for v in variants] + sorted({Path(v.path).parent.name for v in variants})
+        raise NotFound(f"no variant '{spec}' in '{store}'{did_you_mean(spec, names)} (kinspect ls {store})")
+    raise UsageError(f"'{spec}' matches {len(matches)} variants; name one: "
+                     + ", ".join(v.name for v in matches[:8]))
+
+
+def annotated_stage(variant: Variant, stage: str) -> str:
+    """The stage's text with a `;; file:line  code` header wherever the Python line changes."""
+    from kinspect import ir
+    from kinspect.analysis.stages import open_lines
+    from kinspect.analysis.verdicts import Findings
+    from kinspect.ir.records import Instruction
+    from kinspect.render.report import annotate
+
+    s = variant.stage(stage)
+    with open_lines(variant, s) as lines:
+        locs = {r.line: (r.loc.file, r.loc.line) for r in ir.parse(s.dialect, lines)
+                if isinstance(r, Instruction) and r.loc is not None}
+    finder = Findings(variant, None, {}, None)
+    with open_lines(variant, s) as lines:
+        return "".join(annotate(lines, locs, finder.code))

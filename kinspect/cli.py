@@ -121,5 +121,61 @@ def capture(out_dir, command):
     sys.exit(code)
 
 
+@main.command(name="vec-report", context_settings=CONTEXT)
+@click.argument("targets", nargs=-1)
+@_target_option
+@click.option("-p", "constexprs", multiple=True, metavar="K=V", help="A constexpr value for kernels compiled here.")
+@click.option("--arg", "args", multiple=True, metavar="NAME=TYPE", help="A runtime argument of a user kernel.")
+@click.option("--num-warps", type=int, default=None)
+@click.option("--num-stages", type=int, default=None)
+@click.option("--json", "as_json", is_flag=True, help="A JSON list, one object per variant.")
+@click.option("-o", "--out", "out_dir", default=api.DEFAULT_OUT, show_default=True,
+              help="Store for kernels compiled here.")
+def vec_report(targets, target, constexprs, args, num_warps, num_stages, as_json, out_dir):
+    """Vector, matrix and register use of each variant, with verdicts tied to source lines.
+
+    TARGETS are kernels (shipped names or file.py:name, compiled as in dump), kinspect stores, Triton
+    cache or dump folders, or single .ttir/.ttgir/.ll/.llir/.ptx/.sass/.amdgcn/.s/.asm files.
+    With none: ./kinspect-out if present, else the Triton cache.
+    """
+    import json
+
+    from kinspect.compile.args import parse_args, parse_constexprs
+    from kinspect.render.report import vec_report as render
+
+    reports = api.vec_report(list(targets), target=target, constexprs=parse_constexprs(constexprs),
+                             args=parse_args(args), num_warps=num_warps, num_stages=num_stages, out_dir=out_dir)
+    if as_json:
+        click.echo(json.dumps([r.to_json() for r in reports], indent=1))
+        return
+    if not reports:
+        click.echo("no variants found")
+    click.echo("\n\n".join(render(r) for r in reports))
+
+
+@main.command(context_settings=CONTEXT)
+@click.argument("variant")
+@click.option("--stage", required=True, help="ttir, ttgir, llir, ptx, sass, amdgcn, asm, ...")
+@click.option("--lines", is_flag=True, help="Mark where each Python line's code starts.")
+@click.option("-o", "--out", "out_dir", default=api.DEFAULT_OUT, show_default=True, help="Store to look in.")
+def show(variant, stage, lines, out_dir):
+    """Print one stage of VARIANT, highlighted, optionally annotated with Python lines.
+
+    VARIANT is a variant folder, or a folder name, kernel name or unique prefix in the store.
+    """
+    from kinspect.render.terminal import highlight, use_color
+
+    v = api.find_variant(variant, out_dir)
+    text = api.stage_text(v, stage)
+    dialect = v.stage(stage).dialect
+    if lines:
+        text = api.annotated_stage(v, stage)
+    shown = highlight(text, dialect, use_color())
+    if use_color() and text.count("\n") > 60:
+        click.echo_via_pager(shown)
+    else:
+        click.echo(shown, nl=not shown.endswith("\n"))
+
+
 if __name__ == "__main__":
     main()

@@ -59,6 +59,7 @@ class StageFile:
     dialect: str
     binary: bool = False
     derived_by: str | None = None
+    section: str | None = None  # part of a combined file (triton-cpu test dumps: "LLVM IR", "ASM")
 
 
 @dataclass(frozen=True)

@@ -172,12 +172,82 @@ LAYOUTS = (
 )
 
 
+# -- a single stage file ---------------------------------------------------------------------------
+
+EXT_DIALECTS = {".ttir": "mlir", ".ttgir": "mlir", ".mlir": "mlir", ".ttcir": "mlir", ".tttcir": "mlir",
+                ".ll": "llvm", ".llir": "llvm", ".ir": "llvm", ".ptx": "ptx", ".sass": "sass",
+                ".amdgcn": "amdgcn", ".s": "asm", ".asm": "asm", ".S": "asm"}
+CPU_ARCH = {"x86": "x86_64", "aarch64": "aarch64", "riscv": "riscv64"}
+COMBINED_MARK = "//===--"  # triton-cpu test dumps: "//===--LLVM IR---...", then "//===--ASM---..."
+
+
+def _head(path: Path, n: int = 4000) -> list[str]:
+    with open(path, errors="replace") as f:
+        return [line for _, line in zip(range(n), f)]
+
+
+def _is_binary(path: Path) -> bool:
+    with open(path, "rb") as f:
+        return b"\0" in f.read(8192)
+
+
+def read_file(path: Path) -> Variant:
+    """A one-file variant: a .ttir/.ttgir/.ll/.llir/.ptx/.sass/.amdgcn/.s/.asm stage on its own."""
+    from kinspect.errors import UsageError
+    from kinspect.isa.detect import TRIPLE_RE, isa_of_asm, isa_of_triple
+
+    dialect = EXT_DIALECTS.get(path.suffix)
+    if dialect is None:
+        raise UsageError(f"'{path.name}': unknown stage file type; give one of {', '.join(sorted(EXT_DIALECTS))}")
+    if _is_binary(path):
+        raise UsageError(f"'{path}' is binary, not {path.suffix} text; give a text stage (for a cubin, "
+                         f"disassemble it first: nvdisasm -c -g -gi)")
+    head = _head(path)
+    triple = next((m.group(1) for m in map(TRIPLE_RE.match, head) if m), "")
+    stages: list[StageFile] = []
+    size = path.stat().st_size
+    if head and head[0].startswith(COMBINED_MARK):
+        isa = isa_of_triple(triple) or isa_of_asm(head) or "unknown"
+        stages = [StageFile("llir", path.name, size, None, "llvm", section="LLVM IR"),
+                  StageFile("asm", path.name, size, None, isa, section="ASM")]
+        target = Target("cpu", CPU_ARCH.get(isa, isa))
+    elif dialect == "asm":
+        isa = isa_of_asm(head) or "unknown"
+        stages = [StageFile("asm", path.name, size, None, isa)]
+        target = Target("cpu", CPU_ARCH.get(isa, isa))
+    else:
+        stages = [StageFile(path.suffix.lstrip(".") or dialect, path.name, size, None, dialect)]
+        target = _target_of_text(dialect, head, triple)
+    return Variant(kernel=path.stem, hash="", target=target, offline=True, signature={}, constexprs={},
+                   attributes={}, options={}, stages=tuple(stages), times=None, cache_hit=False,
+                   triton_version="", origin="file", name=path.name, path=str(path.parent))
+
+
+def _target_of_text(dialect: str, head: list[str], triple: str) -> Target:
+    from kinspect.isa.detect import isa_of_triple
+
+    if dialect == "ptx":
+        arch = next((m.group(1) for m in map(PTX_TARGET_RE.match, head) if m), "?")
+        return Target("cuda", arch, 32)
+    if dialect == "sass":
+        return Target("cuda", "?", 32)
+    if dialect == "amdgcn":
+        arch = next((m.group(1) for m in map(AMDGCN_TARGET_RE.search, head) if m), "?")
+        return Target("hip", arch, 64)
+    if triple.startswith("nvptx"):
+        return Target("cuda", "?", 32)
+    if triple.startswith("amdgcn"):
+        return Target("hip", "?", 64)
+    isa = isa_of_triple(triple)
+    return Target("cpu", CPU_ARCH[isa]) if isa else Target("unknown", "?")
+
+
 def discover(path: str | Path | None = None) -> Listing:
     root = Path(path) if path is not None else default_dir()
     if not root.exists():
         raise NotFound(f"folder '{root}' not found; give a kinspect store, a Triton cache or a dump folder")
     if not root.is_dir():
-        raise NotFound(f"'{root}' is a file; give a kinspect store, a Triton cache or a dump folder")
+        return Listing(root, "stage file", [read_file(root)], [])
     for layout in LAYOUTS:
         if layout.matches(root):
             variants, warnings = layout.read(root)

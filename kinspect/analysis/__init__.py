@@ -1,0 +1,98 @@
+"""Metrics and verdicts of a variant from its stored stages (no Triton needed).
+
+    report = analyse(variant)
+    report.to_json()   # variant, isa, instructions, vector/matrix counts, mnemonics, registers, ...
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kinspect import ir
+from kinspect.analysis.metrics import StageMetrics, measure
+from kinspect.analysis.resources import Resources, resources
+from kinspect.analysis.stages import isa_stage, open_lines, text_stages
+from kinspect.analysis.verdicts import Findings, Verdict, verdicts
+from kinspect.errors import KinspectError
+from kinspect.model import Variant
+
+
+@dataclass
+class VariantReport:
+    variant: Variant
+    isa: StageMetrics | None
+    stages: dict[str, StageMetrics]
+    resources: Resources
+    verdicts: list[Verdict]
+    problems: list[str]
+
+    @property
+    def isa_name(self) -> str:
+        return self.isa.dialect if self.isa else "none"
+
+    def to_json(self) -> dict:
+        m = self.isa
+        r = self.resources
+        return {
+            "variant": self.variant.name or self.variant.kernel,
+            "kernel": self.variant.kernel,
+            "target": str(self.variant.target),
+            "path": self.variant.path,
+            "isa": self.isa_name,
+            "instructions": m.instructions if m else 0,
+            "vector_instructions": m.vector if m else 0,
+            "matrix_instructions": m.matrix_total if m else 0,
+            "matrix_by_unit": dict(m.matrix) if m else {},
+            "scalar_fp_instructions": m.scalar_fp if m else 0,
+            "load_widths": {str(k): v for k, v in sorted(m.load_widths.items())} if m else {},
+            "store_widths": {str(k): v for k, v in sorted(m.store_widths.items())} if m else {},
+            "reductions": dict(m.reductions) if m else {},
+            "kinds": dict(m.kinds) if m else {},
+            "mnemonics": dict(m.mnemonics.most_common()) if m else {},
+            "other_mnemonics": m.other if m else 0,
+            "registers": r.registers,
+            "registers_from": r.source,
+            "spills": r.spills,
+            "spill_instructions": (m.spill_loads + m.spill_stores) if m else 0,
+            "shared_bytes": r.shared_bytes,
+            "occupancy": None if r.occupancy is None else {
+                "fraction": round(r.occupancy.fraction, 4), "active_warps": r.occupancy.active_warps,
+                "max_warps": r.occupancy.max_warps, "limiter": r.occupancy.limiter},
+            "verdicts": [{"text": v.text, "level": v.level, "line": v.line, "file": v.file} for v in self.verdicts],
+            "per_line": per_line(self),
+            "problems": self.problems,
+        }
+
+
+def per_line(report: VariantReport) -> list[dict]:
+    """Instructions each source line produced in each stage, by kind."""
+    rows = {}
+    for name, m in report.stages.items():
+        for (file, line), ls in m.lines.items():
+            row = rows.setdefault((file, line), {"file": file, "line": line, "stages": {}})
+            row["stages"][name] = {"total": ls.total, **dict(ls.kinds),
+                                   **({"matrix_units": dict(ls.matrix)} if ls.matrix else {}),
+                                   **({"load_widths": {str(k): v for k, v in ls.load_widths.items()}}
+                                      if ls.load_widths else {})}
+    return [rows[k] for k in sorted(rows, key=lambda k: (k[0], k[1]))]
+
+
+def stage_metrics(v: Variant, stage) -> StageMetrics:
+    gpu = v.target.backend in ("cuda", "hip")
+    with open_lines(v, stage) as lines:
+        return measure(stage.name, stage.dialect, ir.parse(stage.dialect, lines), gpu=gpu)
+
+
+def analyse(v: Variant) -> VariantReport:
+    stages, problems = {}, []
+    for s in text_stages(v):
+        try:
+            stages[s.name] = stage_metrics(v, s)
+        except KinspectError as e:
+            problems.append(f"{s.name}: {e}")
+    isa = isa_stage(v)
+    isa_metrics = stages.get(isa.name) if isa else None
+    stated = dict(isa_metrics.resources) if isa_metrics else {}
+    res = resources(v, stated)
+    findings = Findings(v, isa_metrics, stages, res)
+    return VariantReport(v, isa_metrics, stages, res, verdicts(findings), problems)

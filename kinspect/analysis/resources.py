@@ -1,0 +1,76 @@
+"""Registers, spills and shared memory of a variant, and where each figure came from.
+
+CUDA: from the loaded kernel when kinspect compiled on the device, else from
+`cuobjdump --dump-resource-usage` of the stored cubin (the tool the triton wheel ships). Shared
+memory is Triton's own figure (metadata `shared`: the dynamic shared memory the kernel launches
+with), which cuobjdump does not see. AMD: from the figures the AMDGCN text states.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from kinspect.analysis.occupancy import Occupancy, estimate
+from kinspect.model import Variant
+
+
+@dataclass(frozen=True)
+class Resources:
+    registers: int | None = None
+    spills: int | None = None          # bytes of local memory / scratch, or spill count where that's what's known
+    shared_bytes: int | None = None
+    source: str = ""                   # where the register figure came from
+    occupancy: Occupancy | None = None
+    extra: tuple[tuple[str, int], ...] = ()
+
+
+def cuda_resources(v: Variant) -> Resources:
+    from kinspect.backends.tools import nvidia_tool, run_tool
+    from kinspect.ir import sass
+
+    shared = v.options.get("shared")
+    loaded = v.extra.get("loaded")
+    regs = spills = None
+    source, extra = "", ()
+    cubin = v.stage("cubin")
+    tool = nvidia_tool("cuobjdump")
+    if cubin is not None and tool is not None:
+        try:
+            text = run_tool([tool, "--dump-resource-usage", str(Path(v.path, cubin.file))])
+            figures = {r.name: r.value for r in sass.parse_resource_usage(text)
+                       if not r.function or r.function == v.kernel}
+            regs, spills = figures.get("registers"), figures.get("local_bytes")
+            source = "cuobjdump --dump-resource-usage"
+            extra = tuple(sorted(figures.items()))
+        except Exception as e:  # a truncated cubin: say so, keep going
+            source = f"cuobjdump failed: {e}"
+    if loaded:
+        regs, spills, source = loaded["registers"], loaded["spills"], "the loaded kernel (driver)"
+    occ = estimate(str(v.target), num_warps=int(v.options.get("num_warps", 4)), registers=regs,
+                   shared_bytes=int(shared or 0))
+    return Resources(regs, spills, shared, source, occ, extra)
+
+
+def amd_resources(v: Variant, stated: dict[str, int]) -> Resources:
+    vgprs = stated.get("vgprs")
+    total = vgprs if vgprs is not None else None
+    if "agprs" in stated and vgprs is not None:
+        total = vgprs + stated["agprs"]
+    spills = None
+    if "spill_vgprs" in stated or "spill_sgprs" in stated:
+        spills = stated.get("spill_vgprs", 0) + stated.get("spill_sgprs", 0)
+    # Triton allocates LDS dynamically at launch: its metadata's `shared` is the figure, the static
+    # .amdhsa_group_segment_fixed_size in the text is 0.
+    shared = v.options.get("shared", stated.get("shared_bytes"))
+    occ = estimate(str(v.target), num_warps=int(v.options.get("num_warps", 4)), registers=None,
+                   shared_bytes=int(shared or 0), vgprs=total)
+    return Resources(total, spills, shared, "AMDGCN metadata", occ, tuple(sorted(stated.items())))
+
+
+def resources(v: Variant, stated: dict[str, int]) -> Resources:
+    if v.target.backend == "cuda":
+        return cuda_resources(v)
+    if v.target.backend == "hip":
+        return amd_resources(v, stated)
+    return Resources(shared_bytes=v.options.get("shared"), extra=tuple(sorted(stated.items())))

@@ -1,0 +1,56 @@
+"""Reading a variant's stages as line streams, and choosing which stage is the machine code."""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+from typing import Iterator
+
+from kinspect import backends
+from kinspect.errors import KinspectError
+from kinspect.model import StageFile, Variant
+
+# Dialects of machine code, best first: what "the ISA" of a variant is.
+ISA_DIALECTS = ("sass", "amdgcn", "riscv", "x86", "aarch64")
+IR_DIALECTS = ("mlir", "llvm", "ptx")
+TEXT_DIALECTS = ISA_DIALECTS + IR_DIALECTS
+
+
+def isa_stage(v: Variant) -> StageFile | None:
+    for dialect in ISA_DIALECTS:
+        for s in v.stages:
+            if s.dialect == dialect and not s.binary:
+                return s
+    return None
+
+
+def text_stages(v: Variant) -> list[StageFile]:
+    """Stages a parser reads, in display order (the AST-level `source` is left out: ttir follows it)."""
+    return [s for s in v.stages if s.dialect in TEXT_DIALECTS and not s.binary and s.name != "source"]
+
+
+@contextlib.contextmanager
+def open_lines(v: Variant, s: StageFile) -> Iterator[Iterator[str]]:
+    """The stage's lines, streamed; a `section` of a combined file yields only that section."""
+    path = Path(v.path, s.file)
+    try:
+        f = open(path, encoding="utf-8", errors="replace", newline="")
+    except OSError as e:
+        raise KinspectError(f"cannot read stage {s.name} at '{path}': {e.strerror}") from None
+    with f:
+        yield _section(f, s.section) if s.section else iter(f)
+
+
+def _section(lines, name: str) -> Iterator[str]:
+    """Lines between `//===--<name>---` and the next `//===--` marker (triton-cpu test dumps)."""
+    inside = False
+    for line in lines:
+        if line.startswith("//===--"):
+            inside = line[len("//===--"):].split("-", 1)[0].strip() == name
+            continue
+        if inside:
+            yield line
+
+
+def backend_isa(v: Variant) -> str:
+    return backends.for_target(v.target.backend).isa

@@ -1,0 +1,50 @@
+"""Text rendering of analysis reports (vec-report) and of stages annotated with source lines (show)."""
+
+from __future__ import annotations
+
+import os
+from typing import Iterable
+
+MARK = {"good": "+", "info": "-", "warn": "!"}
+
+
+def _widths(w) -> str:
+    return ", ".join(f"{n}×{bits}-bit" for bits, n in sorted(w.items(), reverse=True))
+
+
+def vec_report(report) -> str:
+    v, m, r = report.variant, report.isa, report.resources
+    out = [f"{v.kernel}  {v.target}  {v.name}", f"  {v.path}"]
+    if m is None:
+        out.append("  no machine-code stage (sass, amdgcn or CPU assembly) to analyse")
+    else:
+        matrix = ", ".join(f"{u} {n}" for u, n in m.matrix.most_common()) or "0"
+        out.append(f"  {m.dialect}: {m.instructions:,} instructions; vector {m.vector:,}; matrix {matrix}; "
+                   f"scalar FP {m.scalar_fp:,}; other (not in the ISA table) {m.other:,}")
+        if m.load_widths:
+            out.append(f"  global loads {_widths(m.load_widths)}" +
+                       (f"; stores {_widths(m.store_widths)}" if m.store_widths else ""))
+        top = ", ".join(f"{op} {n}" for op, n in m.mnemonics.most_common(10))
+        out.append(f"  top mnemonics: {top}")
+    if r.registers is not None:
+        shared = f"; shared {(r.shared_bytes or 0) / 1024:g} KiB" if r.shared_bytes is not None else ""
+        spills = f"; spills {r.spills}" if r.spills is not None else ""
+        out.append(f"  registers {r.registers} ({r.source}){spills}{shared}")
+    if r.occupancy:
+        out.append(f"  occupancy estimate {r.occupancy.describe()}")
+    out.append("  verdicts:")
+    out += [f"    {MARK[x.level]} {x.text}" for x in report.verdicts] or ["    (none)"]
+    out += [f"  problem: {p}" for p in report.problems]
+    return "\n".join(out)
+
+
+def annotate(lines: Iterable[str], locs: dict[int, tuple[str, int]], source_line) -> Iterable[str]:
+    """Stage text with a `# file:line  code` header wherever the source location changes."""
+    current = None
+    for n, text in enumerate(lines, 1):
+        loc = locs.get(n)
+        if loc is not None and loc != current:
+            current = loc
+            code = source_line(*loc)
+            yield f";; {os.path.basename(loc[0])}:{loc[1]}  {code}".rstrip() + "\n"
+        yield text if text.endswith("\n") else text + "\n"
