@@ -97,7 +97,9 @@ def test_capture_cli_runs_a_script_and_records_every_kernel(tmp_path):
                           env={**__import__("os").environ, "TRITON_CACHE_DIR": str(env_cache)})
     assert proc.returncode == 0, proc.stderr
     variants = list(read_records(out))
-    assert sorted(str(v.target) for v in variants) == ["cuda:90", "hip:gfx942"]
+    # the two ahead-of-time targets; on a GPU machine the sample also launches (a third variant)
+    assert {"cuda:90", "hip:gfx942"} <= {str(v.target) for v in variants}
+    assert {v.offline for v in variants} == {False}  # captured as compiled, nothing offline about it
     assert all(v.origin == "capture" and v.kernel == "scale_kernel" for v in variants)
     assert "2 variant(s) recorded" in proc.stderr
 
@@ -112,7 +114,7 @@ def test_capture_survives_find_spec_before_import(tmp_path):
                            sys.executable, str(script)], capture_output=True, text=True, timeout=600,
                           env={**__import__("os").environ, "TRITON_CACHE_DIR": str(tmp_path / "cache")})
     assert proc.returncode == 0, proc.stderr
-    assert len(list(read_records(tmp_path / "out"))) == 2
+    assert {"cuda:90", "hip:gfx942"} <= {str(v.target) for v in read_records(tmp_path / "out")}
 
 
 def test_capture_cli_passes_the_scripts_exit_code(tmp_path):
