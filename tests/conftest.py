@@ -1,7 +1,6 @@
 """Shared test fixtures: real compiler output, compiled offline on this CPU-only machine."""
 
 import functools
-import os
 from pathlib import Path
 
 import pytest

@@ -3,7 +3,6 @@
 import subprocess
 import sys
 
-import click
 from click.testing import CliRunner
 
 from kinspect.cli import main

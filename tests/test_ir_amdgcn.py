@@ -2,10 +2,11 @@
 
 import collections
 import itertools
-import re
 import tracemalloc
 
 import pytest
+
+from kinspect.ir import records
 
 from kinspect.errors import ParseError
 from kinspect.ir import amdgcn
@@ -261,7 +262,7 @@ def test_binary_input_raises_with_the_line_number():
 
 
 def test_binary_example_line():
-    assert amdgcn._BINARY.search("\x7fELF\x02\x01\x01\x00")
+    assert records.looks_binary("\x7fELF\x02\x01\x01\x00")
 
 
 def test_empty_and_truncated_input(real_stage):

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from kinspect.ir import records
+
 from kinspect.errors import ParseError
 from kinspect.ir import aarch64, cpu_asm, riscv, x86
 from kinspect.ir.records import Access, Function, Instruction, Kind, Resource, SourceLoc, Space
@@ -142,7 +144,7 @@ def test_binary_line_inside_text_names_its_line():
         list(x86.parse(text + [junk] + text))
     assert err.value.line == 21 and "binary data, not x86 assembly" in str(err.value)
     # non-ASCII text is not binary
-    assert not cpu_asm.looks_binary("\tvaddss\t%xmm1, %xmm0, %xmm0  # 求和")
+    assert not records.looks_binary("\tvaddss\t%xmm1, %xmm0, %xmm0  # 求和")
 
 
 def test_unknown_mnemonics_are_other_never_guessed():

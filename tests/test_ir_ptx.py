@@ -2,11 +2,11 @@
 
 import collections
 import itertools
-import re
 import tracemalloc
-from pathlib import Path
 
 import pytest
+
+from kinspect.ir import records
 
 from kinspect.errors import ParseError
 from kinspect.ir import ptx
@@ -248,7 +248,7 @@ def test_binary_input_raises_with_the_line_number():
 
 
 def test_binary_example_line():
-    assert ptx._BINARY.search("\x7fELF\x02\x01\x01\x00")
+    assert records.looks_binary("\x7fELF\x02\x01\x01\x00")
 
 
 def test_empty_and_truncated_input(real_stage):

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from kinspect.ir import records
+
 from kinspect.errors import ParseError
 from kinspect.ir import sass
 from kinspect.ir.records import Access, Function, Instruction, Kind, Resource, Space
@@ -257,7 +259,7 @@ def test_binary_input_raises_with_the_line_number():
 
 
 def test_binary_example_line():
-    assert sass._BINARY.search("\x7fELF\x02\x01\x01\x00")
+    assert records.looks_binary("\x7fELF\x02\x01\x01\x00")
 
 
 def test_empty_and_truncated_input(real_stage):

@@ -69,8 +69,8 @@ def _knobs():
     try:
         from triton import knobs
     except ImportError:
-        raise KinspectError(f"this Triton has no compilation listener (triton.knobs, Triton >= 3.4); "
-                            f"read its cache instead: kinspect ls <TRITON_CACHE_DIR>") from None
+        raise KinspectError("this Triton has no compilation listener (triton.knobs, Triton >= 3.4); "
+                            "read its cache instead: kinspect ls <TRITON_CACHE_DIR>") from None
     return knobs
 
 

@@ -37,8 +37,7 @@ import re
 from dataclasses import replace
 from typing import Iterable, Iterator
 
-from kinspect.errors import ParseError
-from kinspect.ir.records import (Access, Function, Instruction, Kind, OpInfo, Record,
+from kinspect.ir.records import (check_text, Access, Function, Instruction, Kind, OpInfo, Record,
                                  Resource, SourceLoc, Space, iter_lines)
 from kinspect.isa import amd
 
@@ -91,16 +90,8 @@ YAML_NAMES = {"vgpr_count": "total_vgprs", "agpr_count": "agprs", "sgpr_count": 
               "private_segment_fixed_size": "scratch_bytes"}
 
 # "\x7fELF\x02\x01\x01\x00"
-_BINARY = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufffd]")
 
 _VECTOR_SPACES = (Space.GLOBAL, Space.SHARED, Space.LOCAL)
-
-
-def _check_text(n: int, line: str) -> None:
-    """A line holding NUL, or mostly control characters, is a binary file read as text."""
-    if _BINARY.search(line) and ("\x00" in line or 2 * len(_BINARY.findall(line)) > len(line)):
-        raise ParseError("binary data, not AMDGCN text; pass the .amdgcn stage, not the .hsaco",
-                         line=n)
 
 
 @functools.lru_cache(maxsize=4096)      # a listing repeats a few hundred distinct mnemonics
@@ -174,7 +165,7 @@ def parse(lines: str | Iterable[str]) -> Iterator[Record]:
     """Records of an AMDGCN module; see the module docstring."""
     state = _State()
     for n, line in iter_lines(lines):
-        _check_text(n, line)
+        check_text(n, line, "binary data, not AMDGCN text; pass the .amdgcn stage, not the .hsaco")
         if state.metadata:
             yield from _metadata(state, line, n)
         elif (m := _INSTRUCTION.match(line)):

@@ -25,7 +25,7 @@ from dataclasses import replace
 from typing import AbstractSet, Callable, Iterable, Iterator, Mapping, NamedTuple
 
 from kinspect.errors import ParseError
-from kinspect.ir.records import (Function, Instruction, OpInfo, Record, Resource, SourceLoc, Space,
+from kinspect.ir.records import (looks_binary, Function, Instruction, OpInfo, Record, Resource, SourceLoc, Space,
                                  iter_lines)
 
 
@@ -94,18 +94,6 @@ NUMERIC_REF_RE = re.compile(r"^(\d+)([bf])$")          # GNU numeric label: near
 CONSTANT_POOL_RE = re.compile(r"(?<![\w.])\.?[Ll]CPI\d+_\d+")        # LLVM constant-pool labels
 # vmovups	%zmm0, 64(%rsp)                 # 64-byte Spill
 SPILL_COMMENT_RE = re.compile(r"\b(?:Spill|Reload)\b")
-# "\x7fELF\x02\x01\x01\x00\x00\x00"
-_NONTEXT_RE = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f\ufffd]")   # controls, DEL, U+FFFD
-
-
-def looks_binary(line: str) -> bool:
-    if not _NONTEXT_RE.search(line):
-        return False
-    if "\x00" in line:
-        return True
-    return len(_NONTEXT_RE.findall(line)) * 10 > len(line) * 3       # over 30% non-printable
-
-
 def split_operands(text: str) -> tuple[str, ...]:
     """Split at commas outside (), [] and {}: `4(%rsi,%rax,4), %xmm0` -> two operands."""
     if not text:

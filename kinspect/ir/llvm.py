@@ -30,8 +30,7 @@ import functools
 import re
 from typing import Iterable, Iterator
 
-from kinspect.errors import ParseError
-from kinspect.ir.records import (Access, Function, Instruction, Kind, OpInfo, Record, SourceLoc,
+from kinspect.ir.records import (check_text, Access, Function, Instruction, Kind, OpInfo, Record, SourceLoc,
                                  Space, iter_lines)
 from kinspect.isa import llvm as table
 
@@ -115,7 +114,7 @@ def parse(lines: str | Iterable[str]) -> Iterator[Record]:
     """Records for LLVM IR text; see the module docstring for what is buffered."""
     state = _State()
     for n, line in iter_lines(lines):
-        _check_text(n, line)
+        check_text(n, line, "binary data, not LLVM IR text; pass the .ll/.llir text (for bitcode, run llvm-dis first)")
         yield from state.feed(n, line)
     yield from state.finish()
 
@@ -404,13 +403,3 @@ def _gpu_of(triple: str) -> str:
 
 def _unescape(s: str) -> str:
     return ESCAPE.sub(lambda m: chr(int(m["hex"], 16)), s)
-
-
-def _check_text(n: int, line: str) -> None:
-    """Binary input (bitcode, an object file) fed by mistake: say so at the first bad line."""
-    if line.isprintable():
-        return
-    odd = sum(1 for c in line if not c.isprintable() and c != "\t")
-    if "\x00" in line or (len(line) >= 8 and odd > len(line) * 0.3):
-        raise ParseError("binary data, not LLVM IR text; pass the .ll/.llir text (for bitcode, "
-                         "run llvm-dis first)", line=n)

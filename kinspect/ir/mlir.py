@@ -29,8 +29,7 @@ import functools
 import re
 from typing import Iterable, Iterator
 
-from kinspect.errors import ParseError
-from kinspect.ir.records import (Function, Instruction, Kind, Layout, OpInfo, Record, Resource,
+from kinspect.ir.records import (check_text, Function, Instruction, Kind, Layout, OpInfo, Record, Resource,
                                  SourceLoc, iter_lines)
 from kinspect.isa import mlir as table
 
@@ -122,7 +121,7 @@ def parse(lines: str | Iterable[str]) -> Iterator[Record]:
     """Records for MLIR text (see the module docstring); buffers ops until the input ends."""
     state = _State()
     for n, line in iter_lines(lines):
-        _check_text(n, line)
+        check_text(n, line, "binary data, not MLIR text; pass the stage's text (.ttir, .ttgir, .mlir), not a compiled file")
         yield from state.feed(n, line)
     yield from state.finish()
 
@@ -496,13 +495,3 @@ def _bits(name: str | None) -> int | None:
     if name[:2] in ("f8", "f6", "f4"):
         return int(name[1])
     return None
-
-
-def _check_text(n: int, line: str) -> None:
-    """Binary input (a cubin, an .so) fed by mistake: say so at the first bad line."""
-    if line.isprintable():
-        return
-    odd = sum(1 for c in line if not c.isprintable() and c != "\t")
-    if "\x00" in line or (len(line) >= 8 and odd > len(line) * 0.3):
-        raise ParseError("binary data, not MLIR text; pass the stage's text (.ttir, .ttgir, "
-                         ".mlir), not a compiled file", line=n)

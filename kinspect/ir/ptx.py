@@ -29,8 +29,7 @@ from collections import deque
 from dataclasses import replace
 from typing import Iterable, Iterator, Union
 
-from kinspect.errors import ParseError
-from kinspect.ir.records import (Access, Function, Instruction, Kind, OpInfo, Record,
+from kinspect.ir.records import (check_text, Access, Function, Instruction, Kind, OpInfo, Record,
                                  Resource, SourceLoc, Space, iter_lines)
 from kinspect.isa import nvidia
 
@@ -71,18 +70,11 @@ _INSTRUCTION = re.compile(r"^(?:@!?%?[\w$]+\s+)?(?P<mnemonic>[a-z][a-z0-9_]*(?:\
 _CP_SIZE = re.compile(r"\]\s*,\s*(?P<bytes>0x[0-9a-fA-F]+|\d+)\s*(?:,|$)")
 
 # "\x7fELF\x02\x01\x01\x00"
-_BINARY = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufffd]")
 
 _MAX_PENDING = 100_000       # records held while waiting for .file lines (~20 MB)
 _VECTOR_SPACES = (Space.GLOBAL, Space.SHARED, Space.LOCAL)
 
 _LocRef = tuple[int, int, int, str]     # (file index, line, column, file name from the comment)
-
-
-def _check_text(n: int, line: str) -> None:
-    """A line holding NUL, or mostly control characters, is a binary file read as text."""
-    if _BINARY.search(line) and ("\x00" in line or 2 * len(_BINARY.findall(line)) > len(line)):
-        raise ParseError("binary data, not PTX text; pass the .ptx stage", line=n)
 
 
 @functools.lru_cache(maxsize=4096)      # a module repeats a few hundred distinct mnemonics
@@ -208,7 +200,7 @@ def parse(lines: str | Iterable[str]) -> Iterator[Record]:
     function = ""
     ref: _LocRef | None = None
     for n, line in iter_lines(lines):
-        _check_text(n, line)
+        check_text(n, line, "binary data, not PTX text; pass the .ptx stage")
         if line.lstrip().startswith("."):
             if (m := _LOC.match(line)):
                 ref = locs.ref(m)

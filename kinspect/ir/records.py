@@ -12,6 +12,7 @@ mnemonic up and attaches the OpInfo, with Kind.OTHER for mnemonics the table doe
 from __future__ import annotations
 
 import enum
+import re
 from dataclasses import dataclass
 from typing import Iterable, Iterator, Union
 
@@ -142,6 +143,26 @@ class Layout:
 
 
 Record = Union[Instruction, Function, Resource, Layout]
+
+
+# Control characters other than tab/newline/CR, DEL, C1 controls and U+FFFD (undecodable bytes):
+# "\x7fELF\x02\x01\x01\x00\x00\x00"
+NONTEXT_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufffd]")
+
+
+def looks_binary(line: str) -> bool:
+    """A line with NUL, or over 30% non-printable characters: a binary file read as text."""
+    if not NONTEXT_RE.search(line):
+        return False
+    return "\x00" in line or len(NONTEXT_RE.findall(line)) * 10 > len(line) * 3
+
+
+def check_text(n: int, line: str, message: str) -> None:
+    """Raise ParseError(message) at line n when the line is binary data."""
+    if looks_binary(line):
+        from kinspect.errors import ParseError
+
+        raise ParseError(message, line=n)
 
 
 def iter_lines(lines: str | Iterable[str]) -> Iterator[tuple[int, str]]:

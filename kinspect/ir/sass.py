@@ -27,8 +27,7 @@ import re
 from dataclasses import replace
 from typing import Iterable, Iterator
 
-from kinspect.errors import ParseError
-from kinspect.ir.records import (Access, Function, Instruction, Kind, OpInfo, Record, Resource,
+from kinspect.ir.records import (check_text, Access, Function, Instruction, Kind, OpInfo, Record, Resource,
                                  SourceLoc, Space, iter_lines)
 from kinspect.isa import nvidia
 
@@ -67,15 +66,8 @@ USAGE_NAMES = {"REG": "registers", "STACK": "stack_bytes", "SHARED": "shared_byt
                "LOCAL": "local_bytes"}
 
 # "\x7fELF\x02\x01\x01\x00"
-_BINARY = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufffd]")
 
 _VECTOR_SPACES = (Space.GLOBAL, Space.SHARED, Space.LOCAL)
-
-
-def _check_text(n: int, line: str, hint: str) -> None:
-    """A line holding NUL, or mostly control characters, is a binary file read as text."""
-    if _BINARY.search(line) and ("\x00" in line or 2 * len(_BINARY.findall(line)) > len(line)):
-        raise ParseError(f"binary data, not SASS text; {hint}", line=n)
 
 
 def _marker_loc(match: re.Match) -> SourceLoc | None:
@@ -124,7 +116,7 @@ def parse(lines: str | Iterable[str]) -> Iterator[Record]:
     pending: list[Record] = []    # .sectioninfo figures, held until their Function is out
     loc: SourceLoc | None = None
     for n, line in iter_lines(lines):
-        _check_text(n, line, "disassemble the cubin first (nvdisasm -c -g -gi, or cuobjdump -sass)")
+        check_text(n, line, "binary data, not SASS text; disassemble the cubin first (nvdisasm -c -g -gi, or cuobjdump -sass)")
         m = _INSTRUCTION.match(line)
         if m:
             yield _instruction(m["mnemonic"], n, function, loc)
@@ -153,7 +145,7 @@ def parse_resource_usage(lines: str | Iterable[str]) -> Iterator[Resource]:
     """Resources of `cuobjdump --dump-resource-usage` text, named as in USAGE_NAMES."""
     function = ""
     for n, line in iter_lines(lines):
-        _check_text(n, line, "pass the text cuobjdump --dump-resource-usage prints")
+        check_text(n, line, "binary data, not SASS text; pass the text cuobjdump --dump-resource-usage prints")
         if (m := _USAGE_FUNCTION.match(line)):
             function = m["name"]
             continue

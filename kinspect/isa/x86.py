@@ -151,7 +151,7 @@ RULES: tuple[tuple[re.Pattern, OpInfo], ...] = (
     (re.compile(r"^v(?:insert|extract)[fi](?:128|32x4|32x8|64x2|64x4)$"), VI_MOVE),
     (re.compile(r"^v?cvtt?(?:ss|sd|sh|u?si)2u?(?:ss|sd|sh|si)(?:l|q|64)?$"), S_CONVERT),
     (re.compile(r"^v?cvt[a-z0-9]*2[a-z0-9]*$"), V_CONVERT),
-    (re.compile(rf"^v?ph(?:add|sub)(?:s?w|d)$"), VI_REDUCE),
+    (re.compile(r"^v?ph(?:add|sub)(?:s?w|d)$"), VI_REDUCE),
     (re.compile(rf"^v?p{_INT_OPS}{_I}$"), VI_ARITH),
     (re.compile(r"^v?p(?:and|andn|or|xor)(?P<e>d|q)?$"), VI_ARITH),
     (re.compile(r"^v?p(?:unpckl|unpckh)(?:bw|wd|dq|qdq)$"), VI_MOVE),

@@ -6,7 +6,7 @@ import triton.language as tl
 def bad_kernel(x_ptr, n, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     x = tl.load(x_ptr + offs)
-    tl.store(y_ptr + offs, x)
+    tl.store(y_ptr + offs, x)  # noqa: F821 -- the compile error the tests expect
 
 
 @triton.jit

@@ -6,7 +6,6 @@ import sys
 from pathlib import Path
 
 import torch
-import triton
 from click.testing import CliRunner
 
 import kinspect
