@@ -129,9 +129,10 @@ def capture(out_dir, command):
 @click.option("--num-warps", type=int, default=None)
 @click.option("--num-stages", type=int, default=None)
 @click.option("--json", "as_json", is_flag=True, help="A JSON list, one object per variant.")
+@click.option("--lines", "show_lines", is_flag=True, help="Add a table of what each Python line produced per stage.")
 @click.option("-o", "--out", "out_dir", default=api.DEFAULT_OUT, show_default=True,
               help="Store for kernels compiled here.")
-def vec_report(targets, target, constexprs, args, num_warps, num_stages, as_json, out_dir):
+def vec_report(targets, target, constexprs, args, num_warps, num_stages, as_json, show_lines, out_dir):
     """Vector, matrix and register use of each variant, with verdicts tied to source lines.
 
     TARGETS are kernels (shipped names or file.py:name, compiled as in dump), kinspect stores, Triton
@@ -141,7 +142,7 @@ def vec_report(targets, target, constexprs, args, num_warps, num_stages, as_json
     import json
 
     from kinspect.compile.args import parse_args, parse_constexprs
-    from kinspect.render.report import vec_report as render
+    from kinspect.render.report import line_table, vec_report as render
 
     reports = api.vec_report(list(targets), target=target, constexprs=parse_constexprs(constexprs),
                              args=parse_args(args), num_warps=num_warps, num_stages=num_stages, out_dir=out_dir)
@@ -150,7 +151,8 @@ def vec_report(targets, target, constexprs, args, num_warps, num_stages, as_json
         return
     if not reports:
         click.echo("no variants found")
-    click.echo("\n\n".join(render(r) for r in reports))
+    click.echo("\n\n".join(render(r) + (f"\n  per line:\n{line_table(r)}" if show_lines else "")
+                             for r in reports))
 
 
 @main.command(context_settings=CONTEXT)

@@ -48,3 +48,29 @@ def annotate(lines: Iterable[str], locs: dict[int, tuple[str, int]], source_line
             code = source_line(*loc)
             yield f";; {os.path.basename(loc[0])}:{loc[1]}  {code}".rstrip() + "\n"
         yield text if text.endswith("\n") else text + "\n"
+
+
+def line_table(report, limit: int = 40) -> str:
+    """Per Python line of the kernel: instructions it produced in each stage, with matrix and
+    vector counts in the machine-code stage."""
+    from kinspect.analysis.verdicts import Findings
+
+    f = Findings(report.variant, report.isa, report.stages, report.resources)
+    stages = list(report.stages)
+    keys = sorted({k for m in report.stages.values() for k in m.lines if f.is_kernel_file(k[0])},
+                  key=lambda k: k[1])
+    if not keys:
+        return "  (no source locations in these stages)"
+    head = f"  {'line':>5}  {'code':<44}" + "".join(f"{s:>8}" for s in stages) + "   matrix  vector"
+    rows = [head]
+    for file, line in keys[:limit]:
+        counts = "".join(f"{(report.stages[s].lines.get((file, line)).total if (file, line) in report.stages[s].lines else 0):>8}"
+                         for s in stages)
+        isa = report.isa.lines.get((file, line)) if report.isa else None
+        matrix = sum(isa.matrix.values()) if isa else 0
+        vector = isa.vector if isa else 0
+        code = f.code(file, line)[:44]
+        rows.append(f"  {line:>5}  {code:<44}{counts}   {matrix:>6}  {vector:>6}")
+    if len(keys) > limit:
+        rows.append(f"  ... {len(keys) - limit} more lines (--json has them all)")
+    return "\n".join(rows)
