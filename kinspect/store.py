@@ -12,6 +12,7 @@ share a folder.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -82,7 +83,7 @@ class Store:
                     dest.write_bytes(content)
                 else:
                     dest.write_text(content)
-            stored = _replace(v, name=name, path=str(final))
+            stored = dataclasses.replace(v, name=name, path=str(final))
             (tmp / RECORD).write_text(json.dumps(stored.to_json(), indent=1, sort_keys=True, default=str))
             _move_into_place(tmp, final)
         except BaseException:
@@ -101,12 +102,6 @@ class Store:
 
     def variants(self) -> list[Variant]:
         return list(read_records(self.root))
-
-
-def _replace(v: Variant, **changes) -> Variant:
-    import dataclasses
-
-    return dataclasses.replace(v, **changes)
 
 
 def _move_into_place(tmp: Path, final: Path) -> None:

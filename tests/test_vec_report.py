@@ -98,9 +98,11 @@ def test_generic_rv64_style_no_vector_verdict(tmp_path):
 def test_text_report_and_show_lines(tmp_path):
     runner = CliRunner()
     r = runner.invoke(main, ["vec-report", "fused_mm_softmax", "-t", "cuda:90", "-p", "BLOCK_SIZE=32",
-                             "-o", str(tmp_path)])
+                             "--lines", "-o", str(tmp_path)])
     assert r.exit_code == 0, r.output
     assert "verdicts:" in r.output and "tensor cores used" in r.output
+    dot_row = next(ln for ln in r.output.splitlines() if re.match(rf"\s+{line_of('c = tl.dot(a, b)')}\s+c = tl.dot", ln))
+    assert int(dot_row.split()[-2]) > 0, dot_row  # the matrix column of the tl.dot line
     r = runner.invoke(main, ["show", "fused_mm_softmax", "--stage", "sass", "--lines", "-o", str(tmp_path)])
     assert r.exit_code == 0, r.output
     dot = line_of("c = tl.dot(a, b)")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import datetime
 import inspect
-import json
 from pathlib import Path
 from typing import Any
 
@@ -156,10 +155,3 @@ def store_variant(store: Store, group: str, variant: Variant, files: dict[str, P
     stages = sorted(variant.stages + tuple(new), key=lambda s: (backend.stage_kind(s.name).order, s.name))
     variant = dataclasses.replace(variant, stages=tuple(stages), notes=variant.notes + tuple(notes))
     return store.write(group, variant, {**files, **texts})
-
-
-def metadata_json(path: Path) -> dict:
-    try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError):
-        return {}
