@@ -55,11 +55,9 @@ def compile_variant(fn, *, args: dict, constexprs: dict, grid: tuple, resolved: 
             raise
         except Exception as e:
             raise CompileError(compile_error_line(fn, e)) from None
-        if on_device:
-            rec.variants[-1:] = [_with_loaded_resources(rec.variants[-1], kernel)] if rec.variants else []
     if not rec.variants:
         raise KinspectError(f"Triton compiled '{group}' but reported no variant (was the listener replaced?)")
-    return rec.variants[-1]
+    return _with_loaded_resources(rec.variants[-1], kernel) if on_device else rec.variants[-1]
 
 
 def _with_loaded_resources(variant: Variant, kernel) -> Variant:
@@ -95,9 +93,8 @@ def compile_error_line(fn, e: Exception) -> str:
         try:
             import inspect
 
-            first = inspect.getsourcelines(fn.fn)[1]
             # Triton counts from the def line (decorators excluded) as line 1.
-            src_lines, _ = inspect.getsourcelines(fn.fn)
+            src_lines, first = inspect.getsourcelines(fn.fn)
             def_offset = next(i for i, ln in enumerate(src_lines) if ln.lstrip().startswith("def "))
             where = f" at {inspect.getsourcefile(fn.fn)}:{first + def_offset + int(m[1]) - 1}"
         except (OSError, TypeError, StopIteration):
