@@ -55,9 +55,10 @@ def compile_variant(fn, *, args: dict, constexprs: dict, grid: tuple, resolved: 
             raise
         except Exception as e:
             raise CompileError(compile_error_line(fn, e)) from None
-    if not rec.variants:
-        raise KinspectError(f"Triton compiled '{group}' but reported no variant (was the listener replaced?)")
-    return _with_loaded_resources(rec.variants[-1], kernel) if on_device else rec.variants[-1]
+        if not rec.variants:
+            raise KinspectError(f"Triton compiled '{group}' but reported no variant (was the listener replaced?)")
+        # Load inside the block: the private cache still holds the binary Triton may read lazily.
+        return _with_loaded_resources(rec.variants[-1], kernel) if on_device else rec.variants[-1]
 
 
 def _with_loaded_resources(variant: Variant, kernel) -> Variant:
