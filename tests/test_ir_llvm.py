@@ -385,7 +385,9 @@ def test_inlined_locations_resolve_to_the_kernel():
 def test_tables_refuse_a_name_listed_twice():
     from kinspect.ir.records import OpInfo
 
-    with pytest.raises(ValueError, match="fadd is listed twice"):
-        table._table({"fadd": OpInfo(Kind.ARITH)}, {"fadd": OpInfo(Kind.FMA)})
+    from kinspect.isa import merge
+
+    with pytest.raises(ValueError, match="lists 'fadd' twice"):
+        merge({"fadd": OpInfo(Kind.ARITH)}, {"fadd": OpInfo(Kind.FMA)}, where=table.__name__)
     assert table.lookup_opcode("shufflevector").kind is Kind.MOVE
     assert table.lookup_inline_asm("st.global.v4.b32") == ("st.global", table.INLINE_ASM["st.global"])

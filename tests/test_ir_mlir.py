@@ -316,6 +316,8 @@ def test_many_ops_parse_in_reasonable_time():
 def test_table_refuses_a_name_listed_twice():
     from kinspect.ir.records import OpInfo
 
-    with pytest.raises(ValueError, match="tt.dot is listed twice"):
-        table._table({"tt.dot": OpInfo(Kind.MATRIX)}, {"tt.dot": OpInfo(Kind.OTHER)})
+    from kinspect.isa import merge
+
+    with pytest.raises(ValueError, match="lists 'tt.dot' twice"):
+        merge({"tt.dot": OpInfo(Kind.MATRIX)}, {"tt.dot": OpInfo(Kind.OTHER)}, where=table.__name__)
     assert table.OPS["tt.dot"].kind is Kind.MATRIX and table.OPS["math.exp"].kind is Kind.SPECIAL

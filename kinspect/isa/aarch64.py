@@ -27,7 +27,12 @@ import functools
 import re
 from typing import NamedTuple
 
+from kinspect.isa import merge
 from kinspect.ir.records import OTHER, Kind, OpInfo, Space
+
+
+def _merged(*groups: dict) -> dict:
+    return merge(*groups, where=__name__)
 
 
 class Match(NamedTuple):
@@ -37,18 +42,6 @@ class Match(NamedTuple):
 
 def _op(kind: Kind, **kw) -> OpInfo:
     return OpInfo(kind, **kw)
-
-def _merge(*parts: dict) -> dict:
-    """One table from several; a mnemonic listed twice is an import-time error."""
-    table: dict = {}
-    for part in parts:
-        for key, value in part.items():
-            if key in table:
-                raise ValueError(f"{__name__} lists {key!r} twice")
-            table[key] = value
-    return table
-
-
 
 LOAD, STORE = _op(Kind.LOAD, space=Space.GLOBAL), _op(Kind.STORE, space=Space.GLOBAL)
 ATOMIC = _op(Kind.ATOMIC, space=Space.GLOBAL)
@@ -71,7 +64,7 @@ def _all(info: OpInfo, names: str) -> dict[str, tuple[OpInfo, int | None]]:
 
 
 # Exact mnemonics -> (OpInfo, element bits stated by the mnemonic).
-EXACT: dict[str, tuple[OpInfo, int | None]] = _merge(
+EXACT: dict[str, tuple[OpInfo, int | None]] = _merged(
     _all(LOAD, "ldr ldur ldp ldnp ld1 ld2 ld3 ld4 ld1r ld2r ld3r ld4r ldar ldapr ldapur ldtr"),
     {op: (LOAD, b) for op, b in (("ldrb", 8), ("ldrh", 16), ("ldrsb", 8), ("ldrsh", 16),
                                  ("ldrsw", 32), ("ldurb", 8), ("ldurh", 16), ("ldursb", 8),

@@ -15,19 +15,12 @@ reduction) are applied by kinspect/ir/llvm.py on top of these entries.
 
 from __future__ import annotations
 
+from kinspect.isa import merge
 from kinspect.ir.records import Access, Kind, OpInfo, OTHER, Space
 
 
-def _table(*groups: dict[str, OpInfo]) -> dict[str, OpInfo]:
-    """Merge groups of entries; a name listed twice is an import-time error, not a silent
-    override."""
-    merged: dict[str, OpInfo] = {}
-    for group in groups:
-        for name, info in group.items():
-            if name in merged:
-                raise ValueError(f"{name} is listed twice in {__name__}")
-            merged[name] = info
-    return merged
+def _merged(*groups: dict) -> dict:
+    return merge(*groups, where=__name__)
 
 
 def _ops(kind: Kind, names: str, **info) -> dict[str, OpInfo]:
@@ -35,7 +28,7 @@ def _ops(kind: Kind, names: str, **info) -> dict[str, OpInfo]:
     return {name: OpInfo(kind, **info) for name in names.split()}
 
 
-OPCODES: dict[str, OpInfo] = _table(
+OPCODES: dict[str, OpInfo] = _merged(
     _ops(Kind.ARITH, "add sub mul udiv sdiv urem srem shl lshr ashr and or xor icmp select "
                        "getelementptr"),
     _ops(Kind.ARITH, "fadd fsub fmul fdiv frem fneg fcmp", fp=True),
@@ -50,7 +43,7 @@ OPCODES: dict[str, OpInfo] = _table(
     _ops(Kind.CONTROL, "br switch indirectbr ret call invoke callbr resume unreachable"),
 )
 
-INTRINSICS: dict[str, OpInfo] = _table(
+INTRINSICS: dict[str, OpInfo] = _merged(
     # --- target-independent ---
     _ops(Kind.FMA, "llvm.fma llvm.fmuladd", fp=True),
     _ops(Kind.SPECIAL, """llvm.exp llvm.exp2 llvm.exp10 llvm.log llvm.log2 llvm.log10 llvm.pow
@@ -170,7 +163,7 @@ INTRINSICS: dict[str, OpInfo] = _table(
 
 # The first real instruction of a PTX inline-asm string (after `mov`s that set default values
 # and after the `@$N` guard), matched by dotted prefix like INTRINSICS.
-INLINE_ASM: dict[str, OpInfo] = _table(
+INLINE_ASM: dict[str, OpInfo] = _merged(
     _ops(Kind.MATRIX, "wgmma.mma_async", unit="hgmma"),
     _ops(Kind.SYNC, "wgmma.fence wgmma.commit_group wgmma.wait_group"),
     _ops(Kind.MATRIX, "mma.sync mma.sp wmma.mma", unit="hmma"),

@@ -12,19 +12,12 @@ mlir/include/mlir/Dialect/*/IR/*Ops.td).
 
 from __future__ import annotations
 
+from kinspect.isa import merge
 from kinspect.ir.records import Access, Kind, OpInfo, OTHER, Space
 
 
-def _table(*groups: dict[str, OpInfo]) -> dict[str, OpInfo]:
-    """Merge groups of entries; a name listed twice is an import-time error, not a silent
-    override."""
-    merged: dict[str, OpInfo] = {}
-    for group in groups:
-        for name, info in group.items():
-            if name in merged:
-                raise ValueError(f"{name} is listed twice in {__name__}")
-            merged[name] = info
-    return merged
+def _merged(*groups: dict) -> dict:
+    return merge(*groups, where=__name__)
 
 
 def _ops(kind: Kind, names: str, **info) -> dict[str, OpInfo]:
@@ -32,7 +25,7 @@ def _ops(kind: Kind, names: str, **info) -> dict[str, OpInfo]:
     return {name: OpInfo(kind, **info) for name in names.split()}
 
 
-OPS: dict[str, OpInfo] = _table(
+OPS: dict[str, OpInfo] = _merged(
     # --- arith: integer and float arithmetic; casts are CONVERT ---
     _ops(Kind.ARITH, """arith.addi arith.subi arith.muli arith.divsi arith.divui arith.ceildivsi
         arith.ceildivui arith.floordivsi arith.remsi arith.remui arith.andi arith.ori arith.xori

@@ -28,7 +28,12 @@ import functools
 import re
 from typing import NamedTuple
 
+from kinspect.isa import merge
 from kinspect.ir.records import OTHER, Access, Kind, OpInfo, Space
+
+
+def _merged(*groups: dict) -> dict:
+    return merge(*groups, where=__name__)
 
 
 class Match(NamedTuple):
@@ -38,18 +43,6 @@ class Match(NamedTuple):
 
 def _op(kind: Kind, **kw) -> OpInfo:
     return OpInfo(kind, **kw)
-
-def _merge(*parts: dict) -> dict:
-    """One table from several; a mnemonic listed twice is an import-time error."""
-    table: dict = {}
-    for part in parts:
-        for key, value in part.items():
-            if key in table:
-                raise ValueError(f"{__name__} lists {key!r} twice")
-            table[key] = value
-    return table
-
-
 
 # -- scalar ---------------------------------------------------------------------------------------
 LOAD = _op(Kind.LOAD, space=Space.GLOBAL)
@@ -96,7 +89,7 @@ IME_F_MATRIX = _op(Kind.MATRIX, vector=True, fp=True, unit="ime")
 IME_MOVE = _op(Kind.MOVE, vector=True, unit="ime")
 
 # Scalar mnemonics -> (OpInfo, bits moved or computed when the mnemonic says it).
-SCALAR: dict[str, tuple[OpInfo, int | None]] = _merge(
+SCALAR: dict[str, tuple[OpInfo, int | None]] = _merged(
     {op: (LOAD, bits) for op, bits in
      (("lb", 8), ("lbu", 8), ("lh", 16), ("lhu", 16), ("lw", 32), ("lwu", 32), ("ld", 64))},
     {op: (STORE, bits) for op, bits in (("sb", 8), ("sh", 16), ("sw", 32), ("sd", 64))},

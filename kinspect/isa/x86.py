@@ -26,7 +26,12 @@ import functools
 import re
 from typing import NamedTuple
 
+from kinspect.isa import merge
 from kinspect.ir.records import OTHER, Access, Kind, OpInfo, Space
+
+
+def _merged(*groups: dict) -> dict:
+    return merge(*groups, where=__name__)
 
 
 class Match(NamedTuple):
@@ -36,18 +41,6 @@ class Match(NamedTuple):
 
 def _op(kind: Kind, **kw) -> OpInfo:
     return OpInfo(kind, **kw)
-
-def _merge(*parts: dict) -> dict:
-    """One table from several; a mnemonic listed twice is an import-time error."""
-    table: dict = {}
-    for part in parts:
-        for key, value in part.items():
-            if key in table:
-                raise ValueError(f"{__name__} lists {key!r} twice")
-            table[key] = value
-    return table
-
-
 
 ARITH, MOVE, CONVERT = _op(Kind.ARITH), _op(Kind.MOVE), _op(Kind.CONVERT)
 CONTROL, CONFIG, SYNC = _op(Kind.CONTROL), _op(Kind.CONFIG), _op(Kind.SYNC)
@@ -73,7 +66,7 @@ X87_STORE = _op(Kind.STORE, fp=True, space=Space.GLOBAL, unit="x87")
 X87_ARITH, X87_MOVE = _op(Kind.ARITH, fp=True, unit="x87"), _op(Kind.MOVE, fp=True, unit="x87")
 
 # Integer (GPR) instructions that take an AT&T size suffix b/w/l/q: base -> OpInfo.
-GPR: dict[str, OpInfo] = _merge(
+GPR: dict[str, OpInfo] = _merged(
     {op: ARITH for op in (
       "add adc sub sbb and or xor not neg inc dec cmp test imul mul idiv div shl shr sar sal "
       "rol ror rcl rcr shld shrd bt bts btr btc bsf bsr tzcnt lzcnt popcnt andn bextr blsi "
@@ -87,7 +80,7 @@ GPR: dict[str, OpInfo] = _merge(
 _SUFFIX_BITS = {"b": 8, "w": 16, "l": 32, "q": 64}
 
 # Exact mnemonics: -> (OpInfo, element bits).
-EXACT: dict[str, tuple[OpInfo, int | None]] = _merge(
+EXACT: dict[str, tuple[OpInfo, int | None]] = _merged(
     {op: (CONVERT, None) for op in "cltq cqto cltd cwtl cbtw cwtd movsx movzx movsxd".split()},
     {f"mov{sz}{a}{b}": (CONVERT, _SUFFIX_BITS[b]) for sz in "sz" for a, b in
      (("b", "w"), ("b", "l"), ("b", "q"), ("w", "l"), ("w", "q"))},
