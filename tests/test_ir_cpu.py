@@ -23,7 +23,7 @@ from kinspect.ir.records import Access, Function, Instruction, Kind, Resource, S
 from kinspect.isa import aarch64 as isa_aarch64
 from kinspect.isa import riscv as isa_riscv
 from kinspect.isa import x86 as isa_x86
-from tests.test_ir_sass import instructions, regex_examples
+from tests.helpers import instructions, regex_examples
 
 CPU = Path(__file__).parent / "fixtures" / "cpu"
 X86 = CPU / "triton-cpu-x86-avx512"

@@ -1,9 +1,7 @@
 """LLVM IR parser and table: Triton 3.9 llir for NVPTX/AMDGPU and the CPU backends' fixtures,
 checked against llvmlite where llvmlite can read the module."""
 
-import ast
 import collections
-import re
 import tracemalloc
 from pathlib import Path
 
@@ -13,30 +11,10 @@ from kinspect.errors import ParseError
 from kinspect.ir import llvm
 from kinspect.ir.records import Access, Function, Instruction, Kind, Space
 from kinspect.isa import llvm as table
+from tests.helpers import BLOCK, instructions, kernel_line, regex_examples
 
-KERNELS = Path(__file__).parent.parent / "kernels"
 CPU = Path(__file__).parent / "fixtures" / "cpu"
 SHARED = CPU / "triton-shared-riscv-softmax"
-BLOCK = dict(BLOCK_SIZE=64)     # the size the other real-output tests compile (one compile each)
-
-
-def regex_examples(module) -> dict[str, list[str]]:
-    """{NAME: [example lines]} from the comment lines right above each `NAME = re.compile(`."""
-    source = Path(module.__file__).read_text().splitlines()
-    found = {}
-    for i, line in enumerate(source):
-        if (m := re.match(r"^(_?[A-Z][A-Z0-9_]*) = re\.compile\(", line)):
-            examples, j = [], i - 1
-            while j >= 0 and source[j].startswith("# "):
-                text = source[j][2:]
-                examples.insert(0, ast.literal_eval(text) if text.startswith('"') else text)
-                j -= 1
-            found[m[1]] = examples
-    return found
-
-
-def instructions(records):
-    return [r for r in records if isinstance(r, Instruction)]
 
 
 def triton_cpu_ir(name: str) -> str:
@@ -44,11 +22,6 @@ def triton_cpu_ir(name: str) -> str:
     text = (CPU / name).read_text()
     section = text.split("//===--LLVM IR")[1].split("//===--ASM")[0]
     return section.split("\n", 1)[1]
-
-
-def kernel_line(text: str) -> int:
-    lines = (KERNELS / "fused_mm_softmax.py").read_text().splitlines()
-    return next(n for n, line in enumerate(lines, 1) if text in line)
 
 
 def llvmlite_opcodes(text: str) -> list[str]:

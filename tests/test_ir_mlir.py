@@ -1,7 +1,5 @@
 """MLIR parser and table: real TTIR/TTGIR from Triton 3.9 and the triton-shared CPU fixtures."""
 
-import ast
-import re
 from pathlib import Path
 
 import pytest
@@ -10,35 +8,9 @@ from kinspect.errors import ParseError
 from kinspect.ir import mlir
 from kinspect.ir.records import Function, Instruction, Kind, Layout, Resource, Space
 from kinspect.isa import mlir as table
+from tests.helpers import BLOCK, instructions, kernel_line, regex_examples
 
-KERNELS = Path(__file__).parent.parent / "kernels"
 SHARED = Path(__file__).parent / "fixtures" / "cpu" / "triton-shared-riscv-softmax"
-BLOCK = dict(BLOCK_SIZE=64)     # the size the other real-output tests compile (one compile each)
-
-
-def regex_examples(module) -> dict[str, list[str]]:
-    """{NAME: [example lines]} from the comment lines right above each `NAME = re.compile(`."""
-    source = Path(module.__file__).read_text().splitlines()
-    found = {}
-    for i, line in enumerate(source):
-        if (m := re.match(r"^(_?[A-Z][A-Z0-9_]*) = re\.compile\(", line)):
-            examples, j = [], i - 1
-            while j >= 0 and source[j].startswith("# "):
-                text = source[j][2:]
-                examples.insert(0, ast.literal_eval(text) if text.startswith('"') else text)
-                j -= 1
-            found[m[1]] = examples
-    return found
-
-
-def instructions(records):
-    return [r for r in records if isinstance(r, Instruction)]
-
-
-def kernel_line(text: str) -> int:
-    """The line of `text` in the shipped fused kernel, read from the file."""
-    lines = (KERNELS / "fused_mm_softmax.py").read_text().splitlines()
-    return next(n for n, line in enumerate(lines, 1) if text in line)
 
 
 def parse_one(line: str) -> Instruction:

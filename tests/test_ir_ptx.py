@@ -12,7 +12,7 @@ from kinspect.errors import ParseError
 from kinspect.ir import ptx
 from kinspect.ir.records import Access, Function, Instruction, Kind, Resource, Space
 from kinspect.isa import nvidia
-from tests.test_ir_sass import BLOCK, KERNELS, dot_line, instructions, regex_examples
+from tests.helpers import BLOCK, KERNELS, dot_line, instructions, regex_examples
 
 
 def one(text: str) -> Instruction:

@@ -1,6 +1,5 @@
 """SASS parser and NVIDIA SASS table: real nvdisasm/cuobjdump output, checked against cuobjdump."""
 
-import ast
 import collections
 import itertools
 import re
@@ -16,35 +15,8 @@ from kinspect.errors import ParseError
 from kinspect.ir import sass
 from kinspect.ir.records import Access, Function, Instruction, Kind, Resource, Space
 from kinspect.isa import nvidia
+from tests.helpers import BLOCK, KERNELS, dot_line, instructions, regex_examples
 
-KERNELS = Path(__file__).parent.parent / "kernels"
-BLOCK = dict(BLOCK_SIZE=64)     # the size the other real-output tests compile (one compile each)
-
-
-def regex_examples(module) -> dict[str, list[str]]:
-    """{NAME: [example lines]} from the comment lines right above each `NAME = re.compile(`.
-    An example written as a quoted Python literal ("\\x00...") is unescaped."""
-    source = Path(module.__file__).read_text().splitlines()
-    found = {}
-    for i, line in enumerate(source):
-        if (m := re.match(r"^(_?[A-Z][A-Z0-9_]*) = re\.compile\(", line)):
-            examples, j = [], i - 1
-            while j >= 0 and source[j].startswith("# "):
-                text = source[j][2:]
-                examples.insert(0, ast.literal_eval(text) if text.startswith('"') else text)
-                j -= 1
-            found[m[1]] = examples
-    return found
-
-
-def instructions(records):
-    return [r for r in records if isinstance(r, Instruction)]
-
-
-def dot_line() -> int:
-    """The line of `c = tl.dot(a, b)` in the shipped fused kernel, read from the file."""
-    lines = (KERNELS / "fused_mm_softmax.py").read_text().splitlines()
-    return next(n for n, text in enumerate(lines, 1) if "c = tl.dot(a, b)" in text)
 
 
 def cuobjdump(nvidia_tool, real_variant, target, *flags) -> str:

@@ -3,7 +3,6 @@
 import json
 import re
 import subprocess
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -12,12 +11,8 @@ from kinspect.analysis import analyse
 from kinspect.cli import main
 from kinspect.sources import read_file
 from tests.conftest import CPU_FIXTURES
+from tests.helpers import kernel_line
 
-KERNEL_FILE = Path(__file__).parents[1] / "kernels" / "fused_mm_softmax.py"
-
-
-def line_of(needle: str) -> int:
-    return 1 + next(i for i, ln in enumerate(KERNEL_FILE.read_text().splitlines()) if needle in ln)
 
 
 def report_json(*args):
@@ -39,10 +34,10 @@ def test_cuda90_json_hgmma_loads_and_registers(tmp_path, real_variant, nvidia_to
     raw = subprocess.run([nvidia_tool("cuobjdump"), "--dump-resource-usage", str(cubin)],
                          capture_output=True, text=True, check=True).stdout
     assert rep["registers"] == int(re.search(r"REG:(\d+)", raw).group(1))
-    dot = line_of("c = tl.dot(a, b)")
+    dot = kernel_line("c = tl.dot(a, b)")
     assert any(v["line"] == dot and "HGMMA" in v["text"] and "tensor cores used" in v["text"]
                for v in rep["verdicts"])
-    assert any(v["line"] == line_of("a = tl.load") and "128-bit" in v["text"] for v in rep["verdicts"])
+    assert any(v["line"] == kernel_line("a = tl.load") and "128-bit" in v["text"] for v in rep["verdicts"])
     assert rep["shared_bytes"] == 128 * 1024
     assert rep["occupancy"]["limiter"] == "shared memory"
 
@@ -101,11 +96,11 @@ def test_text_report_and_show_lines(tmp_path):
                              "--lines", "-o", str(tmp_path)])
     assert r.exit_code == 0, r.output
     assert "verdicts:" in r.output and "tensor cores used" in r.output
-    dot_row = next(ln for ln in r.output.splitlines() if re.match(rf"\s+{line_of('c = tl.dot(a, b)')}\s+c = tl.dot", ln))
+    dot_row = next(ln for ln in r.output.splitlines() if re.match(rf"\s+{kernel_line('c = tl.dot(a, b)')}\s+c = tl.dot", ln))
     assert int(dot_row.split()[-2]) > 0, dot_row  # the matrix column of the tl.dot line
     r = runner.invoke(main, ["show", "fused_mm_softmax", "--stage", "sass", "--lines", "-o", str(tmp_path)])
     assert r.exit_code == 0, r.output
-    dot = line_of("c = tl.dot(a, b)")
+    dot = kernel_line("c = tl.dot(a, b)")
     assert f";; fused_mm_softmax.py:{dot}  c = tl.dot(a, b)" in r.output
     assert re.search(r"\bHG?MMA\b", r.output)  # at BLOCK_SIZE=32 sm90 uses mma v2 (HMMA): wgmma needs M >= 64
 

@@ -1,0 +1,40 @@
+"""Helpers the parser and report tests share."""
+
+import ast
+import re
+from pathlib import Path
+
+from kinspect.ir.records import Instruction
+
+KERNELS = Path(__file__).parent.parent / "kernels"
+BLOCK = dict(BLOCK_SIZE=64)     # the size the real-output tests compile (one compile each)
+
+
+def regex_examples(module) -> dict[str, list[str]]:
+    """{NAME: [example lines]} from the comment lines right above each `NAME = re.compile(`.
+    An example written as a quoted Python literal ("\\x00...") is unescaped."""
+    source = Path(module.__file__).read_text().splitlines()
+    found = {}
+    for i, line in enumerate(source):
+        if (m := re.match(r"^(_?[A-Z][A-Z0-9_]*) = re\.compile\(", line)):
+            examples, j = [], i - 1
+            while j >= 0 and source[j].startswith("# "):
+                text = source[j][2:]
+                examples.insert(0, ast.literal_eval(text) if text.startswith('"') else text)
+                j -= 1
+            found[m[1]] = examples
+    return found
+
+
+def instructions(records):
+    return [r for r in records if isinstance(r, Instruction)]
+
+
+def kernel_line(text: str) -> int:
+    """The line of `text` in the shipped fused kernel, read from the file."""
+    lines = (KERNELS / "fused_mm_softmax.py").read_text().splitlines()
+    return next(n for n, line in enumerate(lines, 1) if text in line)
+
+
+def dot_line() -> int:
+    return kernel_line("c = tl.dot(a, b)")
