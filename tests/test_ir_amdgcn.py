@@ -12,7 +12,7 @@ from kinspect.errors import ParseError
 from kinspect.ir import amdgcn
 from kinspect.ir.records import Access, Function, Instruction, Kind, Resource, Space
 from kinspect.isa import amd
-from tests.helpers import BLOCK, KERNELS, dot_line, instructions, regex_examples
+from tests.helpers import BLOCK, KERNELS, dot_line, instructions
 
 TARGET = "hip:gfx942"
 
@@ -27,15 +27,6 @@ def resources(records) -> dict[str, int]:
 
 
 # --- regexes ----------------------------------------------------------------------------------
-
-def test_every_regex_has_a_matching_example():
-    examples = regex_examples(amdgcn)
-    assert examples
-    for name, lines in examples.items():
-        assert lines, f"{name} has no example line above it"
-        for line in lines:
-            assert getattr(amdgcn, name).search(line), f"{name} does not match its example {line!r}"
-
 
 def test_instruction_and_label_examples():
     assert amdgcn._INSTRUCTION.match("\tglobal_load_dwordx4 v[0:3], v[4:5], off")["mnemonic"] == \

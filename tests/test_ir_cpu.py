@@ -23,7 +23,7 @@ from kinspect.ir.records import Access, Function, Instruction, Kind, Resource, S
 from kinspect.isa import aarch64 as isa_aarch64
 from kinspect.isa import riscv as isa_riscv
 from kinspect.isa import x86 as isa_x86
-from tests.helpers import instructions, regex_examples
+from tests.helpers import instructions
 
 CPU = Path(__file__).parent / "fixtures" / "cpu"
 X86 = CPU / "triton-cpu-x86-avx512"
@@ -88,16 +88,6 @@ def text_count(text: str, mnemonic: str) -> int:
 
 
 # --- regexes and shared GNU-assembler handling --------------------------------------------------
-
-@pytest.mark.parametrize("module", [cpu_asm, riscv, x86, aarch64, isa_x86])
-def test_every_regex_has_a_matching_example(module):
-    examples = regex_examples(module)
-    assert examples
-    for name, lines in examples.items():
-        assert lines, f"{name} has no example line above it"
-        for line in lines:
-            assert getattr(module, name).search(line), f"{name} does not match its example {line!r}"
-
 
 def test_directive_examples():
     assert cpu_asm.TYPE_RE.match(".type\tsum_kernel,@function")[1] == "sum_kernel"

@@ -12,7 +12,7 @@ from kinspect.errors import ParseError
 from kinspect.ir import ptx
 from kinspect.ir.records import Access, Function, Instruction, Kind, Resource, Space
 from kinspect.isa import nvidia
-from tests.helpers import BLOCK, KERNELS, dot_line, instructions, regex_examples
+from tests.helpers import BLOCK, KERNELS, dot_line, instructions
 
 
 def one(text: str) -> Instruction:
@@ -21,15 +21,6 @@ def one(text: str) -> Instruction:
 
 
 # --- regexes ----------------------------------------------------------------------------------
-
-def test_every_regex_has_a_matching_example():
-    examples = regex_examples(ptx)
-    assert examples
-    for name, lines in examples.items():
-        assert lines, f"{name} has no example line above it"
-        for line in lines:
-            assert getattr(ptx, name).search(line), f"{name} does not match its example {line!r}"
-
 
 def test_function_examples():
     m = ptx._FUNCTION.match(".visible .entry fused_mm_softmax_kernel(")

@@ -15,7 +15,7 @@ from kinspect.errors import ParseError
 from kinspect.ir import sass
 from kinspect.ir.records import Access, Function, Instruction, Kind, Resource, Space
 from kinspect.isa import nvidia
-from tests.helpers import BLOCK, KERNELS, dot_line, instructions, regex_examples
+from tests.helpers import BLOCK, KERNELS, dot_line, instructions
 
 
 
@@ -27,15 +27,6 @@ def cuobjdump(nvidia_tool, real_variant, target, *flags) -> str:
 
 
 # --- regexes: every one has an example line above it, and the example matches -----------------
-
-def test_every_regex_has_a_matching_example():
-    examples = regex_examples(sass)
-    assert examples, "no regex constants found"
-    for name, lines in examples.items():
-        assert lines, f"{name} has no example line above it"
-        for line in lines:
-            assert getattr(sass, name).search(line), f"{name} does not match its example {line!r}"
-
 
 def test_instruction_example():
     m = sass._INSTRUCTION.match("        /*0160*/                   LDG.E.128 R16, desc[UR60][R4.64] ;")
