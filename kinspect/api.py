@@ -21,15 +21,20 @@ class DumpResult:
 
 def dump(kernel: str, *, target: str | None = None, constexprs: dict | None = None, args: dict | None = None,
          num_warps: int | None = None, num_stages: int | None = None, size: str | None = None,
-         out_dir: str | Path = DEFAULT_OUT) -> DumpResult:
+         out_dir: str | Path = DEFAULT_OUT, retarget=()) -> DumpResult:
     """Compile one variant of a shipped kernel (`fused_mm_softmax`) or a user kernel
-    (`path/file.py:name`) for a target and store every stage."""
+    (`path/file.py:name`) for a target and store every stage; with `retarget` CPU specs, the
+    variant's LLVM IR compiled for those CPUs is stored beside them as `asm@<cpu>` stages."""
     from kinspect.compile import compile_variant
     from kinspect.compile.targets import resolve
     from kinspect.compile.user import is_user_kernel, load
 
     constexprs = dict(constexprs or {})
     resolved = resolve(target)
+    if retarget and resolved.target.backend in ("cuda", "hip"):
+        raise UsageError(f"--retarget compiles a CPU backend's LLVM IR for another CPU; {resolved.target} makes "
+                         f"GPU IR. Use it on a triton-cpu/spine-triton variant (-t device with that backend "
+                         f"active) or on a folder or .ll file with vec-report")
     options = {"num_warps": num_warps, "num_stages": num_stages}
     if is_user_kernel(kernel):
         uk = load(kernel, args or {}, constexprs)
@@ -42,6 +47,8 @@ def dump(kernel: str, *, target: str | None = None, constexprs: dict | None = No
         label = kernel
     variant = compile_variant(fn, args=call_args, constexprs=consts, grid=grid, resolved=resolved,
                               out_dir=out_dir, group=label, options=options)
+    if retarget:
+        variant = add_retargets(variant, retarget)
     return DumpResult(variant=variant, label=label, target_note=resolved.note, store=Path(out_dir))
 
 
@@ -93,24 +100,104 @@ def resolve_variants(items, *, target=None, constexprs=None, args=None, num_warp
     from kinspect import sources
     from kinspect.compile.user import is_user_kernel
 
+    from kinspect.derived import complete
+
     if not items:
-        return list(sources.discover(None).variants)
+        return [complete(v) for v in sources.discover(None).variants]
     variants = []
     for item in items:
         p = Path(item)
         if p.exists() and not is_user_kernel(item):
-            variants += sources.discover(p).variants
+            variants += [complete(v) for v in sources.discover(p).variants]
         else:
             variants.append(dump(item, target=target, constexprs=constexprs, args=args, num_warps=num_warps,
                                  num_stages=num_stages, size=size, out_dir=out_dir).variant)
     return variants
 
 
-def vec_report(items, **kwargs):
-    """Analysis reports (kinspect.analysis.VariantReport) for the variants named by `items`."""
+def vec_report(items, *, retarget=(), **kwargs):
+    """Analysis reports (kinspect.analysis.VariantReport) for the variants named by `items`; with
+    `retarget` CPU specs, each variant's LLVM IR compiled for those CPUs is reported after it.
+    An as-compiled variant with no machine code (a lone .ll file) is left out when retargeting."""
     from kinspect.analysis import analyse
 
-    return [analyse(v) for v in resolve_variants(items, **kwargs)]
+    reports = []
+    for v in resolve_variants(items, **kwargs):
+        if retarget:
+            llir_stage(v)  # a variant without LLVM IR is a clear error before anything is compiled
+        report = analyse(v)
+        if report.isa is not None or not retarget:
+            reports.append(report)
+        reports += [analyse(retargeted(v, spec)) for spec in retarget]
+    return reports
+
+
+def add_retargets(variant: Variant, specs) -> Variant:
+    """Store `asm@<cpu>` stages (the variant's LLVM IR compiled for each CPU) in its store folder."""
+    import dataclasses
+    import os
+    import shutil
+
+    from kinspect.store import Store
+
+    stages = list(variant.stages)
+    for spec in specs:
+        asm = retargeted(variant, spec).stage("asm")
+        name = f"asm@{spec}"
+        fname = f"{variant.kernel[:100]}.{name.replace(':', '_').replace(',', '_')}.s"
+        tmp = Path(variant.path, f".{fname}.{os.getpid()}.tmp")
+        shutil.copyfile(asm.file, tmp)
+        os.replace(tmp, Path(variant.path, fname))
+        stages = [s for s in stages if s.name != name] + [dataclasses.replace(asm, name=name, file=fname)]
+    variant = dataclasses.replace(variant, stages=tuple(stages))
+    Store(Path(variant.path).parent.parent).update_record(variant)
+    return variant
+
+
+def llir_stage(variant: Variant):
+    """The variant's LLVM IR stage (llir, else any LLVM-dialect stage)."""
+    from kinspect.errors import NotFound
+
+    found = variant.stage("llir") or next((s for s in variant.stages if s.dialect == "llvm" and not s.binary), None)
+    if found is None:
+        raise NotFound(f"'{variant.name or variant.kernel}' has no LLVM IR stage to retarget; its stages: "
+                       f"{', '.join(s.name for s in variant.stages) or 'none'}")
+    return found
+
+
+def retargeted(variant: Variant, spec: str) -> Variant:
+    """The variant's LLVM IR compiled with llvmlite for another CPU (kinspect.retarget), as a
+    variant of its own: its llir and the new assembly, kept in kinspect's cache."""
+    import dataclasses
+    import json
+
+    from kinspect import retarget
+    from kinspect.analysis.stages import open_lines
+    from kinspect.cache import cache_dir, file_key, key_of, write_text
+    from kinspect.model import StageFile, Target
+
+    cpu = retarget.parse(spec)
+    llir = llir_stage(variant)
+    src = Path(variant.path, llir.file).resolve()
+    key = key_of("retarget", file_key(src), llir.section or "", cpu.triple, cpu.describe(), retarget.llvm_version())
+    folder = cache_dir() / "retarget" / key
+    asm_path, record_path = folder / "retargeted.s", folder / "retarget.json"
+    if not (record_path.is_file() and asm_path.is_file()):
+        with open_lines(variant, llir) as lines:
+            out = retarget.compile_ir("".join(lines), cpu)
+        write_text(asm_path, out.asm)
+        write_text(record_path, json.dumps({"how": f"retargeted with {out.llvm}: {cpu.describe()}",
+                                            "remarks": list(out.remarks), "lines": out.asm.count("\n")}))
+    record = json.loads(record_path.read_text())
+    asm = StageFile(name="asm", file=str(asm_path), bytes=asm_path.stat().st_size, lines=record["lines"],
+                    dialect=cpu.isa, derived_by=record["how"])
+    return dataclasses.replace(
+        variant, target=Target("cpu", cpu.arch), offline=True, origin="retarget",
+        stages=(dataclasses.replace(llir, file=str(src)), asm), times=None,
+        name=f"{variant.name or variant.kernel}@{spec}", path=str(folder),
+        notes=tuple(f"LLVM: {r}" for r in record["remarks"][:5]),
+        extra={**variant.extra, "retarget": spec, "retargeted_from": variant.name or variant.kernel,
+               "cpu": cpu.cpu, "features": cpu.features})
 
 
 def find_variant(spec: str, out_dir: str | Path = DEFAULT_OUT) -> Variant:
@@ -118,11 +205,13 @@ def find_variant(spec: str, out_dir: str | Path = DEFAULT_OUT) -> Variant:
     from kinspect import sources
     from kinspect.errors import NotFound, did_you_mean
 
+    from kinspect.derived import complete
+
     p = Path(spec)
     if p.exists():
         listing = sources.discover(p)
         if len(listing.variants) == 1:
-            return listing.variants[0]
+            return complete(listing.variants[0])
         raise UsageError(f"'{spec}' holds {len(listing.variants)} variants; name one folder of: "
                          + ", ".join(v.name for v in listing.variants[:8]))
     store = Path(out_dir)

@@ -40,6 +40,13 @@ def main(ctx, debug):
     ctx.obj = {"debug": debug}
 
 
+def _retarget_option(f):
+    return click.option("--retarget", "retarget", multiple=True, metavar="CPU[:FEATURES]",
+                        help="Also compile the LLVM IR with llvmlite for this CPU and report it beside the "
+                             "as-compiled result: spacemit-x60, generic-rv64, x86-64-v4, riscv64:+v,+zvl256b, "
+                             "... (kinspect targets lists them). Repeatable.")(f)
+
+
 def _target_option(f):
     return click.option("-t", "--target", default=None, metavar="T",
                         help="cuda:80, cuda:90, cuda:100, hip:gfx942, hip:gfx950 or device "
@@ -56,8 +63,9 @@ def _target_option(f):
 @click.option("--num-stages", type=int, default=None)
 @click.option("--size", default=None, help="Problem size for the example arguments: N or MxN.")
 @click.option("--stage", default=None, help="Print this stage (ttir, ttgir, llir, ptx, sass, amdgcn, ...).")
+@_retarget_option
 @click.option("-o", "--out", "out_dir", default=api.DEFAULT_OUT, show_default=True, help="kinspect store folder.")
-def dump(kernel, target, constexprs, args, num_warps, num_stages, size, stage, out_dir):
+def dump(kernel, target, constexprs, args, num_warps, num_stages, size, stage, retarget, out_dir):
     """Compile KERNEL and store every stage of that variant.
 
     KERNEL is a shipped kernel (kinspect ls --kernels) or path/to/file.py:kernel_name.
@@ -66,7 +74,7 @@ def dump(kernel, target, constexprs, args, num_warps, num_stages, size, stage, o
     from kinspect.render.terminal import highlight, summary, use_color
 
     result = api.dump(kernel, target=target, constexprs=parse_constexprs(constexprs), args=parse_args(args),
-                      num_warps=num_warps, num_stages=num_stages, size=size, out_dir=out_dir)
+                      num_warps=num_warps, num_stages=num_stages, size=size, out_dir=out_dir, retarget=retarget)
     if stage:
         v = result.variant
         text = api.stage_text(v, stage)
@@ -130,9 +138,10 @@ def capture(out_dir, command):
 @click.option("--num-stages", type=int, default=None)
 @click.option("--json", "as_json", is_flag=True, help="A JSON list, one object per variant.")
 @click.option("--lines", "show_lines", is_flag=True, help="Add a table of what each Python line produced per stage.")
+@_retarget_option
 @click.option("-o", "--out", "out_dir", default=api.DEFAULT_OUT, show_default=True,
               help="Store for kernels compiled here.")
-def vec_report(targets, target, constexprs, args, num_warps, num_stages, as_json, show_lines, out_dir):
+def vec_report(targets, target, constexprs, args, num_warps, num_stages, as_json, show_lines, retarget, out_dir):
     """Vector, matrix and register use of each variant, with verdicts tied to source lines.
 
     TARGETS are kernels (shipped names or file.py:name, compiled as in dump), kinspect stores, Triton
@@ -145,7 +154,8 @@ def vec_report(targets, target, constexprs, args, num_warps, num_stages, as_json
     from kinspect.render.report import line_table, vec_report as render
 
     reports = api.vec_report(list(targets), target=target, constexprs=parse_constexprs(constexprs),
-                             args=parse_args(args), num_warps=num_warps, num_stages=num_stages, out_dir=out_dir)
+                             args=parse_args(args), num_warps=num_warps, num_stages=num_stages, out_dir=out_dir,
+                             retarget=_checked(retarget))
     if as_json:
         click.echo(json.dumps([r.to_json() for r in reports], indent=1))
         return
@@ -153,6 +163,35 @@ def vec_report(targets, target, constexprs, args, num_warps, num_stages, as_json
         click.echo("no variants found")
     click.echo("\n\n".join(render(r) + (f"\n  per line:\n{line_table(r)}" if show_lines else "")
                              for r in reports))
+
+
+def _checked(specs) -> tuple[str, ...]:
+    """--retarget values, each parsed once up front so a typo fails before anything is compiled."""
+    from kinspect import retarget
+
+    for spec in specs:
+        retarget.parse(spec)
+    return tuple(specs)
+
+
+@main.command(context_settings=CONTEXT)
+def targets():
+    """Targets kinspect compiles for: Triton targets (-t) and CPUs for --retarget."""
+    from kinspect import retarget
+    from kinspect.compile.targets import PRESETS, available
+
+    have = set(available())
+    click.echo("Triton targets (-t; offline compile, no device needed):")
+    for name, (backend, arch, _) in PRESETS.items():
+        click.echo(f"  {name:<20} {'' if name in have else '(this triton has no ' + backend + ' backend)'}".rstrip())
+    click.echo(f"  {'device':<20} the active device's target (a GPU, or a CPU backend such as triton-cpu)")
+    click.echo(f"\nCPUs for --retarget (llvmlite, {retarget.llvm_version()}):")
+    for t in retarget.PRESETS.values():
+        click.echo(f"  {t.name:<20} {t.about}")
+        click.echo(f"  {'':<20}   {t.describe()}")
+    click.echo(f"  {'host':<20} this machine's CPU")
+    click.echo(f"  {'ARCH[:FEATURES]':<20} ARCH one of riscv64, x86_64, aarch64; e.g. riscv64:+v,+zvl256b; "
+               f"a preset takes :FEATURES too")
 
 
 @main.command(context_settings=CONTEXT)

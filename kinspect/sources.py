@@ -48,30 +48,38 @@ def triton_cache_dir() -> Path:
     return Path(home) / ".triton" / "cache"
 
 
-def _stage_files(folder: Path, name: str, backend_name: str) -> tuple[StageFile, ...]:
-    backend = backends.for_target(backend_name)
-    prefix = name + "."
+def _stage_files(folder: Path, name: str, target: Target, names: dict[str, str] | None = None
+                 ) -> tuple[StageFile, ...]:
+    """The stage files of one kernel in a folder: `<name>.<stage>` files, or the given
+    {file name: stage name} for layouts with other naming."""
+    if names is None:
+        prefix = name + "."
+        names = {p.name: p.name[len(prefix):] for p in folder.iterdir()
+                 if p.is_file() and p.name.startswith(prefix) and not p.name.startswith("__grp__")}
+    backend = backends.for_target(target.backend, names.values())
     stages = []
-    for p in sorted(folder.iterdir()):
-        if not p.is_file() or not p.name.startswith(prefix) or p.name.startswith("__grp__"):
-            continue
-        stage = p.name[len(prefix):]
+    for fname, stage in sorted(names.items()):
+        p = folder / fname
         kind = backend.stage_kind(stage)
-        stages.append(StageFile(name=stage, file=p.name, bytes=p.stat().st_size, lines=None,
-                                dialect=kind.dialect, binary=kind.binary))
+        stages.append(StageFile(name=stage, file=fname, bytes=p.stat().st_size, lines=None,
+                                dialect=backends.dialect_of(kind, backend, target.arch, p), binary=kind.binary))
     stages.sort(key=lambda s: (backend.stage_kind(s.name).order, s.name))
     return tuple(stages)
 
 
-def _foreign(name: str, folder: Path, target: Target, origin: str, meta: dict, notes=()) -> Variant:
+def _foreign(name: str, folder: Path, target: Target, origin: str, meta: dict, notes=(),
+             names: dict[str, str] | None = None, label: str | None = None) -> Variant:
     from kinspect.hooks.record import OPTION_KEYS, jsonable
 
+    stages = _stage_files(folder, name, target, names)
+    backend = backends.for_target(target.backend, [s.name for s in stages])
     return Variant(kernel=name, hash=str(meta.get("hash", folder.name)), target=target, offline=False,
                    signature={}, constexprs={}, attributes={},
                    options={k: jsonable(meta[k]) for k in OPTION_KEYS if k in meta},
-                   stages=_stage_files(folder, name, target.backend), times=None, cache_hit=True,
+                   stages=stages, times=None, cache_hit=True,
                    triton_version=str(meta.get("triton_version", "")), origin=origin, notes=tuple(notes),
-                   name=folder.name, path=str(folder))
+                   name=label or folder.name, path=str(folder),
+                   extra={"backend": backend.name} if backend.name != target.backend else {})
 
 
 # -- Triton cache: <cache>/<hash>/{__grp__<name>.json, <name>.json, <name>.<stage>} ---------------
@@ -105,7 +113,10 @@ def read_triton_cache(root: Path) -> tuple[list[Variant], list[str]]:
 
 # -- TRITON_KERNEL_DUMP: <dump>/<source hash>/<name>.<stage>, targets overwrite each other ---------
 
-_DUMP_STAGES = {"ttir", "ttgir", "llir", "ptx", "cubin", "sass", "amdgcn", "hsaco", "source"}
+_DUMP_STAGES = {"ttir", "ttgir", "llir", "ptx", "cubin", "sass", "amdgcn", "hsaco", "source",
+                # CPU backends: triton-cpu, and spine-triton's per-kernel dump folders
+                "ttcir", "tttcir", "asm", "linalgdir", "ll", "s"}
+CPU_DUMP_STAGES = {"ttcir", "tttcir", "asm", "linalgdir", "ll", "s", "so"}
 
 
 def _dump_kernel_folders(root: Path):
@@ -133,7 +144,26 @@ def _dump_target(folder: Path, name: str) -> tuple[Target, list[str]]:
     if has_hip and (folder / f"{name}.amdgcn").exists():
         arch = _first_match(folder / f"{name}.amdgcn", AMDGCN_TARGET_RE) or "?"
         return Target("hip", arch, 64), notes
+    if any((folder / f"{name}.{e}").exists() for e in CPU_DUMP_STAGES):
+        return cpu_target([folder / f"{name}.{e}" for e in ("llir", "ll", "asm", "s")]), notes
     return Target("unknown", "?"), notes
+
+
+def cpu_target(files: list[Path]) -> Target:
+    """cpu:<arch> from the first LLVM IR triple or assembly ISA found in these files; cpu:? if none."""
+    from kinspect.isa.detect import TRIPLE_RE, isa_of_asm, isa_of_triple
+
+    for path in files:
+        if not path.is_file():
+            continue
+        head = _head(path, 2000)
+        triple = next((m.group(1) for m in map(TRIPLE_RE.match, head) if m), "")
+        isa = isa_of_triple(triple) if triple else None
+        if isa is None and path.suffix in (".s", ".asm"):
+            isa = isa_of_asm(head)
+        if isa:
+            return Target("cpu", CPU_ARCH[isa])
+    return Target("cpu", "?")
 
 
 def _first_match(path: Path, pattern: re.Pattern, limit: int = 2000) -> str | None:
@@ -154,6 +184,75 @@ def read_triton_dump(root: Path) -> tuple[list[Variant], list[str]]:
     return variants, warnings
 
 
+# -- spine-triton SPINE_TRITON_DUMP_PATH: <dump>/<k>_tt.mlir, <k>_linalg.mlir, <k>_ll.mlir, <k>_.ll,
+#    <k>_.o, <k>_.so (and <k>.s in recent versions), several kernels side by side ------------------
+
+SPINE_SUFFIXES = (("_tt.mlir", "ttir"), ("_linalg.mlir", "linalgdir"), ("_ll.mlir", "llmlir"),
+                  ("_ll.ir", "llir"), ("_.ll", "llir"), ("_.o", "o"), ("_.so", "so"))
+
+
+def _spine_kernels(root: Path) -> dict[str, dict[str, str]]:
+    """kernel -> {file name: stage}, for files named as spine-triton's dump names them."""
+    kernels: dict[str, dict[str, str]] = {}
+    files = sorted(p.name for p in root.iterdir() if p.is_file())
+    for fname in files:
+        for suffix, stage in SPINE_SUFFIXES:
+            if fname.endswith(suffix) and len(fname) > len(suffix):
+                kernels.setdefault(fname[: -len(suffix)], {})[fname] = stage
+                break
+    for k in kernels:
+        if f"{k}.s" in files:
+            kernels[k][f"{k}.s"] = "s"
+    # a kernel needs its IR: a stray "x_.o" alone is not a spine-triton dump
+    return {k: v for k, v in kernels.items() if {"ttir", "linalgdir", "llir"} & set(v.values())}
+
+
+def is_spine_dump(root: Path) -> bool:
+    return bool(_spine_kernels(root))
+
+
+def read_spine_dump(root: Path) -> tuple[list[Variant], list[str]]:
+    variants = []
+    for kernel, names in sorted(_spine_kernels(root).items()):
+        target = cpu_target([root / f for f, st in names.items() if st in ("llir", "s")])
+        if target.arch == "?":
+            target = Target("cpu", "riscv64")  # spine-triton compiles for SpacemiT's RISC-V cores only
+        variants.append(_foreign(kernel, root, target, "spine-dump", {}, names=names, label=kernel))
+    return variants, []
+
+
+# -- triton-shared TRITON_SHARED_DUMP_PATH: tt.mlir, ttshared.mlir, ll.mlir, ll.ir (one kernel) ------
+
+SHARED_FILES = {"tt.mlir": "ttir", "ttshared.mlir": "ttsharedir", "ll.mlir": "llmlir", "ll.ir": "llir"}
+KERNEL_NAME_RES = (re.compile(r"^define\b[^@]*@\"?([\w.$]+)"), re.compile(r"tt\.func\s+(?:public\s+)?@([\w.$]+)"))
+
+
+def is_shared_dump(root: Path) -> bool:
+    return (root / "ttshared.mlir").is_file() or (
+        (root / "tt.mlir").is_file() and (root / "ll.ir").is_file())
+
+
+def read_shared_dump(root: Path) -> tuple[list[Variant], list[str]]:
+    names = {f: stage for f, stage in SHARED_FILES.items() if (root / f).is_file()}
+    # other LLVM IR files beside them (ll.opt.O2.ir): kept as extra stages, named by their file
+    for p in sorted(root.glob("*.ir")):
+        if p.name not in names:
+            names[p.name] = p.name
+    kernel = _kernel_name([root / f for f in ("ll.ir", "tt.mlir") if f in names]) or root.name
+    target = cpu_target([root / "ll.ir"])
+    return [_foreign(kernel, root, target, "triton-shared-dump", {}, names=names, label=root.name)], []
+
+
+def _kernel_name(files: list[Path]) -> str | None:
+    for path in files:
+        for line in _head(path, 5000):
+            for pattern in KERNEL_NAME_RES:
+                m = pattern.search(line)
+                if m:
+                    return m.group(1)
+    return None
+
+
 def read_store(root: Path) -> tuple[list[Variant], list[str]]:
     return list(read_records(root)), []
 
@@ -169,6 +268,8 @@ LAYOUTS = (
     Layout("kinspect store", is_store, read_store),
     Layout("Triton cache", is_triton_cache, read_triton_cache),
     Layout("Triton dump", is_triton_dump, read_triton_dump),
+    Layout("spine-triton dump", is_spine_dump, read_spine_dump),
+    Layout("triton-shared dump", is_shared_dump, read_shared_dump),
 )
 
 
@@ -218,7 +319,8 @@ def read_file(path: Path) -> Variant:
     else:
         stages = [StageFile(path.suffix.lstrip(".") or dialect, path.name, size, None, dialect)]
         target = _target_of_text(dialect, head, triple)
-    return Variant(kernel=path.stem, hash="", target=target, offline=True, signature={}, constexprs={},
+    kernel = (_kernel_name([path]) if dialect in ("llvm", "mlir") else None) or path.stem
+    return Variant(kernel=kernel, hash="", target=target, offline=True, signature={}, constexprs={},
                    attributes={}, options={}, stages=tuple(stages), times=None, cache_hit=False,
                    triton_version="", origin="file", name=path.name, path=str(path.parent))
 

@@ -58,3 +58,17 @@ def nvidia_tool():
         return str(path)
 
     return get
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _kinspect_cache(tmp_path_factory):
+    """Keep kinspect's own cache (derived and retargeted stages) out of the home folder."""
+    import os
+
+    old = os.environ.get("KINSPECT_CACHE_DIR")
+    os.environ["KINSPECT_CACHE_DIR"] = str(tmp_path_factory.mktemp("kinspect-cache"))
+    yield
+    if old is None:
+        os.environ.pop("KINSPECT_CACHE_DIR", None)
+    else:
+        os.environ["KINSPECT_CACHE_DIR"] = old

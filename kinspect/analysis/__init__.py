@@ -39,6 +39,10 @@ class VariantReport:
             "target": str(self.variant.target),
             "path": self.variant.path,
             "isa": self.isa_name,
+            "retarget": self.variant.extra.get("retarget"),
+            "retargeted_from": self.variant.extra.get("retargeted_from"),
+            "backend": self.variant.extra.get("backend", self.variant.target.backend),
+            "isa_stage": self.isa_stage_json(),
             "instructions": m.instructions if m else 0,
             "vector_instructions": m.vector if m else 0,
             "matrix_instructions": m.matrix_total if m else 0,
@@ -61,7 +65,15 @@ class VariantReport:
             "verdicts": [{"text": v.text, "level": v.level, "line": v.line, "file": v.file} for v in self.verdicts],
             "per_line": per_line(self),
             "problems": self.problems,
+            "notes": list(self.variant.notes),
         }
+
+    def isa_stage_json(self) -> dict | None:
+        """Which stage is the machine code, and how it was made when kinspect made it."""
+        if self.isa is None:
+            return None
+        s = self.variant.stage(self.isa.stage)
+        return {"name": self.isa.stage, "derived_by": s.derived_by if s else None}
 
 
 def per_line(report: VariantReport) -> list[dict]:

@@ -48,6 +48,9 @@ class StageMetrics:
     load_widths: Counter = field(default_factory=Counter)     # global/unit loads: bits -> count
     store_widths: Counter = field(default_factory=Counter)
     access: Counter = field(default_factory=Counter)          # unit/strided/indexed vector memory ops
+    load_access: Counter = field(default_factory=Counter)     # the same, loads only
+    vector_ops: Counter = field(default_factory=Counter)      # vector mnemonics as written -> count
+    fp_forms: Counter = field(default_factory=Counter)        # vector FP "fma" / "mul" / "add" -> count
     reductions: Counter = field(default_factory=Counter)      # "ordered"/"unordered"/"other"
     spill_loads: int = 0
     spill_stores: int = 0
@@ -72,6 +75,20 @@ def is_vector(ins: Instruction, gpu: bool) -> bool:
         return True
     # On GPUs every op is per thread; a memory op moving more than a register's worth is vectorized.
     return gpu and ins.info.kind in (Kind.LOAD, Kind.STORE) and (ins.width or 0) > SCALAR_WIDTH
+
+
+def fp_form(kind: Kind, op: str) -> str | None:
+    """"fma" for a fused multiply-add, "mul"/"add" for a separate multiply or add/sub, else None."""
+    if kind is Kind.FMA:
+        return "fma"
+    if kind is not Kind.ARITH:
+        return None
+    base = op.lower().lstrip("v").split(".", 1)[0]
+    if base.startswith(("fmul", "mul", "fwmul")):
+        return "mul"
+    if base.startswith(("fadd", "fsub", "add", "sub", "fwadd", "fwsub")) and not base.startswith(("addr", "subr")):
+        return "add"
+    return None
 
 
 def _is_spill(ins: Instruction) -> bool:
@@ -138,6 +155,14 @@ def _add(m: StageMetrics, ins: Instruction, gpu: bool) -> None:
             (m.load_widths if kind is Kind.LOAD else m.store_widths)[ins.width] += 1
     if info.access is not Access.NONE:
         m.access[info.access.value] += 1
+        if kind is Kind.LOAD:
+            m.load_access[info.access.value] += 1
+    if vector:
+        m.vector_ops[ins.mnemonic] += 1
+        if info.fp:
+            form = fp_form(kind, ins.op)
+            if form:
+                m.fp_forms[form] += 1
     if ins.loc is not None:
         key = (ins.loc.file, ins.loc.line)
         ls = m.lines.get(key)

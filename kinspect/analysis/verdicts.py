@@ -7,6 +7,7 @@ returns Verdicts; RULES lists them in the order a reader wants them.
 from __future__ import annotations
 
 import os
+from collections import Counter
 from dataclasses import dataclass
 from typing import Callable
 
@@ -147,23 +148,102 @@ def spill_rule(f: Findings) -> list[Verdict]:
     return []
 
 
+def _top(counter, n: int = 6) -> str:
+    return ", ".join(f"{op} {k}" for op, k in counter.most_common(n))
+
+
+def _lines_of(f: Findings, m: StageMetrics, pick) -> list[tuple[str, int, int]]:
+    """(file, line, count) of kernel lines whose instructions `pick(op)` selects, busiest first."""
+    found = []
+    for (file, line), ls in m.lines.items():
+        n = sum(k for op, k in ls.ops.items() if pick(op))
+        if n:
+            found.append((file, line, n))
+    return sorted(found, key=lambda t: (-t[2], t[1]))
+
+
 def cpu_vector_rule(f: Findings) -> list[Verdict]:
     if f.isa is None or f.gpu or f.isa.dialect not in CPU_VECTOR_NAMES:
         return []
     name = CPU_VECTOR_NAMES[f.isa.dialect]
     m = f.isa
     if m.vector == 0:
-        return [Verdict(f"no vector instructions: {name} unused ({m.scalar_fp} scalar FP instructions)", "warn")]
+        return [Verdict(f"no vector instructions: {name} unused ({m.instructions - m.vector} scalar instructions, "
+                        f"{m.scalar_fp} of them FP)", "warn")]
     share = m.vector / m.instructions if m.instructions else 0
     units = ", ".join(f"{u} {n}" for u, n in m.vector_units.most_common())
     out = [Verdict(f"{m.vector} vector instructions ({share:.0%} of {m.instructions}): {name} used"
-                   + (f" ({units})" if units else ""), "good")]
-    if m.vtypes:
-        mix = ", ".join(f"{k}×{n}" for k, n in m.vtypes.most_common(6))
-        out.append(Verdict(f"vsetvli configurations (SEW,LMUL): {mix}", "info"))
-    if m.access.get("strided") or m.access.get("indexed"):
-        out.append(Verdict(f"vector memory: {m.access.get('unit', 0)} unit-stride, {m.access.get('strided', 0)} "
-                           f"strided, {m.access.get('indexed', 0)} indexed (gather/scatter)", "info"))
+                   + (f" ({units})" if units else "") + f": {_top(m.vector_ops)}", "good")]
+    if f.isa.dialect == "riscv":
+        n = sum(k for op, k in m.mnemonics.items() if op.startswith("vsetvl") or op == "vsetivli")
+        mix = ", ".join(f"{k}×{c}" for k, c in m.vtypes.most_common(6))
+        out.append(Verdict(f"{n} vsetvli/vsetivli; SEW,LMUL mix: {mix or 'none'}", "info"))
+    loads = m.load_access
+    if loads:
+        level = "warn" if loads.get("strided", 0) + loads.get("indexed", 0) > loads.get("unit", 0) else "info"
+        out.append(Verdict(f"vector loads: {loads.get('unit', 0)} unit-stride, {loads.get('strided', 0)} strided, "
+                           f"{loads.get('indexed', 0)} indexed (gather)", level))
+    return out
+
+
+UNORDERED = {"riscv": "vfredusum", "aarch64": "faddv"}
+FMA_NAMES = {"riscv": "vfmacc/vfmadd", "x86": "vfmadd*ps", "aarch64": "fmla"}
+
+
+def fma_rule(f: Findings) -> list[Verdict]:
+    """Fused multiply-add or separate multiply and add, in the vector FP code."""
+    if f.isa is None or f.gpu or f.isa.dialect not in CPU_VECTOR_NAMES:
+        return []
+    forms = f.isa.fp_forms
+    fma, mul, add = forms.get("fma", 0), forms.get("mul", 0), forms.get("add", 0)
+    if fma:
+        return [Verdict(f"{fma} fused multiply-adds ({FMA_NAMES[f.isa.dialect]}), {mul} separate multiplies", "good")]
+    if mul:
+        reduce = sum(f.isa.reductions.values())
+        how = f" and {reduce} reductions" if reduce and not add else f" and {add} adds"
+        return [Verdict(f"no fused multiply-add: {mul} vector multiplies{how} instead of "
+                        f"{FMA_NAMES[f.isa.dialect]} (a dot lowered as multiply then reduce, or fp fusion off)", "warn")]
+    return []
+
+
+def ime_rule(f: Findings) -> list[Verdict]:
+    """SpacemiT IME (smt.vmadot*): used, or why a dot could not use it."""
+    if f.isa is None or f.isa.dialect != "riscv":
+        return []
+    if f.isa.matrix.get("ime"):
+        return [Verdict(f"IME used: {_top(Counter({op: k for op, k in f.isa.vector_ops.items() if 'vmadot' in op}))}",
+                        "good")]
+    dots = [(file, line) for m in f.ir() for (file, line), ls in m.lines.items() if ls.matrix and f.is_kernel_file(file)]
+    if f.isa.fp_forms.get("mul") or f.isa.fp_forms.get("fma") or dots:
+        where = f"{f.where(*dots[0])}: " if dots else ""
+        return [Verdict(f"{where}no IME (smt.vmadot): the X60's IME is integer-only, so an fp matmul runs on RVV "
+                        f"(vfmacc/vfwmacc at best)", "info", dots[0][1] if dots else None, dots[0][0] if dots else None)]
+    return []
+
+
+# Callees by what they are: vector math libraries take a vector per call, libm one element.
+VECTOR_MATH = ("Sleef_", "_ZGV", "__svml_", "__vml", "__riscv_v", "__mth_")
+SCALAR_MATH = frozenset(f"{fn}{suffix}" for fn in (
+    "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "pow", "sqrt", "sin", "cos", "tan", "tanh", "sinh",
+    "cosh", "asin", "acos", "atan", "atan2", "erf", "erfc", "cbrt", "fmod", "hypot", "floor", "ceil", "round",
+    "trunc", "rint", "fma", "fmax", "fmin") for suffix in ("", "f"))
+
+
+def calls_rule(f: Findings) -> list[Verdict]:
+    if f.isa is None or f.gpu or not f.isa.calls:
+        return []
+    calls = f.isa.calls
+    vector = Counter({c: n for c, n in calls.items() if c.startswith(VECTOR_MATH)})
+    scalar = Counter({c: n for c, n in calls.items() if c.lstrip("_") in SCALAR_MATH or c.rstrip("@plt") in SCALAR_MATH})
+    other = Counter({c: n for c, n in calls.items() if c not in vector and c not in scalar})
+    out = []
+    if vector:
+        out.append(Verdict(f"vector math library calls: {_top(vector)}", "good"))
+    if scalar:
+        out.append(Verdict(f"scalar libm calls: {_top(scalar)}: one element per call, the math is not vectorized",
+                           "warn"))
+    if other:
+        out.append(Verdict(f"other calls: {_top(other)}", "info"))
     return out
 
 
@@ -173,9 +253,16 @@ def reduction_rule(f: Findings) -> list[Verdict]:
     m = f.isa
     out = []
     if m.reductions.get("ordered"):
-        ops = ", ".join(op for op, _ in m.mnemonics.most_common() if "redosum" in op or op == "fadda") or "ordered"
-        out.append(Verdict(f"{m.reductions['ordered']} ordered reductions ({ops}): strictly sequential; "
-                           f"unordered forms need reassociation allowed", "warn"))
+        ordered = {op for op, _ in m.mnemonics.items() if "redosum" in op or op == "fadda"}
+        ops = ", ".join(sorted(ordered)) or "ordered"
+        lines = [(file, line, n) for file, line, n in _lines_of(f, m, lambda op: op in ordered)
+                 if f.is_kernel_file(file)]
+        for file, line, n in lines[:3]:
+            out.append(Verdict(f"{f.where(file, line)} → {n} ordered reductions ({ops}): strictly sequential; "
+                               f"unordered forms ({UNORDERED.get(m.dialect, 'tree reductions')}) need reassociation allowed", "warn", line, file))
+        if not lines:
+            out.append(Verdict(f"{m.reductions['ordered']} ordered reductions ({ops}): strictly sequential; "
+                               f"unordered forms need reassociation allowed", "warn"))
     if m.reductions.get("unordered") or m.matrix_total:
         return out
     # A reduction in the IR that the machine code does as a run of scalar FP adds on one location.
@@ -204,7 +291,8 @@ def resource_rule(f: Findings) -> list[Verdict]:
 
 
 RULES: tuple[Callable[[Findings], list[Verdict]], ...] = (
-    matrix_rule, loads_rule, spill_rule, cpu_vector_rule, reduction_rule, resource_rule,
+    matrix_rule, loads_rule, spill_rule, cpu_vector_rule, fma_rule, reduction_rule, ime_rule, calls_rule,
+    resource_rule,
 )
 
 

@@ -20,13 +20,20 @@ from kinspect.model import StageKind
 class Deriver:
     """Makes a derived stage (e.g. SASS) from a stored stage (e.g. cubin).
 
-    `run(source_file) -> text` may raise; the failure is recorded as a note on the variant.
-    `tool` names what did it, for the record (`nvdisasm -c -g -gi`).
+    `run(source_file)` returns the text, or (text, how it was made), and may raise; the failure
+    is recorded as a note on the variant. `tool` names what did it (`nvdisasm -c -g -gi`).
+    `sources` are the stages it can start from, tried in order (default: stage.derived_from);
+    several Derivers of one stage are alternatives: the first that succeeds makes it.
     """
 
     stage: StageKind
-    run: Callable[[Path], str]
+    run: Callable[[Path], "str | tuple[str, str]"]
     tool: str
+    sources: tuple[str, ...] = ()
+
+    @property
+    def inputs(self) -> tuple[str, ...]:
+        return self.sources or ((self.stage.derived_from,) if self.stage.derived_from else ())
 
 
 @dataclass(frozen=True)
@@ -36,6 +43,9 @@ class Backend:
     stages: tuple[StageKind, ...]
     derivers: tuple[Deriver, ...] = ()
     isa: str = ""                      # dialect of the final assembly (sass, amdgcn, x86, riscv, ...)
+    # Stage names only this backend makes: they tell apart backends that share a Triton name
+    # (triton-cpu, spine-triton and triton-shared are all "cpu").
+    markers: tuple[str, ...] = ()
 
     def stage_kind(self, name: str) -> StageKind:
         for s in self.stages:
@@ -52,7 +62,8 @@ _GENERIC = {
     "ttir": ("mlir", False), "ttgir": ("mlir", False), "mlir": ("mlir", False), "source": ("mlir", False),
     "llir": ("llvm", False), "ll": ("llvm", False), "ptx": ("ptx", False), "sass": ("sass", False),
     "amdgcn": ("amdgcn", False), "json": ("json", False), "cubin": ("elf", True), "hsaco": ("elf", True),
-    "so": ("elf", True), "o": ("elf", True), "obj": ("elf", True),
+    "so": ("elf", True), "o": ("elf", True), "obj": ("elf", True), "asm": ("asm", False), "s": ("asm", False),
+    "ir": ("llvm", False),
 }
 
 
@@ -63,14 +74,17 @@ def generic_stage(name: str) -> StageKind:
 
 
 _REGISTRY: dict[str, Backend] = {}
-_MODULES = ("cuda", "hip")
+_BY_TRITON: dict[str, list[Backend]] = {}   # Triton's backend name -> kinspect backends, default first
+_MODULES = ("cuda", "hip", "cpu")
 
 
 def register(backend: Backend) -> Backend:
-    for key in (backend.name, *backend.triton_names):
-        if key in _REGISTRY and _REGISTRY[key] is not backend:
-            raise RuntimeError(f"backend key {key!r} registered twice")
-        _REGISTRY[key] = backend
+    if backend.name in _REGISTRY and _REGISTRY[backend.name] is not backend:
+        raise RuntimeError(f"backend {backend.name!r} registered twice")
+    _REGISTRY[backend.name] = backend
+    for key in backend.triton_names:
+        _BY_TRITON.setdefault(key, []).append(backend)
+        _REGISTRY.setdefault(key, backend)
     return backend
 
 
@@ -80,13 +94,59 @@ def _load() -> None:
             importlib.import_module(f"{__name__}.{mod}")
 
 
-def for_target(backend_name: str) -> Backend:
-    """The backend for a Target.backend value; an unknown one gets a generic backend so that live
-    capture works unchanged with backends kinspect has never heard of."""
+def for_target(backend_name: str, stage_names=()) -> Backend:
+    """The backend for a Target.backend value (and, where several share it, the one whose marker
+    stages are among `stage_names`); an unknown one gets a generic backend so that live capture
+    works unchanged with backends kinspect has never heard of."""
     _load()
+    candidates = _BY_TRITON.get(backend_name, [])
+    names = set(stage_names)
+    for b in candidates:
+        if names.intersection(b.markers):
+            return b
+    if candidates:
+        return candidates[0]
     if backend_name in _REGISTRY:
         return _REGISTRY[backend_name]
     return Backend(name=backend_name, triton_names=(backend_name,), stages=())
+
+
+def of(variant) -> Backend:
+    """The backend that made a Variant: named in its record, else told by its target and stages."""
+    _load()
+    named = variant.extra.get("backend") if variant.extra else None
+    if named in _REGISTRY:
+        return _REGISTRY[named]
+    return for_target(variant.target.backend, [s.name for s in variant.stages])
+
+
+# Target.arch of CPU targets -> the dialect of their assembly
+CPU_ISAS = {"x86_64": "x86", "x86-64": "x86", "amd64": "x86", "aarch64": "aarch64", "arm64": "aarch64",
+            "riscv64": "riscv", "riscv": "riscv"}
+
+
+def dialect_of(kind: StageKind, backend: Backend, arch: str, path: Path | None = None,
+               text: str | None = None) -> str:
+    """The parser dialect of a stage file: a backend's generic "asm" becomes the ISA of its
+    target (x86, aarch64, riscv), else the ISA its text (at `path`, or `text`) shows."""
+    if kind.dialect != "asm":
+        return kind.dialect
+    if backend.isa:
+        return backend.isa
+    if arch.lower() in CPU_ISAS:
+        return CPU_ISAS[arch.lower()]
+    if path is not None and path.is_file():
+        from kinspect.isa.detect import isa_of_asm
+
+        with open(path, errors="replace") as f:
+            found = isa_of_asm(line for _, line in zip(range(5000), f))
+        if found:
+            return found
+    if text is not None:
+        from kinspect.isa.detect import isa_of_asm
+
+        return isa_of_asm(text.splitlines()[:5000]) or "text"
+    return "text"
 
 
 def get(name: str) -> Backend:

@@ -8,6 +8,7 @@ Always argument lists, never a shell.
 from __future__ import annotations
 
 import importlib.util
+import re
 import os
 import shutil
 import subprocess
@@ -38,3 +39,104 @@ def run_tool(argv: list[str], *, timeout: float = 120) -> str:
         msg = (proc.stderr or proc.stdout).strip().splitlines()
         raise KinspectError(f"{Path(argv[0]).name} failed: {msg[-1] if msg else f'exit {proc.returncode}'}")
     return proc.stdout
+
+
+# -- object files: llvm-objdump / objdump, their output turned back into assembler syntax -------
+
+ELF_MACHINES = {0x3E: "x86", 0xB7: "aarch64", 0xF3: "riscv"}
+# What llvm-objdump must be told to decode everything a Triton CPU backend emits (RVV, Zfh, Zb*).
+OBJDUMP_MATTR = {"riscv": "+m,+a,+f,+d,+c,+v,+zfh,+zba,+zbb,+zbs"}
+
+
+def elf_isa(path: Path) -> str | None:
+    """The ISA of an ELF object or shared object, from its header's e_machine."""
+    with open(path, "rb") as f:
+        head = f.read(20)
+    if len(head) < 20 or head[:4] != b"\x7fELF":
+        return None
+    order = "little" if head[5] == 1 else "big"
+    return ELF_MACHINES.get(int.from_bytes(head[18:20], order))
+
+
+def objdump_tools(isa: str) -> list[list[str]]:
+    """Disassembler command lines to try for this ISA, best first."""
+    cross = {"riscv": "riscv64-linux-gnu-objdump", "aarch64": "aarch64-linux-gnu-objdump"}.get(isa)
+    found = []
+    llvm = shutil.which("llvm-objdump")
+    if llvm:
+        mattr = [f"--mattr={OBJDUMP_MATTR[isa]}"] if isa in OBJDUMP_MATTR else []
+        found.append([llvm, "-d", "-l", "--no-show-raw-insn", *mattr])
+    for name in (cross, "objdump"):
+        path = shutil.which(name) if name else None
+        if path:
+            found.append([path, "-d", "-l", "--no-show-raw-insn"])
+    return found
+
+
+# "0000000000000014 <sum_kernel>:"
+SYMBOL_RE = re.compile(r"^([0-9a-f]+) <(.+)>:\s*$")
+# "      1c:      	sext.w	a4, a4"
+INSN_RE = re.compile(r"^\s+([0-9a-f]+):\s*(.*)$")
+# "; /path/file.py:23" (llvm-objdump -l) or "/path/file.py:23" (GNU objdump -l)
+LINE_RE = re.compile(r"^(?:; )?(/.+|[A-Za-z]:\\.+|[^\s:;][^:]*\.\w+):(\d+)(?: \(discriminator \d+\))?\s*$")
+# a branch target as objdump prints it: "0x2c <sum_kernel+0x2c>" or "2c <.L0>"
+TARGET_RE = re.compile(r"(?:0x)?([0-9a-f]+) <[^>]*>\s*$")
+
+
+def objdump_to_asm(text: str) -> tuple[str, int]:
+    """objdump -d -l output as assembler text the CPU parsers read: symbols become labels, every
+    instruction gets an address label (so branches, printed as addresses, still find their
+    targets and loops are seen), and `file:line` lines become .file/.loc directives.
+    Returns (text, instructions the disassembler could not decode)."""
+    out, files, unknown = [], {}, 0
+    for line in text.splitlines():
+        m = SYMBOL_RE.match(line)
+        if m:
+            name = m.group(2).strip()
+            if not name.startswith("."):
+                out.append(f"\t.globl\t{name}\n\t.type\t{name},@function")
+            out.append(f"{name}:")
+            continue
+        m = INSN_RE.match(line)
+        if m:
+            addr, insn = m.group(1), m.group(2).strip()
+            insn = re.sub(r"^(?:[0-9a-f]{2,8} )+\s*", "", insn) if re.match(r"^[0-9a-f]{2,8} ", insn) else insn
+            if not insn or insn.startswith("<unknown>") or insn.startswith("(bad)") or insn.startswith(".insn"):
+                unknown += 1
+                out.append(f".Laddr_{int(addr, 16):x}:\t# undecoded")
+                continue
+            insn = TARGET_RE.sub(lambda t: f".Laddr_{int(t.group(1), 16):x}", insn)
+            out.append(f".Laddr_{int(addr, 16):x}:\t{insn}")
+            continue
+        m = LINE_RE.match(line.strip())
+        if m:
+            path = m.group(1)
+            if path not in files:
+                files[path] = len(files) + 1
+                out.append(f'\t.file\t{files[path]} "{os.path.dirname(path)}" "{os.path.basename(path)}"')
+            out.append(f"\t.loc\t{files[path]} {m.group(2)} 0")
+    return "\n".join(out) + "\n", unknown
+
+
+def disassemble(path: Path) -> tuple[str, str]:
+    """(assembly, how) for an ELF object or shared object, with the first disassembler that
+    decodes it; a KinspectError when none can."""
+    isa = elf_isa(path)
+    if isa is None:
+        raise KinspectError(f"'{path.name}' is not an ELF object for x86-64, AArch64 or RISC-V")
+    tools = objdump_tools(isa)
+    if not tools:
+        raise KinspectError("no llvm-objdump or objdump on PATH")
+    errors = []
+    for argv in tools:
+        try:
+            raw = run_tool([*argv, str(path)])
+        except KinspectError as e:
+            errors.append(str(e))
+            continue
+        asm, unknown = objdump_to_asm(raw)
+        if asm.count("\n") > 1 and unknown * 2 < asm.count(".Laddr_"):
+            how = " ".join([Path(argv[0]).name, *argv[1:]])
+            return asm, how + (f" ({unknown} instructions it could not decode)" if unknown else "")
+        errors.append(f"{Path(argv[0]).name} decoded {unknown} of the instructions as unknown")
+    raise KinspectError("; ".join(errors))

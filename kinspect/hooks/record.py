@@ -98,21 +98,23 @@ def build(*, src, metadata: dict, metadata_group: dict, times, cache_hit: bool, 
     """The Variant (not yet stored) and the stage files to copy, by file name."""
     name = str(metadata.get("name") or getattr(src, "name", "kernel"))
     target = target_of(metadata)
-    backend = backends.for_target(target.backend)
-    files: dict[str, Path] = {}
-    stages = []
     prefix = name[:150] + "."  # Triton truncates file names to 150 characters
+    named = {}
     for fname, path in sorted(metadata_group.items()):
         fname = str(fname)
-        if fname.startswith("__grp__"):
-            continue
-        stage = fname[len(prefix):] if fname.startswith(prefix) else fname.rsplit(".", 1)[-1]
+        if not fname.startswith("__grp__"):
+            named[fname] = fname[len(prefix):] if fname.startswith(prefix) else fname.rsplit(".", 1)[-1]
+    # Stage names come from the metadata group: whatever the backend made, GPU or CPU.
+    backend = backends.for_target(target.backend, named.values())
+    files: dict[str, Path] = {}
+    stages = []
+    for fname, stage in named.items():
         kind = backend.stage_kind(stage)
-        p = Path(path)
+        p = Path(metadata_group[fname])
         files[fname] = p
         stages.append(StageFile(name=stage, file=fname, bytes=p.stat().st_size,
-                                lines=None if kind.binary else _count_lines(p), dialect=kind.dialect,
-                                binary=kind.binary))
+                                lines=None if kind.binary else _count_lines(p),
+                                dialect=backends.dialect_of(kind, backend, target.arch, p), binary=kind.binary))
     stages.sort(key=lambda s: (backend.stage_kind(s.name).order, s.name))
     signature, constexprs, attributes = specialization(src)
     options = {k: jsonable(metadata[k]) for k in OPTION_KEYS if k in metadata}
@@ -121,28 +123,40 @@ def build(*, src, metadata: dict, metadata_group: dict, times, cache_hit: bool, 
         signature=signature, constexprs=constexprs, attributes=attributes, options=options,
         stages=tuple(stages), times=compile_times(times), cache_hit=bool(cache_hit),
         triton_version=str(metadata.get("triton_version") or triton_version), source=source_ref(src),
-        origin=origin, created=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"))
+        origin=origin, created=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        extra={"backend": backend.name} if backend.name != target.backend else {})
     return variant, files
 
 
 def derive(variant: Variant, files: dict[str, Path]) -> tuple[list[StageFile], list[str], dict[str, str]]:
     """Run the backend's derivers on the variant's stage files (read only): (new stage files,
-    notes, texts by file name)."""
-    backend = backends.for_target(variant.target.backend)
-    new, notes, texts = [], [], {}
+    notes, texts by file name). Derivers of one stage are alternatives, tried in order; a stage
+    the variant already has in that dialect (a backend's own assembly) is not derived again."""
+    backend = backends.of(variant)
+    new, failed, texts = [], {}, {}
+    have = {backend.stage_kind(s.name).dialect for s in variant.stages if not s.binary}
     for d in backend.derivers:
-        src = variant.stage(d.stage.derived_from or "")
-        if src is None or variant.stage(d.stage.name) is not None:
+        if d.stage.name in {s.name for s in new} or variant.stage(d.stage.name) is not None \
+                or d.stage.dialect in have:
             continue
-        fname = src.file.rsplit(".", 1)[0] + "." + d.stage.ext
+        src = next((variant.stage(n) for n in d.inputs if variant.stage(n) is not None), None)
+        if src is None or src.file not in files:
+            continue
         try:
-            text = d.run(files[src.file])
-        except Exception as e:  # a broken cubin must not lose the other stages
-            notes.append(f"{d.stage.name} not derived: {e}")
+            out = d.run(files[src.file])
+        except Exception as e:  # a broken binary must not lose the other stages
+            failed.setdefault(d.stage.name, []).append(f"{d.tool}: {e}")
             continue
+        text, how = (out, d.tool) if isinstance(out, str) else out
+        fname = src.file.rsplit(".", 1)[0] + "." + d.stage.ext
+        if fname in files or fname == src.file:
+            fname = f"{src.file}.{d.stage.ext}"
         texts[fname] = text
-        new.append(StageFile(name=d.stage.name, file=fname, bytes=len(text.encode()),
-                             lines=text.count("\n"), dialect=d.stage.dialect, derived_by=d.tool))
+        new.append(StageFile(name=d.stage.name, file=fname, bytes=len(text.encode()), lines=text.count("\n"),
+                             dialect=backends.dialect_of(d.stage, backend, variant.target.arch, text=text),
+                             derived_by=how))
+    made = {s.name for s in new}
+    notes = [f"{stage} not derived: {'; '.join(why)}" for stage, why in failed.items() if stage not in made]
     return new, notes, texts
 
 
@@ -150,7 +164,7 @@ def store_variant(store: Store, group: str, variant: Variant, files: dict[str, P
     """Derive the backend's derived stages, then write stages and record atomically."""
     import dataclasses
 
-    backend = backends.for_target(variant.target.backend)
+    backend = backends.of(variant)
     new, notes, texts = derive(variant, files)
     stages = sorted(variant.stages + tuple(new), key=lambda s: (backend.stage_kind(s.name).order, s.name))
     variant = dataclasses.replace(variant, stages=tuple(stages), notes=variant.notes + tuple(notes))

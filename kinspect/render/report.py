@@ -14,10 +14,17 @@ def _widths(w) -> str:
 
 def vec_report(report) -> str:
     v, m, r = report.variant, report.isa, report.resources
-    out = [f"{v.kernel}  {v.target}  {v.name}", f"  {v.path}"]
+    retarget = v.extra.get("retarget")
+    head = f"{v.kernel}  {v.target}  {v.name}"
+    out = [head + (f"  (retargeted from {v.extra.get('retargeted_from')})" if retarget else ""), f"  {v.path}"]
     if m is None:
-        out.append("  no machine-code stage (sass, amdgcn or CPU assembly) to analyse")
+        out.append("  no machine-code stage (sass, amdgcn or CPU assembly) to analyse"
+                   + ("; --retarget CPU compiles its LLVM IR for a CPU (kinspect targets)" if v.stage("llir") or
+                      any(s.dialect == "llvm" for s in v.stages) else ""))
     else:
+        stage = v.stage(m.stage)
+        if stage is not None and stage.derived_by:
+            out.append(f"  {m.stage}: {stage.derived_by}")
         matrix = ", ".join(f"{u} {n}" for u, n in m.matrix.most_common()) or "0"
         out.append(f"  {m.dialect}: {m.instructions:,} instructions; vector {m.vector:,}; matrix {matrix}; "
                    f"scalar FP {m.scalar_fp:,}; other (not in the ISA table) {m.other:,}")
@@ -35,6 +42,7 @@ def vec_report(report) -> str:
     out.append("  verdicts:")
     out += [f"    {MARK[x.level]} {x.text}" for x in report.verdicts] or ["    (none)"]
     out += [f"  problem: {p}" for p in report.problems]
+    out += [f"  note: {n}" for n in v.notes]
     return "\n".join(out)
 
 

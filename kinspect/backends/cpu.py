@@ -1,0 +1,86 @@
+"""CPU backends. Triton calls all three `cpu` (GPUTarget("cpu", ...)); their stage names tell them apart.
+
+- triton-cpu: ttir -> ttcir -> tttcir -> llir -> asm -> so. Its asm is the host's, made from the llir.
+- spine-triton (SpacemiT, RISC-V): ttir -> linalgdir -> llir -> so; no asm stage. Its last step runs
+  `opt -passes=loop-vectorize -force-vector-width=32 -force-vector-interleave=2` and
+  `llc -O3 -mcpu=spacemit-x60`, so assembly regenerated from its llir uses those flags.
+- triton-shared: ttir -> ttsharedir -> llir -> obj (older versions: cpuasm, text assembly); plain
+  `llc` with no target flags, i.e. the host.
+
+Their assembly stage is derived when it is missing: disassembled from the .so/.o when llvm-objdump
+or objdump is on PATH, else compiled again from the llir with llvmlite using the backend's flags.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kinspect.backends import Backend, Deriver, register
+from kinspect.backends.tools import disassemble
+from kinspect.model import StageKind
+
+# "asm": CPU assembly whose ISA (x86, aarch64, riscv) is decided per variant (see backends.dialect_of).
+ASM = StageKind("asm", "asm", "asm", order=60, title="assembly")
+
+
+def _disassemble(path: Path) -> tuple[str, str]:
+    asm, how = disassemble(path)
+    return asm, f"disassembled from {path.suffix.lstrip('.') or path.name} with {how}"
+
+
+def _regenerate(fallback: str):
+    """A deriver run: the llir compiled again with llvmlite, for the triple and CPU the IR names,
+    else for `fallback` (a kinspect.retarget spec: the backend's own llc flags)."""
+
+    def run(path: Path) -> tuple[str, str]:
+        from kinspect import retarget
+
+        text = path.read_text(errors="replace")
+        target = retarget.own_target(text, fallback)
+        out = retarget.compile_ir(text, target)
+        return out.asm, f"regenerated from llir with {out.llvm}: {target.describe()}"
+
+    return run
+
+
+def _asm_from(fallback: str) -> tuple[Deriver, ...]:
+    return (Deriver(ASM, _disassemble, "objdump", sources=("so", "o", "obj")),
+            Deriver(ASM, _regenerate(fallback), "llvmlite", sources=("llir", "ll")))
+
+
+def _stages(*names: tuple[str, str, int, str], binary=("so", "o", "obj")) -> tuple[StageKind, ...]:
+    return tuple(StageKind(name, name, dialect, binary=name in binary, order=order, title=title)
+                 for name, dialect, order, title in names)
+
+
+COMMON_HEAD = (("source", "mlir", 0, "Triton IR as generated from the AST"), ("ttir", "mlir", 10, "TTIR"))
+COMMON_TAIL = (("llir", "llvm", 40, "LLVM IR"), ("so", "elf", 70, "shared object"), ("json", "json", 90, "metadata"))
+
+register(Backend(
+    name="triton-cpu",
+    triton_names=("cpu",),
+    markers=("ttcir", "tttcir", "asm"),
+    stages=_stages(*COMMON_HEAD, ("ttcir", "mlir", 20, "TTCIR"), ("tttcir", "mlir", 30, "TTTCIR"),
+                   ("asm", "asm", 60, "assembly"), *COMMON_TAIL),
+    derivers=_asm_from("host"),
+))
+
+register(Backend(
+    name="spine-triton",
+    triton_names=("cpu",),
+    markers=("linalgdir",),
+    isa="riscv",
+    stages=_stages(*COMMON_HEAD, ("linalgdir", "mlir", 20, "Linalg IR"), ("llmlir", "mlir", 30, "LLVM dialect"),
+                   ("s", "asm", 60, "assembly"), ("o", "elf", 65, "object"), *COMMON_TAIL),
+    derivers=_asm_from("spacemit-x60-spine"),
+))
+
+register(Backend(
+    name="triton-shared",
+    triton_names=("cpu",),
+    markers=("ttsharedir", "cpuasm"),
+    stages=_stages(*COMMON_HEAD, ("ttsharedir", "mlir", 20, "TTSharedIR (Linalg)"),
+                   ("llmlir", "mlir", 30, "LLVM dialect"), ("cpuasm", "asm", 60, "assembly"),
+                   ("obj", "elf", 65, "object"), *COMMON_TAIL),
+    derivers=_asm_from("host"),
+))

@@ -1,0 +1,241 @@
+"""Compile a variant's LLVM IR for another CPU, in-process, with llvmlite.
+
+    target = retarget.parse("spacemit-x60")          # a preset, or "riscv64:+v,+zvl256b"
+    out = retarget.compile_ir(llir_text, target)      # out.asm, out.remarks
+
+The pipeline is what a CPU Triton backend runs after its llir stage: LLVM's O3 module pipeline
+(which loop- and SLP-vectorizes for the target machine's vector width), then O3 code generation.
+A preset may add LLVM options, as spine-triton's `-force-vector-width=32 -force-vector-interleave=2`.
+The IR's own triple, data layout and per-function target-cpu/target-features are replaced, so
+that the result shows what this CPU would get from the same IR.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import tempfile
+from dataclasses import dataclass, replace
+
+from kinspect.errors import CompileError, UsageError, did_you_mean
+
+RISCV = "riscv64-unknown-linux-gnu"
+X86 = "x86_64-unknown-linux-gnu"
+ARM = "aarch64-unknown-linux-gnu"
+
+# LLVM options a target may set; every compile sets each one (to its default when the target
+# does not), because llvmlite's options are process-wide and would otherwise leak between targets.
+OPTION_DEFAULTS = {"force-vector-width": 0, "force-vector-interleave": 0}
+
+
+@dataclass(frozen=True)
+class CpuTarget:
+    name: str
+    triple: str
+    cpu: str
+    features: str = ""
+    options: tuple[tuple[str, int], ...] = ()
+    about: str = ""
+
+    @property
+    def isa(self) -> str:
+        from kinspect.isa.detect import isa_of_triple
+
+        return isa_of_triple(self.triple) or "unknown"
+
+    @property
+    def arch(self) -> str:
+        return self.triple.split("-", 1)[0]
+
+    def describe(self) -> str:
+        """What the compile used, as llc/opt would be told: `riscv64 -mcpu=spacemit-x60 ...`."""
+        parts = [self.arch, f"-mcpu={self.cpu}"]
+        if self.features:
+            parts.append(f"-mattr={self.features}")
+        parts += [f"-{k}={v}" for k, v in self.options]
+        return " ".join(parts)
+
+
+SPINE_OPTIONS = (("force-vector-width", 32), ("force-vector-interleave", 2))
+
+PRESETS: dict[str, CpuTarget] = {t.name: t for t in (
+    CpuTarget("spacemit-x60", RISCV, "spacemit-x60", "",
+              about="SpacemiT K1/M1 X60 core: RVV 1.0, VLEN 256, integer IME (smt.vmadot)"),
+    CpuTarget("spacemit-x60-spine", RISCV, "spacemit-x60", "", SPINE_OPTIONS,
+              about="spacemit-x60 with spine-triton's opt flags -force-vector-width=32 -force-vector-interleave=2"),
+    CpuTarget("generic-rv64", RISCV, "generic-rv64", "+m,+a,+f,+d,+c",
+              about="RV64GC, no vector extension"),
+    CpuTarget("rv64gcv", RISCV, "generic-rv64", "+m,+a,+f,+d,+c,+v",
+              about="RV64GC with RVV 1.0 (VLEN 128 minimum)"),
+    CpuTarget("sifive-x280", RISCV, "sifive-x280", "",
+              about="SiFive X280: RVV 1.0, VLEN 512"),
+    CpuTarget("x86-64-v3", X86, "x86-64-v3", "", about="x86-64 with AVX2 and FMA (Haswell and later)"),
+    CpuTarget("x86-64-v4", X86, "x86-64-v4", "", about="x86-64 with AVX-512 (Skylake-X and later)"),
+    CpuTarget("sapphirerapids", X86, "sapphirerapids", "", about="Intel Sapphire Rapids: AVX-512, AMX tiles"),
+    CpuTarget("neoverse-v1", ARM, "neoverse-v1", "", about="Arm Neoverse V1: NEON and SVE (256-bit)"),
+    CpuTarget("apple-m1", "arm64-apple-macosx14.0.0", "apple-m1", "", about="Apple M1: NEON"),
+)}
+
+# A bare architecture: its baseline CPU.
+ARCHES = {"riscv64": (RISCV, "generic-rv64", "+m,+a,+f,+d,+c"), "x86_64": (X86, "x86-64", ""),
+          "x86-64": (X86, "x86-64", ""), "aarch64": (ARM, "generic", "+neon"), "arm64": (ARM, "generic", "+neon")}
+FEATURE_RE = re.compile(r"^[+-][a-z0-9][a-z0-9._-]*$")
+
+
+def host() -> CpuTarget:
+    import llvmlite.binding as llvm
+
+    _init()
+    triple = llvm.get_process_triple()
+    return CpuTarget("host", triple, llvm.get_host_cpu_name(), "", about="this machine's CPU")
+
+
+def names() -> list[str]:
+    return list(PRESETS) + ["host"]
+
+
+def parse(spec: str) -> CpuTarget:
+    """`PRESET`, `PRESET:+feat,-feat`, `ARCH` or `ARCH:+feat,...` (ARCH: riscv64, x86_64, aarch64)."""
+    head, _, features = spec.partition(":")
+    if head == "host":
+        base = host()
+    elif head in PRESETS:
+        base = PRESETS[head]
+    elif head in ARCHES:
+        triple, cpu, feats = ARCHES[head]
+        base = CpuTarget(head, triple, cpu, feats)
+    else:
+        raise UsageError(f"unknown CPU target '{head}'{did_you_mean(head, [*PRESETS, *ARCHES])}; "
+                         f"use a preset ({', '.join(names())}) or ARCH:FEATURES with ARCH one of "
+                         f"{', '.join(sorted(set(ARCHES)))} (kinspect targets lists them)")
+    if not features:
+        return base
+    extra = [f.strip() for f in features.split(",") if f.strip()]
+    bad = [f for f in extra if not FEATURE_RE.match(f)]
+    if bad:
+        raise UsageError(f"bad feature '{bad[0]}' in '{spec}': features look like +v,+zvl256b or -avx512f")
+    feats = ",".join(x for x in (base.features, *extra) if x)
+    return replace(base, name=spec, features=feats)
+
+
+@dataclass(frozen=True)
+class Compiled:
+    target: CpuTarget
+    asm: str
+    remarks: tuple[str, ...]   # what LLVM printed while compiling (optimization remarks, warnings)
+    llvm: str                  # "LLVM 22.1.0 (llvmlite 0.50.0)"
+
+
+_READY = False
+
+
+def _init() -> None:
+    global _READY
+    if not _READY:
+        import llvmlite.binding as llvm
+
+        llvm.initialize_all_targets()
+        llvm.initialize_all_asmprinters()
+        _READY = True
+
+
+def llvm_version() -> str:
+    import llvmlite
+    import llvmlite.binding as llvm
+
+    return f"LLVM {'.'.join(map(str, llvm.llvm_version_info))} (llvmlite {llvmlite.__version__})"
+
+
+# What ties IR to the machine it was made for: replaced by the target's.
+_TARGET_LINES = re.compile(r'^\s*target\s+(?:triple|datalayout)\s*=.*$', re.M)
+_TARGET_ATTRS = re.compile(r'\s*"(?:target-cpu|target-features|tune-cpu|target-abi)"="[^"]*"')
+GPU_TRIPLE = re.compile(r'^\s*target\s+triple\s*=\s*"((?:nvptx|amdgcn|spir)[^"]*)"', re.M)
+
+
+def neutral_ir(text: str) -> str:
+    """The IR with its triple, data layout and per-function CPU/feature attributes removed."""
+    gpu = GPU_TRIPLE.search(text)
+    if gpu:
+        raise UsageError(f"this LLVM IR is for a GPU ({gpu.group(1)}); --retarget compiles a CPU backend's "
+                         f"IR (triton-cpu, spine-triton, triton-shared) for another CPU")
+    return _TARGET_ATTRS.sub("", _TARGET_LINES.sub("", text))
+
+
+@contextlib.contextmanager
+def _stderr_to(path: str):
+    """Send what LLVM writes to file descriptor 2 into a file (it writes there directly)."""
+    import sys
+
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(path, "wb") as f:
+            os.dup2(f.fileno(), 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def compile_ir(text: str, target: CpuTarget) -> Compiled:
+    """Run the O3 pipeline and code generation for `target` on LLVM IR text; the assembly."""
+    import llvmlite.binding as llvm
+
+    _init()
+    ir = neutral_ir(text)
+    with tempfile.TemporaryDirectory(prefix="kinspect-llvm-") as tmp:
+        log = os.path.join(tmp, "stderr")
+        with _stderr_to(log):
+            error = None
+            try:
+                asm = _compile(llvm, ir, target)
+            except RuntimeError as e:  # llvmlite reports parse and verifier errors so
+                error = e
+        with open(log, errors="replace") as f:
+            printed = [line.rstrip() for line in f if line.strip()]
+    unknown = [line for line in printed if "is not a recognized" in line]
+    if unknown:
+        raise UsageError(f"{target.name}: LLVM says {unknown[0].strip()}; check the CPU name and features")
+    if error is not None:
+        said = [x.strip() for x in str(error).strip().splitlines() if x.strip()]
+        raise CompileError(f"llvmlite ({llvm_version()}) could not compile this LLVM IR for {target.name}: "
+                           + ("; ".join(said[:2]) or error.__class__.__name__))
+    remarks = tuple(dict.fromkeys(printed))  # LLVM repeats a remark per loop; keep each once
+    return Compiled(target, asm, remarks, llvm_version())
+
+
+def _compile(llvm, ir: str, target: CpuTarget) -> str:
+    options = {**OPTION_DEFAULTS, **dict(target.options)}
+    for name, value in options.items():
+        llvm.set_option("kinspect", f"-{name}={value}")
+    module = llvm.parse_assembly(ir)
+    module.triple = target.triple
+    tm = llvm.Target.from_triple(target.triple).create_target_machine(
+        cpu=target.cpu, features=target.features, opt=3, reloc="pic", codemodel="default")
+    module.data_layout = str(tm.target_data)
+    module.verify()
+    builder = llvm.create_pass_builder(tm, llvm.create_pipeline_tuning_options(speed_level=3))
+    builder.getModulePassManager().run(module, builder)
+    return tm.emit_assembly(module)
+
+
+_TRIPLE = re.compile(r'^\s*target\s+triple\s*=\s*"([^"]+)"', re.M)
+_ATTR = r'"{}"="([^"]*)"'
+
+
+def own_target(text: str, fallback: str) -> CpuTarget:
+    """The CPU the IR itself names (its triple, and target-cpu/target-features attributes where it
+    has them), else the `fallback` spec: a backend's own llc flags."""
+    from kinspect.isa.detect import isa_of_triple
+
+    m = _TRIPLE.search(text)
+    if not m or isa_of_triple(m.group(1)) is None:
+        return parse(fallback)
+    triple = m.group(1)
+    cpu = re.search(_ATTR.format("target-cpu"), text)
+    feats = re.search(_ATTR.format("target-features"), text)
+    arch = triple.split("-", 1)[0]
+    default_cpu = ARCHES.get(arch, (triple, "generic", ""))[1]
+    return CpuTarget(f"{arch} (as in the IR)", triple, cpu.group(1) if cpu else default_cpu,
+                     feats.group(1) if feats else "")
