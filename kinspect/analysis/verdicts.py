@@ -7,6 +7,7 @@ returns Verdicts; RULES lists them in the order a reader wants them.
 from __future__ import annotations
 
 import os
+import re
 from collections import Counter
 from dataclasses import dataclass
 from typing import Callable
@@ -178,6 +179,10 @@ def cpu_vector_rule(f: Findings) -> list[Verdict]:
         n = sum(k for op, k in m.mnemonics.items() if op.startswith("vsetvl") or op == "vsetivli")
         mix = ", ".join(f"{k}×{c}" for k, c in m.vtypes.most_common(6))
         out.append(Verdict(f"{n} vsetvli/vsetivli; SEW,LMUL mix: {mix or 'none'}", "info"))
+        whole = Counter({op: k for op, k in m.vector_ops.items() if WHOLE_REGISTER.match(op)})
+        if whole:
+            out.append(Verdict(f"whole-register vector loads/stores ({_top(whole)}): LLVM uses these to spill and "
+                               f"reload vector registers: register pressure", "warn"))
     loads = m.load_access
     if loads:
         level = "warn" if loads.get("strided", 0) + loads.get("indexed", 0) > loads.get("unit", 0) else "info"
@@ -186,6 +191,7 @@ def cpu_vector_rule(f: Findings) -> list[Verdict]:
     return out
 
 
+WHOLE_REGISTER = re.compile(r"^v[ls][1248]r(?:e\d+)?\.v$")
 UNORDERED = {"riscv": "vfredusum", "aarch64": "faddv"}
 FMA_NAMES = {"riscv": "vfmacc/vfmadd", "x86": "vfmadd*ps", "aarch64": "fmla"}
 

@@ -84,12 +84,20 @@ TARGET_RE = re.compile(r"(?:0x)?([0-9a-f]+) <[^>]*>\s*$")
 
 
 def objdump_to_asm(text: str) -> tuple[str, int]:
-    """objdump -d -l output as assembler text the CPU parsers read: symbols become labels, every
-    instruction gets an address label (so branches, printed as addresses, still find their
-    targets and loops are seen), and `file:line` lines become .file/.loc directives.
-    Returns (text, instructions the disassembler could not decode)."""
+    """objdump -d -l output as assembler text the CPU parsers read: symbols become labels, branch
+    targets (printed as addresses) get `.Laddr_<hex>` labels so loops are still seen, and
+    `file:line` lines become .file/.loc directives. Returns (text, instructions the disassembler
+    could not decode)."""
+    lines = text.splitlines()
+    targets = set()
+    for line in lines:
+        m = INSN_RE.match(line)
+        if m and not SYMBOL_RE.match(line):
+            t = TARGET_RE.search(m.group(2))
+            if t:
+                targets.add(int(t.group(1), 16))
     out, files, unknown = [], {}, 0
-    for line in text.splitlines():
+    for line in lines:
         m = SYMBOL_RE.match(line)
         if m:
             name = m.group(2).strip()
@@ -99,14 +107,16 @@ def objdump_to_asm(text: str) -> tuple[str, int]:
             continue
         m = INSN_RE.match(line)
         if m:
-            addr, insn = m.group(1), m.group(2).strip()
-            insn = re.sub(r"^(?:[0-9a-f]{2,8} )+\s*", "", insn) if re.match(r"^[0-9a-f]{2,8} ", insn) else insn
-            if not insn or insn.startswith("<unknown>") or insn.startswith("(bad)") or insn.startswith(".insn"):
+            addr, insn = int(m.group(1), 16), m.group(2).strip()
+            if re.match(r"^(?:[0-9a-f]{2,8} )+", insn):   # GNU objdump without --no-show-raw-insn
+                insn = re.sub(r"^(?:[0-9a-f]{2,8} )+\s*", "", insn)
+            if addr in targets:
+                out.append(f".Laddr_{addr:x}:")
+            if not insn or insn.startswith(("<unknown>", "(bad)", ".insn")):
                 unknown += 1
-                out.append(f".Laddr_{int(addr, 16):x}:\t# undecoded")
+                out.append("\t# undecoded")
                 continue
-            insn = TARGET_RE.sub(lambda t: f".Laddr_{int(t.group(1), 16):x}", insn)
-            out.append(f".Laddr_{int(addr, 16):x}:\t{insn}")
+            out.append("\t" + TARGET_RE.sub(lambda t: f".Laddr_{int(t.group(1), 16):x}", insn))
             continue
         m = LINE_RE.match(line.strip())
         if m:
@@ -135,7 +145,8 @@ def disassemble(path: Path) -> tuple[str, str]:
             errors.append(str(e))
             continue
         asm, unknown = objdump_to_asm(raw)
-        if asm.count("\n") > 1 and unknown * 2 < asm.count(".Laddr_"):
+        decoded = sum(1 for line in asm.splitlines() if line.startswith("\t") and not line.startswith(("\t.", "\t#")))
+        if decoded and unknown * 2 < decoded:
             how = " ".join([Path(argv[0]).name, *argv[1:]])
             return asm, how + (f" ({unknown} instructions it could not decode)" if unknown else "")
         errors.append(f"{Path(argv[0]).name} decoded {unknown} of the instructions as unknown")

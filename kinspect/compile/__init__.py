@@ -58,7 +58,8 @@ def compile_variant(fn, *, args: dict, constexprs: dict, grid: tuple, resolved: 
         if not rec.variants:
             raise KinspectError(f"Triton compiled '{group}' but reported no variant (was the listener replaced?)")
         # Load inside the block: the private cache still holds the binary Triton may read lazily.
-        return _with_loaded_resources(rec.variants[-1], kernel) if on_device else rec.variants[-1]
+        gpu = resolved.target.backend in ("cuda", "hip")  # a CPU backend has no registers to load
+        return _with_loaded_resources(rec.variants[-1], kernel) if on_device and gpu else rec.variants[-1]
 
 
 def _with_loaded_resources(variant: Variant, kernel) -> Variant:
