@@ -12,7 +12,6 @@ that the result shows what this CPU would get from the same IR.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import tempfile
@@ -150,74 +149,92 @@ def llvm_version() -> str:
 # What ties IR to the machine it was made for: replaced by the target's.
 _TARGET_LINES = re.compile(r'^\s*target\s+(?:triple|datalayout)\s*=.*$', re.M)
 _TARGET_ATTRS = re.compile(r'\s*"(?:target-cpu|target-features|tune-cpu|target-abi)"="[^"]*"')
-GPU_TRIPLE = re.compile(r'^\s*target\s+triple\s*=\s*"((?:nvptx|amdgcn|spir)[^"]*)"', re.M)
+# GPU IR: its triple, or (Triton's llir has no triple yet) GPU calling conventions and intrinsics.
+GPU_IR = re.compile(r'^\s*target\s+triple\s*=\s*"((?:nvptx|amdgcn|spir)[^"]*)"'
+                    r'|\b(ptx_kernel|amdgpu_kernel|spir_kernel)\b|@(llvm\.(?:nvvm|amdgcn)\.)', re.M)
 
 
 def neutral_ir(text: str) -> str:
     """The IR with its triple, data layout and per-function CPU/feature attributes removed."""
-    gpu = GPU_TRIPLE.search(text)
+    gpu = GPU_IR.search(text)
     if gpu:
-        raise UsageError(f"this LLVM IR is for a GPU ({gpu.group(1)}); --retarget compiles a CPU backend's "
-                         f"IR (triton-cpu, spine-triton, triton-shared) for another CPU")
+        raise UsageError(f"this LLVM IR is for a GPU ({next(g for g in gpu.groups() if g)}); --retarget compiles "
+                         f"a CPU backend's IR (triton-cpu, spine-triton, triton-shared) for another CPU")
     return _TARGET_ATTRS.sub("", _TARGET_LINES.sub("", text))
 
 
-@contextlib.contextmanager
-def _stderr_to(path: str):
-    """Send what LLVM writes to file descriptor 2 into a file (it writes there directly)."""
+def compile_ir(text: str, target: CpuTarget) -> Compiled:
+    """Run the O3 pipeline and code generation for `target` on LLVM IR text; the assembly.
+
+    LLVM runs in a child process: a fatal LLVM error (it calls exit()) then costs a clear error
+    message instead of the user's process, and llvmlite's process-wide options (such as
+    -force-vector-width) cannot leak from one compile into the next."""
+    import json
+    import subprocess
     import sys
 
-    sys.stderr.flush()
-    saved = os.dup(2)
-    try:
-        with open(path, "wb") as f:
-            os.dup2(f.fileno(), 2)
-        yield
-    finally:
-        os.dup2(saved, 2)
-        os.close(saved)
-
-
-def compile_ir(text: str, target: CpuTarget) -> Compiled:
-    """Run the O3 pipeline and code generation for `target` on LLVM IR text; the assembly."""
-    import llvmlite.binding as llvm
-
-    _init()
     ir = neutral_ir(text)
     with tempfile.TemporaryDirectory(prefix="kinspect-llvm-") as tmp:
-        log = os.path.join(tmp, "stderr")
-        with _stderr_to(log):
-            error = None
-            try:
-                asm = _compile(llvm, ir, target)
-            except RuntimeError as e:  # llvmlite reports parse and verifier errors so
-                error = e
-        with open(log, errors="replace") as f:
-            printed = [line.rstrip() for line in f if line.strip()]
-    unknown = [line for line in printed if "is not a recognized" in line]
-    if unknown:
-        raise UsageError(f"{target.name}: LLVM says {unknown[0].strip()}; check the CPU name and features")
-    if error is not None:
-        said = [x.strip() for x in str(error).strip().splitlines() if x.strip()]
-        raise CompileError(f"llvmlite ({llvm_version()}) could not compile this LLVM IR for {target.name}: "
-                           + ("; ".join(said[:2]) or error.__class__.__name__))
+        src, out = os.path.join(tmp, "in.ll"), os.path.join(tmp, "out.s")
+        with open(src, "w", encoding="utf-8") as f:
+            f.write(ir)
+        spec = json.dumps({"triple": target.triple, "cpu": target.cpu, "features": target.features,
+                           "options": dict(target.options)})
+        try:
+            proc = subprocess.run([sys.executable, "-m", "kinspect.retarget", src, out, spec],
+                                  capture_output=True, text=True, timeout=600, check=False)
+        except subprocess.TimeoutExpired:
+            raise CompileError(f"llvmlite took over 10 minutes to compile this LLVM IR for {target.name}") from None
+        printed = [line.rstrip() for line in proc.stderr.splitlines() if line.strip()]
+        unknown = [line for line in printed if "is not a recognized" in line]
+        if unknown:
+            raise UsageError(f"{target.name}: LLVM says {unknown[0].strip()}; check the CPU name and features")
+        if proc.returncode != 0 or not os.path.isfile(out):
+            said = [x for x in printed if x.startswith(("error:", "LLVM ERROR", "<string>"))] or printed[-2:]
+            raise CompileError(f"llvmlite ({llvm_version()}) could not compile this LLVM IR for {target.name}: "
+                               + ("; ".join(x.removeprefix("error: ") for x in said[:2])
+                                  or f"exit code {proc.returncode}"))
+        with open(out, encoding="utf-8") as f:
+            asm = f.read()
     remarks = tuple(dict.fromkeys(printed))  # LLVM repeats a remark per loop; keep each once
     return Compiled(target, asm, remarks, llvm_version())
 
 
-def _compile(llvm, ir: str, target: CpuTarget) -> str:
-    options = {**OPTION_DEFAULTS, **dict(target.options)}
-    for name, value in options.items():
+def _compile_here(ir: str, triple: str, cpu: str, features: str, options: dict) -> str:
+    import llvmlite.binding as llvm
+
+    _init()
+    for name, value in {**OPTION_DEFAULTS, **options}.items():
         llvm.set_option("kinspect", f"-{name}={value}")
     module = llvm.parse_assembly(ir)
-    module.triple = target.triple
-    tm = llvm.Target.from_triple(target.triple).create_target_machine(
-        cpu=target.cpu, features=target.features, opt=3, reloc="pic", codemodel="default")
+    module.triple = triple
+    tm = llvm.Target.from_triple(triple).create_target_machine(
+        cpu=cpu, features=features, opt=3, reloc="pic", codemodel="default")
     module.data_layout = str(tm.target_data)
     module.verify()
     builder = llvm.create_pass_builder(tm, llvm.create_pipeline_tuning_options(speed_level=3))
     builder.getModulePassManager().run(module, builder)
     return tm.emit_assembly(module)
+
+
+def _child(argv: list[str]) -> int:
+    """`python -m kinspect.retarget IN.ll OUT.s SPEC-JSON`: compile_ir's worker."""
+    import json
+    import sys
+
+    src, out, spec = argv
+    t = json.loads(spec)
+    with open(src, encoding="utf-8") as f:
+        ir = f.read()
+    try:
+        asm = _compile_here(ir, t["triple"], t["cpu"], t["features"], t["options"])
+    except RuntimeError as e:  # llvmlite reports parse and verifier errors so
+        lines = [x.strip() for x in str(e).splitlines() if x.strip()]
+        print("error: " + ("; ".join(lines[:2]) or e.__class__.__name__), file=sys.stderr)
+        return 3
+    with open(out, "w", encoding="utf-8") as f:
+        f.write(asm)
+    return 0
 
 
 _TRIPLE = re.compile(r'^\s*target\s+triple\s*=\s*"([^"]+)"', re.M)
@@ -239,3 +256,9 @@ def own_target(text: str, fallback: str) -> CpuTarget:
     default_cpu = ARCHES.get(arch, (triple, "generic", ""))[1]
     return CpuTarget(f"{arch} (as in the IR)", triple, cpu.group(1) if cpu else default_cpu,
                      feats.group(1) if feats else "")
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(_child(sys.argv[1:]))
