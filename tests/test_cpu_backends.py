@@ -234,3 +234,22 @@ def test_cache_dir_is_never_the_source(spine_dump):
 
     assert Path(os.environ["KINSPECT_CACHE_DIR"]) == cache_dir()
     assert spine_dump not in cache_dir().parents
+
+
+def test_k1_sample_answers_the_question_on_a_copied_folder(spine_dump, capsys):
+    import importlib.util
+
+    path = Path(__file__).parent.parent / "samples" / "k1_rvv_question.py"
+    spec = importlib.util.spec_from_file_location("k1_rvv_question", path)
+    sample = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(sample)
+    before = snapshot(spine_dump)
+    assert sample.main([str(spine_dump), "--kernel", "softmax_kernel"]) == 0
+    out = capsys.readouterr().out
+    rows = {line.split()[0]: line.split()[1:] for line in out.splitlines() if line.startswith("  ") and
+            line.split() and line.split()[0] in ("generic-rv64", "spacemit-x60", "spacemit-x60-spine")}
+    assert int(rows["generic-rv64"][1]) == 0                      # no V: no vector instructions
+    assert int(rows["spacemit-x60"][2]) > 0                       # vle32
+    assert int(rows["spacemit-x60-spine"][2]) > int(rows["spacemit-x60"][2])  # forced width: more of them
+    assert snapshot(spine_dump) == before
+    assert sample.main([str(spine_dump), "--kernel", "fused_mm_softmax"]) == 2
