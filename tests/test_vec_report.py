@@ -7,6 +7,7 @@ import subprocess
 import pytest
 from click.testing import CliRunner
 
+from kinspect import api
 from kinspect.analysis import analyse
 from kinspect.cli import main
 from kinspect.sources import read_file
@@ -164,3 +165,32 @@ def test_large_listing_streams_in_bounded_memory(tmp_path):
     tracemalloc.stop()
     assert rep.isa.instructions == 20_000_000 // len(line)
     assert peak < 5 * 1024 * 1024, peak
+
+
+def test_a_triton_cache_gets_sass_derived_into_kinspects_cache(tmp_path):
+    """A Triton cache holds a cubin, not SASS: vec-report disassembles it into kinspect's own cache."""
+    import os
+
+    import triton
+    import triton.language as tl
+    from triton import knobs
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    @triton.jit
+    def twice(x, y, n, B: tl.constexpr):
+        o = tl.program_id(0) * B + tl.arange(0, B)
+        tl.store(y + o, tl.load(x + o, mask=o < n) * 2, mask=o < n)
+
+    cache = tmp_path / "triton-cache"
+    with knobs.cache.scope():
+        knobs.cache.dir = str(cache)
+        triton.compile(ASTSource(twice, {"x": "*fp32", "y": "*fp32", "n": "i32", "B": "constexpr"},
+                                 constexprs={"B": 256}), target=GPUTarget("cuda", 90, 32))
+    before = sorted((p, p.stat().st_mtime_ns) for p in cache.rglob("*"))
+    (rep,) = api.vec_report([str(cache)])
+    sass = rep.variant.stage("sass")
+    assert rep.isa_name == "sass" and sass.derived_by == "nvdisasm -c -g -gi"
+    assert sass.file.startswith(os.environ["KINSPECT_CACHE_DIR"])
+    assert rep.isa.mnemonics["LDG"] > 0
+    assert sorted((p, p.stat().st_mtime_ns) for p in cache.rglob("*")) == before
