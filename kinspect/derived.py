@@ -13,12 +13,14 @@ from kinspect import backends
 from kinspect.cache import cache_dir, file_key, key_of, write_text
 from kinspect.model import StageFile, Variant
 
-KINDS_WRITTEN_HERE = ("kinspect", "capture")  # origins whose folders already hold their derived stages
+# Origins not completed here: kinspect's own folders hold their derived stages already, and a lone
+# stage file (.ll, .s) is analysed as it is (--retarget compiles a lone .ll for a CPU on request).
+NOT_DERIVED = ("kinspect", "capture", "retarget", "file")
 
 
 def complete(variant: Variant) -> Variant:
     """The variant with its backend's derived stages added (as absolute paths into the cache)."""
-    if variant.origin in KINDS_WRITTEN_HERE or not variant.path:
+    if variant.origin in NOT_DERIVED or not variant.path:
         return variant
     from kinspect.hooks.record import derive
 
