@@ -253,3 +253,27 @@ def test_k1_sample_answers_the_question_on_a_copied_folder(spine_dump, capsys):
     assert int(rows["spacemit-x60-spine"][2]) > int(rows["spacemit-x60"][2])  # forced width: more of them
     assert snapshot(spine_dump) == before
     assert sample.main([str(spine_dump), "--kernel", "fused_mm_softmax"]) == 2
+
+
+def test_retargeted_assembly_is_stored_beside_a_captured_cpu_variant(tmp_path):
+    """What `dump --retarget` does once a CPU backend compiled the variant: asm@<cpu> stages in the store."""
+    from triton.backends.compiler import GPUTarget
+
+    from kinspect.analysis import analyse
+    from kinspect.hooks import Recorder
+    from kinspect.store import Store, read_records
+
+    parts = sections(CPU_FIXTURES / "triton-cpu-arm64-neon" / "sum_64_torch.float32_nomask.asm")
+    src = tmp_path / "triton-cache"
+    src.mkdir()
+    group = _group(src, "sum_kernel", {"sum_kernel.llir": parts["LLVM IR"], "sum_kernel.asm": parts["ASM"]})
+    rec = Recorder(Store(tmp_path / "out"), strict=True)
+    rec(src=None, metadata={"name": "sum_kernel", "hash": "h", "target": GPUTarget("cpu", "aarch64", 0)},
+        metadata_group=group, times=None, cache_hit=False)
+    v = api.add_retargets(rec.variants[0], ["spacemit-x60"])
+    (stored,) = read_records(tmp_path / "out")
+    asm = stored.stage("asm@spacemit-x60")
+    assert asm is not None and asm.dialect == "riscv" and "-mcpu=spacemit-x60" in asm.derived_by
+    assert Path(stored.path, asm.file).read_text().count("vfredosum.vs") == 1
+    assert analyse(stored).isa_name == "aarch64"  # the report is still about the variant's own code
+    assert v.stage("asm@spacemit-x60").file == asm.file

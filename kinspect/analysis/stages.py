@@ -17,9 +17,10 @@ TEXT_DIALECTS = ISA_DIALECTS + IR_DIALECTS
 
 
 def isa_stage(v: Variant) -> StageFile | None:
+    """The variant's own machine code; `asm@<cpu>` stages (dump --retarget) are other CPUs'."""
     for dialect in ISA_DIALECTS:
         for s in v.stages:
-            if s.dialect == dialect and not s.binary:
+            if s.dialect == dialect and not s.binary and "@" not in s.name:
                 return s
     return None
 
