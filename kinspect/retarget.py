@@ -85,7 +85,6 @@ FEATURE_RE = re.compile(r"^[+-][a-z0-9][a-z0-9._-]*$")
 def host() -> CpuTarget:
     import llvmlite.binding as llvm
 
-    _init()
     triple = llvm.get_process_triple()
     return CpuTarget("host", triple, llvm.get_host_cpu_name(), "", about="this machine's CPU")
 
@@ -237,19 +236,17 @@ def _child(argv: list[str]) -> int:
     return 0
 
 
-_TRIPLE = re.compile(r'^\s*target\s+triple\s*=\s*"([^"]+)"', re.M)
 _ATTR = r'"{}"="([^"]*)"'
 
 
 def own_target(text: str, fallback: str) -> CpuTarget:
     """The CPU the IR itself names (its triple, and target-cpu/target-features attributes where it
     has them), else the `fallback` spec: a backend's own llc flags."""
-    from kinspect.isa.detect import isa_of_triple
+    from kinspect.isa.detect import isa_of_triple, triple_of
 
-    m = _TRIPLE.search(text)
-    if not m or isa_of_triple(m.group(1)) is None:
+    triple = triple_of(text.splitlines())
+    if isa_of_triple(triple) is None:
         return parse(fallback)
-    triple = m.group(1)
     cpu = re.search(_ATTR.format("target-cpu"), text)
     feats = re.search(_ATTR.format("target-features"), text)
     arch = triple.split("-", 1)[0]

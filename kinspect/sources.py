@@ -151,13 +151,13 @@ def _dump_target(folder: Path, name: str) -> tuple[Target, list[str]]:
 
 def cpu_target(files: list[Path]) -> Target:
     """cpu:<arch> from the first LLVM IR triple or assembly ISA found in these files; cpu:? if none."""
-    from kinspect.isa.detect import TRIPLE_RE, isa_of_asm, isa_of_triple
+    from kinspect.isa.detect import isa_of_asm, isa_of_triple, triple_of
 
     for path in files:
         if not path.is_file():
             continue
         head = _head(path, 2000)
-        triple = next((m.group(1) for m in map(TRIPLE_RE.match, head) if m), "")
+        triple = triple_of(head)
         isa = isa_of_triple(triple) if triple else None
         if isa is None and path.suffix in (".s", ".asm"):
             isa = isa_of_asm(head)
@@ -295,7 +295,7 @@ def _is_binary(path: Path) -> bool:
 def read_file(path: Path) -> Variant:
     """A one-file variant: a .ttir/.ttgir/.ll/.llir/.ptx/.sass/.amdgcn/.s/.asm stage on its own."""
     from kinspect.errors import UsageError
-    from kinspect.isa.detect import TRIPLE_RE, isa_of_asm, isa_of_triple
+    from kinspect.isa.detect import isa_of_asm, isa_of_triple, triple_of
 
     dialect = EXT_DIALECTS.get(path.suffix)
     if dialect is None:
@@ -304,7 +304,7 @@ def read_file(path: Path) -> Variant:
         raise UsageError(f"'{path}' is binary, not {path.suffix} text; give a text stage (for a cubin, "
                          f"disassemble it first: nvdisasm -c -g -gi)")
     head = _head(path)
-    triple = next((m.group(1) for m in map(TRIPLE_RE.match, head) if m), "")
+    triple = triple_of(head)
     stages: list[StageFile] = []
     size = path.stat().st_size
     if head and head[0].startswith(COMBINED_MARK):

@@ -17,17 +17,16 @@ and for generic-rv64 (no V) as the baseline. Nothing is written into FOLDER.
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 from pathlib import Path
 
 from kinspect import api
 from kinspect.analysis import analyse
+from kinspect.analysis.verdicts import WHOLE_REGISTER
 from kinspect.errors import KinspectError
 
 FIXTURE = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "cpu" / "triton-shared-riscv-softmax"
 CPUS = ("generic-rv64", "spacemit-x60", "spacemit-x60-spine")
-WHOLE_REGISTER = re.compile(r"^v[ls][1248]r")
 
 
 def row(label: str, report) -> str:

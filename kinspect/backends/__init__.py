@@ -135,18 +135,14 @@ def dialect_of(kind: StageKind, backend: Backend, arch: str, path: Path | None =
         return backend.isa
     if arch.lower() in CPU_ISAS:
         return CPU_ISAS[arch.lower()]
-    if path is not None and path.is_file():
-        from kinspect.isa.detect import isa_of_asm
+    from kinspect.isa.detect import isa_of_asm
 
+    if path is not None and path.is_file():
         with open(path, errors="replace") as f:
-            found = isa_of_asm(line for _, line in zip(range(5000), f))
+            found = isa_of_asm(f)
         if found:
             return found
-    if text is not None:
-        from kinspect.isa.detect import isa_of_asm
-
-        return isa_of_asm(text.splitlines()[:5000]) or "text"
-    return "text"
+    return (isa_of_asm(text.splitlines()) if text is not None else None) or "text"
 
 
 def get(name: str) -> Backend:

@@ -79,6 +79,8 @@ SYMBOL_RE = re.compile(r"^([0-9a-f]+) <(.+)>:\s*$")
 INSN_RE = re.compile(r"^\s+([0-9a-f]+):\s*(.*)$")
 # "; /path/file.py:23" (llvm-objdump -l) or "/path/file.py:23" (GNU objdump -l)
 LINE_RE = re.compile(r"^(?:; )?(/.+|[A-Za-z]:\\.+|[^\s:;][^:]*\.\w+):(\d+)(?: \(discriminator \d+\))?\s*$")
+# raw instruction bytes before the mnemonic, as GNU objdump prints them without --no-show-raw-insn
+RAW_BYTES_RE = re.compile(r"^(?:[0-9a-f]{2,8} )+\s*")
 # a branch target as objdump prints it: "0x2c <sum_kernel+0x2c>" or "2c <.L0>"
 TARGET_RE = re.compile(r"(?:0x)?([0-9a-f]+) <[^>]*>\s*$")
 
@@ -108,8 +110,7 @@ def objdump_to_asm(text: str) -> tuple[str, int]:
         m = INSN_RE.match(line)
         if m:
             addr, insn = int(m.group(1), 16), m.group(2).strip()
-            if re.match(r"^(?:[0-9a-f]{2,8} )+", insn):   # GNU objdump without --no-show-raw-insn
-                insn = re.sub(r"^(?:[0-9a-f]{2,8} )+\s*", "", insn)
+            insn = RAW_BYTES_RE.sub("", insn)
             if addr in targets:
                 out.append(f".Laddr_{addr:x}:")
             if not insn or insn.startswith(("<unknown>", "(bad)", ".insn")):

@@ -18,6 +18,11 @@ TELLTALES = (
 TRIPLE_RE = re.compile(r'^target triple\s*=\s*"([^"]+)"')
 
 
+def triple_of(lines: Iterable[str]) -> str:
+    """The `target triple` an LLVM IR text names, or "" when it names none."""
+    return next((m.group(1) for m in map(TRIPLE_RE.match, lines) if m), "")
+
+
 def isa_of_triple(triple: str) -> str | None:
     for prefix, isa in TRIPLES:
         if triple.startswith(prefix):
