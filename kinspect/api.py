@@ -200,6 +200,15 @@ def retargeted(variant: Variant, spec: str) -> Variant:
                "cpu": cpu.cpu, "features": cpu.features})
 
 
+def diff(items, **kwargs):
+    """Compile a sweep (and/or collect saved variants), tabulate their metrics and diff one stage of
+    two of them: kinspect.diff.compare, whose keyword arguments it takes. Runtimes are measured
+    when the variants' target is the active device and the kernel ships with kinspect."""
+    from kinspect.diff import compare
+
+    return compare(list(items), **kwargs)
+
+
 def find_variant(spec: str, out_dir: str | Path = DEFAULT_OUT) -> Variant:
     """A variant by folder path, or by folder name / kernel name / unique prefix in a store."""
     from kinspect import sources

@@ -175,6 +175,85 @@ def _checked(specs) -> tuple[str, ...]:
 
 
 @main.command(context_settings=CONTEXT)
+@click.argument("items", nargs=-1)
+@click.option("-p", "constexprs", multiple=True, metavar="K=V1,V2", help="Constexpr values to sweep, e.g. "
+              "-p BLOCK_SIZE=32,64,128 (repeat -p for several names: every combination is compiled).")
+@click.option("-t", "--target", "targets", default=None, metavar="T1,T2",
+              help="Targets to compile for, e.g. cuda:80,cuda:90 (default: the active device, else cuda:90).")
+@click.option("--num-warps", default=None, metavar="N1,N2", help="num_warps values to sweep, e.g. 4,8.")
+@click.option("--num-stages", default=None, metavar="N1,N2", help="num_stages values to sweep, e.g. 2,3.")
+@click.option("--arg", "args", multiple=True, metavar="NAME=TYPE", help="A runtime argument of a user kernel.")
+@click.option("--size", default=None, help="Problem size for the example arguments: N or MxN.")
+@click.option("--stage", default=None, help="Stage to diff (default: ptx, amdgcn or the CPU assembly).")
+@click.option("--pair", default=None, metavar="A,B",
+              help="Which two variants to diff: row numbers or values, e.g. --pair 1,3 or --pair 32,128 "
+                   "(default: the first two).")
+@click.option("--side-by-side", "side", is_flag=True, help="Show the diff in two columns.")
+@click.option("--table", "table_only", is_flag=True, help="Only the metric table, no stage diff.")
+@click.option("--json", "as_json", is_flag=True, help="Everything as one JSON object.")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
+              help="Compile processes (default: one per core, at most one per variant).")
+@click.option("-o", "--out", "out_dir", default=api.DEFAULT_OUT, show_default=True,
+              help="Store for variants compiled here, and where variant names are looked up.")
+def diff(items, constexprs, targets, num_warps, num_stages, args, size, stage, pair, side, table_only, as_json,
+         jobs, out_dir):
+    """Compile a sweep and compare its variants: a metric table and a normalized diff of one stage.
+
+    ITEMS are kernels (shipped names or file.py:name), compiled for every combination of the -p,
+    -t, --num-warps and --num-stages values; two source files (a.py:kern b.py:kern); or saved
+    variants: kinspect stores, Triton caches, dump folders, stage files, variant names in the store.
+
+    Example: kinspect diff fused_mm_softmax -p BLOCK_SIZE=32,64,128 -t cuda:90
+    """
+    import json
+    import shutil
+
+    from kinspect.compile.args import parse_int_list, parse_sweep
+    from kinspect.render.sweep import render
+    from kinspect.render.terminal import use_color
+
+    sweep_values = parse_sweep(constexprs)
+    target_list = [t.strip() for t in targets.split(",")] if targets else [None]
+    if not all(t for t in target_list if t is not None):
+        raise click.UsageError(f"-t '{targets}' has an empty target")
+    with _progress_bar() as progress:
+        result = api.diff(list(items), constexprs=sweep_values, targets=target_list,
+                          num_warps=parse_int_list(num_warps, "--num-warps"),
+                          num_stages=parse_int_list(num_stages, "--num-stages"), args=args, size=size,
+                          stage=stage, pair=pair, out_dir=out_dir, jobs=jobs, progress=progress,
+                          text=not table_only)
+    if as_json:
+        click.echo(json.dumps(result.to_json(), indent=1, default=str))
+        return
+    text = render(result, side=side, width=shutil.get_terminal_size((160, 40)).columns)
+    if use_color() and text.count("\n") > 60:
+        click.echo_via_pager(text)
+    else:
+        click.echo(text)
+
+
+class _progress_bar:
+    """A progress bar on stderr while a sweep compiles (only on a terminal)."""
+
+    def __enter__(self):
+        self.bar = None
+        return self.update
+
+    def update(self, outcome, total=None):
+        if not sys.stderr.isatty():
+            return
+        if self.bar is None and total:
+            self.bar = click.progressbar(length=total, label="compiling", file=sys.stderr)
+            self.bar.__enter__()
+        if self.bar is not None and outcome is not None:
+            self.bar.update(1)
+
+    def __exit__(self, *exc):
+        if self.bar is not None:
+            self.bar.__exit__(*exc)
+
+
+@main.command(context_settings=CONTEXT)
 def targets():
     """Targets kinspect compiles for: Triton targets (-t) and CPUs for --retarget."""
     from kinspect import retarget

@@ -82,3 +82,29 @@ def parse_args(items) -> dict:
         name, spec = split_assign(item, "--arg")
         out[name] = parse_arg_type(name, spec)
     return out
+
+
+def parse_sweep(items) -> dict[str, list]:
+    """`-p BLOCK_SIZE=32,64 -p num=2` -> {"BLOCK_SIZE": [32, 64], "num": [2]}."""
+    out: dict[str, list] = {}
+    for item in items or ():
+        name, value = split_assign(item, "-p")
+        values = [v.strip() for v in value.split(",")]
+        if not all(values):
+            raise UsageError(f"-p '{item}' has an empty value; write -p {name}=32,64")
+        out.setdefault(name, [])
+        out[name] += [parse_value(v) for v in values if parse_value(v) not in out[name]]
+    return out
+
+
+def parse_int_list(text: str | None, option: str) -> list:
+    """`--num-warps 4,8` -> [4, 8]; None -> [None] (Triton's default)."""
+    if text is None:
+        return [None]
+    try:
+        values = [int(v) for v in text.split(",")]
+    except ValueError:
+        raise UsageError(f"{option} '{text}' is not a list of whole numbers; e.g. {option} 4,8") from None
+    if any(v <= 0 for v in values):
+        raise UsageError(f"{option} '{text}': values must be positive")
+    return list(dict.fromkeys(values))

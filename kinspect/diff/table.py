@@ -1,0 +1,113 @@
+"""One row of metrics per variant, and the labels that tell a sweep's variants apart."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kinspect.analysis import VariantReport, analyse
+from kinspect.analysis.code_size import code_bytes
+from kinspect.model import Variant
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """A measured runtime and what it achieves (filled when a device ran the variant)."""
+
+    median_ms: float
+    p20_ms: float
+    p80_ms: float
+    gbps: float | None = None
+    tflops: float | None = None
+    roofline_pct: float | None = None    # of the device's measured copy bandwidth (or peak FLOP/s)
+    roofline_of: str = ""                # what the percentage is of
+
+
+@dataclass(frozen=True)
+class Row:
+    label: str
+    variant: Variant
+    isa: str
+    registers: int | None
+    spills: int | None
+    shared_bytes: int | None
+    occupancy: float | None
+    occupancy_limiter: str
+    instructions: int
+    vector: int
+    matrix: int
+    matrix_units: dict[str, int]
+    code_bytes: int | None
+    jit_us: int | None
+    jit_stages: dict[str, int] = field(default_factory=dict)
+    runtime: Runtime | None = None
+
+    def to_json(self) -> dict:
+        v = self.variant
+        return {
+            "label": self.label, "variant": v.name or v.kernel, "kernel": v.kernel, "path": v.path,
+            "target": str(v.target), "constexprs": v.constexprs,
+            "num_warps": v.options.get("num_warps"), "num_stages": v.options.get("num_stages"),
+            "isa": self.isa, "registers": self.registers, "spills": self.spills, "shared_bytes": self.shared_bytes,
+            "occupancy": self.occupancy, "occupancy_limiter": self.occupancy_limiter or None,
+            "instructions": self.instructions, "vector_instructions": self.vector,
+            "matrix_instructions": self.matrix, "matrix_by_unit": self.matrix_units, "code_bytes": self.code_bytes,
+            "jit_ms": None if self.jit_us is None else round(self.jit_us / 1000, 1),
+            "jit_ms_by_stage": {k: round(us / 1000, 1) for k, us in self.jit_stages.items()},
+            "cache_hit": v.cache_hit if v.times else None,
+            "runtime": None if self.runtime is None else vars(self.runtime),
+        }
+
+
+def row(label: str, report: VariantReport) -> Row:
+    v, m, r = report.variant, report.isa, report.resources
+    stages = {}
+    if v.times is not None:
+        stages = {"source": v.times.ir_initialization_us, **dict(v.times.stages)}
+    return Row(label=label, variant=v, isa=report.isa_name, registers=r.registers, spills=r.spills,
+               shared_bytes=r.shared_bytes,
+               occupancy=None if r.occupancy is None else round(r.occupancy.fraction, 4),
+               occupancy_limiter=r.occupancy.limiter if r.occupancy else "",
+               instructions=m.instructions if m else 0, vector=m.vector if m else 0,
+               matrix=m.matrix_total if m else 0, matrix_units=dict(m.matrix) if m else {},
+               code_bytes=code_bytes(v), jit_us=v.times.total_us if v.times else None, jit_stages=stages)
+
+
+def rows(variants: list[Variant]) -> list[Row]:
+    return [row(label, analyse(v)) for label, v in zip(labels(variants), variants)]
+
+
+def _facets(v: Variant) -> dict[str, str]:
+    """What can tell two variants apart, as `key: shown value`."""
+    src = f"{v.source.file}:{v.kernel}" if v.source else v.kernel
+    facets = {"kernel": src, "target": str(v.target)}
+    if v.extra.get("retarget"):
+        facets["target"] = f"{v.target}@{v.extra['retarget']}"
+    facets.update({f"const:{k}": f"{k}={val}" for k, val in v.constexprs.items()})
+    facets.update({k: f"{short}={v.options[k]}" for k, short in (("num_warps", "w"), ("num_stages", "s"))
+                   if k in v.options})
+    return facets
+
+
+def labels(variants: list[Variant]) -> list[str]:
+    """Each variant named by what differs across the list: `BLOCK_SIZE=64 w=8`, `cuda:80`, ..."""
+    facets = [_facets(v) for v in variants]
+    keys = list(dict.fromkeys(k for f in facets for k in f))
+    varying = [k for k in keys if len({f.get(k) for f in facets}) > 1]
+    out = []
+    for v, f in zip(variants, facets):
+        parts = []
+        for k in varying:
+            value = f.get(k, f"{k}=-")
+            parts.append(_short_source(value, [g.get(k, "") for g in facets]) if k == "kernel" else value)
+        out.append(" ".join(parts) or (v.name or v.kernel))
+    if len(set(out)) < len(out):  # the same compile twice (two stores): tell them apart by folder
+        out = [f"{label} [{v.name or v.path}]" for label, v in zip(out, variants)]
+    return out
+
+
+def _short_source(value: str, all_values: list[str]) -> str:
+    """`a.py:kern` rather than the whole path when the file names already differ."""
+    import os
+
+    names = [os.path.basename(x) for x in all_values]
+    return os.path.basename(value) if len(set(names)) == len(set(all_values)) else value

@@ -1,0 +1,35 @@
+"""A sweep's compile worker: `python -m kinspect.diff.worker`, started by kinspect.diff.sweep.
+
+Reads one job per line on stdin (a sweep.Job as JSON) and writes one line per job on stdout:
+{"path": the stored variant folder} or {"error": the one-line message}. Anything Triton prints
+goes to stderr, so stdout carries only the answers.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import warnings
+
+
+def main() -> None:
+    # the filter the CLI installs: Triton 3.9 warns in every process that this knob is unset
+    warnings.filterwarnings("ignore", message="TRITON_DEFAULT_FP_FUSION is unset")
+    answers = sys.stdout
+    sys.stdout = sys.stderr  # a print inside a kernel file or Triton must not corrupt the answers
+    from kinspect.diff.sweep import Job, compile_job
+
+    for line in sys.stdin:
+        d = json.loads(line)
+        job = Job(**{**d, "constexprs": tuple(tuple(kv) for kv in d["constexprs"]), "args": tuple(d["args"])})
+        try:
+            outcome = compile_job(job)
+            answer = {"path": outcome.path, "error": outcome.error}
+        except Exception as e:  # not a KinspectError: a bug, or a crash inside Triton's Python
+            answer = {"error": f"{type(e).__name__}: {e}"}
+        answers.write(json.dumps(answer) + "\n")
+        answers.flush()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,90 @@
+"""Terminal output of `kinspect diff`: the metric table, JIT times per stage, the stage diff."""
+
+from __future__ import annotations
+
+from kinspect.diff import DiffResult
+from kinspect.diff.table import Row
+from kinspect.diff.textdiff import side_by_side, unified
+from kinspect.render.terminal import human_bytes, ms
+
+
+def _num(x) -> str:
+    return "-" if x is None else f"{x:,}"
+
+
+def _matrix(r: Row) -> str:
+    if not r.matrix:
+        return "0"
+    return f"{r.matrix:,} " + "+".join(sorted(r.matrix_units))
+
+
+def _columns(rows: list[Row]) -> list[tuple[str, callable]]:
+    isa = rows[0].isa if len({r.isa for r in rows}) == 1 else "isa"
+    cols = [
+        ("#", None), ("variant", lambda r: r.label),
+        ("regs", lambda r: _num(r.registers)), ("spills", lambda r: _num(r.spills)),
+        ("shared", lambda r: "-" if r.shared_bytes is None else human_bytes(r.shared_bytes)),
+        ("occupancy", lambda r: "-" if r.occupancy is None else f"{r.occupancy:.0%} {r.occupancy_limiter}"),
+        (f"{isa} instrs", lambda r: _num(r.instructions)), ("vector", lambda r: _num(r.vector)),
+        ("matrix", _matrix), ("code", lambda r: "-" if r.code_bytes is None else human_bytes(r.code_bytes)),
+        ("JIT ms", lambda r: ms(r.jit_us) or "-"),
+    ]
+    if any(r.runtime for r in rows):
+        cols += [
+            ("time ms (p20-p80)", lambda r: "-" if r.runtime is None else
+             f"{r.runtime.median_ms:.4g} ({r.runtime.p20_ms:.4g}-{r.runtime.p80_ms:.4g})"),
+            ("GB/s", lambda r: "-" if r.runtime is None or r.runtime.gbps is None else f"{r.runtime.gbps:,.0f}"),
+            ("TFLOP/s", lambda r: "-" if r.runtime is None or r.runtime.tflops is None
+             else f"{r.runtime.tflops:,.1f}"),
+            ("% roofline", lambda r: "-" if r.runtime is None or r.runtime.roofline_pct is None
+             else f"{r.runtime.roofline_pct:.0f}% {r.runtime.roofline_of}"),
+        ]
+    # drop columns that say nothing for any row (e.g. registers on a CPU)
+    return [(h, f) for h, f in cols if f is None or any(f(r) != "-" for r in rows)]
+
+
+def table(rows: list[Row]) -> list[str]:
+    cols = _columns(rows)
+    cells = [[h for h, _ in cols]] + [[str(i) if f is None else f(r) for h, f in cols]
+                                      for i, r in enumerate(rows, 1)]
+    widths = [max(len(c[k]) for c in cells) for k in range(len(cols))]
+    left = {"variant"}
+    return ["  " + "  ".join(c.ljust(w) if h in left else c.rjust(w) for c, w, (h, _) in zip(line, widths, cols))
+            .rstrip() for line in cells]
+
+
+def jit_table(rows: list[Row]) -> list[str]:
+    stages = list(dict.fromkeys(s for r in rows for s in r.jit_stages))
+    if not stages:
+        return []
+    head = ["#"] + stages + ["total"]
+    body = [[str(i)] + [ms(r.jit_stages.get(s)) or "-" for s in stages] + [ms(r.jit_us) or "-"]
+            for i, r in enumerate(rows, 1)]
+    widths = [max(len(x[k]) for x in [head] + body) for k in range(len(head))]
+    return ["  " + "  ".join(c.rjust(w) for c, w in zip(line, widths)) for line in [head] + body]
+
+
+def render(result: DiffResult, *, side: bool = False, width: int = 160) -> str:
+    rows = result.rows
+    out = table(rows)
+    jit = jit_table(rows)
+    if jit:
+        out += ["", "  JIT ms per stage (source = building the IR from the Python AST)"] + jit
+    for o in result.failed:
+        out.append(f"  failed: {o.job.describe()}: {o.error}")
+    for link in result.links:
+        out.append(f"  {link.describe()}")
+    out += [f"  note: {n}" for n in result.notes]
+    d = result.text
+    if d is not None:
+        a, b = rows[result.pair[0]], rows[result.pair[1]]
+        out += ["", f"{result.stage}: {a.label} ({d.a_lines:,} lines) vs {b.label} ({d.b_lines:,} lines); "
+                    f"changed lines: {d.raw_changed:,} raw, {d.changed:,} normalized, {d.shown:,} shown "
+                    f"(numbers, debug lines, addresses and names normalized; repeats folded)"]
+        if d.identical:
+            out.append("  identical after normalization")
+        elif side:
+            out += side_by_side(d, a.label, b.label, width=width)
+        else:
+            out += unified(d, a.label, b.label)
+    return "\n".join(out)
