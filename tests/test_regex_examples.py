@@ -3,11 +3,13 @@
 import pytest
 
 from kinspect.ir import aarch64, amdgcn, cpu_asm, llvm, mlir, ptx, riscv, sass, x86
+from kinspect.diff import normalize
 from kinspect.isa import x86 as isa_x86
 from tests.helpers import regex_examples
 
 # module -> the fewest regex constants it is known to have (a module that lost its examples fails)
-MODULES = {sass: 1, ptx: 1, amdgcn: 1, llvm: 14, mlir: 10, cpu_asm: 1, riscv: 1, x86: 1, aarch64: 1, isa_x86: 1}
+MODULES = {sass: 1, ptx: 1, amdgcn: 1, llvm: 14, mlir: 10, cpu_asm: 1, riscv: 1, x86: 1, aarch64: 1, isa_x86: 1,
+           normalize: 29}
 
 
 @pytest.mark.parametrize("module", list(MODULES), ids=lambda m: m.__name__)

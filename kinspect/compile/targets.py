@@ -46,8 +46,26 @@ def available() -> list[str]:
     return [name for name, (backend, _, _) in PRESETS.items() if _TRITON_BACKEND[backend] in have]
 
 
+# Device nodes a GPU driver creates on Linux: NVIDIA, AMD (ROCm), and WSL's GPU paravirtualization.
+GPU_NODES = ("/dev/nvidiactl", "/dev/kfd", "/dev/dxg")
+
+
+def no_device_possible() -> bool:
+    """True when Triton cannot have an active device here: Linux with no GPU device node, no CPU
+    backend installed, and Triton not imported yet (so no driver set by hand). Asking Triton itself
+    imports torch: seconds that a sweep's parent process need not spend."""
+    import os
+    import sys
+
+    if not sys.platform.startswith("linux") or "triton" in sys.modules:
+        return False
+    return not any(os.path.exists(p) for p in GPU_NODES) and installed_backends() <= set(_TRITON_BACKEND.values())
+
+
 def active_device_target() -> Target | None:
     """The target of Triton's active driver, or None when there is no device here."""
+    if no_device_possible():
+        return None
     try:
         from triton.runtime import driver
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from kinspect.diff.explain import Link, explain
+from kinspect.diff.correlation import Link, explain
 from kinspect.diff.sweep import Outcome, Sweep
 from kinspect.diff.table import Row, Runtime, rows as make_rows
 from kinspect.diff.textdiff import StageDiff
@@ -85,15 +85,16 @@ def compare(items: list[str], *, constexprs: dict[str, list] | None = None, targ
     compiled: list[Variant] = []
     failed: list[Outcome] = []
     result_sweep = None
+    job_list = []
     if kernels:
         job_list = sweep.cross(kernels, targets=[_offline_target(t) for t in targets], constexprs=constexprs,
                                num_warps=num_warps, num_stages=num_stages, args=args, size=size, out_dir=out_dir)
+    _enough(len(job_list) + sum(len(v) for v in saved_at.values()))
+    if job_list:
         result_sweep = sweep.run(job_list, workers=jobs, progress=progress)
         compiled, failed = _collect(result_sweep)
     variants = _in_order(items, compiled, saved_at)
-    if len(variants) < 2:
-        raise UsageError(f"diff needs at least two variants, got {len(variants)}; give two values "
-                         f"(-p BLOCK_SIZE=32,64), two targets (-t cuda:80,cuda:90) or two kernels or folders")
+    _enough(len(variants), f" ({failed[0].job.describe()} failed: {failed[0].error})" if failed else "")
     rows = make_rows(variants)
     if timer is not None:
         import dataclasses
@@ -108,6 +109,12 @@ def compare(items: list[str], *, constexprs: dict[str, list] | None = None, targ
         stage_diff = diff_variants(a, b, chosen_stage)
     return DiffResult(rows=rows, failed=failed, stage=chosen_stage, pair=chosen, text=stage_diff,
                       links=explain(rows), notes=notes, sweep=result_sweep)
+
+
+def _enough(count: int, why: str = "") -> None:
+    if count < 2:
+        raise UsageError(f"diff needs at least two variants, got {count}{why}; give two values "
+                         f"(-p BLOCK_SIZE=32,64), two targets (-t cuda:80,cuda:90) or two kernels or folders")
 
 
 def _saved(item: str, store: Path) -> list[Variant] | None:

@@ -40,71 +40,90 @@ class Rules:
 
 
 # Hashes: Triton's cache keys (base32 of sha256, 52 chars) and hex digests (32+ chars).
-# "/root/.triton/cache/ZQ4KXQ7DEB4JJFH3KOKZQHTX6RDNIE5VKFM6ZXMFFRMI5ZFR7T6Q/k.ptx"
+
+# /root/.triton/cache/ZQ4KXQ7DEB4JJFH3KOKZQHTX6RDNIE5VKFM6ZXMFFRMI5ZFR7T6Q/k.ptx
 HASH_RE = re.compile(r"\b(?:[A-Z2-7]{52}|[0-9a-f]{32,64})\b")
 
-# -- MLIR (ttir, ttgir, triton-cpu/shared dialects) --------------------------------------------
-# "#loc12 = loc("/work/kernels/fused_mm_softmax.py":22:17)"
+# -- MLIR (ttir, ttgir, triton-cpu/shared dialects). %c128_i32 and %arg4 keep their meaning. -------
+
+# #loc12 = loc("/work/kernels/fused_mm_softmax.py":22:17)
 MLIR_LOC_DEF_RE = re.compile(r"^\s*#loc\d*\s*=\s*loc\(")
-# "    %5 = tt.load %4 : tensor<64x64x!tt.ptr<f32>, #blocked> loc(#loc7)"
-MLIR_LOC_USE_RE = re.compile(r"\s*loc\((?:#loc\d*|unknown|\"[^\"]*\"[^)]*)\)")
-# "%12 = arith.addi %c0_i32_3, %arg4" (%c128_i32 and %arg4 keep their meaning)
+#     %5 = tt.load %4 : tensor<64x64x!tt.ptr<f32>, #blocked> loc(#loc7)
+# ^bb1(%c_max_5: f32 loc(callsite(#loc1 at #loc38))):
+MLIR_LOC_USE_RE = re.compile(r"\s*loc\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)")
+# %12 = arith.addi %11, %c0_i32_3 : i32
 MLIR_SSA_RE = re.compile(r"(?P<base>%)(?P<n>\d+)\b")
-# "%cst_3 = arith.constant dense<0.0> : tensor<64xf32>" (a name uniqued by a suffix)
+# %cst_3 = arith.constant dense<0.000000e+00> : tensor<64xf32, #blocked>
 MLIR_UNIQUED_RE = re.compile(r"(?P<base>%[A-Za-z_][\w$.]*?_)(?P<n>\d+)\b")
-# "^bb3(%45: i32):"
+# ^bb3(%45: i32):
 MLIR_BLOCK_RE = re.compile(r"(?P<base>\^bb)(?P<n>\d+)")
 
-# -- LLVM IR -----------------------------------------------------------------------------------
-# "  %13 = fadd float %11, %12, !dbg !25"
+# -- LLVM IR ------------------------------------------------------------------------------------
+
+#   %13 = fadd float %11, %12, !dbg !25
 LLVM_DBG_RE = re.compile(r",?\s*!dbg\s+!\d+")
-# "!21 = distinct !DILexicalBlockFile(scope: !4, file: !22, discriminator: 0)"
+# !21 = distinct !DILexicalBlockFile(scope: !4, file: !22, discriminator: 0)
 LLVM_DEBUG_META_RE = re.compile(r"^!\d+\s*=\s*(?:distinct\s+)?!DI|^!llvm\.dbg\.cu\b|^\s*#dbg_")
-# "%13 = fadd float %11, %12" / "br label %27"
+#   br label %27
 LLVM_VALUE_RE = re.compile(r"(?P<base>%)(?P<n>\d+)\b")
-# "27:                                               ; preds = %15"
+# 27:                                               ; preds = %15
 LLVM_LABEL_DEF_RE = re.compile(r"^(?P<base>)(?P<n>\d+)(?=:)")
-# "!nvvm.annotations = !{!3}" / "!{ptr @k, !\"reqntid\", i32 128}"
+# !nvvm.annotations = !{!3}
 LLVM_META_RE = re.compile(r"(?P<base>!)(?P<n>\d+)\b")
-# "  br i1 %8, label %9, label %27   ; preds = %5"  (trailing comment)
+#   br i1 %8, label %9, label %27   ; preds = %5
 SEMI_COMMENT_RE = re.compile(r"\s*;.*$")
 
-# -- PTX ---------------------------------------------------------------------------------------
-# "	.loc	1 22 25                         // fused_mm_softmax.py:22:25" / ".file 1 "/w/k.py""
+# -- PTX (%r<265> declarations and %tid.x keep their text) ---------------------------------------
+
+#     .loc    1 22 25                         // fused_mm_softmax.py:22:25
+#     .file    1 "/work/kernels/fused_mm_softmax.py"
 PTX_DEBUG_RE = re.compile(r"^\s*\.(?:loc|file)\s")
-# "$L__tmp3:" / "$L__func_begin0:" (labels that only anchor debug ranges; "$L__BB0_2:" is kept)
+# $L__tmp3:
+# $L__func_begin0:
 PTX_DEBUG_LABEL_RE = re.compile(r"^\s*\$L__(?:tmp|func_begin|func_end)\d+:\s*$")
-# ".section	.debug_str" ... "}"
+#     .section    .debug_str
 PTX_DEBUG_SECTION_RE = re.compile(r"^\s*\.section\s+\.debug")
+#     }
 BLOCK_END_RE = re.compile(r"^\s*}\s*$")
-# "	add.s32 	%r68, %r67, %r66;" (not %r<265>, %tid.x)
+#     add.s32     %r68, %r67, %r66;
 PTX_REG_RE = re.compile(r"(?P<base>%[a-z]+)(?P<n>\d+)\b(?![<.])")
-# "$L__BB0_2:" / "$L__tmp3" / "$L__func_begin0"
+# @%p1 bra $L__BB0_2;
 PTX_LABEL_RE = re.compile(r"(?P<base>\$L__[A-Za-z_]+?)(?P<n>\d+(?:_\d+)?)\b")
-# "	mov.u32 	%r65, %tid.x;   // comment"
+#     mov.u32     %r65, %tid.x;   // a comment
 SLASH_COMMENT_RE = re.compile(r"\s*//.*$")
 
-# -- SASS (nvdisasm) ---------------------------------------------------------------------------
-# "	//## File "/work/kernels/fused_mm_softmax.py", line 22"
+# -- SASS (nvdisasm) ----------------------------------------------------------------------------
+
+#     //## File "/work/kernels/fused_mm_softmax.py", line 22
 SASS_FILE_RE = re.compile(r"^\s*//##")
-# "        /*0010*/                   S2R R0, SR_TID.X ;"  and  "/* 0x000fe20000000f00 */"
+#         /*0010*/                   S2R R0, SR_TID.X ;
+#         /* 0x000fe20000000f00 */
 SASS_ADDRESS_RE = re.compile(r"/\*\s*(?:0x)?[0-9a-f]+\s*\*/\s*")
-# "IMAD R3, R2.reuse, R4, RZ" / "ULDC.64 UR4, c[0x0][0x210]" / "@P0 BRA" / "UP1" / "B0"
+# IMAD R3, R2.reuse, R4, RZ ;
+# @P0 BRA `(.L_x_1) ;
+# ULDC.64 UR4, c[0x0][0x210] ;
 SASS_REG_RE = re.compile(r"\b(?P<base>R|UR|P|UP|B)(?P<n>\d+)\b")
-# ".L_x_12:" / "BRA `(.L_x_0)"
+# .L_x_12:
 SASS_LABEL_RE = re.compile(r"(?P<base>\.L_x_)(?P<n>\d+)\b")
 
-# -- AMDGCN and CPU assembly (LLVM's assembly printer) -----------------------------------------
-# "	.loc	1 22 25 prologue_end   ; k.py:22:25" / ".cfi_offset ra, -8" / ".file 1 "k.py""
+# -- AMDGCN and CPU assembly (LLVM's assembly printer) -------------------------------------------
+
+#     .loc    1 22 25 prologue_end   ; k.py:22:25
+#     .cfi_offset ra, -8
 ASM_DEBUG_RE = re.compile(r"^\s*\.(?:loc|file|cfi_\w+)\b")
-# ".section	.debug_info,"",@progbits" ... up to the next .section or .text
+#     .section    .debug_info,"",@progbits
 ASM_DEBUG_SECTION_RE = re.compile(r"^\s*\.section\s+\.debug")
+#     .section    .rodata.cst4,"aM",@progbits,4
+#     .text
 ASM_SECTION_RE = re.compile(r"^\s*\.(?:section|text)\b(?!\s+\.debug)")
-# ".LBB0_3:" / ".Ltmp12" / ".LCPI0_1" / ".Lfunc_end0"
+# .LBB0_3:
+#     lui    a0, %hi(.LCPI0_1)
 ASM_LABEL_RE = re.compile(r"(?P<base>\.L[A-Za-z_]+?)(?P<n>\d+(?:_\d+)?)\b")
-# "v_add_f32_e32 v1, v2, v3" / "s_load_dwordx2 s[0:1], s[4:5], 0x0" / "a[0:15]"
+#     v_add_f32_e32 v1, v2, v3
+#     s_load_dwordx2 s[0:1], s[4:5], 0x0
 AMD_REG_RE = re.compile(r"\b(?P<base>[vsa])(?P<n>\d+|\[\d+:\d+\])(?![\w])")
-# "	vle32.v	v8, (a0)    # comment" / "# %bb.0:" (RISC-V and x86 AT&T comments)
+#     vle32.v    v8, (a0)    # a comment
+# # %bb.0:
 HASH_COMMENT_RE = re.compile(r"(?:^|\s+)#\s.*$")
 
 PTX_DEBUG_SECTION = Block(PTX_DEBUG_SECTION_RE, BLOCK_END_RE, inclusive=True)

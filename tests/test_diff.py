@@ -1,0 +1,306 @@
+"""kinspect diff: normalization, folding, the metric table, sweeps and their bad input, on real
+compiler output (Triton compiles offline here) and the triton-cpu fixtures."""
+
+import json
+import random
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from kinspect.cli import main
+from kinspect.diff import choose_pair, correlation as explain_mod
+from kinspect.diff.normalize import normalize
+from kinspect.diff.table import Row, Runtime, labels
+from kinspect.diff.textdiff import Run, diff_stage, fold, unified
+from tests.conftest import CPU_FIXTURES
+
+X86 = CPU_FIXTURES / "triton-cpu-x86-avx512"
+
+
+def run(*args):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def _normalized(text: str, dialect: str, kernel: str = "fused_mm_softmax_kernel") -> list[str]:
+    return normalize(text.splitlines(), dialect, names=[kernel]).lines
+
+
+# -- normalization on real stages ---------------------------------------------------------------
+
+def _renumber(text: str, pattern: str, seed: int = 0) -> str:
+    """The text with every number after `pattern` mapped through a random permutation."""
+    found = sorted({int(m) for m in re.findall(pattern + r"(\d+)\b", text)})
+    shuffled = found[:]
+    random.Random(seed).shuffle(shuffled)
+    mapping = dict(zip(found, shuffled))
+    return re.sub(pattern + r"(\d+)\b", lambda m: m[0][: -len(m[1])] + str(mapping[int(m[1])] + 1000), text)
+
+
+def test_ptx_register_renaming_is_not_a_change(real_stage):
+    ptx = real_stage("fused_mm_softmax", "cuda:90", "ptx", BLOCK_SIZE=64)
+    renamed = _renumber(_renumber(ptx, r"%r"), r"%rd", seed=1)
+    assert renamed != ptx
+    assert _normalized(renamed, "ptx") == _normalized(ptx, "ptx")
+    norm = "\n".join(_normalized(ptx, "ptx"))
+    assert ".loc" not in norm and ".debug_" not in norm and "$L__tmp" not in norm
+    assert "fused_mm_softmax_kernel" not in norm and "<kernel>_param_0" in norm
+    assert "%r<" in norm  # register declarations keep their counts: a real change between variants
+
+
+def test_sass_addresses_registers_and_file_markers_are_not_changes(real_stage):
+    sass = real_stage("fused_mm_softmax", "cuda:90", "sass", BLOCK_SIZE=64)
+    shifted = re.sub(r"/\*([0-9a-f]{4})\*/", lambda m: f"/*{int(m[1], 16) + 0x100:04x}*/", sass)
+    shifted = _renumber(shifted, r"\bR", seed=2)
+    assert shifted != sass
+    assert _normalized(shifted, "sass") == _normalized(sass, "sass")
+    norm = "\n".join(_normalized(sass, "sass"))
+    assert "/*" not in norm and "//##" not in norm and "HGMMA" in norm
+
+
+def test_mlir_and_llvm_lose_locations_and_value_numbers(real_stage):
+    ttgir = _normalized(real_stage("fused_mm_softmax", "cuda:90", "ttgir", BLOCK_SIZE=64), "mlir")
+    assert not any("loc(" in line or "#loc" in line for line in ttgir)
+    assert not any(re.search(r"%\d", line) for line in ttgir)
+    assert any("tt.dot" in line or "warp_group_dot" in line for line in ttgir)
+    llir = _normalized(real_stage("fused_mm_softmax", "cuda:90", "llir", BLOCK_SIZE=64), "llvm")
+    assert not any("!dbg" in line or "!DI" in line for line in llir)
+    assert not any(re.search(r"%\d", line) for line in llir)
+
+
+def test_amdgcn_registers_and_debug_sections(real_stage):
+    text = real_stage("fused_mm_softmax", "hip:gfx942", "amdgcn", BLOCK_SIZE=32)
+    norm = _normalized(text, "amdgcn")
+    joined = "\n".join(norm)
+    assert not re.search(r"\bv\d+\b", joined) and not re.search(r"\bs\[\d+:\d+\]", joined)
+    assert ".debug_" not in joined and ".loc\t" not in joined
+    assert any(line.startswith("v_mfma") for line in norm)
+    assert "s[?:?+1]" in joined  # a register pair keeps its width
+
+
+def test_fixture_x86_labels_and_cfi():
+    from kinspect import sources
+
+    v = sources.read_file(X86 / "sum_64_torch.float32_mask.asm")
+    with open(X86 / "sum_64_torch.float32_mask.asm") as f:
+        text = f.read()
+    assert ".cfi_" in text or ".LBB" in text or ".LCPI" in text
+    asm = v.stage("asm")
+    from kinspect.analysis.stages import open_lines
+
+    with open_lines(v, asm) as lines:
+        norm = normalize(list(lines), "x86").lines
+    assert not any(re.search(r"\.L[A-Za-z_]+\d", line) or line.startswith(".cfi") for line in norm)
+
+
+# -- folding and the text diff ------------------------------------------------------------------
+
+def test_fold_repeats():
+    lines = ["a", "b", "c", "b", "c", "b", "c", "d", "e", "e", "e"]
+    assert fold(lines, "+") == [Run("+", ("a",)), Run("+", ("b", "c"), 3), Run("+", ("d",)), Run("+", ("e",), 3)]
+    assert fold([], "-") == []
+    assert fold(["x", "y"], "-") == [Run("-", ("x", "y"))]
+
+
+def test_diff_stage_counts_and_hunk_lines():
+    a = ["mov %r1, 0;", "add %r2, %r1, 1;", "st [%r2], %r1;"]
+    b = ["mov %r7, 0;", "add %r9, %r7, 1;", "add %r9, %r7, 1;", "add %r9, %r7, 1;", "st [%r9], %r7;"]
+    d = diff_stage("ptx", a, b, normalize(a, "ptx"), normalize(b, "ptx"))
+    assert d.raw_changed == 8 and d.changed == 2 and d.shown == 1
+    text = unified(d, "A", "B")
+    assert "+ add %r?, %r?, 1;    ×2" in text
+    assert text[2].startswith("@@ -1,3 +1,5 @@")
+    same = diff_stage("ptx", a, a, normalize(a, "ptx"), normalize(a, "ptx"))
+    assert same.identical and same.raw_changed == 0
+
+
+# -- labels, pairs and what explains runtime ----------------------------------------------------
+
+def _rows(real_variant):
+    from kinspect.diff.table import rows
+
+    return rows([real_variant("fused_mm_softmax", "cuda:90", BLOCK_SIZE=b) for b in (32, 64)])
+
+
+def test_labels_name_what_differs(real_variant):
+    a = real_variant("fused_mm_softmax", "cuda:90", BLOCK_SIZE=32)
+    b = real_variant("fused_mm_softmax", "cuda:80", BLOCK_SIZE=64)
+    assert labels([a, b]) == ["cuda:90 BLOCK_SIZE=32", "cuda:80 BLOCK_SIZE=64"]
+    assert labels([a, a]) == [f"{x} [{a.name}]" for x in (a.name, a.name)]
+
+
+def test_choose_pair(real_variant):
+    rows = _rows(real_variant)
+    assert choose_pair(None, rows) == (0, 1)
+    assert choose_pair("64,32", rows) == (1, 0)
+    assert choose_pair("BLOCK_SIZE=64,1", rows) == (1, 0)
+    for bad in ("1", "1,1", "7,1", "48,1"):
+        with pytest.raises(Exception) as e:
+            choose_pair(bad, rows)
+        assert "pair" in str(e.value)
+
+
+def test_spearman_and_explain(real_variant):
+    import dataclasses
+
+    assert explain_mod.spearman([1, 2, 3, 4], [10, 20, 30, 40]) == pytest.approx(1.0)
+    assert explain_mod.spearman([1, 2, 3, 4], [4, 3, 2, 1]) == pytest.approx(-1.0)
+    assert explain_mod.spearman([1, 1, 1], [1, 2, 3]) is None
+    assert explain_mod.ranks([5, 1, 5, 3]) == [3.5, 1.0, 3.5, 2.0]
+    base = _rows(real_variant)[0]
+    # three variants whose runtime rises with their (given) registers and falls with occupancy
+    rows = [dataclasses.replace(base, registers=r, occupancy=o, instructions=100, runtime=Runtime(t, t, t))
+            for r, o, t in ((32, 1.0, 1.0), (64, 0.5, 2.0), (255, 0.0625, 9.0))]
+    links = explain_mod.explain(rows)
+    assert [x.metric for x in links][:2] == ["registers", "occupancy"] or \
+        {x.metric for x in links} >= {"registers", "occupancy"}
+    assert all("not a measured cause" in x.describe() for x in links)
+    assert "instructions" not in {x.metric for x in links}  # constant: says nothing
+    assert explain_mod.explain(rows[:2]) == []  # too few variants to say anything
+    assert isinstance(rows[0], Row)
+
+
+# -- the CLI on real sweeps ----------------------------------------------------------------------
+
+def test_block_size_sweep_on_sm90(tmp_path):
+    """The done-when: three rows with the compiler's shared memory, a PTX diff much shorter than raw."""
+    r = run("diff", "fused_mm_softmax", "-p", "BLOCK_SIZE=32,64,128", "-t", "cuda:90", "-o", tmp_path, "--json")
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.output)
+    rows = d["variants"]
+    assert [v["constexprs"]["BLOCK_SIZE"] for v in rows] == [32, 64, 128]
+    assert [v["shared_bytes"] for v in rows] == [8 * 1024, 32 * 1024, 128 * 1024]
+    assert [v["label"] for v in rows] == ["BLOCK_SIZE=32", "BLOCK_SIZE=64", "BLOCK_SIZE=128"]
+    assert rows[0]["matrix_by_unit"] == {"hmma": 8} and "hgmma" in rows[2]["matrix_by_unit"]
+    assert all(v["registers"] and v["code_bytes"] and v["jit_ms"] for v in rows)
+    diff = d["diff"]
+    assert diff["stage"] == "ptx" and (diff["a"], diff["b"]) == ("BLOCK_SIZE=32", "BLOCK_SIZE=64")
+    assert diff["hunks"] and 0 < diff["normalized_changed_lines"] < diff["raw_changed_lines"]
+    assert diff["shown_changed_lines"] * 3 < diff["raw_changed_lines"]
+    assert d["failed"] == [] and d["sweep"]["jobs"] == 3
+
+    # the same variants again, read back from the store: the table, and another pair and stage
+    r = run("diff", tmp_path, "--pair", "32,128", "--stage", "sass")
+    assert r.exit_code == 0, r.output
+    table = r.output.split("\n\n")[0]
+    assert re.search(r"BLOCK_SIZE=32 .* 8\.0 KiB", table) and re.search(r"BLOCK_SIZE=128 .*128\.0 KiB", table)
+    assert "sass: BLOCK_SIZE=32" in r.output and "vs BLOCK_SIZE=128" in r.output
+    assert "JIT ms per stage" in r.output
+
+
+def test_code_size_agrees_with_readelf_and_sass(real_variant):
+    from kinspect.analysis.code_size import code_bytes
+
+    readelf = shutil.which("readelf")
+    v = real_variant("fused_mm_softmax", "cuda:90", BLOCK_SIZE=64)
+    size = code_bytes(v)
+    sass = Path(v.path, v.stage("sass").file).read_text()
+    assert size == 16 * len(re.findall(r"^\s*/\*[0-9a-f]{4,}\*/", sass, re.M))  # 16-byte instructions
+    if readelf is None:
+        pytest.skip("readelf not installed")
+    out = subprocess.run([readelf, "-SW", str(Path(v.path, v.stage("cubin").file))], capture_output=True,
+                         text=True, check=True).stdout
+    text = next(line for line in out.splitlines() if re.search(rf"\]\s+\.text\.{v.kernel}\s", line))
+    # "  [ 9] .text.k  PROGBITS  0000000000000000 000a00 004a80 00  AX  3 ..." : size is the 6th field
+    fields = text.split("]", 1)[1].split()
+    assert int(fields[4], 16) == size
+
+
+def test_two_targets(tmp_path):
+    r = run("diff", "fused_mm_softmax", "-p", "BLOCK_SIZE=32", "-t", "cuda:80,cuda:90", "-o", tmp_path, "-j", "1")
+    assert r.exit_code == 0, r.output
+    assert re.search(r"^\s+1\s+cuda:80\s", r.output, re.M) and re.search(r"^\s+2\s+cuda:90\s", r.output, re.M)
+    assert "- .target sm_80" in r.output and "+ .target sm_90a" in r.output
+
+
+KERNEL_A = '''
+import triton
+import triton.language as tl
+
+@triton.jit
+def scale(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.static_assert(BLOCK <= 256, "BLOCK too big for this kernel")
+    x = tl.load(x_ptr + offs, mask=mask)
+    tl.store(y_ptr + offs, x * FACTOR, mask=mask)
+
+kinspect_examples = {"scale": {"args": {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i32:4096"},
+                               "constexprs": {"BLOCK": 128}}}
+'''
+
+
+def _kernel_file(folder: Path, name: str, factor: str) -> Path:
+    path = folder / name
+    path.write_text(KERNEL_A.replace("FACTOR", factor))
+    return path
+
+
+def test_two_source_files(tmp_path):
+    a = _kernel_file(tmp_path, "a.py", "2.0")
+    b = _kernel_file(tmp_path, "b.py", "x")  # x * x: a multiply by itself instead of a constant
+    r = run("diff", f"{a}:scale", f"{b}:scale", "-o", tmp_path / "out", "--stage", "ttir", "-j", "1", "--json")
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.output)
+    assert [v["label"] for v in d["variants"]] == ["a.py:scale", "b.py:scale"]
+    changed = [line for h in d["diff"]["hunks"] for run_ in h["runs"] if run_["tag"] != " "
+               for line in run_["lines"]]
+    assert any("arith.constant dense<2.000000e+00>" in line for line in changed)
+    assert any("arith.mulf" in line for line in changed)
+
+
+def test_a_failing_variant_is_reported_and_the_rest_compared(tmp_path):
+    a = _kernel_file(tmp_path, "a.py", "2.0")
+    r = run("diff", f"{a}:scale", "-p", "BLOCK=64,128,512", "-o", tmp_path / "out", "--table")
+    assert r.exit_code == 0, r.output
+    assert "BLOCK=64" in r.output and "BLOCK=128" in r.output
+    assert re.search(r"failed: .*BLOCK=512.*BLOCK too big", r.output)
+
+
+def test_parallel_and_sequential_make_the_same_variants(tmp_path):
+    hashes = {}
+    for jobs in ("1", "2"):
+        r = run("diff", "add", "-p", "BLOCK_SIZE=256,1024", "-t", "cuda:80", "-o", tmp_path / jobs, "-j", jobs,
+                "--json")
+        assert r.exit_code == 0, r.output
+        d = json.loads(r.output)
+        hashes[jobs] = [Path(v["path"]).name for v in d["variants"]]
+        assert d["sweep"]["workers"] == int(jobs)
+    assert hashes["1"] == hashes["2"]
+
+
+def test_saved_stage_files_are_diffed_in_place_read_only():
+    before = {p: (p.stat().st_size, p.stat().st_mtime_ns) for p in X86.iterdir()}
+    r = run("diff", X86 / "sum_64_torch.float32_mask.asm", X86 / "sum_64_torch.float32_nomask.asm")
+    assert r.exit_code == 0, r.output
+    assert "asm: sum_64_torch.float32_mask" in r.output
+    assert re.search(r"^\s+1\s+sum_64_torch.float32_mask\s+140\s+70", r.output, re.M)
+    assert {p: (p.stat().st_size, p.stat().st_mtime_ns) for p in X86.iterdir()} == before
+
+
+@pytest.mark.parametrize("args, message", [
+    (["fused_mm_softmax", "-p", "BLOCK_SIZE=32", "-t", "cuda:90"], "at least two variants"),
+    (["fused_mm_sofmax", "-p", "BLOCK_SIZE=32,64", "-t", "cuda:90"], "did you mean 'fused_mm_softmax'"),
+    (["fused_mm_softmax", "-p", "BLOCK_SIZE=", "-t", "cuda:90"], "is not NAME=VALUE"),
+    (["fused_mm_softmax", "-p", "BLOCK_SIZE=32,,64"], "empty value"),
+    (["fused_mm_softmax", "-p", "BLOK=32,64", "-t", "cuda:90"], "no constexpr 'BLOK'"),
+    (["fused_mm_softmax", "-p", "BLOCK_SIZE=32,64", "-t", "tpu:1"], "unknown target"),
+    (["fused_mm_softmax", "-p", "BLOCK_SIZE=32,64", "--num-warps", "4,x"], "whole numbers"),
+    ([], "name a kernel"),
+    ([str(X86 / "sum_64_torch.float32_mask.asm"), str(X86 / "sum_64_torch.float32_nomask.asm"), "-p", "B=1"],
+     "apply to kernels compiled here"),
+    ([str(X86 / "sum_64_torch.float32_mask.asm"), str(X86 / "sum_64_torch.float32_nomask.asm"),
+      "--stage", "ptx"], "stage 'ptx' is not in both variants"),
+    ([str(X86 / "sum_64_torch.float32_mask.asm"), str(X86 / "sum_64_torch.float32_nomask.asm"),
+      "--pair", "1,5"], "--pair: '5' matches no variant"),
+])
+def test_bad_input_is_one_line_and_exit_2(tmp_path, args, message):
+    r = run("diff", *args, "-o", tmp_path / "out", "-j", "1")
+    assert r.exit_code == 2, r.output
+    lines = [line for line in r.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and message in lines[0], r.output
+    assert "Traceback" not in r.output
+    assert not any((tmp_path / "out").glob("*/*/record.json"))  # nothing half-written or stored
