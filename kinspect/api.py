@@ -200,12 +200,16 @@ def retargeted(variant: Variant, spec: str) -> Variant:
                "cpu": cpu.cpu, "features": cpu.features})
 
 
-def diff(items, **kwargs):
+def diff(items, *, bench: bool = True, **kwargs):
     """Compile a sweep (and/or collect saved variants), tabulate their metrics and diff one stage of
-    two of them: kinspect.diff.compare, whose keyword arguments it takes. Runtimes are measured
-    when the variants' target is the active device and the kernel ships with kinspect."""
+    two of them: kinspect.diff.compare, whose keyword arguments it takes. With `bench`, variants of
+    shipped kernels compiled for the active GPU are timed on it (runtime, GB/s, % of copy bandwidth)."""
     from kinspect.diff import compare
 
+    if bench and kwargs.get("timer") is None:
+        from kinspect.bench.runtime import device_timer
+
+        kwargs["timer"] = device_timer(kwargs.get("size"))
     return compare(list(items), **kwargs)
 
 

@@ -190,13 +190,15 @@ def _checked(specs) -> tuple[str, ...]:
                    "(default: the first two).")
 @click.option("--side-by-side", "side", is_flag=True, help="Show the diff in two columns.")
 @click.option("--table", "table_only", is_flag=True, help="Only the metric table, no stage diff.")
+@click.option("--no-bench", "no_bench", is_flag=True,
+              help="Do not time the variants even when a GPU is here (timing needs a shipped kernel).")
 @click.option("--json", "as_json", is_flag=True, help="Everything as one JSON object.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
               help="Compile processes (default: one per core, at most one per variant).")
 @click.option("-o", "--out", "out_dir", default=api.DEFAULT_OUT, show_default=True,
               help="Store for variants compiled here, and where variant names are looked up.")
-def diff(items, constexprs, targets, num_warps, num_stages, args, size, stage, pair, side, table_only, as_json,
-         jobs, out_dir):
+def diff(items, constexprs, targets, num_warps, num_stages, args, size, stage, pair, side, table_only, no_bench,
+         as_json, jobs, out_dir):
     """Compile a sweep and compare its variants: a metric table and a normalized diff of one stage.
 
     ITEMS are kernels (shipped names or file.py:name), compiled for every combination of the -p,
@@ -221,7 +223,7 @@ def diff(items, constexprs, targets, num_warps, num_stages, args, size, stage, p
                           num_warps=parse_int_list(num_warps, "--num-warps"),
                           num_stages=parse_int_list(num_stages, "--num-stages"), args=args, size=size,
                           stage=stage, pair=pair, out_dir=out_dir, jobs=jobs, progress=progress,
-                          text=not table_only)
+                          text=not table_only, bench=not no_bench)
     if as_json:
         click.echo(json.dumps(result.to_json(), indent=1, default=str))
         return

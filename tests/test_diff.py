@@ -14,7 +14,8 @@ from click.testing import CliRunner
 from kinspect.cli import main
 from kinspect.diff import choose_pair, correlation as explain_mod
 from kinspect.diff.normalize import normalize
-from kinspect.diff.table import Row, Runtime, labels
+from kinspect.bench.stats import Runtime
+from kinspect.diff.table import Row, labels
 from kinspect.diff.textdiff import Run, diff_stage, fold, unified
 from tests.conftest import CPU_FIXTURES
 
@@ -304,3 +305,22 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, args, message):
     assert len(lines) == 1 and message in lines[0], r.output
     assert "Traceback" not in r.output
     assert not any((tmp_path / "out").glob("*/*/record.json"))  # nothing half-written or stored
+
+
+def test_summary_statistics():
+    from kinspect.bench.stats import quantile, summarize
+
+    s = summarize([5.0, 1.0, 2.0, 4.0, 3.0])
+    assert (s.n, s.median, s.p20, s.p80, s.mean) == (5, 3.0, 1.8, 4.2, 3.0)
+    assert s.cv == pytest.approx(1.5811388 / 3, rel=1e-6)
+    assert quantile([7.0], 0.8) == 7.0
+    assert summarize([2.0, 2.0]).cv == 0.0
+
+
+def test_no_timer_without_a_device():
+    from kinspect.bench.runtime import device_timer
+    from kinspect.compile.targets import active_device_target
+
+    if active_device_target() is not None:
+        pytest.skip("a device is here")
+    assert device_timer(None) is None

@@ -17,7 +17,8 @@ from typing import Callable
 
 from kinspect.diff.correlation import Link, explain
 from kinspect.diff.sweep import Outcome, Sweep
-from kinspect.diff.table import Row, Runtime, rows as make_rows
+from kinspect.bench.stats import Runtime
+from kinspect.diff.table import Row, rows as make_rows
 from kinspect.diff.textdiff import StageDiff
 from kinspect.errors import KinspectError, NotFound, UsageError, did_you_mean
 from kinspect.model import Variant

@@ -6,20 +6,8 @@ from dataclasses import dataclass, field
 
 from kinspect.analysis import VariantReport, analyse
 from kinspect.analysis.code_size import code_bytes
+from kinspect.bench.stats import Runtime
 from kinspect.model import Variant
-
-
-@dataclass(frozen=True)
-class Runtime:
-    """A measured runtime and what it achieves (filled when a device ran the variant)."""
-
-    median_ms: float
-    p20_ms: float
-    p80_ms: float
-    gbps: float | None = None
-    tflops: float | None = None
-    roofline_pct: float | None = None    # of the device's measured copy bandwidth (or peak FLOP/s)
-    roofline_of: str = ""                # what the percentage is of
 
 
 @dataclass(frozen=True)
