@@ -156,10 +156,18 @@ def test_spearman_and_explain(real_variant):
     rows = [dataclasses.replace(base, registers=r, occupancy=o, instructions=100, runtime=Runtime(t, t, t))
             for r, o, t in ((32, 1.0, 1.0), (64, 0.5, 2.0), (255, 0.0625, 9.0))]
     links = explain_mod.explain(rows)
-    assert [x.metric for x in links][:2] == ["registers", "occupancy"] or \
-        {x.metric for x in links} >= {"registers", "occupancy"}
-    assert all("not a measured cause" in x.describe() for x in links)
-    assert "instructions" not in {x.metric for x in links}  # constant: says nothing
+    # registers and occupancy order the three variants alike: one statement, both named
+    assert len(links) == 1 and dict(links[0].metrics) == {"registers": 1.0, "occupancy": -1.0}
+    text = links[0].describe()
+    assert "rises with registers" in text and "falls with occupancy" in text
+    assert "cannot tell them apart" in text and "not a measured cause" in text
+    # a metric that orders them differently gets its own statement
+    rows = [dataclasses.replace(r, instructions=n) for r, n in zip(rows, (10, 30, 20))]
+    rows.append(dataclasses.replace(rows[2], registers=300, occupancy=0.03, instructions=40,
+                                    runtime=Runtime(12.0, 12.0, 12.0)))
+    links = explain_mod.explain(rows)
+    assert [dict(x.metrics) for x in links][0] == {"registers": 1.0, "occupancy": -1.0}
+    assert {"instructions"} == {m for x in links[1:] for m, _ in x.metrics}
     assert explain_mod.explain(rows[:2]) == []  # too few variants to say anything
     assert isinstance(rows[0], Row)
 

@@ -53,8 +53,8 @@ class DiffResult:
                 "hunks": [{"a_start": h.a_start, "a_count": h.a_count, "b_start": h.b_start, "b_count": h.b_count,
                            "runs": [{"tag": r.tag, "lines": list(r.lines), "repeat": r.repeat} for r in h.runs]}
                           for h in d.hunks]},
-            "runtime_moves_with": [{"metric": x.metric, "spearman_rho": x.rho, "variants": x.variants,
-                                    "text": x.describe()} for x in self.links],
+            "runtime_moves_with": [{"spearman_rho": dict(x.metrics), "variants": x.variants, "text": x.describe()}
+                                   for x in self.links],
             "sweep": None if self.sweep is None else {
                 "jobs": len(self.sweep.outcomes), "workers": self.sweep.workers, "cores": self.sweep.cores,
                 "seconds": round(self.sweep.seconds, 2)},
@@ -86,7 +86,7 @@ def compare(items: list[str], *, constexprs: dict[str, list] | None = None, targ
     compiled: list[Variant] = []
     failed: list[Outcome] = []
     result_sweep = None
-    job_list = []
+    job_list, known = [], {}
     if kernels:
         job_list = sweep.cross(kernels, targets=[_offline_target(t) for t in targets], constexprs=constexprs,
                                num_warps=num_warps, num_stages=num_stages, args=args, size=size, out_dir=out_dir)
@@ -94,9 +94,10 @@ def compare(items: list[str], *, constexprs: dict[str, list] | None = None, targ
     if job_list:
         result_sweep = sweep.run(job_list, workers=jobs, progress=progress)
         compiled, failed = _collect(result_sweep)
+        known = {o.path: o.metrics for o in result_sweep.outcomes if o.path and o.metrics}
     variants = _in_order(items, compiled, saved_at)
     _enough(len(variants), f" ({failed[0].job.describe()} failed: {failed[0].error})" if failed else "")
-    rows = make_rows(variants)
+    rows = make_rows(variants, known)
     if timer is not None:
         import dataclasses
 

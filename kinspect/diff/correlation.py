@@ -1,8 +1,10 @@
 """Which metric moves with runtime across a sweep: rank correlation, stated as the data shows it.
 
 With runtimes for at least MIN_VARIANTS variants, each metric that varies is ranked against the
-median runtime (Spearman's rho, ties averaged). Metrics with |rho| >= STRONG are named, strongest
-first, with the direction and the figures; nothing is said about cause.
+median runtime (Spearman's rho, ties averaged). Metrics with |rho| >= STRONG are named with their
+direction and figures. Metrics that order the variants the same way (a bigger block raises
+registers, shared memory and code size together) are named in one statement that says the sweep
+cannot tell them apart; nothing is said about cause.
 """
 
 from __future__ import annotations
@@ -29,14 +31,25 @@ METRICS = {
 
 @dataclass(frozen=True)
 class Link:
-    metric: str
-    rho: float
+    """Metrics that move with runtime and order the variants alike: (name, rho) strongest first."""
+
+    metrics: tuple[tuple[str, float], ...]
     variants: int
 
     def describe(self) -> str:
-        direction = "rises" if self.rho > 0 else "falls"
-        return (f"runtime {direction} with {self.metric} across these {self.variants} variants "
-                f"(Spearman rho {self.rho:+.2f}); a correlation in this sweep, not a measured cause")
+        rises = [name for name, rho in self.metrics if rho > 0]
+        falls = [name for name, rho in self.metrics if rho < 0]
+        parts = ([f"rises with {_join(rises)}"] if rises else []) + ([f"falls with {_join(falls)}"] if falls else [])
+        rhos = sorted({abs(rho) for _, rho in self.metrics})
+        rho = f"rho {self.metrics[0][1]:+.2f}" if len(self.metrics) == 1 else (
+            f"|rho| {rhos[0]:.2f}" if len(rhos) == 1 else f"|rho| {rhos[0]:.2f} to {rhos[-1]:.2f}")
+        together = "; these move together in this sweep, so it cannot tell them apart" if len(self.metrics) > 1 else ""
+        return (f"runtime {' and '.join(parts)} across these {self.variants} variants (Spearman {rho}){together}; "
+                f"a correlation, not a measured cause")
+
+
+def _join(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
 def ranks(values: list[float]) -> list[float]:
@@ -66,17 +79,25 @@ def spearman(x: list[float], y: list[float]) -> float | None:
 
 
 def explain(rows: list[Row]) -> list[Link]:
-    """Metrics that move with runtime, strongest first; empty when there is too little data."""
+    """Metrics that move with runtime, grouped by the order they put the variants in, strongest first;
+    empty when there is too little data."""
     timed = [r for r in rows if r.runtime is not None]
     if len(timed) < MIN_VARIANTS:
         return []
     runtime = [r.runtime.median_ms for r in timed]
-    links = []
+    groups: dict[tuple, list[tuple[str, float]]] = {}
+    counts: dict[tuple, int] = {}
     for name, get in METRICS.items():
-        pairs = [(get(r), t) for r, t in zip(timed, runtime) if get(r) is not None]
+        pairs = [(i, get(r)) for i, r in enumerate(timed) if get(r) is not None]
         if len(pairs) < MIN_VARIANTS:
             continue
-        rho = spearman([float(p[0]) for p in pairs], [p[1] for p in pairs])
-        if rho is not None and abs(rho) >= STRONG:
-            links.append(Link(name, round(rho, 3), len(pairs)))
-    return sorted(links, key=lambda link: -abs(link.rho))
+        values = [float(v) for _, v in pairs]
+        rho = spearman(values, [runtime[i] for i, _ in pairs])
+        if rho is None or abs(rho) < STRONG:
+            continue
+        sign = 1 if rho > 0 else -1
+        key = (tuple(i for i, _ in pairs), tuple(ranks([sign * v for v in values])))
+        groups.setdefault(key, []).append((name, round(rho, 3)))
+        counts[key] = len(pairs)
+    links = [Link(tuple(sorted(ms, key=lambda m: -abs(m[1]))), counts[k]) for k, ms in groups.items()]
+    return sorted(links, key=lambda link: -abs(link.metrics[0][1]))

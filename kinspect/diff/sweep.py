@@ -45,6 +45,7 @@ class Outcome:
     job: Job
     path: str | None = None      # the stored variant folder
     error: str | None = None
+    metrics: dict | None = None  # its row figures (kinspect.diff.table.metrics), measured by the worker
 
 
 @dataclass(frozen=True)
@@ -78,17 +79,20 @@ def cross(kernels, *, targets=(None,), constexprs: dict[str, list] | None = None
 
 
 def compile_job(job: Job) -> Outcome:
-    """Compile one job into its store; a KinspectError becomes the outcome's error line."""
+    """Compile one job into its store and measure its row figures (the analysis is as costly as the
+    compile, so it runs in the worker too); a KinspectError becomes the outcome's error line."""
     from kinspect import api
     from kinspect.compile.args import parse_args
+    from kinspect.diff.table import metrics
 
     try:
         result = api.dump(job.kernel, target=job.target, constexprs=dict(job.constexprs),
                           args=parse_args(job.args), num_warps=job.num_warps, num_stages=job.num_stages,
                           size=job.size, out_dir=job.out_dir)
+        figures = metrics(result.variant)
     except KinspectError as e:
         return Outcome(job, error=str(e))
-    return Outcome(job, path=result.variant.path)
+    return Outcome(job, path=result.variant.path, metrics=figures)
 
 
 def run(jobs: list[Job], *, workers: int | None = None,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from kinspect.analysis import VariantReport, analyse
+from kinspect.analysis import analyse
 from kinspect.analysis.code_size import code_bytes
 from kinspect.bench.stats import Runtime
 from kinspect.model import Variant
@@ -46,22 +46,27 @@ class Row:
         }
 
 
-def row(label: str, report: VariantReport) -> Row:
-    v, m, r = report.variant, report.isa, report.resources
+def metrics(v: Variant) -> dict:
+    """A variant's row figures (everything but label, variant and runtime), as plain JSON values:
+    a sweep's worker measures them beside the compile and sends them back."""
+    report = analyse(v)
+    m, r = report.isa, report.resources
     stages = {}
     if v.times is not None:
         stages = {"source": v.times.ir_initialization_us, **dict(v.times.stages)}
-    return Row(label=label, variant=v, isa=report.isa_name, registers=r.registers, spills=r.spills,
-               shared_bytes=r.shared_bytes,
-               occupancy=None if r.occupancy is None else round(r.occupancy.fraction, 4),
-               occupancy_limiter=r.occupancy.limiter if r.occupancy else "",
-               instructions=m.instructions if m else 0, vector=m.vector if m else 0,
-               matrix=m.matrix_total if m else 0, matrix_units=dict(m.matrix) if m else {},
-               code_bytes=code_bytes(v), jit_us=v.times.total_us if v.times else None, jit_stages=stages)
+    return dict(isa=report.isa_name, registers=r.registers, spills=r.spills, shared_bytes=r.shared_bytes,
+                occupancy=None if r.occupancy is None else round(r.occupancy.fraction, 4),
+                occupancy_limiter=r.occupancy.limiter if r.occupancy else "",
+                instructions=m.instructions if m else 0, vector=m.vector if m else 0,
+                matrix=m.matrix_total if m else 0, matrix_units=dict(m.matrix) if m else {},
+                code_bytes=code_bytes(v), jit_us=v.times.total_us if v.times else None, jit_stages=stages)
 
 
-def rows(variants: list[Variant]) -> list[Row]:
-    return [row(label, analyse(v)) for label, v in zip(labels(variants), variants)]
+def rows(variants: list[Variant], known: dict[str, dict] | None = None) -> list[Row]:
+    """One Row per variant; `known` maps a variant's path to figures a worker measured already."""
+    known = known or {}
+    return [Row(label=label, variant=v, **(known.get(v.path) or metrics(v)))
+            for label, v in zip(labels(variants), variants)]
 
 
 def _facets(v: Variant) -> dict[str, str]:

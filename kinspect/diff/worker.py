@@ -1,7 +1,7 @@
 """A sweep's compile worker: `python -m kinspect.diff.worker`, started by kinspect.diff.sweep.
 
 Reads one job per line on stdin (a sweep.Job as JSON) and writes one line per job on stdout:
-{"path": the stored variant folder} or {"error": the one-line message}. Anything Triton prints
+{"path": the stored variant folder, "metrics": its row figures} or {"error": the one-line message}. Anything Triton prints
 goes to stderr, so stdout carries only the answers.
 """
 
@@ -24,7 +24,7 @@ def main() -> None:
         job = Job(**{**d, "constexprs": tuple(tuple(kv) for kv in d["constexprs"]), "args": tuple(d["args"])})
         try:
             outcome = compile_job(job)
-            answer = {"path": outcome.path, "error": outcome.error}
+            answer = {"path": outcome.path, "error": outcome.error, "metrics": outcome.metrics}
         except Exception as e:  # not a KinspectError: a bug, or a crash inside Triton's Python
             answer = {"error": f"{type(e).__name__}: {e}"}
         answers.write(json.dumps(answer) + "\n")
