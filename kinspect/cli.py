@@ -193,12 +193,15 @@ def _checked(specs) -> tuple[str, ...]:
 @click.option("--no-bench", "no_bench", is_flag=True,
               help="Do not time the variants even when a GPU is here (timing needs a shipped kernel).")
 @click.option("--json", "as_json", is_flag=True, help="Everything as one JSON object.")
+@click.option("--retarget", "retarget", multiple=True, metavar="CPU1,CPU2",
+              help="Compare each variant's LLVM IR compiled for these CPUs (kinspect targets lists them), "
+                   "e.g. --retarget generic-rv64,spacemit-x60 on a CPU backend's .ll or dump folder.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
               help="Compile processes (default: one per core, at most one per variant).")
 @click.option("-o", "--out", "out_dir", default=api.DEFAULT_OUT, show_default=True,
               help="Store for variants compiled here, and where variant names are looked up.")
 def diff(items, constexprs, targets, num_warps, num_stages, args, size, stage, pair, side, table_only, no_bench,
-         as_json, jobs, out_dir):
+         as_json, retarget, jobs, out_dir):
     """Compile a sweep and compare its variants: a metric table and a normalized diff of one stage.
 
     ITEMS are kernels (shipped names or file.py:name), compiled for every combination of the -p,
@@ -223,7 +226,8 @@ def diff(items, constexprs, targets, num_warps, num_stages, args, size, stage, p
                           num_warps=parse_int_list(num_warps, "--num-warps"),
                           num_stages=parse_int_list(num_stages, "--num-stages"), args=args, size=size,
                           stage=stage, pair=pair, out_dir=out_dir, jobs=jobs, progress=progress,
-                          text=not table_only, bench=not no_bench)
+                          text=not table_only, bench=not no_bench,
+                          retarget=[x.strip() for spec in retarget for x in spec.split(",") if x.strip()])
     if as_json:
         click.echo(json.dumps(result.to_json(), indent=1, default=str))
         return

@@ -332,3 +332,19 @@ def test_no_timer_without_a_device():
     if active_device_target() is not None:
         pytest.skip("a device is here")
     assert device_timer(None) is None
+
+
+def test_retarget_two_cpus_from_one_ll_file():
+    """The K1 question as a diff: the same LLVM IR for a scalar RISC-V and for the X60 with RVV."""
+    ll = CPU_FIXTURES / "triton-shared-riscv-softmax" / "ll.ir"
+    r = run("diff", ll, "--retarget", "generic-rv64,spacemit-x60", "--json")
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.output)
+    rows = {v["label"]: v for v in d["variants"]}
+    assert set(rows) == {"cpu:riscv64@generic-rv64", "cpu:riscv64@spacemit-x60"}
+    assert rows["cpu:riscv64@generic-rv64"]["vector_instructions"] == 0
+    assert rows["cpu:riscv64@spacemit-x60"]["vector_instructions"] > 0
+    added = [line for h in d["diff"]["hunks"] for run_ in h["runs"] if run_["tag"] == "+" for line in run_["lines"]]
+    assert any(line.startswith(("vle32.v", "vsetvli", "vsetivli")) for line in added)
+    bad = run("diff", ll, "--retarget", "spacemit-x61")
+    assert bad.exit_code == 2 and "did you mean 'spacemit-x60'" in bad.output

@@ -66,8 +66,11 @@ def compare(items: list[str], *, constexprs: dict[str, list] | None = None, targ
             num_stages=(None,), args=(), size: str | None = None, stage: str | None = None,
             pair: str | None = None, out_dir: str | Path = "kinspect-out", jobs: int | None = None,
             progress: Callable[[Outcome], None] | None = None,
-            timer: Callable[[Variant], Runtime | None] | None = None, text: bool = True) -> DiffResult:
-    """Compile and collect the variants `items` name, tabulate them and diff one stage of two."""
+            timer: Callable[[Variant], Runtime | None] | None = None, text: bool = True,
+            retarget=()) -> DiffResult:
+    """Compile and collect the variants `items` name, tabulate them and diff one stage of two.
+    With `retarget` CPU specs, each variant's LLVM IR compiled for each CPU takes its place (the
+    variant itself stays when it has machine code of its own)."""
     from kinspect.diff import sweep
 
     if not items:
@@ -90,12 +93,14 @@ def compare(items: list[str], *, constexprs: dict[str, list] | None = None, targ
     if kernels:
         job_list = sweep.cross(kernels, targets=[_offline_target(t) for t in targets], constexprs=constexprs,
                                num_warps=num_warps, num_stages=num_stages, args=args, size=size, out_dir=out_dir)
-    _enough(len(job_list) + sum(len(v) for v in saved_at.values()))
+    _enough((len(job_list) + sum(len(v) for v in saved_at.values())) * max(1, len(retarget)))
     if job_list:
         result_sweep = sweep.run(job_list, workers=jobs, progress=progress)
         compiled, failed = _collect(result_sweep)
         known = {o.path: o.metrics for o in result_sweep.outcomes if o.path and o.metrics}
     variants = _in_order(items, compiled, saved_at)
+    if retarget:
+        variants = _retargeted(variants, retarget)
     _enough(len(variants), f" ({failed[0].job.describe()} failed: {failed[0].error})" if failed else "")
     rows = make_rows(variants, known)
     if timer is not None:
@@ -111,6 +116,20 @@ def compare(items: list[str], *, constexprs: dict[str, list] | None = None, targ
         stage_diff = diff_variants(a, b, chosen_stage)
     return DiffResult(rows=rows, failed=failed, stage=chosen_stage, pair=chosen, text=stage_diff,
                       links=explain(rows), notes=notes, sweep=result_sweep)
+
+
+def _retargeted(variants: list[Variant], specs) -> list[Variant]:
+    from kinspect import retarget
+    from kinspect.analysis.stages import isa_stage
+    from kinspect.api import llir_stage, retargeted
+
+    for spec in specs:
+        retarget.parse(spec)  # a typo fails before anything is compiled
+    out = []
+    for v in variants:
+        llir_stage(v)  # a variant without LLVM IR is a clear error
+        out += ([v] if isa_stage(v) is not None else []) + [retargeted(v, spec) for spec in specs]
+    return out
 
 
 def _enough(count: int, why: str = "") -> None:
