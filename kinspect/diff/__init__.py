@@ -76,6 +76,11 @@ def compare(items: list[str], *, constexprs: dict[str, list] | None = None, targ
     if not items:
         raise UsageError("name a kernel to sweep (kinspect diff KERNEL -p BLOCK_SIZE=32,64), two kernels "
                          "(a.py:kern b.py:kern), or saved variants (folders, stores, variant names)")
+    if retarget:
+        from kinspect import retarget as cpus
+
+        for spec in retarget:
+            cpus.parse(spec)  # a typo fails before anything is compiled
     kernels, saved_at = [], {}
     for i, item in enumerate(items):
         found = _saved(item, Path(out_dir))
@@ -119,12 +124,9 @@ def compare(items: list[str], *, constexprs: dict[str, list] | None = None, targ
 
 
 def _retargeted(variants: list[Variant], specs) -> list[Variant]:
-    from kinspect import retarget
     from kinspect.analysis.stages import isa_stage
     from kinspect.api import llir_stage, retargeted
 
-    for spec in specs:
-        retarget.parse(spec)  # a typo fails before anything is compiled
     out = []
     for v in variants:
         llir_stage(v)  # a variant without LLVM IR is a clear error
