@@ -348,3 +348,19 @@ def test_retarget_two_cpus_from_one_ll_file():
     assert any(line.startswith(("vle32.v", "vsetvli", "vsetivli")) for line in added)
     bad = run("diff", ll, "--retarget", "spacemit-x61")
     assert bad.exit_code == 2 and "did you mean 'spacemit-x60'" in bad.output
+
+
+def test_a_launch_that_fails_is_a_note_not_a_crash(real_variant):
+    from kinspect.diff import compare
+
+    a = real_variant("fused_mm_softmax", "cuda:90", BLOCK_SIZE=32)
+    b = real_variant("fused_mm_softmax", "cuda:90", BLOCK_SIZE=64)
+
+    def timer(v):
+        if v.path == b.path:
+            raise RuntimeError("out of resource: shared memory, Required: 300000, Hardware limit: 232448")
+        return Runtime(1.0, 0.9, 1.1)
+
+    result = compare([a.path, b.path], timer=timer, text=False)
+    assert [r.runtime is not None for r in result.rows] == [True, False]
+    assert any("not timed: RuntimeError: out of resource" in n for n in result.notes)

@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from kinspect.bench.stats import Runtime
 from kinspect.diff.correlation import Link, explain
 from kinspect.diff.sweep import Outcome, Sweep
-from kinspect.bench.stats import Runtime
 from kinspect.diff.table import Row, rows as make_rows
 from kinspect.diff.textdiff import StageDiff
 from kinspect.errors import KinspectError, NotFound, UsageError, did_you_mean
@@ -65,7 +65,7 @@ class DiffResult:
 def compare(items: list[str], *, constexprs: dict[str, list] | None = None, targets=(None,), num_warps=(None,),
             num_stages=(None,), args=(), size: str | None = None, stage: str | None = None,
             pair: str | None = None, out_dir: str | Path = "kinspect-out", jobs: int | None = None,
-            progress: Callable[[Outcome], None] | None = None,
+            progress: Callable[[Outcome | None, int], None] | None = None,
             timer: Callable[[Variant], Runtime | None] | None = None, text: bool = True,
             retarget=()) -> DiffResult:
     """Compile and collect the variants `items` name, tabulate them and diff one stage of two.
@@ -108,11 +108,9 @@ def compare(items: list[str], *, constexprs: dict[str, list] | None = None, targ
         variants = _retargeted(variants, retarget)
     _enough(len(variants), f" ({failed[0].job.describe()} failed: {failed[0].error})" if failed else "")
     rows = make_rows(variants, known)
-    if timer is not None:
-        import dataclasses
-
-        rows = [dataclasses.replace(r, runtime=timer(r.variant)) for r in rows]
     notes = list(result_sweep.notes) if result_sweep else []
+    if timer is not None:
+        rows = [_timed(r, timer, notes) for r in rows]
     chosen = chosen_stage = stage_diff = None
     if text:
         chosen = choose_pair(pair, rows)
@@ -121,6 +119,19 @@ def compare(items: list[str], *, constexprs: dict[str, list] | None = None, targ
         stage_diff = diff_variants(a, b, chosen_stage)
     return DiffResult(rows=rows, failed=failed, stage=chosen_stage, pair=chosen, text=stage_diff,
                       links=explain(rows), notes=notes, sweep=result_sweep)
+
+
+def _timed(r: Row, timer, notes: list[str]) -> Row:
+    """The row with its runtime; a launch that fails (out of shared memory on this device, say) is a
+    note, and the other variants are still timed."""
+    import dataclasses
+
+    try:
+        return dataclasses.replace(r, runtime=timer(r.variant))
+    except Exception as e:
+        message = str(e).strip().splitlines()
+        notes.append(f"{r.label}: not timed: {type(e).__name__}: {message[-1] if message else ''}")
+        return r
 
 
 def _retargeted(variants: list[Variant], specs) -> list[Variant]:

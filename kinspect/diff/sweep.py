@@ -139,7 +139,10 @@ def _in_pool(jobs: list[Job], workers: int, progress) -> list[Outcome]:
                     i = todo.get_nowait()
                 except queue.Empty:
                     return
-                outcome = w.compile(jobs[i])
+                try:
+                    outcome = w.compile(jobs[i])
+                except Exception as e:  # the worker could not even start (no memory, no python)
+                    outcome = Outcome(jobs[i], error=f"could not run a compile worker: {type(e).__name__}: {e}")
                 with lock:
                     results[i] = outcome
                     if progress:
