@@ -92,8 +92,10 @@ def parse_sweep(items) -> dict[str, list]:
         values = [v.strip() for v in value.split(",")]
         if not all(values):
             raise UsageError(f"-p '{item}' has an empty value; write -p {name}=32,64")
-        out.setdefault(name, [])
-        out[name] += [parse_value(v) for v in values if parse_value(v) not in out[name]]
+        known = out.setdefault(name, [])
+        for v in map(parse_value, values):
+            if v not in known:
+                known.append(v)
     return out
 
 

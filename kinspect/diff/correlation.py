@@ -85,8 +85,8 @@ def explain(rows: list[Row]) -> list[Link]:
     if len(timed) < MIN_VARIANTS:
         return []
     runtime = [r.runtime.median_ms for r in timed]
+    # key: (the variants that have the metric, their ranks in runtime's direction)
     groups: dict[tuple, list[tuple[str, float]]] = {}
-    counts: dict[tuple, int] = {}
     for name, get in METRICS.items():
         pairs = [(i, get(r)) for i, r in enumerate(timed) if get(r) is not None]
         if len(pairs) < MIN_VARIANTS:
@@ -98,6 +98,5 @@ def explain(rows: list[Row]) -> list[Link]:
         sign = 1 if rho > 0 else -1
         key = (tuple(i for i, _ in pairs), tuple(ranks([sign * v for v in values])))
         groups.setdefault(key, []).append((name, round(rho, 3)))
-        counts[key] = len(pairs)
-    links = [Link(tuple(sorted(ms, key=lambda m: -abs(m[1]))), counts[k]) for k, ms in groups.items()]
+    links = [Link(tuple(sorted(ms, key=lambda m: -abs(m[1]))), len(k[0])) for k, ms in groups.items()]
     return sorted(links, key=lambda link: -abs(link.metrics[0][1]))

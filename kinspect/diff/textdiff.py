@@ -51,7 +51,11 @@ class StageDiff:
 
 
 def changed_lines(a: Sequence[str], b: Sequence[str]) -> int:
-    return sum((i2 - i1) + (j2 - j1) for tag, i1, i2, j1, j2 in _matcher(a, b).get_opcodes() if tag != "equal")
+    return _changed(_matcher(a, b))
+
+
+def _changed(m: difflib.SequenceMatcher) -> int:
+    return sum((i2 - i1) + (j2 - j1) for tag, i1, i2, j1, j2 in m.get_opcodes() if tag != "equal")
 
 
 def _matcher(a: Sequence[str], b: Sequence[str]) -> difflib.SequenceMatcher:
@@ -86,7 +90,8 @@ def fold(lines: Sequence[str], tag: str) -> list[Run]:
 def diff_stage(stage: str, a_raw: Sequence[str], b_raw: Sequence[str], a: Normalized, b: Normalized,
                context: int = CONTEXT) -> StageDiff:
     hunks, shown = [], 0
-    for group in _matcher(a.lines, b.lines).get_grouped_opcodes(context):
+    matcher = _matcher(a.lines, b.lines)  # one matching serves the hunks and the count (opcodes are cached)
+    for group in matcher.get_grouped_opcodes(context):
         runs: list[Run] = []
         for tag, i1, i2, j1, j2 in group:
             if tag == "equal":
@@ -99,7 +104,7 @@ def diff_stage(stage: str, a_raw: Sequence[str], b_raw: Sequence[str], a: Normal
         (_, i1, _, j1, _), (_, _, i2, _, j2) = group[0], group[-1]
         hunks.append(Hunk(_origin(a, i1), i2 - i1, _origin(b, j1), j2 - j1, tuple(runs)))
     return StageDiff(stage=stage, a_lines=len(a_raw), b_lines=len(b_raw), raw_changed=changed_lines(a_raw, b_raw),
-                     changed=changed_lines(a.lines, b.lines), shown=shown, hunks=tuple(hunks))
+                     changed=_changed(matcher), shown=shown, hunks=tuple(hunks))
 
 
 def _origin(n: Normalized, index: int) -> int:
