@@ -28,11 +28,28 @@ class Recorder:
     offline: bool = False
     strict: bool = False             # raise recording errors (offline dump) instead of warning
     origin: str = "capture"
+    defer: bool = False              # record on flush(), so a timed call pays only for the listener call
     variants: list[Variant] = field(default_factory=list)
+    pending: list[tuple] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __call__(self, *, src, metadata, metadata_group, times, cache_hit, **extra):
+        if self.defer:
+            self.pending.append((src, dict(metadata), dict(metadata_group), times, cache_hit))
+        else:
+            self._guarded(src, metadata, metadata_group, times, cache_hit)
+        if self.previous is not None:
+            self.previous(src=src, metadata=metadata, metadata_group=metadata_group, times=times,
+                          cache_hit=cache_hit, **extra)
+
+    def flush(self) -> None:
+        """Record what a deferred recorder has collected (its files must still be in the cache)."""
+        pending, self.pending = self.pending, []
+        for call in pending:
+            self._guarded(*call)
+
+    def _guarded(self, src, metadata, metadata_group, times, cache_hit):
         try:
             self._record(src, metadata, metadata_group, times, cache_hit)
         except Exception as e:
@@ -41,9 +58,6 @@ class Recorder:
             msg = f"kinspect: could not record a variant: {e}"
             self.errors.append(msg)
             print(msg, file=sys.stderr)
-        if self.previous is not None:
-            self.previous(src=src, metadata=metadata, metadata_group=metadata_group, times=times,
-                          cache_hit=cache_hit, **extra)
 
     def _record(self, src, metadata, metadata_group, times, cache_hit):
         from kinspect.hooks.record import build, store_variant
@@ -76,19 +90,23 @@ def _knobs():
 
 @contextlib.contextmanager
 def capture(out_dir: str | Path = "kinspect-out", *, group: str | None = None, offline: bool = False,
-            strict: bool = False, origin: str = "capture"):
+            strict: bool = False, origin: str = "capture", defer: bool = False):
     """Record every Triton compile inside the block into a kinspect store at `out_dir`.
 
         with kinspect.capture("out") as rec:
             my_kernel[grid](x, y, BLOCK=128)
         print(rec.variants)
+
+    With `defer`, variants are recorded when the block ends rather than inside Triton's compile,
+    so a timed first call is not slowed by kinspect copying and disassembling its stages.
     """
     knobs = _knobs()
     previous = knobs.compilation.listener
     recorder = Recorder(Store(out_dir), previous=previous, group=group, offline=offline, strict=strict,
-                        origin=origin)
+                        origin=origin, defer=defer)
     knobs.compilation.listener = recorder
     try:
         yield recorder
+        recorder.flush()
     finally:
         knobs.compilation.listener = previous
