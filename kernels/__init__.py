@@ -23,6 +23,7 @@ class Example:
     grid: tuple[int, ...]
     inputs: tuple[str, ...] = ()   # arg names the reference takes, in order
     output: str = ""               # arg name the kernel writes
+    size: str = ""                 # the size the example really has, where the kernel fixes it
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,7 @@ class KernelSpec:
     reference: Callable[..., Any]             # torch reference over the example's inputs
     default_size: str
     dtype: str = "float32"
+    small_size: str = ""                      # an odd, small size for the interpreter (--interpret)
     bytes_moved: Callable[[Example], int] | None = None
     flops: Callable[[Example], int] | None = None
     summary: str = ""

@@ -28,7 +28,7 @@ def _add_example(size, dtype, device, BLOCK_SIZE=1024):
 
 register(KernelSpec(
     name="add", fn=add_kernel, example=_add_example, constexprs=dict(BLOCK_SIZE=1024),
-    reference=lambda x, y: x + y, default_size="98432",
+    reference=lambda x, y: x + y, default_size="98432", small_size="1000",
     bytes_moved=lambda e: 3 * e.args["x_ptr"].numel() * e.args["x_ptr"].element_size(),
     flops=lambda e: e.args["x_ptr"].numel(),
     summary="vector add, one block of BLOCK_SIZE elements per program (Triton tutorial 01)"))
@@ -63,7 +63,7 @@ def _square_example(size, dtype, device, BLOCK_SIZE=None):
 
 register(KernelSpec(
     name="square", fn=square_kernel, example=_square_example, constexprs=dict(BLOCK_SIZE=None),
-    reference=lambda x: x * x, default_size="1823x781",
+    reference=lambda x: x * x, default_size="1823x781", small_size="37x100",
     bytes_moved=lambda e: 2 * e.args["input_ptr"].numel() * e.args["input_ptr"].element_size(),
     flops=lambda e: e.args["input_ptr"].numel(),
     summary="x*x one row per program, BLOCK_SIZE = next_power_of_2(n_cols) by default (CUDA-MODE lecture 14)"))
@@ -93,7 +93,7 @@ def _gelu_example(size, dtype, device, BLOCK_SIZE=1024):
 
 register(KernelSpec(
     name="gelu", fn=gelu_kernel, example=_gelu_example, constexprs=dict(BLOCK_SIZE=1024),
-    reference=lambda x: torch.nn.functional.gelu(x, approximate="tanh"), default_size="1048576",
+    reference=lambda x: torch.nn.functional.gelu(x, approximate="tanh"), default_size="1048576", small_size="1000",
     bytes_moved=lambda e: 2 * e.args["x_ptr"].numel() * e.args["x_ptr"].element_size(),
     flops=lambda e: 12 * e.args["x_ptr"].numel(),
     summary="GELU, tanh approximation written with exp (CS336 assignment 2)"))

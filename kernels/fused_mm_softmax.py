@@ -37,7 +37,8 @@ def _example(size, dtype, device, BLOCK_SIZE=128):
     c = torch.empty(n, n, dtype=torch.float32, device=device)
     return Example(dict(a_ptr=a, b_ptr=b, c_ptr=c, stride_am=a.stride(0), stride_ak=a.stride(1),
                         stride_bk=b.stride(0), stride_bn=b.stride(1), stride_cm=c.stride(0), stride_cn=c.stride(1)),
-                   dict(BLOCK_SIZE=BLOCK_SIZE), (1,), inputs=("a_ptr", "b_ptr"), output="c_ptr")
+                   dict(BLOCK_SIZE=BLOCK_SIZE), (1,), inputs=("a_ptr", "b_ptr"), output="c_ptr",
+                   size=f"{n}x{n}x{n}")
 
 
 register(KernelSpec(

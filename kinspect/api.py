@@ -213,6 +213,24 @@ def diff(items, *, bench: bool = True, **kwargs):
     return compare(list(items), **kwargs)
 
 
+def bench(kernel: str, **kwargs):
+    """Run a kernel on the device: its first call (cold and warm, split into JIT stages), steady-state
+    quantiles, throughput against the device's measured copy bandwidth and matmul peak, its torch
+    reference (eager and torch.compile), a correctness check and its registers and vector/matrix use:
+    kinspect.bench.measure.bench, whose keyword arguments it takes. With no device, a UsageError
+    that names `--interpret` and `dump`."""
+    from kinspect.bench.measure import bench as run
+
+    return run(kernel, **kwargs)
+
+
+def interpret(kernel: str, **kwargs):
+    """Run a kernel under Triton's interpreter (no device) and check it against its torch reference."""
+    from kinspect.bench.interpret import interpret as run
+
+    return run(kernel, **kwargs)
+
+
 def find_variant(spec: str, out_dir: str | Path = DEFAULT_OUT) -> Variant:
     """A variant by folder path, or by folder name / kernel name / unique prefix in a store."""
     from kinspect import sources

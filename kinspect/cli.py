@@ -63,9 +63,12 @@ def _target_option(f):
 @click.option("--num-stages", type=int, default=None)
 @click.option("--size", default=None, help="Problem size for the example arguments: N or MxN.")
 @click.option("--stage", default=None, help="Print this stage (ttir, ttgir, llir, ptx, sass, amdgcn, ...).")
+@click.option("--passes", "passes", is_flag=True,
+              help="Also time each MLIR pass and keep the IR before each pass that changed it "
+                   "(MLIR_ENABLE_TIMING, MLIR_ENABLE_DUMP), in the variant's passes/ folder.")
 @_retarget_option
 @click.option("-o", "--out", "out_dir", default=api.DEFAULT_OUT, show_default=True, help="kinspect store folder.")
-def dump(kernel, target, constexprs, args, num_warps, num_stages, size, stage, retarget, out_dir):
+def dump(kernel, target, constexprs, args, num_warps, num_stages, size, stage, passes, retarget, out_dir):
     """Compile KERNEL and store every stage of that variant.
 
     KERNEL is a shipped kernel (kinspect ls --kernels) or path/to/file.py:kernel_name.
@@ -85,6 +88,14 @@ def dump(kernel, target, constexprs, args, num_warps, num_stages, size, stage, r
             click.echo(shown, nl=not shown.endswith("\n"))
         return
     click.echo(summary(result.variant, label=result.label, target_note=result.target_note))
+    if passes:
+        from kinspect.compile.passes import collect
+        from kinspect.render.terminal import passes_table
+
+        found = collect(result.variant.path, dict(kernel=kernel, target=target, constexprs=parse_constexprs(constexprs),
+                                                  args=list(args), num_warps=num_warps, num_stages=num_stages,
+                                                  size=size))
+        click.echo("\n" + passes_table(found))
 
 
 @main.command(name="ls", context_settings=CONTEXT)
@@ -257,6 +268,58 @@ class _progress_bar:
     def __exit__(self, *exc):
         if self.bar is not None:
             self.bar.__exit__(*exc)
+
+
+@main.command(context_settings=CONTEXT)
+@click.argument("kernel")
+@click.option("-t", "--target", default=None, metavar="T", help="device (the default): the active GPU or CPU backend.")
+@click.option("-p", "constexprs", multiple=True, metavar="K=V", help="A constexpr value, e.g. -p BLOCK_SIZE=64.")
+@click.option("--arg", "args", multiple=True, metavar="NAME=TYPE", help="A runtime argument of a user kernel.")
+@click.option("--num-warps", type=int, default=None)
+@click.option("--num-stages", type=int, default=None)
+@click.option("--size", default=None, help="Problem size for the example arguments: N or MxN.")
+@click.option("--interpret", is_flag=True,
+              help="No device needed: run under TRITON_INTERPRET at a small size and check against torch.")
+@click.option("--profile", "profile", default=None, metavar="TRACE.json",
+              help="Also run under torch.profiler with the kernel as the op kinspect::KERNEL; write a "
+                   "Chrome/Perfetto trace and print the profiler's table.")
+@click.option("--bytes", "bytes_moved", type=click.IntRange(min=1), default=None,
+              help="Bytes the kernel moves, for GB/s (shipped kernels declare it).")
+@click.option("--flops", type=click.IntRange(min=1), default=None, help="FLOPs the kernel does, for TFLOP/s.")
+@click.option("--no-reference", "no_reference", is_flag=True, help="Do not time the torch reference.")
+@click.option("--no-compile", "no_compile", is_flag=True, help="Time the torch reference eagerly only.")
+@click.option("--warmup", "warmup_ms", type=click.IntRange(min=0), default=25, show_default=True, metavar="MS")
+@click.option("--rep", "rep_ms", type=click.IntRange(min=1), default=100, show_default=True, metavar="MS",
+              help="About how long to keep timing runs.")
+@click.option("--json", "as_json", is_flag=True, help="Everything as one JSON object.")
+@click.option("-o", "--out", "out_dir", default=api.DEFAULT_OUT, show_default=True, help="kinspect store folder.")
+def bench(kernel, target, constexprs, args, num_warps, num_stages, size, interpret, profile, bytes_moved, flops,
+          no_reference, no_compile, warmup_ms, rep_ms, as_json, out_dir):
+    """Time KERNEL on the device: first call (JIT stages, cold and warm) vs steady state, GB/s and
+    TFLOP/s against what the device measured, torch's time, correctness, and the asm beside it.
+
+    Example: kinspect bench softmax --size 8192x8192 --profile trace.json
+    """
+    import json
+
+    from kinspect.compile.args import parse_args, parse_constexprs
+    from kinspect.render.bench import render, render_interpreted
+
+    consts = parse_constexprs(constexprs)
+    if interpret:
+        if profile:
+            raise click.UsageError("--profile needs a device; --interpret runs on the CPU")
+        result = api.interpret(kernel, constexprs=consts, args=args, size=size, num_warps=num_warps,
+                               num_stages=num_stages)
+        click.echo(json.dumps(result.to_json(), indent=1) if as_json else render_interpreted(result))
+    else:
+        result = api.bench(kernel, target=target, constexprs=consts, args=parse_args(args), num_warps=num_warps,
+                           num_stages=num_stages, size=size, out_dir=out_dir, references=not no_reference,
+                           compiled_reference=not no_compile, bytes_moved=bytes_moved, flops=flops,
+                           warmup_ms=warmup_ms, rep_ms=rep_ms, profile=profile)
+        click.echo(json.dumps(result.to_json(), indent=1, default=str) if as_json else render(result))
+    if result.check is not None and not result.check.ok:
+        sys.exit(1)
 
 
 @main.command(context_settings=CONTEXT)

@@ -1,42 +1,102 @@
-"""What the device can do, measured once and cached: copy bandwidth.
+"""What the device can do, measured once and cached: copy bandwidth and matmul FLOP/s per dtype.
 
-The figure is device-to-device copy of a 1 GiB buffer (`dst.copy_(src)`, bytes read + written),
-timed by triton.testing.do_bench (L2 flushed between runs), median of the runs. It is cached in
-kinspect's cache per device name and driver, with the date and the method, so every roofline
-percentage can say what it is a percentage of.
+Copy bandwidth is a device-to-device copy of a 1 GiB buffer (`dst.copy_(src)`, bytes read +
+written). Peak FLOP/s is torch.matmul of two 8192x8192 matrices in the dtype (cuBLAS on a GPU;
+float32 with TF32 allowed, as Triton's tl.dot uses TF32 for float32 by default). Both are timed
+like kernels (kinspect.bench.timing: device events, L2 flushed; wall time on a CPU) and cached in
+kinspect's cache per device and driver, with the date and the method, so every percentage can
+say what it is a percentage of. They are measurements of this device, not datasheet figures.
 """
 
 from __future__ import annotations
 
 import datetime
 import json
+import platform
+from typing import Callable
 
 from kinspect.cache import cache_dir, key_of, write_text
 
 COPY_BYTES = 1 << 30
-METHOD = "torch copy_ of a 1 GiB buffer, 2 bytes moved per byte copied, triton.testing.do_bench median"
+CPU_COPY_BYTES = 1 << 28
+MATMUL_N = 8192
+CPU_MATMUL_N = 2048
 
 
-def device_name() -> str:
+def device_name(device: str = "cuda") -> str:
+    if device == "cpu":
+        return cpu_name()
     import torch
 
     return torch.cuda.get_device_name()
 
 
-def copy_bandwidth() -> dict:
-    """{"gbps", "method", "measured", "device"} for the current device, measured on first use."""
+def cpu_name() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.lower().startswith(("model name", "uarch", "cpu model")):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _cached(kind: str, device: str, measure: Callable[[], dict]) -> dict:
     import torch
 
-    name = device_name()
-    path = cache_dir() / "device" / f"{key_of(name, torch.version.cuda or torch.version.hip or '')}.json"
+    name = device_name(device)
+    driver = "cpu" if device == "cpu" else (torch.version.cuda or torch.version.hip or "")
+    path = cache_dir() / "device" / f"{kind}-{key_of(name, driver)}.json"
     if path.is_file():
-        return json.loads(path.read_text())
-    from triton.testing import do_bench
-
-    src = torch.empty(COPY_BYTES // 4, dtype=torch.float32, device="cuda")
-    dst = torch.empty_like(src)
-    ms = do_bench(lambda: dst.copy_(src), warmup=25, rep=200, return_mode="median")
-    record = {"gbps": round(2 * COPY_BYTES / (ms * 1e-3) / 1e9, 1), "method": METHOD, "device": name,
-              "measured": datetime.date.today().isoformat()}
+        try:
+            return json.loads(path.read_text())
+        except ValueError:  # a truncated record from an interrupted run: measure again
+            pass
+    record = {**measure(), "device": name, "measured": datetime.date.today().isoformat()}
     write_text(path, json.dumps(record))
     return record
+
+
+def _timer(device: str):
+    from kinspect.bench.timing import time_cpu, time_gpu
+
+    return time_cpu if device == "cpu" else time_gpu
+
+
+def copy_bandwidth(device: str = "cuda") -> dict:
+    """{"gbps", "method", "measured", "device"} for this device, measured on first use."""
+    def measure():
+        import torch
+
+        nbytes = CPU_COPY_BYTES if device == "cpu" else COPY_BYTES
+        src = torch.empty(nbytes // 4, dtype=torch.float32, device=device)
+        dst = torch.empty_like(src)
+        t = _timer(device)(lambda: dst.copy_(src), warmup_ms=25, rep_ms=200)
+        return {"gbps": round(2 * nbytes / (t.wall.median * 1e-3) / 1e9, 1),
+                "method": f"torch copy_ of a {nbytes >> 20} MiB buffer on {device}, 2 bytes moved per byte "
+                          f"copied; median of {t.wall.n} runs ({t.tool})"}
+
+    return _cached("copy", device, measure)
+
+
+def matmul_peak(dtype: str, device: str = "cuda") -> dict:
+    """{"tflops", "method", "measured", "device", "dtype"}: torch.matmul's FLOP/s in `dtype`."""
+    def measure():
+        import torch
+
+        n = CPU_MATMUL_N if device == "cpu" else MATMUL_N
+        a = torch.randn(n, n, device=device).to(getattr(torch, dtype))
+        b = torch.randn(n, n, device=device).to(getattr(torch, dtype))
+        tf32 = dtype == "float32" and device != "cpu"
+        saved = torch.backends.cuda.matmul.allow_tf32
+        torch.backends.cuda.matmul.allow_tf32 = tf32
+        try:
+            t = _timer(device)(lambda: torch.matmul(a, b), warmup_ms=25, rep_ms=200)
+        finally:
+            torch.backends.cuda.matmul.allow_tf32 = saved
+        return {"tflops": round(2 * n ** 3 / (t.wall.median * 1e-3) / 1e12, 1), "dtype": dtype,
+                "method": f"torch.matmul {n}x{n}x{n} {dtype}{' with TF32 allowed' if tf32 else ''} on {device}; "
+                          f"median of {t.wall.n} runs ({t.tool})"}
+
+    return _cached(f"matmul-{dtype}", device, measure)

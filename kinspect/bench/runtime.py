@@ -2,7 +2,7 @@
 
 A variant stored by kinspect is launched again through the JIT with its constexprs and options
 (in a private Triton cache, so the user's cache is untouched), on the kernel's example arguments
-at the sweep's size, and timed by triton.testing.do_bench (warmup, L2 flush between runs).
+at the sweep's size, and timed as `kinspect bench` times (kinspect.bench.timing.time_gpu).
 """
 
 from __future__ import annotations
@@ -11,10 +11,8 @@ from pathlib import Path
 from typing import Callable
 
 from kinspect.bench.stats import Runtime
+from kinspect.bench.timing import REP_MS, WARMUP_MS
 from kinspect.model import Variant
-
-WARMUP_MS = 25
-REP_MS = 100
 
 
 def device_timer(size: str | None) -> Callable[[Variant], Runtime | None] | None:
@@ -45,33 +43,29 @@ def shipped_spec(v: Variant):
 
 
 def time_variant(v: Variant, size: str | None = None) -> Runtime | None:
+    """Time a shipped kernel's stored variant as `kinspect bench` times a kernel (steady state only)."""
     import torch
-    from triton.testing import do_bench
 
     from kinspect.bench.device import copy_bandwidth
-    from kinspect.bench.stats import summarize
-    from kinspect.compile import jit_function, private_cache
+    from kinspect.bench.first_call import isolated
+    from kinspect.bench.launch import prepare
+    from kinspect.bench.timing import time_gpu
 
     spec = shipped_spec(v)
     if spec is None:
         return None
-    example = spec.example(size or spec.default_size, getattr(torch, spec.dtype), "cuda", **v.constexprs)
-    options = {k: v.options[k] for k in ("num_warps", "num_stages") if k in v.options}
-    fn = jit_function(spec.fn)
-    with private_cache():
-        def launch():
-            fn[example.grid](**example.args, **example.constexprs, **options)
-
+    launch = prepare(spec.name, device="cuda", constexprs=dict(v.constexprs), args={}, size=size,
+                     num_warps=v.options.get("num_warps"), num_stages=v.options.get("num_stages"))
+    with isolated(launch.fn):
         launch()
         torch.cuda.synchronize()
-        times = do_bench(launch, warmup=WARMUP_MS, rep=REP_MS, return_mode="all")
-    s = summarize(list(times))
-    gbps = spec.bytes_moved(example) / (s.median * 1e-3) / 1e9 if spec.bytes_moved else None
-    tflops = spec.flops(example) / (s.median * 1e-3) / 1e12 if spec.flops else None
+        t = time_gpu(launch, warmup_ms=WARMUP_MS, rep_ms=REP_MS)
+    s = t.wall
+    gbps = launch.bytes_moved / (s.median * 1e-3) / 1e9 if launch.bytes_moved else None
+    tflops = launch.flops / (s.median * 1e-3) / 1e12 if launch.flops else None
     copy = copy_bandwidth()
     pct = 100 * gbps / copy["gbps"] if gbps else None
-    method = (f"triton.testing.do_bench on {torch.cuda.get_device_name()}: warmup {WARMUP_MS} ms, rep {REP_MS} ms, "
-              f"L2 flushed between runs, {s.n} runs; size {size or spec.default_size}; "
+    method = (f"{t.describe()} on {torch.cuda.get_device_name()}; size {launch.size}; "
               f"copy bandwidth {copy['gbps']:,.0f} GB/s measured {copy['measured']} ({copy['method']})")
     return Runtime(median_ms=s.median, p20_ms=s.p20, p80_ms=s.p80, cv=s.cv, runs=s.n, gbps=gbps, tflops=tflops,
                    roofline_pct=pct, roofline_of=f"of copy {copy['gbps']:,.0f} GB/s" if pct is not None else "",

@@ -19,10 +19,13 @@ from kinspect.model import Variant
 
 def jit_function(obj):
     """The JITFunction under autotune/heuristics wrappers."""
+    def is_kernel(x):  # a JITFunction, or under TRITON_INTERPRET the interpreter's stand-in for one
+        return hasattr(x, "device_caches") or type(x).__name__ == "InterpretedFunction"
+
     seen = 0
-    while not hasattr(obj, "device_caches") and hasattr(obj, "fn") and seen < 8:
+    while not is_kernel(obj) and hasattr(obj, "fn") and seen < 8:
         obj, seen = obj.fn, seen + 1
-    if not hasattr(obj, "device_caches"):
+    if not is_kernel(obj):
         raise KinspectError(f"'{getattr(obj, '__name__', obj)}' is not a @triton.jit kernel")
     return obj
 
@@ -59,10 +62,10 @@ def compile_variant(fn, *, args: dict, constexprs: dict, grid: tuple, resolved: 
             raise KinspectError(f"Triton compiled '{group}' but reported no variant (was the listener replaced?)")
         # Load inside the block: the private cache still holds the binary Triton may read lazily.
         gpu = resolved.target.backend in ("cuda", "hip")  # a CPU backend has no registers to load
-        return _with_loaded_resources(rec.variants[-1], kernel) if on_device and gpu else rec.variants[-1]
+        return with_loaded_resources(rec.variants[-1], kernel) if on_device and gpu else rec.variants[-1]
 
 
-def _with_loaded_resources(variant: Variant, kernel) -> Variant:
+def with_loaded_resources(variant: Variant, kernel) -> Variant:
     """On a device, load the binary to read the registers and spills the driver reports."""
     import dataclasses
 

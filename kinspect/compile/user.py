@@ -9,6 +9,11 @@ A file can declare example arguments for its kernels in the same words as the co
             "constexprs": {"BLOCK": 128},
             "grid": (32,),                # optional, default (1,)
             "num_warps": 4,               # optional
+            # optional, for `kinspect bench`: throughput formulas over the args, and a reference
+            "bytes": lambda a: 2 * a["x_ptr"].numel() * 4,
+            "flops": lambda a: a["n"],
+            "reference": lambda x_ptr: x_ptr * 2,   # takes the "inputs", returns the "output" arg
+            "inputs": ["x_ptr"], "output": "y_ptr",
         },
     }
 
@@ -35,6 +40,7 @@ class UserKernel:
     constexprs: dict
     grid: tuple = (1,)
     options: dict = field(default_factory=dict)
+    bench: dict = field(default_factory=dict)   # "bytes", "flops", "reference", "inputs", "output" as declared
 
 
 def is_user_kernel(text: str) -> bool:
@@ -89,5 +95,6 @@ def load(text: str, cli_args: dict, cli_constexprs: dict) -> UserKernel:
         raise UsageError(f"kernel '{name}' has no parameter {', '.join(unknown)}; its parameters: "
                          f"{', '.join(p.name for p in params)}")
     options = {k: declared[k] for k in ("num_warps", "num_stages") if k in declared}
+    bench = {k: declared[k] for k in ("bytes", "flops", "reference", "inputs", "output") if k in declared}
     return UserKernel(name=name, fn=fn, args=args, constexprs=constexprs, grid=tuple(declared.get("grid", (1,))),
-                      options=options)
+                      options=options, bench=bench)

@@ -55,7 +55,7 @@ def spec_line(v: Variant) -> str:
     return "; ".join(p for p in (consts, opts) if p) or "-"
 
 
-def _relative(path: str) -> str:
+def relative(path: str) -> str:
     """Relative to the working directory when below it, else absolute."""
     try:
         rel = os.path.relpath(path)
@@ -77,13 +77,13 @@ def _line_count(v: Variant, s) -> int | None:
 
 
 def summary(v: Variant, *, label: str, target_note: str) -> str:
-    src = f"{_relative(v.source.file)}:{v.source.line}" if v.source else "source unknown"
+    src = f"{relative(v.source.file)}:{v.source.line}" if v.source else "source unknown"
     out = [
         f"kernel   {label}  ({v.kernel}, {src})",
         f"variant  {v.name}",
         f"target   {target_note}",
         f"spec     {spec_line(v)}",
-        f"stored   {_relative(v.path)}/",
+        f"stored   {relative(v.path)}/",
         "",
         f"  {'stage':<8} {'lines':>7} {'size':>10} {'JIT ms':>9}  file",
     ]
@@ -114,3 +114,20 @@ def variants_table(variants: list[Variant]) -> str:
                      v.name))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
     return "\n".join("  " + "  ".join(c.ljust(w) for c, w in zip(r, widths)) + "  " + r[-1] for r in rows)
+
+
+def passes_table(p, top: int = 12) -> str:
+    """MLIR pass timing of `kinspect dump --passes` (kinspect.compile.passes.Passes)."""
+    total = sum(p.pipelines)
+    out = [f"  MLIR passes: {len(p.pipelines)} pipelines, {total:,.1f} ms "
+           f"({', '.join(f'{ms:,.1f}' for ms in p.pipelines)} ms); {len(p.passes)} distinct passes"]
+    if p.passes:
+        out.append(f"  {'pass':<48} {'ms':>8} {'runs':>5}")
+        out += [f"  {t.name[:48]:<48} {t.ms:>8,.2f} {t.runs:>5}" for t in p.passes[:top]]
+        if len(p.passes) > top:
+            rest = sum(t.ms for t in p.passes[top:])
+            out.append(f"  {f'... {len(p.passes) - top} more':<48} {rest:>8,.2f}")
+    out.append(f"  IR snapshots: {p.snapshots} (one before each pass run); {len(p.changed)} changed the IR, "
+               f"kept in {relative(p.folder)}/")
+    out += [f"  note: {n}" for n in p.notes]
+    return "\n".join(out)

@@ -1,0 +1,112 @@
+"""`kinspect bench --interpret`: run the kernel under Triton's interpreter and check it against
+its torch reference, on the CPU, no device needed.
+
+TRITON_INTERPRET is read when `@triton.jit` decorates a function (the kernel's and Triton's own
+library functions), so the check runs in a child process started with it set: the caller's
+process and its already-decorated kernels are left as they are.
+
+    python -m kinspect.bench.interpret '{"kernel": "softmax", "size": "37x100", ...}'
+
+prints one JSON line: the check, or {"error": "..."}.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+
+from kinspect.bench.check import Check
+from kinspect.errors import KinspectError
+
+TIMEOUT_S = 600
+NOTE = ("Triton's interpreter runs the kernel's Python with numpy on the CPU, one program at a time: "
+        "it checks results, not speed")
+
+
+@dataclass(frozen=True)
+class Interpreted:
+    label: str
+    size: str
+    grid: tuple
+    wall_ms: float
+    check: Check | None
+
+    def to_json(self) -> dict:
+        return {"kernel": self.label, "size": self.size, "grid": list(self.grid), "interpreter_ms": self.wall_ms,
+                "check": self.check.to_json() if self.check else None, "note": NOTE}
+
+
+def interpret(kernel: str, *, constexprs: dict | None = None, args: tuple[str, ...] = (), size: str | None = None,
+              num_warps: int | None = None, num_stages: int | None = None) -> Interpreted:
+    """Run `kernel` under the interpreter in a child process; `args` are `--arg` strings."""
+    request = {"kernel": kernel, "constexprs": constexprs or {}, "args": list(args), "size": size,
+               "num_warps": num_warps, "num_stages": num_stages}
+    env = {**os.environ, "TRITON_INTERPRET": "1"}
+    try:
+        proc = subprocess.run([sys.executable, "-m", "kinspect.bench.interpret", json.dumps(request)],
+                              capture_output=True, text=True, env=env, timeout=TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        raise KinspectError(f"the interpreter ran '{kernel}' for over {TIMEOUT_S} s; pass a smaller --size") from None
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
+    if not lines:
+        tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        raise KinspectError(f"the interpreter's process for '{kernel}' failed (exit {proc.returncode}): {tail}")
+    out = json.loads(lines[-1])
+    if "error" in out:
+        raise KinspectError(out["error"])
+    c = out["check"]
+    check = None if c is None else Check(max_abs=c["max_abs"], scale=c["scale"], tolerance=c["tolerance"],
+                                         precision=c["precision"], against=c["against"], shape_ok=c["shape_ok"])
+    return Interpreted(label=out["label"], size=out["size"], grid=tuple(out["grid"]), wall_ms=out["wall_ms"],
+                       check=check)
+
+
+def _child(request: dict) -> dict:
+    import time
+
+    from kinspect import kernels
+    from kinspect.bench.check import compare
+    from kinspect.bench.launch import prepare
+    from kinspect.compile.args import parse_args
+    from kinspect.compile.user import is_user_kernel
+
+    kernel = request["kernel"]
+    size = request["size"]
+    if not size and not is_user_kernel(kernel):
+        spec = kernels.get(kernel)
+        size = spec.small_size or spec.default_size
+    launch = prepare(kernel, device="cpu", constexprs=request["constexprs"], args=parse_args(request["args"]),
+                     size=size, num_warps=request["num_warps"], num_stages=request["num_stages"])
+    t0 = time.perf_counter()
+    launch()
+    wall = (time.perf_counter() - t0) * 1e3
+    check = None
+    if launch.reference is not None and launch.output:
+        ref = launch.reference(*launch.input_values())
+        c = compare(launch.args[launch.output], ref, precision=launch.dtype)
+        check = {**c.to_json(), "shape_ok": c.shape_ok}
+    return {"label": launch.label, "size": launch.size, "grid": list(launch.grid), "wall_ms": round(wall, 1),
+            "check": check}
+
+
+def main(argv: list[str]) -> int:
+    import warnings
+
+    warnings.filterwarnings("ignore")
+    try:
+        out = _child(json.loads(argv[1]))
+    except KinspectError as e:
+        out = {"error": str(e)}
+    except Exception as e:  # the kernel itself failed under the interpreter: say where, in one line
+        text = str(e).strip().splitlines()
+        out = {"error": f"'{json.loads(argv[1])['kernel']}' failed under the interpreter: "
+                        f"{type(e).__name__}: {text[-1] if text else ''}"}
+    print(json.dumps(out, default=str))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,90 @@
+"""A kernel ready to launch on the device: its JITFunction, arguments on the device, and what the
+benchmark needs to judge it (reference, inputs, output, bytes and flops)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from kinspect.errors import UsageError
+
+
+@dataclass(frozen=True)
+class Launch:
+    label: str                         # the kernel as the user named it
+    fn: Any                            # the JITFunction
+    args: dict[str, Any]
+    constexprs: dict[str, Any]
+    grid: tuple
+    options: dict[str, Any] = field(default_factory=dict)
+    dtype: str = "float32"
+    size: str = ""
+    reference: Callable | None = None
+    inputs: tuple[str, ...] = ()
+    output: str = ""
+    bytes_moved: int | None = None
+    flops: int | None = None
+    notes: tuple[str, ...] = ()
+
+    def __call__(self, fn=None):
+        return (fn or self.fn)[self.grid](**self.args, **self.constexprs, **self.options)
+
+    def input_values(self) -> list:
+        return [self.args[n] for n in self.inputs]
+
+
+def prepare(kernel: str, *, device, constexprs: dict, args: dict, size: str | None, num_warps: int | None,
+            num_stages: int | None, bytes_moved: int | None = None, flops: int | None = None) -> Launch:
+    """A shipped kernel's example (at `size`) or a user kernel's declared/--arg arguments, on `device`."""
+    import torch
+
+    from kinspect import kernels
+    from kinspect.compile import jit_function
+    from kinspect.compile.user import is_user_kernel, load
+    from kinspect.errors import did_you_mean
+
+    options = {k: v for k, v in (("num_warps", num_warps), ("num_stages", num_stages)) if v is not None}
+    if is_user_kernel(kernel):
+        uk = load(kernel, args, constexprs)
+        on_device = {k: v.to(device) if torch.is_tensor(v) else v for k, v in uk.args.items()}
+        b = uk.bench
+        inputs = tuple(b.get("inputs", ()))
+        missing = [n for n in (*inputs, b.get("output", "")) if n and n not in on_device]
+        if missing:
+            raise UsageError(f"kinspect_examples['{uk.name}'] names {', '.join(missing)} in inputs/output; "
+                             f"its args: {', '.join(on_device)}")
+        return Launch(label=uk.name, fn=jit_function(uk.fn), args=on_device, constexprs=uk.constexprs, grid=uk.grid,
+                      options={**uk.options, **options}, size=size or "", reference=b.get("reference"),
+                      inputs=inputs, output=b.get("output", ""),
+                      bytes_moved=bytes_moved if bytes_moved is not None else _formula(b.get("bytes"), on_device),
+                      flops=flops if flops is not None else _formula(b.get("flops"), on_device),
+                      dtype=_dtype_of(on_device))
+    if args:
+        raise UsageError(f"--arg is for user kernels (file.py:name); '{kernel}' ships with its own arguments")
+    spec = kernels.get(kernel)
+    for key in constexprs:
+        if key not in spec.constexprs:
+            raise UsageError(f"kernel '{kernel}' has no constexpr '{key}'{did_you_mean(key, spec.constexprs)}; "
+                             f"its constexprs: {', '.join(spec.constexprs) or 'none'}")
+    size = size or spec.default_size
+    ex = spec.example(size, getattr(torch, spec.dtype), device, **constexprs)
+    return Launch(label=kernel, fn=jit_function(spec.fn), args=ex.args, constexprs=ex.constexprs, grid=ex.grid,
+                  options=options, dtype=spec.dtype, size=ex.size or size, reference=spec.reference, inputs=ex.inputs,
+                  output=ex.output,
+                  bytes_moved=bytes_moved if bytes_moved is not None else (spec.bytes_moved(ex) if spec.bytes_moved
+                                                                           else None),
+                  flops=flops if flops is not None else (spec.flops(ex) if spec.flops else None),
+                  notes=spec.notes)
+
+
+def _formula(value, args: dict) -> int | None:
+    if value is None:
+        return None
+    return int(value(args) if callable(value) else value)
+
+
+def _dtype_of(args: dict) -> str:
+    import torch
+
+    tensors = [v for v in args.values() if torch.is_tensor(v)]
+    return str(tensors[0].dtype).removeprefix("torch.") if tensors else "float32"

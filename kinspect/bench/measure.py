@@ -1,0 +1,195 @@
+"""`kinspect bench`: first call vs steady state, throughput against what the device measured, the
+torch reference, correctness, and the variant's registers and vector/matrix use beside its time."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from kinspect.bench.check import Check
+from kinspect.bench.first_call import FirstCalls
+from kinspect.bench.profile import Profile
+from kinspect.bench.reference import RefTiming
+from kinspect.bench.timing import REP_MS, WARMUP_MS, Timing
+from kinspect.errors import UsageError
+from kinspect.model import Variant
+
+
+@dataclass(frozen=True)
+class Throughput:
+    gbps: float | None = None
+    copy: dict | None = None            # the device's measured copy bandwidth record
+    tflops: float | None = None
+    peak: dict | None = None            # the device's measured matmul FLOP/s record for the dtype
+    note: str = ""                      # why a percentage is missing
+
+    @property
+    def pct_copy(self) -> float | None:
+        return 100 * self.gbps / self.copy["gbps"] if self.gbps and self.copy else None
+
+    @property
+    def pct_peak(self) -> float | None:
+        return 100 * self.tflops / self.peak["tflops"] if self.tflops and self.peak else None
+
+    def to_json(self) -> dict:
+        return {"gbps": self.gbps, "pct_of_copy_bandwidth": self.pct_copy, "copy_bandwidth": self.copy,
+                "tflops": self.tflops, "pct_of_peak_flops": self.pct_peak, "peak_flops": self.peak,
+                "note": self.note or None}
+
+
+@dataclass(frozen=True)
+class BenchResult:
+    label: str
+    target_note: str
+    size: str
+    dtype: str
+    variant: Variant
+    first: FirstCalls
+    in_user_cache: bool | None
+    steady: Timing
+    throughput: Throughput
+    references: tuple[RefTiming, ...]
+    check: Check | None
+    metrics: dict                      # the variant's row figures (kinspect.diff.table.metrics)
+    method: dict
+    profile: Profile | None = None
+    notes: tuple[str, ...] = ()
+
+    def to_json(self) -> dict:
+        v = self.variant
+        return {
+            "kernel": self.label, "variant": v.name, "path": v.path, "target": str(v.target),
+            "target_note": self.target_note, "size": self.size, "dtype": self.dtype,
+            "constexprs": v.constexprs, "options": v.options,
+            "first_call": {"cold": self.first.cold.to_json(), "warm": self.first.warm.to_json(),
+                           "in_user_triton_cache": self.in_user_cache},
+            "steady": self.steady.to_json(), "throughput": self.throughput.to_json(),
+            "references": [r.to_json() for r in self.references],
+            "check": self.check.to_json() if self.check else None,
+            "asm": {**self.metrics, "loaded": v.extra.get("loaded")},
+            "method": self.method, "profile": self.profile.to_json() if self.profile else None,
+            "notes": list(self.notes),
+        }
+
+
+def no_device_line(kernel: str) -> str:
+    return (f"no device here to run '{kernel}' on (no GPU, no CPU Triton backend such as triton-cpu): "
+            f"check its results with `kinspect bench {kernel} --interpret` (Triton's interpreter, small size) "
+            f"or see what it compiles to with `kinspect dump {kernel}`")
+
+
+def device_target(kernel: str, target: str | None):
+    """The active device's Resolved target; bench cannot time an offline target."""
+    from kinspect.compile.targets import Resolved, active_device_target
+
+    if target not in (None, "", "auto", "device"):
+        raise UsageError(f"bench runs the kernel, so it needs the device: -t {target} only compiles offline. "
+                         f"Use -t device, or `kinspect dump {kernel} -t {target}` to see its code")
+    device = active_device_target()
+    if device is None:
+        raise UsageError(no_device_line(kernel))
+    return Resolved(device, False, f"{device} (the active device)")
+
+
+def bench(kernel: str, *, target: str | None = None, constexprs: dict | None = None, args: dict | None = None,
+          num_warps: int | None = None, num_stages: int | None = None, size: str | None = None,
+          out_dir: str | Path = "kinspect-out", references: bool = True, compiled_reference: bool = True,
+          bytes_moved: int | None = None, flops: int | None = None, warmup_ms: int = WARMUP_MS,
+          rep_ms: int = REP_MS, profile: str | Path | None = None) -> BenchResult:
+    from kinspect.bench.first_call import first_calls, in_user_cache, isolated
+    from kinspect.bench.launch import prepare
+    from kinspect.bench.profile import check_writable
+    from kinspect.bench.timing import time_cpu, time_gpu
+    from kinspect.diff.table import metrics
+
+    if profile is not None:
+        check_writable(profile)
+    resolved = device_target(kernel, target)
+    gpu = resolved.target.backend in ("cuda", "hip")
+    from triton.runtime import driver
+
+    device = driver.active.get_active_torch_device()
+    launch = prepare(kernel, device=device, constexprs=dict(constexprs or {}), args=dict(args or {}), size=size,
+                     num_warps=num_warps, num_stages=num_stages, bytes_moved=bytes_moved, flops=flops)
+    sync = _sync_for(gpu)
+    timer = time_gpu if gpu else time_cpu
+    with isolated(launch.fn):
+        first = first_calls(launch.fn, launch, sync, out_dir=out_dir, group=launch.label, gpu=gpu)
+        steady = timer(launch, warmup_ms=warmup_ms, rep_ms=rep_ms)
+        figures = metrics(first.variant)
+        check = _check(launch, figures, sync)
+        prof = _profile(launch, profile) if profile is not None else None
+    refs = ()
+    if references and launch.reference is not None:
+        from kinspect.bench.reference import time_references
+
+        refs = tuple(time_references(launch.reference, launch.input_values(), steady, timer,
+                                     compiled=compiled_reference, warmup_ms=warmup_ms, rep_ms=rep_ms))
+    kind = "cpu" if not gpu else "cuda"
+    return BenchResult(
+        label=launch.label, target_note=resolved.note, size=launch.size, dtype=launch.dtype, variant=first.variant,
+        first=first, in_user_cache=in_user_cache(first.variant.hash), steady=steady,
+        throughput=throughput(launch, steady, figures, kind), references=refs, check=check, metrics=figures,
+        method=method(steady, kind, launch), profile=prof, notes=launch.notes)
+
+
+def _sync_for(gpu: bool):
+    if not gpu:
+        return lambda: None
+    import torch
+
+    return torch.cuda.synchronize
+
+
+def _check(launch, figures: dict, sync) -> Check | None:
+    from kinspect.bench.check import compare, precision_of
+
+    if launch.reference is None or not launch.output:
+        return None
+    launch()
+    sync()
+    ref = launch.reference(*launch.input_values())
+    return compare(launch.args[launch.output], ref, precision=precision_of(launch.dtype, figures["matrix"] > 0))
+
+
+def _profile(launch, path) -> Profile:
+    from kinspect.bench.profile import profile
+
+    return profile(launch, path)
+
+
+def throughput(launch, steady: Timing, figures: dict, kind: str) -> Throughput:
+    """GB/s and TFLOP/s from the kernel's formulas, against the device's measured copy bandwidth
+    and (for kernels that use matrix instructions) its measured matmul FLOP/s in the dtype."""
+    from kinspect.bench.device import copy_bandwidth, matmul_peak
+
+    seconds = steady.wall.median * 1e-3
+    gbps = launch.bytes_moved / seconds / 1e9 if launch.bytes_moved and seconds else None
+    tflops = launch.flops / seconds / 1e12 if launch.flops and seconds else None
+    note = ""
+    peak = None
+    if tflops is not None:
+        if figures["matrix"] > 0 or kind == "cpu":
+            peak = matmul_peak(launch.dtype, kind)
+        else:
+            note = "no matrix instructions: its FLOP/s is not compared with the matmul peak"
+    elif launch.flops is None:
+        note = "no flops formula"
+    if launch.bytes_moved is None:
+        note = "no bytes formula (pass --bytes)" + (f"; {note}" if note else "")
+    return Throughput(gbps=gbps, copy=copy_bandwidth(kind) if gbps else None, tflops=tflops, peak=peak,
+                      note=note)
+
+
+def method(steady: Timing, kind: str, launch) -> dict:
+    from kinspect.bench.device import device_name
+    from kinspect.bench.method import describe_clocks, nvidia_clocks, versions
+
+    clocks = nvidia_clocks() if kind == "cuda" else None
+    return {"timing": steady.describe(), "warmup_ms": steady.warmup_ms, "rep_ms": steady.rep_ms,
+            "runs": steady.wall.n, "flush_bytes": steady.flush_bytes, "device": device_name(kind),
+            "clocks": clocks, "clocks_note": describe_clocks(clocks) if kind == "cuda" else "CPU",
+            "versions": versions(), "size": launch.size, "dtype": launch.dtype,
+            "grid": list(launch.grid), "constexprs": launch.constexprs, "options": launch.options,
+            "bytes_moved": launch.bytes_moved, "flops": launch.flops,
+            "first_call": "cold: empty private Triton cache; warm: in-memory JIT cache dropped, on-disk cache kept"}
