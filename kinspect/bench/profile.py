@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 import os
 import re
+import statistics
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,10 +32,11 @@ class Profile:
     table: str
     op_events: int          # trace events named by the op
     kernel_events: int      # device kernel events of the Triton kernel
+    kernel_ms: float | None = None   # their median duration (CUPTI's kernel time; no L2 flush between calls)
 
     def to_json(self) -> dict:
         return {"trace": self.path, "op": self.op, "runs": self.runs, "op_events": self.op_events,
-                "kernel_events": self.kernel_events}
+                "kernel_events": self.kernel_events, "kernel_ms": self.kernel_ms}
 
 
 def op_name(label: str) -> str:
@@ -89,12 +92,19 @@ def register(launch: Launch) -> tuple[str, object, list[str]]:
 
 
 def profile(launch: Launch, path: str | Path, *, runs: int = RUNS) -> Profile:
+    """Run the launch `runs` times as the op under torch.profiler; write the trace to `path`."""
+    p = check_writable(path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the profiler's notes on its own cycles are not about the kernel
+        return _profile(launch, p, runs)
+
+
+def _profile(launch: Launch, p: Path, runs: int) -> Profile:
     import tempfile
 
     import torch
     from torch.profiler import ProfilerActivity
 
-    p = check_writable(path)
     name, op, tensors = register(launch)
     values = [launch.args[n] for n in tensors]
     cuda = any(v.is_cuda for v in values)
@@ -118,7 +128,8 @@ def profile(launch: Launch, path: str | Path, *, runs: int = RUNS) -> Profile:
             os.unlink(tmp)
     kernel_name = getattr(launch.fn, "__name__", "")
     table = prof.key_averages().table(sort_by="device_time_total" if cuda else "cpu_time_total", row_limit=12)
+    kernels = [e for e in events if e.get("cat") == "kernel" and kernel_name and kernel_name in str(e.get("name", ""))]
+    durations = [float(e["dur"]) / 1e3 for e in kernels if "dur" in e]  # the trace's durations are in µs
     return Profile(path=str(p), op=name, runs=runs, table=table,
-                   op_events=sum(1 for e in events if e.get("name") == name),
-                   kernel_events=sum(1 for e in events if e.get("cat") == "kernel"
-                                     and kernel_name and kernel_name in str(e.get("name", ""))))
+                   op_events=sum(1 for e in events if e.get("name") == name), kernel_events=len(kernels),
+                   kernel_ms=statistics.median(durations) if durations else None)

@@ -70,7 +70,7 @@ def render(r: BenchResult) -> str:
     if t.tflops is not None:
         pct = f" = {_pct(t.pct_peak)} of measured {t.peak['dtype']} matmul ({t.peak['tflops']:,.1f} TFLOP/s, " \
               f"{t.peak['method'].split(';')[0]})" if t.pct_peak is not None else ""
-        out.append(f"  {t.tflops:,.2f} TFLOP/s{pct}")
+        out.append(f"  {t.tflops:,.1f} TFLOP/s{pct}" if t.tflops >= 10 else f"  {t.tflops:,.2f} TFLOP/s{pct}")
     if t.note:
         out.append(f"  ({t.note})")
     for ref in r.references:
@@ -85,8 +85,10 @@ def render(r: BenchResult) -> str:
     out += ["", f"asm      {_asm(r.metrics, v.extra.get('loaded'))}"]
     if r.profile is not None:
         p = r.profile
+        kernel = f"; kernel time by the profiler (CUPTI, no L2 flush) median {_ms(p.kernel_ms)} ms" \
+            if p.kernel_ms is not None else ""
         out += ["", f"profile  {p.runs} calls of {p.op}: trace {p.path} ({p.op_events} op events, "
-                    f"{p.kernel_events} kernel events); sorted by device time:", p.table.rstrip()]
+                    f"{p.kernel_events} kernel events){kernel}; sorted by device time:", p.table.rstrip()]
     m = r.method
     out += ["", f"method   {m['timing']}", f"         {m['device']}; {m['clocks_note']}",
             "         " + ", ".join(f"{k} {val}" for k, val in m["versions"].items())]

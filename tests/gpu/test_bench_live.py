@@ -1,0 +1,70 @@
+"""kinspect bench on a real GPU: first call split, steady-state timing, throughput, the trace."""
+
+import json
+import subprocess
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from kinspect.cli import main
+
+
+def _bench(tmp_path, *argv):
+    r = CliRunner().invoke(main, ["bench", *argv, "-o", str(tmp_path / "out")])
+    assert r.exit_code == 0, r.output
+    return r
+
+
+def test_bench_json_holds_jit_stages_quantiles_throughput_and_method(tmp_path):
+    d = json.loads(_bench(tmp_path, "softmax", "--size", "4096x1024", "--json").output)
+    cold, warm = d["first_call"]["cold"], d["first_call"]["warm"]
+    assert cold["cache_hit"] is False and warm["cache_hit"] is True
+    assert {"source", "ttir", "ttgir", "llir"} <= set(cold["jit_ms_by_stage"])
+    assert cold["wall_ms"] >= cold["jit_ms"] > warm["jit_ms"]
+    ms = d["steady"]["ms"]
+    assert 0 < ms["p20"] <= ms["median"] <= ms["p80"] and ms["n"] >= 10
+    t = d["throughput"]
+    assert t["gbps"] > 0 and 1 < t["pct_of_copy_bandwidth"] < 120
+    assert t["copy_bandwidth"]["measured"] and "copy_" in t["copy_bandwidth"]["method"]
+    m = d["method"]
+    assert m["flush_bytes"] > 0 and m["runs"] == ms["n"] and m["versions"]["triton"]
+    assert d["check"]["ok"], d["check"]
+    assert d["asm"]["registers"] > 0 and d["asm"]["loaded"]["registers"] > 0
+    names = [r["name"] for r in d["references"]]
+    assert names[0] == "torch" and d["references"][0]["speedup_of_kernel"] > 0
+    print(json.dumps({k: d[k] for k in ("first_call", "steady", "references")}, indent=1))
+
+
+def test_matrix_kernel_is_compared_with_the_measured_matmul_peak(tmp_path):
+    d = json.loads(_bench(tmp_path, "fused_mm_softmax", "-p", "BLOCK_SIZE=64", "--json", "--no-compile").output)
+    t = d["throughput"]
+    assert d["asm"]["matrix"] > 0 and d["asm"]["matrix_units"]
+    assert t["peak_flops"]["dtype"] == "float32" and "TF32" in t["peak_flops"]["method"]
+    assert 0 < t["pct_of_peak_flops"] < 100
+    assert d["check"]["precision"] == "tf32" and d["check"]["ok"]
+
+
+def test_profile_trace_names_the_op_and_the_kernel(tmp_path):
+    trace = tmp_path / "trace.json"
+    r = _bench(tmp_path, "add", "--profile", str(trace), "--no-reference")
+    assert "kinspect::add" in r.output and "profile" in r.output
+    events = json.loads(trace.read_text())["traceEvents"]
+    assert any(e.get("name") == "kinspect::add" for e in events)
+    assert any(e.get("cat") == "kernel" and "add_kernel" in e.get("name", "") for e in events)
+    d = json.loads(_bench(tmp_path, "add", "--profile", str(trace), "--no-reference", "--json").output)
+    assert d["profile"]["kernel_events"] == d["profile"]["runs"] and d["profile"]["kernel_ms"] > 0
+
+
+def test_ncu_agrees_within_five_percent():
+    """benchmarks/bench_vs_ncu.py at a size where launch overhead is small (skipped without ncu)."""
+    import shutil
+
+    import pytest
+
+    if shutil.which("ncu") is None:
+        pytest.skip("ncu not on PATH")
+    script = Path(__file__).parents[2] / "benchmarks" / "bench_vs_ncu.py"
+    out = subprocess.run(["python3", str(script), "--repeats", "2"], capture_output=True, text=True, check=True).stdout
+    print(out)
+    ratio = float(out.rsplit("kinspect / ncu = ", 1)[1].split()[0])
+    assert 0.95 <= ratio <= 1.05
