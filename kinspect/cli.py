@@ -89,13 +89,19 @@ def dump(kernel, target, constexprs, args, num_warps, num_stages, size, stage, p
         return
     click.echo(summary(result.variant, label=result.label, target_note=result.target_note))
     if passes:
-        from kinspect.compile.passes import collect
         from kinspect.render.terminal import passes_table
 
-        found = collect(result.variant.path, dict(kernel=kernel, target=target, constexprs=parse_constexprs(constexprs),
-                                                  args=list(args), num_warps=num_warps, num_stages=num_stages,
-                                                  size=size))
+        found = _passes(result.variant.path, kernel, target, parse_constexprs(constexprs), args, num_warps,
+                        num_stages, size)
         click.echo("\n" + passes_table(found))
+
+
+def _passes(variant_path, kernel, target, constexprs, args, num_warps, num_stages, size):
+    """The variant compiled again with MLIR pass timing and IR dumps on (kinspect.compile.passes)."""
+    from kinspect.compile.passes import collect
+
+    return collect(variant_path, dict(kernel=kernel, target=target, constexprs=constexprs, args=list(args),
+                                      num_warps=num_warps, num_stages=num_stages, size=size))
 
 
 @main.command(name="ls", context_settings=CONTEXT)
@@ -286,6 +292,8 @@ class _progress_bar:
 @click.option("--bytes", "bytes_moved", type=click.IntRange(min=1), default=None,
               help="Bytes the kernel moves, for GB/s (shipped kernels declare it).")
 @click.option("--flops", type=click.IntRange(min=1), default=None, help="FLOPs the kernel does, for TFLOP/s.")
+@click.option("--passes", "passes", is_flag=True,
+              help="Also time each MLIR pass and keep the IR before each pass that changed it (as dump --passes).")
 @click.option("--no-reference", "no_reference", is_flag=True, help="Do not time the torch reference.")
 @click.option("--no-compile", "no_compile", is_flag=True, help="Time the torch reference eagerly only.")
 @click.option("--warmup", "warmup_ms", type=click.IntRange(min=0), default=25, show_default=True, metavar="MS")
@@ -294,7 +302,7 @@ class _progress_bar:
 @click.option("--json", "as_json", is_flag=True, help="Everything as one JSON object.")
 @click.option("-o", "--out", "out_dir", default=api.DEFAULT_OUT, show_default=True, help="kinspect store folder.")
 def bench(kernel, target, constexprs, args, num_warps, num_stages, size, interpret, profile, bytes_moved, flops,
-          no_reference, no_compile, warmup_ms, rep_ms, as_json, out_dir):
+          passes, no_reference, no_compile, warmup_ms, rep_ms, as_json, out_dir):
     """Time KERNEL on the device: first call (JIT stages, cold and warm) vs steady state, GB/s and
     TFLOP/s against what the device measured, torch's time, correctness, and the asm beside it.
 
@@ -307,8 +315,8 @@ def bench(kernel, target, constexprs, args, num_warps, num_stages, size, interpr
 
     consts = parse_constexprs(constexprs)
     if interpret:
-        if profile:
-            raise click.UsageError("--profile needs a device; --interpret runs on the CPU")
+        if profile or passes:
+            raise click.UsageError(f"{'--profile' if profile else '--passes'} needs a device; --interpret runs on the CPU")
         result = api.interpret(kernel, constexprs=consts, args=args, size=size, num_warps=num_warps,
                                num_stages=num_stages)
         click.echo(json.dumps(result.to_json(), indent=1) if as_json else render_interpreted(result))
@@ -317,7 +325,16 @@ def bench(kernel, target, constexprs, args, num_warps, num_stages, size, interpr
                            num_stages=num_stages, size=size, out_dir=out_dir, references=not no_reference,
                            compiled_reference=not no_compile, bytes_moved=bytes_moved, flops=flops,
                            warmup_ms=warmup_ms, rep_ms=rep_ms, profile=profile)
-        click.echo(json.dumps(result.to_json(), indent=1, default=str) if as_json else render(result))
+        found = _passes(result.variant.path, kernel, target, consts, args, num_warps, num_stages, size) if passes else None
+        if as_json:
+            click.echo(json.dumps({**result.to_json(), "passes": found.to_json() if found else None}, indent=1,
+                                  default=str))
+        else:
+            click.echo(render(result))
+            if found:
+                from kinspect.render.terminal import passes_table
+
+                click.echo("\n" + passes_table(found))
     if result.check is not None and not result.check.ok:
         sys.exit(1)
 

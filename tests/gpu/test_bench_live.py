@@ -55,6 +55,12 @@ def test_profile_trace_names_the_op_and_the_kernel(tmp_path):
     assert d["profile"]["kernel_events"] == d["profile"]["runs"] and d["profile"]["kernel_ms"] > 0
 
 
+def test_bench_passes_adds_mlir_pass_timing(tmp_path):
+    d = json.loads(_bench(tmp_path, "add", "--passes", "--no-reference", "--json").output)
+    assert len(d["passes"]["pipelines_ms"]) >= 3 and d["passes"]["changed"]
+    assert Path(d["passes"]["folder"]).parent == Path(d["path"])
+
+
 def test_ncu_agrees_within_five_percent():
     """benchmarks/bench_vs_ncu.py at a size where launch overhead is small (skipped without ncu)."""
     import shutil
