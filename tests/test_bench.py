@@ -318,3 +318,26 @@ def test_hooks_defer_records_after_the_block(tmp_path):
         assert not Path(tmp_path / "out").exists()
     assert len(rec.variants) == 1 and rec.pending == []
     assert rec.variants[0].stage("sass") is not None
+
+
+def test_a_first_call_that_fails_to_compile_is_one_located_line(tmp_path):
+    """The real CompilationError Triton raises, turned into the line bench prints."""
+    from kinspect.bench.first_call import first_call_error
+    from kinspect.compile import private_cache
+    from kinspect.compile.driver import compile_only, fresh_binders
+    from kinspect.compile.targets import resolve
+    from kinspect.compile.user import load
+    from kinspect.errors import CompileError
+
+    src = tmp_path / "k.py"
+    src.write_text(BUGGY.format(fudge=0.0).replace("x * 2 + FUDGE", "x * 2 + undefined_name"))
+    uk = load(f"{src}:double", {}, {})
+    with private_cache(), compile_only(resolve("cuda:90").target), fresh_binders(uk.fn):
+        with pytest.raises(Exception) as raised:
+            uk.fn.warmup(**uk.args, **uk.constexprs, grid=uk.grid)
+    err = first_call_error(uk.fn, raised.value)
+    assert isinstance(err, CompileError)
+    assert f"{src}:12" in str(err) and "undefined_name" in str(err)
+    launch = first_call_error(uk.fn, RuntimeError("CUDA error: an illegal memory access was encountered"))
+    assert str(launch) == ("kernel 'double' failed on its first call: RuntimeError: CUDA error: an illegal memory "
+                           "access was encountered")

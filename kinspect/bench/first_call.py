@@ -85,20 +85,37 @@ def first_calls(fn, call: Callable[[object], object], sync: Callable[[], None], 
 
 
 def _timed(fn, call, sync, rec) -> tuple[FirstCall, object]:
+    from kinspect.errors import KinspectError
+
     before = len(rec.pending)
     t0 = time.perf_counter()
-    kernel = call(fn)
-    sync()
+    try:
+        kernel = call(fn)
+        sync()
+    except KinspectError:
+        raise
+    except Exception as e:
+        raise first_call_error(fn, e) from None
     wall = (time.perf_counter() - t0) * 1e3
     new = rec.pending[before:]
     if not new:
-        from kinspect.errors import KinspectError
-
         raise KinspectError("the kernel ran but Triton reported no compile (was the listener replaced?)")
     _, _, _, times, hit = new[-1]
     from kinspect.hooks.record import compile_times
 
     return FirstCall(wall_ms=wall, cache_hit=bool(hit), times=compile_times(times)), kernel
+
+
+def first_call_error(fn, e: Exception):
+    """One line for a first call that failed: where the kernel failed to compile, or how the launch failed."""
+    from kinspect.compile import compile_error_line
+    from kinspect.errors import CompileError, KinspectError
+
+    if type(e).__name__ in ("CompilationError", "CompileTimeAssertionFailure", "UnsupportedLanguageConstruct"):
+        return CompileError(compile_error_line(fn, e))
+    lines = [ln.strip() for ln in str(e).strip().splitlines() if ln.strip()]
+    return KinspectError(f"kernel '{getattr(fn, '__name__', 'kernel')}' failed on its first call: "
+                         f"{type(e).__name__}: {lines[-1] if lines else ''}")
 
 
 def in_user_cache(hash_hex: str) -> bool | None:

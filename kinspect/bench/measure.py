@@ -105,6 +105,9 @@ def bench(kernel: str, *, target: str | None = None, constexprs: dict | None = N
     if profile is not None:
         check_writable(profile)
     resolved = device_target(kernel, target)
+    from kinspect.store import Store
+
+    Store(out_dir).ensure_writable()  # one line now, not after a compile and a timing run
     gpu = resolved.target.backend in ("cuda", "hip")
     from triton.runtime import driver
 
