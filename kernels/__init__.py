@@ -76,6 +76,21 @@ def get(name: str) -> KernelSpec:
                        f"(kinspect ls --kernels lists them)") from None
 
 
+def checked(name: str, constexprs: dict, args: dict | None = None) -> KernelSpec:
+    """A shipped kernel by name, after checking what the command line gave it: -p names must be its
+    constexprs, and --arg is only for user kernels (a shipped kernel brings its own arguments)."""
+    from kinspect.errors import UsageError
+
+    if args:
+        raise UsageError(f"--arg is for user kernels (file.py:name); '{name}' ships with its own arguments")
+    spec = get(name)
+    for key in constexprs:
+        if key not in spec.constexprs:
+            raise UsageError(f"kernel '{name}' has no constexpr '{key}'{did_you_mean(key, spec.constexprs)}; "
+                             f"its constexprs: {', '.join(spec.constexprs) or 'none'}")
+    return spec
+
+
 def parse_size(text: str) -> tuple[int, ...]:
     """'4096' -> (4096,), '8192x8192' -> (8192, 8192)."""
     from kinspect.errors import UsageError

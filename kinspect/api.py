@@ -41,9 +41,7 @@ def dump(kernel: str, *, target: str | None = None, constexprs: dict | None = No
         fn, call_args, consts, grid, label = uk.fn, uk.args, uk.constexprs, uk.grid, uk.name
         options = {**uk.options, **{k: v for k, v in options.items() if v is not None}}
     else:
-        if args:
-            raise UsageError(f"--arg is for user kernels (file.py:name); '{kernel}' ships with its own arguments")
-        fn, call_args, consts, grid = _shipped(kernel, constexprs, size, resolved)
+        fn, call_args, consts, grid = _shipped(kernel, constexprs, args, size, resolved)
         label = kernel
     variant = compile_variant(fn, args=call_args, constexprs=consts, grid=grid, resolved=resolved,
                               out_dir=out_dir, group=label, options=options)
@@ -52,17 +50,12 @@ def dump(kernel: str, *, target: str | None = None, constexprs: dict | None = No
     return DumpResult(variant=variant, label=label, target_note=resolved.note, store=Path(out_dir))
 
 
-def _shipped(name: str, constexprs: dict, size: str | None, resolved):
+def _shipped(name: str, constexprs: dict, args: dict | None, size: str | None, resolved):
     import torch
 
     from kinspect import kernels
-    from kinspect.errors import did_you_mean
 
-    spec = kernels.get(name)
-    for key in constexprs:
-        if key not in spec.constexprs:
-            raise UsageError(f"kernel '{name}' has no constexpr '{key}'{did_you_mean(key, spec.constexprs)}; "
-                             f"its constexprs: {', '.join(spec.constexprs) or 'none'}")
+    spec = kernels.checked(name, constexprs, args)
     device = "cpu"
     if not resolved.offline:
         from triton.runtime import driver

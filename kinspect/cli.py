@@ -76,7 +76,8 @@ def dump(kernel, target, constexprs, args, num_warps, num_stages, size, stage, p
     from kinspect.compile.args import parse_args, parse_constexprs
     from kinspect.render.terminal import highlight, summary, use_color
 
-    result = api.dump(kernel, target=target, constexprs=parse_constexprs(constexprs), args=parse_args(args),
+    consts = parse_constexprs(constexprs)
+    result = api.dump(kernel, target=target, constexprs=consts, args=parse_args(args),
                       num_warps=num_warps, num_stages=num_stages, size=size, out_dir=out_dir, retarget=retarget)
     if stage:
         v = result.variant
@@ -91,8 +92,7 @@ def dump(kernel, target, constexprs, args, num_warps, num_stages, size, stage, p
     if passes:
         from kinspect.render.terminal import passes_table
 
-        found = _passes(result.variant.path, kernel, target, parse_constexprs(constexprs), args, num_warps,
-                        num_stages, size)
+        found = _passes(result.variant.path, kernel, target, consts, args, num_warps, num_stages, size)
         click.echo("\n" + passes_table(found))
 
 

@@ -39,7 +39,12 @@ class Check:
 
     def to_json(self) -> dict:
         return {"ok": self.ok, "error": self.error, "max_abs": self.max_abs, "scale": self.scale,
-                "tolerance": self.tolerance, "precision": self.precision, "against": self.against}
+                "tolerance": self.tolerance, "precision": self.precision, "against": self.against,
+                "shape_ok": self.shape_ok}
+
+    @classmethod
+    def from_json(cls, d: dict) -> "Check":
+        return cls(**{k: d[k] for k in ("max_abs", "scale", "tolerance", "precision", "against", "shape_ok")})
 
 
 def precision_of(dtype: str, matrix_instructions: bool = False) -> str:

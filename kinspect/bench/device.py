@@ -15,6 +15,7 @@ import json
 import platform
 from typing import Callable
 
+from kinspect.bench.timing import timer_for
 from kinspect.cache import cache_dir, key_of, write_text
 
 COPY_BYTES = 1 << 30
@@ -58,12 +59,6 @@ def _cached(kind: str, device: str, measure: Callable[[], dict]) -> dict:
     return record
 
 
-def _timer(device: str):
-    from kinspect.bench.timing import time_cpu, time_gpu
-
-    return time_cpu if device == "cpu" else time_gpu
-
-
 def copy_bandwidth(device: str = "cuda") -> dict:
     """{"gbps", "method", "measured", "device"} for this device, measured on first use."""
     def measure():
@@ -72,7 +67,7 @@ def copy_bandwidth(device: str = "cuda") -> dict:
         nbytes = CPU_COPY_BYTES if device == "cpu" else COPY_BYTES
         src = torch.empty(nbytes // 4, dtype=torch.float32, device=device)
         dst = torch.empty_like(src)
-        t = _timer(device)(lambda: dst.copy_(src), warmup_ms=25, rep_ms=200)
+        t = timer_for(device)(lambda: dst.copy_(src), warmup_ms=25, rep_ms=200)
         return {"gbps": round(2 * nbytes / (t.wall.median * 1e-3) / 1e9, 1),
                 "method": f"torch copy_ of a {nbytes >> 20} MiB buffer on {device}, 2 bytes moved per byte "
                           f"copied; median of {t.wall.n} runs ({t.tool})"}
@@ -92,7 +87,7 @@ def matmul_peak(dtype: str, device: str = "cuda") -> dict:
         saved = torch.backends.cuda.matmul.allow_tf32
         torch.backends.cuda.matmul.allow_tf32 = tf32
         try:
-            t = _timer(device)(lambda: torch.matmul(a, b), warmup_ms=25, rep_ms=200)
+            t = timer_for(device)(lambda: torch.matmul(a, b), warmup_ms=25, rep_ms=200)
         finally:
             torch.backends.cuda.matmul.allow_tf32 = saved
         return {"tflops": round(2 * n ** 3 / (t.wall.median * 1e-3) / 1e12, 1), "dtype": dtype,

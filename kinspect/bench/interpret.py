@@ -57,9 +57,7 @@ def interpret(kernel: str, *, constexprs: dict | None = None, args: tuple[str, .
     out = json.loads(lines[-1])
     if "error" in out:
         raise KinspectError(out["error"])
-    c = out["check"]
-    check = None if c is None else Check(max_abs=c["max_abs"], scale=c["scale"], tolerance=c["tolerance"],
-                                         precision=c["precision"], against=c["against"], shape_ok=c["shape_ok"])
+    check = None if out["check"] is None else Check.from_json(out["check"])
     return Interpreted(label=out["label"], size=out["size"], grid=tuple(out["grid"]), wall_ms=out["wall_ms"],
                        check=check)
 
@@ -86,8 +84,7 @@ def _child(request: dict) -> dict:
     check = None
     if launch.reference is not None and launch.output:
         ref = launch.reference(*launch.input_values())
-        c = compare(launch.args[launch.output], ref, precision=launch.dtype)
-        check = {**c.to_json(), "shape_ok": c.shape_ok}
+        check = compare(launch.args[launch.output], ref, precision=launch.dtype).to_json()
     return {"label": launch.label, "size": launch.size, "grid": list(launch.grid), "wall_ms": round(wall, 1),
             "check": check}
 

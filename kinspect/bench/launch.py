@@ -29,6 +29,13 @@ class Launch:
     def __call__(self, fn=None):
         return (fn or self.fn)[self.grid](**self.args, **self.constexprs, **self.options)
 
+    def rates(self, ms: float) -> tuple[float | None, float | None]:
+        """(GB/s, TFLOP/s) at `ms` per run, from the declared bytes and flops (None where undeclared)."""
+        seconds = ms * 1e-3
+        gbps = self.bytes_moved / seconds / 1e9 if self.bytes_moved and seconds else None
+        tflops = self.flops / seconds / 1e12 if self.flops and seconds else None
+        return gbps, tflops
+
     def input_values(self) -> list:
         return [self.args[n] for n in self.inputs]
 
@@ -41,7 +48,6 @@ def prepare(kernel: str, *, device, constexprs: dict, args: dict, size: str | No
     from kinspect import kernels
     from kinspect.compile import jit_function
     from kinspect.compile.user import is_user_kernel, load
-    from kinspect.errors import did_you_mean
 
     options = {k: v for k, v in (("num_warps", num_warps), ("num_stages", num_stages)) if v is not None}
     if is_user_kernel(kernel):
@@ -59,13 +65,7 @@ def prepare(kernel: str, *, device, constexprs: dict, args: dict, size: str | No
                       bytes_moved=bytes_moved if bytes_moved is not None else _formula(b.get("bytes"), on_device),
                       flops=flops if flops is not None else _formula(b.get("flops"), on_device),
                       dtype=_dtype_of(on_device))
-    if args:
-        raise UsageError(f"--arg is for user kernels (file.py:name); '{kernel}' ships with its own arguments")
-    spec = kernels.get(kernel)
-    for key in constexprs:
-        if key not in spec.constexprs:
-            raise UsageError(f"kernel '{kernel}' has no constexpr '{key}'{did_you_mean(key, spec.constexprs)}; "
-                             f"its constexprs: {', '.join(spec.constexprs) or 'none'}")
+    spec = kernels.checked(kernel, constexprs, args)
     size = size or spec.default_size
     ex = spec.example(size, getattr(torch, spec.dtype), device, **constexprs)
     return Launch(label=kernel, fn=jit_function(spec.fn), args=ex.args, constexprs=ex.constexprs, grid=ex.grid,

@@ -99,7 +99,7 @@ def bench(kernel: str, *, target: str | None = None, constexprs: dict | None = N
     from kinspect.bench.first_call import first_calls, in_user_cache, isolated
     from kinspect.bench.launch import prepare
     from kinspect.bench.profile import check_writable
-    from kinspect.bench.timing import time_cpu, time_gpu
+    from kinspect.bench.timing import timer_for
     from kinspect.diff.table import metrics
 
     if profile is not None:
@@ -115,7 +115,8 @@ def bench(kernel: str, *, target: str | None = None, constexprs: dict | None = N
     launch = prepare(kernel, device=device, constexprs=dict(constexprs or {}), args=dict(args or {}), size=size,
                      num_warps=num_warps, num_stages=num_stages, bytes_moved=bytes_moved, flops=flops)
     sync = _sync_for(gpu)
-    timer = time_gpu if gpu else time_cpu
+    kind = "cuda" if gpu else "cpu"
+    timer = timer_for(kind)
     with isolated(launch.fn):
         first = first_calls(launch.fn, launch, sync, out_dir=out_dir, group=launch.label, gpu=gpu)
         steady = timer(launch, warmup_ms=warmup_ms, rep_ms=rep_ms)
@@ -128,7 +129,6 @@ def bench(kernel: str, *, target: str | None = None, constexprs: dict | None = N
 
         refs = tuple(time_references(launch.reference, launch.input_values(), steady, timer,
                                      compiled=compiled_reference, warmup_ms=warmup_ms, rep_ms=rep_ms))
-    kind = "cpu" if not gpu else "cuda"
     return BenchResult(
         label=launch.label, target_note=resolved.note, size=launch.size, dtype=launch.dtype, variant=first.variant,
         first=first, in_user_cache=in_user_cache(first.variant.hash), steady=steady,
@@ -166,9 +166,7 @@ def throughput(launch, steady: Timing, figures: dict, kind: str) -> Throughput:
     and (for kernels that use matrix instructions) its measured matmul FLOP/s in the dtype."""
     from kinspect.bench.device import copy_bandwidth, matmul_peak
 
-    seconds = steady.wall.median * 1e-3
-    gbps = launch.bytes_moved / seconds / 1e9 if launch.bytes_moved and seconds else None
-    tflops = launch.flops / seconds / 1e12 if launch.flops and seconds else None
+    gbps, tflops = launch.rates(steady.wall.median)
     note = ""
     peak = None
     if tflops is not None:

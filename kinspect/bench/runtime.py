@@ -61,8 +61,7 @@ def time_variant(v: Variant, size: str | None = None) -> Runtime | None:
         torch.cuda.synchronize()
         t = time_gpu(launch, warmup_ms=WARMUP_MS, rep_ms=REP_MS)
     s = t.wall
-    gbps = launch.bytes_moved / (s.median * 1e-3) / 1e9 if launch.bytes_moved else None
-    tflops = launch.flops / (s.median * 1e-3) / 1e12 if launch.flops else None
+    gbps, tflops = launch.rates(s.median)
     copy = copy_bandwidth()
     pct = 100 * gbps / copy["gbps"] if gbps else None
     method = (f"{t.describe()} on {torch.cuda.get_device_name()}; size {launch.size}; "

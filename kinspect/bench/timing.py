@@ -93,3 +93,8 @@ def time_cpu(launch: Callable[[], object], *, warmup_ms: int = WARMUP_MS, rep_ms
     return Timing(wall=summarize(walls), cpu=summarize(cpus), warmup_ms=warmup_ms, rep_ms=rep_ms,
                   tool="time.perf_counter (wall) and time.process_time (CPU, all threads) per run",
                   threads=cpu_threads())
+
+
+def timer_for(device: str) -> Callable[..., Timing]:
+    """time_cpu for "cpu" (a CPU backend), time_gpu for a GPU ("cuda", which ROCm's torch uses too)."""
+    return time_cpu if device == "cpu" else time_gpu
