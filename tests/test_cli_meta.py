@@ -24,3 +24,16 @@ def test_import_is_cheap():
     code = "import sys, kinspect, kinspect.store, kinspect.sources; print('triton' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
+
+
+def test_every_package_is_installed():
+    """pyproject lists packages by hand: a new subpackage missing there works in an editable
+    install and breaks in a wheel."""
+    import pathlib
+    import tomllib
+
+    root = pathlib.Path(__file__).resolve().parents[1]
+    listed = set(tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    on_disk = {".".join(p.parent.relative_to(root).parts) for p in (root / "kinspect").rglob("__init__.py")}
+    on_disk |= {"kinspect.kernels"}
+    assert on_disk <= listed, f"not in pyproject's packages: {sorted(on_disk - listed)}"
