@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -266,3 +267,58 @@ def annotated_stage(variant: Variant, stage: str) -> str:
     finder = Findings(variant, None, {}, None)
     with open_lines(variant, s) as lines:
         return "".join(annotate(lines, locs, finder.code))
+
+
+def report(items, *, variant: str | None = None, metrics=(), bench: bool = True, **kwargs):
+    """An HTML report (kinspect.render.html.Report) over the variants `items` name, as `diff`
+    collects them (a sweep with -p values, saved folders, stores, caches): the metric table, plots,
+    and per variant its verdicts, resources, JIT time per stage, source and highlighted stages.
+    `variant` names the one shown first (a row number, label or value; default the first, or the
+    fastest when there are runtimes); `metrics` are what the sweep plot shows (render.plots.METRICS)."""
+    from kinspect.analysis import analyse
+    from kinspect.diff import find_row
+    from kinspect.errors import did_you_mean
+    from kinspect.render.html import Report
+    from kinspect.render.plots import METRICS
+
+    for m in metrics:
+        if m not in METRICS:
+            raise UsageError(f"--metric '{m}' is not one kinspect plots{did_you_mean(m, METRICS)}; "
+                             f"choose from {', '.join(METRICS)}")
+    result = diff(items, bench=bench, text=False, **kwargs)
+    rows = result.rows
+    if variant:
+        chosen = find_row(variant, rows, option="--variant")
+    else:
+        timed = [i for i, r in enumerate(rows) if r.runtime]
+        chosen = min(timed, key=lambda i: rows[i].runtime.median_ms) if timed else 0
+    return Report(result, [analyse(r.variant) for r in rows], chosen=chosen, metrics=metrics)
+
+
+def check_report_path(path: str | Path, items=()) -> Path:
+    """Where a report may be written: a file in an existing folder, outside every Triton cache or
+    dump folder kinspect reads (named in `items`, or the default cache)."""
+    from kinspect import sources
+
+    out = Path(path)
+    folder = out.parent if str(out.parent) else Path(".")
+    if out.is_dir():
+        raise UsageError(f"-o '{out}' is a folder; give a file name such as {out / 'report.html'}")
+    if not folder.is_dir():
+        raise UsageError(f"cannot write '{out}': folder '{folder}' does not exist; create it or choose another -o")
+    if not os.access(folder, os.W_OK):
+        raise UsageError(f"cannot write '{out}': folder '{folder}' is not writable; choose another -o")
+    guarded = [sources.triton_cache_dir()] + [Path(i) for i in items if Path(i).is_dir() and not _is_store(Path(i))]
+    target = folder.resolve()
+    for g in guarded:
+        g = g.resolve()
+        if target == g or g in target.parents:
+            raise UsageError(f"-o '{out}' is inside '{g}', which kinspect only reads (a Triton cache or dump "
+                             f"folder); write the report elsewhere")
+    return out
+
+
+def _is_store(p: Path) -> bool:
+    from kinspect.store import RECORD
+
+    return any(p.glob(f"*/*/{RECORD}")) or any(p.glob(f"*/{RECORD}"))

@@ -191,34 +191,56 @@ def _checked(specs) -> tuple[str, ...]:
     return tuple(specs)
 
 
+def _sweep_options(f):
+    """The options that say which variants to compile or collect: shared by diff and report."""
+    for option in reversed([
+        click.argument("items", nargs=-1),
+        click.option("-p", "constexprs", multiple=True, metavar="K=V1,V2", help="Constexpr values to sweep, e.g. "
+                     "-p BLOCK_SIZE=32,64,128 (repeat -p for several names: every combination is compiled)."),
+        click.option("-t", "--target", "targets", default=None, metavar="T1,T2",
+                     help="Targets to compile for, e.g. cuda:80,cuda:90 (default: the active device, else cuda:90)."),
+        click.option("--num-warps", default=None, metavar="N1,N2", help="num_warps values to sweep, e.g. 4,8."),
+        click.option("--num-stages", default=None, metavar="N1,N2", help="num_stages values to sweep, e.g. 2,3."),
+        click.option("--arg", "args", multiple=True, metavar="NAME=TYPE", help="A runtime argument of a user kernel."),
+        click.option("--size", default=None, help="Problem size for the example arguments: N or MxN."),
+        click.option("--no-bench", "no_bench", is_flag=True,
+                     help="Do not time the variants even when a GPU is here (timing needs a shipped kernel)."),
+        click.option("--retarget", "retarget", multiple=True, metavar="CPU1,CPU2",
+                     help="Compare each variant's LLVM IR compiled for these CPUs (kinspect targets lists them), "
+                          "e.g. --retarget generic-rv64,spacemit-x60 on a CPU backend's .ll or dump folder."),
+        click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
+                     help="Compile processes (default: one per core, at most one per variant)."),
+    ]):
+        f = option(f)
+    return f
+
+
+def _sweep_kwargs(items, constexprs, targets, num_warps, num_stages, args, size, no_bench, retarget, jobs) -> dict:
+    """The sweep options as api.diff / api.report keyword arguments, each checked once."""
+    from kinspect.compile.args import parse_int_list, parse_sweep
+
+    target_list = [t.strip() for t in targets.split(",")] if targets else [None]
+    if not all(t for t in target_list if t is not None):
+        raise click.UsageError(f"-t '{targets}' has an empty target")
+    return dict(items=list(items), constexprs=parse_sweep(constexprs), targets=target_list,
+                num_warps=parse_int_list(num_warps, "--num-warps"),
+                num_stages=parse_int_list(num_stages, "--num-stages"), args=args, size=size, jobs=jobs,
+                bench=not no_bench, retarget=[x.strip() for spec in retarget for x in spec.split(",") if x.strip()])
+
+
 @main.command(context_settings=CONTEXT)
-@click.argument("items", nargs=-1)
-@click.option("-p", "constexprs", multiple=True, metavar="K=V1,V2", help="Constexpr values to sweep, e.g. "
-              "-p BLOCK_SIZE=32,64,128 (repeat -p for several names: every combination is compiled).")
-@click.option("-t", "--target", "targets", default=None, metavar="T1,T2",
-              help="Targets to compile for, e.g. cuda:80,cuda:90 (default: the active device, else cuda:90).")
-@click.option("--num-warps", default=None, metavar="N1,N2", help="num_warps values to sweep, e.g. 4,8.")
-@click.option("--num-stages", default=None, metavar="N1,N2", help="num_stages values to sweep, e.g. 2,3.")
-@click.option("--arg", "args", multiple=True, metavar="NAME=TYPE", help="A runtime argument of a user kernel.")
-@click.option("--size", default=None, help="Problem size for the example arguments: N or MxN.")
+@_sweep_options
 @click.option("--stage", default=None, help="Stage to diff (default: ptx, amdgcn or the CPU assembly).")
 @click.option("--pair", default=None, metavar="A,B",
               help="Which two variants to diff: row numbers or values, e.g. --pair 1,3 or --pair 32,128 "
                    "(default: the first two).")
 @click.option("--side-by-side", "side", is_flag=True, help="Show the diff in two columns.")
 @click.option("--table", "table_only", is_flag=True, help="Only the metric table, no stage diff.")
-@click.option("--no-bench", "no_bench", is_flag=True,
-              help="Do not time the variants even when a GPU is here (timing needs a shipped kernel).")
 @click.option("--json", "as_json", is_flag=True, help="Everything as one JSON object.")
-@click.option("--retarget", "retarget", multiple=True, metavar="CPU1,CPU2",
-              help="Compare each variant's LLVM IR compiled for these CPUs (kinspect targets lists them), "
-                   "e.g. --retarget generic-rv64,spacemit-x60 on a CPU backend's .ll or dump folder.")
-@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
-              help="Compile processes (default: one per core, at most one per variant).")
 @click.option("-o", "--out", "out_dir", default=api.DEFAULT_OUT, show_default=True,
               help="Store for variants compiled here, and where variant names are looked up.")
-def diff(items, constexprs, targets, num_warps, num_stages, args, size, stage, pair, side, table_only, no_bench,
-         as_json, retarget, jobs, out_dir):
+def diff(items, constexprs, targets, num_warps, num_stages, args, size, no_bench, retarget, jobs, stage, pair, side,
+         table_only, as_json, out_dir):
     """Compile a sweep and compare its variants: a metric table and a normalized diff of one stage.
 
     ITEMS are kernels (shipped names or file.py:name), compiled for every combination of the -p,
@@ -230,21 +252,13 @@ def diff(items, constexprs, targets, num_warps, num_stages, args, size, stage, p
     import json
     import shutil
 
-    from kinspect.compile.args import parse_int_list, parse_sweep
     from kinspect.render.sweep import render
     from kinspect.render.terminal import use_color
 
-    sweep_values = parse_sweep(constexprs)
-    target_list = [t.strip() for t in targets.split(",")] if targets else [None]
-    if not all(t for t in target_list if t is not None):
-        raise click.UsageError(f"-t '{targets}' has an empty target")
+    kwargs = _sweep_kwargs(items, constexprs, targets, num_warps, num_stages, args, size, no_bench, retarget, jobs)
     with _progress_bar() as progress:
-        result = api.diff(list(items), constexprs=sweep_values, targets=target_list,
-                          num_warps=parse_int_list(num_warps, "--num-warps"),
-                          num_stages=parse_int_list(num_stages, "--num-stages"), args=args, size=size,
-                          stage=stage, pair=pair, out_dir=out_dir, jobs=jobs, progress=progress,
-                          text=not table_only, bench=not no_bench,
-                          retarget=[x.strip() for spec in retarget for x in spec.split(",") if x.strip()])
+        result = api.diff(kwargs.pop("items"), **kwargs, stage=stage, pair=pair, out_dir=out_dir, progress=progress,
+                          text=not table_only)
     if as_json:
         click.echo(json.dumps(result.to_json(), indent=1, default=str))
         return
@@ -253,6 +267,43 @@ def diff(items, constexprs, targets, num_warps, num_stages, args, size, stage, p
         click.echo_via_pager(text)
     else:
         click.echo(text)
+
+
+@main.command(context_settings=CONTEXT)
+@_sweep_options
+@click.option("-o", "--output", "output", default="kinspect-report.html", show_default=True,
+              help="The HTML file to write (one self-contained file).")
+@click.option("--variant", default=None, metavar="N|VALUE",
+              help="The variant shown first: a row number or a value such as 64 (default: the first, or the "
+                   "fastest when the variants were timed).")
+@click.option("--metric", "metrics", multiple=True, metavar="NAME",
+              help="What the sweep plot shows (repeatable): runtime, registers, instructions, code, jit, shared, "
+                   "occupancy, spills, vector, matrix, gbps, tflops (default: runtime when timed, else registers, "
+                   "instructions, code and jit).")
+@click.option("--store", "out_dir", default=api.DEFAULT_OUT, show_default=True,
+              help="Store for variants compiled here, and where variant names are looked up.")
+def report(items, constexprs, targets, num_warps, num_stages, args, size, no_bench, retarget, jobs, output, variant,
+           metrics, out_dir):
+    """Write one offline HTML file: the variants' metric table and plots, and per variant its
+    verdicts, resources, JIT time per stage, Python source and every stage highlighted, with each
+    source line linked to what it produced.
+
+    ITEMS are what `kinspect diff` takes: kernels (swept with -p), stores, Triton caches, dump
+    folders, stage files. The file needs no network and opens in any browser.
+
+    Example: kinspect report fused_mm_softmax -p BLOCK_SIZE=32,64,128 -o r.html
+    """
+    from kinspect.render.terminal import human_bytes
+
+    kwargs = _sweep_kwargs(items, constexprs, targets, num_warps, num_stages, args, size, no_bench, retarget, jobs)
+    path = api.check_report_path(output, items)
+    with _progress_bar() as progress:
+        result = api.report(kwargs.pop("items"), **kwargs, variant=variant, metrics=metrics, out_dir=out_dir,
+                            progress=progress)
+    size_written = result.save(path)
+    plots = ", ".join(p.name for p in result.plots) or "none"
+    click.echo(f"wrote {path} ({human_bytes(size_written)}): {len(result.rows)} variant"
+               f"{'s' if len(result.rows) != 1 else ''}; plots: {plots}")
 
 
 class _progress_bar:

@@ -46,7 +46,7 @@ def time_variant(v: Variant, size: str | None = None) -> Runtime | None:
     """Time a shipped kernel's stored variant as `kinspect bench` times a kernel (steady state only)."""
     import torch
 
-    from kinspect.bench.device import copy_bandwidth
+    from kinspect.bench.device import copy_bandwidth, matmul_peak
     from kinspect.bench.first_call import isolated
     from kinspect.bench.launch import prepare
     from kinspect.bench.timing import time_gpu
@@ -64,8 +64,9 @@ def time_variant(v: Variant, size: str | None = None) -> Runtime | None:
     gbps, tflops = launch.rates(s.median)
     copy = copy_bandwidth()
     pct = 100 * gbps / copy["gbps"] if gbps else None
+    peak = matmul_peak(launch.dtype)["tflops"] if tflops else None
     method = (f"{t.describe()} on {torch.cuda.get_device_name()}; size {launch.size}; "
               f"copy bandwidth {copy['gbps']:,.0f} GB/s measured {copy['measured']} ({copy['method']})")
     return Runtime(median_ms=s.median, p20_ms=s.p20, p80_ms=s.p80, cv=s.cv, runs=s.n, gbps=gbps, tflops=tflops,
                    roofline_pct=pct, roofline_of=f"of copy {copy['gbps']:,.0f} GB/s" if pct is not None else "",
-                   method=method)
+                   method=method, copy_gbps=copy["gbps"], peak_tflops=peak)

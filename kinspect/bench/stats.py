@@ -51,3 +51,5 @@ class Runtime:
     roofline_pct: float | None = None    # of the device's measured copy bandwidth
     roofline_of: str = ""                # what the percentage is of
     method: str = ""                     # how it was timed: tool, warmup, repetitions, flush, size
+    copy_gbps: float | None = None       # the roofs a roofline plot draws: measured copy bandwidth
+    peak_tflops: float | None = None     # and measured torch.matmul FLOP/s in the kernel's dtype

@@ -98,7 +98,8 @@ def compare(items: list[str], *, constexprs: dict[str, list] | None = None, targ
     if kernels:
         job_list = sweep.cross(kernels, targets=[_offline_target(t) for t in targets], constexprs=constexprs,
                                num_warps=num_warps, num_stages=num_stages, args=args, size=size, out_dir=out_dir)
-    _enough((len(job_list) + sum(len(v) for v in saved_at.values())) * max(1, len(retarget)))
+    least = 2 if text else 1  # a table (a report) can hold one variant; a diff needs two
+    _enough((len(job_list) + sum(len(v) for v in saved_at.values())) * max(1, len(retarget)), least=least)
     if job_list:
         result_sweep = sweep.run(job_list, workers=jobs, progress=progress)
         compiled, failed = _collect(result_sweep)
@@ -106,7 +107,7 @@ def compare(items: list[str], *, constexprs: dict[str, list] | None = None, targ
     variants = _in_order(items, compiled, saved_at)
     if retarget:
         variants = _retargeted(variants, retarget)
-    _enough(len(variants), f" ({failed[0].job.describe()} failed: {failed[0].error})" if failed else "")
+    _enough(len(variants), f" ({failed[0].job.describe()} failed: {failed[0].error})" if failed else "", least=least)
     rows = make_rows(variants, known)
     notes = list(result_sweep.notes) if result_sweep else []
     if timer is not None:
@@ -145,10 +146,14 @@ def _retargeted(variants: list[Variant], specs) -> list[Variant]:
     return out
 
 
-def _enough(count: int, why: str = "") -> None:
-    if count < 2:
-        raise UsageError(f"diff needs at least two variants, got {count}{why}; give two values "
-                         f"(-p BLOCK_SIZE=32,64), two targets (-t cuda:80,cuda:90) or two kernels or folders")
+def _enough(count: int, why: str = "", least: int = 2) -> None:
+    if count >= least:
+        return
+    if least == 1:
+        raise UsageError(f"no variants to show{why}; name a kernel (fused_mm_softmax, file.py:name), a kinspect "
+                         f"store, a Triton cache or dump folder, or stage files")
+    raise UsageError(f"diff needs at least two variants, got {count}{why}; give two values "
+                     f"(-p BLOCK_SIZE=32,64), two targets (-t cuda:80,cuda:90) or two kernels or folders")
 
 
 def _saved(item: str, store: Path) -> list[Variant] | None:
@@ -225,13 +230,14 @@ def choose_pair(text: str | None, rows: list[Row]) -> tuple[int, int]:
     parts = [p.strip() for p in text.split(",")]
     if len(parts) != 2 or not all(parts):
         raise UsageError(f"--pair '{text}' is not A,B; e.g. --pair 1,3 or --pair 32,128")
-    picked = tuple(_find_row(p, rows) for p in parts)
+    picked = tuple(find_row(p, rows) for p in parts)
     if picked[0] == picked[1]:
         raise UsageError(f"--pair '{text}' names one variant twice")
     return picked
 
 
-def _find_row(word: str, rows: list[Row]) -> int:
+def find_row(word: str, rows: list[Row], option: str = "--pair") -> int:
+    """The row a word names: its label, one value in its label (32 for BLOCK_SIZE=32), or its number."""
     labels = [r.label for r in rows]
     exact = [i for i, label in enumerate(labels) if label == word]
     if len(exact) == 1:
@@ -243,7 +249,7 @@ def _find_row(word: str, rows: list[Row]) -> int:
     if word.isdigit() and 1 <= int(word) <= len(rows):
         return int(word) - 1
     what = "matches several variants" if len(tokens) > 1 else "matches no variant"
-    raise UsageError(f"--pair: '{word}' {what}; use a row number 1..{len(rows)} or one of: {', '.join(labels)}")
+    raise UsageError(f"{option}: '{word}' {what}; use a row number 1..{len(rows)} or one of: {', '.join(labels)}")
 
 
 def choose_stage(name: str | None, a: Variant, b: Variant) -> str:

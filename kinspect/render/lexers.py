@@ -8,7 +8,7 @@ attributes newer than their keyword lists, such as `captures(none)`; PTX guards 
 from __future__ import annotations
 
 from pygments.lexer import Lexer, RegexLexer, bygroups, inherit, words
-from pygments.lexers import GasLexer, LlvmLexer, TextLexer
+from pygments.lexers import GasLexer, JsonLexer, LlvmLexer, TextLexer
 from pygments.token import (Comment, Keyword, Name, Number, Operator, Punctuation, String,
                             Whitespace)
 
@@ -176,7 +176,7 @@ PtxIrLexer = _ptx_lexer()
 _LEXERS: dict[str, type[Lexer]] = {
     "mlir": MlirLexer, "ttir": MlirLexer, "ttgir": MlirLexer, "ttcir": MlirLexer,
     "tttcir": MlirLexer, "sass": SassLexer, "amdgcn": AmdgcnLexer, "llvm": LlvmIrLexer,
-    "llir": LlvmIrLexer, "riscv": GasLexer, "x86": GasLexer, "aarch64": GasLexer,
+    "llir": LlvmIrLexer, "riscv": GasLexer, "x86": GasLexer, "aarch64": GasLexer, "json": JsonLexer,
 }
 if PtxIrLexer is not None:
     _LEXERS["ptx"] = PtxIrLexer

@@ -18,7 +18,8 @@ def _matrix(r: Row) -> str:
     return f"{r.matrix:,} " + "+".join(sorted(r.matrix_units))
 
 
-def _columns(rows: list[Row]) -> list[tuple[str, callable]]:
+def columns(rows: list[Row]) -> list[tuple[str, callable]]:
+    """(header, cell text of a row) for the metric table; "#" has no function (the row number)."""
     isa = rows[0].isa if len({r.isa for r in rows}) == 1 else "isa"
     cols = [
         ("#", None), ("variant", lambda r: r.label),
@@ -44,7 +45,7 @@ def _columns(rows: list[Row]) -> list[tuple[str, callable]]:
 
 
 def table(rows: list[Row]) -> list[str]:
-    cols = _columns(rows)
+    cols = columns(rows)
     cells = [[h for h, _ in cols]] + [[str(i) if f is None else f(r) for h, f in cols]
                                       for i, r in enumerate(rows, 1)]
     widths = [max(len(c[k]) for c in cells) for k in range(len(cols))]
