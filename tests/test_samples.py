@@ -1,0 +1,111 @@
+"""The samples' CPU parts, run as a user runs them, against samples/expected/NAME.txt.
+
+Each sample runs in a child process with no GPU visible (CUDA_VISIBLE_DEVICES and friends empty),
+in private Triton, inductor and kinspect caches, so the output is what a CPU-only machine prints
+whatever this machine has. Figures that move from run to run print as placeholders (`--stable`,
+samples/_expect.py); everything else must match the expected file line for line.
+
+After a deliberate change, regenerate the expected files with the same commands:
+
+    KINSPECT_REGENERATE=1 python -m pytest -q tests/test_samples.py
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES_DIR = ROOT / "samples"
+EXPECTED = SAMPLES_DIR / "expected"
+TIMEOUT_S = 600
+
+# sample -> its arguments here; samples/README.md lists the same commands
+SAMPLES = {
+    "aot_compile": [],
+    "torch_compile_capture": [],
+    "k1_rvv_question": ["--stable"],
+}
+NO_GPU = {"CUDA_VISIBLE_DEVICES": "", "HIP_VISIBLE_DEVICES": "", "ROCR_VISIBLE_DEVICES": ""}
+
+
+def command(name: str) -> list[str]:
+    return [sys.executable, str(SAMPLES_DIR / f"{name}.py"), *SAMPLES[name]]
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """Every sample started at once (most of their time is spent in child compilers and waiting),
+    each in its own caches; {name: Popen}."""
+    started = {}
+    for name in SAMPLES:
+        tmp = tmp_path_factory.mktemp(name)
+        env = {**os.environ, **NO_GPU, "TRITON_CACHE_DIR": str(tmp / "triton"),
+               "TORCHINDUCTOR_CACHE_DIR": str(tmp / "inductor"), "KINSPECT_CACHE_DIR": str(tmp / "kinspect"),
+               "PYTHONPATH": os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]),
+               "PYTHONWARNINGS": "ignore"}
+        env.pop("KINSPECT_SAMPLES_STABLE", None)
+        started[name] = subprocess.Popen(command(name), cwd=tmp, env=env, stdout=subprocess.PIPE,
+                                         stderr=subprocess.PIPE, text=True)
+    yield started
+    for proc in started.values():
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.mark.parametrize("name", list(SAMPLES))
+def test_sample_prints_its_expected_output(name, runs):
+    out, err = runs[name].communicate(timeout=TIMEOUT_S)
+    assert runs[name].returncode == 0, f"{' '.join(command(name))} exited {runs[name].returncode}:\n{err[-3000:]}"
+    expected_file = EXPECTED / f"{name}.txt"
+    if os.environ.get("KINSPECT_REGENERATE") == "1":
+        expected_file.parent.mkdir(exist_ok=True)
+        expected_file.write_text(out)
+        return
+    assert expected_file.is_file(), f"no {expected_file.relative_to(ROOT)}: KINSPECT_REGENERATE=1 writes it"
+    expected = expected_file.read_text()
+    if out != expected:
+        diff = "".join(difflib.unified_diff(expected.splitlines(True), out.splitlines(True),
+                                            f"samples/expected/{name}.txt", f"{name}.py {' '.join(SAMPLES[name])}"))
+        pytest.fail(f"samples/{name}.py printed something else than its expected output "
+                    f"(KINSPECT_REGENERATE=1 rewrites it after a deliberate change):\n{diff}", pytrace=False)
+
+
+def test_every_sample_has_an_expected_output():
+    scripts = sorted(p.stem for p in SAMPLES_DIR.glob("*.py") if not p.name.startswith("_"))
+    assert scripts == sorted(SAMPLES), "a sample without an entry in SAMPLES (and an expected output), or the reverse"
+    assert sorted(p.stem for p in EXPECTED.glob("*.txt")) == sorted(SAMPLES)
+
+
+def test_stable_mode_hides_volatile_figures_and_only_those(monkeypatch):
+    sys.path.insert(0, str(SAMPLES_DIR))
+    try:
+        import _expect
+    finally:
+        sys.path.remove(str(SAMPLES_DIR))
+    monkeypatch.setattr(_expect, "stable", False)
+    assert (_expect.ms(0.1234), _expect.ms(1234.5), _expect.gbps(3944.2), _expect.gbps(0.51)) == \
+        ("0.123", "1,234", "3,944", "0.51")
+    assert (_expect.error(9.4e-8), _expect.ratio(2.061), _expect.text("/tmp/x", "path")) == ("9.4e-08", "2.06", "/tmp/x")
+    monkeypatch.setattr(_expect, "stable", True)
+    assert (_expect.ms(0.1234), _expect.gbps(3944.2), _expect.error(1e-7), _expect.text("/tmp/x", "path")) == \
+        ("<ms>", "<GB/s>", "<err>", "<path>")
+    assert _expect.ms(None) == "-"  # not measured is not volatile
+
+
+def test_the_stable_flag_reaches_the_helper():
+    """--stable on the command line, not only the environment variable, switches a sample's output."""
+    env = {**os.environ, **NO_GPU, "PYTHONPATH": str(ROOT)}
+    env.pop("KINSPECT_SAMPLES_STABLE", None)
+    code = ("import sys; sys.path.insert(0, {d!r}); import argparse, _expect; ap = argparse.ArgumentParser(); "
+            "_expect.add_flag(ap); _expect.configure(ap.parse_args(sys.argv[1:])); print(_expect.ms(1.5))")
+    for args, shown in (([], "1.5"), (["--stable"], "<ms>")):
+        proc = subprocess.run([sys.executable, "-c", code.format(d=str(SAMPLES_DIR)), *args], env=env,
+                              capture_output=True, text=True, timeout=60)
+        assert proc.stdout.strip() == shown, proc.stderr
