@@ -30,6 +30,10 @@ SAMPLES = {
     "aot_compile": [],
     "torch_compile_capture": [],
     "k1_rvv_question": ["--stable"],
+    "gelu_four_ways": ["--stable"],
+    "square_block_size": ["--stable"],
+    # 16..64: BLOCK_SIZE 128 and 256 take tens of seconds to compile on a small CPU
+    "compile_time_vs_block": ["--stable", "--values", "16,32,64"],
 }
 NO_GPU = {"CUDA_VISIBLE_DEVICES": "", "HIP_VISIBLE_DEVICES": "", "ROCR_VISIBLE_DEVICES": ""}
 
