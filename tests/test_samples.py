@@ -113,3 +113,35 @@ def test_the_stable_flag_reaches_the_helper():
         proc = subprocess.run([sys.executable, "-c", code.format(d=str(SAMPLES_DIR)), *args], env=env,
                               capture_output=True, text=True, timeout=60)
         assert proc.stdout.strip() == shown, proc.stderr
+
+
+def test_k1_sample_prints_the_compile_times_a_captured_folder_recorded(tmp_path, capsys):
+    """A kinspect store captured on the board keeps Triton's time per stage; the sample prints them."""
+    import importlib.util
+    from types import SimpleNamespace
+
+    from triton.backends.compiler import GPUTarget
+
+    from kinspect.hooks import Recorder
+    from kinspect.store import Store
+    from tests.conftest import CPU_FIXTURES
+    from tests.test_cpu_backends import sections
+
+    parts = sections(CPU_FIXTURES / "triton-cpu-arm64-neon" / "sum_64_torch.float32_nomask.asm")
+    src = tmp_path / "triton-cache"
+    src.mkdir()
+    group = {}
+    for fname, text in {"sum_kernel.llir": parts["LLVM IR"], "sum_kernel.asm": parts["ASM"]}.items():
+        (src / fname).write_text(text)
+        group[fname] = str(src / fname)
+    times = SimpleNamespace(ir_initialization=1500, lowering_stages=[("ttir", 2000), ("llir", 250)], store_results=0)
+    Recorder(Store(tmp_path / "board"), strict=True)(
+        src=None, metadata={"name": "sum_kernel", "hash": "h", "target": GPUTarget("cpu", "aarch64", 0)},
+        metadata_group=group, times=times, cache_hit=False)
+    spec = importlib.util.spec_from_file_location("k1_rvv_question", SAMPLES_DIR / "k1_rvv_question.py")
+    sample = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(sample)
+    assert sample.main([str(tmp_path / "board"), "--jit-kernel", "add"]) == 0
+    out = capsys.readouterr().out
+    assert "sum_kernel as recorded in FOLDER (cpu:aarch64): JIT 3.75 ms = source 1.5, ttir 2, llir 0.25" in out
+    assert "FOLDER records no compile times" not in out
