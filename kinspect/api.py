@@ -225,6 +225,14 @@ def interpret(kernel: str, **kwargs):
     return run(kernel, **kwargs)
 
 
+def interpret_many(runs: list[dict]):
+    """Several interpreter runs (dicts of `interpret`'s keyword arguments plus `kernel`) in one child
+    process, so the interpreter's start-up is paid once; one Interpreted per run, in order."""
+    from kinspect.bench.interpret import interpret_many as run
+
+    return run(runs)
+
+
 def find_variant(spec: str, out_dir: str | Path = DEFAULT_OUT) -> Variant:
     """A variant by folder path, or by folder name / kernel name / unique prefix in a store."""
     from kinspect import sources

@@ -32,6 +32,8 @@ def main():
         scale_kernel[(triton.cdiv(x.numel(), 256),)](x, y, x.numel(), 2.0, BLOCK=256)
         assert torch.allclose(y, 2 * x)
         print("launched on", torch.cuda.get_device_name())
+    else:
+        print("no GPU: compiled only, nothing launched")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 """The K1 question, replayed on a folder copied off the board:
-"does my fused_mm_softmax use RVV on the SpacemiT X60, and what changes with force-vector-width?"
+"does my fused_mm_softmax use RVV on the SpacemiT X60, and what changes with force-vector-width?
+And how much of the first call is JIT, compared with a steady-state call?"
 
-    python samples/k1_rvv_question.py [FOLDER] [--kernel fused_mm_softmax]
+    python samples/k1_rvv_question.py [FOLDER] [--kernel fused_mm_softmax] [--jit-kernel fused_mm_softmax] [--stable]
 
 FOLDER is what spine-triton (or triton-cpu / triton-shared) left on the board: its Triton cache
 (~/.triton/cache), a SPINE_TRITON_DUMP_PATH folder, or a TRITON_SHARED_DUMP_PATH folder, copied
@@ -12,13 +13,24 @@ For each kernel it reports the assembly as the board's toolchain made it (disass
 .so, or compiled again from the llir with spine-triton's flags) and the same LLVM IR compiled for
 spacemit-x60 with and without spine-triton's -force-vector-width=32 -force-vector-interleave=2,
 and for generic-rv64 (no V) as the baseline. Nothing is written into FOLDER.
+
+Then the JIT against the steady state: the compile times FOLDER recorded per stage (a kinspect
+store made by `kinspect capture` on the board has them; a Triton cache or dump folder has none),
+the shipped `--jit-kernel` compiled here offline for cuda:90 with Triton's time per stage, and, when
+this machine has a device (a GPU, or a CPU Triton backend such as triton-cpu), its first call
+(cold and warm) against its steady-state time from `kinspect bench`. Without a device the steady
+state is one line saying so. With --stable, times and paths print as placeholders (samples/_expect.py).
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+import tempfile
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # samples/_expect.py, also when imported by a test
+import _expect  # noqa: E402
 
 from kinspect import api
 from kinspect.analysis import analyse
@@ -46,7 +58,12 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[1])
     ap.add_argument("folder", nargs="?", default=str(FIXTURE))
     ap.add_argument("--kernel", default=None, help="only this kernel (default: every kernel in FOLDER)")
+    ap.add_argument("--jit-kernel", default="fused_mm_softmax",
+                    help="the shipped kernel compiled here and, with a device, benched (default: fused_mm_softmax)")
+    ap.add_argument("--no-jit", action="store_true", help="only the vector question")
+    _expect.add_flag(ap)
     a = ap.parse_args(argv)
+    _expect.configure(a)
     try:
         variants = [v for v in api.resolve_variants([a.folder]) if a.kernel in (None, v.kernel)]
         if not variants:
@@ -55,12 +72,17 @@ def main(argv=None) -> int:
         for v in variants:
             compiled = analyse(v)
             others = [(cpu, analyse(api.retargeted(v, cpu))) for cpu in CPUS]
-            print(f"{v.kernel}  ({v.origin}, {v.path})")
+            print(f"{v.kernel}  ({v.origin}, {_expect.text(v.path, 'path')})")
             how = compiled.variant.stage(compiled.isa.stage).derived_by if compiled.isa else None
-            print(f"  as compiled: {how or 'the backend’s own assembly stage'}")
+            here = _for_this_machine(how)
+            if here:  # IR that names no CPU is compiled for the one running this: its figures are that CPU's
+                print(f"  as compiled: for this machine's CPU (the IR names none): {_expect.text(how, 'this machine')}")
+            else:
+                print(f"  as compiled: {how or 'the backend’s own assembly stage'}")
             print(f"  {'':<22}{'instr':>7}{'vector':>8}{'vle32':>7}{'vse32':>7}{'vset':>7}{'vfmacc':>7}"
                   f"{'ordered':>8}{'wholeR':>8}{'expf':>6}")
-            print(row("as compiled", compiled))
+            line = row("as compiled", compiled)
+            print(f"  {'as compiled':<22}<this machine's CPU>" if here and _expect.stable else line)
             for cpu, r in others:
                 print(row(cpu, r))
             print("  verdicts for spacemit-x60:")
@@ -73,7 +95,68 @@ def main(argv=None) -> int:
     print("vector: RVV instructions; vle32/vse32: unit-stride 32-bit vector loads/stores; vset: vsetvli/vsetivli;\n"
           "ordered: vfredosum reductions (sequential); wholeR: whole-register vector loads/stores (LLVM's vector\n"
           "spills); expf: scalar libm calls, one element each.")
+    if a.no_jit:
+        return 0
+    print()
+    try:
+        jit_vs_steady(variants, a.jit_kernel)
+    except KinspectError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     return 0
+
+
+def _for_this_machine(how: str | None) -> bool:
+    """Whether the as-compiled assembly was made for the CPU running this (IR that names no CPU)."""
+    from kinspect import retarget
+
+    return bool(how) and how.endswith(retarget.host().describe())
+
+
+def stage_times(times) -> str:
+    """`source 23.7, ttir 13.8, ...` in ms, from a variant's CompileTimes (Triton's listener)."""
+    parts = [("source", times.ir_initialization_us), *times.stages]
+    if times.store_results_us:
+        parts.append(("store", times.store_results_us))
+    return ", ".join(f"{name} {_expect.ms(us / 1e3)}" for name, us in parts)
+
+
+def jit_vs_steady(variants, kernel: str) -> None:
+    from kinspect.compile.targets import active_device_target
+
+    print("JIT time per stage vs steady state")
+    recorded = [v for v in variants if v.times is not None]
+    for v in recorded:
+        print(f"  {v.kernel} as recorded in FOLDER ({v.target}{', cache hit' if v.cache_hit else ''}): "
+              f"JIT {_expect.ms(v.times.total_us / 1e3)} ms = {stage_times(v.times)}")
+    if not recorded:
+        print("  FOLDER records no compile times (a Triton cache or dump folder keeps none); on the board,\n"
+              "  `kinspect capture -o DIR -- python your_script.py` records Triton's time per stage, and this\n"
+              "  sample prints them for DIR")
+    with tempfile.TemporaryDirectory(prefix="kinspect-k1-") as out:
+        v = api.dump(kernel, target="cuda:90", out_dir=out).variant
+        consts = ", ".join(f"{k}={x}" for k, x in v.constexprs.items())
+        print(f"  {kernel} ({consts}) compiled here offline for cuda:90 (Triton's GPU pipeline; a CPU backend\n"
+              f"  shares the source and ttir stages, then lowers differently):\n"
+              f"    JIT {_expect.ms(v.times.total_us / 1e3)} ms = {stage_times(v.times)}")
+        device = active_device_target()
+        if device is None:
+            print(f"  steady state: no device here (no GPU, no CPU Triton backend such as triton-cpu), so no run to\n"
+                  f"  time; on the board or a GPU: `kinspect bench {kernel}` (first call vs steady state)")
+            return
+        b = api.bench(kernel, out_dir=out, references=False)
+        cold, warm, steady = b.first.cold, b.first.warm, b.steady.wall
+        print(f"  on {device} (the active device), {kernel} at {b.size}:")
+        print(f"    first call, cold (compiles)    {_expect.ms(cold.wall_ms):>8} ms = JIT {_expect.ms(cold.jit_ms)} ms "
+              f"({', '.join(f'{k} {_expect.ms(x)}' for k, x in cold.stages_ms().items())}) + "
+              f"{_expect.ms(cold.rest_ms)} ms other")
+        print(f"    first call, warm (disk cache)  {_expect.ms(warm.wall_ms):>8} ms = JIT {_expect.ms(warm.jit_ms)} ms "
+              f"+ {_expect.ms(warm.rest_ms)} ms other")
+        print(f"    steady state, median           {_expect.ms(steady.median):>8} ms (p20 {_expect.ms(steady.p20)}, "
+              f"p80 {_expect.ms(steady.p80)}, {_expect.count(steady.n)} runs; {b.steady.tool})")
+        if steady.median:
+            print(f"    the cold first call costs {_expect.figure(cold.wall_ms / steady.median, 'n', '{:,.0f}')} "
+                  f"steady-state calls; the warm one {_expect.figure(warm.wall_ms / steady.median, 'n', '{:,.0f}')}")
 
 
 if __name__ == "__main__":

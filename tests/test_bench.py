@@ -16,6 +16,7 @@ from kinspect.bench.first_call import FirstCall, in_user_cache
 from kinspect.bench.stats import quantile, summarize
 from kinspect.bench.timing import Timing, time_cpu
 from kinspect.cli import main
+from kinspect.errors import KinspectError
 from kinspect.model import CompileTimes
 
 BUGGY = '''
@@ -188,6 +189,18 @@ def test_interpret_catches_a_wrong_kernel(tmp_path):
     src.write_text(BUGGY.format(fudge=0.01))
     bad = CliRunner().invoke(main, ["bench", f"{src}:double", "--interpret"])
     assert bad.exit_code == 1 and "WRONG" in bad.output, bad.output
+
+
+def test_interpret_many_runs_several_checks_in_one_child():
+    """The lecture's square kernel with a block shorter than the row leaves columns unwritten."""
+    from kinspect import api
+
+    runs = api.interpret_many([dict(kernel="square", constexprs={"BLOCK_SIZE": b}, size=f"3x{n}")
+                               for n, b in ((100, 128), (200, 128))])
+    assert [(r.size, r.grid) for r in runs] == [("3x100", (3,)), ("3x200", (3,))]
+    assert runs[0].check.ok and not runs[1].check.ok
+    with pytest.raises(KinspectError, match="did you mean 'square'"):
+        api.interpret_many([dict(kernel="square", size="3x100"), dict(kernel="sqare")])
 
 
 def test_interpret_reports_a_kernel_that_fails_in_one_line(tmp_path):

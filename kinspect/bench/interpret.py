@@ -7,7 +7,8 @@ process and its already-decorated kernels are left as they are.
 
     python -m kinspect.bench.interpret '{"kernel": "softmax", "size": "37x100", ...}'
 
-prints one JSON line: the check, or {"error": "..."}.
+prints one JSON line: the check, or {"error": "..."}. Given a JSON list of requests, it prints one
+line per request: `interpret_many` checks several kernels or sizes for one child's start-up.
 """
 
 from __future__ import annotations
@@ -42,24 +43,37 @@ class Interpreted:
 def interpret(kernel: str, *, constexprs: dict | None = None, args: tuple[str, ...] = (), size: str | None = None,
               num_warps: int | None = None, num_stages: int | None = None) -> Interpreted:
     """Run `kernel` under the interpreter in a child process; `args` are `--arg` strings."""
-    request = {"kernel": kernel, "constexprs": constexprs or {}, "args": list(args), "size": size,
-               "num_warps": num_warps, "num_stages": num_stages}
+    return interpret_many([dict(kernel=kernel, constexprs=constexprs, args=args, size=size, num_warps=num_warps,
+                                num_stages=num_stages)])[0]
+
+
+def interpret_many(runs: list[dict]) -> list[Interpreted]:
+    """Several `interpret` runs (each a dict of its keyword arguments plus `kernel`) in one child
+    process: the interpreter's start-up (importing torch and Triton) is paid once. The first run
+    that fails raises, naming its kernel."""
+    requests = [{"kernel": r["kernel"], "constexprs": r.get("constexprs") or {}, "args": list(r.get("args") or ()),
+                 "size": r.get("size"), "num_warps": r.get("num_warps"), "num_stages": r.get("num_stages")}
+                for r in runs]
+    names = ", ".join(dict.fromkeys(r["kernel"] for r in requests))
     env = {**os.environ, "TRITON_INTERPRET": "1"}
     try:
-        proc = subprocess.run([sys.executable, "-m", "kinspect.bench.interpret", json.dumps(request)],
+        proc = subprocess.run([sys.executable, "-m", "kinspect.bench.interpret", json.dumps(requests)],
                               capture_output=True, text=True, env=env, timeout=TIMEOUT_S)
     except subprocess.TimeoutExpired:
-        raise KinspectError(f"the interpreter ran '{kernel}' for over {TIMEOUT_S} s; pass a smaller --size") from None
+        raise KinspectError(f"the interpreter ran '{names}' for over {TIMEOUT_S} s; pass a smaller --size") from None
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
-    if not lines:
+    if len(lines) < len(requests) and not any("error" in json.loads(ln) for ln in lines):
         tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-        raise KinspectError(f"the interpreter's process for '{kernel}' failed (exit {proc.returncode}): {tail}")
-    out = json.loads(lines[-1])
-    if "error" in out:
-        raise KinspectError(out["error"])
-    check = None if out["check"] is None else Check.from_json(out["check"])
-    return Interpreted(label=out["label"], size=out["size"], grid=tuple(out["grid"]), wall_ms=out["wall_ms"],
-                       check=check)
+        raise KinspectError(f"the interpreter's process for '{names}' failed (exit {proc.returncode}): {tail}")
+    results = []
+    for line in lines:
+        out = json.loads(line)
+        if "error" in out:
+            raise KinspectError(out["error"])
+        check = None if out["check"] is None else Check.from_json(out["check"])
+        results.append(Interpreted(label=out["label"], size=out["size"], grid=tuple(out["grid"]),
+                                   wall_ms=out["wall_ms"], check=check))
+    return results
 
 
 def _child(request: dict) -> dict:
@@ -93,16 +107,24 @@ def main(argv: list[str]) -> int:
     import warnings
 
     warnings.filterwarnings("ignore")
+    given = json.loads(argv[1])
+    for request in given if isinstance(given, list) else [given]:
+        out = _run(request)
+        print(json.dumps(out, default=str), flush=True)
+        if "error" in out:
+            break
+    return 0
+
+
+def _run(request: dict) -> dict:
     try:
-        out = _child(json.loads(argv[1]))
+        return _child(request)
     except KinspectError as e:
-        out = {"error": str(e)}
+        return {"error": str(e)}
     except Exception as e:  # the kernel itself failed under the interpreter: say where, in one line
         text = str(e).strip().splitlines()
-        out = {"error": f"'{json.loads(argv[1])['kernel']}' failed under the interpreter: "
-                        f"{type(e).__name__}: {text[-1] if text else ''}"}
-    print(json.dumps(out, default=str))
-    return 0
+        return {"error": f"'{request['kernel']}' failed under the interpreter: "
+                         f"{type(e).__name__}: {text[-1] if text else ''}"}
 
 
 if __name__ == "__main__":
