@@ -164,7 +164,7 @@ OLD_INTERPRETER = pytest.mark.skipif(
     reason="Triton 3.6's interpreter cannot range() over tl.cdiv's result with numpy 2 (seen on the H200 host)")
 
 
-@pytest.mark.parametrize("kernel", ["softmax", "add", "square", "gelu", pytest.param("matmul", marks=OLD_INTERPRETER),
+@pytest.mark.parametrize("kernel", ["softmax", "softmax_one_row", "add", "square", "gelu", pytest.param("matmul", marks=OLD_INTERPRETER),
                                     "fused_mm_softmax"])
 def test_interpret_checks_every_shipped_kernel_against_torch(kernel):
     r = CliRunner().invoke(main, ["bench", kernel, "--interpret", "--json"])
@@ -175,9 +175,10 @@ def test_interpret_checks_every_shipped_kernel_against_torch(kernel):
 
 
 def test_interpret_runs_the_size_asked_for():
-    r = CliRunner().invoke(main, ["bench", "softmax", "--interpret", "--size", "5x300"])
+    r = CliRunner().invoke(main, ["bench", "softmax", "--interpret", "--size", "3000x5"])
     assert r.exit_code == 0, r.output
-    assert "size 5x300, grid (5,)" in r.output and "correct: max error" in r.output
+    # 8-column rows: 512 rows per program (kernels.softmax.strategy), 6 programs
+    assert "size 3000x5, grid (6,)" in r.output and "correct: max error" in r.output
 
 
 def test_interpret_catches_a_wrong_kernel(tmp_path):
