@@ -46,7 +46,7 @@ class KernelSpec:
 
 
 _REGISTRY: dict[str, KernelSpec] = {}
-_MODULES = ("elementwise", "softmax", "fused_mm_softmax", "matmul")
+_MODULES = ("elementwise", "softmax", "fused_mm_softmax", "fused_mm_softmax_tiled", "matmul")
 _loaded = False
 
 
