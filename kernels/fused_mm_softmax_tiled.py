@@ -287,6 +287,12 @@ def _mnk(size: str) -> tuple[int, int, int]:
 
 def _example(size, dtype, device, BLOCK_M=None, BLOCK_N=None, BLOCK_K=None, GROUP_M=8, INPUT_PRECISION="tf32",
              DIM=-1):
+    from kinspect.errors import UsageError
+
+    if DIM not in (-1, 1, 0, -2):
+        raise UsageError(f"-p DIM={DIM}: softmax(A @ B) has dims -1 (rows, default) and 0 (columns)")
+    if INPUT_PRECISION not in ("tf32", "ieee", "tf32x3"):
+        raise UsageError(f"-p INPUT_PRECISION={INPUT_PRECISION}: use tf32 (tl.dot's default), tf32x3 or ieee")
     m, n, k = _mnk(size)
     # scaled so the logits are O(1), as attention scales them: softmax is then not one-hot
     a = (torch.randn(m, k, device=device) * k ** -0.25).to(dtype)

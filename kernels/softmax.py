@@ -140,14 +140,16 @@ def _launch_args(x, y, ROWS=None, BLOCK_N=None):
     return args, constexprs, (triton.cdiv(rows, rows_per_program),), dict(num_warps=num_warps)
 
 
-def softmax(x: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
-    """softmax(x, dim=-1) with the strategy chosen by shape; x of any shape, float32/16 or bfloat16."""
+def softmax(x: torch.Tensor, out: torch.Tensor | None = None, *, ROWS: int | None = None,
+            BLOCK_N: int | None = None) -> torch.Tensor:
+    """softmax(x, dim=-1) with the strategy chosen by shape (ROWS, BLOCK_N override it; a BLOCK_N
+    narrower than the row loops over it); x of any shape, float32, float16 or bfloat16."""
     shape = x.shape
     x2 = x.reshape(-1, shape[-1]) if x.dim() != 2 else x
     if x2.stride(-1) != 1:
         x2 = x2.contiguous()
     y2 = torch.empty_like(x2) if out is None else out.view(x2.shape)
-    args, constexprs, grid, options = _launch_args(x2, y2)
+    args, constexprs, grid, options = _launch_args(x2, y2, ROWS, BLOCK_N)
     softmax_kernel[grid](**args, **constexprs, **options)
     return y2.view(shape) if out is None else out
 
