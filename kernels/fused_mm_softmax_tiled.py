@@ -136,7 +136,8 @@ WHOLE_ROW_CONFIGS = [
 
 def _prune_whole_row(configs, named_args, **kwargs):
     """Whole-row tiles that fit registers and do not dwarf M."""
-    block_n, m = kwargs.get("BLOCK_N", named_args.get("BLOCK_N")), named_args["M"]
+    given = {**named_args, **kwargs}  # the launcher passes everything by keyword
+    block_n, m = given["BLOCK_N"], given["M"]
     keep = [c for c in configs if c.kwargs["BLOCK_M"] * block_n <= WHOLE_ROW_TILE
             and c.kwargs["BLOCK_M"] <= max(16, triton.next_power_of_2(m))]
     return keep or configs[:1]

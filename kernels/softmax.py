@@ -141,16 +141,16 @@ def _launch_args(x, y, ROWS=None, BLOCK_N=None):
 
 
 def softmax(x: torch.Tensor, out: torch.Tensor | None = None, *, ROWS: int | None = None,
-            BLOCK_N: int | None = None) -> torch.Tensor:
-    """softmax(x, dim=-1) with the strategy chosen by shape (ROWS, BLOCK_N override it; a BLOCK_N
-    narrower than the row loops over it); x of any shape, float32, float16 or bfloat16."""
+            BLOCK_N: int | None = None, num_warps: int | None = None) -> torch.Tensor:
+    """softmax(x, dim=-1) with the strategy chosen by shape (ROWS, BLOCK_N, num_warps override it;
+    a BLOCK_N narrower than the row loops over it); x of any shape, float32, float16 or bfloat16."""
     shape = x.shape
     x2 = x.reshape(-1, shape[-1]) if x.dim() != 2 else x
     if x2.stride(-1) != 1:
         x2 = x2.contiguous()
     y2 = torch.empty_like(x2) if out is None else out.view(x2.shape)
     args, constexprs, grid, options = _launch_args(x2, y2, ROWS, BLOCK_N)
-    softmax_kernel[grid](**args, **constexprs, **options)
+    softmax_kernel[grid](**args, **constexprs, **{**options, **({"num_warps": num_warps} if num_warps else {})})
     return y2.view(shape) if out is None else out
 
 
