@@ -1,7 +1,8 @@
 """Tiled matmul with grouped program ordering (Triton tutorial 03), masks for any M, N, K.
 
 `matmul(a, b)` autotunes over a few Hopper-friendly tiles on a GPU (CONFIGS); the registered
-kernel's example runs one tile, the first of them by default, and `-p` picks another
+kernel's example runs one tile, by default the first that fits shared memory in the dtype
+(`default_config`), and `-p` picks another
 (`kinspect dump matmul -p BLOCK_N=128 --num-warps 4`).
 """
 
@@ -53,6 +54,18 @@ CONFIGS = [
     triton.Config(dict(BLOCK_M=64, BLOCK_N=128, BLOCK_K=64, GROUP_M=8), num_warps=4, num_stages=4),
 ]
 DEFAULT = CONFIGS[0]
+SHARED_BYTES = 227 * 1024  # an sm90 block's shared memory: the pipeline's A and B stages must fit
+
+
+def default_config(dtype) -> triton.Config:
+    """The first configuration whose pipelined A and B tiles fit shared memory in `dtype` (float32's
+    128x256x64 tiles in 3 stages would need 288 KiB)."""
+    size = torch.empty((), dtype=dtype).element_size()
+    for c in CONFIGS:
+        k = c.kwargs
+        if (k["BLOCK_M"] + k["BLOCK_N"]) * k["BLOCK_K"] * size * c.num_stages <= SHARED_BYTES:
+            return c
+    return CONFIGS[-1]
 
 _tuned = triton.autotune(configs=CONFIGS, key=["M", "N", "K"])(matmul_kernel)
 
@@ -73,9 +86,10 @@ def matmul(a: torch.Tensor, b: torch.Tensor, *, autotune: bool | None = None) ->
     if a.is_cuda if autotune is None else autotune:
         _tuned[lambda meta: (triton.cdiv(m, meta["BLOCK_M"]) * triton.cdiv(n, meta["BLOCK_N"]),)](**_args(a, b, c))
     else:
-        kw = DEFAULT.kwargs
+        cfg = default_config(a.dtype)
+        kw = cfg.kwargs
         matmul_kernel[(triton.cdiv(m, kw["BLOCK_M"]) * triton.cdiv(n, kw["BLOCK_N"]),)](
-            **_args(a, b, c), **kw, num_warps=DEFAULT.num_warps, num_stages=DEFAULT.num_stages)
+            **_args(a, b, c), **kw, num_warps=cfg.num_warps, num_stages=cfg.num_stages)
     return c
 
 
@@ -85,11 +99,12 @@ def _example(size, dtype, device, BLOCK_M=None, BLOCK_N=None, BLOCK_K=None, GROU
     a = torch.randn(m, k, dtype=dtype, device=device)
     b = torch.randn(k, n, dtype=dtype, device=device)
     c = torch.empty(m, n, dtype=dtype, device=device)
+    cfg = default_config(dtype)
     given = dict(BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K, GROUP_M=GROUP_M)
-    constexprs = {k: v if v is not None else DEFAULT.kwargs[k] for k, v in given.items()}
+    constexprs = {k: v if v is not None else cfg.kwargs[k] for k, v in given.items()}
     grid = (triton.cdiv(m, constexprs["BLOCK_M"]) * triton.cdiv(n, constexprs["BLOCK_N"]),)
-    # DEFAULT's warps and stages go with DEFAULT's tile; another tile gets Triton's defaults
-    options = dict(num_warps=DEFAULT.num_warps, num_stages=DEFAULT.num_stages) if constexprs == DEFAULT.kwargs else {}
+    # the default's warps and stages go with its tile; another tile gets Triton's defaults
+    options = dict(num_warps=cfg.num_warps, num_stages=cfg.num_stages) if constexprs == cfg.kwargs else {}
     return Example(_args(a, b, c), constexprs, grid, inputs=("a_ptr", "b_ptr"), output="c_ptr", options=options)
 
 
@@ -107,5 +122,6 @@ register(KernelSpec(
     constexprs=dict(BLOCK_M=None, BLOCK_N=None, BLOCK_K=None, GROUP_M=None),
     reference=lambda a, b: a @ b, default_size="1024", small_size="100x72x40", dtype="float16", bytes_moved=_bytes, flops=_flops,
     summary="tiled matmul with grouped ordering (Triton tutorial 03); size M, MxN or MxNxK",
-    notes=(f"default tile {DEFAULT.kwargs} num_warps={DEFAULT.num_warps} num_stages={DEFAULT.num_stages}; "
-           f"matmul() autotunes over {len(CONFIGS)} tiles on a GPU",)))
+    notes=(f"default tile {DEFAULT.kwargs} num_warps={DEFAULT.num_warps} num_stages={DEFAULT.num_stages} (16-bit; "
+           f"float32 takes the first of CONFIGS that fits shared memory); matmul() autotunes over {len(CONFIGS)} "
+           f"tiles on a GPU",)))

@@ -294,3 +294,14 @@ def test_matmul_default_tile_is_a_wgmma_kernel_with_8_warps():
     ptx, options = _ptx("matmul", "1024")
     assert re.search(r"wgmma\.mma_async\.sync\.aligned\.m64n256k16\.f32\.f16\.f16", ptx), "128x256 tile, 2 warpgroups"
     assert options["num_warps"] == 8 and options["num_stages"] == 3
+
+
+def test_matmul_default_tile_fits_shared_memory_in_every_dtype():
+    import torch
+
+    from kinspect.kernels.matmul import CONFIGS, SHARED_BYTES, default_config
+
+    assert default_config(torch.float16) is CONFIGS[0] is default_config(torch.bfloat16)
+    f32 = default_config(torch.float32)
+    k = f32.kwargs
+    assert f32 is not CONFIGS[0] and (k["BLOCK_M"] + k["BLOCK_N"]) * k["BLOCK_K"] * 4 * f32.num_stages <= SHARED_BYTES
