@@ -39,12 +39,14 @@ WHOLE_ROW_MAX = 256
 WHOLE_ROW_TILE = 64 * 256
 
 
+LOG2E = tl.constexpr(1.4426950408889634)  # exp(x) = exp2(x * log2(e))
+
+
 @triton.jit
 def fused_mm_softmax_tiled_kernel(a_ptr, b_ptr, out_ptr, max_ptr, sum_ptr, M, N, K,
                                   stride_am, stride_ak, stride_bk, stride_bn, stride_om, stride_on,
                                   BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
                                   GROUP_M: tl.constexpr, ONE_TILE: tl.constexpr, INPUT_PRECISION: tl.constexpr):
-    LOG2E: tl.constexpr = 1.4426950408889634
     pid = tl.program_id(axis=0)
     num_pid_m = tl.cdiv(M, BLOCK_M)
     num_pid_n = tl.cdiv(N, BLOCK_N)
@@ -89,7 +91,6 @@ def fused_mm_softmax_tiled_kernel(a_ptr, b_ptr, out_ptr, max_ptr, sum_ptr, M, N,
 @triton.jit
 def softmax_rescale_kernel(out_ptr, max_ptr, sum_ptr, M, N, n_tiles, stride_om, stride_on,
                            ROWS: tl.constexpr, BLOCK_T: tl.constexpr, BLOCK_C: tl.constexpr):
-    LOG2E: tl.constexpr = 1.4426950408889634
     rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
     row_ok = rows < M
     # combine the row's per-tile (max, sum) pairs: L = sum_j l_j * exp(m_j - max_j m_j)

@@ -78,10 +78,12 @@ def _prev_power_of_2(n: int) -> int:
     return 1 << (n.bit_length() - 1)
 
 
+LOG2E = tl.constexpr(1.4426950408889634)  # exp(x) = exp2(x * log2(e))
+
+
 @triton.jit
 def softmax_kernel(x_ptr, y_ptr, x_row_stride, y_row_stride, num_rows, num_cols,
                    ROWS: tl.constexpr, BLOCK_N: tl.constexpr, ONE_PASS: tl.constexpr, CONTIGUOUS: tl.constexpr):
-    LOG2E: tl.constexpr = 1.4426950408889634
     rows = tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS)
     row_ok = rows < num_rows
     cols = tl.arange(0, BLOCK_N)
