@@ -24,6 +24,9 @@ class Example:
     inputs: tuple[str, ...] = ()   # arg names the reference takes, in order
     output: str = ""               # arg name the kernel writes
     size: str = ""                 # the size the example really has, where the kernel fixes it
+    options: dict[str, Any] = field(default_factory=dict)  # num_warps/num_stages the kernel is meant to run with
+    then: tuple[Callable[[], Any], ...] = ()  # launches that complete the result after `fn` (a second pass)
+    reference: Callable[..., Any] | None = None  # where this example computes something else than the spec's
 
 
 @dataclass(frozen=True)
@@ -43,7 +46,7 @@ class KernelSpec:
 
 
 _REGISTRY: dict[str, KernelSpec] = {}
-_MODULES = ("elementwise", "softmax", "fused_mm_softmax", "matmul")
+_MODULES = ("elementwise", "softmax", "fused_mm_softmax", "fused_mm_softmax_tiled", "matmul")
 _loaded = False
 
 

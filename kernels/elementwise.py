@@ -74,13 +74,14 @@ def gelu_kernel(x_ptr, y_ptr, num_elements, BLOCK_SIZE: tl.constexpr):
     pid = tl.program_id(axis=0)
     offsets = pid * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
     mask = offsets < num_elements
-    x = tl.load(x_ptr + offsets, mask=mask)
-    # tanh(a) = (exp(2a) - 1) / (exp(2a) + 1): Triton has no portable tanh.
-    a = 0.79788456 * (x + 0.044715 * x * x * x)
-    exp = tl.exp(2 * a)
-    tanh = (exp - 1) / (exp + 1)
+    x = tl.load(x_ptr + offsets, mask=mask).to(tl.float32)
+    a = 0.7978845608028654 * (x + 0.044715 * x * x * x)
+    # tanh(a) = 1 - 2 / (exp(2a) + 1), Triton having no portable tanh. The assignment's
+    # (exp(2a) - 1) / (exp(2a) + 1) is inf / inf = NaN once exp overflows (x > 10.5 in float32);
+    # this form gives 1 there, and -1 where exp underflows.
+    tanh = 1 - 2 / (tl.exp(2 * a) + 1)
     y = 0.5 * x * (1 + tanh)
-    tl.store(y_ptr + offsets, y, mask=mask)
+    tl.store(y_ptr + offsets, y.to(y_ptr.dtype.element_ty), mask=mask)
 
 
 def _gelu_example(size, dtype, device, BLOCK_SIZE=1024):
@@ -96,4 +97,28 @@ register(KernelSpec(
     reference=lambda x: torch.nn.functional.gelu(x, approximate="tanh"), default_size="1048576", small_size="1000",
     bytes_moved=lambda e: 2 * e.args["x_ptr"].numel() * e.args["x_ptr"].element_size(),
     flops=lambda e: 12 * e.args["x_ptr"].numel(),
-    summary="GELU, tanh approximation written with exp (CS336 assignment 2)"))
+    summary="GELU, tanh approximation written with exp, float32 inside (CS336 assignment 2, overflow-safe)"))
+
+
+# --- launchers: the kernels as functions of tensors (contiguous inputs) -----------------------------------
+
+def add(x: torch.Tensor, y: torch.Tensor, BLOCK_SIZE: int = 1024) -> torch.Tensor:
+    out = torch.empty_like(x)
+    n = x.numel()
+    add_kernel[(triton.cdiv(n, BLOCK_SIZE),)](x, y, out, n, BLOCK_SIZE=BLOCK_SIZE)
+    return out
+
+
+def square(x: torch.Tensor) -> torch.Tensor:
+    """x * x over a 2-D x, one row per program."""
+    y = torch.empty_like(x)
+    square_kernel[(x.shape[0],)](y, x, x.stride(0), y.stride(0), x.shape[1],
+                                 BLOCK_SIZE=triton.next_power_of_2(x.shape[1]))
+    return y
+
+
+def gelu(x: torch.Tensor, BLOCK_SIZE: int = 1024) -> torch.Tensor:
+    y = torch.empty_like(x)
+    n = x.numel()
+    gelu_kernel[(triton.cdiv(n, BLOCK_SIZE),)](x, y, n, BLOCK_SIZE=BLOCK_SIZE)
+    return y

@@ -42,7 +42,8 @@ def dump(kernel: str, *, target: str | None = None, constexprs: dict | None = No
         fn, call_args, consts, grid, label = uk.fn, uk.args, uk.constexprs, uk.grid, uk.name
         options = {**uk.options, **{k: v for k, v in options.items() if v is not None}}
     else:
-        fn, call_args, consts, grid = _shipped(kernel, constexprs, args, size, resolved)
+        fn, call_args, consts, grid, own = _shipped(kernel, constexprs, args, size, resolved)
+        options = {**own, **{k: v for k, v in options.items() if v is not None}}
         label = kernel
     variant = compile_variant(fn, args=call_args, constexprs=consts, grid=grid, resolved=resolved,
                               out_dir=out_dir, group=label, options=options)
@@ -63,7 +64,7 @@ def _shipped(name: str, constexprs: dict, args: dict | None, size: str | None, r
 
         device = driver.active.get_active_torch_device()
     example = spec.example(size or spec.default_size, getattr(torch, spec.dtype), device, **constexprs)
-    return spec.fn, example.args, example.constexprs, example.grid
+    return spec.fn, example.args, example.constexprs, example.grid, example.options
 
 
 def stage_text(variant: Variant, stage: str) -> str:

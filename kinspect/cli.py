@@ -117,8 +117,9 @@ def ls_cmd(path, show_kernels):
     if show_kernels:
         from kinspect import kernels
 
+        width = max(map(len, kernels.names())) + 1
         for name in kernels.names():
-            click.echo(f"  {name:<18} {kernels.get(name).summary}")
+            click.echo(f"  {name:<{width}} {kernels.get(name).summary}")
         return
     listing = api.list_variants(path)
     click.echo(f"{listing.path} ({listing.kind}): {len(listing.variants)} variant(s)")

@@ -77,7 +77,7 @@ def test_ls_store(tmp_path):
 
 def test_ls_kernels():
     r = CliRunner().invoke(main, ["ls", "--kernels"])
-    for name in ("add", "square", "gelu", "softmax", "fused_mm_softmax", "matmul"):
+    for name in ("add", "square", "gelu", "softmax", "softmax_one_row", "fused_mm_softmax", "matmul"):
         assert f"  {name} " in r.output
 
 

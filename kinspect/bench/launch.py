@@ -25,9 +25,13 @@ class Launch:
     bytes_moved: int | None = None
     flops: int | None = None
     notes: tuple[str, ...] = ()
+    then: tuple[Callable[[], Any], ...] = ()   # further passes of a multi-pass kernel, run after `fn`
 
     def __call__(self, fn=None):
-        return (fn or self.fn)[self.grid](**self.args, **self.constexprs, **self.options)
+        kernel = (fn or self.fn)[self.grid](**self.args, **self.constexprs, **self.options)
+        for step in self.then:
+            step()
+        return kernel
 
     def rates(self, ms: float) -> tuple[float | None, float | None]:
         """(GB/s, TFLOP/s) at `ms` per run, from the declared bytes and flops (None where undeclared)."""
@@ -69,8 +73,8 @@ def prepare(kernel: str, *, device, constexprs: dict, args: dict, size: str | No
     size = size or spec.default_size
     ex = spec.example(size, getattr(torch, spec.dtype), device, **constexprs)
     return Launch(label=kernel, fn=jit_function(spec.fn), args=ex.args, constexprs=ex.constexprs, grid=ex.grid,
-                  options=options, dtype=spec.dtype, size=ex.size or size, reference=spec.reference, inputs=ex.inputs,
-                  output=ex.output,
+                  options={**ex.options, **options}, dtype=spec.dtype, size=ex.size or size,
+                  reference=ex.reference or spec.reference, inputs=ex.inputs, output=ex.output, then=ex.then,
                   bytes_moved=bytes_moved if bytes_moved is not None else (spec.bytes_moved(ex) if spec.bytes_moved
                                                                            else None),
                   flops=flops if flops is not None else (spec.flops(ex) if spec.flops else None),

@@ -35,9 +35,10 @@ def device_timer(size: str | None) -> Callable[[Variant], Runtime | None] | None
 def shipped_spec(v: Variant):
     """The KernelSpec a stored variant was compiled from, or None for user kernels."""
     from kinspect import kernels
+    from kinspect.compile import jit_function
 
     group = Path(v.path).parent.name if v.path else ""
-    if group in kernels.names() and kernels.get(group).fn.__name__ == v.kernel:
+    if group in kernels.names() and jit_function(kernels.get(group).fn).__name__ == v.kernel:
         return kernels.get(group)
     return None
 

@@ -1,0 +1,109 @@
+"""The shipped kernels at real sizes on a GPU, against torch (opt-in: `python -m pytest -m gpu tests/gpu`).
+
+Speed is benchmarks/kernels_h200.py's business; these check results, in every dtype (the CPU
+interpreter cannot check bfloat16 matrix products), with the autotuned launchers the benchmark times.
+"""
+
+import json
+
+import pytest
+import torch
+from click.testing import CliRunner
+
+from kinspect.bench.check import compare
+from kinspect.cli import main
+from kinspect.kernels import elementwise, fused_mm_softmax_tiled, matmul, softmax
+
+F32, F16, BF16 = torch.float32, torch.float16, torch.bfloat16
+
+
+def ok(out, ref, precision):
+    c = compare(out.float(), ref.float(), precision=precision)
+    assert c.ok, c.describe()
+
+
+def name(dtype) -> str:
+    return str(dtype).removeprefix("torch.")
+
+
+@pytest.mark.parametrize("shape", [(8192, 8192), (32768, 1024), (1048576, 2), (64, 262144), (4097, 1000),
+                                   (3, 1), (1000, 3)])
+@pytest.mark.parametrize("dtype", [F32, BF16, F16])
+def test_softmax_at_real_sizes(shape, dtype):
+    x = torch.randn(*shape, device="cuda", dtype=dtype)
+    ok(softmax.softmax(x), torch.softmax(x.float(), -1), name(dtype))
+
+
+def test_softmax_on_a_strided_view_and_the_one_row_kernel():
+    x = torch.randn(3000, 1024, device="cuda")[:, :1000]
+    ok(softmax.softmax(x), torch.softmax(x, -1), "float32")
+    ok(softmax.softmax_one_row(x), torch.softmax(x, -1), "float32")
+
+
+@pytest.mark.parametrize("n", [64, 128, 256, 512, 1024, 2048, 4096])
+@pytest.mark.parametrize("dtype", [F32, BF16])
+def test_fused_tiled_square_along_rows(n, dtype):
+    a = (torch.randn(n, n, device="cuda") * n ** -0.25).to(dtype)
+    b = (torch.randn(n, n, device="cuda") * n ** -0.25).to(dtype)
+    out = fused_mm_softmax_tiled.fused_mm_softmax_tiled(a, b)
+    assert out.dtype == dtype
+    ok(out, torch.softmax(a.float() @ b.float(), -1), "tf32" if dtype == F32 else name(dtype))
+
+
+@pytest.mark.parametrize("mnk", [(1000, 777, 333), (64, 4096, 64), (4096, 64, 100), (1, 1, 1), (129, 257, 17)])
+@pytest.mark.parametrize("dim", [-1, 0])
+@pytest.mark.parametrize("dtype", [F32, F16, BF16])
+def test_fused_tiled_odd_shapes_both_dims(mnk, dim, dtype):
+    m, n, k = mnk
+    a = (torch.randn(m, k, device="cuda") * k ** -0.25).to(dtype)
+    b = (torch.randn(k, n, device="cuda") * k ** -0.25).to(dtype)
+    # plan()'s tile, not autotuned: every odd shape is its own specialization, and autotuning each
+    # would compile every configuration again (the square test above covers the autotuned launcher)
+    out = fused_mm_softmax_tiled.fused_mm_softmax_tiled(a, b, dim, autotune=False)
+    ok(out, torch.softmax(a.float() @ b.float(), dim), "tf32" if dtype == F32 else name(dtype))
+
+
+def test_fused_tiled_ieee_is_float32_exact():
+    a, b = torch.randn(300, 200, device="cuda"), torch.randn(200, 500, device="cuda")
+    out = fused_mm_softmax_tiled.fused_mm_softmax_tiled(a, b, input_precision="ieee")
+    ok(out, torch.softmax(a.double() @ b.double(), -1), "float32")
+
+
+@pytest.mark.parametrize("mnk", [(4096, 4096, 4096), (1000, 777, 333), (1, 1, 1)])
+@pytest.mark.parametrize("dtype", [F16, BF16, F32])
+def test_matmul_autotuned(mnk, dtype):
+    m, n, k = mnk
+    a, b = torch.randn(m, k, device="cuda", dtype=dtype), torch.randn(k, n, device="cuda", dtype=dtype)
+    out = matmul.matmul(a, b, autotune=m == 4096)  # odd shapes: the default tile, one compile each
+    ok(out, a.float() @ b.float(), "tf32" if dtype == F32 else name(dtype))
+
+
+@pytest.mark.parametrize("dtype", [F32, BF16, F16])
+def test_elementwise_at_real_sizes(dtype):
+    x = torch.randn(1 << 24, device="cuda", dtype=dtype) * 6
+    y = torch.randn(1 << 24, device="cuda", dtype=dtype)
+    ok(elementwise.gelu(x), torch.nn.functional.gelu(x.float(), approximate="tanh"), name(dtype))
+    ok(elementwise.add(x, y), x.float() + y.float(), name(dtype))
+    m = x.view(4096, 4096)
+    ok(elementwise.square(m), m.float() * m.float(), name(dtype))
+
+
+def test_bench_runs_both_passes_of_the_tiled_kernel(tmp_path):
+    """kinspect bench on the two-pass path: the check sees pass 2's output, the variant is pass 1's."""
+    r = CliRunner().invoke(main, ["bench", "fused_mm_softmax_tiled", "--size", "2048", "--json", "--no-compile",
+                                  "-o", str(tmp_path / "out")])
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.output)
+    assert d["check"]["ok"], d["check"]
+    assert d["constexprs"]["ONE_TILE"] is False and d["asm"]["matrix"] > 0
+    assert d["first_call"]["cold"]["cache_hit"] is False
+    print(json.dumps({k: d[k] for k in ("steady", "throughput", "references")}, indent=1))
+
+
+def test_bench_softmax_narrow_rows(tmp_path):
+    r = CliRunner().invoke(main, ["bench", "softmax", "--size", "1048576x2", "--json", "--no-compile",
+                                  "-o", str(tmp_path / "out")])
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.output)
+    assert d["check"]["ok"] and d["method"]["grid"] == [512] and d["options"]["num_warps"] == 4
+    print(json.dumps(d["throughput"], indent=1))
