@@ -201,6 +201,13 @@ class _Problem:
     def shape(self):
         return self.a.shape[0], self.b.shape[1], self.a.shape[1]
 
+    def positional(self, max_buf, sum_buf) -> tuple:
+        """The runtime arguments in the kernel's order (binding by position is the JIT's quick path)."""
+        a, b, out = self.a, self.b, self.out
+        m, n, k = self.shape
+        return (a, b, out, max_buf, sum_buf, m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
+                out.stride(0), out.stride(1))
+
     def args(self, max_buf, sum_buf) -> dict:
         a, b, out = self.a, self.b, self.out
         m, n, k = self.shape
@@ -237,43 +244,61 @@ def _rescale(problem: _Problem, max_buf, sum_buf) -> None:
         ROWS=rows, BLOCK_T=min(64, max(2, triton.next_power_of_2(n_tiles))), BLOCK_C=block_c, num_warps=warps)
 
 
+# The launcher's Python cost matters as much as the kernels at small N (a 64x64 product is 7 us on an
+# H200; the autotuner's bookkeeping alone cost 40-200 us a call): the first call for a problem picks
+# the tile (autotuned on a GPU) and keeps it, later calls launch the two JIT kernels directly.
+_CHOSEN: dict[tuple, tuple[Plan, dict]] = {}
+
+
 def fused_mm_softmax_tiled(a: torch.Tensor, b: torch.Tensor, dim: int = -1, *, input_precision: str = "tf32",
                            out: torch.Tensor | None = None, autotune: bool | None = None) -> torch.Tensor:
     """softmax(a @ b, dim) for 2-D a (M x K) and b (K x N) of one dtype (float32, float16, bfloat16);
-    the result has the inputs' dtype. On a GPU the tile is autotuned (the path is `plan`'s); on the
-    CPU (Triton's interpreter) `plan`'s tile is used."""
+    the result has the inputs' dtype. On a GPU the tile is autotuned on the first call for a shape
+    (the path is `plan`'s); on the CPU (Triton's interpreter) `plan`'s tile is used."""
     if out is None:
         out = torch.empty(a.shape[0], b.shape[1], dtype=a.dtype, device=a.device)
     problem = _problem(a, b, out, dim)
+    tune = a.is_cuda if autotune is None else autotune
+    key = (problem.shape, a.stride(), b.stride(), out.stride(), a.dtype, b.dtype, out.dtype, dim, input_precision,
+           a.device, tune)
+    chosen = _CHOSEN.get(key)
+    if chosen is None:
+        chosen = _CHOSEN[key] = _choose(problem, input_precision, tune)
+    p, config = chosen
+    m, n, _ = problem.shape
+    common = dict(GROUP_M=8, ONE_TILE=p.one_tile, INPUT_PRECISION=input_precision, **config)
+    if p.one_tile:
+        fused_mm_softmax_tiled_kernel[(triton.cdiv(m, config["BLOCK_M"]),)](*problem.positional(out, out), **common)
+        return out
+    tiles = triton.cdiv(n, config["BLOCK_N"])
+    stats = torch.empty(2, m, tiles, dtype=torch.float32, device=out.device)
+    fused_mm_softmax_tiled_kernel[(triton.cdiv(m, config["BLOCK_M"]) * tiles,)](
+        *problem.positional(stats[0], stats[1]), **common)
+    _rescale(problem, stats[0], stats[1])
+    return out
+
+
+def _choose(problem: _Problem, input_precision: str, tune: bool) -> tuple[Plan, dict]:
+    """The path and tile for a problem: `plan`'s, or on a GPU the autotuner's pick among the path's
+    configurations (it times them on these very tensors, once)."""
     m, n, k = problem.shape
     p = plan(m, n, k)
-    tune = a.is_cuda if autotune is None else autotune
+    if not tune:
+        return p, dict(BLOCK_M=p.block_m, BLOCK_N=p.block_n, BLOCK_K=p.block_k, num_warps=p.num_warps,
+                       num_stages=p.num_stages)
+    common = dict(GROUP_M=8, ONE_TILE=p.one_tile, INPUT_PRECISION=input_precision)
     if p.one_tile:
-        common = dict(BLOCK_N=p.block_n, GROUP_M=8, ONE_TILE=True, INPUT_PRECISION=input_precision)
-        if tune:
-            _whole_row[lambda meta: (triton.cdiv(m, meta["BLOCK_M"]),)](**problem.args(out, out), **common)
-        else:
-            fused_mm_softmax_tiled_kernel[(triton.cdiv(m, p.block_m),)](
-                **problem.args(out, out), **common, BLOCK_M=p.block_m, BLOCK_K=p.block_k,
-                num_warps=p.num_warps, num_stages=p.num_stages)
-        return out
-    common = dict(GROUP_M=8, ONE_TILE=False, INPUT_PRECISION=input_precision)
-    if tune:
-        # the statistics' width depends on the tile autotuning picks: scratch for the narrowest, then
-        # the winner's n_tiles (its statistics are written at row * n_tiles + tile)
-        narrowest = min(c.kwargs["BLOCK_N"] for c in TWO_PASS_CONFIGS)
-        max_buf, sum_buf = _scratch(problem, narrowest)
-        _two_pass[lambda meta: (triton.cdiv(m, meta["BLOCK_M"]) * triton.cdiv(n, meta["BLOCK_N"]),)](
-            **problem.args(max_buf, sum_buf), **common)
-        tiles = triton.cdiv(n, _two_pass.best_config.kwargs["BLOCK_N"])
-        max_buf, sum_buf = (buf.view(-1)[: m * tiles].view(m, tiles) for buf in (max_buf, sum_buf))
-    else:
-        max_buf, sum_buf = _scratch(problem, p.block_n)
-        fused_mm_softmax_tiled_kernel[(triton.cdiv(m, p.block_m) * triton.cdiv(n, p.block_n),)](
-            **problem.args(max_buf, sum_buf), **common, BLOCK_M=p.block_m, BLOCK_N=p.block_n, BLOCK_K=p.block_k,
-            num_warps=p.num_warps, num_stages=p.num_stages)
-    _rescale(problem, max_buf, sum_buf)
-    return out
+        _whole_row[lambda meta: (triton.cdiv(m, meta["BLOCK_M"]),)](**problem.args(problem.out, problem.out),
+                                                                     BLOCK_N=p.block_n, **common)
+        best = _whole_row.best_config
+        return p, dict(best.kwargs, BLOCK_N=p.block_n, num_warps=best.num_warps, num_stages=best.num_stages)
+    # statistics for the narrowest tile hold any winner's (they are written at row * n_tiles + tile)
+    narrowest = min(c.kwargs["BLOCK_N"] for c in TWO_PASS_CONFIGS)
+    max_buf, sum_buf = _scratch(problem, narrowest)
+    _two_pass[lambda meta: (triton.cdiv(m, meta["BLOCK_M"]) * triton.cdiv(n, meta["BLOCK_N"]),)](
+        **problem.args(max_buf, sum_buf), **common)
+    best = _two_pass.best_config
+    return p, dict(best.kwargs, num_warps=best.num_warps, num_stages=best.num_stages)
 
 
 # --- the registered kernel ------------------------------------------------------------------------------
