@@ -55,7 +55,9 @@ def time_variant(v: Variant, size: str | None = None) -> Runtime | None:
     spec = shipped_spec(v)
     if spec is None:
         return None
-    launch = prepare(spec.name, device="cuda", constexprs=dict(v.constexprs), args={}, size=size,
+    # the values -p can set; the others (softmax's CONTIGUOUS, say) the example derives again from the size
+    chosen = {k: x for k, x in v.constexprs.items() if k in spec.constexprs}
+    launch = prepare(spec.name, device="cuda", constexprs=chosen, args={}, size=size,
                      num_warps=v.options.get("num_warps"), num_stages=v.options.get("num_stages"))
     with isolated(launch.fn):
         launch()
