@@ -1,27 +1,17 @@
-"""samples/softmax_rows.py prints, on a CPU, exactly its checked-in expected output: the programs,
-lanes and bytes of the one-row and many-rows softmax on 1048576x2, read from sm90 code compiled
-offline. A change to the kernels, their strategy or Triton's layouts shows up here as a diff."""
+"""samples/softmax_rows.py beyond its expected output (tests/test_samples.py compares that): its
+figures follow the size, and a bad size is one line."""
 
 import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 
 ROOT = Path(__file__).parents[1]
 SAMPLE = ROOT / "samples" / "softmax_rows.py"
-EXPECTED = ROOT / "samples" / "expected" / "softmax_rows.txt"
 
 
 def _run(*argv):
     return subprocess.run([sys.executable, str(SAMPLE), *argv], capture_output=True, text=True, timeout=600)
-
-
-@pytest.mark.skipif(__import__("torch").cuda.is_available(), reason="on a GPU the sample also prints timings")
-def test_sample_prints_its_expected_output():
-    proc = _run()
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    assert proc.stdout == EXPECTED.read_text()
 
 
 def test_sample_figures_follow_the_size():
