@@ -25,6 +25,10 @@ PTX_TARGET_RE = re.compile(r"^\s*\.target\s+sm_(\d+)")
 AMDGCN_TARGET_RE = re.compile(r'\.amdgcn_target\s+"[^"]*--(gfx[0-9a-z]+)')
 
 
+# Triton's <kernel>.json is a few KB; a bigger one is not metadata (and is not read into memory)
+MAX_METADATA_BYTES = 16 << 20
+
+
 @dataclass(frozen=True)
 class Listing:
     path: Path
@@ -101,8 +105,10 @@ def read_triton_cache(root: Path) -> tuple[list[Variant], list[str]]:
     for folder, name in _cache_kernel_folders(root):
         meta_path = folder / f"{name}.json"
         try:
+            if meta_path.stat().st_size > MAX_METADATA_BYTES:
+                raise ValueError("too large for Triton metadata")
             meta = json.loads(meta_path.read_text())
-        except (OSError, ValueError) as e:
+        except (OSError, ValueError, RecursionError) as e:
             warnings.append(f"{folder.name}: unreadable metadata {meta_path.name} ({e.__class__.__name__}); skipped")
             continue
         if not isinstance(meta, dict) or "target" not in meta:
