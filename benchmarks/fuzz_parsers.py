@@ -399,6 +399,9 @@ def fuzz(seeds: dict[str, list[bytes]], n: int, seed: int, names, timeout: float
                 row.inputs += 1
                 if seconds * 1000 > row.slowest_ms:
                     row.slowest_ms, row.slowest_bytes = seconds * 1000, len(data)
+                    if save and seconds * 1000 > SLOW_MS:
+                        save.mkdir(parents=True, exist_ok=True)
+                        (save / f"{name}-slowest.bin").write_bytes(data)
                 if outcome == "located":
                     row.located += 1
                 elif outcome is not None:
@@ -432,7 +435,8 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     ap.add_argument("--only", default=None, help=f"comma-separated targets, of: {', '.join(TARGETS)}")
     ap.add_argument("--timeout", type=float, default=30.0, help="seconds before an input counts as a hang")
-    ap.add_argument("--save", type=Path, default=None, help="write the first input of each crash here")
+    ap.add_argument("--save", type=Path, default=None,
+                    help="write the first input of each crash, and the slowest input when over 1 s, here")
     a = ap.parse_args(argv)
     names = [x.strip() for x in a.only.split(",")] if a.only else list(TARGETS)
     unknown = [x for x in names if x not in TARGETS]

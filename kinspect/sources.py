@@ -306,6 +306,8 @@ def read_file(path: Path) -> Variant:
     dialect = EXT_DIALECTS.get(path.suffix)
     if dialect is None:
         raise UsageError(f"'{path.name}': unknown stage file type; give one of {', '.join(sorted(EXT_DIALECTS))}")
+    if path.stat().st_size == 0:
+        raise UsageError(f"'{path}' is empty (0 bytes); give a complete stage file (was it cut off while being written?)")
     if _is_binary(path):
         raise UsageError(f"'{path}' is binary, not {path.suffix} text; give a text stage (for a cubin, "
                          f"disassemble it first: nvdisasm -c -g -gi)")
