@@ -113,7 +113,13 @@ def read_triton_cache(root: Path) -> tuple[list[Variant], list[str]]:
             continue
         if not isinstance(meta, dict) or "target" not in meta:
             continue  # a cached launcher or autotune result, not a kernel
-        variants.append(_foreign(name, folder, target_of(meta), "triton-cache", meta))
+        try:
+            target = target_of(meta)
+        except (ValueError, TypeError, KeyError, IndexError) as e:
+            warnings.append(f"{folder.name}: metadata {meta_path.name} names no readable target "
+                            f"({e.__class__.__name__}: {e}); skipped")
+            continue
+        variants.append(_foreign(name, folder, target, "triton-cache", meta))
     return variants, warnings
 
 

@@ -101,6 +101,30 @@ def test_mlir_loc_split_keeps_quoted_parens_and_escapes():
     assert [(r.loc.file, r.loc.line) for r in records] == [('a"(.py', 1), ("b\\", 3), ("k.py", 7)]
 
 
+def test_ptx_cp_async_size_with_leading_zeros():
+    """`int("016", 0)` raised ValueError on a cp.async size with a leading zero (fuzzer, PTX)."""
+    line = "\tcp.async.cg.shared.global [ %r116 + 0 ], [ %rd65 + 0 ], {}, %r118;\n"
+    for size in ("016", "16", "0x10"):
+        [ins] = ir.parse("ptx", line.format(size))
+        assert ins.width == 128, size
+
+
+def test_metadata_with_an_unreadable_target_is_a_warning(tmp_path):
+    """A metadata json whose target is {"backend": "cuda", "arch": 90, "warp_size": "x"} raised
+    ValueError out of `ls` (found reading the target code after the fuzzer's metadata findings)."""
+    import json
+
+    from kinspect.sources import discover
+
+    folder = tmp_path / "cache" / "HASH"
+    folder.mkdir(parents=True)
+    (folder / "__grp__k.json").write_text("{}")
+    (folder / "k.ptx").write_text(".target sm_90a\n")
+    (folder / "k.json").write_text(json.dumps({"target": {"backend": "cuda", "arch": 90, "warp_size": "x"}}))
+    listing = discover(tmp_path / "cache")
+    assert listing.variants == [] and "names no readable target" in listing.warnings[0]
+
+
 def test_fuzz_one_reports_a_hang_as_a_crash(monkeypatch):
     """The harness itself: an input that runs past the timeout is counted, not waited for."""
     monkeypatch.setitem(fuzz.TARGETS, "slow", lambda data, i, tmp: time.sleep(5))
