@@ -78,7 +78,8 @@ class Store:
     def lock(self, required: bool = True):
         """Hold the store for writing. A second kinspect process gets StoreBusy, naming the holder.
         Folders this made and left empty (the command failed) are removed again. With
-        `required=False` an unwritable folder is not an error here (nothing is locked)."""
+        `required=False` (capture inside someone's program) an unwritable or busy folder is not an
+        error here: nothing is locked, and each variant is still written atomically."""
         root = str(self.root.resolve())
         held = os.environ.get(LOCK_ENV, "")
         if root in held.split(os.pathsep):
@@ -98,6 +99,12 @@ class Store:
             raise KinspectError(f"cannot write to '{folder}': {e.strerror}; choose another folder with -o") from None
         try:
             _flock(fd, root)
+        except StoreBusy:
+            os.close(fd)
+            if required:
+                raise
+            yield                  # capture in several processes of one program (ranks): writes are atomic
+            return
         except BaseException:
             os.close(fd)
             raise

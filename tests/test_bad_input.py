@@ -215,6 +215,31 @@ def test_store_written_by_a_second_kinspect_process(tmp_path):
     assert r.exit_code == 0, r.output
 
 
+def test_capture_inside_a_program_does_not_fail_on_a_busy_store(tmp_path):
+    """kinspect.capture() in several processes of one program (ranks) into one store: the ones
+    that find it locked record anyway (each variant is written atomically); a command errs."""
+    import kinspect
+    from kinspect.errors import KinspectError
+    from kinspect.store import Store
+
+    store = tmp_path / "store"
+    code = (f"import kinspect, time\nwith kinspect.capture({str(store)!r}):\n"
+            f"    open({str(tmp_path / 'held')!r}, 'w').close(); time.sleep(60)\n")
+    holder = subprocess.Popen([sys.executable, "-c", code])
+    try:
+        deadline = time.time() + 60
+        while not (tmp_path / "held").exists() and time.time() < deadline:
+            time.sleep(0.1)
+        with kinspect.capture(store) as rec:      # another rank: no error
+            assert rec.store.root == store
+        with pytest.raises(KinspectError, match=f"pid {holder.pid}"):
+            with Store(store).lock():             # a kinspect command: one line naming the holder
+                pass
+    finally:
+        holder.kill()
+        holder.wait(timeout=30)
+
+
 def test_the_lock_is_shared_with_the_holders_children(tmp_path):
     """`kinspect capture` records from the program it runs (a child) while it holds the lock."""
     script = tmp_path / "k.py"

@@ -102,8 +102,8 @@ def capture(out_dir: str | Path = "kinspect-out", *, group: str | None = None, o
     """
     knobs = _knobs()
     store = Store(out_dir)
-    # Capturing inside someone's program (not strict) must not break it on an unwritable folder:
-    # that is reported when a variant is recorded. A store another kinspect process writes is an error.
+    # Capturing inside someone's program (not strict) must not break it: an unwritable folder is
+    # reported when a variant is recorded, and several processes (ranks) may capture into one store.
     with store.lock(required=strict):
         previous = knobs.compilation.listener
         recorder = Recorder(store, previous=previous, group=group, offline=offline, strict=strict,
