@@ -125,6 +125,25 @@ def test_metadata_with_an_unreadable_target_is_a_warning(tmp_path):
     assert listing.variants == [] and "names no readable target" in listing.warnings[0]
 
 
+def test_cpu_asm_line_of_many_labels_is_linear():
+    """`Ltmp0:Ltmp0:...` (1.4 MB on one line) took 21 s: each label was sliced off the line."""
+    text = "\t.text\nk:\n" + "Ltmp0:" * 200_000 + " ret\n"
+    start = time.perf_counter()
+    records = list(ir.parse("aarch64", text))
+    assert time.perf_counter() - start < 5
+    assert [r.mnemonic for r in records if hasattr(r, "mnemonic")] == ["ret"]
+
+
+def test_sass_resource_usage_long_capital_run_is_linear():
+    """A 1 MB line of capital letters hung parse_resource_usage (_USAGE_FIELD from every position)."""
+    from kinspect.ir.sass import parse_resource_usage
+
+    start = time.perf_counter()
+    found = list(parse_resource_usage(" Function k:\n" + "O" * 200_000 + " REG:40\n"))
+    assert time.perf_counter() - start < 2
+    assert [(r.name, r.value) for r in found] == [("registers", 40)]
+
+
 def test_fuzz_one_reports_a_hang_as_a_crash(monkeypatch):
     """The harness itself: an input that runs past the timeout is counted, not waited for."""
     monkeypatch.setitem(fuzz.TARGETS, "slow", lambda data, i, tmp: time.sleep(5))
