@@ -6,7 +6,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from kinspect.errors import UsageError
+from kinspect.errors import KinspectError, UsageError
 from kinspect.model import Variant
 
 DEFAULT_OUT = "kinspect-out"
@@ -45,10 +45,13 @@ def dump(kernel: str, *, target: str | None = None, constexprs: dict | None = No
         fn, call_args, consts, grid, own = _shipped(kernel, constexprs, args, size, resolved)
         options = {**own, **{k: v for k, v in options.items() if v is not None}}
         label = kernel
-    variant = compile_variant(fn, args=call_args, constexprs=consts, grid=grid, resolved=resolved,
-                              out_dir=out_dir, group=label, options=options)
-    if retarget:
-        variant = add_retargets(variant, retarget)
+    from kinspect.store import Store
+
+    with Store(out_dir).lock():
+        variant = compile_variant(fn, args=call_args, constexprs=consts, grid=grid, resolved=resolved,
+                                  out_dir=out_dir, group=label, options=options)
+        if retarget:
+            variant = add_retargets(variant, retarget)
     return DumpResult(variant=variant, label=label, target_note=resolved.note, store=Path(out_dir))
 
 
@@ -74,11 +77,42 @@ def stage_text(variant: Variant, stage: str) -> str:
     s = variant.stage(stage)
     if s is None:
         names = [x.name for x in variant.stages]
+        why = next((n.split(": ", 1)[1] for n in variant.notes if n.startswith(f"{stage} not derived: ")), None)
+        if why:  # a stage kinspect derives (SASS from the cubin) failed: say why, not "no such stage"
+            from kinspect import backends
+
+            source = next((d.inputs[0] for d in backends.of(variant).derivers if d.stage.name == stage and d.inputs),
+                          "binary")
+            raise KinspectError(f"no {stage} for '{variant.name or variant.kernel}': {why}; is its {source} "
+                                f"truncated or corrupt? Its stages: {', '.join(names)}")
         raise NotFound(f"variant has no stage '{stage}'{did_you_mean(stage, names)}; its stages: {', '.join(names)}")
     if s.binary:
         text_stages = [x.name for x in variant.stages if not x.binary]
         raise UsageError(f"stage '{stage}' is binary; text stages: {', '.join(text_stages)}")
     return Path(variant.path, s.file).read_text(errors="replace")
+
+
+HIGHLIGHT_MAX_BYTES = 8 << 20   # past this a stage is shown streamed, without colours (pygments holds it all)
+
+
+def stage_chunks(variant: Variant, stage: str, size: int = 1 << 20):
+    """A text stage in chunks of `size` characters: shows a stage of any size in bounded memory.
+    Checks as stage_text does (unknown or binary stage) before the first chunk."""
+    s = variant.stage(stage)
+    if s is None or s.binary:
+        stage_text(variant, stage)   # raises the right error
+    path = Path(variant.path, s.file)
+
+    def chunks():
+        with open(path, encoding="utf-8", errors="replace", newline="") as f:
+            yield from iter(lambda: f.read(size), "")
+
+    return chunks()
+
+
+def stage_bytes(variant: Variant, stage: str) -> int:
+    s = variant.stage(stage)
+    return Path(variant.path, s.file).stat().st_size if s is not None else 0
 
 
 def list_variants(path: str | Path | None = None):
@@ -98,16 +132,26 @@ def resolve_variants(items, *, target=None, constexprs=None, args=None, num_warp
     from kinspect.derived import complete
 
     if not items:
-        return [complete(v) for v in sources.discover(None).variants]
+        return [complete(v) for v in _readable(sources.discover(None)).variants]
     variants = []
     for item in items:
         p = Path(item)
         if p.exists() and not is_user_kernel(item):
-            variants += [complete(v) for v in sources.discover(p).variants]
+            variants += [complete(v) for v in _readable(sources.discover(p)).variants]
         else:
             variants.append(dump(item, target=target, constexprs=constexprs, args=args, num_warps=num_warps,
                                  num_stages=num_stages, size=size, out_dir=out_dir).variant)
     return variants
+
+
+def _readable(listing):
+    """The listing, or a KinspectError when it found kernels but could read none of them (every
+    metadata file corrupt, say): an empty report would hide that."""
+    if not listing.variants and listing.warnings and listing.kind != "empty":
+        more = f" (and {len(listing.warnings) - 1} more)" if len(listing.warnings) > 1 else ""
+        raise KinspectError(f"no variant in '{listing.path}' could be read: {listing.warnings[0].removesuffix('; skipped')}{more}; "
+                            f"recompile the kernel or remove that folder (kinspect ls {listing.path})")
+    return listing
 
 
 def vec_report(items, *, retarget=(), **kwargs):
@@ -121,6 +165,8 @@ def vec_report(items, *, retarget=(), **kwargs):
         if retarget:
             llir_stage(v)  # a variant without LLVM IR is a clear error before anything is compiled
         report = analyse(v)
+        if v.origin == "file" and report.problems:   # the one stage the user named could not be read
+            raise KinspectError(f"{Path(v.path, v.stages[0].file)}: {report.problems[0].split(': ', 1)[-1]}")
         if report.isa is not None or not retarget:
             reports.append(report)
         reports += [analyse(retargeted(v, spec)) for spec in retarget]
@@ -243,7 +289,7 @@ def find_variant(spec: str, out_dir: str | Path = DEFAULT_OUT) -> Variant:
 
     p = Path(spec)
     if p.exists():
-        listing = sources.discover(p)
+        listing = _readable(sources.discover(p))
         if len(listing.variants) == 1:
             return complete(listing.variants[0])
         raise UsageError(f"'{spec}' holds {len(listing.variants)} variants; name one folder of: "
@@ -263,6 +309,12 @@ def find_variant(spec: str, out_dir: str | Path = DEFAULT_OUT) -> Variant:
 
 def annotated_stage(variant: Variant, stage: str) -> str:
     """The stage's text with a `;; file:line  code` header wherever the Python line changes."""
+    return "".join(annotated_chunks(variant, stage))
+
+
+def annotated_chunks(variant: Variant, stage: str, size: int = 1 << 20):
+    """annotated_stage in chunks of about `size` characters, in memory that does not grow with
+    the stage: only the lines where the location changes are kept between the two passes."""
     from kinspect import ir
     from kinspect.analysis.stages import open_lines
     from kinspect.analysis.verdicts import Findings
@@ -270,12 +322,24 @@ def annotated_stage(variant: Variant, stage: str) -> str:
     from kinspect.render.report import annotate
 
     s = variant.stage(stage)
+    if s is None or s.binary:
+        stage_text(variant, stage)   # raises the right error
+    locs, last = {}, None
     with open_lines(variant, s) as lines:
-        locs = {r.line: (r.loc.file, r.loc.line) for r in ir.parse(s.dialect, lines)
-                if isinstance(r, Instruction) and r.loc is not None}
+        for r in ir.parse(s.dialect, lines):
+            if isinstance(r, Instruction) and r.loc is not None and (r.loc.file, r.loc.line) != last:
+                last = locs[r.line] = (r.loc.file, r.loc.line)
     finder = Findings(variant, None, {}, None)
     with open_lines(variant, s) as lines:
-        return "".join(annotate(lines, locs, finder.code))
+        chunk, held = [], 0
+        for text in annotate(lines, locs, finder.code):
+            chunk.append(text)
+            held += len(text)
+            if held >= size:
+                yield "".join(chunk)
+                chunk, held = [], 0
+        if chunk:
+            yield "".join(chunk)
 
 
 def report(items, *, variant: str | None = None, metrics=(), bench: bool = True, **kwargs):

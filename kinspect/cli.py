@@ -424,6 +424,8 @@ def show(variant, stage, lines, out_dir):
     from kinspect.render.terminal import highlight, use_color
 
     v = api.find_variant(variant, out_dir)
+    if not use_color() or api.stage_bytes(v, stage) > api.HIGHLIGHT_MAX_BYTES:   # any size, bounded memory
+        return _stream(api.annotated_chunks(v, stage) if lines else api.stage_chunks(v, stage))
     text = api.stage_text(v, stage)
     dialect = v.stage(stage).dialect
     if lines:
@@ -433,6 +435,19 @@ def show(variant, stage, lines, out_dir):
         click.echo_via_pager(shown)
     else:
         click.echo(shown, nl=not shown.endswith("\n"))
+
+
+def _stream(chunks) -> None:
+    """Print a stage chunk by chunk (through the pager on a terminal), ending with a newline."""
+    from kinspect.render.terminal import use_color
+
+    if use_color():
+        return click.echo_via_pager(chunks)
+    last = ""
+    for last in chunks:
+        click.echo(last, nl=False)
+    if not last.endswith("\n"):
+        click.echo()
 
 
 if __name__ == "__main__":

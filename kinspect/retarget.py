@@ -147,7 +147,7 @@ def llvm_version() -> str:
 
 # What ties IR to the machine it was made for: replaced by the target's.
 _TARGET_LINES = re.compile(r'^\s*target\s+(?:triple|datalayout)\s*=.*$', re.M)
-_TARGET_ATTRS = re.compile(r'\s*"(?:target-cpu|target-features|tune-cpu|target-abi)"="[^"]*"')
+_TARGET_ATTRS = re.compile(r'(?<!\s)\s*"(?:target-cpu|target-features|tune-cpu|target-abi)"="[^"]*"')
 # GPU IR: its triple, or (Triton's llir has no triple yet) GPU calling conventions and intrinsics.
 GPU_IR = re.compile(r'^\s*target\s+triple\s*=\s*"((?:nvptx|amdgcn|spir)[^"]*)"'
                     r'|\b(ptx_kernel|amdgpu_kernel|spir_kernel)\b|@(llvm\.(?:nvvm|amdgcn)\.)', re.M)

@@ -25,6 +25,10 @@ PTX_TARGET_RE = re.compile(r"^\s*\.target\s+sm_(\d+)")
 AMDGCN_TARGET_RE = re.compile(r'\.amdgcn_target\s+"[^"]*--(gfx[0-9a-z]+)')
 
 
+# Triton's <kernel>.json is a few KB; a bigger one is not metadata (and is not read into memory)
+MAX_METADATA_BYTES = 16 << 20
+
+
 @dataclass(frozen=True)
 class Listing:
     path: Path
@@ -101,13 +105,21 @@ def read_triton_cache(root: Path) -> tuple[list[Variant], list[str]]:
     for folder, name in _cache_kernel_folders(root):
         meta_path = folder / f"{name}.json"
         try:
+            if meta_path.stat().st_size > MAX_METADATA_BYTES:
+                raise ValueError("too large for Triton metadata")
             meta = json.loads(meta_path.read_text())
-        except (OSError, ValueError) as e:
+        except (OSError, ValueError, RecursionError) as e:
             warnings.append(f"{folder.name}: unreadable metadata {meta_path.name} ({e.__class__.__name__}); skipped")
             continue
         if not isinstance(meta, dict) or "target" not in meta:
             continue  # a cached launcher or autotune result, not a kernel
-        variants.append(_foreign(name, folder, target_of(meta), "triton-cache", meta))
+        try:
+            target = target_of(meta)
+        except (ValueError, TypeError, KeyError, IndexError) as e:
+            warnings.append(f"{folder.name}: metadata {meta_path.name} names no readable target "
+                            f"({e.__class__.__name__}: {e}); skipped")
+            continue
+        variants.append(_foreign(name, folder, target, "triton-cache", meta))
     return variants, warnings
 
 
@@ -300,6 +312,8 @@ def read_file(path: Path) -> Variant:
     dialect = EXT_DIALECTS.get(path.suffix)
     if dialect is None:
         raise UsageError(f"'{path.name}': unknown stage file type; give one of {', '.join(sorted(EXT_DIALECTS))}")
+    if path.stat().st_size == 0:
+        raise UsageError(f"'{path}' is empty (0 bytes); give a complete stage file (was it cut off while being written?)")
     if _is_binary(path):
         raise UsageError(f"'{path}' is binary, not {path.suffix} text; give a text stage (for a cubin, "
                          f"disassemble it first: nvdisasm -c -g -gi)")

@@ -5,18 +5,22 @@
         <name>.<stage>      one file per stage, as Triton named it
 
 A variant is written into a hidden temporary folder beside its final place and renamed into
-place, so a reader (or a second kinspect process) never sees half a variant. Two variants differ
+place, so a reader (or a second kinspect process) never sees half a variant. A kinspect process
+that writes a store holds `<root>/.kinspect.lock` (flock) meanwhile: a second one is told which
+process holds it instead of interleaving its variants (the holder's own children share the lock). Two variants differ
 in Triton's hash whenever target, options, constexprs or specialization differ, so they never
 share a folder.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
 import re
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 from typing import Iterable, Mapping
@@ -25,6 +29,11 @@ from kinspect.errors import KinspectError, NotFound
 from kinspect.model import Variant
 
 RECORD = "record.json"
+LOCK = ".kinspect.lock"
+MAX_RECORD_BYTES = 64 << 20   # a record is KBs; a bigger record.json is not read into memory
+# Stores locked by this process or an ancestor (os.pathsep-separated): children it starts (diff
+# workers, the program under `kinspect capture`) write under their parent's lock.
+LOCK_ENV = "KINSPECT_STORE_LOCKS"
 _UNSAFE = re.compile(r"[^A-Za-z0-9._+-]+")
 
 
@@ -40,6 +49,10 @@ def variant_name(v: Variant) -> str:
     if len(name) > 120:  # keep folder names readable and under filesystem limits
         name = name[:120].rstrip("_-")
     return f"{name}_{v.hash[:8]}"
+
+
+class StoreBusy(KinspectError):
+    """Another kinspect process holds the store's write lock."""
 
 
 class Store:
@@ -60,6 +73,55 @@ class Store:
         if not os.access(folder, os.W_OK):
             raise KinspectError(f"cannot write to '{folder}': permission denied; choose another folder with -o")
         return folder
+
+    @contextlib.contextmanager
+    def lock(self, required: bool = True):
+        """Hold the store for writing. A second kinspect process gets StoreBusy, naming the holder.
+        Folders this made and left empty (the command failed) are removed again. With
+        `required=False` (capture inside someone's program) an unwritable or busy folder is not an
+        error here: nothing is locked, and each variant is still written atomically."""
+        root = str(self.root.resolve())
+        held = os.environ.get(LOCK_ENV, "")
+        if root in held.split(os.pathsep):
+            yield
+            return
+        missing = [p for p in (*reversed(self.root.absolute().parents), self.root.absolute()) if not p.exists()]
+        try:
+            folder = self.ensure_writable()
+        except KinspectError:
+            if required:
+                raise
+            yield
+            return
+        try:
+            fd = os.open(folder / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as e:
+            raise KinspectError(f"cannot write to '{folder}': {e.strerror}; choose another folder with -o") from None
+        try:
+            _flock(fd, root)
+        except StoreBusy:
+            os.close(fd)
+            if required:
+                raise
+            yield                  # capture in several processes of one program (ranks): writes are atomic
+            return
+        except BaseException:
+            os.close(fd)
+            raise
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n{_command()}\n".encode())
+        os.environ[LOCK_ENV] = os.pathsep.join(p for p in (held, root) if p)
+        try:
+            yield
+        finally:
+            if held:
+                os.environ[LOCK_ENV] = held
+            else:
+                os.environ.pop(LOCK_ENV, None)
+            os.ftruncate(fd, 0)
+            os.close(fd)           # releases the flock
+            if missing and _only_lock(missing[0], folder / LOCK):
+                shutil.rmtree(missing[0], ignore_errors=True)   # nothing half-written: as it was
 
     def exists(self, group: str, v: Variant) -> Path | None:
         path = self.root / _safe(group) / variant_name(v)
@@ -104,6 +166,34 @@ class Store:
         return list(read_records(self.root))
 
 
+def _command() -> str:
+    """What this process is, as the user typed it: `kinspect dump add -o out`, or the script."""
+    argv = list(sys.argv)
+    if argv and Path(argv[0]).name in ("kinspect", "__main__.py"):
+        argv[0] = "kinspect"
+    text = " ".join(argv)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _only_lock(top: Path, lock: Path) -> bool:
+    """Whether the folders made for the store hold nothing but its lock file."""
+    files = [Path(d, f) for d, _, fs in os.walk(top) for f in fs]
+    return files == [lock]
+
+
+def _flock(fd: int, root: str) -> None:
+    import fcntl
+
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = os.pread(fd, 600, 0).decode(errors="replace").split()
+        pid = f"pid {holder[0]}" if holder and holder[0].isdigit() else "another process"
+        what = " ".join(holder[1:4]) if len(holder) > 1 else "kinspect"
+        raise StoreBusy(f"store '{root}' is being written by another kinspect process ({pid}: {what}); "
+                            f"wait for it to finish or choose another folder with -o") from None
+
+
 def _move_into_place(tmp: Path, final: Path) -> None:
     """Rename tmp to final. A same-hash variant already there is the same compile: replace it by
     moving it aside first, so readers see either the old or the new folder, never a mix."""
@@ -133,12 +223,16 @@ def _move_into_place(tmp: Path, final: Path) -> None:
 def read_record(folder: Path) -> Variant:
     path = folder / RECORD
     try:
+        if path.stat().st_size > MAX_RECORD_BYTES:
+            raise ValueError(f"{path.stat().st_size:,} bytes, too large for a record")
         data = json.loads(path.read_text())
         return Variant.from_json(data, path=str(folder))
     except FileNotFoundError:
         raise NotFound(f"no {RECORD} in '{folder}'; is it a kinspect variant folder?") from None
-    except (ValueError, TypeError, KeyError) as e:
+    except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as e:
         raise KinspectError(f"'{path}' is not a kinspect record ({e}); re-run kinspect dump to recreate it") from None
+    except OSError as e:
+        raise KinspectError(f"cannot read '{path}': {e.strerror}") from None
 
 
 def read_records(root: Path) -> Iterable[Variant]:

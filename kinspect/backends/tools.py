@@ -82,7 +82,7 @@ LINE_RE = re.compile(r"^(?:; )?(/.+|[A-Za-z]:\\.+|[^\s:;][^:]*\.\w+):(\d+)(?: \(
 # raw instruction bytes before the mnemonic, as GNU objdump prints them without --no-show-raw-insn
 RAW_BYTES_RE = re.compile(r"^(?:[0-9a-f]{2,8} )+\s*")
 # a branch target as objdump prints it: "0x2c <sum_kernel+0x2c>" or "2c <.L0>"
-TARGET_RE = re.compile(r"(?:0x)?([0-9a-f]+) <[^>]*>\s*$")
+TARGET_RE = re.compile(r"(?<![0-9a-fx])(?:0x)?([0-9a-f]+) <[^>]*>\s*$")
 
 
 def objdump_to_asm(text: str) -> tuple[str, int]:

@@ -101,7 +101,10 @@ def compare(items: list[str], *, constexprs: dict[str, list] | None = None, targ
     least = 2 if text else 1  # a table (a report) can hold one variant; a diff needs two
     _enough((len(job_list) + sum(len(v) for v in saved_at.values())) * max(1, len(retarget)), least=least)
     if job_list:
-        result_sweep = sweep.run(job_list, workers=jobs, progress=progress)
+        from kinspect.store import Store
+
+        with Store(out_dir).lock():     # the workers write under it
+            result_sweep = sweep.run(job_list, workers=jobs, progress=progress)
         compiled, failed = _collect(result_sweep)
         known = {o.path: o.metrics for o in result_sweep.outcomes if o.path and o.metrics}
     variants = _in_order(items, compiled, saved_at)

@@ -50,7 +50,7 @@ HASH_RE = re.compile(r"\b(?:[A-Z2-7]{52}|[0-9a-f]{32,64})\b")
 MLIR_LOC_DEF_RE = re.compile(r"^\s*#loc\d*\s*=\s*loc\(")
 #     %5 = tt.load %4 : tensor<64x64x!tt.ptr<f32>, #blocked> loc(#loc7)
 # ^bb1(%c_max_5: f32 loc(callsite(#loc1 at #loc38))):
-MLIR_LOC_USE_RE = re.compile(r"\s*loc\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)")
+MLIR_LOC_USE_RE = re.compile(r"(?<!\s)\s*loc\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)")
 # %12 = arith.addi %11, %c0_i32_3 : i32
 MLIR_SSA_RE = re.compile(r"(?P<base>%)(?P<n>\d+)\b")
 # %cst_3 = arith.constant dense<0.000000e+00> : tensor<64xf32, #blocked>
@@ -61,7 +61,7 @@ MLIR_BLOCK_RE = re.compile(r"(?P<base>\^bb)(?P<n>\d+)")
 # -- LLVM IR ------------------------------------------------------------------------------------
 
 #   %13 = fadd float %11, %12, !dbg !25
-LLVM_DBG_RE = re.compile(r",?\s*!dbg\s+!\d+")
+LLVM_DBG_RE = re.compile(r"(?:,|(?<!\s))\s*!dbg\s+!\d+")
 # !21 = distinct !DILexicalBlockFile(scope: !4, file: !22, discriminator: 0)
 LLVM_DEBUG_META_RE = re.compile(r"^!\d+\s*=\s*(?:distinct\s+)?!DI|^!llvm\.dbg\.cu\b|^\s*#dbg_")
 #   br label %27
@@ -71,7 +71,7 @@ LLVM_LABEL_DEF_RE = re.compile(r"^(?P<base>)(?P<n>\d+)(?=:)")
 # !nvvm.annotations = !{!3}
 LLVM_META_RE = re.compile(r"(?P<base>!)(?P<n>\d+)\b")
 #   br i1 %8, label %9, label %27   ; preds = %5
-SEMI_COMMENT_RE = re.compile(r"\s*;.*$")
+SEMI_COMMENT_RE = re.compile(r"(?<!\s)\s*;.*$")
 
 # -- PTX (%r<265> declarations and %tid.x keep their text) ---------------------------------------
 
@@ -90,7 +90,7 @@ PTX_REG_RE = re.compile(r"(?P<base>%[a-z]+)(?P<n>\d+)\b(?![<.])")
 # @%p1 bra $L__BB0_2;
 PTX_LABEL_RE = re.compile(r"(?P<base>\$L__[A-Za-z_]+?)(?P<n>\d+(?:_\d+)?)\b")
 #     mov.u32     %r65, %tid.x;   // a comment
-SLASH_COMMENT_RE = re.compile(r"\s*//.*$")
+SLASH_COMMENT_RE = re.compile(r"(?<!\s)\s*//.*$")
 
 # -- SASS (nvdisasm) ----------------------------------------------------------------------------
 
@@ -124,7 +124,7 @@ ASM_LABEL_RE = re.compile(r"(?P<base>\.L[A-Za-z_]+?)(?P<n>\d+(?:_\d+)?)\b")
 AMD_REG_RE = re.compile(r"\b(?P<base>[vsa])(?P<n>\d+|\[\d+:\d+\])(?![\w])")
 #     vle32.v    v8, (a0)    # a comment
 # # %bb.0:
-HASH_COMMENT_RE = re.compile(r"(?:^|\s+)#\s.*$")
+HASH_COMMENT_RE = re.compile(r"(?:^|(?<!\s)\s+)#\s.*$")
 
 PTX_DEBUG_SECTION = Block(PTX_DEBUG_SECTION_RE, BLOCK_END_RE, inclusive=True)
 ASM_DEBUG_SECTION = Block(ASM_DEBUG_SECTION_RE, ASM_SECTION_RE, inclusive=False)

@@ -101,12 +101,16 @@ def capture(out_dir: str | Path = "kinspect-out", *, group: str | None = None, o
     so a timed first call is not slowed by kinspect copying and disassembling its stages.
     """
     knobs = _knobs()
-    previous = knobs.compilation.listener
-    recorder = Recorder(Store(out_dir), previous=previous, group=group, offline=offline, strict=strict,
-                        origin=origin, defer=defer)
-    knobs.compilation.listener = recorder
-    try:
-        yield recorder
-        recorder.flush()
-    finally:
-        knobs.compilation.listener = previous
+    store = Store(out_dir)
+    # Capturing inside someone's program (not strict) must not break it: an unwritable folder is
+    # reported when a variant is recorded, and several processes (ranks) may capture into one store.
+    with store.lock(required=strict):
+        previous = knobs.compilation.listener
+        recorder = Recorder(store, previous=previous, group=group, offline=offline, strict=strict,
+                            origin=origin, defer=defer)
+        knobs.compilation.listener = recorder
+        try:
+            yield recorder
+            recorder.flush()
+        finally:
+            knobs.compilation.listener = previous

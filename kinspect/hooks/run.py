@@ -19,18 +19,21 @@ def run(command: list[str], out_dir: str | Path) -> tuple[int, list[Variant]]:
     if not command:
         raise UsageError("nothing to run; e.g. kinspect capture -o out -- python script.py")
     out = Path(out_dir).resolve()
-    Store(out).ensure_writable()  # fail early, with one line, on an unwritable folder
-    env = dict(os.environ)
-    env["KINSPECT_CAPTURE_DIR"] = str(out)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(BOOT), env.get("PYTHONPATH", "")) if p)
     started = time.time()
-    try:
-        code = subprocess.call(command, env=env)
-    except FileNotFoundError:
-        raise KinspectError(f"command '{command[0]}' not found") from None
-    except KeyboardInterrupt:
-        code = 130
-    new = [v for v in read_records(out) if _mtime(v) >= started - 1]
+    # Fails early, with one line, on an unwritable folder or one another kinspect is writing; the
+    # command's Python processes record under this lock (the environment says they may).
+    with Store(out).lock():
+        env = dict(os.environ)
+        env["KINSPECT_CAPTURE_DIR"] = str(out)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(BOOT), env.get("PYTHONPATH", "")) if p)
+        try:
+            code = subprocess.call(command, env=env)
+        except FileNotFoundError:
+            raise KinspectError(f"command '{command[0]}' not found") from None
+        except KeyboardInterrupt:
+            code = 130
+    # an empty store folder is removed again when the command compiled nothing
+    new = [v for v in read_records(out) if _mtime(v) >= started - 1] if out.is_dir() else []
     return code, new
 
 

@@ -75,7 +75,7 @@ _COMMENT_FIELD = re.compile(r"^\s*;\s*(?P<key>\w+):\s*(?P<value>\d+)\b")
 _YAML_FIELD = re.compile(r"^(?P<indent>\s*(?:-\s+)?)\.(?P<key>\w+):\s*(?P<value>\S*)")
 
 # ; 4-byte Folded Spill
-_SPILL = re.compile(r";.*\b\d+-byte (?:Folded )?(?:Spill|Reload)\b")
+_SPILL = re.compile(r"\b\d+-byte (?:Folded )?(?:Spill|Reload)\b")
 
 AMDHSA_NAMES = {"next_free_vgpr": "total_vgprs", "next_free_sgpr": "explicit_sgprs",
                 "accum_offset": "accum_offset", "group_segment_fixed_size": "shared_bytes",
@@ -112,7 +112,8 @@ def _shape(mnemonic: str, spill: bool) -> tuple[str, OpInfo, int | None, int | N
 
 def _instruction(mnemonic: str, rest: str, line: int, function: str,
                  loc: SourceLoc | None) -> Instruction:
-    spill = ";" in rest and _SPILL.search(rest) is not None
+    comment = rest.find(";")          # searched from the comment on: `;.*` before it was quadratic
+    spill = comment >= 0 and _SPILL.search(rest, comment) is not None
     op, info, width, elem_bits, lanes = _shape(mnemonic, spill)
     return Instruction(mnemonic=mnemonic, op=op, info=info, line=line, width=width,
                        elem_bits=elem_bits, lanes=lanes, function=function, loc=loc)

@@ -83,7 +83,7 @@ LOC_RE = re.compile(r"^\.loc\s+(\d+)\s+(\d+)(?:\s+(\d+))?")
 # .section	.text.softmax_kernel,"ax",@progbits
 SECTION_RE = re.compile(r'^\.(?:section|pushsection)\s+("[^"]*"|[^\s,]+(?:,[^\s,"]+)?)\s*(?:,\s*"([^"]*)")?')
 # .LBB0_2:
-LABEL_RE = re.compile(r'^\s*("[^"]+"|[A-Za-z_.$][\w.$@]*|\d+):')
+LABEL_RE = re.compile(r'\s*("[^"]+"|[A-Za-z_.$][\w.$@]*|\d+):')
 # 	vaddss	4(%rsi,%rax,4), %xmm0, %xmm0
 STATEMENT_RE = re.compile(r"^\s*([A-Za-z_{][\w.{}]*)\s*(.*)$")
 # Ltmp12:
@@ -304,14 +304,12 @@ class _Reader:
             raise ParseError(f"binary data, not {self.d.isa} assembly; give kinspect the assembly "
                              f"text (.s/.asm), not an object file or archive", line=n)
         code, comment = _strip_comment(raw, self.d.comments)
-        while ":" in code:
-            m = LABEL_RE.match(code)
-            if not m:
-                break
+        at = 0                     # labels are consumed by position: slicing each off was quadratic
+        while (m := LABEL_RE.match(code, at)) is not None:
             if self.in_text:
                 self._label(m.group(1).strip('"'), n)
-            code = code[m.end():]
-        code = code.strip()
+            at = m.end()
+        code = code[at:].strip()
         if not code:
             return
         if self.d.separator and self.d.separator in code and '"' not in code:

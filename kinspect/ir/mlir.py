@@ -37,14 +37,17 @@ from kinspect.isa import mlir as table
 LOC_DEF = re.compile(r'^#(?P<alias>loc[\w.$]*)\s*=\s*loc\((?P<body>.*)\)\s*$')
 
 # callsite(#loc12 at #loc45)
-LOC_TOKEN = re.compile(r'\s*(?:(?P<string>"(?:[^"\\]|\\.)*")|(?P<ref>#[\w.$]+)|(?P<word>[A-Za-z_]\w*)'
+LOC_TOKEN = re.compile(r'(?:(?P<string>"(?:[^"\\]|\\.)*")|(?P<ref>#[\w.$]+)|(?P<word>[A-Za-z_]\w*)'
                        r'|(?P<int>\d+)|(?P<punct>[()\[\]<>,:]))')
+
+# tt.return loc("f"("k.py":3:4))
+PAREN_OR_QUOTE = re.compile(r'[()"\\]')
 
 # #mma = #ttg.nvidia_mma<{versionMajor = 3, versionMinor = 0, warpsPerCTA = [4, 1], instrShape = [16, 128, 8]}>
 LAYOUT_DEF = re.compile(r'^#(?P<alias>[\w.$-]+)\s*=\s*#(?P<dialect>\w+)\.(?P<kind>\w+)<')
 
 # module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 4 : i32, ttg.target = "cuda:90", "ttg.threads-per-warp" = 32 : i32}
-MODULE_ATTR = re.compile(r'"?(?P<key>[\w.-]+)"?\s*=\s*(?P<value>-?\d+)\s*:\s*i\d+')
+MODULE_ATTR = re.compile(r'(?<![\w.-])"?(?P<key>[\w.-]+)"?\s*=\s*(?P<value>-?\d+)\s*:\s*i\d+')
 
 #     %c = ttng.warp_group_dot %a_11, %b_18, %cst {inputPrecision = 0 : i32} : !ttg.memdesc<128x128xf32, #shared, #smem> * !ttg.memdesc<128x128xf32, #shared1, #smem> -> tensor<128x128xf32, #mma> loc(#loc37)
 OP = re.compile(r'^\s*(?:(?P<results>%[\w.$-]+(?::\d+)?(?:\s*,\s*%[\w.$-]+(?::\d+)?)*)\s*=\s*)?'
@@ -69,6 +72,8 @@ TYPE = re.compile(r'(?P<shaped>tensor|vector|memref|!ttg\.memdesc|!tt\.memdesc)<
 
 #  : (tensor<128x128xf32, #mma>) -> tensor<128xf32, #ttg.slice<{dim = 0, parent = #mma}>>
 TYPE_SYNTAX = re.compile(r'"(?:[^"\\]|\\.)*"|->| : | to | into |[()\[\]{}<>]')
+
+MAX_LOC_DEPTH = 64
 
 # scalar type name -> bits (iN and the f8/f6/f4 families are worked out in _bits)
 _SCALAR_BITS = {"bf16": 16, "f16": 16, "tf32": 32, "f32": 32, "f64": 64, "f80": 80, "f128": 128}
@@ -312,33 +317,34 @@ def _split_loc(s: str) -> tuple[str, str | None]:
     """(text without its trailing `loc(...)`, the loc's inner text or None)."""
     if not s.endswith(")"):
         return s, None
-    i = s.rfind("loc(")
-    while i >= 0:
-        if (i == 0 or s[i - 1] in " \t(") and _matching_paren(s, i + 3) == len(s) - 1:
-            return s[:i].rstrip(), s[i + 4:-1]
-        i = s.rfind("loc(", 0, i)
+    start = _opening_paren(s)
+    i = start - 3
+    if start >= 3 and s.startswith("loc(", i) and (i == 0 or s[i - 1] in " \t("):
+        return s[:i].rstrip(), s[start + 1:-1]
     return s, None
 
 
-def _matching_paren(s: str, start: int) -> int:
-    """Index of the `)` that closes the `(` at `start`, skipping quoted strings; -1 if none."""
-    depth, i, quoted = 0, start, False
-    while i < len(s):
-        c = s[i]
+def _opening_paren(s: str) -> int:
+    """Index of the `(` that the `)` ending `s` closes, skipping quoted strings; -1 if none.
+    One pass over the line: a line of thousands of nested `loc(` must not cost quadratic time."""
+    opens, quoted, escaped_at = [], False, -1
+    for m in PAREN_OR_QUOTE.finditer(s):
+        c, at = m.group(), m.start()
         if quoted:
+            if at == escaped_at:         # the character after a backslash
+                continue
             if c == "\\":
-                i += 1
+                escaped_at = at + 1
             elif c == '"':
                 quoted = False
         elif c == '"':
             quoted = True
         elif c == "(":
-            depth += 1
-        elif c == ")":
-            depth -= 1
-            if depth == 0:
-                return i
-        i += 1
+            opens.append(at)
+        elif c == ")" and opens:
+            start = opens.pop()
+            if at == len(s) - 1:
+                return start
     return -1
 
 
@@ -353,7 +359,9 @@ def _parse_loc(body: str):
     return node
 
 
-def _loc_expr(t: list, i: int):
+def _loc_expr(t: list, i: int, depth: int = 0):
+    if depth > MAX_LOC_DEPTH:           # real locations nest a few levels; junk must not blow the stack
+        raise ValueError("loc nested too deeply")
     kind, value = t[i]
     if kind == "string":
         text = value[1:-1].replace('\\"', '"').replace("\\\\", "\\")
@@ -363,16 +371,16 @@ def _loc_expr(t: list, i: int):
                 col, j = int(t[j + 1][1]), j + 2
             return ("file", text, line, col), _skip_range(t, j)
         if i + 1 < len(t) and t[i + 1][1] == "(":
-            child, j = _loc_expr(t, i + 2)
+            child, j = _loc_expr(t, i + 2, depth + 1)
             return ("name", child), j + 1
         return None, i + 1
     if kind == "ref":
         return ("ref", value[1:]), i + 1
     if value == "callsite":
-        callee, j = _loc_expr(t, i + 2)
+        callee, j = _loc_expr(t, i + 2, depth + 1)
         if t[j][1] != "at":
             raise ValueError("callsite without 'at'")
-        caller, j = _loc_expr(t, j + 1)
+        caller, j = _loc_expr(t, j + 1, depth + 1)
         return ("call", callee, caller), j + 1
     if value == "fused":
         j = i + 1
@@ -382,13 +390,13 @@ def _loc_expr(t: list, i: int):
             j += 1
         members, j = [], j + 1
         while t[j][1] != "]":
-            member, j = _loc_expr(t, j)
+            member, j = _loc_expr(t, j, depth + 1)
             members.append(member)
             if t[j][1] == ",":
                 j += 1
         return ("fused", members), j + 1
     if value == "loc":
-        node, j = _loc_expr(t, i + 2)
+        node, j = _loc_expr(t, i + 2, depth + 1)
         return node, j + 1
     return None, i + 1                   # unknown, or a form this parser does not know
 

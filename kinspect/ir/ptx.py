@@ -124,7 +124,8 @@ def _instruction(mnemonic: str, operands: str, line: int, function: str,
     """The Instruction for one PTX statement (mnemonic without predicate)."""
     op, info, width, elem_bits, lanes = _shape(mnemonic)
     if info.unit == "ldgsts" and (m := _CP_SIZE.search(operands)):
-        width = 8 * int(m["bytes"], 0)         # cp.async's copy size, in bytes
+        size = m["bytes"]                       # cp.async's copy size, in bytes: 16 or 0x10
+        width = 8 * (int(size, 16) if size[:2] in ("0x", "0X") else int(size))
         if width >= 64:
             info = _contiguous(info)
     return Instruction(mnemonic=mnemonic, op=op, info=info, line=line, width=width,

@@ -59,7 +59,7 @@ _SECTION_REGISTERS = re.compile(r'^\s*\.sectioninfo\s+@"SHI_REGISTERS=(?P<count>
 _USAGE_FUNCTION = re.compile(r"^\s*Function\s+(?P<name>\S+):\s*$")
 
 #   REG:255 STACK:0 SHARED:1024 LOCAL:0 CONSTANT[0]:584 TEXTURE:0 SURFACE:0 SAMPLER:0
-_USAGE_FIELD = re.compile(r"(?P<key>[A-Z]+(?:\[\d+\])?):(?P<value>\d+)")
+_USAGE_FIELD = re.compile(r"(?<![A-Z])(?P<key>[A-Z]+(?:\[\d+\])?):(?P<value>\d+)")
 
 # resource-usage keys -> Resource names
 USAGE_NAMES = {"REG": "registers", "STACK": "stack_bytes", "SHARED": "shared_bytes",

@@ -21,8 +21,26 @@ def _install():
     except Exception as e:  # never break the user's program
         print(f"kinspect capture: not active ({e})", file=sys.stderr)
         return
-    knobs.compilation.listener = Recorder(Store(os.environ["KINSPECT_CAPTURE_DIR"]),
-                                          previous=knobs.compilation.listener, origin="capture")
+    recorder = Recorder(Store(os.environ["KINSPECT_CAPTURE_DIR"]), previous=knobs.compilation.listener,
+                        origin="capture")
+    _keep_first(knobs.compilation, recorder)
+
+
+def _keep_first(compilation, recorder):
+    """Make `recorder` the listener for good, whatever the program installs after it: a tool that
+    sets `knobs.compilation.listener` later (tritonparse's init, proton) becomes the recorder's
+    `previous`, called after it, instead of replacing it; setting None clears only that. Triton
+    has one listener slot, and the program under `kinspect capture` asked for every compile."""
+    base = type(compilation)
+
+    def get(self):
+        return recorder
+
+    def set_(self, value):
+        recorder.previous = None if value is recorder else value
+
+    compilation.__class__ = type(base.__name__, (base,), {"listener": property(get, set_),
+                                                          "__module__": base.__module__})
 
 
 class _AfterTriton(importlib.abc.MetaPathFinder):
