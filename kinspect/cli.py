@@ -17,8 +17,11 @@ CONTEXT = dict(help_option_names=["-h", "--help"], max_content_width=100)
 
 class Group(click.Group):
     def invoke(self, ctx):
+        from kinspect.sources import triton_files_elsewhere
+
         try:
-            return super().invoke(ctx)
+            with triton_files_elsewhere():
+                return super().invoke(ctx)
         except KinspectError as e:
             if ctx.obj and ctx.obj.get("debug"):
                 raise

@@ -8,6 +8,7 @@ them in order. A foreign variant's `path` is the folder its stage files are in.
 from __future__ import annotations
 
 import json
+import contextlib
 import os
 import re
 from dataclasses import dataclass
@@ -44,12 +45,50 @@ def default_dir() -> Path:
     return triton_cache_dir()
 
 
+# The user's TRITON_CACHE_DIR ("" when unset) while a kinspect command points Triton elsewhere
+USER_CACHE_ENV = "KINSPECT_USER_TRITON_CACHE_DIR"
+
+
 def triton_cache_dir() -> Path:
-    env = os.environ.get("TRITON_CACHE_DIR")
+    """The user's Triton cache: TRITON_CACHE_DIR as the user set it, else TRITON_HOME/.triton/cache."""
+    env = os.environ.get(USER_CACHE_ENV, os.environ.get("TRITON_CACHE_DIR"))
     if env:
         return Path(env)
     home = os.environ.get("TRITON_HOME", os.path.expanduser("~"))
     return Path(home) / ".triton" / "cache"
+
+
+@contextlib.contextmanager
+def triton_files_elsewhere():
+    """For the length of a kinspect command, Triton's own files for this process go to kinspect's
+    cache: the first use of a GPU driver builds its helpers (cuda_utils, launchers) into
+    TRITON_CACHE_DIR, which must stay the user's untouched. Reading still finds the user's cache
+    (triton_cache_dir), and `capture` gives it back to the command it runs. Restored on exit."""
+    from kinspect.cache import cache_dir
+
+    saved = {k: os.environ.get(k) for k in ("TRITON_CACHE_DIR", USER_CACHE_ENV)}
+    os.environ.setdefault(USER_CACHE_ENV, os.environ.get("TRITON_CACHE_DIR", ""))
+    os.environ["TRITON_CACHE_DIR"] = str(cache_dir() / "triton-runtime")
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def users_environment(env: dict) -> dict:
+    """`env` with TRITON_CACHE_DIR as the user had it (for a command kinspect runs for the user)."""
+    env = dict(env)
+    user = env.pop(USER_CACHE_ENV, None)
+    if user is not None:
+        if user:
+            env["TRITON_CACHE_DIR"] = user
+        else:
+            env.pop("TRITON_CACHE_DIR", None)
+    return env
 
 
 def _stage_files(folder: Path, name: str, target: Target, names: dict[str, str] | None = None

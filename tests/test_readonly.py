@@ -110,3 +110,34 @@ def test_the_table_covers_every_reading_command():
     writers = {"dump", "bench", "capture", "targets"}
     readers = set(group.commands) - writers
     assert readers <= {c[0].split()[0] for c in COMMANDS}, readers
+
+
+def test_a_command_points_triton_away_from_the_users_cache_and_back(tmp_path, monkeypatch):
+    """While a command runs, Triton's own files (the driver helpers a GPU host builds on first use)
+    go to kinspect's cache; reading still finds the user's cache; the environment is restored."""
+    import click
+
+    from kinspect import sources
+    from kinspect.cli import main as group
+
+    users = tmp_path / "users-triton"
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(users))
+    monkeypatch.setenv("KINSPECT_CACHE_DIR", str(tmp_path / "kc"))
+    seen = {}
+
+    @group.command("probe-env")
+    def probe():
+        """(test only)"""
+        from triton import knobs
+
+        seen.update(triton=knobs.cache.dir, user=str(sources.triton_cache_dir()),
+                    child=sources.users_environment(os.environ).get("TRITON_CACHE_DIR"))
+        click.echo("ok")
+
+    try:
+        r = CliRunner().invoke(group, ["probe-env"])
+    finally:
+        group.commands.pop("probe-env")
+    assert r.exit_code == 0, r.output
+    assert seen == {"triton": str(tmp_path / "kc" / "triton-runtime"), "user": str(users), "child": str(users)}
+    assert os.environ["TRITON_CACHE_DIR"] == str(users) and sources.USER_CACHE_ENV not in os.environ

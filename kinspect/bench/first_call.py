@@ -122,11 +122,10 @@ def first_call_error(fn, e: Exception):
 
 
 def in_user_cache(hash_hex: str) -> bool | None:
-    """Whether the user's Triton cache has a folder for this compile hash (read-only; None if unknown).
-    Call it outside `isolated`, which points Triton at a private cache."""
+    """Whether the user's Triton cache has a folder for this compile hash (read-only; None if unknown)."""
     import base64
 
-    from triton import knobs
+    from kinspect.sources import triton_cache_dir
 
     if not hash_hex:
         return None
@@ -134,4 +133,4 @@ def in_user_cache(hash_hex: str) -> bool | None:
         key = base64.b32encode(bytes.fromhex(hash_hex)).decode().rstrip("=")
     except ValueError:
         return None
-    return Path(knobs.cache.dir, key).is_dir()
+    return Path(triton_cache_dir(), key).is_dir()

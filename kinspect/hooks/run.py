@@ -9,6 +9,7 @@ from pathlib import Path
 
 from kinspect.errors import KinspectError, UsageError
 from kinspect.model import Variant
+from kinspect.sources import users_environment
 from kinspect.store import Store, read_records
 
 BOOT = Path(__file__).parent / "boot"
@@ -23,7 +24,7 @@ def run(command: list[str], out_dir: str | Path) -> tuple[int, list[Variant]]:
     # Fails early, with one line, on an unwritable folder or one another kinspect is writing; the
     # command's Python processes record under this lock (the environment says they may).
     with Store(out).lock():
-        env = dict(os.environ)
+        env = users_environment(os.environ)  # the command compiles into the user's Triton cache, as without kinspect
         env["KINSPECT_CAPTURE_DIR"] = str(out)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(BOOT), env.get("PYTHONPATH", "")) if p)
         try:
