@@ -65,18 +65,11 @@ def triton_files_elsewhere():
     TRITON_CACHE_DIR, which must stay the user's untouched. Reading still finds the user's cache
     (triton_cache_dir), and `capture` gives it back to the command it runs. Restored on exit."""
     from kinspect.cache import cache_dir
+    from kinspect.environ import patched
 
-    saved = {k: os.environ.get(k) for k in ("TRITON_CACHE_DIR", USER_CACHE_ENV)}
-    os.environ.setdefault(USER_CACHE_ENV, os.environ.get("TRITON_CACHE_DIR", ""))
-    os.environ["TRITON_CACHE_DIR"] = str(cache_dir() / "triton-runtime")
-    try:
+    user = os.environ.get(USER_CACHE_ENV, os.environ.get("TRITON_CACHE_DIR", ""))
+    with patched({USER_CACHE_ENV: user, "TRITON_CACHE_DIR": str(cache_dir() / "triton-runtime")}):
         yield
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
 
 
 def users_environment(env: dict) -> dict:

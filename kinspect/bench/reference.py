@@ -36,22 +36,16 @@ def private_compile_caches():
     """Temporary Triton and inductor caches for torch.compile, and in-process compilation."""
     from triton import knobs
 
-    keys = ("TRITON_CACHE_DIR", "TORCHINDUCTOR_CACHE_DIR")
-    saved = {k: os.environ.get(k) for k in keys}
-    with tempfile.TemporaryDirectory(prefix="kinspect-inductor-") as tmp, knobs.cache.scope():
-        os.environ["TRITON_CACHE_DIR"] = knobs.cache.dir = os.path.join(tmp, "triton")
-        os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(tmp, "inductor")
-        try:
-            import torch._inductor.config as inductor
+    from kinspect.environ import patched
 
-            with inductor.patch(compile_threads=1):  # no worker pool outliving the temporary caches
-                yield
-        finally:
-            for k, v in saved.items():
-                if v is None:
-                    os.environ.pop(k, None)
-                else:
-                    os.environ[k] = v
+    with tempfile.TemporaryDirectory(prefix="kinspect-inductor-") as tmp, knobs.cache.scope(), \
+            patched({"TRITON_CACHE_DIR": os.path.join(tmp, "triton"),
+                     "TORCHINDUCTOR_CACHE_DIR": os.path.join(tmp, "inductor")}):
+        knobs.cache.dir = os.environ["TRITON_CACHE_DIR"]
+        import torch._inductor.config as inductor
+
+        with inductor.patch(compile_threads=1):  # no worker pool outliving the temporary caches
+            yield
 
 
 def time_references(reference: Callable, inputs: list, kernel: Timing, timer: Callable[..., Timing], *,
