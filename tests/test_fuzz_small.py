@@ -162,6 +162,13 @@ def _write(path: Path, data: bytes) -> Path:
     return path
 
 
+@pytest.mark.parametrize("branch", ["j", "tail", "beqz", "jal"])
+def test_riscv_branch_without_its_operand(branch):
+    """A truncated `j` (no target) raised IndexError in the RISC-V decoder (fuzzer)."""
+    [ins] = [r for r in ir.parse("riscv", f"\t.text\nk:\n\t{branch}\n") if hasattr(r, "mnemonic")]
+    assert ins.mnemonic == branch
+
+
 def test_fuzz_one_reports_a_hang_as_a_crash(monkeypatch):
     """The harness itself: an input that runs past the timeout is counted, not waited for."""
     monkeypatch.setitem(fuzz.TARGETS, "slow", lambda data, i, tmp: time.sleep(5))
