@@ -144,6 +144,31 @@ def test_sass_resource_usage_long_capital_run_is_linear():
     assert [(r.name, r.value) for r in found] == [("registers", 40)]
 
 
+def test_elf_section_table_offset_past_any_file(tmp_path, seeds):
+    """A cubin whose e_shoff is 2**63 or more made seek() raise ValueError (fuzzer, ELF reader)."""
+    import struct
+
+    from kinspect.analysis.code_size import text_bytes
+
+    cubin = seeds["elf"][0]
+    assert text_bytes(_write(tmp_path / "ok.cubin", cubin)) > 0
+    for shoff in (2**63, 2**64 - 1, len(cubin)):
+        bad = cubin[:0x28] + struct.pack("<Q", shoff) + cubin[0x30:]
+        assert text_bytes(_write(tmp_path / "bad.cubin", bad)) is None
+
+
+def _write(path: Path, data: bytes) -> Path:
+    path.write_bytes(data)
+    return path
+
+
+@pytest.mark.parametrize("branch", ["j", "tail", "beqz", "jal"])
+def test_riscv_branch_without_its_operand(branch):
+    """A truncated `j` (no target) raised IndexError in the RISC-V decoder (fuzzer)."""
+    [ins] = [r for r in ir.parse("riscv", f"\t.text\nk:\n\t{branch}\n") if hasattr(r, "mnemonic")]
+    assert ins.mnemonic == branch
+
+
 def test_fuzz_one_reports_a_hang_as_a_crash(monkeypatch):
     """The harness itself: an input that runs past the timeout is counted, not waited for."""
     monkeypatch.setitem(fuzz.TARGETS, "slow", lambda data, i, tmp: time.sleep(5))

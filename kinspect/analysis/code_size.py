@@ -7,6 +7,7 @@ launcher code Triton's CPU backends link in beside the kernel.
 
 from __future__ import annotations
 
+import os
 import struct
 from pathlib import Path
 
@@ -27,6 +28,8 @@ def text_bytes(path: Path) -> int | None:
             shentsize, shnum = struct.unpack_from(order + "HH", head, 0x3A)
             if shentsize < 64 or shnum == 0 or shnum > 65535:
                 return None
+            if shoff + shentsize * shnum > os.fstat(f.fileno()).st_size:
+                return None  # truncated, or an offset past any file (seek would raise)
             f.seek(shoff)
             table = f.read(shentsize * shnum)
     except OSError:

@@ -67,14 +67,15 @@ def _vtype_resource(operands: tuple[str, ...]) -> tuple[str, int | None]:
 
 def _flow(op: str, ops: tuple[str, ...]) -> tuple[Flow | None, tuple[str, ...]]:
     """Control flow and call resources of a CONTROL instruction."""
+    target = ops[-1] if ops else None      # a truncated `j` or `tail` has no operand
     if op in _CONDITIONAL:
-        return Flow(ops[-1] if ops else None, True), ()
+        return Flow(target, True), ()
     if op == "j" or (op == "jal" and len(ops) == 2 and ops[0] in ("zero", "x0")):
-        return Flow(ops[-1], False), ()
+        return Flow(target, False), ()
     if op in ("call", "jal"):
-        return None, (f"call:{cpu_asm.callee_name(ops[-1])}",) if ops else ()
+        return None, (f"call:{cpu_asm.callee_name(target)}",) if ops else ()
     if op == "tail":
-        return Flow(ops[-1], False), (f"call:{cpu_asm.callee_name(ops[-1])}",)
+        return Flow(target, False), (f"call:{cpu_asm.callee_name(target)}",) if ops else ()
     if op == "jalr" and not (ops and ops[0] in ("zero", "x0")):
         return None, ("call:*",)                       # jalr rs / jalr ra, ...: indirect call
     if op in ("jr", "ret", "jalr"):
