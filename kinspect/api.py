@@ -381,7 +381,9 @@ def check_report_path(path: str | Path, items=()) -> Path:
         raise UsageError(f"cannot write '{out}': folder '{folder}' does not exist; create it or choose another -o")
     if not os.access(folder, os.W_OK):
         raise UsageError(f"cannot write '{out}': folder '{folder}' is not writable; choose another -o")
-    guarded = [sources.triton_cache_dir()] + [Path(i) for i in items if Path(i).is_dir() and not _is_store(Path(i))]
+    from kinspect.store import is_store
+
+    guarded = [sources.triton_cache_dir()] + [Path(i) for i in items if Path(i).is_dir() and not is_store(Path(i))]
     target = folder.resolve()
     for g in guarded:
         g = g.resolve()
@@ -390,8 +392,3 @@ def check_report_path(path: str | Path, items=()) -> Path:
                              f"folder); write the report elsewhere")
     return out
 
-
-def _is_store(p: Path) -> bool:
-    from kinspect.store import RECORD
-
-    return any(p.glob(f"*/*/{RECORD}")) or any(p.glob(f"*/{RECORD}"))

@@ -33,6 +33,16 @@ class Verdict:
     file: str | None = None
 
 
+def is_kernel_file(variant: Variant, file: str) -> bool:
+    """Is this the kernel's own file (not triton/language/*.py)? Without the kernel's source,
+    any file outside Triton's language package counts."""
+    src = variant.source
+    if src is None:
+        return "triton/language" not in file.replace(os.sep, "/") and os.path.basename(file) not in (
+            "standard.py", "core.py", "math.py")
+    return os.path.basename(file) == os.path.basename(src.file)
+
+
 @dataclass
 class Findings:
     variant: Variant
@@ -48,13 +58,7 @@ class Findings:
         return [m for m in self.stages.values() if m is not self.isa]
 
     def is_kernel_file(self, file: str) -> bool:
-        """Is this the kernel's own file (not triton/language/*.py)? Without the kernel's source,
-        any file outside Triton's language package counts."""
-        src = self.variant.source
-        if src is None:
-            return "triton/language" not in file.replace(os.sep, "/") and os.path.basename(file) not in (
-                "standard.py", "core.py", "math.py")
-        return os.path.basename(file) == os.path.basename(src.file)
+        return is_kernel_file(self.variant, file)
 
     def code(self, file: str, line: int) -> str:
         """The source text of a line, when kinspect has the kernel's source."""

@@ -69,7 +69,7 @@ def stage(v: Variant, s: StageFile) -> Code:
     """One text stage, highlighted, with its lines' source locations in the kernel's own file."""
     from kinspect import ir
     from kinspect.analysis.stages import open_lines
-    from kinspect.analysis.verdicts import Findings
+    from kinspect.analysis.verdicts import is_kernel_file
     from kinspect.errors import KinspectError
     from kinspect.ir.records import Instruction
     from kinspect.render.lexers import lexer_for
@@ -82,10 +82,9 @@ def stage(v: Variant, s: StageFile) -> Code:
     locs: dict[int, int] = {}
     note = ""
     if s.dialect in ir.DIALECTS:
-        mine = Findings(v, None, {}, None).is_kernel_file
         try:
             locs = {r.line: r.loc.line for r in ir.parse(s.dialect, text)
-                    if isinstance(r, Instruction) and r.loc is not None and mine(r.loc.file)}
+                    if isinstance(r, Instruction) and r.loc is not None and is_kernel_file(v, r.loc.file)}
         except KinspectError as e:
             note = f"no line mapping: {e}"
     if s.bytes > HIGHLIGHT_BYTES:

@@ -201,11 +201,11 @@ def _variant(i: int, row: Row, analysis: VariantReport, found: list[Packed], ent
 
 def _line_attr(verdict, analysis: VariantReport) -> str:
     """Verdicts about a line of the kernel's own file link to it."""
-    from kinspect.analysis.verdicts import Findings
+    from kinspect.analysis.verdicts import is_kernel_file
 
     if verdict.line is None or verdict.file is None:
         return ""
-    if not Findings(analysis.variant, None, {}, None).is_kernel_file(verdict.file):
+    if not is_kernel_file(analysis.variant, verdict.file):
         return ""
     return f' data-line="{int(verdict.line)}" title="show line {int(verdict.line)}"'
 
