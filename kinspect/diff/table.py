@@ -75,10 +75,20 @@ def _facets(v: Variant) -> dict[str, str]:
     facets = {"kernel": src, "target": str(v.target)}
     if v.extra.get("retarget"):
         facets["target"] = f"{v.target}@{v.extra['retarget']}"
+    config = config_index(v)
+    if config is not None:   # an autotuned kernel's rows are named by their config first
+        facets["config"] = f"config={config}"
     facets.update({f"const:{k}": f"{k}={val}" for k, val in v.constexprs.items()})
-    facets.update({k: f"{short}={v.options[k]}" for k, short in (("num_warps", "w"), ("num_stages", "s"))
+    facets.update({k: f"{short}={v.options[k]}" for k, short in (("num_warps", "w"), ("num_stages", "s"),
+                                                                  ("num_ctas", "ctas"), ("maxnreg", "maxnreg"))
                    if k in v.options})
     return facets
+
+
+def config_index(v: Variant) -> int | None:
+    """The autotune config a user kernel's variant was compiled with (kinspect.compile.user)."""
+    config = ((v.extra.get("user") or {}).get("autotune") or {}).get("config")
+    return config["index"] if config else None
 
 
 def labels(variants: list[Variant]) -> list[str]:
