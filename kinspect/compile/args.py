@@ -14,7 +14,7 @@ DTYPES = {
     "fp16": "float16", "bf16": "bfloat16", "fp32": "float32", "fp64": "float64",
     "i1": "bool", "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64",
     "u8": "uint8", "u16": "uint16", "u32": "uint32", "u64": "uint64",
-    "fp8e4nv": "float8_e4m3fn", "fp8e5": "float8_e5m2",
+    "fp8e4nv": "float8_e4m3fn", "fp8e5": "float8_e5m2", "fp8e4b8": "float8_e4m3fnuz", "fp8e5b16": "float8_e5m2fnuz",
 }
 # Scalars without a value: an int that is a multiple of 16 gets the JIT's usual `tt.divisibility`
 # specialization, as real sizes usually do.

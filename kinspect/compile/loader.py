@@ -20,6 +20,7 @@ import builtins
 import contextlib
 import importlib
 import importlib.util
+import io
 import os
 import sys
 import traceback
@@ -49,9 +50,10 @@ class LaunchAttempt(BaseException):
     """Raised in place of any kernel launch during an import. A BaseException, so module-level
     code that catches Exception around its test launch cannot swallow it."""
 
-    def __init__(self, kernel: str):
+    def __init__(self, kernel: str, lines: tuple[int, ...] = ()):
         super().__init__(kernel)
         self.kernel = kernel
+        self.lines = lines     # where in the user's file, outermost first, when known
 
 
 @dataclass(frozen=True)
@@ -147,18 +149,20 @@ def locate(source: str) -> Where:
 @contextlib.contextmanager
 def guarded(where: Where, driver_context):
     """What an import of the user's file runs inside: the target's driver, no launches, a private
-    Triton cache, `sys.argv` = [the file], prints to stderr (stdout carries kinspect's output),
-    and the folder it is imported from on sys.path."""
+    Triton cache, `sys.argv` = [the file], its prints kept out of kinspect's output, and the
+    folder it is imported from on sys.path."""
     from triton.runtime.jit import JITFunction
 
     from kinspect.compile import private_cache
 
-    attempts: list[str] = []
+    attempts: list[LaunchAttempt] = []
 
     def refuse(self, *args, **kwargs):
         name = getattr(self, "__name__", None) or getattr(getattr(self, "fn", None), "__name__", "kernel")
-        attempts.append(name)  # noted too, in case the file's code catches even a BaseException
-        raise LaunchAttempt(name)
+        lines = tuple(f.lineno for f in traceback.extract_stack()
+                      if f.filename and os.path.realpath(f.filename) == str(where.file))
+        attempts.append(LaunchAttempt(name, lines))  # noted, in case the file's code catches even a BaseException
+        raise LaunchAttempt(name, lines)
 
     patched = [(JITFunction, JITFunction.run)]
     interpreted = _interpreted_function()
@@ -170,7 +174,10 @@ def guarded(where: Where, driver_context):
     for cls, _ in patched:
         cls.run = refuse
     try:
-        with private_cache(), driver_context, contextlib.redirect_stdout(sys.stderr):
+        # what the file prints (its test output, argparse's usage line) is not kinspect's to show:
+        # the one line on how the file was loaded says what stopped it
+        with private_cache(), driver_context, contextlib.redirect_stdout(io.StringIO()), \
+                contextlib.redirect_stderr(io.StringIO()):
             yield attempts
     finally:
         for cls, original in patched:
@@ -190,10 +197,15 @@ def _interpreted_function():
 def _why(e: BaseException, file: Path) -> str:
     """What stopped an import, where in the user's file: `its module-level code launches
     'add_kernel' (line 52, via line 38)`, `importing it failed at line 12: RuntimeError: ...`."""
-    lines = _lines_in(e, file)
+    lines = list(getattr(e, "lines", ())) or _lines_in(e, file)
     at = ""
     if lines:
         at = f"line {lines[0]}" + (f", via line {lines[-1]}" if lines[-1] != lines[0] else "")
+    else:   # it failed in another file of the package (its __init__, a module it imports)
+        other = [f for f in traceback.extract_tb(e.__traceback__)
+                 if f.filename and os.path.realpath(f.filename).startswith(str(file.parent.parent) + os.sep)]
+        if other:
+            at = f"{_shown(Path(other[-1].filename))}:{other[-1].lineno}"
     if isinstance(e, LaunchAttempt):
         return f"its module-level code launches '{e.kernel}'" + (f" ({at})" if at else "")
     if isinstance(e, SystemExit):
@@ -472,7 +484,7 @@ def load(source: str, *, driver_context, target_key: str, offline: bool) -> Load
         try:
             module = _import(where)
             if attempts:   # the file caught the interception and went on: still a launch
-                raise LaunchAttempt(attempts[0])
+                raise attempts[0]
             loaded = Loaded(module, where.file, True, f"imported {shown} (its module-level code ran; it launched "
                                                       f"nothing)")
         except (Exception, SystemExit, LaunchAttempt) as e:
