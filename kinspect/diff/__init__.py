@@ -269,8 +269,11 @@ def find_row(word: str, rows: list[Row], option: str = "--pair") -> int:
     exact = [i for i, label in enumerate(labels) if label == word]
     if len(exact) == 1:
         return exact[0]
+    # a bare number is a value (BLOCK_SIZE=32) or a row number, never a config number: config=1
+    # is named in full, so `--pair 1,2` stays rows 1 and 2 of an autotuned kernel's sweep
     tokens = [i for i, label in enumerate(labels)
-              if any(word in (tok, tok.partition("=")[2]) for tok in label.split())]
+              if any(word == tok or word == tok.partition("=")[2] and not tok.startswith("config=")
+                     for tok in label.split())]
     if len(tokens) == 1:
         return tokens[0]
     if word.isdigit() and 1 <= int(word) <= len(rows):

@@ -263,14 +263,19 @@ def plan(kernels: list[str], *, targets, constexprs: dict[str, list] | None, arg
     constexprs = constexprs or {}
     keys = list(constexprs)
     combos = [dict(zip(keys, values)) for values in itertools.product(*(constexprs[k] for k in keys))]
-    pool = [Worker() for _ in range(max(1, min(workers or usable_cores(), 64)))]
-    for w in pool:
-        w._start()  # they import torch and triton in parallel while the first one answers
+    if workers == 1:   # -j 1: everything in this process, as a one-job sweep compiles
+        from kinspect.diff.worker import plan as ask
+        pool, asker = [], ask
+    else:
+        pool = [Worker() for _ in range(max(1, min(workers or usable_cores(), 64)))]
+        for w in pool:
+            w._start()  # they import torch and triton in parallel while the first one answers
+        asker = lambda **request: pool[0].plan(request)  # noqa: E731
     found: dict[tuple, list] = {}
     try:
         for kernel in users:
-            answer = pool[0].plan({"kernel": kernel, "targets": list(targets), "combos": combos,
-                                   "args": list(args), "only": list(only) if only else None})
+            answer = asker(kernel=kernel, targets=list(targets), combos=combos, args=list(args),
+                           only=list(only) if only else None)
             if answer.get("error"):
                 raise KinspectError(answer["error"])
             for (target, i), configs in zip(itertools.product(targets, range(len(combos))), answer["configs"]):

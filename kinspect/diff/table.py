@@ -33,7 +33,7 @@ class Row:
         v = self.variant
         return {
             "label": self.label, "variant": v.name or v.kernel, "kernel": v.kernel, "path": v.path,
-            "target": str(v.target), "constexprs": v.constexprs,
+            "target": str(v.target), "constexprs": v.constexprs, "config": config_index(v),
             "num_warps": v.options.get("num_warps"), "num_stages": v.options.get("num_stages"),
             "isa": self.isa, "registers": self.registers, "spills": self.spills, "shared_bytes": self.shared_bytes,
             "occupancy": self.occupancy, "occupancy_limiter": self.occupancy_limiter or None,
@@ -81,7 +81,7 @@ def _facets(v: Variant) -> dict[str, str]:
     facets.update({f"const:{k}": f"{k}={val}" for k, val in v.constexprs.items()})
     facets.update({k: f"{short}={v.options[k]}" for k, short in (("num_warps", "w"), ("num_stages", "s"),
                                                                   ("num_ctas", "ctas"), ("maxnreg", "maxnreg"))
-                   if k in v.options})
+                   if v.options.get(k) is not None})
     return facets
 
 
