@@ -182,3 +182,67 @@ def test_three_d_grid_and_string_constexpr(corpus):
 def test_dot_accumulator_uses_matrix_units_everywhere(corpus):
     for t in TARGETS:
         assert report(corpus, "dot_accumulator", t)["matrix_instructions"] > 0, t
+
+
+def test_an_autotuned_kernels_configs_compile_in_parallel(tmp_path):
+    """The sweep as a user runs it: worker processes, one per core, compile the configs."""
+    from kinspect.diff.sweep import usable_cores
+
+    r = run("diff", kernel_path(BY_ID["autotune"]), "-t", "cuda:90", "--json", "--no-bench", "--table",
+            "-o", tmp_path)
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.output)
+    assert d["sweep"]["jobs"] == 4 and d["sweep"]["workers"] == min(4, usable_cores())
+    assert not d["failed"]
+    for row in d["variants"]:
+        assert row["registers"] > 0 and row["spills"] == 0 and row["shared_bytes"] > 0 and 0 < row["occupancy"] <= 1
+        assert row["instructions"] > row["vector_instructions"] > 0 and row["matrix_by_unit"]["hgmma"] > 0
+        assert row["jit_ms"] > 0 and {"ttir", "ttgir", "llir", "ptx", "cubin"} <= set(row["jit_ms_by_stage"])
+
+
+def test_a_stored_config_reloads_as_the_launch_a_gpu_times(corpus):
+    """What `diff` times on a GPU, built on the CPU: the variant's kernel reloaded with its
+    example arguments, config and heuristics (the launch itself needs the GPU: tests/gpu)."""
+    import inspect
+
+    from kinspect.bench.runtime import user_launch
+
+    for entry_id in ("autotune", "host_descriptor", "grid3d"):
+        v = stored(corpus, entry_id, "cuda:90")
+        launch = user_launch(v, device="cpu")
+        params = inspect.signature(launch.fn.fn).parameters
+        assert v.constexprs and all(launch.constexprs[k] == x for k, x in v.constexprs.items() if k in params), \
+            entry_id
+        assert launch.options["num_warps"] == v.options["num_warps"]
+    mm = user_launch(stored(corpus, "autotune", "cuda:90"), device="cpu")
+    assert mm.flops == 2 * 1024 * 1024 * 64 and mm.grid({"BLOCK_M": 64, "BLOCK_N": 64}) == (256,)
+    desc = user_launch(stored(corpus, "host_descriptor", "cuda:90"), device="cpu")
+    assert list(desc.args["in_desc"].block_shape) == [64, 64]      # the config's pre_hook ran again
+    assert user_launch(stored(corpus, "grid3d", "cuda:90"), device="cpu").grid == (2, 4, 4)
+
+
+def test_config_verdicts_rank_the_timed_configs_beside_the_autotuners_pick(corpus):
+    import dataclasses
+
+    from kinspect.bench.stats import Runtime
+    from kinspect.diff.configs import config_verdicts
+    from kinspect.diff.table import rows as make_rows
+    from kinspect.store import read_records
+
+    d = json.loads(corpus[0]["autotune", "diff", "all"].output)
+    paths = [Path(v["path"]) for v in d["variants"] if v["target"] == "cuda:90"]
+    variants = [v for v in read_records(paths[0].parent.parent) if str(v.target) == "cuda:90"]
+    ms = {0: 0.30, 1: 0.20, 2: 0.10, 3: 0.12}
+
+    def runtime(v):
+        median = ms[v.extra["user"]["autotune"]["config"]["index"]]
+        return Runtime(median_ms=median, p20_ms=median * 0.98, p80_ms=median * 1.02)
+
+    timed = [dataclasses.replace(r, runtime=runtime(r.variant)) for r in make_rows(variants)]
+    lines = config_verdicts(timed, picker=lambda v: {"config": 3, "key": {"M": 1024, "N": 1024, "K": 64},
+                                                     "ms": 0.115, "benchmarked": 4})
+    assert lines[0] == ("matmul_kernel: fastest config 2 (0.1 ms): 1.20x ahead of the next, config 3; "
+                        "3.00x faster than the slowest, config 0")
+    assert lines[1] == ("matmul_kernel: Triton's autotuner picks config 3 for key M=1024, N=1024, K=64 "
+                        "(4 configs benchmarked; its own do_bench 0.115 ms); kinspect timed it at 0.12 ms, "
+                        "1.20x the fastest")

@@ -109,14 +109,14 @@ def on_device(value, device: str = "cuda"):
     return value
 
 
-def user_launch(v: Variant):
+def user_launch(v: Variant, device: str = "cuda"):
     """A Launch of a user kernel's stored variant: its JITFunction with the variant's constexprs
     and options, on the example arguments moved to the GPU."""
     from kinspect.bench.launch import Launch, _dtype_of, _formula
 
     user = v.extra["user"]
     uk = _user_kernel(v, user.get("config"))
-    args = {k: on_device(x) for k, x in uk.args.items()}
+    args = {k: on_device(x, device) for k, x in uk.args.items()}
     options = {**uk.options, **{k: v.options[k] for k in ("num_warps", "num_stages") if k in v.options}}
     notes = () if uk.grid != (1,) else ("grid (1,): one program; declare \"grid\" in kinspect_examples to time "
                                         "the real launch",)
@@ -157,9 +157,13 @@ def autotuner_pick(v: Variant) -> dict | None:
     if not user.get("kernel") or not (user.get("autotune") or {}).get("configs"):
         return None
     uk = _user_kernel(v, None)
-    tuner = chain(uk.wrapper, uk.name).autotuner
+    c = chain(uk.wrapper, uk.name)
+    tuner = c.autotuner
+    overridden = sorted(set(uk.given) & c.config_names())
+    if overridden:   # Triton refuses a launch that passes what its configs set
+        return {"skipped": f"-p {', '.join(overridden)} sets what its configs set, so it cannot pick among them"}
     args = {k: on_device(x) for k, x in uk.args.items()}
-    given = dict(user.get("constexprs") or {})
+    given = uk.given    # what the launch passes: the autotuner and heuristics add the rest themselves
     saved = dict(tuner.cache)
     tuner.cache.clear()          # a pick made earlier in this process would be reused, not measured
     try:

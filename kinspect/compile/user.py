@@ -48,6 +48,7 @@ class UserKernel:
     tuning: Applied | None = None
     loaded: str = ""           # how the file was loaded, in one line (kinspect.compile.loader)
     declared: bool = False     # the file declares kinspect_examples for this kernel
+    given: dict = field(default_factory=dict)   # the constexprs a launch passes (declared and -p), before the wrappers
 
     def record(self, text: str, cli_args: dict, cli_constexprs: dict, config: int | None) -> dict:
         """What a stored variant keeps of this, as plain values: how to load it again (for timing
@@ -103,7 +104,8 @@ def load(text: str, cli_args: dict, cli_constexprs: dict, *, config: int | None 
     grid = declared.get("grid", (1,))
     return UserKernel(name=name, fn=c.jit, args=args, constexprs=constexprs,
                       grid=grid if callable(grid) else tuple(grid), options=options, bench=bench,
-                      wrapper=obj if c.wrappers else None, tuning=tuning, loaded=loaded.how, declared=bool(declared))
+                      wrapper=obj if c.wrappers else None, tuning=tuning, loaded=loaded.how, declared=bool(declared),
+                      given=given)
 
 
 def configs_to_sweep(text: str, target: str | None, constexprs: dict, args: dict, only: list[int] | None) -> list:

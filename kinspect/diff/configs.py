@@ -72,6 +72,8 @@ def _pick_line(kernel: str, best: Row, group: list[Row], picker) -> str:
         return f"{kernel}: Triton's autotuner could not run here: {type(e).__name__}: {message[-1] if message else ''}"
     if not pick:
         return f"{kernel}: Triton's autotuner was not run (no device, or not an autotuned kernel)"
+    if pick.get("skipped"):
+        return f"{kernel}: Triton's autotuner was not run: {pick['skipped']}"
     key = ", ".join(f"{k}={v}" for k, v in (pick.get("key") or {}).items()) or "no key"
     index = pick["config"]
     own = f"; its own do_bench {pick['ms']:.4g} ms" if pick.get("ms") else ""
