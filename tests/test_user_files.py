@@ -253,3 +253,57 @@ def test_what_names_a_user_kernel():
     assert is_user_kernel("x.py:k") and is_user_kernel("pkg.mod:k")
     assert not is_user_kernel("hip:gfx942") and not is_user_kernel("fused_mm_softmax")
     assert not is_user_kernel("cuda:90") and not is_user_kernel("x.py:")
+
+
+def test_configs_and_heuristics_are_what_tritons_own_run_passes():
+    """Against Triton's own code: its Autotuner.run, made to take config i without benchmarking,
+    and its Heuristics.run pass the JITFunction exactly the constexprs and options kinspect compiles."""
+    from kinspect.compile.autotune import chain
+    from kinspect.compile.targets import resolve
+    from kinspect.compile.user import load
+
+    class Picks(dict):       # an autotune cache that holds config i for every key
+        def __init__(self, config):
+            super().__init__()
+            self.config = config
+
+        def __contains__(self, key):
+            return True
+
+        def __getitem__(self, key):
+            return self.config
+
+    class Recorder:
+        def run(self, *args, **kwargs):
+            self.kwargs = kwargs
+
+    for i in (0, 2, 3):
+        uk = load(f"{CORPUS}/autotuned_matmul.py:matmul_kernel", {}, {}, config=i, resolved=resolve("cuda:90"))
+        c = chain(uk.wrapper, uk.name)
+        tuner, heuristics = c.wrappers
+        saved_cache, saved_fn, recorder = tuner.cache, heuristics.fn, Recorder()
+        tuner.cache, heuristics.fn = Picks(tuner.configs[i]), recorder
+        try:
+            positional = [uk.args[n] for n in tuner.arg_names if n in uk.args]
+            tuner.run(*positional, grid=(1,), warmup=True, **uk.given)
+        finally:
+            tuner.cache, heuristics.fn = saved_cache, saved_fn
+        passed = {k: v for k, v in recorder.kwargs.items() if k not in ("grid", "warmup")}
+        assert passed == {**uk.constexprs, **uk.options}, i
+
+
+def test_heuristics_alone_are_computed_from_the_example_arguments(tmp_path):
+    f = write(tmp_path, "heur.py", """
+        import triton
+        import triton.language as tl
+
+        @triton.heuristics({"BLOCK": lambda args: triton.next_power_of_2(args["n"]),
+                            "WIDE": lambda args: args["BLOCK"] >= 1024})
+        @triton.jit
+        def row_kernel(x_ptr, n, BLOCK: tl.constexpr, WIDE: tl.constexpr):
+            offs = tl.arange(0, BLOCK)
+            tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+    """)
+    r = run("dump", f"{f}:row_kernel", "--arg", "x_ptr=*fp32", "--arg", "n=i32:1000", "-o", tmp_path / "out")
+    assert r.exit_code == 0, r.output
+    assert "heuristics BLOCK=1024, WIDE=True" in r.output and "autotuned" not in r.output

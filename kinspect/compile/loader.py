@@ -168,9 +168,10 @@ def guarded(where: Where, driver_context):
     interpreted = _interpreted_function()
     if interpreted is not None:
         patched.append((interpreted, interpreted.run))
-    argv, root = sys.argv, str(where.root)
+    argv, root, bytecode = sys.argv, str(where.root), sys.dont_write_bytecode
     sys.path.insert(0, root)
     sys.argv = [str(where.file)]
+    sys.dont_write_bytecode = True   # no __pycache__ left in the user's folders
     for cls, _ in patched:
         cls.run = refuse
     try:
@@ -183,6 +184,7 @@ def guarded(where: Where, driver_context):
         for cls, original in patched:
             cls.run = original
         sys.argv = argv
+        sys.dont_write_bytecode = bytecode
         _remove_once(sys.path, root)
 
 
