@@ -207,7 +207,7 @@ def _why(e: BaseException, file: Path) -> str:
         other = [f for f in traceback.extract_tb(e.__traceback__)
                  if f.filename and os.path.realpath(f.filename).startswith(str(file.parent.parent) + os.sep)]
         if other:
-            at = f"{_shown(Path(other[-1].filename))}:{other[-1].lineno}"
+            at = f"{shown(Path(other[-1].filename))}:{other[-1].lineno}"
     if isinstance(e, LaunchAttempt):
         return f"its module-level code launches '{e.kernel}'" + (f" ({at})" if at else "")
     if isinstance(e, SystemExit):
@@ -481,13 +481,13 @@ def load(source: str, *, driver_context, target_key: str, offline: bool) -> Load
     key = (str(where.file), where.module, stat.st_mtime_ns, stat.st_size, target_key)
     if key in _LOADED:
         return _LOADED[key]
-    shown = _shown(where.file)
+    display = shown(where.file)
     with guarded(where, driver_context) as attempts:
         try:
             module = _import(where)
             if attempts:   # the file caught the interception and went on: still a launch
                 raise attempts[0]
-            loaded = Loaded(module, where.file, True, f"imported {shown} (its module-level code ran; it launched "
+            loaded = Loaded(module, where.file, True, f"imported {display} (its module-level code ran; it launched "
                                                       f"nothing)")
         except (Exception, SystemExit, LaunchAttempt) as e:
             _forget(where)
@@ -497,8 +497,9 @@ def load(source: str, *, driver_context, target_key: str, offline: bool) -> Load
                 why += ", which kinspect never does while compiling offline" if offline else \
                     ", which kinspect never does while loading a file"
             failed = f"; {_count(len(defs.failed), 'definition')} failed ({defs.failed[0]})" if defs.failed else ""
+            ran = _count(defs.ran, "import and definition", "imports and definitions")
             loaded = Loaded(module, where.file, False,
-                            f"definitions only from {shown}: {why}; ran {_count(defs.ran, 'import and definition', 'imports and definitions')}, "
+                            f"definitions only from {display}: {why}; ran {ran}, "
                             f"skipped {_count(defs.skipped, 'other top-level statement')}{failed}",
                             failed=tuple(defs.failed), skipped=defs.skipped, why=why, undefined=dict(defs.undefined))
     _LOADED[key] = loaded
@@ -509,7 +510,8 @@ def _count(n: int, one: str, many: str = "") -> str:
     return f"{n} {one if n == 1 else many or one + 's'}"
 
 
-def _shown(path: Path) -> str:
+def shown(path: Path) -> str:
+    """A path as the user would type it: relative to the current folder when below it."""
     try:
         rel = os.path.relpath(path)
     except ValueError:

@@ -26,12 +26,13 @@ from __future__ import annotations
 
 import contextlib
 import re
+from pathlib import Path
 from dataclasses import dataclass, field
 from typing import Any
 
 from kinspect.compile.args import DescriptorSpec, parse_arg_type, spec_of
 from kinspect.compile.autotune import Applied, Chain, apply, chain, is_jit
-from kinspect.compile.loader import is_user_kernel, launched_in, split  # noqa: F401  (is_user_kernel: callers import it here)
+from kinspect.compile.loader import is_user_kernel, launched_in, split  # noqa: F401  (callers import is_user_kernel)
 from kinspect.errors import KinspectError, NotFound, UsageError, did_you_mean
 
 
@@ -78,6 +79,9 @@ def load(text: str, cli_args: dict, cli_constexprs: dict, *, config: int | None 
 
     resolved = resolved or resolve(None)
     source, name = split(text)
+    if source.endswith(".py"):   # as the user would type it (a sweep's workers get absolute paths)
+        source = loader.shown(Path(source))
+        text = f"{source}:{name}"
     loaded = loader.load(source, driver_context=_driver(resolved), target_key=str(resolved.target),
                          offline=resolved.offline)
     module = loaded.module

@@ -20,7 +20,8 @@ def user_notes(variants: list[Variant]) -> list[str]:
     for v in variants:
         user = _user(v)
         tuning = user.get("autotune") or {}
-        for n in [user.get("loaded")] + [x for x in tuning.get("notes", ()) if not x.startswith("prune_configs_by drops")]:
+        per_variant = ("prune_configs_by drops",)    # said in each variant's own summary instead
+        for n in [user.get("loaded")] + [x for x in tuning.get("notes", ()) if not x.startswith(per_variant)]:
             if n and n not in notes:
                 notes.append(n)
     return notes

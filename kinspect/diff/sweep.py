@@ -14,7 +14,6 @@ from __future__ import annotations
 import itertools
 import os
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Callable
 
 from kinspect.errors import KinspectError
