@@ -258,6 +258,7 @@ def test_what_names_a_user_kernel():
 def test_configs_and_heuristics_are_what_tritons_own_run_passes():
     """Against Triton's own code: its Autotuner.run, made to take config i without benchmarking,
     and its Heuristics.run pass the JITFunction exactly the constexprs and options kinspect compiles."""
+    from kinspect.bench.runtime import as_launched
     from kinspect.compile.autotune import chain
     from kinspect.compile.targets import resolve
     from kinspect.compile.user import load
@@ -284,7 +285,8 @@ def test_configs_and_heuristics_are_what_tritons_own_run_passes():
         saved_cache, saved_fn, recorder = tuner.cache, heuristics.fn, Recorder()
         tuner.cache, heuristics.fn = Picks(tuner.configs[i]), recorder
         try:
-            positional = [uk.args[n] for n in tuner.arg_names if n in uk.args]
+            positional, keywords = as_launched(c.jit, uk.args)   # as autotuner_pick launches it on a GPU
+            assert len(positional) == 12 and not keywords
             tuner.run(*positional, grid=(1,), warmup=True, **uk.given)
         finally:
             tuner.cache, heuristics.fn = saved_cache, saved_fn

@@ -125,6 +125,18 @@ def user_launch(v: Variant, device: str = "cuda"):
                   dtype=_dtype_of(args), notes=notes)
 
 
+def as_launched(jit, args: dict) -> tuple[list, dict]:
+    """The runtime arguments as a launcher passes them: positionally, in the kernel's order, up to
+    the first one not given (the autotuner reads its key, and hands prune_configs_by its
+    `named_args`, from the positional ones only); the rest by keyword."""
+    positional = []
+    for name in jit.arg_names:
+        if name not in args:
+            break
+        positional.append(args[name])
+    return positional, {k: v for k, v in args.items() if k not in jit.arg_names[:len(positional)]}
+
+
 @contextlib.contextmanager
 def scratch_allocator():
     """A global-memory allocator for the block when none is set: kernels that build tensor
@@ -167,8 +179,9 @@ def autotuner_pick(v: Variant) -> dict | None:
     saved = dict(tuner.cache)
     tuner.cache.clear()          # a pick made earlier in this process would be reused, not measured
     try:
+        positional, keywords = as_launched(c.jit, args)
         with private_cache(), scratch_allocator():
-            uk.wrapper[uk.grid](**args, **given)
+            uk.wrapper[uk.grid](*positional, **keywords, **given)
             torch.cuda.synchronize()
         best = tuner.best_config
         timings = dict(getattr(tuner, "configs_timings", None) or {})
