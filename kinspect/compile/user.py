@@ -82,8 +82,8 @@ def load(text: str, cli_args: dict, cli_constexprs: dict, *, config: int | None 
     if source.endswith(".py"):   # as the user would type it (a sweep's workers get absolute paths)
         source = loader.shown(Path(source))
         text = f"{source}:{name}"
-    loaded = loader.load(source, driver_context=_driver(resolved), target_key=str(resolved.target),
-                         offline=resolved.offline)
+    loaded = loader.load(source, driver_context=_driver(resolved), offline=resolved.offline,
+                         target_key=f"{resolved.target}{' offline' if resolved.offline else ' device'}")
     module = loaded.module
     obj = _kernel_object(module, name, source, loaded)
     c = chain(obj, name, f" in '{source}'")
