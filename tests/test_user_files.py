@@ -309,3 +309,11 @@ def test_heuristics_alone_are_computed_from_the_example_arguments(tmp_path):
     r = run("dump", f"{f}:row_kernel", "--arg", "x_ptr=*fp32", "--arg", "n=i32:1000", "-o", tmp_path / "out")
     assert r.exit_code == 0, r.output
     assert "heuristics BLOCK=1024, WIDE=True" in r.output and "autotuned" not in r.output
+
+
+def test_vec_report_compiles_the_config_asked_for(tmp_path):
+    r = run("vec-report", f"{CORPUS}/autotuned_matmul.py:matmul_kernel", "--config", "2", "-t", "cuda:80",
+            "-o", tmp_path)
+    assert r.exit_code == 0, r.output
+    assert "autotuned: config 2 of 5  BLOCK_M=64 BLOCK_N=128 BLOCK_K=64" in r.output
+    assert "HMMA" in r.output       # the config's tile runs on the tensor cores
