@@ -61,7 +61,8 @@ def _target_option(f):
 @_target_option
 @click.option("-p", "constexprs", multiple=True, metavar="K=V", help="A constexpr value, e.g. -p BLOCK_SIZE=64.")
 @click.option("--arg", "args", multiple=True, metavar="NAME=TYPE",
-              help="A runtime argument of a user kernel: *fp32, *fp16, i32[:VALUE], fp32[:VALUE], ...")
+              help="A runtime argument of a user kernel: *fp32, *fp16[:SHAPE like 1024x64], i32[:VALUE], "
+                   "fp32[:VALUE], 'tensordesc<fp16[64,64]>[:SHAPE]', ...")
 @click.option("--num-warps", type=int, default=None)
 @click.option("--num-stages", type=int, default=None)
 @click.option("--config", "config", type=click.IntRange(min=0), default=None, metavar="N",
