@@ -299,7 +299,7 @@ def find_variant(spec: str, out_dir: str | Path = DEFAULT_OUT) -> Variant:
     matches = [v for v in variants if v.name == spec or v.name.startswith(spec) or v.kernel == spec
                or Path(v.path).parent.name == spec]
     if len(matches) == 1:
-        return matches[0]
+        return complete(matches[0])
     if not matches:
         names = [v.name for v in variants] + sorted({Path(v.path).parent.name for v in variants})
         raise NotFound(f"no variant '{spec}' in '{store}'{did_you_mean(spec, names)} (kinspect ls {store})")

@@ -43,15 +43,17 @@ def private_cache():
 def compile_variant(fn, *, args: dict, constexprs: dict, grid: tuple, resolved: Resolved, out_dir: str | Path,
                     group: str, options: dict | None = None) -> Variant:
     """Compile one variant and store it; returns the stored Variant."""
-    from kinspect.hooks import capture
     from kinspect.compile.driver import compile_only, fresh_binders
+    from kinspect.hooks import capture
+    from kinspect.hooks.record import finish
 
     fn = jit_function(fn)
     options = {k: v for k, v in (options or {}).items() if v is not None}
     on_device = not resolved.offline
     driver = contextlib.nullcontext() if on_device else compile_only(resolved.target)
     with private_cache(), driver, fresh_binders(fn), \
-            capture(out_dir, group=group, offline=resolved.offline, strict=True, origin="kinspect") as rec:
+            capture(out_dir, group=group, offline=resolved.offline, strict=True, origin="kinspect",
+                    launches=False) as rec:
         try:
             kernel = fn.warmup(**args, **constexprs, **options, grid=grid)
         except KinspectError:
@@ -60,9 +62,11 @@ def compile_variant(fn, *, args: dict, constexprs: dict, grid: tuple, resolved: 
             raise CompileError(compile_error_line(fn, e)) from None
         if not rec.variants:
             raise KinspectError(f"Triton compiled '{group}' but reported no variant (was the listener replaced?)")
+        # kinspect's own command: derive SASS / CPU assembly now, outside Triton's compile.
+        variant = finish(rec.variants[-1])
         # Load inside the block: the private cache still holds the binary Triton may read lazily.
         gpu = resolved.target.backend in ("cuda", "hip")  # a CPU backend has no registers to load
-        return with_loaded_resources(rec.variants[-1], kernel) if on_device and gpu else rec.variants[-1]
+        return with_loaded_resources(variant, kernel) if on_device and gpu else variant
 
 
 def with_loaded_resources(variant: Variant, kernel) -> Variant:

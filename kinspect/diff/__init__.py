@@ -174,7 +174,7 @@ def _saved(item: str, store: Path) -> list[Variant] | None:
         matches = [v for v in sources.discover(store).variants
                    if v.name == item or v.name.startswith(item) and item not in ("", ".")]
         if matches:
-            return sorted(matches, key=_natural)
+            return sorted((complete(v) for v in matches), key=_natural)
     return None
 
 
