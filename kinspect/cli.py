@@ -134,20 +134,25 @@ def ls_cmd(path, show_kernels):
 
 @main.command(context_settings={**CONTEXT, "ignore_unknown_options": True})
 @click.option("-o", "--out", "out_dir", default=api.DEFAULT_OUT, show_default=True, help="kinspect store folder.")
+@click.option("--time", "time_method", is_flag=False, flag_value="profiler", default=None,
+              type=click.Choice(["profiler", "events"]),
+              help="Also time every launch on the GPU: the torch profiler's kernel records (the default) or "
+                   "CUDA events around each launch.")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED, required=True)
-def capture(out_dir, command):
-    """Run COMMAND and record every kernel Triton compiles in it.
+def capture(out_dir, time_method, command):
+    """Run COMMAND and record every kernel Triton compiles in it, and how often each variant was
+    launched, with which grids and arguments (and with --time, its GPU time).
 
-    Example: kinspect capture -o out -- python train.py --epochs 1
+    Example: kinspect capture -o out --time -- python train.py --epochs 1
     """
     from kinspect.hooks.run import run
-    from kinspect.render.terminal import variants_table
+    from kinspect.render.terminal import capture_summary
 
-    code, variants = run(list(command), out_dir)
-    click.echo(f"kinspect: {len(variants)} variant(s) recorded in {out_dir}", err=True)
-    if variants:
-        click.echo(variants_table(variants), err=True)
-    sys.exit(code)
+    with _progress_bar("deriving SASS / assembly") as progress:
+        result = run(list(command), out_dir, time_method=time_method,
+                     progress=lambda done, total: progress(done or None, total))
+    click.echo(capture_summary(result, out_dir), err=True)
+    sys.exit(result.code)
 
 
 @main.command(name="vec-report", context_settings=CONTEXT)
@@ -313,6 +318,9 @@ def report(items, constexprs, targets, num_warps, num_stages, args, size, no_ben
 class _progress_bar:
     """A progress bar on stderr while a sweep compiles (only on a terminal)."""
 
+    def __init__(self, label: str = "compiling"):
+        self.label = label
+
     def __enter__(self):
         self.bar = None
         return self.update
@@ -321,7 +329,7 @@ class _progress_bar:
         if not sys.stderr.isatty():
             return
         if self.bar is None and total:
-            self.bar = click.progressbar(length=total, label="compiling", file=sys.stderr)
+            self.bar = click.progressbar(length=total, label=self.label, file=sys.stderr)
             self.bar.__enter__()
         if self.bar is not None and outcome is not None:
             self.bar.update(1)
