@@ -387,3 +387,16 @@ def merge_launches(folder: Path, only: Path | None = None) -> None:
             p.unlink(missing_ok=True)
     finally:
         os.close(fd)
+
+
+def find_variant_folder(root: Path, kernel: str, hash_hex: str) -> Path | None:
+    """The folder of the variant with this compile hash, stored under its kernel's name (as capture
+    stores it), or None."""
+    group = Path(root) / _safe(kernel)
+    for folder in sorted(group.glob(f"*_{hash_hex[:8]}")) if group.is_dir() else ():
+        try:
+            if json.loads((folder / RECORD).read_text()).get("hash") == hash_hex:
+                return folder
+        except (OSError, ValueError, AttributeError):
+            continue
+    return None

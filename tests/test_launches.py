@@ -64,7 +64,23 @@ def test_launches_are_recorded_per_signature_and_grid(tmp_path, triton_cache):
     data = json.loads(Path(v.path, "record.json").read_text())
     assert data["record_version"] == 2 and data["launches"]["calls"] == 5
     assert not list(Path(v.path).glob(LAUNCHES_GLOB))
-    assert _double.launch_metadata is None, "the kernel's launch_metadata is given back"
+    from triton.compiler.compiler import CompiledKernel
+
+    assert not hasattr(CompiledKernel.launch_metadata, "kinspect_original"), "Triton's method is given back"
+
+
+def test_a_kernel_compiled_before_the_capture_is_recorded_at_its_first_launch(tmp_path, triton_cache):
+    """No listener sees a kernel the JIT already holds (or one a compile worker made): kinspect
+    records it from the launched kernel itself, with its launches."""
+    x, y = torch.empty(4096), torch.empty(4096)
+    with dry_run():
+        _launch(x, y, 4096)                     # compiled and launched before the capture
+        with kinspect.capture(tmp_path / "out") as rec:
+            _launch(x, y, 4096)
+            _launch(x, y, 4096)
+    [v] = read_records(tmp_path / "out")
+    assert [r.hash for r in rec.variants] == [v.hash] and v.cache_hit
+    assert v.launches.calls == 2 and v.stage("ptx") is not None and v.constexprs == {"BLOCK": 512}
 
 
 def test_signatures_past_the_cap_are_counted(tmp_path, triton_cache):
@@ -98,7 +114,6 @@ def test_other_tools_hooks_are_chained_and_restored(tmp_path, triton_cache):
             knobs.runtime.launch_enter_hook.add(lambda md: replaced.append("added inside"))
             _launch(x, y, 1024)
         assert knobs.runtime.launch_enter_hook is chain_before
-        assert _double.launch_metadata is own_metadata, "a launch_metadata kinspect did not set stays"
     finally:
         knobs.runtime.launch_enter_hook.remove(theirs)
         knobs.runtime.launch_enter_hook.calls = [c for c in knobs.runtime.launch_enter_hook.calls

@@ -41,13 +41,10 @@ class Recorder:
     variants: list[Variant] = field(default_factory=list)
     pending: list[tuple] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
-    watched: list = field(default_factory=list)    # JITFunctions given a launch_metadata
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __call__(self, *, src, metadata, metadata_group, times, cache_hit, **extra):
         startup_us = self.startup.take() if self.startup is not None else 0
-        if self.launches is not None:
-            self._watch(src)
         if self.defer:
             self.pending.append((src, dict(metadata), dict(metadata_group), times, cache_hit, startup_us))
         else:
@@ -56,23 +53,13 @@ class Recorder:
             self.previous(src=src, metadata=metadata, metadata_group=metadata_group, times=times,
                           cache_hit=cache_hit, **extra)
 
-    def _watch(self, src) -> None:
-        """Give the kernel a no-op launch_metadata, so Triton hands its launches' arguments to the
-        launch hooks (one another tool set stays: its entry carries the same arguments)."""
-        from kinspect.hooks.launches import no_launch_metadata
-
-        fn = getattr(src, "fn", None)
-        if fn is not None and hasattr(fn, "launch_metadata") and fn.launch_metadata is None:
-            fn.launch_metadata = no_launch_metadata
-            self.watched.append(fn)
-
-    def unwatch(self) -> None:
-        from kinspect.hooks.launches import no_launch_metadata
-
-        for fn in self.watched:
-            if fn.launch_metadata is no_launch_metadata:
-                fn.launch_metadata = None
-        self.watched.clear()
+    def adopt(self, kernel) -> None:
+        """Record a kernel at its first launch when no capture saw it compile (it was compiled before
+        the capture began, or loaded from a compile worker's result) and the store lacks it."""
+        if self.launches is None or kernel.hash in self.launches.folders or \
+                self.launches.find(kernel.name, kernel.hash) is not None:
+            return
+        self._guarded(kernel.src, kernel.metadata._asdict(), dict(kernel.metadata_group), None, True)
 
     def flush(self) -> None:
         """Record what a deferred recorder has collected (its files must still be in the cache)."""
@@ -179,12 +166,12 @@ def capture(out_dir: str | Path = "kinspect-out", *, group: str | None = None, o
 
     With `defer`, variants are recorded when the block ends rather than inside Triton's compile.
     """
-    from kinspect.hooks.launches import LaunchRecorder
+    from kinspect.hooks.launches import ArgumentsToHooks, LaunchRecorder
     from kinspect.hooks.startup import StartupClock
 
     knobs = _knobs()
     store = Store(out_dir)
-    launch_recorder = LaunchRecorder(timer=timer(time)) if launches else None
+    launch_recorder = LaunchRecorder(store, timer=timer(time)) if launches else None
     # Capturing inside someone's program (not strict) must not break it: an unwritable folder is
     # reported when a variant is recorded, and several processes (ranks) may capture into one store.
     with store.lock(required=strict):
@@ -195,17 +182,19 @@ def capture(out_dir: str | Path = "kinspect-out", *, group: str | None = None, o
                             origin=origin, defer=defer, launches=launch_recorder, startup=clock)
         knobs.compilation.listener = recorder
         clock.install()
+        metadata = ArgumentsToHooks(on_first=recorder.adopt)
         if launch_recorder is not None:
             knobs.runtime.launch_enter_hook = ChainedHook(launch_recorder.enter, hooks[0])
             knobs.runtime.launch_exit_hook = ChainedHook(launch_recorder.exit, hooks[1])
+            metadata.install()
         try:
             yield recorder
             recorder.flush()
         finally:
             knobs.compilation.listener = previous
             knobs.runtime.launch_enter_hook, knobs.runtime.launch_exit_hook = hooks
+            metadata.restore()
             clock.restore()
-            recorder.unwatch()
             if launch_recorder is not None:
                 finish_launches(launch_recorder)
 

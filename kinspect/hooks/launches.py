@@ -1,15 +1,15 @@
 """Launch records: how often each captured variant ran, with which grids and arguments, and (with
-`time`) how long it ran on the GPU.
+a timer) how long it ran on the GPU.
 
 Triton calls `knobs.runtime.launch_enter_hook` / `launch_exit_hook` around every launch with a
-LazyDict; when the kernel's JITFunction has a `launch_metadata` function, the LazyDict carries
-`(grid, kernel metadata, {arg name: value})` for it. kinspect gives a kernel a no-op
-`launch_metadata` when it is compiled under capture (keeping one another tool set, such as
-proton's or tritonparse's: its entry carries the same arguments), and reads those arguments in its
-enter hook without calling anything. Work per launch is a dict update keyed by the arguments'
-shapes, strides and values; the records are written by `flush`, per process, beside the variant
-(kinspect.store.write_launches), every FLUSH_S seconds while launches happen and when the capture
-ends, so a program that dies loses at most the last seconds of counts.
+LazyDict built by `CompiledKernel.launch_metadata`; it carries the launch's grid, the kernel's
+metadata and its arguments only when the kernel's JITFunction has a `launch_metadata` function of
+its own. While capture is on, ArgumentsToHooks wraps that method so every launch carries them (the
+kernels Inductor compiles in worker processes and loads in the program's process included, which
+no listener of that process sees compile); the enter hook reads them without calling anything.
+Work per launch is a dict update keyed by the arguments' shapes, strides and values; the records
+are written by `flush`, per process, beside the variant (kinspect.store.write_launches): a
+variant's first launch at once, later counts every FLUSH_S seconds and when the capture ends.
 """
 
 from __future__ import annotations
@@ -30,15 +30,65 @@ RESOLVE_EVERY = 2048     # timed launches held before their events are read
 
 
 def no_launch_metadata(grid, metadata, args):
-    """The `launch_metadata` kinspect gives a kernel that has none: Triton then hands the launch's
-    grid and arguments to the launch hooks. It adds nothing to the launch's metadata."""
+    """The entry kinspect adds to a launch's LazyDict: its arguments are the (grid, kernel metadata,
+    arguments) the hooks read; it adds nothing to the launch's metadata."""
     return {}
+
+
+class ArgumentsToHooks:
+    """Wraps CompiledKernel.launch_metadata so every launch hands its grid, metadata and arguments to
+    the launch hooks (Triton does so only for kernels with a `launch_metadata` function); `restore`
+    puts Triton's method back."""
+
+    def __init__(self, on_first=None):
+        self.on_first = on_first      # called with each CompiledKernel at its first launch
+        self._cls = self._original = None
+
+    def install(self) -> None:
+        from triton.compiler.compiler import CompiledKernel, LazyDict
+
+        original = CompiledKernel.launch_metadata
+        seen = set()
+        on_first = self.on_first
+
+        def launch_metadata(kernel, grid, stream, *args):
+            if on_first is not None and kernel.hash not in seen:
+                seen.add(kernel.hash)
+                try:
+                    on_first(kernel)
+                except Exception:
+                    pass
+            try:
+                ret = original(kernel, grid, stream, *args)
+            except Exception:       # a kernel whose source is gone (unpickled): build it here
+                ret = None
+            if ret is None:
+                ret = LazyDict({"name": kernel.name, "function": kernel.function, "stream": stream})
+            if not ret.extras:
+                ret.add(no_launch_metadata, (grid, kernel.metadata, dict(zip(_arg_names(kernel, len(args)), args))))
+            return ret
+
+        launch_metadata.kinspect_original = original
+        CompiledKernel.launch_metadata = launch_metadata
+        self._cls, self._original = CompiledKernel, original
+
+    def restore(self) -> None:
+        if self._cls is not None:
+            self._cls.launch_metadata = self._original
+            self._cls = self._original = None
+
+
+def _arg_names(kernel, n: int) -> list[str]:
+    src = getattr(kernel, "src", None)
+    names = getattr(getattr(src, "fn", None), "arg_names", None) or list(getattr(src, "signature", None) or ())
+    return list(names)[:n] + [f"arg{i}" for i in range(len(names), n)]
 
 
 @dataclass
 class Tally:
     """One variant's launches in this process."""
 
+    kernel: str
     names: tuple[str, ...]
     calls: int = 0
     grids: dict = field(default_factory=dict)
@@ -102,7 +152,8 @@ class LaunchRecorder:
     (the compilation recorder fills it as it records or finds variants). `timer` times each launch
     on the device (EventTimer, ProfilerTimer) or is None."""
 
-    def __init__(self, *, timer=None):
+    def __init__(self, store=None, *, timer=None):
+        self.store = store
         self.timer = timer
         self.tallies: dict[str, Tally] = {}
         self.folders: dict[str, Path] = {}
@@ -146,7 +197,7 @@ class LaunchRecorder:
         tally = self.tallies.get(key)
         first = tally is None
         if first:
-            tally = self.tallies[key] = Tally(names=tuple(args))
+            tally = self.tallies[key] = Tally(kernel=str(kernel_meta.name), names=tuple(args))
         tally.calls += 1
         tally.dirty = True
         grid = _grid3(grid)
@@ -210,8 +261,10 @@ class LaunchRecorder:
             pid, rk, host = os.getpid(), rank(), socket.gethostname()
             written = []
             for key, tally in list(self.tallies.items()):
-                folder = self.folders.get(key)
-                if folder is None or not tally.dirty:
+                if not tally.dirty:
+                    continue
+                folder = self.folders.get(key) or self.find(tally.kernel, key)
+                if folder is None:
                     continue
                 try:
                     write_launches(folder, self.launches(tally, pid, rk, host), host=host, pid=pid)
@@ -220,6 +273,18 @@ class LaunchRecorder:
                 except OSError:
                     pass    # the store went away or is read-only: the program goes on
             return written
+
+    def find(self, kernel: str, key: str) -> Path | None:
+        """The store folder of a variant this process did not see compile (another process, such as
+        one of torch.compile's compile workers, recorded it)."""
+        if self.store is None:
+            return None
+        from kinspect.store import find_variant_folder
+
+        folder = find_variant_folder(self.store.root, kernel, key)
+        if folder is not None:
+            self.folders[key] = folder
+        return folder
 
     def forget(self) -> None:
         """Drop what was gathered (a forked child starts counting afresh: its parent's counts and
@@ -230,13 +295,18 @@ class LaunchRecorder:
             self.timer.forget()
 
     def summary(self) -> dict:
-        """Launch counts and what recording and timing them cost, for the end of a capture."""
+        """Launch counts and what recording and timing them cost, for the end of a capture; launches
+        of variants that are in no store (recording them failed) by kernel name."""
+        unstored = dict(self.unattributed)
+        for key, t in self.tallies.items():
+            if key not in self.folders:
+                unstored[t.kernel] = unstored.get(t.kernel, 0) + t.calls
         calls = sum(t.calls for t in self.tallies.values()) + sum(self.unattributed.values())
         return {"launches": calls, "hook_ms": 1e3 * self.hook_s,
                 "timing": None if self.timer is None else {"method": self.timer.method,
                                                             "ms": 1e3 * self.timer.cost_s,
                                                             "failed": getattr(self.timer, "failed", "")},
-                "unattributed": dict(self.unattributed)}
+                "unattributed": unstored}
 
 
 class EventTimer:

@@ -71,12 +71,18 @@ def specialization(src) -> tuple[dict, dict, dict]:
 
 
 def source_ref(src) -> SourceRef | None:
-    fn = getattr(getattr(src, "fn", None), "fn", None)
+    jit = getattr(src, "fn", None)
+    fn = getattr(jit, "fn", None)
     if fn is None:
         return None
+    # The JITFunction read its source when it was decorated (raw_src, starting_line_number, as
+    # inspect.getsourcelines gives them): reading the file again inside the compile costs ms.
+    lines, first = getattr(jit, "raw_src", None), getattr(jit, "starting_line_number", None)
     try:
-        lines, first = inspect.getsourcelines(fn)
-        return SourceRef(file=str(inspect.getsourcefile(fn)), line=first, text="".join(lines))
+        if lines is None or first is None:
+            lines, first = inspect.getsourcelines(fn)
+        return SourceRef(file=str(inspect.getsourcefile(fn) or fn.__code__.co_filename), line=first,
+                         text="".join(lines))
     except (OSError, TypeError):
         return None
 

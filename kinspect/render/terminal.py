@@ -182,7 +182,7 @@ def capture_summary(result, out_dir) -> str:
                        f"(benchmarks/capture_overhead.py measures its cost per launch)")
     if result.unattributed:
         n = sum(result.unattributed.values())
-        out.append(f"  {n:,} launch(es) of kernels compiled before capture began (no arguments known): "
+        out.append(f"  {n:,} launch(es) of kernels not recorded in the store (see the warnings above): "
                    f"{', '.join(sorted(result.unattributed)[:4])}")
     out += [f"  note: {n}" for n in result.notes]
     if result.derive_s > 0.5:

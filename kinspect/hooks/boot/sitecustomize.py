@@ -16,19 +16,21 @@ import sys
 def _install():
     try:
         from kinspect.hooks import ChainedHook, Recorder, timer
-        from kinspect.hooks.launches import LaunchRecorder
+        from kinspect.hooks.launches import ArgumentsToHooks, LaunchRecorder
         from kinspect.hooks.startup import StartupClock
         from kinspect.store import Store
         from triton import knobs
 
-        launches = LaunchRecorder(timer=timer(os.environ.get("KINSPECT_CAPTURE_TIME") or False))
+        store = Store(os.environ["KINSPECT_CAPTURE_DIR"])
+        launches = LaunchRecorder(store, timer=timer(os.environ.get("KINSPECT_CAPTURE_TIME") or False))
     except Exception as e:  # never break the user's program
         print(f"kinspect capture: not active ({e})", file=sys.stderr)
         return
     clock = StartupClock()
     clock.install()
-    recorder = Recorder(Store(os.environ["KINSPECT_CAPTURE_DIR"]), previous=knobs.compilation.listener,
-                        origin="capture", launches=launches, startup=clock)
+    recorder = Recorder(store, previous=knobs.compilation.listener, origin="capture", launches=launches,
+                        startup=clock)
+    ArgumentsToHooks(on_first=recorder.adopt).install()
     _keep_first(knobs.compilation, recorder)
     _keep_first_hooks(knobs.runtime, ChainedHook(launches.enter, knobs.runtime.launch_enter_hook),
                       ChainedHook(launches.exit, knobs.runtime.launch_exit_hook))
