@@ -233,3 +233,33 @@ def test_profiler_records_are_matched_by_name_and_launch_order():
     got = attribute(order, kernels)
     assert [x for x in got if x[0] != "s"] == [("v1", 1.0), ("v1", 2.0), ("v2", 3.0)]
     assert [x for x in got if x[0] == "s"] == [("s", 0.5)] * 3
+
+
+SPAWN_SCRIPT = """
+import sys, torch, torch.multiprocessing as mp
+sys.path.insert(0, {root!r})
+
+def work(rank):
+    from tests.dryrun import dry_run
+    from tests.test_capture import _double
+    x, y = torch.empty(4096), torch.empty(4096)
+    with dry_run():
+        for _ in range(rank + 1):
+            _double[(8,)](x, y, 4096, BLOCK=512)
+
+if __name__ == "__main__":
+    work(0)                       # the parent launches too
+    mp.spawn(work, nprocs=2)      # fresh interpreters: capture reaches them through the environment
+"""
+
+
+def test_torch_multiprocessing_children_are_captured(tmp_path):
+    script = tmp_path / "spawn.py"
+    script.write_text(SPAWN_SCRIPT.format(root=str(ROOT)))
+    proc = subprocess.run([sys.executable, "-m", "kinspect", "capture", "-o", str(tmp_path / "out"), "--",
+                           sys.executable, str(script)], capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "TRITON_CACHE_DIR": str(tmp_path / "cache")})
+    assert proc.returncode == 0, proc.stderr
+    [v] = read_records(tmp_path / "out")
+    assert v.launches.calls == 1 + 1 + 2
+    assert len({p.pid for p in v.launches.processes}) == 3
