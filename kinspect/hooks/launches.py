@@ -48,16 +48,18 @@ class ArgumentsToHooks:
         from triton.compiler.compiler import CompiledKernel, LazyDict
 
         original = CompiledKernel.launch_metadata
-        seen = set()
+        names = {}                    # kernel hash -> its argument names (once per kernel)
         on_first = self.on_first
 
         def launch_metadata(kernel, grid, stream, *args):
-            if on_first is not None and kernel.hash not in seen:
-                seen.add(kernel.hash)
-                try:
-                    on_first(kernel)
-                except Exception:
-                    pass
+            known = names.get(kernel.hash)
+            if known is None:
+                known = names[kernel.hash] = _arg_names(kernel, len(args))
+                if on_first is not None:
+                    try:
+                        on_first(kernel)
+                    except Exception:
+                        pass
             try:
                 ret = original(kernel, grid, stream, *args)
             except Exception:       # a kernel whose source is gone (unpickled): build it here
@@ -65,7 +67,7 @@ class ArgumentsToHooks:
             if ret is None:
                 ret = LazyDict({"name": kernel.name, "function": kernel.function, "stream": stream})
             if not ret.extras:
-                ret.add(no_launch_metadata, (grid, kernel.metadata, dict(zip(_arg_names(kernel, len(args)), args))))
+                ret.extras.append((no_launch_metadata, (grid, kernel.metadata, dict(zip(known, args)))))
             return ret
 
         launch_metadata.kinspect_original = original
@@ -100,24 +102,35 @@ class Tally:
     dirty: bool = False
 
 
-def _arg_key(value):
-    """What identifies an argument for the records, cheaply: a tensor's dtype, shape, strides and
-    device; a scalar's type and value; a host tensor descriptor's base, shape, strides and block."""
-    import torch
+_SCALARS = {int: "int", float: "float", bool: "bool", str: "str", type(None): "none"}
+_tensor_type = None
 
-    if isinstance(value, torch.Tensor):
-        return ("tensor", value.dtype, tuple(value.shape), value.stride(), value.device)
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return (type(value).__name__, value)
+
+def _arg_key(value):
+    """What identifies an argument for the records, cheaply (this runs for every argument of every
+    launch): a tensor's dtype, shape, strides and device; a scalar's type and value; a host tensor
+    descriptor's base dtype, shape, strides, block and device."""
+    global _tensor_type
+    kind = type(value)
+    if kind in _SCALARS:
+        return (kind, value)
+    if _tensor_type is None:
+        import torch
+
+        _tensor_type = torch.Tensor
+    if isinstance(value, _tensor_type):
+        return ("tensor", value.dtype, value.shape, value.stride(), value.device)
     base = getattr(value, "base", None)
-    if isinstance(base, torch.Tensor) and hasattr(value, "block_shape"):
+    if isinstance(base, _tensor_type) and hasattr(value, "block_shape"):
         return ("tensordesc", base.dtype, tuple(value.shape), tuple(value.strides), tuple(value.block_shape),
                 base.device)
-    return ("other", type(value).__name__)
+    return ("other", kind.__name__)
 
 
 def _arg_spec(name: str, key) -> ArgSpec:
     kind = key[0]
+    if kind in _SCALARS:
+        return ArgSpec(name, _SCALARS[kind], value=key[1])
     if kind == "tensor":
         return ArgSpec(name, "tensor", shape=tuple(int(x) for x in key[2]), strides=tuple(int(x) for x in key[3]),
                        dtype=str(key[1]).removeprefix("torch."), device=str(key[4]))
@@ -125,14 +138,15 @@ def _arg_spec(name: str, key) -> ArgSpec:
         return ArgSpec(name, "tensordesc", value=list(key[4]), shape=tuple(int(x) for x in key[2]),
                        strides=tuple(int(x) for x in key[3]), dtype=str(key[1]).removeprefix("torch."),
                        device=str(key[5]))
-    if kind == "other":
-        return ArgSpec(name, "other", value=key[1])
-    return ArgSpec(name, {"NoneType": "none"}.get(kind, kind), value=key[1])
+    return ArgSpec(name, "other", value=key[1])
 
 
-def _grid3(grid) -> tuple[int, ...]:
+def _grid3(grid) -> tuple:
+    n = len(grid)
+    if n == 3 and type(grid) is tuple:
+        return grid
     g = tuple(int(x) for x in grid)
-    return g + (1,) * (3 - len(g)) if len(g) < 3 else g
+    return g + (1,) * (3 - n) if n < 3 else g
 
 
 def rank() -> int | None:
@@ -202,7 +216,7 @@ class LaunchRecorder:
         tally.dirty = True
         grid = _grid3(grid)
         tally.grids[grid] = tally.grids.get(grid, 0) + 1
-        sig = (grid, tuple(_arg_key(v) for v in args.values()))
+        sig = (grid, tuple(map(_arg_key, args.values())))
         n = tally.signatures.get(sig)
         if n is not None:
             tally.signatures[sig] = n + 1
@@ -239,8 +253,9 @@ class LaunchRecorder:
         grids = sorted(tally.grids.items(), key=lambda kv: -kv[1])
         return Launches(
             calls=tally.calls,
-            grids=tuple(grids[:GRIDS]),
-            signatures=tuple(LaunchSignature(grid=grid, args=tuple(_arg_spec(n, k) for n, k in zip(tally.names, keys)),
+            grids=tuple((tuple(int(x) for x in g), n) for g, n in grids[:GRIDS]),
+            signatures=tuple(LaunchSignature(grid=tuple(int(x) for x in grid),
+                                             args=tuple(_arg_spec(n, k) for n, k in zip(tally.names, keys)),
                                              calls=n, pid=pid, rank=rk) for (grid, keys), n in sigs),
             other_calls=tally.other,
             processes=(ProcessLaunches(pid=pid, rank=rk, host=host, calls=tally.calls),),
