@@ -162,26 +162,54 @@ def capture(out_dir, time_method, command):
 @click.option("--arg", "args", multiple=True, metavar="NAME=TYPE", help="A runtime argument of a user kernel.")
 @click.option("--num-warps", type=int, default=None)
 @click.option("--num-stages", type=int, default=None)
-@click.option("--json", "as_json", is_flag=True, help="A JSON list, one object per variant.")
+@click.option("--json", "as_json", is_flag=True,
+              help="JSON: a list with one object per variant; for several kernels an object with the summary "
+                   "table (kernels) and the detailed variants.")
 @click.option("--lines", "show_lines", is_flag=True, help="Add a table of what each Python line produced per stage.")
+@click.option("--top", "top", type=click.IntRange(min=0), default=3, show_default=True,
+              help="Several kernels: the details of this many of the top kernels follow the summary.")
+@click.option("--all", "every", is_flag=True, help="Several kernels: the details of every kernel.")
+@click.option("-k", "--kernel", "names", multiple=True, metavar="NAME",
+              help="Several kernels: the details of kernels whose name contains NAME (repeatable).")
 @_retarget_option
 @click.option("-o", "--out", "out_dir", default=api.DEFAULT_OUT, show_default=True,
               help="Store for kernels compiled here.")
-def vec_report(targets, target, constexprs, args, num_warps, num_stages, as_json, show_lines, retarget, out_dir):
+def vec_report(targets, target, constexprs, args, num_warps, num_stages, as_json, show_lines, top, every, names,
+               retarget, out_dir):
     """Vector, matrix and register use of each variant, with verdicts tied to source lines.
 
     TARGETS are kernels (shipped names or file.py:name, compiled as in dump), kinspect stores, Triton
     cache or dump folders, or single .ttir/.ttgir/.ll/.llir/.ptx/.sass/.amdgcn/.s/.asm files.
-    With none: ./kinspect-out if present, else the Triton cache.
+    With none: ./kinspect-out if present, else the Triton cache. Several kernels (a captured program)
+    open with one table: a row per kernel, by GPU time when captured with --time, else by the worst
+    finding; then the details of the top kernels.
     """
     import json
+    import shutil
 
     from kinspect.compile.args import parse_args, parse_constexprs
     from kinspect.render.report import line_table, vec_report as render
 
-    reports = api.vec_report(list(targets), target=target, constexprs=parse_constexprs(constexprs),
-                             args=parse_args(args), num_warps=num_warps, num_stages=num_stages, out_dir=out_dir,
-                             retarget=_checked(retarget))
+    kwargs = dict(target=target, constexprs=parse_constexprs(constexprs), args=parse_args(args), num_warps=num_warps,
+                  num_stages=num_stages, out_dir=out_dir)
+    retarget = _checked(retarget)
+    if not retarget:
+        variants = api.resolve_variants(list(targets), **kwargs)
+        if api.is_program(variants):
+            from kinspect.render.program import summary
+
+            found = api.program(variants, top=top, every=every, names=names, where=_where(targets, variants))
+            if as_json:
+                click.echo(json.dumps(found.to_json(), indent=1))
+                return
+            width = shutil.get_terminal_size((160, 40)).columns
+            parts = [summary(found.rows, where=found.where, width=width, shown=len(found.details))]
+            parts += [render(r) + (f"\n  per line:\n{line_table(r)}" if show_lines else "") for r in found.details]
+            click.echo("\n\n".join(parts))
+            return
+        reports = api.vec_report_of(variants)
+    else:
+        reports = api.vec_report(list(targets), retarget=retarget, **kwargs)
     if as_json:
         click.echo(json.dumps([r.to_json() for r in reports], indent=1))
         return
@@ -189,6 +217,17 @@ def vec_report(targets, target, constexprs, args, num_warps, num_stages, as_json
         click.echo("no variants found")
     click.echo("\n\n".join(render(r) + (f"\n  per line:\n{line_table(r)}" if show_lines else "")
                              for r in reports))
+
+
+def _where(targets, variants) -> str:
+    """What a program table covers, for its header."""
+    if len(targets) == 1:
+        return targets[0]
+    if not targets:
+        from kinspect.sources import default_dir
+
+        return str(default_dir())
+    return f"{len(targets)} inputs"
 
 
 def _checked(specs) -> tuple[str, ...]:
