@@ -406,12 +406,21 @@ def report(items, *, variant: str | None = None, metrics=(), bench: bool = True,
                              f"choose from {', '.join(METRICS)}")
     result = diff(items, bench=bench, text=False, **kwargs)
     rows = result.rows
+    reports = [result.reports.get(r.variant.path) or analyse(r.variant) for r in rows]
+    variants = [r.variant for r in rows]
+    program = None
+    if is_program(variants):    # a program's kernels: ranked, and no plot across them
+        from kinspect.analysis.summary import kernel_rows, summarize
+
+        program = kernel_rows([summarize(v, rep) for v, rep in zip(variants, reports)])
     if variant:
         chosen = find_row(variant, rows, option="--variant")
     else:
         timed = [i for i, r in enumerate(rows) if r.runtime]
-        chosen = min(timed, key=lambda i: rows[i].runtime.median_ms) if timed else 0
-    return Report(result, [analyse(r.variant) for r in rows], chosen=chosen, metrics=metrics)
+        first = program[0].busiest.path if program else None
+        chosen = (min(timed, key=lambda i: rows[i].runtime.median_ms) if timed
+                  else next((i for i, v in enumerate(variants) if v.path == first), 0))
+    return Report(result, reports, chosen=chosen, metrics=metrics, program=program)
 
 
 def check_report_path(path: str | Path, items=()) -> Path:

@@ -171,11 +171,13 @@ def capture(out_dir, time_method, command):
 @click.option("--all", "every", is_flag=True, help="Several kernels: the details of every kernel.")
 @click.option("-k", "--kernel", "names", multiple=True, metavar="NAME",
               help="Several kernels: the details of kernels whose name contains NAME (repeatable).")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
+              help="Processes that analyse variants kinspect has not summarized before (default: one per core).")
 @_retarget_option
 @click.option("-o", "--out", "out_dir", default=api.DEFAULT_OUT, show_default=True,
               help="Store for kernels compiled here.")
 def vec_report(targets, target, constexprs, args, num_warps, num_stages, as_json, show_lines, top, every, names,
-               retarget, out_dir):
+               jobs, retarget, out_dir):
     """Vector, matrix and register use of each variant, with verdicts tied to source lines.
 
     TARGETS are kernels (shipped names or file.py:name, compiled as in dump), kinspect stores, Triton
@@ -198,7 +200,8 @@ def vec_report(targets, target, constexprs, args, num_warps, num_stages, as_json
         if api.is_program(variants):
             from kinspect.render.program import summary
 
-            found = api.program(variants, top=top, every=every, names=names, where=_where(targets, variants))
+            found = api.program(variants, top=top, every=every, names=names, where=_where(targets, variants),
+                                jobs=jobs)
             if as_json:
                 click.echo(json.dumps(found.to_json(), indent=1))
                 return

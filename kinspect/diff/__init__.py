@@ -38,6 +38,7 @@ class DiffResult:
     links: list[Link] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     sweep: Sweep | None = None
+    reports: dict = field(default_factory=dict)    # analyses made for the rows, by variant path
 
     def to_json(self) -> dict:
         d = self.text
@@ -111,7 +112,8 @@ def compare(items: list[str], *, constexprs: dict[str, list] | None = None, targ
     if retarget:
         variants = _retargeted(variants, retarget)
     _enough(len(variants), f" ({failed[0].job.describe()} failed: {failed[0].error})" if failed else "", least=least)
-    rows = make_rows(variants, known)
+    reports: dict = {}
+    rows = make_rows(variants, known, reports)
     notes = list(result_sweep.notes) if result_sweep else []
     if timer is not None:
         rows = [_timed(r, timer, notes) for r in rows]
@@ -122,7 +124,7 @@ def compare(items: list[str], *, constexprs: dict[str, list] | None = None, targ
         chosen_stage = choose_stage(stage, a, b)
         stage_diff = diff_variants(a, b, chosen_stage)
     return DiffResult(rows=rows, failed=failed, stage=chosen_stage, pair=chosen, text=stage_diff,
-                      links=explain(rows), notes=notes, sweep=result_sweep)
+                      links=explain(rows), notes=notes, sweep=result_sweep, reports=reports)
 
 
 def _timed(r: Row, timer, notes: list[str]) -> Row:

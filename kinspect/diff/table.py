@@ -46,10 +46,11 @@ class Row:
         }
 
 
-def metrics(v: Variant) -> dict:
+def metrics(v: Variant, report=None) -> dict:
     """A variant's row figures (everything but label, variant and runtime), as plain JSON values:
-    a sweep's worker measures them beside the compile and sends them back."""
-    report = analyse(v)
+    a sweep's worker measures them beside the compile and sends them back. `report` is the variant's
+    analysis when it was made already."""
+    report = report if report is not None else analyse(v)
     m, r = report.isa, report.resources
     stages = {}
     if v.times is not None:
@@ -62,17 +63,24 @@ def metrics(v: Variant) -> dict:
                 code_bytes=code_bytes(v), jit_us=v.times.total_us if v.times else None, jit_stages=stages)
 
 
-def rows(variants: list[Variant], known: dict[str, dict] | None = None) -> list[Row]:
-    """One Row per variant; `known` maps a variant's path to figures a worker measured already."""
-    known = known or {}
-    return [Row(label=label, variant=v, **(known.get(v.path) or metrics(v)))
-            for label, v in zip(labels(variants), variants)]
+def rows(variants: list[Variant], known: dict[str, dict] | None = None,
+         reports: dict | None = None) -> list[Row]:
+    """One Row per variant; `known` maps a variant's path to figures a worker measured already. The
+    analyses made here (in parallel when there are many) are put in `reports`, by path."""
+    from kinspect.analysis import analyse_all
+
+    known = dict(known or {})
+    todo = [v for v in variants if v.path not in known]
+    for v, report in zip(todo, analyse_all(todo)):
+        known[v.path] = metrics(v, report)
+        if reports is not None:
+            reports[v.path] = report
+    return [Row(label=label, variant=v, **known[v.path]) for label, v in zip(labels(variants), variants)]
 
 
 def _facets(v: Variant) -> dict[str, str]:
     """What can tell two variants apart, as `key: shown value`."""
-    src = f"{v.source.file}:{v.kernel}" if v.source else v.kernel
-    facets = {"kernel": src, "target": str(v.target)}
+    facets = {"kernel": v.kernel, "file": v.source.file if v.source else "", "target": str(v.target)}
     if v.extra.get("retarget"):
         facets["target"] = f"{v.target}@{v.extra['retarget']}"
     facets.update({f"const:{k}": f"{k}={val}" for k, val in v.constexprs.items()})
@@ -86,12 +94,25 @@ def labels(variants: list[Variant]) -> list[str]:
     facets = [_facets(v) for v in variants]
     keys = list(dict.fromkeys(k for f in facets for k in f))
     varying = [k for k in keys if len({f.get(k) for f in facets}) > 1]
+    # the file tells variants apart only where one kernel name comes from several files (before.py and
+    # after.py); generated files (Inductor's hashed names) would only hide the kernel's name
+    files_of = {}
+    for f in facets:
+        files_of.setdefault(f["kernel"], set()).add(f["file"])
+    same_name = any(len(files) > 1 for files in files_of.values())
     out = []
     for v, f in zip(variants, facets):
         parts = []
         for k in varying:
-            value = f.get(k, f"{k}=-")
-            parts.append(_short_source(value, [g.get(k, "") for g in facets]) if k == "kernel" else value)
+            if k == "file":
+                continue
+            if k == "kernel" and same_name:
+                parts.append(_short_source(f"{f['file']}:{f['kernel']}" if f["file"] else f["kernel"],
+                                           [f"{g['file']}:{g['kernel']}" for g in facets]))
+            else:
+                parts.append(f.get(k, f"{k}=-"))
+        if "kernel" not in varying and "file" in varying and same_name:
+            parts.insert(0, _short_source(f"{f['file']}:{f['kernel']}", [f"{g['file']}:{g['kernel']}" for g in facets]))
         out.append(" ".join(parts) or (v.name or v.kernel))
     if len(set(out)) < len(out):  # the same compile twice (two stores): tell them apart by folder
         out = [f"{label} [{v.name or v.path}]" for label, v in zip(out, variants)]
