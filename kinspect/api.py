@@ -203,7 +203,7 @@ def program(variants: list[Variant], *, top: int = 3, every: bool = False, names
     variant of the `top` first kernels, of every kernel, or of the kernels whose name contains one
     of `names`."""
     from kinspect.analysis import analyse
-    from kinspect.analysis.summary import kernel_rows, summaries
+    from kinspect.analysis.summary import kernel_rows, summaries, variant_key
     from kinspect.errors import NotFound, did_you_mean
 
     rows = kernel_rows(summaries(variants, jobs=jobs))
@@ -214,8 +214,8 @@ def program(variants: list[Variant], *, top: int = 3, every: bool = False, names
                            f"kernels: {', '.join(r.name for r in rows[:6])}{' ...' if len(rows) > 6 else ''}")
     else:
         chosen = rows if every else rows[:top]
-    by_path = {v.path: v for v in variants}
-    details = [analyse(by_path[r.busiest.path]) for r in chosen]
+    by_key = {variant_key(v): v for v in variants}
+    details = [analyse(by_key[r.busiest.key]) for r in chosen]
     return Program(rows=rows, details=details, where=where)
 
 
@@ -406,7 +406,7 @@ def report(items, *, variant: str | None = None, metrics=(), bench: bool = True,
                              f"choose from {', '.join(METRICS)}")
     result = diff(items, bench=bench, text=False, **kwargs)
     rows = result.rows
-    reports = [result.reports.get(r.variant.path) or analyse(r.variant) for r in rows]
+    reports = [result.reports.get(id(r.variant)) or analyse(r.variant) for r in rows]
     variants = [r.variant for r in rows]
     program = None
     if is_program(variants):    # a program's kernels: ranked, and no plot across them
@@ -417,9 +417,11 @@ def report(items, *, variant: str | None = None, metrics=(), bench: bool = True,
         chosen = find_row(variant, rows, option="--variant")
     else:
         timed = [i for i, r in enumerate(rows) if r.runtime]
-        first = program[0].busiest.path if program else None
+        from kinspect.analysis.summary import variant_key
+
+        first = program[0].busiest.key if program else None
         chosen = (min(timed, key=lambda i: rows[i].runtime.median_ms) if timed
-                  else next((i for i, v in enumerate(variants) if v.path == first), 0))
+                  else next((i for i, v in enumerate(variants) if variant_key(v) == first), 0))
     return Report(result, reports, chosen=chosen, metrics=metrics, program=program)
 
 

@@ -60,6 +60,10 @@ class VariantSummary:
     def top(self) -> FindingRow | None:
         return max(self.findings, key=lambda f: f.severity, default=None)
 
+    @property
+    def key(self) -> tuple[str, str]:
+        return self.path, self.name
+
     def to_json(self) -> dict:
         d = dataclasses.asdict(self)
         d["matrix_units"] = dict(self.matrix_units)
@@ -72,6 +76,12 @@ class VariantSummary:
                       "constexprs": tuple(d.get("constexprs", {}).items()),
                       "options": tuple(d.get("options", {}).items()),
                       "findings": tuple(FindingRow(**f) for f in d["findings"])})
+
+
+def variant_key(v: Variant) -> tuple[str, str]:
+    """What names a variant among others: its folder and name (stage files of one folder share the
+    folder). VariantSummary.key gives the same for its variant."""
+    return v.path, v.name or Path(v.path).name
 
 
 def summarize(v: Variant, report=None) -> VariantSummary:

@@ -28,6 +28,7 @@ class Row:
     jit_us: int | None
     jit_stages: dict[str, int] = field(default_factory=dict)
     runtime: Runtime | None = None
+    findings: list[dict] = field(default_factory=list)   # {kind, severity, text, advice}, worst first
 
     def to_json(self) -> dict:
         v = self.variant
@@ -43,6 +44,7 @@ class Row:
             "jit_ms_by_stage": {k: round(us / 1000, 1) for k, us in self.jit_stages.items()},
             "cache_hit": v.cache_hit if v.times else None,
             "runtime": None if self.runtime is None else vars(self.runtime),
+            "findings": self.findings,
         }
 
 
@@ -60,22 +62,31 @@ def metrics(v: Variant, report=None) -> dict:
                 occupancy_limiter=r.occupancy.limiter if r.occupancy else "",
                 instructions=m.instructions if m else 0, vector=m.vector if m else 0,
                 matrix=m.matrix_total if m else 0, matrix_units=dict(m.matrix) if m else {},
-                code_bytes=code_bytes(v), jit_us=v.times.total_us if v.times else None, jit_stages=stages)
+                code_bytes=code_bytes(v), jit_us=v.times.total_us if v.times else None, jit_stages=stages,
+                findings=findings_of(report))
+
+
+def findings_of(report) -> list[dict]:
+    """A variant's findings (analysis.findings), worst first, as plain values."""
+    found = sorted((x for x in report.verdicts if x.kind), key=lambda x: -x.severity)
+    return [{"kind": x.kind, "severity": x.severity, "text": x.text, "advice": x.what_to_try} for x in found]
 
 
 def rows(variants: list[Variant], known: dict[str, dict] | None = None,
          reports: dict | None = None) -> list[Row]:
     """One Row per variant; `known` maps a variant's path to figures a worker measured already. The
-    analyses made here (in parallel when there are many) are put in `reports`, by path."""
+    analyses made here (in parallel when there are many) are put in `reports`, by id() of the variant
+    (stage files of one folder share a path)."""
     from kinspect.analysis import analyse_all
 
-    known = dict(known or {})
-    todo = [v for v in variants if v.path not in known]
-    for v, report in zip(todo, analyse_all(todo)):
-        known[v.path] = metrics(v, report)
+    known = known or {}
+    figures = [known.get(v.path) for v in variants]
+    todo = [i for i, f in enumerate(figures) if f is None]
+    for i, report in zip(todo, analyse_all([variants[i] for i in todo])):
+        figures[i] = metrics(variants[i], report)
         if reports is not None:
-            reports[v.path] = report
-    return [Row(label=label, variant=v, **known[v.path]) for label, v in zip(labels(variants), variants)]
+            reports[id(variants[i])] = report
+    return [Row(label=label, variant=v, **f) for label, v, f in zip(labels(variants), variants, figures)]
 
 
 def _facets(v: Variant) -> dict[str, str]:

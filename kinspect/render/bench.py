@@ -84,6 +84,8 @@ def render(r: BenchResult) -> str:
     if r.check is not None:
         out.append(f"  {r.check.describe()}")
     out += ["", f"asm      {_asm(r.metrics, v.extra.get('loaded'))}"]
+    for f in r.metrics.get("findings", []):
+        out.append(f"  {'!!' if f['severity'] >= 3 else '!'} {f['text']}\n      try: {f['advice']}")
     if r.profile is not None:
         p = r.profile
         kernel = f"; kernel time by the profiler (CUPTI, no L2 flush) median {_ms(p.kernel_ms)} ms" \

@@ -180,7 +180,9 @@ def _program(report: Report) -> str:
     """The kernels of a program, ranked: click a row for its busiest variant; click a heading to sort."""
     from kinspect.render.program import columns
 
-    index = {r.variant.path: i for i, r in enumerate(report.rows)}
+    from kinspect.analysis.summary import variant_key
+
+    index = {variant_key(r.variant): i for i, r in enumerate(report.rows)}
     kernels = report.program
     cols = columns(kernels)
     head = "".join(f'<th class="{"k" if h == "kernel" else ""}" data-sort="{"text" if h == "kernel" else "num"}">'
@@ -198,7 +200,7 @@ def _program(report: Report) -> str:
         tip = "" if top is None else f"{top.text}\ntry: {top.advice}"
         cells.append(f'<td class="finding {"sev" + str(top.severity) if top else ""}" data-v="{top.severity if top else 0}" '
                      f'title="{esc(tip)}">{esc(top.text if top else "-")}</td>')
-        i = index.get(k.busiest.path, 0)
+        i = index.get(k.busiest.key, 0)
         chosen = ' class="chosen"' if i == report.chosen else ""
         body.append(f'<tr data-variant="{i}"{chosen}>{"".join(cells)}</tr>')
     total = sum(len(k.variants) for k in kernels)
@@ -242,7 +244,9 @@ def _variant(i: int, row: Row, analysis: VariantReport, found: list[Packed], ent
     facts = " · ".join([v.kernel, str(v.target), *spec, v.path])
     cards = [_resources(row, analysis), _instructions(analysis), _jit(row), _runtime(row)]
     verdicts = "".join(
-        f'<li class="{esc(x.level)}"{_line_attr(x, analysis)}>{esc(x.text)}</li>' for x in analysis.verdicts)
+        f'<li class="{esc(x.level)}"{_line_attr(x, analysis)}>{esc(x.text)}'
+        + (f'<span class="try">try: {esc(x.what_to_try)}</span>' if x.kind else "") + "</li>"
+        for x in analysis.verdicts)
     notes = [f"problem: {p}" for p in analysis.problems] + [f"note: {n}" for n in v.notes]
     return "".join([
         f'<section class="variant" id="variant-{i}"{" hidden" if hidden else ""}>',
