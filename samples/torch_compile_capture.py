@@ -17,7 +17,7 @@ import torch
 
 
 def model(d_model: int):
-    layer = torch.nn.TransformerEncoderLayer(d_model=d_model, nhead=8, dim_feedforward=4 * d_model,
+    layer = torch.nn.TransformerEncoderLayer(d_model=d_model, nhead=8, dim_feedforward=4 * d_model, dropout=0.0,
                                              batch_first=True, device="cuda")
     return layer, torch.compile(layer)
 

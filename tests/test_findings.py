@@ -69,7 +69,7 @@ def test_a_dot_in_full_fp32_spills_and_runs_without_tensor_cores(gpu, nvidia_too
     assert "limited by registers (255 per thread)" in occ.text
     # the advice in this variant's numbers: 255 registers x 128 threads leave room for 2 blocks of the
     # SM's 64K registers; a third block of 4 warps fits at 65536 / (3 * 128) = 170, allocated by 8: 168
-    assert occ.advice.startswith("3 blocks fit with at most 168 registers per thread (now 255): try num_warps=2")
+    assert occ.advice.startswith("3 blocks would fit with at most 168 registers per thread (now 255): num_warps=2")
 
 
 def test_strided_loads_are_narrow(gpu):

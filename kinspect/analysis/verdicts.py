@@ -353,14 +353,14 @@ def occupancy_advice(target: str, o, warps: int, r: Resources) -> str:
     if o.limiter == "registers" and isinstance(lim, NvidiaLimits):
         fit = lim.regs_per_sm // (nxt * warps * 32) // 8 * 8
         smaller = f"num_warps={warps // 2} or " if warps > 1 else ""
-        return (f"{nxt} blocks fit with at most {fit} registers per thread (now {r.registers}): try "
+        return (f"{nxt} blocks would fit with at most {fit} registers per thread (now {r.registers}): "
                 f"{smaller}a smaller tile (BLOCK/XBLOCK)")
     if o.limiter == "shared memory" and isinstance(lim, NvidiaLimits):
         fit = lim.shared_per_sm // nxt - lim.shared_reserved_per_block
-        return (f"{nxt} blocks fit with at most {fit / 1024:.0f} KiB shared memory per block (now "
-                f"{(r.shared_bytes or 0) / 1024:g} KiB): try fewer num_stages or smaller tiles")
+        return (f"{nxt} blocks would fit with at most {fit / 1024:.0f} KiB shared memory per block (now "
+                f"{(r.shared_bytes or 0) / 1024:g} KiB): fewer num_stages or smaller tiles")
     if o.limiter == "blocks":
-        return f"{warps} warp(s) per block use few of the SM's warps at {o.blocks} blocks: try num_warps={warps * 4}"
+        return f"{warps} warp(s) per block use few of the SM's warps at {o.blocks} blocks: num_warps={warps * 4}"
     return KINDS["low_occupancy"].advice
 
 
