@@ -308,6 +308,10 @@ def _jit(row: Row) -> str:
     body = "".join(f'<dt>{esc(k)}</dt><dd>{us / 1000:,.1f} ms<span class="bar" style="width:{round(90 * us / top)}px">'
                    f"</span></dd>" for k, us in stages.items())
     total = "" if row.jit_us is None else f"<dt>total</dt><dd>{row.jit_us / 1000:,.1f} ms</dd>"
+    times = row.variant.times
+    if times is not None and times.startup_us:
+        total += (f'<dt>Triton start-up</dt><dd>{times.startup_us / 1000:,.1f} ms <span class="note">(once per '
+                  f"process, not this kernel's)</span></dd>")
     return f'<div class="card"><h3>JIT ms per stage</h3><dl>{body}{total}</dl></div>'
 
 
