@@ -19,7 +19,7 @@ from pathlib import Path
 
 from kinspect.model import Variant
 
-SUMMARY_VERSION = 1      # bump when what a summary holds or how it is computed changes
+SUMMARY_VERSION = 2      # bump when what a summary holds or how it is computed changes
 PARALLEL_FROM = 8        # analyse in worker processes from this many uncached variants on
 
 
@@ -50,6 +50,7 @@ class VariantSummary:
     occupancy_limiter: str
     jit_us: int | None
     startup_us: int
+    cache_hit: bool             # the JIT time is a lookup in Triton's on-disk cache, not a compile
     calls: int | None           # launches recorded by capture
     gpu_ms: float | None        # their GPU time, when the capture timed them
     findings: tuple[FindingRow, ...]
@@ -99,6 +100,7 @@ def summarize(v: Variant, report=None) -> VariantSummary:
         occupancy=None if r.occupancy is None else round(r.occupancy.fraction, 4),
         occupancy_limiter=r.occupancy.limiter if r.occupancy else "",
         jit_us=v.times.total_us if v.times else None, startup_us=v.times.startup_us if v.times else 0,
+        cache_hit=bool(v.cache_hit and v.times),
         calls=la.calls if la else None, gpu_ms=la.gpu.total_ms if la and la.gpu else None,
         findings=tuple(FindingRow(x.kind, x.severity, x.text, x.what_to_try, x.line)
                        for x in report.verdicts if x.kind),
@@ -207,11 +209,16 @@ class KernelRow:
     def name(self) -> str:
         return display_name(self.kernel)
 
+    @property
+    def jit_cached(self) -> bool:
+        """Every variant's JIT time was a cache lookup: the program ran with a warm Triton cache."""
+        return all(v.cache_hit for v in self.variants if v.jit_us is not None)
+
     def to_json(self) -> dict:
         b = self.busiest
         return {"kernel": self.kernel, "name": self.name, "variants": len(self.variants), "calls": self.calls,
                 "gpu_ms": self.gpu_ms, "gpu_share": self.share, "jit_ms": None if self.jit_us is None
-                else round(self.jit_us / 1000, 1),
+                else round(self.jit_us / 1000, 1), "jit_from_cache": self.jit_cached,
                 "registers": b.registers, "spills": b.spills, "occupancy": b.occupancy,
                 "occupancy_limiter": b.occupancy_limiter or None, "isa": b.isa, "instructions": b.instructions,
                 "vector_instructions": b.vector, "matrix_instructions": b.matrix,

@@ -30,7 +30,7 @@ def columns(rows: list[KernelRow]) -> list[tuple[str, callable, str]]:
         cols += [("GPU %", lambda r: "-" if r.share is None else f"{100 * r.share:.1f}%", ">"),
                  ("GPU ms", lambda r: "-" if r.gpu_ms is None else f"{r.gpu_ms:,.3f}", ">")]
     cols += [
-        ("JIT ms", lambda r: _ms(r.jit_us), ">"),
+        ("JIT ms", lambda r: _ms(r.jit_us) + ("*" if r.jit_us is not None and r.jit_cached else ""), ">"),
         ("regs", lambda r: "-" if r.busiest.registers is None else str(r.busiest.registers), ">"),
         ("spills", lambda r: "-" if r.busiest.spills is None else str(r.busiest.spills), ">"),
         ("occ", lambda r: "-" if r.busiest.occupancy is None else f"{r.busiest.occupancy:.0%}", ">"),
@@ -86,6 +86,9 @@ def summary(rows: list[KernelRow], *, where: str, width: int = 160, shown: int =
             k = KINDS[kind]
             out.append(f"    {MARK[k.severity]} {k.title} ({SEVERITY_NAMES[k.severity]}): "
                        f"{', '.join(kinds[kind][:12])}{' …' if len(kinds[kind]) > 12 else ''}; try: {k.advice}")
+    if any(r.jit_us is not None and r.jit_cached for r in rows):
+        out.append("  * JIT ms of a cache hit: the program found the kernel in Triton's on-disk cache; a first run "
+                   "with an empty cache compiles it")
     if shown:
         out.append(f"  details of the top {shown} below (--all for every kernel, -k NAME for one)")
     return "\n".join(out)
