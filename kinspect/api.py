@@ -165,10 +165,15 @@ def vec_report(items, *, retarget=(), **kwargs):
     """Analysis reports (kinspect.analysis.VariantReport) for the variants named by `items`; with
     `retarget` CPU specs, each variant's LLVM IR compiled for those CPUs is reported after it.
     An as-compiled variant with no machine code (a lone .ll file) is left out when retargeting."""
+    return vec_report_of(resolve_variants(items, **kwargs), retarget=retarget)
+
+
+def vec_report_of(variants: list[Variant], *, retarget=()):
+    """vec_report of variants already resolved."""
     from kinspect.analysis import analyse
 
     reports = []
-    for v in resolve_variants(items, **kwargs):
+    for v in variants:
         if retarget:
             llir_stage(v)  # a variant without LLVM IR is a clear error before anything is compiled
         report = analyse(v)
@@ -178,6 +183,47 @@ def vec_report(items, *, retarget=(), **kwargs):
             reports.append(report)
         reports += [analyse(retargeted(v, spec)) for spec in retarget]
     return reports
+
+
+@dataclass(frozen=True)
+class Program:
+    """The program view of many kernels' variants: one row per kernel, ranked, and the full analysis
+    of the kernels chosen for detail."""
+
+    rows: list            # kinspect.analysis.summary.KernelRow, busiest first
+    details: list         # kinspect.analysis.VariantReport of the chosen kernels' busiest variants
+    where: str            # what was read: a store, a cache, "3 kernels compiled here"
+
+    def to_json(self) -> dict:
+        return {"where": self.where, "kernels": [r.to_json() for r in self.rows],
+                "variants": [d.to_json() for d in self.details]}
+
+
+def is_program(variants: list[Variant]) -> bool:
+    """More than one kernel: the program view comes first."""
+    return len({v.kernel for v in variants}) > 1
+
+
+def program(variants: list[Variant], *, top: int = 3, every: bool = False, names=(), where: str = "",
+            jobs: int | None = None) -> Program:
+    """Rank the kernels of `variants` (kinspect.analysis.summary) and analyse in full the busiest
+    variant of the `top` first kernels, of every kernel, or of the kernels whose name contains one
+    of `names`."""
+    from kinspect.analysis import analyse
+    from kinspect.analysis.summary import kernel_rows, summaries, variant_key
+    from kinspect.errors import NotFound, did_you_mean
+
+    rows = kernel_rows(summaries(variants, jobs=jobs))
+    if names:
+        chosen = [r for r in rows if any(n.lower() in r.kernel.lower() for n in names)]
+        if not chosen:
+            raise NotFound(f"no kernel matches {', '.join(names)}{did_you_mean(names[0], [r.kernel for r in rows])}; "
+                           f"kernels: {', '.join(r.name for r in rows[:6])}{' ...' if len(rows) > 6 else ''}")
+    else:
+        chosen = rows if every else rows[:top]
+    by_key = {variant_key(v): v for v in variants}
+    details = [analyse(by_key[r.busiest.key]) for r in chosen]
+    return Program(rows=rows, details=details, where=where)
 
 
 def add_retargets(variant: Variant, specs) -> Variant:
@@ -309,7 +355,7 @@ def find_variant(spec: str, out_dir: str | Path = DEFAULT_OUT) -> Variant:
     matches = [v for v in variants if v.name == spec or v.name.startswith(spec) or v.kernel == spec
                or Path(v.path).parent.name == spec]
     if len(matches) == 1:
-        return matches[0]
+        return complete(matches[0])
     if not matches:
         names = [v.name for v in variants] + sorted({Path(v.path).parent.name for v in variants})
         raise NotFound(f"no variant '{spec}' in '{store}'{did_you_mean(spec, names)} (kinspect ls {store})")
@@ -370,12 +416,23 @@ def report(items, *, variant: str | None = None, metrics=(), bench: bool = True,
                              f"choose from {', '.join(METRICS)}")
     result = diff(items, bench=bench, text=False, **kwargs)
     rows = result.rows
+    reports = [result.reports.get(id(r.variant)) or analyse(r.variant) for r in rows]
+    variants = [r.variant for r in rows]
+    program = None
+    if is_program(variants):    # a program's kernels: ranked, and no plot across them
+        from kinspect.analysis.summary import kernel_rows, summarize
+
+        program = kernel_rows([summarize(v, rep) for v, rep in zip(variants, reports)])
     if variant:
         chosen = find_row(variant, rows, option="--variant")
     else:
         timed = [i for i, r in enumerate(rows) if r.runtime]
-        chosen = min(timed, key=lambda i: rows[i].runtime.median_ms) if timed else 0
-    return Report(result, [analyse(r.variant) for r in rows], chosen=chosen, metrics=metrics)
+        from kinspect.analysis.summary import variant_key
+
+        first = program[0].busiest.key if program else None
+        chosen = (min(timed, key=lambda i: rows[i].runtime.median_ms) if timed
+                  else next((i for i, v in enumerate(variants) if variant_key(v) == first), 0))
+    return Report(result, reports, chosen=chosen, metrics=metrics, program=program)
 
 
 def check_report_path(path: str | Path, items=()) -> Path:

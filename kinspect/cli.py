@@ -140,20 +140,25 @@ def ls_cmd(path, show_kernels):
 
 @main.command(context_settings={**CONTEXT, "ignore_unknown_options": True})
 @click.option("-o", "--out", "out_dir", default=api.DEFAULT_OUT, show_default=True, help="kinspect store folder.")
+@click.option("--time", "time_method", is_flag=False, flag_value="profiler", default=None,
+              type=click.Choice(["profiler", "events"]),
+              help="Also time every launch on the GPU: the torch profiler's kernel records (the default) or "
+                   "CUDA events around each launch.")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED, required=True)
-def capture(out_dir, command):
-    """Run COMMAND and record every kernel Triton compiles in it.
+def capture(out_dir, time_method, command):
+    """Run COMMAND and record every kernel Triton compiles in it, and how often each variant was
+    launched, with which grids and arguments (and with --time, its GPU time).
 
-    Example: kinspect capture -o out -- python train.py --epochs 1
+    Example: kinspect capture -o out --time -- python train.py --epochs 1
     """
     from kinspect.hooks.run import run
-    from kinspect.render.terminal import variants_table
+    from kinspect.render.terminal import capture_summary
 
-    code, variants = run(list(command), out_dir)
-    click.echo(f"kinspect: {len(variants)} variant(s) recorded in {out_dir}", err=True)
-    if variants:
-        click.echo(variants_table(variants), err=True)
-    sys.exit(code)
+    with _progress_bar("deriving SASS / assembly") as progress:
+        result = run(list(command), out_dir, time_method=time_method,
+                     progress=lambda done, total: progress(done or None, total))
+    click.echo(capture_summary(result, out_dir), err=True)
+    sys.exit(result.code)
 
 
 @main.command(name="vec-report", context_settings=CONTEXT)
@@ -165,27 +170,57 @@ def capture(out_dir, command):
 @click.option("--num-stages", type=int, default=None)
 @click.option("--config", "config", type=click.IntRange(min=0), default=None, metavar="N",
               help="An autotuned kernel's config number (default: the first that prune_configs_by keeps).")
-@click.option("--json", "as_json", is_flag=True, help="A JSON list, one object per variant.")
+@click.option("--json", "as_json", is_flag=True,
+              help="JSON: a list with one object per variant; for several kernels an object with the summary "
+                   "table (kernels) and the detailed variants.")
 @click.option("--lines", "show_lines", is_flag=True, help="Add a table of what each Python line produced per stage.")
+@click.option("--top", "top", type=click.IntRange(min=0), default=3, show_default=True,
+              help="Several kernels: the details of this many of the top kernels follow the summary.")
+@click.option("--all", "every", is_flag=True, help="Several kernels: the details of every kernel.")
+@click.option("-k", "--kernel", "names", multiple=True, metavar="NAME",
+              help="Several kernels: the details of kernels whose name contains NAME (repeatable).")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
+              help="Processes that analyse variants kinspect has not summarized before (default: one per core).")
 @_retarget_option
 @click.option("-o", "--out", "out_dir", default=api.DEFAULT_OUT, show_default=True,
               help="Store for kernels compiled here.")
-def vec_report(targets, target, constexprs, args, num_warps, num_stages, config, as_json, show_lines, retarget,
-               out_dir):
+def vec_report(targets, target, constexprs, args, num_warps, num_stages, config, as_json, show_lines, top, every,
+               names, jobs, retarget, out_dir):
     """Vector, matrix and register use of each variant, with verdicts tied to source lines.
 
     TARGETS are kernels (shipped names or file.py:name, compiled as in dump), kinspect stores, Triton
     cache or dump folders, or single .ttir/.ttgir/.ll/.llir/.ptx/.sass/.amdgcn/.s/.asm files.
-    With none: ./kinspect-out if present, else the Triton cache.
+    With none: ./kinspect-out if present, else the Triton cache. Several kernels (a captured program)
+    open with one table: a row per kernel, by GPU time when captured with --time, else by the worst
+    finding; then the details of the top kernels.
     """
     import json
+    import shutil
 
     from kinspect.compile.args import parse_args, parse_constexprs
     from kinspect.render.report import line_table, vec_report as render
 
-    reports = api.vec_report(list(targets), target=target, constexprs=parse_constexprs(constexprs),
-                             args=parse_args(args), num_warps=num_warps, num_stages=num_stages, out_dir=out_dir,
-                             retarget=_checked(retarget), config=config)
+    kwargs = dict(target=target, constexprs=parse_constexprs(constexprs), args=parse_args(args), num_warps=num_warps,
+                  num_stages=num_stages, out_dir=out_dir, config=config)
+    retarget = _checked(retarget)
+    if not retarget:
+        variants = api.resolve_variants(list(targets), **kwargs)
+        if api.is_program(variants):
+            from kinspect.render.program import summary
+
+            found = api.program(variants, top=top, every=every, names=names, where=_where(targets, variants),
+                                jobs=jobs)
+            if as_json:
+                click.echo(json.dumps(found.to_json(), indent=1))
+                return
+            width = shutil.get_terminal_size((160, 40)).columns
+            parts = [summary(found.rows, where=found.where, width=width, shown=len(found.details))]
+            parts += [render(r) + (f"\n  per line:\n{line_table(r)}" if show_lines else "") for r in found.details]
+            click.echo("\n\n".join(parts))
+            return
+        reports = api.vec_report_of(variants)
+    else:
+        reports = api.vec_report(list(targets), retarget=retarget, **kwargs)
     if as_json:
         click.echo(json.dumps([r.to_json() for r in reports], indent=1))
         return
@@ -193,6 +228,17 @@ def vec_report(targets, target, constexprs, args, num_warps, num_stages, config,
         click.echo("no variants found")
     click.echo("\n\n".join(render(r) + (f"\n  per line:\n{line_table(r)}" if show_lines else "")
                              for r in reports))
+
+
+def _where(targets, variants) -> str:
+    """What a program table covers, for its header."""
+    if len(targets) == 1:
+        return targets[0]
+    if not targets:
+        from kinspect.sources import default_dir
+
+        return str(default_dir())
+    return f"{len(targets)} inputs"
 
 
 def _checked(specs) -> tuple[str, ...]:
@@ -330,6 +376,9 @@ def report(items, constexprs, targets, num_warps, num_stages, configs, args, siz
 class _progress_bar:
     """A progress bar on stderr while a sweep compiles (only on a terminal)."""
 
+    def __init__(self, label: str = "compiling"):
+        self.label = label
+
     def __enter__(self):
         self.bar = None
         return self.update
@@ -338,7 +387,7 @@ class _progress_bar:
         if not sys.stderr.isatty():
             return
         if self.bar is None and total:
-            self.bar = click.progressbar(length=total, label="compiling", file=sys.stderr)
+            self.bar = click.progressbar(length=total, label=self.label, file=sys.stderr)
             self.bar.__enter__()
         if self.bar is not None and outcome is not None:
             self.bar.update(1)

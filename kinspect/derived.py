@@ -13,20 +13,22 @@ from kinspect import backends
 from kinspect.cache import cache_dir, file_key, key_of, write_text
 from kinspect.model import StageFile, Variant
 
-# Origins not completed here: kinspect's own folders hold their derived stages already, and a lone
-# stage file (.ll, .s) is analysed as it is (--retarget compiles a lone .ll for a CPU on request).
-NOT_DERIVED = ("kinspect", "capture", "retarget", "file")
+# Origins not completed here: a lone stage file (.ll, .s) is analysed as it is (--retarget compiles a
+# lone .ll for a CPU on request), and a retargeted variant is made whole.
+NOT_DERIVED = ("retarget", "file")
 
 
 def complete(variant: Variant) -> Variant:
-    """The variant with its backend's derived stages added (as absolute paths into the cache)."""
+    """The variant with its backend's derived stages added (as absolute paths into the cache). A
+    variant kinspect stored is usually whole already; one captured inside a program
+    (kinspect.capture) gets its derived stages here, at first read, since capture leaves them out."""
     if variant.origin in NOT_DERIVED or not variant.path:
         return variant
-    from kinspect.hooks.record import derive
+    from kinspect.hooks.record import derive, pending_derivers
 
-    backend = backends.of(variant)
-    if not backend.derivers:
+    if not pending_derivers(variant):
         return variant
+    backend = backends.of(variant)
     files = {s.file: Path(variant.path, s.file) for s in variant.stages if s.section is None}
     inputs = sorted({n for d in backend.derivers for n in d.inputs})
     sources = [files[s.file] for s in variant.stages if s.name in inputs and s.file in files]

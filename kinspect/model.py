@@ -9,7 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field, asdict
 from typing import Any
 
-RECORD_VERSION = 1
+RECORD_VERSION = 2
+# Versions this kinspect reads: 1 had no launch records and no Triton start-up time.
+READABLE_VERSIONS = (1, 2)
 
 
 @dataclass(frozen=True)
@@ -64,15 +66,95 @@ class StageFile:
 
 @dataclass(frozen=True)
 class CompileTimes:
-    """Triton's CompileTimes in microseconds: IR initialisation, each lowering stage, storing."""
+    """Triton's CompileTimes in microseconds: IR initialisation, each lowering stage, storing.
+
+    `startup_us` is Triton's one-time start-up (hashing its own sources for the cache key) that the
+    first compile in a process pays inside its IR initialisation; it is split out of
+    `ir_initialization_us` and not part of `total_us`, which is the kernel's own JIT time."""
 
     ir_initialization_us: int
     stages: tuple[tuple[str, int], ...]
     store_results_us: int
+    startup_us: int = 0
 
     @property
     def total_us(self) -> int:
         return self.ir_initialization_us + sum(us for _, us in self.stages) + self.store_results_us
+
+
+@dataclass(frozen=True)
+class ArgSpec:
+    """One argument of a launch: a tensor's shape, strides, dtype and device, or a scalar's value
+    (constexprs included, as the launch passed them)."""
+
+    name: str
+    kind: str                       # tensor | int | float | bool | none | str | tensordesc | other
+    value: Any = None               # a scalar's value; a short repr for "other"
+    shape: tuple[int, ...] = ()
+    strides: tuple[int, ...] = ()
+    dtype: str = ""
+    device: str = ""
+
+    def describe(self) -> str:
+        if self.kind == "tensor":
+            return f"{self.dtype}[{'x'.join(map(str, self.shape))}]"
+        if self.kind == "tensordesc":
+            return f"desc {self.dtype}[{'x'.join(map(str, self.shape))}]"
+        return repr(self.value)
+
+
+@dataclass(frozen=True)
+class LaunchSignature:
+    """Launches of one variant with the same grid and arguments, from one process."""
+
+    grid: tuple[int, ...]
+    args: tuple[ArgSpec, ...]
+    calls: int
+    pid: int = 0
+    rank: int | None = None
+
+
+@dataclass(frozen=True)
+class ProcessLaunches:
+    pid: int
+    rank: int | None
+    host: str
+    calls: int
+
+
+@dataclass(frozen=True)
+class GpuTime:
+    """Device time of a variant's timed launches: their count, sum and a bounded sample."""
+
+    calls: int
+    total_ms: float
+    samples_ms: tuple[float, ...] = ()   # at most launches.SAMPLES, drawn uniformly (reservoir)
+
+    @property
+    def median_ms(self) -> float | None:
+        if not self.samples_ms:
+            return None
+        s = sorted(self.samples_ms)
+        mid = len(s) // 2
+        return s[mid] if len(s) % 2 else (s[mid - 1] + s[mid]) / 2
+
+
+@dataclass(frozen=True)
+class Launches:
+    """How a variant was launched in a captured program: call count, grids and distinct argument
+    signatures (the most frequent, capped; the rest counted in other_calls), per process, and the
+    device time when the capture timed it."""
+
+    calls: int
+    grids: tuple[tuple[tuple[int, ...], int], ...] = ()
+    signatures: tuple[LaunchSignature, ...] = ()
+    other_calls: int = 0
+    processes: tuple[ProcessLaunches, ...] = ()
+    gpu: GpuTime | None = None
+
+    def top(self) -> LaunchSignature | None:
+        """The most frequent launch (what a replay re-runs)."""
+        return max(self.signatures, key=lambda s: s.calls, default=None)
 
 
 @dataclass(frozen=True)
@@ -107,6 +189,7 @@ class Variant:
     name: str = ""  # the folder name in a store
     path: str = ""  # the folder on disk, set when read back; not saved
     extra: dict[str, Any] = field(default_factory=dict)
+    launches: Launches | None = None  # recorded by `kinspect capture` (record_version 2)
 
     def stage(self, name: str) -> StageFile | None:
         for s in self.stages:
@@ -124,8 +207,9 @@ class Variant:
     def from_json(cls, d: dict[str, Any], path: str = "") -> "Variant":
         d = dict(d)
         version = d.pop("record_version", None)
-        if version != RECORD_VERSION:
-            raise ValueError(f"record_version {version!r} (this kinspect reads {RECORD_VERSION})")
+        if version not in READABLE_VERSIONS:
+            raise ValueError(f"record_version {version!r} (this kinspect reads "
+                             f"{', '.join(map(str, READABLE_VERSIONS))})")
         times = d.get("times")
         source = d.get("source")
         return cls(
@@ -134,7 +218,30 @@ class Variant:
                "stages": tuple(StageFile(**s) for s in d["stages"]),
                "times": CompileTimes(times["ir_initialization_us"],
                                      tuple((n, us) for n, us in times["stages"]),
-                                     times["store_results_us"]) if times else None,
+                                     times["store_results_us"], int(times.get("startup_us", 0))) if times else None,
                "source": SourceRef(**source) if source else None,
                "notes": tuple(d.get("notes", ())),
+               "launches": launches_from_json(d.get("launches")),
                "path": path})
+
+
+def launches_from_json(d: dict | None) -> Launches | None:
+    """Launches as record.json stores them (dataclasses.asdict), or None."""
+    if not d:
+        return None
+    gpu = d.get("gpu")
+    return Launches(
+        calls=int(d["calls"]),
+        grids=tuple((tuple(int(x) for x in g), int(n)) for g, n in d.get("grids", ())),
+        signatures=tuple(LaunchSignature(grid=tuple(int(x) for x in s["grid"]),
+                                         args=tuple(_arg_from_json(a) for a in s["args"]), calls=int(s["calls"]),
+                                         pid=int(s.get("pid", 0)), rank=s.get("rank"))
+                         for s in d.get("signatures", ())),
+        other_calls=int(d.get("other_calls", 0)),
+        processes=tuple(ProcessLaunches(**p) for p in d.get("processes", ())),
+        gpu=GpuTime(int(gpu["calls"]), float(gpu["total_ms"]), tuple(float(x) for x in gpu.get("samples_ms", ())))
+        if gpu else None)
+
+
+def _arg_from_json(a: dict) -> ArgSpec:
+    return ArgSpec(**{**a, "shape": tuple(a.get("shape", ())), "strides": tuple(a.get("strides", ()))})

@@ -3,6 +3,8 @@
     <root>/<kernel>/<target>_<constexprs>_w<warps>_s<stages>_<hash8>/
         record.json         the Variant (versioned, see model.RECORD_VERSION)
         <name>.<stage>      one file per stage, as Triton named it
+        launches-<host>-<pid>.json   launches one process of a captured program recorded, until they
+                            are merged into record.json (readers merge them too)
 
 A variant is written into a hidden temporary folder beside its final place and renamed into
 place, so a reader (or a second kinspect process) never sees half a variant. A kinspect process
@@ -30,6 +32,8 @@ from kinspect.model import Variant
 
 RECORD = "record.json"
 LOCK = ".kinspect.lock"
+LAUNCHES_GLOB = "launches-*.json"
+LAUNCHES_LOCK = ".launches.lock"
 MAX_RECORD_BYTES = 64 << 20   # a record is KBs; a bigger record.json is not read into memory
 # Stores locked by this process or an ancestor (os.pathsep-separated): children it starts (diff
 # workers, the program under `kinspect capture`) write under their parent's lock.
@@ -127,43 +131,72 @@ class Store:
         path = self.root / _safe(group) / variant_name(v)
         return path if (path / RECORD).is_file() else None
 
-    def write(self, group: str, v: Variant, files: Mapping[str, Path | bytes | str]) -> Variant:
+    def write(self, group: str, v: Variant, files: Mapping[str, Path | bytes | str], *,
+              replace: bool = True) -> Variant:
         """Write a variant and its stage files atomically; returns the Variant as stored.
 
-        `files` maps a file name inside the variant folder to a path to copy or the content.
+        `files` maps a file name inside the variant folder to a path to copy or the content. The same
+        variant stored already (same hash) is replaced, keeping the launches recorded for it; with
+        `replace=False` (capture: several processes of one program record the same compile) the
+        stored one stays and is returned.
         """
         folder = self._prepare(group)
         name = variant_name(v)
         final = folder / name
+        if not replace and (final / RECORD).is_file():
+            return read_record(final)
         tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{name[:40]}-", dir=folder))
         try:
             for fname, content in files.items():
                 dest = tmp / _safe(fname)
                 if isinstance(content, Path):
-                    shutil.copyfile(content, dest)
+                    _link_or_copy(content, dest)
                 elif isinstance(content, bytes):
                     dest.write_bytes(content)
                 else:
                     dest.write_text(content)
             stored = dataclasses.replace(v, name=name, path=str(final))
-            (tmp / RECORD).write_text(json.dumps(stored.to_json(), indent=1, sort_keys=True, default=str))
-            _move_into_place(tmp, final)
+            data = stored.to_json()
+            if replace:
+                data["launches"] = _keep_launches(final, tmp)
+            (tmp / RECORD).write_text(json.dumps(data, indent=1, sort_keys=True, default=str))
+            if replace:
+                _move_into_place(tmp, final)
+            elif not _move_if_absent(tmp, final):
+                return read_record(final)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
         return stored
 
     def update_record(self, v: Variant) -> None:
-        """Rewrite a stored variant's record.json atomically (write beside it, then replace)."""
+        """Rewrite a stored variant's record.json atomically (write beside it, then replace). Its
+        launches stay as record.json has them: `v` may hold launch files merged in by read_record,
+        which stay files until merge_launches takes them."""
         folder = Path(v.path)
+        data = v.to_json()
+        try:
+            data["launches"] = json.loads((folder / RECORD).read_text()).get("launches")
+        except (OSError, ValueError, AttributeError):
+            data["launches"] = None
         tmp = folder / f".{RECORD}.{os.getpid()}.tmp"
-        tmp.write_text(json.dumps(v.to_json(), indent=1, sort_keys=True, default=str))
+        tmp.write_text(json.dumps(data, indent=1, sort_keys=True, default=str))
         os.replace(tmp, folder / RECORD)
 
     # -- reading ------------------------------------------------------------------------------
 
     def variants(self) -> list[Variant]:
         return list(read_records(self.root))
+
+
+def _link_or_copy(src: Path, dest: Path) -> None:
+    """A hard link where the filesystem allows (capture runs inside the user's compile: a link costs
+    a fraction of a copy of a MB-sized LLVM IR), else a copy. Stage files are never written in
+    place, by Triton (it replaces files) or by kinspect, so the link is as good as a copy."""
+    try:
+        os.link(src, dest)
+    except OSError:
+        shutil.copyfile(src, dest)
 
 
 def _command() -> str:
@@ -192,6 +225,34 @@ def _flock(fd: int, root: str) -> None:
         what = " ".join(holder[1:4]) if len(holder) > 1 else "kinspect"
         raise StoreBusy(f"store '{root}' is being written by another kinspect process ({pid}: {what}); "
                             f"wait for it to finish or choose another folder with -o") from None
+
+
+def _keep_launches(final: Path, tmp: Path):
+    """The launches recorded for a variant about to be replaced: its record's, returned, and its
+    per-process launch files, linked into the new folder."""
+    if not (final / RECORD).is_file():
+        return None
+    for p in final.glob(LAUNCHES_GLOB):
+        try:
+            _link_or_copy(p, tmp / p.name)
+        except OSError:
+            pass
+    try:
+        return json.loads((final / RECORD).read_text()).get("launches")
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+def _move_if_absent(tmp: Path, final: Path) -> bool:
+    """Rename tmp to final unless final exists (then tmp is removed); whether tmp went into place."""
+    try:
+        os.rename(tmp, final)
+        return True
+    except OSError:
+        if not final.exists():
+            raise
+        shutil.rmtree(tmp, ignore_errors=True)
+        return False
 
 
 def _move_into_place(tmp: Path, final: Path) -> None:
@@ -226,7 +287,13 @@ def read_record(folder: Path) -> Variant:
         if path.stat().st_size > MAX_RECORD_BYTES:
             raise ValueError(f"{path.stat().st_size:,} bytes, too large for a record")
         data = json.loads(path.read_text())
-        return Variant.from_json(data, path=str(folder))
+        variant = Variant.from_json(data, path=str(folder))
+        pending = _pending_launches(folder)
+        if pending:
+            from kinspect.launches import merge
+
+            variant = dataclasses.replace(variant, launches=merge([variant.launches, *pending.values()]))
+        return variant
     except FileNotFoundError:
         raise NotFound(f"no {RECORD} in '{folder}'; is it a kinspect variant folder?") from None
     except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as e:
@@ -259,3 +326,77 @@ def is_store(path: Path) -> bool:
                    for g in path.iterdir() if g.is_dir() and not g.name.startswith("."))
     except OSError:
         return False
+
+
+# -- launch records ---------------------------------------------------------------------------------
+
+def launches_path(folder: Path, host: str, pid: int) -> Path:
+    return Path(folder) / f"launches-{_safe(host)}-{pid}.json"
+
+
+def write_launches(folder: Path, launches, *, host: str, pid: int) -> None:
+    """One process's launches of one variant (cumulative), replacing its earlier file atomically."""
+    path = launches_path(folder, host, pid)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps({"launches": dataclasses.asdict(launches)}, default=str))
+    os.replace(tmp, path)
+
+
+def _pending_launches(folder: Path) -> dict[Path, object]:
+    """Launch files not merged into record.json yet; a torn or foreign file is skipped."""
+    from kinspect.model import launches_from_json
+
+    found = {}
+    for p in sorted(Path(folder).glob(LAUNCHES_GLOB)):
+        try:
+            if p.stat().st_size > MAX_RECORD_BYTES:
+                continue
+            found[p] = launches_from_json(json.loads(p.read_text()).get("launches"))
+        except (OSError, ValueError, TypeError, KeyError, AttributeError, RecursionError):
+            continue
+    return found
+
+
+def merge_launches(folder: Path, only: Path | None = None) -> None:
+    """Merge a variant's launch files (or the one file `only`) into its record.json and remove them.
+    Several processes may do this at once (ranks leaving their captures): a lock on the variant
+    folder makes each read-merge-write whole."""
+    import fcntl
+
+    from kinspect.launches import merge
+
+    folder = Path(folder)
+    fd = os.open(folder / LAUNCHES_LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        pending = _pending_launches(folder)
+        if only is not None:
+            pending = {p: x for p, x in pending.items() if p == only}
+        if not pending:
+            return
+        path = folder / RECORD
+        data = json.loads(path.read_text())
+        variant = Variant.from_json(data, path=str(folder))
+        merged = merge([variant.launches, *pending.values()])
+        data["launches"] = dataclasses.asdict(merged) if merged else None
+        data["record_version"] = max(int(data.get("record_version") or 1), 2)
+        tmp = folder / f".{RECORD}.{os.getpid()}.tmp"
+        tmp.write_text(json.dumps(data, indent=1, sort_keys=True, default=str))
+        os.replace(tmp, path)
+        for p in pending:
+            p.unlink(missing_ok=True)
+    finally:
+        os.close(fd)
+
+
+def find_variant_folder(root: Path, kernel: str, hash_hex: str) -> Path | None:
+    """The folder of the variant with this compile hash, stored under its kernel's name (as capture
+    stores it), or None."""
+    group = Path(root) / _safe(kernel)
+    for folder in sorted(group.glob(f"*_{hash_hex[:8]}")) if group.is_dir() else ():
+        try:
+            if json.loads((folder / RECORD).read_text()).get("hash") == hash_hex:
+                return folder
+        except (OSError, ValueError, AttributeError):
+            continue
+    return None

@@ -13,6 +13,7 @@ from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
 
 import kinspect
+from kinspect.derived import complete
 from kinspect.store import read_records
 
 ROOT = Path(__file__).parent.parent
@@ -55,7 +56,15 @@ def test_capture_records_and_chains_previous_listener(tmp_path, private_triton_c
     assert [v.cache_hit for v in rec.variants] == [False, False]
     [stored] = read_records(tmp_path / "out")
     assert stored.times is not None and stored.times.total_us > 0
-    assert {"ttir", "ptx", "cubin", "sass"} <= {s.name for s in stored.stages}
+    assert {"ttir", "ptx", "cubin"} <= {s.name for s in stored.stages}
+    # Inside the user's compile capture only links the stage files: SASS is made at first read, into
+    # kinspect's cache, and the store is left as it was.
+    assert "sass" not in {s.name for s in stored.stages}
+    before = sorted(p.name for p in Path(stored.path).iterdir())
+    whole = complete(stored)
+    assert whole.stage("sass") is not None and "HGMMA" not in Path(whole.stage("sass").file).read_text()
+    assert Path(whole.stage("sass").file).read_text().count("LDG") >= 1
+    assert sorted(p.name for p in Path(stored.path).iterdir()) == before
 
 
 def test_capture_restores_listener_on_exception(tmp_path, private_triton_cache):

@@ -50,7 +50,26 @@ def test_record_round_trips(real_variant):
     again = read_record(Path(v.path))
     assert again == v
     data = json.loads(Path(v.path, "record.json").read_text())
-    assert data["record_version"] == 1 and "path" not in data
+    assert data["record_version"] == 2 and "path" not in data
+
+
+def test_a_version_1_record_still_reads(real_variant, tmp_path):
+    """Stores written before launch records (record_version 1: no `launches`, no `startup_us`)."""
+    import shutil
+
+    from kinspect.store import read_record
+
+    v = real_variant("add", "cuda:90")
+    old = tmp_path / "old"
+    shutil.copytree(v.path, old)
+    data = json.loads((old / "record.json").read_text())
+    data["record_version"] = 1
+    data.pop("launches")
+    data["times"].pop("startup_us")
+    (old / "record.json").write_text(json.dumps(data))
+    again = read_record(old)
+    assert again.launches is None and again.times.startup_us == 0
+    assert again.times.total_us == v.times.total_us and again.stages == v.stages
 
 
 def test_dump_cli_summary(tmp_path):

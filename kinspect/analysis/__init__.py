@@ -12,7 +12,7 @@ from kinspect import ir
 from kinspect.analysis.metrics import StageMetrics, measure
 from kinspect.analysis.resources import Resources, resources
 from kinspect.analysis.stages import isa_stage, open_lines, text_stages
-from kinspect.analysis.verdicts import Findings, Verdict, verdicts
+from kinspect.analysis.verdicts import Findings, Verdict, finding, verdicts
 from kinspect.errors import KinspectError
 from kinspect.model import Variant
 
@@ -95,16 +95,45 @@ def stage_metrics(v: Variant, stage) -> StageMetrics:
         return measure(stage.name, stage.dialect, ir.parse(stage.dialect, lines), gpu=gpu)
 
 
-def analyse(v: Variant) -> VariantReport:
+def analyse(v: Variant, *, light: bool = False) -> VariantReport:
+    """Every text stage parsed and measured, the resources read and the verdicts drawn. `light`
+    leaves out the PTX when the variant has machine code: no verdict reads it, and summaries of
+    hundreds of variants need not pay for it (its per-line table is then missing)."""
     stages, problems = {}, []
+    isa = isa_stage(v)
     for s in text_stages(v):
+        if light and isa is not None and s.dialect == "ptx":
+            continue
         try:
             stages[s.name] = stage_metrics(v, s)
         except KinspectError as e:
             problems.append(f"{s.name}: {e}")
-    isa = isa_stage(v)
     isa_metrics = stages.get(isa.name) if isa else None
     stated = dict(isa_metrics.resources) if isa_metrics else {}
     res = resources(v, stated)
     findings = Findings(v, isa_metrics, stages, res)
-    return VariantReport(v, isa_metrics, stages, res, verdicts(findings), problems)
+    found = verdicts(findings) + [finding(f"stage {p}", "unreadable_stage") for p in problems]
+    return VariantReport(v, isa_metrics, stages, res, found, problems)
+
+
+PARALLEL_FROM = 8   # analyse this many variants or more in worker processes
+
+
+def analyse_all(variants: list[Variant], *, light: bool = False) -> list[VariantReport]:
+    """`analyse` of each variant, in order; the parsers are pure Python, so many variants are
+    analysed in worker processes (one per core, forked where the platform allows)."""
+    import multiprocessing
+    import os
+    from concurrent.futures import ProcessPoolExecutor
+    from functools import partial
+
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:
+        cores = os.cpu_count() or 1
+    if cores < 2 or len(variants) < PARALLEL_FROM:
+        return [analyse(v, light=light) for v in variants]
+    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+    chunk = max(1, len(variants) // (cores * 4))
+    with ProcessPoolExecutor(min(cores, len(variants)), mp_context=multiprocessing.get_context(method)) as pool:
+        return list(pool.map(partial(analyse, light=light), variants, chunksize=chunk))

@@ -40,7 +40,10 @@ def cuda_resources(v: Variant) -> Resources:
             text = run_tool([tool, "--dump-resource-usage", str(Path(v.path, cubin.file))])
             figures = {r.name: r.value for r in sass.parse_resource_usage(text)
                        if not r.function or r.function == v.kernel}
-            regs, spills = figures.get("registers"), figures.get("local_bytes")
+            regs = figures.get("registers")
+            # ptxas puts spilled registers on the stack frame (STACK); LOCAL is other local memory
+            spills = None if "local_bytes" not in figures and "stack_bytes" not in figures else \
+                figures.get("local_bytes", 0) + figures.get("stack_bytes", 0)
             source = "cuobjdump --dump-resource-usage"
             extra = tuple(sorted(figures.items()))
         except Exception as e:  # a truncated cubin: say so, keep going

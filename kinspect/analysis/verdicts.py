@@ -1,7 +1,9 @@
 """Verdicts in plain words, tied to source lines where the stages carry locations.
 
 Each rule reads a Findings (the metrics of every stage, resources, the kernel's source) and
-returns Verdicts; RULES lists them in the order a reader wants them.
+returns Verdicts; RULES lists them in the order a reader wants them. A verdict about a problem
+names its kind (kinspect.analysis.findings.KINDS): its severity and what to try come from there,
+so every view says the same about it.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Callable
 
+from kinspect.analysis.findings import KINDS
 from kinspect.analysis.metrics import StageMetrics
 from kinspect.analysis.resources import Resources
 from kinspect.model import Variant
@@ -31,6 +34,23 @@ class Verdict:
     level: str = "info"          # good | info | warn
     line: int | None = None
     file: str | None = None
+    kind: str | None = None      # a finding (analysis.findings.KINDS) when it is a problem
+    advice: str = ""             # what to try, where the rule knows better than the kind's default
+
+    @property
+    def severity(self) -> int:
+        return KINDS[self.kind].severity if self.kind else 0
+
+    @property
+    def what_to_try(self) -> str:
+        return self.advice or (KINDS[self.kind].advice if self.kind else "")
+
+
+def finding(text: str, kind: str, *, line: int | None = None, file: str | None = None, advice: str = "") -> Verdict:
+    """A warning verdict of a finding kind."""
+    if kind not in KINDS:
+        raise KeyError(f"unknown finding kind {kind!r}")
+    return Verdict(text, "warn", line, file, kind, advice)
 
 
 def is_kernel_file(variant: Variant, file: str) -> bool:
@@ -110,8 +130,9 @@ def matrix_rule(f: Findings) -> list[Verdict]:
         for m in f.ir():
             for (file, line), ls in sorted(m.lines.items()):
                 if ls.matrix and f.is_kernel_file(file):
-                    out.append(Verdict(f"{f.where(file, line)} → no matrix instructions in {f.isa.dialect}: "
-                                       f"the dot runs on FMA/vector units", "warn", line, file))
+                    text = f"{f.where(file, line)} → no matrix instructions in {f.isa.dialect}: the dot runs on FMA/vector units"
+                    out.append(finding(text, "dot_without_matrix_units", line=line, file=file) if f.gpu
+                               else Verdict(text, "warn", line, file))
             if out:
                 break
     return out
@@ -132,7 +153,8 @@ def loads_rule(f: Findings) -> list[Verdict]:
         if min(ls.load_widths) >= 128:
             out.append(Verdict(f"{f.where(file, line)} loads are {widest}-bit", "good", line, file))
         elif widest <= 32:
-            out.append(Verdict(f"{f.where(file, line)} loads are {widest}-bit: not vectorized", "warn", line, file))
+            out.append(finding(f"{f.where(file, line)} loads are {widest}-bit: not vectorized", "narrow_loads",
+                               line=line, file=file))
         else:
             out.append(Verdict(f"{f.where(file, line)} loads: {_fmt_widths(ls.load_widths)}", "info", line, file))
     return out
@@ -144,12 +166,12 @@ def spill_rule(f: Findings) -> list[Verdict]:
     m, r = f.isa, f.resources
     if f.gpu:
         if m.spill_loads or m.spill_stores or (r.spills or 0) > 0:
-            return [Verdict(f"register spills: {m.spill_stores} spill stores, {m.spill_loads} spill loads "
-                            f"({r.spills or 0} bytes of local memory/scratch)", "warn")]
+            return [finding(f"register spills: {m.spill_stores} spill stores, {m.spill_loads} spill loads "
+                            f"({r.spills or 0} bytes of local memory/scratch)", "spills")]
         return [Verdict("no register spills", "good")] if r.registers is not None or m.instructions else []
     if m.spills_in_loops:
-        return [Verdict(f"{m.spills_in_loops} stack loads/stores inside loops: register pressure spills in the "
-                        f"hot path", "warn")]
+        return [finding(f"{m.spills_in_loops} stack loads/stores inside loops: register pressure spills in the "
+                        f"hot path", "cpu_spills")]
     return []
 
 
@@ -173,8 +195,8 @@ def cpu_vector_rule(f: Findings) -> list[Verdict]:
     name = CPU_VECTOR_NAMES[f.isa.dialect]
     m = f.isa
     if m.vector == 0:
-        return [Verdict(f"no vector instructions: {name} unused ({m.instructions - m.vector} scalar instructions, "
-                        f"{m.scalar_fp} of them FP)", "warn")]
+        return [finding(f"no vector instructions: {name} unused ({m.instructions - m.vector} scalar instructions, "
+                        f"{m.scalar_fp} of them FP)", "no_vector_code")]
     share = m.vector / m.instructions if m.instructions else 0
     units = ", ".join(f"{u} {n}" for u, n in m.vector_units.most_common())
     out = [Verdict(f"{m.vector} vector instructions ({share:.0%} of {m.instructions}): {name} used"
@@ -185,13 +207,16 @@ def cpu_vector_rule(f: Findings) -> list[Verdict]:
         out.append(Verdict(f"{n} vsetvli/vsetivli; SEW,LMUL mix: {mix or 'none'}", "info"))
         whole = Counter({op: k for op, k in m.vector_ops.items() if WHOLE_REGISTER.match(op)})
         if whole:
-            out.append(Verdict(f"whole-register vector loads/stores ({_top(whole)}): LLVM uses these to spill and "
-                               f"reload vector registers: register pressure", "warn"))
+            out.append(finding(f"whole-register vector loads/stores ({_top(whole)}): LLVM uses these to spill and "
+                               f"reload vector registers: register pressure", "cpu_spills"))
     loads = m.load_access
     if loads:
-        level = "warn" if loads.get("strided", 0) + loads.get("indexed", 0) > loads.get("unit", 0) else "info"
-        out.append(Verdict(f"vector loads: {loads.get('unit', 0)} unit-stride, {loads.get('strided', 0)} strided, "
-                           f"{loads.get('indexed', 0)} indexed (gather)", level))
+        text = (f"vector loads: {loads.get('unit', 0)} unit-stride, {loads.get('strided', 0)} strided, "
+                f"{loads.get('indexed', 0)} indexed (gather)")
+        if loads.get("strided", 0) + loads.get("indexed", 0) > loads.get("unit", 0):
+            out.append(finding(text, "gather_loads"))
+        else:
+            out.append(Verdict(text, "info"))
     return out
 
 
@@ -211,8 +236,8 @@ def fma_rule(f: Findings) -> list[Verdict]:
     if mul:
         reduce = sum(f.isa.reductions.values())
         how = f" and {reduce} reductions" if reduce and not add else f" and {add} adds"
-        return [Verdict(f"no fused multiply-add: {mul} vector multiplies{how} instead of "
-                        f"{FMA_NAMES[f.isa.dialect]} (a dot lowered as multiply then reduce, or fp fusion off)", "warn")]
+        return [finding(f"no fused multiply-add: {mul} vector multiplies{how} instead of "
+                        f"{FMA_NAMES[f.isa.dialect]} (a dot lowered as multiply then reduce, or fp fusion off)", "no_fma")]
     return []
 
 
@@ -250,8 +275,8 @@ def calls_rule(f: Findings) -> list[Verdict]:
     if vector:
         out.append(Verdict(f"vector math library calls: {_top(vector)}", "good"))
     if scalar:
-        out.append(Verdict(f"scalar libm calls: {_top(scalar)}: one element per call, the math is not vectorized",
-                           "warn"))
+        out.append(finding(f"scalar libm calls: {_top(scalar)}: one element per call, the math is not vectorized",
+                           "scalar_libm"))
     if other:
         out.append(Verdict(f"other calls: {_top(other)}", "info"))
     return out
@@ -268,11 +293,12 @@ def reduction_rule(f: Findings) -> list[Verdict]:
         lines = [(file, line, n) for file, line, n in _lines_of(f, m, lambda op: op in ordered)
                  if f.is_kernel_file(file)]
         for file, line, n in lines[:3]:
-            out.append(Verdict(f"{f.where(file, line)} → {n} ordered reductions ({ops}): strictly sequential; "
-                               f"unordered forms ({UNORDERED.get(m.dialect, 'tree reductions')}) need reassociation allowed", "warn", line, file))
+            out.append(finding(f"{f.where(file, line)} → {n} ordered reductions ({ops}): strictly sequential; "
+                               f"unordered forms ({UNORDERED.get(m.dialect, 'tree reductions')}) need reassociation "
+                               f"allowed", "ordered_reduction", line=line, file=file))
         if not lines:
-            out.append(Verdict(f"{m.reductions['ordered']} ordered reductions ({ops}): strictly sequential; "
-                               f"unordered forms need reassociation allowed", "warn"))
+            out.append(finding(f"{m.reductions['ordered']} ordered reductions ({ops}): strictly sequential; "
+                               f"unordered forms need reassociation allowed", "ordered_reduction"))
     if m.reductions.get("unordered") or m.matrix_total:
         return out
     # A reduction in the IR that the machine code does as a run of scalar FP adds on one location.
@@ -286,9 +312,12 @@ def reduction_rule(f: Findings) -> list[Verdict]:
         at = f" at {os.path.basename(file)}:{line}" if file else ""
         head = f"{f.where(*ir_reduce[0])} " if ir_reduce else ""
         kline = ir_reduce[0][1] if ir_reduce else None
-        out.append(Verdict(f"{head}reduction is a scalar FP chain: {n} scalar FP adds{at}, no vector reduction",
-                           "warn", kline, ir_reduce[0][0] if ir_reduce else None))
+        out.append(finding(f"{head}reduction is a scalar FP chain: {n} scalar FP adds{at}, no vector reduction",
+                           "scalar_reduction", line=kline, file=ir_reduce[0][0] if ir_reduce else None))
     return out
+
+
+LOW_OCCUPANCY = 0.25   # below this share of the SM's warps, occupancy is a finding
 
 
 def resource_rule(f: Findings) -> list[Verdict]:
@@ -297,7 +326,42 @@ def resource_rule(f: Findings) -> list[Verdict]:
         return []
     shared = f"{(r.shared_bytes or 0) / 1024:g} KiB shared memory" if r.shared_bytes is not None else ""
     occ = f"; occupancy {r.occupancy.describe()}" if r.occupancy else ""
-    return [Verdict(f"{r.registers} registers, {shared}{occ}", "info")]
+    out = [Verdict(f"{r.registers} registers, {shared}{occ}", "info")]
+    o = r.occupancy
+    if o is not None and o.fraction < LOW_OCCUPANCY:
+        warps = int(f.variant.options.get("num_warps", 4))
+        out.append(finding(f"occupancy {o.fraction:.0%} limited by {o.limiter} "
+                           f"({_limited(o.limiter, r)})", "low_occupancy",
+                           advice=occupancy_advice(str(f.variant.target), o, warps, r)))
+    return out
+
+
+def _limited(limiter: str, r: Resources) -> str:
+    if limiter in ("registers", "VGPRs"):
+        return f"{r.registers} per thread"
+    if limiter in ("shared memory", "LDS"):
+        return f"{(r.shared_bytes or 0) / 1024:g} KiB per block"
+    return f"{r.occupancy.blocks} block(s) per SM"
+
+
+def occupancy_advice(target: str, o, warps: int, r: Resources) -> str:
+    """What would fit one more block per SM, in the variant's own numbers."""
+    from kinspect.analysis.occupancy import LIMITS, NvidiaLimits
+
+    lim = LIMITS.get(target)
+    nxt = o.blocks + 1
+    if o.limiter == "registers" and isinstance(lim, NvidiaLimits):
+        fit = lim.regs_per_sm // (nxt * warps * 32) // 8 * 8
+        smaller = f"num_warps={warps // 2} or " if warps > 1 else ""
+        return (f"{nxt} blocks would fit with at most {fit} registers per thread (now {r.registers}): "
+                f"{smaller}a smaller tile (BLOCK/XBLOCK)")
+    if o.limiter == "shared memory" and isinstance(lim, NvidiaLimits):
+        fit = lim.shared_per_sm // nxt - lim.shared_reserved_per_block
+        return (f"{nxt} blocks would fit with at most {fit / 1024:.0f} KiB shared memory per block (now "
+                f"{(r.shared_bytes or 0) / 1024:g} KiB): fewer num_stages or smaller tiles")
+    if o.limiter == "blocks":
+        return f"{warps} warp(s) per block use few of the SM's warps at {o.blocks} blocks: num_warps={warps * 4}"
+    return KINDS["low_occupancy"].advice
 
 
 RULES: tuple[Callable[[Findings], list[Verdict]], ...] = (

@@ -30,8 +30,13 @@ class FirstCall:
         return self.times.total_us / 1e3 if self.times else 0.0
 
     @property
+    def startup_ms(self) -> float:
+        """Triton's one-time start-up in this call (the first compile of the process), not the kernel's."""
+        return self.times.startup_us / 1e3 if self.times else 0.0
+
+    @property
     def rest_ms(self) -> float:
-        return max(self.wall_ms - self.jit_ms, 0.0)
+        return max(self.wall_ms - self.jit_ms - self.startup_ms, 0.0)
 
     def stages_ms(self) -> dict[str, float]:
         if self.times is None:
@@ -44,6 +49,7 @@ class FirstCall:
 
     def to_json(self) -> dict:
         return {"wall_ms": round(self.wall_ms, 3), "cache_hit": self.cache_hit, "jit_ms": round(self.jit_ms, 3),
+                "triton_startup_ms": round(self.startup_ms, 3),
                 "jit_ms_by_stage": {k: round(v, 3) for k, v in self.stages_ms().items()},
                 "rest_ms": round(self.rest_ms, 3)}
 
@@ -73,13 +79,14 @@ def first_calls(fn, call: Callable[[object], object], sync: Callable[[], None], 
     from kinspect.compile import with_loaded_resources
     from kinspect.compile.driver import fresh_binders
     from kinspect.hooks import capture
+    from kinspect.hooks.record import finish
 
-    with capture(out_dir, group=group, strict=True, origin="kinspect bench", defer=True) as rec:
+    with capture(out_dir, group=group, strict=True, origin="kinspect bench", defer=True, launches=False) as rec:
         cold, kernel = _timed(fn, call, sync, rec)
         with fresh_binders(fn):
             warm, _ = _timed(fn, call, sync, rec)
     name = getattr(fn, "__name__", None)
-    variant = next((v for v in rec.variants if v.kernel == name), rec.variants[0])
+    variant = finish(next((v for v in rec.variants if v.kernel == name), rec.variants[0]))
     if gpu:  # the kernel ran, so its handles are loaded: the driver's registers and spills
         variant = with_loaded_resources(variant, kernel)
     return FirstCalls(cold=cold, warm=warm, variant=variant)
@@ -102,11 +109,16 @@ def _timed(fn, call, sync, rec) -> tuple[FirstCall, object]:
     if not new:
         raise KinspectError("the kernel ran but Triton reported no compile (was the listener replaced?)")
     # a multi-pass kernel compiles its later passes too: the times are those of `fn`, the kernel benched
-    name = getattr(fn, "__name__", None)
-    _, _, _, times, hit = next((p for p in new if p[1].get("name") == name), new[0])
+    import dataclasses
+
     from kinspect.hooks.record import compile_times
 
-    return FirstCall(wall_ms=wall, cache_hit=bool(hit), times=compile_times(times)), kernel
+    name = getattr(fn, "__name__", None)
+    _, _, _, times, hit, own = next((p for p in new if p[1].get("name") == name), new[0])
+    ct = compile_times(times, own)
+    if ct is not None:   # Triton's start-up, whichever of the call's compiles paid it
+        ct = dataclasses.replace(ct, startup_us=sum(p[5] for p in new))
+    return FirstCall(wall_ms=wall, cache_hit=bool(hit), times=ct), kernel
 
 
 def first_call_error(fn, e: Exception):

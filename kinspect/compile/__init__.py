@@ -38,15 +38,17 @@ def compile_variant(fn, *, args: dict, constexprs: dict, grid, resolved: Resolve
                     group: str, options: dict | None = None, extra: dict | None = None) -> Variant:
     """Compile one variant and store it; returns the stored Variant, with `extra` (how a user
     kernel was loaded, its autotune config) added to its record."""
-    from kinspect.hooks import capture
     from kinspect.compile.driver import compile_only, fresh_binders
+    from kinspect.hooks import capture
+    from kinspect.hooks.record import finish
 
     fn = jit_function(fn)
     options = {k: v for k, v in (options or {}).items() if v is not None}
     on_device = not resolved.offline
     driver = contextlib.nullcontext() if on_device else compile_only(resolved.target)
     with private_cache(), driver, fresh_binders(fn), \
-            capture(out_dir, group=group, offline=resolved.offline, strict=True, origin="kinspect") as rec:
+            capture(out_dir, group=group, offline=resolved.offline, strict=True, origin="kinspect",
+                    launches=False) as rec:
         try:
             kernel = fn.warmup(**args, **constexprs, **options, grid=grid)
         except KinspectError:
@@ -55,7 +57,8 @@ def compile_variant(fn, *, args: dict, constexprs: dict, grid, resolved: Resolve
             raise CompileError(compile_error_line(fn, e)) from None
         if not rec.variants:
             raise KinspectError(f"Triton compiled '{group}' but reported no variant (was the listener replaced?)")
-        variant = rec.variants[-1]
+        # kinspect's own command: derive SASS / CPU assembly now, outside Triton's compile.
+        variant = finish(rec.variants[-1])
         if extra:
             variant = with_extra(variant, extra)
         # Load inside the block: the private cache still holds the binary Triton may read lazily.

@@ -39,6 +39,7 @@ class DiffResult:
     links: list[Link] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     sweep: Sweep | None = None
+    reports: dict = field(default_factory=dict)    # analyses made for the rows, by id() of the variant
 
     def to_json(self) -> dict:
         d = self.text
@@ -115,7 +116,8 @@ def compare(items: list[str], *, constexprs: dict[str, list] | None = None, targ
     if retarget:
         variants = _retargeted(variants, retarget)
     _enough(len(variants), f" ({failed[0].job.describe()} failed: {failed[0].error})" if failed else "", least=least)
-    rows = make_rows(variants, known)
+    reports: dict = {}
+    rows = make_rows(variants, known, reports)
     notes = (list(result_sweep.notes) if result_sweep else []) + user_notes(variants)
     if timer is not None:
         rows = [_timed(r, timer, notes) for r in rows]
@@ -127,7 +129,7 @@ def compare(items: list[str], *, constexprs: dict[str, list] | None = None, targ
         chosen_stage = choose_stage(stage, a, b)
         stage_diff = diff_variants(a, b, chosen_stage)
     return DiffResult(rows=rows, failed=failed, stage=chosen_stage, pair=chosen, text=stage_diff,
-                      links=explain(rows), notes=notes, sweep=result_sweep)
+                      links=explain(rows), notes=notes, sweep=result_sweep, reports=reports)
 
 
 def _sweep(kernels, *, targets, constexprs, num_warps, num_stages, args, size, out_dir, jobs, progress, configs,
@@ -198,7 +200,7 @@ def _saved(item: str, store: Path) -> list[Variant] | None:
         matches = [v for v in sources.discover(store).variants
                    if v.name == item or v.name.startswith(item) and item not in ("", ".")]
         if matches:
-            return sorted(matches, key=_natural)
+            return sorted((complete(v) for v in matches), key=_natural)
     return None
 
 

@@ -28,6 +28,7 @@ class Row:
     jit_us: int | None
     jit_stages: dict[str, int] = field(default_factory=dict)
     runtime: Runtime | None = None
+    findings: list[dict] = field(default_factory=list)   # {kind, severity, text, advice}, worst first
 
     def to_json(self) -> dict:
         v = self.variant
@@ -43,13 +44,15 @@ class Row:
             "jit_ms_by_stage": {k: round(us / 1000, 1) for k, us in self.jit_stages.items()},
             "cache_hit": v.cache_hit if v.times else None,
             "runtime": None if self.runtime is None else vars(self.runtime),
+            "findings": self.findings,
         }
 
 
-def metrics(v: Variant) -> dict:
+def metrics(v: Variant, report=None) -> dict:
     """A variant's row figures (everything but label, variant and runtime), as plain JSON values:
-    a sweep's worker measures them beside the compile and sends them back."""
-    report = analyse(v)
+    a sweep's worker measures them beside the compile and sends them back. `report` is the variant's
+    analysis when it was made already."""
+    report = report if report is not None else analyse(v)
     m, r = report.isa, report.resources
     stages = {}
     if v.times is not None:
@@ -59,20 +62,36 @@ def metrics(v: Variant) -> dict:
                 occupancy_limiter=r.occupancy.limiter if r.occupancy else "",
                 instructions=m.instructions if m else 0, vector=m.vector if m else 0,
                 matrix=m.matrix_total if m else 0, matrix_units=dict(m.matrix) if m else {},
-                code_bytes=code_bytes(v), jit_us=v.times.total_us if v.times else None, jit_stages=stages)
+                code_bytes=code_bytes(v), jit_us=v.times.total_us if v.times else None, jit_stages=stages,
+                findings=findings_of(report))
 
 
-def rows(variants: list[Variant], known: dict[str, dict] | None = None) -> list[Row]:
-    """One Row per variant; `known` maps a variant's path to figures a worker measured already."""
+def findings_of(report) -> list[dict]:
+    """A variant's findings (analysis.findings), worst first, as plain values."""
+    found = sorted((x for x in report.verdicts if x.kind), key=lambda x: -x.severity)
+    return [{"kind": x.kind, "severity": x.severity, "text": x.text, "advice": x.what_to_try} for x in found]
+
+
+def rows(variants: list[Variant], known: dict[str, dict] | None = None,
+         reports: dict | None = None) -> list[Row]:
+    """One Row per variant; `known` maps a variant's path to figures a worker measured already. The
+    analyses made here (in parallel when there are many) are put in `reports`, by id() of the variant
+    (stage files of one folder share a path)."""
+    from kinspect.analysis import analyse_all
+
     known = known or {}
-    return [Row(label=label, variant=v, **(known.get(v.path) or metrics(v)))
-            for label, v in zip(labels(variants), variants)]
+    figures = [known.get(v.path) for v in variants]
+    todo = [i for i, f in enumerate(figures) if f is None]
+    for i, report in zip(todo, analyse_all([variants[i] for i in todo])):
+        figures[i] = metrics(variants[i], report)
+        if reports is not None:
+            reports[id(variants[i])] = report
+    return [Row(label=label, variant=v, **f) for label, v, f in zip(labels(variants), variants, figures)]
 
 
 def _facets(v: Variant) -> dict[str, str]:
     """What can tell two variants apart, as `key: shown value`."""
-    src = f"{v.source.file}:{v.kernel}" if v.source else v.kernel
-    facets = {"kernel": src, "target": str(v.target)}
+    facets = {"kernel": v.kernel, "file": v.source.file if v.source else "", "target": str(v.target)}
     if v.extra.get("retarget"):
         facets["target"] = f"{v.target}@{v.extra['retarget']}"
     config = config_index(v)
@@ -96,12 +115,25 @@ def labels(variants: list[Variant]) -> list[str]:
     facets = [_facets(v) for v in variants]
     keys = list(dict.fromkeys(k for f in facets for k in f))
     varying = [k for k in keys if len({f.get(k) for f in facets}) > 1]
+    # the file tells variants apart only where one kernel name comes from several files (before.py and
+    # after.py); generated files (Inductor's hashed names) would only hide the kernel's name
+    files_of = {}
+    for f in facets:
+        files_of.setdefault(f["kernel"], set()).add(f["file"])
+    same_name = any(len(files) > 1 for files in files_of.values())
     out = []
     for v, f in zip(variants, facets):
         parts = []
         for k in varying:
-            value = f.get(k, f"{k}=-")
-            parts.append(_short_source(value, [g.get(k, "") for g in facets]) if k == "kernel" else value)
+            if k == "file":
+                continue
+            if k == "kernel" and same_name:
+                parts.append(_short_source(f"{f['file']}:{f['kernel']}" if f["file"] else f["kernel"],
+                                           [f"{g['file']}:{g['kernel']}" for g in facets]))
+            else:
+                parts.append(f.get(k, f"{k}=-"))
+        if "kernel" not in varying and "file" in varying and same_name:
+            parts.insert(0, _short_source(f"{f['file']}:{f['kernel']}", [f"{g['file']}:{g['kernel']}" for g in facets]))
         out.append(" ".join(parts) or (v.name or v.kernel))
     if len(set(out)) < len(out):  # the same compile twice (two stores): tell them apart by folder
         out = [f"{label} [{v.name or v.path}]" for label, v in zip(out, variants)]

@@ -1,8 +1,13 @@
 """The only place kinspect hooks Triton at run time.
 
 `capture(out_dir)` installs Triton's compilation listener (chaining whatever listener was already
-installed), records every compiled or cache-hit variant into a kinspect store, and restores the
-previous listener on exit, also on exceptions and sys.exit.
+installed), records every compiled or cache-hit variant into a kinspect store, and with it the
+launches of those variants (Triton's launch hooks, chained the same way; see hooks.launches). On
+exit it restores every hook, also on exceptions and sys.exit.
+
+Inside Triton's compile the listener only links or copies the stage files and writes the record:
+derived stages (SASS from the cubin, CPU assembly) are made afterwards (hooks.record.finish), by
+the `kinspect capture` command once the program ends, or at first read (kinspect.derived).
 """
 
 from __future__ import annotations
@@ -14,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kinspect.errors import KinspectError
+from kinspect.hooks.launches import LaunchRecorder
+from kinspect.hooks.startup import StartupClock
 from kinspect.model import Variant
 from kinspect.store import Store
 
@@ -29,19 +36,30 @@ class Recorder:
     strict: bool = False             # raise recording errors (offline dump) instead of warning
     origin: str = "capture"
     defer: bool = False              # record on flush(), so a timed call pays only for the listener call
+    launches: LaunchRecorder | None = None   # records the launches of what this records
+    startup: StartupClock | None = None      # times Triton's one-time start-up
     variants: list[Variant] = field(default_factory=list)
     pending: list[tuple] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __call__(self, *, src, metadata, metadata_group, times, cache_hit, **extra):
+        startup_us = self.startup.take() if self.startup is not None else 0
         if self.defer:
-            self.pending.append((src, dict(metadata), dict(metadata_group), times, cache_hit))
+            self.pending.append((src, dict(metadata), dict(metadata_group), times, cache_hit, startup_us))
         else:
-            self._guarded(src, metadata, metadata_group, times, cache_hit)
+            self._guarded(src, metadata, metadata_group, times, cache_hit, startup_us)
         if self.previous is not None:
             self.previous(src=src, metadata=metadata, metadata_group=metadata_group, times=times,
                           cache_hit=cache_hit, **extra)
+
+    def adopt(self, kernel) -> None:
+        """Record a kernel at its first launch when no capture saw it compile (it was compiled before
+        the capture began, or loaded from a compile worker's result) and the store lacks it."""
+        if self.launches is None or kernel.hash in self.launches.folders or \
+                self.launches.find(kernel.name, kernel.hash) is not None:
+            return
+        self._guarded(kernel.src, kernel.metadata._asdict(), dict(kernel.metadata_group), None, True)
 
     def flush(self) -> None:
         """Record what a deferred recorder has collected (its files must still be in the cache)."""
@@ -49,9 +67,9 @@ class Recorder:
         for call in pending:
             self._guarded(*call)
 
-    def _guarded(self, src, metadata, metadata_group, times, cache_hit):
+    def _guarded(self, src, metadata, metadata_group, times, cache_hit, startup_us=0):
         try:
-            self._record(src, metadata, metadata_group, times, cache_hit)
+            self._record(src, metadata, metadata_group, times, cache_hit, startup_us)
         except Exception as e:
             if self.strict:
                 raise
@@ -59,13 +77,13 @@ class Recorder:
             self.errors.append(msg)
             print(msg, file=sys.stderr)
 
-    def _record(self, src, metadata, metadata_group, times, cache_hit):
+    def _record(self, src, metadata, metadata_group, times, cache_hit, startup_us=0):
         from kinspect.hooks.record import build, store_variant
         import triton
 
         variant, files = build(src=src, metadata=dict(metadata), metadata_group=dict(metadata_group),
                                times=times, cache_hit=cache_hit, offline=self.offline, origin=self.origin,
-                               triton_version=triton.__version__)
+                               triton_version=triton.__version__, startup_us=startup_us)
         group = self.group or variant.kernel
         with self._lock:
             existing = self.store.exists(group, variant)
@@ -75,8 +93,42 @@ class Recorder:
 
                 variant = read_record(existing)
             else:
-                variant = store_variant(self.store, group, variant, files)
+                # kinspect's own commands replace what a same-hash compile stored before (new JIT
+                # times); a program's processes (ranks, workers) keep the first one and add launches
+                variant = store_variant(self.store, group, variant, files, replace=self.strict)
             self.variants.append(variant)
+            if self.launches is not None:
+                self.launches.folders[variant.hash] = Path(variant.path)
+
+
+class ChainedHook:
+    """A launch hook that calls kinspect's first, then whatever hook the program or another tool
+    (tritonparse, proton) installed. `add`/`remove` reach that hook when it is a HookChain, so code
+    that adds to `knobs.runtime.launch_enter_hook` while kinspect is installed still works."""
+
+    def __init__(self, ours, theirs):
+        self.ours, self.theirs = ours, theirs
+
+    def __call__(self, metadata):
+        self.ours(metadata)
+        if self.theirs is not None:
+            self.theirs(metadata)
+
+    def add(self, func) -> None:
+        if self.theirs is None or not hasattr(self.theirs, "add"):
+            from triton.knobs import HookChain
+
+            chain = HookChain()
+            if self.theirs is not None:
+                chain.add(self.theirs)
+            self.theirs = chain
+        self.theirs.add(func)
+
+    def remove(self, func) -> None:
+        if hasattr(self.theirs, "remove"):
+            self.theirs.remove(func)
+        elif self.theirs is func:
+            self.theirs = None
 
 
 def _knobs():
@@ -88,29 +140,76 @@ def _knobs():
     return knobs
 
 
+def timer(time) -> object | None:
+    """The device timer a capture's `time` names: True or "profiler" (the default method), "events"."""
+    from kinspect.hooks.launches import TIMERS
+
+    if not time:
+        return None
+    name = "profiler" if time is True else str(time)
+    if name not in TIMERS:
+        raise KinspectError(f"unknown timing method '{name}'; use one of: {', '.join(TIMERS)}")
+    return TIMERS[name]()
+
+
 @contextlib.contextmanager
 def capture(out_dir: str | Path = "kinspect-out", *, group: str | None = None, offline: bool = False,
-            strict: bool = False, origin: str = "capture", defer: bool = False):
-    """Record every Triton compile inside the block into a kinspect store at `out_dir`.
+            strict: bool = False, origin: str = "capture", defer: bool = False, launches: bool = True,
+            time: bool | str = False):
+    """Record every Triton compile inside the block into a kinspect store at `out_dir`, and the
+    launches of what it records (count, grids, argument signatures; with `time`, device time per
+    launch: True or "profiler" for the torch profiler's kernel records, "events" for CUDA events).
 
-        with kinspect.capture("out") as rec:
-            my_kernel[grid](x, y, BLOCK=128)
+        with kinspect.capture("out", time=True) as rec:
+            my_kernel[grid](x, y, n, BLOCK=128)
         print(rec.variants)
 
-    With `defer`, variants are recorded when the block ends rather than inside Triton's compile,
-    so a timed first call is not slowed by kinspect copying and disassembling its stages.
+    With `defer`, variants are recorded when the block ends rather than inside Triton's compile.
     """
+    from kinspect.hooks.launches import ArgumentsToHooks, LaunchRecorder
+    from kinspect.hooks.startup import StartupClock
+
     knobs = _knobs()
     store = Store(out_dir)
+    launch_recorder = LaunchRecorder(store, timer=timer(time)) if launches else None
     # Capturing inside someone's program (not strict) must not break it: an unwritable folder is
     # reported when a variant is recorded, and several processes (ranks) may capture into one store.
     with store.lock(required=strict):
         previous = knobs.compilation.listener
+        hooks = (knobs.runtime.launch_enter_hook, knobs.runtime.launch_exit_hook)
+        clock = StartupClock()
         recorder = Recorder(store, previous=previous, group=group, offline=offline, strict=strict,
-                            origin=origin, defer=defer)
+                            origin=origin, defer=defer, launches=launch_recorder, startup=clock)
         knobs.compilation.listener = recorder
+        clock.install()
+        metadata = ArgumentsToHooks(on_first=recorder.adopt)
+        if launch_recorder is not None:
+            knobs.runtime.launch_enter_hook = ChainedHook(launch_recorder.enter, hooks[0])
+            knobs.runtime.launch_exit_hook = ChainedHook(launch_recorder.exit, hooks[1])
+            metadata.install()
         try:
             yield recorder
             recorder.flush()
         finally:
             knobs.compilation.listener = previous
+            knobs.runtime.launch_enter_hook, knobs.runtime.launch_exit_hook = hooks
+            metadata.restore()
+            clock.restore()
+            if launch_recorder is not None:
+                finish_launches(launch_recorder)
+
+
+def finish_launches(launches: LaunchRecorder) -> None:
+    """Write this process's launches and merge them into the records (other processes' files stay
+    until they are done: `kinspect capture` merges them when its program ends)."""
+    import os
+    import socket
+
+    from kinspect.store import launches_path, merge_launches
+
+    for folder in launches.flush(final=True):
+        try:
+            merge_launches(folder, only=launches_path(folder, socket.gethostname(), os.getpid()))
+        except (OSError, ValueError, KinspectError):
+            pass
+    launches.forget()

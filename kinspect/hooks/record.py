@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime
 import inspect
+import os
 from pathlib import Path
 from typing import Any
 
@@ -70,31 +71,35 @@ def specialization(src) -> tuple[dict, dict, dict]:
 
 
 def source_ref(src) -> SourceRef | None:
-    fn = getattr(getattr(src, "fn", None), "fn", None)
+    jit = getattr(src, "fn", None)
+    fn = getattr(jit, "fn", None)
     if fn is None:
         return None
+    # The JITFunction read its source when it was decorated (raw_src, starting_line_number, as
+    # inspect.getsourcelines gives them): reading the file again inside the compile costs ms.
+    lines, first = getattr(jit, "raw_src", None), getattr(jit, "starting_line_number", None)
     try:
-        lines, first = inspect.getsourcelines(fn)
-        return SourceRef(file=str(inspect.getsourcefile(fn)), line=first, text="".join(lines))
+        if lines is None or first is None:
+            lines, first = inspect.getsourcelines(fn)
+        return SourceRef(file=str(inspect.getsourcefile(fn) or fn.__code__.co_filename), line=first,
+                         text="".join(lines))
     except (OSError, TypeError):
         return None
 
 
-def compile_times(times) -> CompileTimes | None:
+def compile_times(times, startup_us: int = 0) -> CompileTimes | None:
+    """Triton's CompileTimes, with `startup_us` of Triton's one-time start-up (hooks.startup) moved
+    out of the IR initialisation it was measured in."""
     if times is None:
         return None
     stages = tuple((str(ext), int(us)) for ext, us in getattr(times, "lowering_stages", ()) or ())
-    return CompileTimes(int(getattr(times, "ir_initialization", 0) or 0), stages,
-                        int(getattr(times, "store_results", 0) or 0))
-
-
-def _count_lines(path: Path) -> int:
-    with open(path, "rb") as f:
-        return sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b""))
+    init = int(getattr(times, "ir_initialization", 0) or 0)
+    startup_us = min(max(int(startup_us), 0), init)
+    return CompileTimes(init - startup_us, stages, int(getattr(times, "store_results", 0) or 0), startup_us)
 
 
 def build(*, src, metadata: dict, metadata_group: dict, times, cache_hit: bool, offline: bool,
-          origin: str, triton_version: str) -> tuple[Variant, dict[str, Path]]:
+          origin: str, triton_version: str, startup_us: int = 0) -> tuple[Variant, dict[str, Path]]:
     """The Variant (not yet stored) and the stage files to copy, by file name."""
     name = str(metadata.get("name") or getattr(src, "name", "kernel"))
     target = target_of(metadata)
@@ -112,8 +117,8 @@ def build(*, src, metadata: dict, metadata_group: dict, times, cache_hit: bool, 
         kind = backend.stage_kind(stage)
         p = Path(metadata_group[fname])
         files[fname] = p
-        stages.append(StageFile(name=stage, file=fname, bytes=p.stat().st_size,
-                                lines=None if kind.binary else _count_lines(p),
+        # Lines are counted when a reader asks (render.terminal): this runs inside the user's compile.
+        stages.append(StageFile(name=stage, file=fname, bytes=p.stat().st_size, lines=None,
                                 dialect=backends.dialect_of(kind, backend, target.arch, p), binary=kind.binary))
     stages.sort(key=lambda s: (backend.stage_kind(s.name).order, s.name))
     signature, constexprs, attributes = specialization(src)
@@ -121,7 +126,7 @@ def build(*, src, metadata: dict, metadata_group: dict, times, cache_hit: bool, 
     variant = Variant(
         kernel=name, hash=str(metadata.get("hash", "")), target=target, offline=offline,
         signature=signature, constexprs=constexprs, attributes=attributes, options=options,
-        stages=tuple(stages), times=compile_times(times), cache_hit=bool(cache_hit),
+        stages=tuple(stages), times=compile_times(times, startup_us), cache_hit=bool(cache_hit),
         triton_version=str(metadata.get("triton_version") or triton_version), source=source_ref(src),
         origin=origin, created=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         extra={"backend": backend.name} if backend.name != target.backend else {})
@@ -160,12 +165,38 @@ def derive(variant: Variant, files: dict[str, Path]) -> tuple[list[StageFile], l
     return new, notes, texts
 
 
-def store_variant(store: Store, group: str, variant: Variant, files: dict[str, Path]) -> Variant:
-    """Derive the backend's derived stages, then write stages and record atomically."""
+def store_variant(store: Store, group: str, variant: Variant, files: dict[str, Path], *,
+                  replace: bool = True) -> Variant:
+    """Write the stage files Triton made and the record, atomically. Derived stages (SASS from the
+    cubin, CPU assembly) are made later by `finish`: this runs inside the user's compile."""
+    return store.write(group, variant, files, replace=replace)
+
+
+def pending_derivers(variant: Variant) -> bool:
+    """Whether the variant lacks a stage its backend derives and has the stage to derive it from."""
+    backend = backends.of(variant)
+    have = {s.name for s in variant.stages}
+    dialects = {backend.stage_kind(s.name).dialect for s in variant.stages if not s.binary}
+    return any(d.stage.name not in have and d.stage.dialect not in dialects and any(n in have for n in d.inputs)
+               for d in backend.derivers)
+
+
+def finish(variant: Variant) -> Variant:
+    """Add the derived stages to a stored variant, in its own folder (kinspect's store), and rewrite
+    its record; a variant with nothing to derive is returned as it is."""
     import dataclasses
 
+    if not pending_derivers(variant):
+        return variant
+    folder = Path(variant.path)
     backend = backends.of(variant)
+    files = {s.file: folder / s.file for s in variant.stages}
     new, notes, texts = derive(variant, files)
+    for fname, text in texts.items():
+        tmp = folder / f".{fname}.{os.getpid()}.tmp"
+        tmp.write_text(text)
+        tmp.replace(folder / fname)
     stages = sorted(variant.stages + tuple(new), key=lambda s: (backend.stage_kind(s.name).order, s.name))
     variant = dataclasses.replace(variant, stages=tuple(stages), notes=variant.notes + tuple(notes))
-    return store.write(group, variant, {**files, **texts})
+    Store(folder.parent.parent).update_record(variant)
+    return variant

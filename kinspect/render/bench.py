@@ -19,7 +19,8 @@ def _pct(x: float) -> str:
 def _first(name: str, f: FirstCall, *, width: int) -> str:
     stages = ", ".join(f"{k} {_ms(v)}" for k, v in f.stages_ms().items())
     what = "compiled" if not f.cache_hit else "from the on-disk cache"
-    return (f"  {name:<{width}} {_ms(f.wall_ms):>9} ms  = JIT {_ms(f.jit_ms)} ms ({what}: {stages})"
+    startup = f" + Triton start-up {_ms(f.startup_ms)} ms (once per process)" if f.startup_ms else ""
+    return (f"  {name:<{width}} {_ms(f.wall_ms):>9} ms  = JIT {_ms(f.jit_ms)} ms ({what}: {stages}){startup}"
             f" + {_ms(f.rest_ms)} ms other (specialization, launcher, loading, launch, run)")
 
 
@@ -83,6 +84,8 @@ def render(r: BenchResult) -> str:
     if r.check is not None:
         out.append(f"  {r.check.describe()}")
     out += ["", f"asm      {_asm(r.metrics, v.extra.get('loaded'))}"]
+    for f in r.metrics.get("findings", []):
+        out.append(f"  {'!!' if f['severity'] >= 3 else '!'} {f['text']}\n      try: {f['advice']}")
     if r.profile is not None:
         p = r.profile
         kernel = f"; kernel time by the profiler (CUPTI, no L2 flush) median {_ms(p.kernel_ms)} ms" \

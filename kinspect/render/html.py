@@ -28,18 +28,23 @@ from kinspect.diff import STAGE_PREFERENCE, DiffResult
 from kinspect.diff.table import Row
 from kinspect.errors import KinspectError
 from kinspect.render import plots
-from kinspect.render.code import Packed, packed
+from kinspect.render.code import Packed, packed_all
 
 esc = functools.partial(html.escape, quote=True)
 
 
 class Report:
-    """A report over the rows of a sweep or of saved variants; `chosen` is the variant shown first."""
+    """A report over the rows of a sweep or of saved variants; `chosen` is the variant shown first.
+    With `program` (kinspect.analysis.summary.KernelRow, one per kernel, ranked) it is a program's
+    report: the kernel table and its time-share and JIT charts come first, and no plot draws a
+    metric across unrelated kernels."""
 
-    def __init__(self, result: DiffResult, reports: list[VariantReport], *, chosen: int = 0, metrics=()):
+    def __init__(self, result: DiffResult, reports: list[VariantReport], *, chosen: int = 0, metrics=(),
+                 program=None):
         if len(reports) != len(result.rows):
             raise ValueError("one analysis per row")
         self.result, self.reports, self.chosen, self.metrics = result, reports, chosen, tuple(metrics)
+        self.program = program
 
     @property
     def rows(self) -> list[Row]:
@@ -47,7 +52,10 @@ class Report:
 
     @functools.cached_property
     def plots(self) -> list[plots.Plot]:
-        found = [plots.sweep(self.rows, self.metrics), plots.roofline(self.rows)]
+        if self.program is not None:
+            found = [plots.time_share(self.program), plots.jit_per_kernel(self.program), plots.roofline(self.rows)]
+        else:
+            found = [plots.sweep(self.rows, self.metrics), plots.roofline(self.rows)]
         return [p for p in found if p is not None]
 
     @functools.cached_property
@@ -78,8 +86,7 @@ def page(report: Report) -> str:
     rows = report.rows
     blobs: dict[str, str] = {}
     variants, sections = [], []
-    for i, (row, analysis) in enumerate(zip(rows, report.reports)):
-        found = packed(row.variant)
+    for i, (row, analysis, found) in enumerate(zip(rows, report.reports, packed_all([r.variant for r in rows]))):
         entries = [{"name": c.name, "dialect": c.dialect, "blob": _blob(c, blobs)} for c in found]
         variants.append({"label": row.label, "codes": entries})
         sections.append(_variant(i, row, analysis, found, entries, hidden=i != report.chosen))
@@ -92,14 +99,15 @@ def page(report: Report) -> str:
     digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode()
     policy = (f"default-src 'none'; script-src 'sha256-{digest}'; style-src 'unsafe-inline'; "
               f"img-src data:; base-uri 'none'; form-action 'none'")
-    title = _title(rows)
+    title = _title(rows) if report.program is None else \
+        f"kinspect report: {len(report.program)} kernels of a program"
     parts = [
         "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
         f'<meta http-equiv="Content-Security-Policy" content="{esc(policy)}">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         f"<title>{esc(title)}</title><style>{css}</style></head><body>",
         f"<header><h1>{esc(title)}</h1><p class=\"sub\">{esc(_subtitle(rows))}</p></header>",
-        _table(report), _plots(report), *sections,
+        *((_program(report),) if report.program is not None else (_table(report),)), _plots(report), *sections,
         '<noscript><p class="note">The stages need JavaScript to unpack.</p></noscript>',
         f'<script type="application/json" id="kinspect-data">{_json(data)}</script>',
         *(f'<script type="application/octet-stream" id="blob-{k}">{v}</script>' for k, v in blobs.items()),
@@ -168,6 +176,51 @@ def _table(report: Report) -> str:
             f"{notes}</section>")
 
 
+def _program(report: Report) -> str:
+    """The kernels of a program, ranked: click a row for its busiest variant; click a heading to sort."""
+    from kinspect.render.program import columns
+
+    from kinspect.analysis.summary import variant_key
+
+    index = {variant_key(r.variant): i for i, r in enumerate(report.rows)}
+    kernels = report.program
+    cols = columns(kernels)
+    head = "".join(f'<th class="{"k" if h == "kernel" else ""}" data-sort="{"text" if h == "kernel" else "num"}">'
+                   f"{esc(h)}</th>" for h, _, _ in cols) + '<th class="finding" data-sort="num">top finding</th>'
+    body = []
+    for n, k in enumerate(kernels, 1):
+        cells = []
+        for h, f, _ in cols:
+            text = str(n) if f is None else f(k)
+            if h == "kernel":
+                cells.append(f'<td class="k" title="{esc(k.kernel)}">{esc(text)}</td>')
+            else:
+                cells.append(f'<td data-v="{esc(_sort_value(text))}">{esc(text)}</td>')
+        top = k.top
+        tip = "" if top is None else f"{top.text}\ntry: {top.advice}"
+        cells.append(f'<td class="finding {"sev" + str(top.severity) if top else ""}" data-v="{top.severity if top else 0}" '
+                     f'title="{esc(tip)}">{esc(top.text if top else "-")}</td>')
+        i = index.get(k.busiest.key, 0)
+        chosen = ' class="chosen"' if i == report.chosen else ""
+        body.append(f'<tr data-variant="{i}"{chosen}>{"".join(cells)}</tr>')
+    total = sum(len(k.variants) for k in kernels)
+    timed = any(k.gpu_ms for k in kernels)
+    rank = "by GPU time" if timed else "by the severity of their worst finding (no GPU time was captured)"
+    return (f'<section id="program"><h2>Kernels</h2><p class="note">{len(kernels)} kernels, {total} variants, '
+            f'ranked {esc(rank)}. Click a row to show its busiest variant below; click a heading to sort.</p>'
+            f'<table class="metrics program"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
+            f"</section>")
+
+
+def _sort_value(text: str) -> str:
+    """A cell's value for sorting: its number (`1,234`, `12.5%`, `0.341`), or '' when it has none."""
+    num = text.replace(",", "").rstrip("%").split(" ")[0]
+    try:
+        return repr(float(num))
+    except ValueError:
+        return ""
+
+
 def _plots(report: Report) -> str:
     figures = [f'<figure class="plot" data-plot="{p.name}">{p.svg}<figcaption>{esc(p.caption)}</figcaption></figure>'
                for p in report.plots]
@@ -175,6 +228,9 @@ def _plots(report: Report) -> str:
         why = ("one variant: nothing swept to plot" if len(report.rows) < 2
                else "no metric varies across these variants")
         figures = [f'<p class="note">{esc(why)}</p>']
+    if report.program is not None:
+        figures.append('<p class="note">A program\'s kernels are unrelated: no plot draws a metric across them. '
+                       "Sweep one kernel (kinspect report KERNEL -p ...) to plot a metric against a parameter.</p>")
     if not any(p.name == "roofline" for p in report.plots):
         figures.append('<p class="note">No roofline: it needs runtimes with bytes and FLOPs, measured on a GPU '
                        "(kinspect report on a machine with one times shipped kernels).</p>")
@@ -188,7 +244,9 @@ def _variant(i: int, row: Row, analysis: VariantReport, found: list[Packed], ent
     facts = " · ".join([v.kernel, str(v.target), *spec, v.path])
     cards = [_resources(row, analysis), _instructions(analysis), _jit(row), _runtime(row)]
     verdicts = "".join(
-        f'<li class="{esc(x.level)}"{_line_attr(x, analysis)}>{esc(x.text)}</li>' for x in analysis.verdicts)
+        f'<li class="{esc(x.level)}"{_line_attr(x, analysis)}>{esc(x.text)}'
+        + (f'<span class="try">try: {esc(x.what_to_try)}</span>' if x.kind else "") + "</li>"
+        for x in analysis.verdicts)
     notes = [f"problem: {p}" for p in analysis.problems] + [f"note: {n}" for n in v.notes]
     return "".join([
         f'<section class="variant" id="variant-{i}"{" hidden" if hidden else ""}>',
@@ -250,6 +308,10 @@ def _jit(row: Row) -> str:
     body = "".join(f'<dt>{esc(k)}</dt><dd>{us / 1000:,.1f} ms<span class="bar" style="width:{round(90 * us / top)}px">'
                    f"</span></dd>" for k, us in stages.items())
     total = "" if row.jit_us is None else f"<dt>total</dt><dd>{row.jit_us / 1000:,.1f} ms</dd>"
+    times = row.variant.times
+    if times is not None and times.startup_us:
+        total += (f'<dt>Triton start-up</dt><dd>{times.startup_us / 1000:,.1f} ms <span class="note">(once per '
+                  f"process, not this kernel's)</span></dd>")
     return f'<div class="card"><h3>JIT ms per stage</h3><dl>{body}{total}</dl></div>'
 
 

@@ -119,6 +119,47 @@ def roofline(rows: list[Row]) -> Plot | None:
     return Plot(name="roofline", title="Roofline", svg=_svg(fig, "roofline"), caption=caption)
 
 
+BARS = 15   # kernels a program's bar charts show (the rest are summed in one bar)
+
+
+def time_share(rows) -> Plot | None:
+    """Each kernel's share of the program's captured GPU time (kinspect.analysis.summary.KernelRow),
+    the busiest first; None when no GPU time was captured."""
+    timed = [r for r in rows if r.gpu_ms]
+    if not timed:
+        return None
+    total = sum(r.gpu_ms for r in timed)
+    bars = [(r.name, 100 * r.gpu_ms / total) for r in timed[:BARS]]
+    if len(timed) > BARS:
+        bars.append((f"{len(timed) - BARS} more kernels", 100 * sum(r.gpu_ms for r in timed[BARS:]) / total))
+    return _bars("time-share", "Share of GPU time", bars, "% of the captured GPU time",
+                 f"share of {total:,.3f} ms of GPU time captured, per kernel")
+
+
+def jit_per_kernel(rows) -> Plot | None:
+    """What a first run pays to compile each kernel (every variant's JIT time), the costliest first."""
+    jit = sorted((r for r in rows if r.jit_us), key=lambda r: -r.jit_us)
+    if not jit:
+        return None
+    bars = [(r.name, r.jit_us / 1000) for r in jit[:BARS]]
+    if len(jit) > BARS:
+        bars.append((f"{len(jit) - BARS} more kernels", sum(r.jit_us for r in jit[BARS:]) / 1000))
+    total = sum(r.jit_us for r in jit) / 1000
+    return _bars("jit", "JIT time per kernel", bars, "JIT ms (all its variants)",
+                 f"JIT time per kernel: {total:,.0f} ms in all (Triton's one-time start-up not included)")
+
+
+def _bars(name: str, title: str, bars: list[tuple[str, float]], xlabel: str, caption: str) -> Plot:
+    fig = _figure(width=6.2, height=0.8 + 0.24 * len(bars), panels=1)
+    ax = fig.axes[0]
+    ys = list(range(len(bars)))[::-1]
+    ax.barh(ys, [x for _, x in bars], color="#2a6fb0", height=0.7)
+    ax.set_yticks(ys, [_text(label) for label, _ in bars], fontsize=7, family="monospace")
+    ax.set_xlabel(_text(xlabel))
+    ax.grid(alpha=0.3, axis="x")
+    return Plot(name=name, title=title, svg=_svg(fig, name), caption=caption)
+
+
 def _figure(width: float, height: float, panels: int):
     from matplotlib.figure import Figure
 
@@ -138,7 +179,13 @@ _PROLOGUE = re.compile(r"\A.*?(?=<svg)", re.S)  # the XML declaration and DOCTYP
 def _svg(fig, salt: str) -> str:
     import matplotlib
 
+    import warnings
+
     buf = io.StringIO()
-    with matplotlib.rc_context({"svg.hashsalt": f"kinspect-{salt}", "svg.fonttype": "none"}):
+    with matplotlib.rc_context({"svg.hashsalt": f"kinspect-{salt}", "svg.fonttype": "none"}), \
+            warnings.catch_warnings():
+        # long tick labels (a sweep's variants, a program's kernels) can leave constrained layout no
+        # room: matplotlib then draws the figure as it is and says so on stderr, which is noise here
+        warnings.filterwarnings("ignore", message=".*constrained_layout not applied")
         fig.savefig(buf, format="svg", metadata={"Date": None})
     return _PROLOGUE.sub("", buf.getvalue(), count=1)

@@ -102,8 +102,30 @@
     await select(0);
   }
 
+  function sortBy(th) {
+    const table = th.closest("table");
+    const k = [...th.parentNode.children].indexOf(th);
+    const desc = !th.classList.contains("sorted-desc");
+    table.querySelectorAll("th").forEach((h) => h.classList.remove("sorted-asc", "sorted-desc"));
+    th.classList.add(desc ? "sorted-desc" : "sorted-asc");
+    const key = (tr) => {
+      const td = tr.children[k];
+      if (th.dataset.sort === "text") return td.textContent;
+      return td.dataset.v === "" ? -Infinity : Number(td.dataset.v);
+    };
+    const rows = [...table.tBodies[0].rows];
+    rows.sort((a, b) => {
+      const x = key(a), y = key(b);
+      const c = typeof x === "string" ? x.localeCompare(y) : x - y;
+      return desc ? -c : c;
+    });
+    rows.forEach((tr) => table.tBodies[0].appendChild(tr));
+  }
+
   document.addEventListener("click", (ev) => {
     const t = ev.target;
+    const th = t.closest("table.program th[data-sort]");
+    if (th) return void sortBy(th);
     const row = t.closest("table.metrics tbody tr");
     if (row) return void showVariant(Number(row.dataset.variant));
     const tab = t.closest(".tabs button");

@@ -43,7 +43,12 @@ def vec_report(report) -> str:
     if r.occupancy:
         out.append(f"  occupancy estimate {r.occupancy.describe()}")
     out.append("  verdicts:")
-    out += [f"    {MARK[x.level]} {x.text}" for x in report.verdicts] or ["    (none)"]
+    for x in report.verdicts:
+        out.append(f"    {MARK[x.level]} {x.text}")
+        if x.kind:
+            out.append(f"        try: {x.what_to_try}")
+    if not report.verdicts:
+        out.append("    (none)")
     out += [f"  problem: {p}" for p in report.problems]
     out += [f"  note: {n}" for n in v.notes]
     return "\n".join(out)

@@ -65,12 +65,28 @@ def jit_table(rows: list[Row]) -> list[str]:
     return ["  " + "  ".join(c.rjust(w) for c, w in zip(line, widths)) for line in [head] + body]
 
 
+def findings_lines(rows: list[Row]) -> list[str]:
+    """Each variant's worst finding and what to try, by row number."""
+    from kinspect.render.program import MARK
+
+    found = [(i, r.findings[0], len(r.findings)) for i, r in enumerate(rows, 1) if r.findings]
+    if not found:
+        return []
+    out = ["", "  findings (the worst of each variant)"]
+    for i, f, n in found:
+        more = f" (+{n - 1} more)" if n > 1 else ""
+        out.append(f"  {i:>3} {MARK[f['severity']]} {f['text']}{more}")
+        out.append(f"        try: {f['advice']}")
+    return out
+
+
 def render(result: DiffResult, *, side: bool = False, width: int = 160) -> str:
     rows = result.rows
     out = table(rows)
     jit = jit_table(rows)
     if jit:
         out += ["", "  JIT ms per stage (source = building the IR from the Python AST)"] + jit
+    out += findings_lines(rows)
     for o in result.failed:
         out.append(f"  failed: {o.job.describe()}: {o.error}")
     for link in result.links:

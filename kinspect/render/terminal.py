@@ -99,6 +99,9 @@ def summary(v: Variant, *, label: str, target_note: str) -> str:
         hit = "cache hit" if v.cache_hit else "compiled"
         out.append(f"\n  JIT total {ms(v.times.total_us)} ms ({hit}; IR from AST {ms(v.times.ir_initialization_us)} ms, "
                    f"storing {ms(v.times.store_results_us)} ms)")
+        if v.times.startup_us:
+            out.append(f"  + Triton start-up {ms(v.times.startup_us)} ms (once per process: Triton hashing its own "
+                       f"sources for the cache key; not this kernel's)")
     loaded = v.extra.get("loaded")
     if loaded:
         out.append(f"  loaded on the device: {loaded['registers']} registers, {loaded['spills']} spills")
@@ -149,4 +152,58 @@ def passes_table(p, top: int = 12) -> str:
     out.append(f"  IR snapshots: {p.snapshots} (one before each pass run); {len(p.changed)} changed the IR, "
                f"kept in {relative(p.folder)}/")
     out += [f"  note: {n}" for n in p.notes]
+    return "\n".join(out)
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def capture_summary(result, out_dir) -> str:
+    """What `kinspect capture` recorded: the variants, and per variant its launches and GPU time
+    (busiest first), with what recording and timing cost."""
+    variants = result.variants
+    launched = [v for v in variants if v.launches is not None]
+    head = f"kinspect: {len(variants)} variant(s) recorded in {out_dir}"
+    if result.launches:
+        procs = {(p.host, p.pid) for v in launched for p in v.launches.processes}
+        head += f"; {result.launches:,} launch(es) in {len(procs) or 1} process(es)"
+    out = [head]
+    if not launched:
+        if variants:
+            out.append(variants_table(variants))
+    else:
+        timed = sum(v.launches.gpu.total_ms for v in launched if v.launches.gpu)
+        ranked = sorted(variants, key=lambda v: (-(v.launches.gpu.total_ms if v.launches and v.launches.gpu else 0),
+                                                 -(v.launches.calls if v.launches else 0), v.kernel))
+        rows = [("kernel", "spec", "calls", "GPU ms", "median ms", "share")]
+        for v in ranked:
+            la = v.launches
+            gpu = la.gpu if la else None
+            rows.append((_cut(v.kernel, 48), _cut(spec_line(v), 40), f"{la.calls:,}" if la else "0",
+                         f"{gpu.total_ms:,.3f}" if gpu else "-",
+                         f"{gpu.median_ms:.4f}" if gpu and gpu.median_ms is not None else "-",
+                         f"{100 * gpu.total_ms / timed:.1f}%" if gpu and timed else "-"))
+        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+        for r in rows:
+            out.append("  " + "  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))))
+    if result.launches:
+        per = 1e3 * result.hook_ms / result.launches
+        out.append(f"  recording launches cost {result.hook_ms:,.1f} ms in kinspect's launch hooks "
+                   f"({per:.1f} µs per launch, timing included)")
+    t = result.timing
+    if t:
+        if t.get("failed"):
+            out.append(f"  GPU time: not measured: {t['method']} could not start ({t['failed']}); "
+                       f"try --time events")
+        else:
+            out.append(f"  GPU time: {t['method']}; timing cost {t['ms']:,.1f} ms on the CPU side "
+                       f"(benchmarks/capture_overhead.py measures its cost per launch)")
+    if result.unattributed:
+        n = sum(result.unattributed.values())
+        out.append(f"  {n:,} launch(es) of kernels not recorded in the store (see the warnings above): "
+                   f"{', '.join(sorted(result.unattributed)[:4])}")
+    out += [f"  note: {n}" for n in result.notes]
+    if result.derive_s > 0.5:
+        out.append(f"  derived stages and merged launch records in {result.derive_s:.1f} s after the program ended")
     return "\n".join(out)

@@ -2,8 +2,8 @@
 
 When KINSPECT_CAPTURE_DIR is set it waits for `triton` to be imported (importing it eagerly would
 slow down every Python process, pip and torch.compile workers included), then installs kinspect's
-compilation listener, chaining any listener already there. Any other sitecustomize on the path is
-then run as usual.
+compilation listener and launch hooks, chaining any already there (KINSPECT_CAPTURE_TIME names a
+device timer: profiler or events). Any other sitecustomize on the path is then run as usual.
 """
 
 import importlib.abc
@@ -15,15 +15,52 @@ import sys
 
 def _install():
     try:
-        from kinspect.hooks import Recorder
+        from kinspect.hooks import ChainedHook, Recorder, timer
+        from kinspect.hooks.launches import ArgumentsToHooks, LaunchRecorder
+        from kinspect.hooks.startup import StartupClock
         from kinspect.store import Store
         from triton import knobs
+
+        store = Store(os.environ["KINSPECT_CAPTURE_DIR"])
+        launches = LaunchRecorder(store, timer=timer(os.environ.get("KINSPECT_CAPTURE_TIME") or False))
     except Exception as e:  # never break the user's program
         print(f"kinspect capture: not active ({e})", file=sys.stderr)
         return
-    recorder = Recorder(Store(os.environ["KINSPECT_CAPTURE_DIR"]), previous=knobs.compilation.listener,
-                        origin="capture")
+    clock = StartupClock()
+    clock.install()
+    recorder = Recorder(store, previous=knobs.compilation.listener, origin="capture", launches=launches,
+                        startup=clock)
+    ArgumentsToHooks(on_first=recorder.adopt).install()
     _keep_first(knobs.compilation, recorder)
+    _keep_first_hooks(knobs.runtime, ChainedHook(launches.enter, knobs.runtime.launch_enter_hook),
+                      ChainedHook(launches.exit, knobs.runtime.launch_exit_hook))
+    # Launch counts are written every few seconds while launches happen, and at exit; a forked child
+    # (torch.multiprocessing, dataloader workers) counts its own launches afresh.
+    import atexit
+
+    atexit.register(_at_exit, launches)
+    if hasattr(os, "register_at_fork"):
+        os.register_at_fork(after_in_child=launches.forget)
+
+
+def _at_exit(launches):
+    """Write this process's launch counts and what recording them cost (the capture command reads
+    it back into its summary)."""
+    try:
+        launches.flush(final=True)
+        summary = launches.summary()
+        if summary["launches"]:
+            import json
+            import socket
+
+            folder = os.path.join(os.environ["KINSPECT_CAPTURE_DIR"], ".kinspect-capture")
+            os.makedirs(folder, exist_ok=True)
+            path = os.path.join(folder, f"{socket.gethostname()}-{os.getpid()}.json")
+            with open(path + ".tmp", "w") as f:
+                json.dump(summary, f)
+            os.replace(path + ".tmp", path)
+    except Exception as e:  # never break the user's program's exit
+        print(f"kinspect capture: could not write launch records ({e})", file=sys.stderr)
 
 
 def _keep_first(compilation, recorder):
@@ -41,6 +78,26 @@ def _keep_first(compilation, recorder):
 
     compilation.__class__ = type(base.__name__, (base,), {"listener": property(get, set_),
                                                           "__module__": base.__module__})
+
+
+def _keep_first_hooks(runtime, enter, exit_):
+    """The same for the launch hooks: the program (or tritonparse, proton) setting
+    `knobs.runtime.launch_enter_hook` sets the hook kinspect's calls after its own, so launches are
+    recorded whatever the program installs; adding to it adds to that hook."""
+    base = type(runtime)
+
+    def slot(hook):
+        def get(self):
+            return hook
+
+        def set_(self, value):
+            hook.theirs = None if value is hook else value
+
+        return property(get, set_)
+
+    runtime.__class__ = type(base.__name__, (base,), {"launch_enter_hook": slot(enter),
+                                                      "launch_exit_hook": slot(exit_),
+                                                      "__module__": base.__module__})
 
 
 class _AfterTriton(importlib.abc.MetaPathFinder):
