@@ -246,3 +246,33 @@ def test_config_verdicts_rank_the_timed_configs_beside_the_autotuners_pick(corpu
     assert lines[1] == ("matmul_kernel: Triton's autotuner picks config 3 for key M=1024, N=1024, K=64 "
                         "(4 configs benchmarked; its own do_bench 0.115 ms); kinspect timed it at 0.12 ms, "
                         "1.20x the fastest")
+
+
+def test_the_autotuners_own_pick_runs_its_benchmark_as_at_a_first_launch(corpus, monkeypatch):
+    """autotuner_pick on the CPU, under a driver that compiles and "launches" without a GPU
+    (tests/dryrun.py): Triton's own Autotuner.run prunes with the positional arguments, benchmarks
+    each kept config with the driver's benchmarker (here: given timings, in the order it asks) and
+    picks the fastest."""
+    from kinspect.bench.runtime import autotuner_pick
+    from kinspect.compile.autotune import chain
+    from kinspect.compile.user import load
+    from tests.dryrun import DryRunDriver, dry_run
+
+    timings = iter([0.30, 0.20, 0.10, 0.15])
+    asked = []
+
+    def benchmarker(kernel_call, quantiles):
+        kernel_call()
+        asked.append(1)
+        ms = next(timings)
+        return [ms, ms * 0.98, ms * 1.02]
+
+    monkeypatch.setattr(DryRunDriver, "get_benchmarker", lambda self: benchmarker)
+    v = stored(corpus, "autotune", "cuda:90")
+    with dry_run("cuda:90") as driver:
+        pick = autotuner_pick(v, device="cpu")
+        tuner = chain(load(v.extra["user"]["kernel"], {}, {}).wrapper, "matmul_kernel").autotuner
+        tuner.__dict__.pop("do_bench", None)      # Triton caches the benchmarker on the autotuner
+    assert pick == {"config": 2, "key": {"M": 1024, "N": 1024, "K": 64}, "ms": 0.10, "benchmarked": 4}
+    assert len(asked) == 4                          # config 4 pruned (BLOCK_K 128 > K 64), never benchmarked
+    assert driver.launched[-1].grid == (128, 1, 1)  # then launched once with config 2: 1024/64 x 1024/128

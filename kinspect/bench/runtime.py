@@ -155,7 +155,7 @@ def scratch_allocator():
         _allocation._allocator.reset(token)
 
 
-def autotuner_pick(v: Variant) -> dict | None:
+def autotuner_pick(v: Variant, device: str = "cuda") -> dict | None:
     """What Triton's own autotuner picks for the variant's kernel on its example arguments: it
     benchmarks the configs prune_configs_by keeps, with its own do_bench, as at a first launch.
     {"config": number, "key": the key's example values, "ms": its time of that config,
@@ -174,7 +174,7 @@ def autotuner_pick(v: Variant) -> dict | None:
     overridden = sorted(set(uk.given) & c.config_names())
     if overridden:   # Triton refuses a launch that passes what its configs set
         return {"skipped": f"-p {', '.join(overridden)} sets what its configs set, so it cannot pick among them"}
-    args = {k: on_device(x) for k, x in uk.args.items()}
+    args = {k: on_device(x, device) for k, x in uk.args.items()}
     given = uk.given    # what the launch passes: the autotuner and heuristics add the rest themselves
     saved = dict(tuner.cache)
     tuner.cache.clear()          # a pick made earlier in this process would be reused, not measured
@@ -182,7 +182,8 @@ def autotuner_pick(v: Variant) -> dict | None:
         positional, keywords = as_launched(c.jit, args)
         with private_cache(), scratch_allocator():
             uk.wrapper[uk.grid](*positional, **keywords, **given)
-            torch.cuda.synchronize()
+            if device == "cuda":
+                torch.cuda.synchronize()
         best = tuner.best_config
         timings = dict(getattr(tuner, "configs_timings", None) or {})
     finally:
