@@ -317,3 +317,11 @@ def test_vec_report_compiles_the_config_asked_for(tmp_path):
     assert r.exit_code == 0, r.output
     assert "autotuned: config 2 of 5  BLOCK_M=64 BLOCK_N=128 BLOCK_K=64" in r.output
     assert "HMMA" in r.output       # the config's tile runs on the tensor cores
+
+
+def test_an_autotuned_kernel_runs_under_the_interpreter_with_its_grid_function():
+    """bench --interpret: under TRITON_INTERPRET the wrappers hold the interpreter's stand-in for the
+    JITFunction; config 0 and the heuristics still apply, and the file's grid function sizes the launch."""
+    r = run("bench", f"{CORPUS}/autotuned_matmul.py:matmul_kernel", "--interpret")
+    assert r.exit_code == 0, r.output
+    assert "grid (256,)" in r.output     # 1024/64 x 1024/64 programs for config 0
