@@ -99,9 +99,7 @@ def _child(request: dict) -> dict:
     if launch.reference is not None and launch.output:
         ref = launch.reference(*launch.input_values())
         check = compare(launch.args[launch.output], ref, precision=launch.dtype).to_json()
-    grid = launch.grid   # a kernel file's example may give Triton's grid function of the launch's arguments
-    grid = grid({**launch.args, **launch.constexprs}) if callable(grid) else grid
-    return {"label": launch.label, "size": launch.size, "grid": list(grid), "wall_ms": round(wall, 1),
+    return {"label": launch.label, "size": launch.size, "grid": list(launch.grid_size()), "wall_ms": round(wall, 1),
             "check": check}
 
 

@@ -75,8 +75,7 @@ def time_variant(v: Variant, size: str | None = None) -> Runtime | None:
     copy = copy_bandwidth()
     pct = 100 * gbps / copy["gbps"] if gbps else None
     peak = matmul_peak(launch.dtype)["tflops"] if tflops else None
-    size_text = f"size {launch.size}" if launch.size else f"grid {launch.grid}" if not callable(launch.grid) \
-        else "grid from the kernel's example"
+    size_text = f"size {launch.size}" if launch.size else f"grid {launch.grid_size()}"
     method = (f"{t.describe()} on {torch.cuda.get_device_name()}; {size_text}{'; ' if launch.notes else ''}"
               f"{'; '.join(launch.notes)}; "
               f"copy bandwidth {copy['gbps']:,.0f} GB/s measured {copy['measured']} ({copy['method']})")
