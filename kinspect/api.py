@@ -22,10 +22,12 @@ class DumpResult:
 
 def dump(kernel: str, *, target: str | None = None, constexprs: dict | None = None, args: dict | None = None,
          num_warps: int | None = None, num_stages: int | None = None, size: str | None = None,
-         out_dir: str | Path = DEFAULT_OUT, retarget=()) -> DumpResult:
+         out_dir: str | Path = DEFAULT_OUT, retarget=(), config: int | None = None) -> DumpResult:
     """Compile one variant of a shipped kernel (`fused_mm_softmax`) or a user kernel
-    (`path/file.py:name`) for a target and store every stage; with `retarget` CPU specs, the
-    variant's LLVM IR compiled for those CPUs is stored beside them as `asm@<cpu>` stages."""
+    (`path/file.py:name`, `pkg.mod:name`) for a target and store every stage; with `retarget` CPU
+    specs, the variant's LLVM IR compiled for those CPUs is stored beside them as `asm@<cpu>`
+    stages. An autotuned user kernel is compiled with its config number `config` (default: the
+    first that prune_configs_by keeps)."""
     from kinspect.compile import compile_variant
     from kinspect.compile.targets import resolve
     from kinspect.compile.user import is_user_kernel, load
@@ -37,11 +39,16 @@ def dump(kernel: str, *, target: str | None = None, constexprs: dict | None = No
                          f"GPU IR. Use it on a triton-cpu/spine-triton variant (-t device with that backend "
                          f"active) or on a folder or .ll file with vec-report")
     options = {"num_warps": num_warps, "num_stages": num_stages}
+    extra = None
     if is_user_kernel(kernel):
-        uk = load(kernel, args or {}, constexprs)
+        uk = load(kernel, args or {}, constexprs, config=config, resolved=resolved)
         fn, call_args, consts, grid, label = uk.fn, uk.args, uk.constexprs, uk.grid, uk.name
         options = {**uk.options, **{k: v for k, v in options.items() if v is not None}}
+        extra = {"user": uk.record(kernel, args or {}, constexprs, config)}
     else:
+        if config is not None:
+            raise UsageError(f"--config picks an autotune config of a kernel in your file (file.py:kernel); "
+                             f"'{kernel}' is a shipped kernel: set its constexprs with -p")
         fn, call_args, consts, grid, own = _shipped(kernel, constexprs, args, size, resolved)
         options = {**own, **{k: v for k, v in options.items() if v is not None}}
         label = kernel
@@ -49,7 +56,7 @@ def dump(kernel: str, *, target: str | None = None, constexprs: dict | None = No
 
     with Store(out_dir).lock():
         variant = compile_variant(fn, args=call_args, constexprs=consts, grid=grid, resolved=resolved,
-                                  out_dir=out_dir, group=label, options=options)
+                                  out_dir=out_dir, group=label, options=options, extra=extra)
         if retarget:
             variant = add_retargets(variant, retarget)
     return DumpResult(variant=variant, label=label, target_note=resolved.note, store=Path(out_dir))
@@ -123,7 +130,7 @@ def list_variants(path: str | Path | None = None):
 
 
 def resolve_variants(items, *, target=None, constexprs=None, args=None, num_warps=None, num_stages=None,
-                     size=None, out_dir: str | Path = DEFAULT_OUT) -> list[Variant]:
+                     size=None, out_dir: str | Path = DEFAULT_OUT, config: int | None = None) -> list[Variant]:
     """Variants named on a command line: folders and stage files as they are; kernels (shipped or
     file.py:name) compiled as `dump` does. No items: ./kinspect-out if present, else the Triton cache."""
     from kinspect import sources
@@ -140,7 +147,7 @@ def resolve_variants(items, *, target=None, constexprs=None, args=None, num_warp
             variants += [complete(v) for v in _readable(sources.discover(p)).variants]
         else:
             variants.append(dump(item, target=target, constexprs=constexprs, args=args, num_warps=num_warps,
-                                 num_stages=num_stages, size=size, out_dir=out_dir).variant)
+                                 num_stages=num_stages, size=size, out_dir=out_dir, config=config).variant)
     return variants
 
 
@@ -289,14 +296,17 @@ def retargeted(variant: Variant, spec: str) -> Variant:
 
 def diff(items, *, bench: bool = True, **kwargs):
     """Compile a sweep (and/or collect saved variants), tabulate their metrics and diff one stage of
-    two of them: kinspect.diff.compare, whose keyword arguments it takes. With `bench`, variants of
-    shipped kernels compiled for the active GPU are timed on it (runtime, GB/s, % of copy bandwidth)."""
+    two of them: kinspect.diff.compare, whose keyword arguments it takes. With `bench`, variants
+    compiled for the active GPU are timed on it (runtime, GB/s, % of copy bandwidth): shipped
+    kernels at `size`, kernels from the user's file with their example arguments, and an autotuned
+    kernel's configs beside what Triton's own autotuner picks."""
     from kinspect.diff import compare
 
     if bench and kwargs.get("timer") is None:
-        from kinspect.bench.runtime import device_timer
+        from kinspect.bench.runtime import autotuner_pick, device_timer
 
         kwargs["timer"] = device_timer(kwargs.get("size"))
+        kwargs.setdefault("picker", autotuner_pick if kwargs["timer"] is not None else None)
     return compare(list(items), **kwargs)
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Callable
 
 from kinspect.bench.stats import Runtime
+from kinspect.diff.configs import config_verdicts, user_notes
 from kinspect.diff.correlation import Link, explain
 from kinspect.diff.sweep import Outcome, Sweep
 from kinspect.diff.table import Row, rows as make_rows
@@ -68,10 +69,12 @@ def compare(items: list[str], *, constexprs: dict[str, list] | None = None, targ
             pair: str | None = None, out_dir: str | Path = "kinspect-out", jobs: int | None = None,
             progress: Callable[[Outcome | None, int], None] | None = None,
             timer: Callable[[Variant], Runtime | None] | None = None, text: bool = True,
-            retarget=()) -> DiffResult:
+            retarget=(), configs=None, picker=None) -> DiffResult:
     """Compile and collect the variants `items` name, tabulate them and diff one stage of two.
     With `retarget` CPU specs, each variant's LLVM IR compiled for each CPU takes its place (the
-    variant itself stays when it has machine code of its own)."""
+    variant itself stays when it has machine code of its own). An autotuned kernel from the
+    user's file is swept over its configs (`configs`: only these numbers); when they are timed,
+    `picker(variant)` gives what Triton's own autotuner picks, said beside the fastest."""
     from kinspect.diff import sweep
 
     if not items:
@@ -89,34 +92,36 @@ def compare(items: list[str], *, constexprs: dict[str, list] | None = None, targ
             kernels.append(sweep.absolute_kernel(item))
         else:
             saved_at[i] = found
-    if not kernels and (constexprs or any(x is not None for x in (*num_warps, *num_stages)) or args):
-        raise UsageError("-p, --arg, --num-warps and --num-stages apply to kernels compiled here; "
+    if not kernels and (constexprs or any(x is not None for x in (*num_warps, *num_stages)) or args or configs):
+        raise UsageError("-p, --arg, --config, --num-warps and --num-stages apply to kernels compiled here; "
                          "the items given are all saved variants")
     compiled: list[Variant] = []
     failed: list[Outcome] = []
     result_sweep = None
-    job_list, known = [], {}
-    if kernels:
-        job_list = sweep.cross(kernels, targets=[_offline_target(t) for t in targets], constexprs=constexprs,
-                               num_warps=num_warps, num_stages=num_stages, args=args, size=size, out_dir=out_dir)
+    known = {}
     least = 2 if text else 1  # a table (a report) can hold one variant; a diff needs two
-    _enough((len(job_list) + sum(len(v) for v in saved_at.values())) * max(1, len(retarget)), least=least)
-    if job_list:
+    if kernels:
         from kinspect.store import Store
 
-        with Store(out_dir).lock():     # the workers write under it
-            result_sweep = sweep.run(job_list, workers=jobs, progress=progress)
+        with Store(out_dir).lock():     # the workers write under it: started inside, they know
+            result_sweep = _sweep(kernels, targets=targets, constexprs=constexprs, num_warps=num_warps,
+                                  num_stages=num_stages, args=args, size=size, out_dir=out_dir, jobs=jobs,
+                                  progress=progress, configs=configs, retarget=retarget, least=least,
+                                  saved=sum(len(v) for v in saved_at.values()))
         compiled, failed = _collect(result_sweep)
         known = {o.path: o.metrics for o in result_sweep.outcomes if o.path and o.metrics}
+    else:
+        _enough(sum(len(v) for v in saved_at.values()) * max(1, len(retarget)), least=least)
     variants = _in_order(items, compiled, saved_at)
     if retarget:
         variants = _retargeted(variants, retarget)
     _enough(len(variants), f" ({failed[0].job.describe()} failed: {failed[0].error})" if failed else "", least=least)
     reports: dict = {}
     rows = make_rows(variants, known, reports)
-    notes = list(result_sweep.notes) if result_sweep else []
+    notes = (list(result_sweep.notes) if result_sweep else []) + user_notes(variants)
     if timer is not None:
         rows = [_timed(r, timer, notes) for r in rows]
+        notes += config_verdicts(rows, picker)
     chosen = chosen_stage = stage_diff = None
     if text:
         chosen = choose_pair(pair, rows)
@@ -125,6 +130,25 @@ def compare(items: list[str], *, constexprs: dict[str, list] | None = None, targ
         stage_diff = diff_variants(a, b, chosen_stage)
     return DiffResult(rows=rows, failed=failed, stage=chosen_stage, pair=chosen, text=stage_diff,
                       links=explain(rows), notes=notes, sweep=result_sweep, reports=reports)
+
+
+def _sweep(kernels, *, targets, constexprs, num_warps, num_stages, args, size, out_dir, jobs, progress, configs,
+           retarget, least, saved) -> Sweep:
+    """Plan (an autotuned kernel's configs), check there is enough to compare, compile."""
+    from kinspect.diff import sweep
+
+    target_list = [_offline_target(t) for t in targets]
+    config_list, started = sweep.plan(kernels, targets=target_list, constexprs=constexprs, args=args,
+                                      only=configs, workers=jobs)
+    try:
+        job_list = sweep.cross(kernels, targets=target_list, constexprs=constexprs, num_warps=num_warps,
+                               num_stages=num_stages, args=args, size=size, out_dir=out_dir, configs=config_list)
+        _enough((len(job_list) + saved) * max(1, len(retarget)), least=least)
+    except BaseException:
+        for w in started:
+            w._stop()
+        raise
+    return sweep.run(job_list, workers=jobs, progress=progress, started=started)
 
 
 def _timed(r: Row, timer, notes: list[str]) -> Row:
@@ -247,8 +271,11 @@ def find_row(word: str, rows: list[Row], option: str = "--pair") -> int:
     exact = [i for i, label in enumerate(labels) if label == word]
     if len(exact) == 1:
         return exact[0]
+    # a bare number is a value (BLOCK_SIZE=32) or a row number, never a config number: config=1
+    # is named in full, so `--pair 1,2` stays rows 1 and 2 of an autotuned kernel's sweep
     tokens = [i for i, label in enumerate(labels)
-              if any(word in (tok, tok.partition("=")[2]) for tok in label.split())]
+              if any(word == tok or word == tok.partition("=")[2] and not tok.startswith("config=")
+                     for tok in label.split())]
     if len(tokens) == 1:
         return tokens[0]
     if word.isdigit() and 1 <= int(word) <= len(rows):
