@@ -86,18 +86,32 @@ def cross(kernels, *, targets=(None,), constexprs: dict[str, list] | None = None
 def compile_job(job: Job) -> Outcome:
     """Compile one job into its store and measure its row figures (the analysis is as costly as the
     compile, so it runs in the worker too); a KinspectError becomes the outcome's error line."""
-    from kinspect import api
     from kinspect.compile.args import parse_args
+    from kinspect.compile.dump import dump
     from kinspect.diff.table import metrics
 
     try:
-        result = api.dump(job.kernel, target=job.target, constexprs=dict(job.constexprs),
-                          args=parse_args(job.args), num_warps=job.num_warps, num_stages=job.num_stages,
-                          size=job.size, out_dir=job.out_dir, config=job.config)
+        result = dump(job.kernel, target=job.target, constexprs=dict(job.constexprs),
+                      args=parse_args(job.args), num_warps=job.num_warps, num_stages=job.num_stages,
+                      size=job.size, out_dir=job.out_dir, config=job.config)
         figures = metrics(result.variant)
     except KinspectError as e:
         return Outcome(job, error=str(e))
     return Outcome(job, path=result.variant.path, metrics=figures)
+
+
+def configs_of(kernel: str, targets: list, combos: list[dict], args: list[str], only: list[int] | None) -> dict:
+    """{"configs": for each target and -p combination, the config numbers to sweep ([None] for a
+    kernel that is not autotuned)} or {"error": the one-line message}."""
+    from kinspect.compile.args import parse_args
+    from kinspect.compile.user import configs_to_sweep
+    from kinspect.errors import KinspectError
+
+    try:
+        return {"configs": [configs_to_sweep(kernel, target, combo, parse_args(args), only)
+                            for target in targets for combo in combos]}
+    except KinspectError as e:
+        return {"error": str(e)}
 
 
 def run(jobs: list[Job], *, workers: int | None = None,
@@ -263,8 +277,7 @@ def plan(kernels: list[str], *, targets, constexprs: dict[str, list] | None, arg
     keys = list(constexprs)
     combos = [dict(zip(keys, values)) for values in itertools.product(*(constexprs[k] for k in keys))]
     if workers == 1:   # -j 1: everything in this process, as a one-job sweep compiles
-        from kinspect.diff.worker import plan as ask
-        pool, asker = [], ask
+        pool, asker = [], configs_of
     else:
         pool = [Worker() for _ in range(max(1, min(workers or usable_cores(), 64)))]
         for w in pool:

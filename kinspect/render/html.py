@@ -24,7 +24,7 @@ from importlib import resources as package
 from pathlib import Path
 
 from kinspect.analysis import VariantReport
-from kinspect.diff import STAGE_PREFERENCE, DiffResult
+from kinspect.diff.result import STAGE_PREFERENCE, DiffResult
 from kinspect.diff.table import Row
 from kinspect.errors import KinspectError
 from kinspect.render import plots
