@@ -195,6 +195,9 @@ def bench(kernel: str, **kwargs):
 
 def interpret(kernel: str, **kwargs):
     """Run a kernel under Triton's interpreter (no device) and check it against its torch reference."""
+    from kinspect.optional import need
+
+    need("numpy", "--interpret (Triton's interpreter)")
     from kinspect.bench.interpret import interpret as run
 
     return run(kernel, **kwargs)
@@ -282,6 +285,10 @@ def report(items, *, variant: str | None = None, metrics=(), bench: bool = True,
     from kinspect.render.html import Report
     from kinspect.render.plots import METRICS
 
+    if metrics:
+        from kinspect.optional import need
+
+        need("matplotlib", "--metric (the report's plots)")
     for m in metrics:
         if m not in METRICS:
             raise UsageError(f"--metric '{m}' is not one kinspect plots{did_you_mean(m, METRICS)}; "

@@ -471,7 +471,10 @@ def targets():
     for name, (backend, arch, _) in PRESETS.items():
         click.echo(f"  {name:<20} {'' if name in have else '(this triton has no ' + backend + ' backend)'}".rstrip())
     click.echo(f"  {'device':<20} the active device's target (a GPU, or a CPU backend such as triton-cpu)")
-    click.echo(f"\nCPUs for --retarget (llvmlite, {retarget.llvm_version()}):")
+    from kinspect.optional import has, install_line
+
+    llvm = retarget.llvm_version() if has("llvmlite") else f"llvmlite is not installed: {install_line('llvmlite')}"
+    click.echo(f"\nCPUs for --retarget ({llvm}):")
     for t in retarget.PRESETS.values():
         click.echo(f"  {t.name:<20} {t.about}")
         click.echo(f"  {'':<20}   {t.describe()}")
