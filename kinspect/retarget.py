@@ -71,6 +71,12 @@ PRESETS: dict[str, CpuTarget] = {t.name: t for t in (
               about="SpacemiT K1/M1 X60 core: RVV 1.0, VLEN 256, integer IME (smt.vmadot)"),
     CpuTarget("spacemit-x60-spine", RISCV, "spacemit-x60", "", SPINE_OPTIONS,
               about="spacemit-x60 with spine-triton's opt flags -force-vector-width=32 -force-vector-interleave=2"),
+    # spine-triton 3.6.0+spacemit.a5's own llc line for X60/X100/A60/A100 (backend/compiler.py: no -mcpu,
+    # its own mattr list); its xsmtvdotii is spelled xsmtvdot in upstream LLVM 22. LLVM 22 knows no
+    # X100 or A100 model: for an X100 add its vector length, e.g. spine-triton:+zvl256b.
+    CpuTarget("spine-triton", RISCV, "generic-rv64",
+              "+64bit,+a,+b,+c,+d,+f,+i,+m,+v,+zfh,+zvfh,+zicbop,+zicbom,+zicboz,+xsmtvdot", SPINE_OPTIONS,
+              about="spine-triton 3.6's llc flags for SpacemiT cores (no CPU model; RVV, Zvfh, IME)"),
     CpuTarget("generic-rv64", RISCV, "generic-rv64", "+m,+a,+f,+d,+c",
               about="RV64GC, no vector extension"),
     CpuTarget("rv64gcv", RISCV, "generic-rv64", "+m,+a,+f,+d,+c,+v",
