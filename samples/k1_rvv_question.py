@@ -6,11 +6,15 @@ And how much of the first call is JIT, compared with a steady-state call?"
 
 FOLDER is what spine-triton (or triton-cpu / triton-shared) left on the board: its Triton cache
 (~/.triton/cache), a SPINE_TRITON_DUMP_PATH folder, or a TRITON_SHARED_DUMP_PATH folder, copied
-here as it is. Without FOLDER the sample uses the real softmax that ships in kinspect's test
-fixtures (a Triton softmax taken through a triton-shared RISC-V pipeline), so it runs anywhere.
+here as it is. Without FOLDER the sample lays out the real softmax that ships in kinspect's test
+fixtures (a Triton softmax taken through a triton-shared RISC-V pipeline) as spine-triton's
+SPINE_TRITON_DUMP_PATH leaves it, so it runs anywhere and answers as on the board.
 
-For each kernel it reports the assembly as the board's toolchain made it (disassembled from the
-.so, or compiled again from the llir with spine-triton's flags) and the same LLVM IR compiled for
+First it prints what `kinspect vec-report` answers on the board, for FOLDER: per kernel, RVV used or
+not, where (the Python line), what kind (unit-stride loads, FMA form, ordered reductions, libm
+calls) and what to try; with several kernels, ranked in one table. Then, for each kernel, the assembly
+as the board's toolchain made it (disassembled from the .so, or compiled again from the llir with
+spine-triton's flags) and the same LLVM IR compiled for
 spacemit-x60 with and without spine-triton's -force-vector-width=32 -force-vector-interleave=2,
 and for generic-rv64 (no V) as the baseline. Nothing is written into FOLDER.
 
@@ -56,7 +60,7 @@ def row(label: str, report) -> str:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[1])
-    ap.add_argument("folder", nargs="?", default=str(FIXTURE))
+    ap.add_argument("folder", nargs="?", default=None)
     ap.add_argument("--kernel", default=None, help="only this kernel (default: every kernel in FOLDER)")
     ap.add_argument("--jit-kernel", default="fused_mm_softmax",
                     help="the shipped kernel compiled here and, with a device, benched (default: fused_mm_softmax)")
@@ -64,11 +68,29 @@ def main(argv=None) -> int:
     _expect.add_flag(ap)
     a = ap.parse_args(argv)
     _expect.configure(a)
+    with tempfile.TemporaryDirectory(prefix="kinspect-k1-dump-") as tmp:
+        return run(a, a.folder or board_dump(Path(tmp)))
+
+
+def board_dump(folder: Path) -> str:
+    """The fixture as spine-triton's SPINE_TRITON_DUMP_PATH leaves it on the board (<k>_tt.mlir,
+    <k>_linalg.mlir, <k>_.ll): what a K1 user's run dumps, so the default answers as on the board."""
+    import shutil
+
+    for src, name in (("tt.mlir", "softmax_kernel_tt.mlir"), ("ttshared.mlir", "softmax_kernel_linalg.mlir"),
+                      ("ll.ir", "softmax_kernel_.ll")):
+        shutil.copyfile(FIXTURE / src, folder / name)
+    return str(folder)
+
+
+def run(a, folder: str) -> int:
     try:
-        variants = [v for v in api.resolve_variants([a.folder]) if a.kernel in (None, v.kernel)]
+        variants = [v for v in api.resolve_variants([folder]) if a.kernel in (None, v.kernel)]
         if not variants:
-            print(f"error: no kernel{' ' + repr(a.kernel) if a.kernel else ''} in '{a.folder}'", file=sys.stderr)
+            print(f"error: no kernel{' ' + repr(a.kernel) if a.kernel else ''} in '{folder}'", file=sys.stderr)
             return 2
+        board_answer(folder, variants)
+        print("\nThe same LLVM IR for other X60 builds (kinspect vec-report FOLDER --retarget CPU):")
         for v in variants:
             compiled = analyse(v)
             others = [(cpu, analyse(api.retargeted(v, cpu))) for cpu in CPUS]
@@ -104,6 +126,25 @@ def main(argv=None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     return 0
+
+
+def board_answer(folder: str, variants) -> None:
+    """What `kinspect vec-report` answers on the board, run in the folder spine-triton dumped into (with
+    SPINE_TRITON_DUMP_PATH set, or its Triton cache): per kernel, RVV used or not, where, what kind,
+    and what to try. The same functions the command calls, so this is its output."""
+    from kinspect.render.program import summary
+    from kinspect.render.report import vec_report
+
+    print(f"$ SPINE_TRITON_DUMP_PATH={_expect.text(folder, 'path')} kinspect vec-report")
+    if api.is_program(variants):
+        found = api.program(variants, where=folder)
+        text = "\n\n".join([summary(found.rows, where=folder, shown=len(found.details))]
+                            + [vec_report(r) for r in found.details])
+    else:
+        text = "\n\n".join(vec_report(r) for r in api.vec_report_of(variants))
+    if _expect.stable:
+        text = text.replace(str(Path(folder).resolve()), "<path>").replace(folder, "<path>")
+    print("\n".join("  " + line for line in text.splitlines()))
 
 
 def _for_this_machine(how: str | None) -> bool:

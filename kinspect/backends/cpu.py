@@ -2,8 +2,9 @@
 
 - triton-cpu: ttir -> ttcir -> tttcir -> llir -> asm -> so. Its asm is the host's, made from the llir.
 - spine-triton (SpacemiT, RISC-V): ttir -> linalgdir -> llir -> so; no asm stage. Its last step runs
-  `opt -passes=loop-vectorize -force-vector-width=32 -force-vector-interleave=2` and
-  `llc -O3 -mcpu=spacemit-x60`, so assembly regenerated from its llir uses those flags.
+  `opt -passes=loop-vectorize -force-vector-width=32 -force-vector-interleave=2` and (3.6.0+spacemit.a5)
+  `llc -O3 --march=riscv64 --mattr=64bit,a,b,c,d,f,i,m,v,zfh,zvfh,zicbop,zicbom,zicboz,xsmtvdotii`, so
+  assembly regenerated from its llir uses those flags (kinspect.retarget's `spine-triton` preset).
 - triton-shared: ttir -> ttsharedir -> llir -> obj (older versions: cpuasm, text assembly); plain
   `llc` with no target flags, i.e. the host.
 
@@ -73,7 +74,7 @@ register(Backend(
     isa="riscv",
     stages=_stages(*COMMON_HEAD, ("linalgdir", "mlir", 20, "Linalg IR"), ("llmlir", "mlir", 30, "LLVM dialect"),
                    ("s", "asm", 60, "assembly"), ("o", "elf", 65, "object"), *COMMON_TAIL),
-    derivers=_asm_from("spacemit-x60-spine"),
+    derivers=_asm_from("spine-triton"),
 ))
 
 register(Backend(
