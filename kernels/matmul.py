@@ -10,6 +10,8 @@ import torch
 import triton
 import triton.language as tl
 
+from kinspect.compile import launcher
+
 from . import Example, KernelSpec, parse_size, register
 
 
@@ -77,20 +79,32 @@ def _args(a, b, c) -> dict:
 
 
 def matmul(a: torch.Tensor, b: torch.Tensor, *, autotune: bool | None = None) -> torch.Tensor:
-    """a @ b for 2-D a (M x K) and b (K x N), output in a's dtype. Autotuned over CONFIGS on a GPU;
-    DEFAULT's tile elsewhere (Triton's interpreter cannot time configurations)."""
+    """a @ b for 2-D a (M x K) and b (K x N), output in a's dtype. Autotuned over CONFIGS on a GPU
+    (once per problem: later calls launch the winner directly, without the autotuner's per-call
+    bookkeeping); DEFAULT's tile elsewhere (Triton's interpreter cannot time configurations)."""
     if a.dim() != 2 or b.dim() != 2 or a.shape[1] != b.shape[0]:
         raise ValueError(f"matmul: a {tuple(a.shape)} @ b {tuple(b.shape)} is not a matrix product")
-    (m, _), n = a.shape, b.shape[1]
+    (m, k), n = a.shape, b.shape[1]
     c = torch.empty(m, n, dtype=a.dtype, device=a.device)
-    if a.is_cuda if autotune is None else autotune:
-        _tuned[lambda meta: (triton.cdiv(m, meta["BLOCK_M"]) * triton.cdiv(n, meta["BLOCK_N"]),)](**_args(a, b, c))
-    else:
-        cfg = default_config(a.dtype)
-        kw = cfg.kwargs
-        matmul_kernel[(triton.cdiv(m, kw["BLOCK_M"]) * triton.cdiv(n, kw["BLOCK_N"]),)](
-            **_args(a, b, c), **kw, num_warps=cfg.num_warps, num_stages=cfg.num_stages)
+    key = (a.shape, b.shape, a.stride(), b.stride(), a.dtype, b.dtype, a.device, b.device, autotune)
+    cfg = _CHOSEN.get(key)
+    if cfg is None:
+        if a.is_cuda if autotune is None else autotune:
+            _tuned[lambda meta: (triton.cdiv(m, meta["BLOCK_M"]) * triton.cdiv(n, meta["BLOCK_N"]),)](**_args(a, b, c))
+            cfg = _tuned.best_config
+        else:
+            cfg = default_config(a.dtype)
+        _CHOSEN.put(key, cfg)
+    kw = cfg.kwargs
+    _launch((key, id(cfg)), (triton.cdiv(m, kw["BLOCK_M"]) * triton.cdiv(n, kw["BLOCK_N"]),), (a, b, c),
+            (m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1),
+             kw["BLOCK_M"], kw["BLOCK_N"], kw["BLOCK_K"], kw["GROUP_M"]),
+            dict(num_warps=cfg.num_warps, num_stages=cfg.num_stages))
     return c
+
+
+_CHOSEN = launcher.Plans()                      # problem -> the configuration it runs with
+_launch = launcher.KernelLauncher(matmul_kernel)
 
 
 def _example(size, dtype, device, BLOCK_M=None, BLOCK_N=None, BLOCK_K=None, GROUP_M=None):
