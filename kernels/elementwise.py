@@ -25,7 +25,8 @@ def _add_example(size, dtype, device, BLOCK_SIZE=1024):
     y = torch.randn(n, dtype=dtype, device=device)
     out = torch.empty_like(x)
     return Example(dict(x_ptr=x, y_ptr=y, out_ptr=out, n_elements=n), dict(BLOCK_SIZE=BLOCK_SIZE),
-                   (triton.cdiv(n, BLOCK_SIZE),), inputs=("x_ptr", "y_ptr"), output="out_ptr")
+                   (triton.cdiv(n, BLOCK_SIZE),), inputs=("x_ptr", "y_ptr"), output="out_ptr",
+                   call=lambda: add(x, y, BLOCK_SIZE), call_text=f"add(x, y, BLOCK_SIZE={BLOCK_SIZE})")
 
 
 register(KernelSpec(
@@ -60,7 +61,8 @@ def _square_example(size, dtype, device, BLOCK_SIZE=None):
     y = torch.empty_like(x)
     block = BLOCK_SIZE or triton.next_power_of_2(cols)
     return Example(dict(output_ptr=y, input_ptr=x, input_row_stride=x.stride(0), output_row_stride=y.stride(0),
-                        n_cols=cols), dict(BLOCK_SIZE=block), (rows,), inputs=("input_ptr",), output="output_ptr")
+                        n_cols=cols), dict(BLOCK_SIZE=block), (rows,), inputs=("input_ptr",), output="output_ptr",
+                   call=(lambda: square(x)) if BLOCK_SIZE is None else None, call_text="square(x)")
 
 
 register(KernelSpec(
@@ -91,7 +93,8 @@ def _gelu_example(size, dtype, device, BLOCK_SIZE=1024):
     x = torch.randn(n, dtype=dtype, device=device)
     y = torch.empty_like(x)
     return Example(dict(x_ptr=x, y_ptr=y, num_elements=n), dict(BLOCK_SIZE=BLOCK_SIZE),
-                   (triton.cdiv(n, BLOCK_SIZE),), inputs=("x_ptr",), output="y_ptr")
+                   (triton.cdiv(n, BLOCK_SIZE),), inputs=("x_ptr",), output="y_ptr",
+                   call=lambda: gelu(x, BLOCK_SIZE), call_text=f"gelu(x, BLOCK_SIZE={BLOCK_SIZE})")
 
 
 register(KernelSpec(

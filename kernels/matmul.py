@@ -119,7 +119,9 @@ def _example(size, dtype, device, BLOCK_M=None, BLOCK_N=None, BLOCK_K=None, GROU
     grid = (triton.cdiv(m, constexprs["BLOCK_M"]) * triton.cdiv(n, constexprs["BLOCK_N"]),)
     # the default's warps and stages go with its tile; another tile gets Triton's defaults
     options = dict(num_warps=cfg.num_warps, num_stages=cfg.num_stages) if constexprs == cfg.kwargs else {}
-    return Example(_args(a, b, c), constexprs, grid, inputs=("a_ptr", "b_ptr"), output="c_ptr", options=options)
+    return Example(_args(a, b, c), constexprs, grid, inputs=("a_ptr", "b_ptr"), output="c_ptr", options=options,
+                   call=(lambda: matmul(a, b, autotune=False)) if constexprs == cfg.kwargs else None,
+                   call_text="matmul(a, b, autotune=False)")
 
 
 def _flops(e):

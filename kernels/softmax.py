@@ -210,7 +210,9 @@ def _example(size, dtype, device, ROWS=None, BLOCK_N=None):
     x = torch.randn(rows, cols, dtype=dtype, device=device)
     y = torch.empty_like(x)
     args, constexprs, grid, options = _launch_args(x, y, ROWS, BLOCK_N)
-    return Example(args, constexprs, grid, inputs=("x_ptr",), output="y_ptr", options=options)
+    given = "".join(f", {k}={v}" for k, v in (("ROWS", ROWS), ("BLOCK_N", BLOCK_N)) if v is not None)
+    return Example(args, constexprs, grid, inputs=("x_ptr",), output="y_ptr", options=options,
+                   call=lambda: softmax(x, ROWS=ROWS, BLOCK_N=BLOCK_N), call_text=f"softmax(x{given})")
 
 
 def _bytes(e):
@@ -254,7 +256,9 @@ def _one_row_example(size, dtype, device, num_cols_power_of_2=None):
     y = torch.empty_like(x)
     block = num_cols_power_of_2 or triton.next_power_of_2(cols)
     return Example(dict(x_ptr=x, y_ptr=y, x_row_stride=x.stride(0), y_row_stride=y.stride(0), num_cols=cols),
-                   dict(num_cols_power_of_2=block), (rows,), inputs=("x_ptr",), output="y_ptr")
+                   dict(num_cols_power_of_2=block), (rows,), inputs=("x_ptr",), output="y_ptr",
+                   call=(lambda: softmax_one_row(x)) if num_cols_power_of_2 is None else None,
+                   call_text="softmax_one_row(x)")
 
 
 register(KernelSpec(
