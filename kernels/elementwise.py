@@ -108,6 +108,8 @@ register(KernelSpec(
 # --- launchers: the kernels as functions of tensors (contiguous inputs) -----------------------------------
 # Each prepares a problem once (keyed by size, dtypes, device) and then launches the compiled kernel
 # directly (kinspect.compile.launcher): a few microseconds of Python a call instead of the JIT's tens.
+# (Grids in plain integer arithmetic: triton.cdiv and next_power_of_2 are constexpr functions, each
+# call a few microseconds of Python.)
 
 _add, _square, _gelu = (launcher.KernelLauncher(k) for k in (add_kernel, square_kernel, gelu_kernel))
 
@@ -115,7 +117,7 @@ _add, _square, _gelu = (launcher.KernelLauncher(k) for k in (add_kernel, square_
 def add(x: torch.Tensor, y: torch.Tensor, BLOCK_SIZE: int = 1024) -> torch.Tensor:
     out = torch.empty_like(x)
     n = x.numel()
-    _add((n, x.dtype, y.dtype, out.dtype, x.device, y.device, BLOCK_SIZE), (triton.cdiv(n, BLOCK_SIZE),),
+    _add((n, x.dtype, y.dtype, out.dtype, x.device, y.device, BLOCK_SIZE), (-(-n // BLOCK_SIZE),),
          (x, y, out), (n, BLOCK_SIZE))
     return out
 
@@ -125,12 +127,12 @@ def square(x: torch.Tensor) -> torch.Tensor:
     y = torch.empty_like(x)
     rows, cols = x.shape
     _square((x.shape, x.stride(0), y.stride(0), x.dtype, x.device), (rows,), (y, x),
-            (x.stride(0), y.stride(0), cols, triton.next_power_of_2(cols)))
+            (x.stride(0), y.stride(0), cols, 1 << max(cols - 1, 0).bit_length()))   # next power of 2
     return y
 
 
 def gelu(x: torch.Tensor, BLOCK_SIZE: int = 1024) -> torch.Tensor:
     y = torch.empty_like(x)
     n = x.numel()
-    _gelu((n, x.dtype, x.device, BLOCK_SIZE), (triton.cdiv(n, BLOCK_SIZE),), (x, y), (n, BLOCK_SIZE))
+    _gelu((n, x.dtype, x.device, BLOCK_SIZE), (-(-n // BLOCK_SIZE),), (x, y), (n, BLOCK_SIZE))
     return y

@@ -87,23 +87,25 @@ def matmul(a: torch.Tensor, b: torch.Tensor, *, autotune: bool | None = None) ->
     (m, k), n = a.shape, b.shape[1]
     c = torch.empty(m, n, dtype=a.dtype, device=a.device)
     key = (a.shape, b.shape, a.stride(), b.stride(), a.dtype, b.dtype, a.device, b.device, autotune)
-    cfg = _CHOSEN.get(key)
-    if cfg is None:
+    chosen = _CHOSEN.get(key)
+    if chosen is None:
         if a.is_cuda if autotune is None else autotune:
             _tuned[lambda meta: (triton.cdiv(m, meta["BLOCK_M"]) * triton.cdiv(n, meta["BLOCK_N"]),)](**_args(a, b, c))
             cfg = _tuned.best_config
         else:
             cfg = default_config(a.dtype)
-        _CHOSEN.put(key, cfg)
-    kw = cfg.kwargs
-    _launch((key, id(cfg)), (triton.cdiv(m, kw["BLOCK_M"]) * triton.cdiv(n, kw["BLOCK_N"]),), (a, b, c),
-            (m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1),
-             kw["BLOCK_M"], kw["BLOCK_N"], kw["BLOCK_K"], kw["GROUP_M"]),
-            dict(num_warps=cfg.num_warps, num_stages=cfg.num_stages))
+        kw = cfg.kwargs
+        # the launch for this problem, worked out once (triton.cdiv is a constexpr function: slow in Python)
+        chosen = _CHOSEN.put(key, ((triton.cdiv(m, kw["BLOCK_M"]) * triton.cdiv(n, kw["BLOCK_N"]),),
+                                   (*list(_args(a, b, c).values())[3:], kw["BLOCK_M"], kw["BLOCK_N"], kw["BLOCK_K"],
+                                    kw["GROUP_M"]),
+                                   dict(num_warps=cfg.num_warps, num_stages=cfg.num_stages)))
+    grid, rest, options = chosen
+    _launch(key, grid, (a, b, c), rest, options)
     return c
 
 
-_CHOSEN = launcher.Plans()                      # problem -> the configuration it runs with
+_CHOSEN = launcher.Plans()                      # problem -> (grid, scalar arguments, options)
 _launch = launcher.KernelLauncher(matmul_kernel)
 
 

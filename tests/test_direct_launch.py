@@ -202,3 +202,12 @@ def test_the_interpreter_and_a_missing_driver_are_not_direct():
 
     assert not launcher.usable(Interpreted())
     assert launcher.aligned(0, 16, 4096) and not launcher.aligned(16, 4)
+
+
+def test_direct_launches_can_be_switched_off(dry, monkeypatch):
+    x = torch.randn(64, 64)
+    softmax.softmax(x)
+    monkeypatch.setattr(launcher, "DIRECT", False)   # what KINSPECT_DIRECT_LAUNCH=0 sets at import
+    with JitRuns(softmax.softmax_kernel) as runs:
+        softmax.softmax(x)
+    assert runs.count == 1

@@ -20,10 +20,14 @@ The direct path is only taken where it launches exactly what the JIT would:
   sees every launch as usual;
 - the caller keys its prepared launches by everything the specialization depends on, and passes
   pointers as ints only when they are 16-byte aligned (the alignment the compiled kernel assumed).
+
+`KINSPECT_DIRECT_LAUNCH=0` in the environment (or `launcher.DIRECT = False`) sends every launch
+through the JIT: for comparisons (benchmarks/launch_overhead.py), or to rule the direct path out.
 """
 
 from __future__ import annotations
 
+import os
 from collections import OrderedDict
 from typing import Any
 
@@ -33,6 +37,7 @@ from triton.runtime import driver
 GPU_BACKENDS = ("cuda", "hip")
 ALIGNMENT = 16     # bytes: the JIT specializes a pointer on being a multiple of this
 _runtime = knobs.runtime
+DIRECT = os.environ.get("KINSPECT_DIRECT_LAUNCH", "1") != "0"
 
 
 def usable(fn) -> bool:
@@ -98,7 +103,10 @@ class Direct:
 
     def stream(self) -> int | None:
         """The stream to launch on now, or None where the direct path would not launch what the JIT
-        would: a launch hook is listening, or the current device is not the one it was loaded on."""
+        would (a launch hook is listening, or the current device is not the one it was loaded on)
+        or is switched off (DIRECT)."""
+        if not DIRECT:
+            return None
         rt = _runtime
         enter, exit_ = rt.launch_enter_hook, rt.launch_exit_hook
         if (enter is not None and getattr(enter, "calls", True)) or \
