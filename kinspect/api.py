@@ -11,63 +11,10 @@ from kinspect.model import Variant
 
 DEFAULT_OUT = "kinspect-out"
 
-
-@dataclass(frozen=True)
-class DumpResult:
-    variant: Variant
-    label: str          # the kernel as the user named it
-    target_note: str    # how the target was chosen: "cuda:90 (offline: no device here)"
-    store: Path
-
-
-def dump(kernel: str, *, target: str | None = None, constexprs: dict | None = None, args: dict | None = None,
-         num_warps: int | None = None, num_stages: int | None = None, size: str | None = None,
-         out_dir: str | Path = DEFAULT_OUT, retarget=()) -> DumpResult:
-    """Compile one variant of a shipped kernel (`fused_mm_softmax`) or a user kernel
-    (`path/file.py:name`) for a target and store every stage; with `retarget` CPU specs, the
-    variant's LLVM IR compiled for those CPUs is stored beside them as `asm@<cpu>` stages."""
-    from kinspect.compile import compile_variant
-    from kinspect.compile.targets import resolve
-    from kinspect.compile.user import is_user_kernel, load
-
-    constexprs = dict(constexprs or {})
-    resolved = resolve(target)
-    if retarget and resolved.target.backend in ("cuda", "hip"):
-        raise UsageError(f"--retarget compiles a CPU backend's LLVM IR for another CPU; {resolved.target} makes "
-                         f"GPU IR. Use it on a triton-cpu/spine-triton variant (-t device with that backend "
-                         f"active) or on a folder or .ll file with vec-report")
-    options = {"num_warps": num_warps, "num_stages": num_stages}
-    if is_user_kernel(kernel):
-        uk = load(kernel, args or {}, constexprs)
-        fn, call_args, consts, grid, label = uk.fn, uk.args, uk.constexprs, uk.grid, uk.name
-        options = {**uk.options, **{k: v for k, v in options.items() if v is not None}}
-    else:
-        fn, call_args, consts, grid, own = _shipped(kernel, constexprs, args, size, resolved)
-        options = {**own, **{k: v for k, v in options.items() if v is not None}}
-        label = kernel
-    from kinspect.store import Store
-
-    with Store(out_dir).lock():
-        variant = compile_variant(fn, args=call_args, constexprs=consts, grid=grid, resolved=resolved,
-                                  out_dir=out_dir, group=label, options=options)
-        if retarget:
-            variant = add_retargets(variant, retarget)
-    return DumpResult(variant=variant, label=label, target_note=resolved.note, store=Path(out_dir))
-
-
-def _shipped(name: str, constexprs: dict, args: dict | None, size: str | None, resolved):
-    import torch
-
-    from kinspect import kernels
-
-    spec = kernels.checked(name, constexprs, args)
-    device = "cpu"
-    if not resolved.offline:
-        from triton.runtime import driver
-
-        device = driver.active.get_active_torch_device()
-    example = spec.example(size or spec.default_size, getattr(torch, spec.dtype), device, **constexprs)
-    return spec.fn, example.args, example.constexprs, example.grid, example.options
+# Compiling one variant and retargeting one live below the commands that use them (a sweep's workers,
+# diff, passes); the api keeps their names for users and the CLI.
+from kinspect.compile.dump import DumpResult, dump  # noqa: E402  (after DEFAULT_OUT, which dump's default is)
+from kinspect.derived import add_retargets, llir_stage, retargeted  # noqa: E402
 
 
 def stage_text(variant: Variant, stage: str) -> str:
@@ -123,7 +70,7 @@ def list_variants(path: str | Path | None = None):
 
 
 def resolve_variants(items, *, target=None, constexprs=None, args=None, num_warps=None, num_stages=None,
-                     size=None, out_dir: str | Path = DEFAULT_OUT) -> list[Variant]:
+                     size=None, out_dir: str | Path = DEFAULT_OUT, config: int | None = None) -> list[Variant]:
     """Variants named on a command line: folders and stage files as they are; kernels (shipped or
     file.py:name) compiled as `dump` does. No items: ./kinspect-out if present, else the Triton cache."""
     from kinspect import sources
@@ -140,7 +87,7 @@ def resolve_variants(items, *, target=None, constexprs=None, args=None, num_warp
             variants += [complete(v) for v in _readable(sources.discover(p)).variants]
         else:
             variants.append(dump(item, target=target, constexprs=constexprs, args=args, num_warps=num_warps,
-                                 num_stages=num_stages, size=size, out_dir=out_dir).variant)
+                                 num_stages=num_stages, size=size, out_dir=out_dir, config=config).variant)
     return variants
 
 
@@ -219,84 +166,19 @@ def program(variants: list[Variant], *, top: int = 3, every: bool = False, names
     return Program(rows=rows, details=details, where=where)
 
 
-def add_retargets(variant: Variant, specs) -> Variant:
-    """Store `asm@<cpu>` stages (the variant's LLVM IR compiled for each CPU) in its store folder."""
-    import dataclasses
-    import os
-    import shutil
-
-    from kinspect.store import Store
-
-    stages = list(variant.stages)
-    for spec in specs:
-        asm = retargeted(variant, spec).stage("asm")
-        name = f"asm@{spec}"
-        fname = f"{variant.kernel[:100]}.{name.replace(':', '_').replace(',', '_')}.s"
-        tmp = Path(variant.path, f".{fname}.{os.getpid()}.tmp")
-        shutil.copyfile(asm.file, tmp)
-        os.replace(tmp, Path(variant.path, fname))
-        stages = [s for s in stages if s.name != name] + [dataclasses.replace(asm, name=name, file=fname)]
-    variant = dataclasses.replace(variant, stages=tuple(stages))
-    Store(Path(variant.path).parent.parent).update_record(variant)
-    return variant
-
-
-def llir_stage(variant: Variant):
-    """The variant's LLVM IR stage (llir, else any LLVM-dialect stage)."""
-    from kinspect.errors import NotFound
-
-    found = variant.stage("llir") or next((s for s in variant.stages if s.dialect == "llvm" and not s.binary), None)
-    if found is None:
-        raise NotFound(f"'{variant.name or variant.kernel}' has no LLVM IR stage to retarget; its stages: "
-                       f"{', '.join(s.name for s in variant.stages) or 'none'}")
-    return found
-
-
-def retargeted(variant: Variant, spec: str) -> Variant:
-    """The variant's LLVM IR compiled with llvmlite for another CPU (kinspect.retarget), as a
-    variant of its own: its llir and the new assembly, kept in kinspect's cache."""
-    import dataclasses
-    import json
-
-    from kinspect import retarget
-    from kinspect.analysis.stages import open_lines
-    from kinspect.cache import cache_dir, file_key, key_of, write_text
-    from kinspect.model import StageFile, Target
-
-    cpu = retarget.parse(spec)
-    llir = llir_stage(variant)
-    src = Path(variant.path, llir.file).resolve()
-    key = key_of("retarget", file_key(src), llir.section or "", cpu.triple, cpu.describe(), retarget.llvm_version())
-    folder = cache_dir() / "retarget" / key
-    asm_path, record_path = folder / "retargeted.s", folder / "retarget.json"
-    if not (record_path.is_file() and asm_path.is_file()):
-        with open_lines(variant, llir) as lines:
-            out = retarget.compile_ir("".join(lines), cpu)
-        write_text(asm_path, out.asm)
-        write_text(record_path, json.dumps({"how": f"retargeted with {out.llvm}: {cpu.describe()}",
-                                            "remarks": list(out.remarks), "lines": out.asm.count("\n")}))
-    record = json.loads(record_path.read_text())
-    asm = StageFile(name="asm", file=str(asm_path), bytes=asm_path.stat().st_size, lines=record["lines"],
-                    dialect=cpu.isa, derived_by=record["how"])
-    return dataclasses.replace(
-        variant, target=Target("cpu", cpu.arch), offline=True, origin="retarget",
-        stages=(dataclasses.replace(llir, file=str(src)), asm), times=None,
-        name=f"{variant.name or variant.kernel}@{spec}", path=str(folder),
-        notes=tuple(f"LLVM: {r}" for r in record["remarks"][:5]),
-        extra={**variant.extra, "retarget": spec, "retargeted_from": variant.name or variant.kernel,
-               "cpu": cpu.cpu, "features": cpu.features})
-
-
 def diff(items, *, bench: bool = True, **kwargs):
     """Compile a sweep (and/or collect saved variants), tabulate their metrics and diff one stage of
-    two of them: kinspect.diff.compare, whose keyword arguments it takes. With `bench`, variants of
-    shipped kernels compiled for the active GPU are timed on it (runtime, GB/s, % of copy bandwidth)."""
-    from kinspect.diff import compare
+    two of them: kinspect.diff.compare, whose keyword arguments it takes. With `bench`, variants
+    compiled for the active GPU are timed on it (runtime, GB/s, % of copy bandwidth): shipped
+    kernels at `size`, kernels from the user's file with their example arguments, and an autotuned
+    kernel's configs beside what Triton's own autotuner picks."""
+    from kinspect.diff.compare import compare
 
     if bench and kwargs.get("timer") is None:
-        from kinspect.bench.runtime import device_timer
+        from kinspect.bench.runtime import autotuner_pick, device_timer
 
         kwargs["timer"] = device_timer(kwargs.get("size"))
+        kwargs.setdefault("picker", autotuner_pick if kwargs["timer"] is not None else None)
     return compare(list(items), **kwargs)
 
 
@@ -313,6 +195,9 @@ def bench(kernel: str, **kwargs):
 
 def interpret(kernel: str, **kwargs):
     """Run a kernel under Triton's interpreter (no device) and check it against its torch reference."""
+    from kinspect.optional import need
+
+    need("numpy", "--interpret (Triton's interpreter)")
     from kinspect.bench.interpret import interpret as run
 
     return run(kernel, **kwargs)
@@ -395,11 +280,15 @@ def report(items, *, variant: str | None = None, metrics=(), bench: bool = True,
     `variant` names the one shown first (a row number, label or value; default the first, or the
     fastest when there are runtimes); `metrics` are what the sweep plot shows (render.plots.METRICS)."""
     from kinspect.analysis import analyse
-    from kinspect.diff import find_row
+    from kinspect.diff.compare import find_row
     from kinspect.errors import did_you_mean
     from kinspect.render.html import Report
     from kinspect.render.plots import METRICS
 
+    if metrics:
+        from kinspect.optional import need
+
+        need("matplotlib", "--metric (the report's plots)")
     for m in metrics:
         if m not in METRICS:
             raise UsageError(f"--metric '{m}' is not one kinspect plots{did_you_mean(m, METRICS)}; "

@@ -61,9 +61,13 @@ def _target_option(f):
 @_target_option
 @click.option("-p", "constexprs", multiple=True, metavar="K=V", help="A constexpr value, e.g. -p BLOCK_SIZE=64.")
 @click.option("--arg", "args", multiple=True, metavar="NAME=TYPE",
-              help="A runtime argument of a user kernel: *fp32, *fp16, i32[:VALUE], fp32[:VALUE], ...")
+              help="A runtime argument of a user kernel: *fp32, *fp16[:SHAPE like 1024x64], i32[:VALUE], "
+                   "fp32[:VALUE], 'tensordesc<fp16[64,64]>[:SHAPE]', ...")
 @click.option("--num-warps", type=int, default=None)
 @click.option("--num-stages", type=int, default=None)
+@click.option("--config", "config", type=click.IntRange(min=0), default=None, metavar="N",
+              help="An autotuned kernel's config number, as its file lists them (default: the first that "
+                   "prune_configs_by keeps).")
 @click.option("--size", default=None, help="Problem size for the example arguments: N or MxN.")
 @click.option("--stage", default=None, help="Print this stage (ttir, ttgir, llir, ptx, sass, amdgcn, ...).")
 @click.option("--passes", "passes", is_flag=True,
@@ -71,17 +75,19 @@ def _target_option(f):
                    "(MLIR_ENABLE_TIMING, MLIR_ENABLE_DUMP), in the variant's passes/ folder.")
 @_retarget_option
 @click.option("-o", "--out", "out_dir", default=api.DEFAULT_OUT, show_default=True, help="kinspect store folder.")
-def dump(kernel, target, constexprs, args, num_warps, num_stages, size, stage, passes, retarget, out_dir):
+def dump(kernel, target, constexprs, args, num_warps, num_stages, config, size, stage, passes, retarget, out_dir):
     """Compile KERNEL and store every stage of that variant.
 
-    KERNEL is a shipped kernel (kinspect ls --kernels) or path/to/file.py:kernel_name.
+    KERNEL is a shipped kernel (kinspect ls --kernels), path/to/file.py:kernel_name, or
+    package.module:kernel_name.
     """
     from kinspect.compile.args import parse_args, parse_constexprs
     from kinspect.render.terminal import highlight, summary, use_color
 
     consts = parse_constexprs(constexprs)
     result = api.dump(kernel, target=target, constexprs=consts, args=parse_args(args),
-                      num_warps=num_warps, num_stages=num_stages, size=size, out_dir=out_dir, retarget=retarget)
+                      num_warps=num_warps, num_stages=num_stages, size=size, out_dir=out_dir, retarget=retarget,
+                      config=config)
     if stage:
         v = result.variant
         text = api.stage_text(v, stage)
@@ -162,6 +168,8 @@ def capture(out_dir, time_method, command):
 @click.option("--arg", "args", multiple=True, metavar="NAME=TYPE", help="A runtime argument of a user kernel.")
 @click.option("--num-warps", type=int, default=None)
 @click.option("--num-stages", type=int, default=None)
+@click.option("--config", "config", type=click.IntRange(min=0), default=None, metavar="N",
+              help="An autotuned kernel's config number (default: the first that prune_configs_by keeps).")
 @click.option("--json", "as_json", is_flag=True,
               help="JSON: a list with one object per variant; for several kernels an object with the summary "
                    "table (kernels) and the detailed variants.")
@@ -176,8 +184,8 @@ def capture(out_dir, time_method, command):
 @_retarget_option
 @click.option("-o", "--out", "out_dir", default=api.DEFAULT_OUT, show_default=True,
               help="Store for kernels compiled here.")
-def vec_report(targets, target, constexprs, args, num_warps, num_stages, as_json, show_lines, top, every, names,
-               jobs, retarget, out_dir):
+def vec_report(targets, target, constexprs, args, num_warps, num_stages, config, as_json, show_lines, top, every,
+               names, jobs, retarget, out_dir):
     """Vector, matrix and register use of each variant, with verdicts tied to source lines.
 
     TARGETS are kernels (shipped names or file.py:name, compiled as in dump), kinspect stores, Triton
@@ -193,7 +201,7 @@ def vec_report(targets, target, constexprs, args, num_warps, num_stages, as_json
     from kinspect.render.report import line_table, vec_report as render
 
     kwargs = dict(target=target, constexprs=parse_constexprs(constexprs), args=parse_args(args), num_warps=num_warps,
-                  num_stages=num_stages, out_dir=out_dir)
+                  num_stages=num_stages, out_dir=out_dir, config=config)
     retarget = _checked(retarget)
     if not retarget:
         variants = api.resolve_variants(list(targets), **kwargs)
@@ -252,10 +260,13 @@ def _sweep_options(f):
                      help="Targets to compile for, e.g. cuda:80,cuda:90 (default: the active device, else cuda:90)."),
         click.option("--num-warps", default=None, metavar="N1,N2", help="num_warps values to sweep, e.g. 4,8."),
         click.option("--num-stages", default=None, metavar="N1,N2", help="num_stages values to sweep, e.g. 2,3."),
+        click.option("--config", "configs", default=None, metavar="N1,N2",
+                     help="Only these configs of an autotuned kernel (default: every config prune_configs_by "
+                          "keeps for the example arguments)."),
         click.option("--arg", "args", multiple=True, metavar="NAME=TYPE", help="A runtime argument of a user kernel."),
         click.option("--size", default=None, help="Problem size for the example arguments: N or MxN."),
         click.option("--no-bench", "no_bench", is_flag=True,
-                     help="Do not time the variants even when a GPU is here (timing needs a shipped kernel)."),
+                     help="Do not time the variants even when a GPU is here."),
         click.option("--retarget", "retarget", multiple=True, metavar="CPU1,CPU2",
                      help="Compare each variant's LLVM IR compiled for these CPUs (kinspect targets lists them), "
                           "e.g. --retarget generic-rv64,spacemit-x60 on a CPU backend's .ll or dump folder."),
@@ -266,7 +277,8 @@ def _sweep_options(f):
     return f
 
 
-def _sweep_kwargs(items, constexprs, targets, num_warps, num_stages, args, size, no_bench, retarget, jobs) -> dict:
+def _sweep_kwargs(items, constexprs, targets, num_warps, num_stages, configs, args, size, no_bench, retarget,
+                  jobs) -> dict:
     """The sweep options as api.diff / api.report keyword arguments, each checked once."""
     from kinspect.compile.args import parse_int_list, parse_sweep
 
@@ -274,6 +286,7 @@ def _sweep_kwargs(items, constexprs, targets, num_warps, num_stages, args, size,
     if not all(t for t in target_list if t is not None):
         raise click.UsageError(f"-t '{targets}' has an empty target")
     return dict(items=list(items), constexprs=parse_sweep(constexprs), targets=target_list,
+                configs=parse_int_list(configs, "--config", least=0) if configs is not None else None,
                 num_warps=parse_int_list(num_warps, "--num-warps"),
                 num_stages=parse_int_list(num_stages, "--num-stages"), args=args, size=size, jobs=jobs,
                 bench=not no_bench, retarget=[x.strip() for spec in retarget for x in spec.split(",") if x.strip()])
@@ -290,13 +303,14 @@ def _sweep_kwargs(items, constexprs, targets, num_warps, num_stages, args, size,
 @click.option("--json", "as_json", is_flag=True, help="Everything as one JSON object.")
 @click.option("-o", "--out", "out_dir", default=api.DEFAULT_OUT, show_default=True,
               help="Store for variants compiled here, and where variant names are looked up.")
-def diff(items, constexprs, targets, num_warps, num_stages, args, size, no_bench, retarget, jobs, stage, pair, side,
-         table_only, as_json, out_dir):
+def diff(items, constexprs, targets, num_warps, num_stages, configs, args, size, no_bench, retarget, jobs, stage, pair,
+         side, table_only, as_json, out_dir):
     """Compile a sweep and compare its variants: a metric table and a normalized diff of one stage.
 
     ITEMS are kernels (shipped names or file.py:name), compiled for every combination of the -p,
-    -t, --num-warps and --num-stages values; two source files (a.py:kern b.py:kern); or saved
-    variants: kinspect stores, Triton caches, dump folders, stage files, variant names in the store.
+    -t, --num-warps and --num-stages values (and, for an autotuned kernel, of its configs); two
+    source files (a.py:kern b.py:kern); or saved variants: kinspect stores, Triton caches, dump
+    folders, stage files, variant names in the store.
 
     Example: kinspect diff fused_mm_softmax -p BLOCK_SIZE=32,64,128 -t cuda:90
     """
@@ -306,7 +320,8 @@ def diff(items, constexprs, targets, num_warps, num_stages, args, size, no_bench
     from kinspect.render.sweep import render
     from kinspect.render.terminal import use_color
 
-    kwargs = _sweep_kwargs(items, constexprs, targets, num_warps, num_stages, args, size, no_bench, retarget, jobs)
+    kwargs = _sweep_kwargs(items, constexprs, targets, num_warps, num_stages, configs, args, size, no_bench, retarget,
+                           jobs)
     with _progress_bar() as progress:
         result = api.diff(kwargs.pop("items"), **kwargs, stage=stage, pair=pair, out_dir=out_dir, progress=progress,
                           text=not table_only)
@@ -333,8 +348,8 @@ def diff(items, constexprs, targets, num_warps, num_stages, args, size, no_bench
                    "instructions, code and jit).")
 @click.option("--store", "out_dir", default=api.DEFAULT_OUT, show_default=True,
               help="Store for variants compiled here, and where variant names are looked up.")
-def report(items, constexprs, targets, num_warps, num_stages, args, size, no_bench, retarget, jobs, output, variant,
-           metrics, out_dir):
+def report(items, constexprs, targets, num_warps, num_stages, configs, args, size, no_bench, retarget, jobs, output,
+           variant, metrics, out_dir):
     """Write one offline HTML file: the variants' metric table and plots, and per variant its
     verdicts, resources, JIT time per stage, Python source and every stage highlighted, with each
     source line linked to what it produced.
@@ -346,7 +361,8 @@ def report(items, constexprs, targets, num_warps, num_stages, args, size, no_ben
     """
     from kinspect.render.terminal import human_bytes
 
-    kwargs = _sweep_kwargs(items, constexprs, targets, num_warps, num_stages, args, size, no_bench, retarget, jobs)
+    kwargs = _sweep_kwargs(items, constexprs, targets, num_warps, num_stages, configs, args, size, no_bench, retarget,
+                           jobs)
     path = api.check_report_path(output, items)
     with _progress_bar() as progress:
         result = api.report(kwargs.pop("items"), **kwargs, variant=variant, metrics=metrics, out_dir=out_dir,
@@ -455,7 +471,10 @@ def targets():
     for name, (backend, arch, _) in PRESETS.items():
         click.echo(f"  {name:<20} {'' if name in have else '(this triton has no ' + backend + ' backend)'}".rstrip())
     click.echo(f"  {'device':<20} the active device's target (a GPU, or a CPU backend such as triton-cpu)")
-    click.echo(f"\nCPUs for --retarget (llvmlite, {retarget.llvm_version()}):")
+    from kinspect.optional import has, install_line
+
+    llvm = retarget.llvm_version() if has("llvmlite") else f"llvmlite is not installed: {install_line('llvmlite')}"
+    click.echo(f"\nCPUs for --retarget ({llvm}):")
     for t in retarget.PRESETS.values():
         click.echo(f"  {t.name:<20} {t.about}")
         click.echo(f"  {'':<20}   {t.describe()}")

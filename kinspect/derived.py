@@ -46,3 +46,73 @@ def complete(variant: Variant) -> Variant:
     stages = tuple(StageFile(**{**s, "file": str(folder / s["file"])}) for s in record["stages"])
     all_stages = sorted(variant.stages + stages, key=lambda s: (backend.stage_kind(s.name).order, s.name))
     return dataclasses.replace(variant, stages=tuple(all_stages), notes=variant.notes + tuple(record["notes"]))
+
+
+# -- retargeted variants: a variant's LLVM IR compiled by llvmlite for another CPU ------------------
+
+def add_retargets(variant: Variant, specs) -> Variant:
+    """Store `asm@<cpu>` stages (the variant's LLVM IR compiled for each CPU) in its store folder."""
+    import dataclasses
+    import os
+    import shutil
+
+    from kinspect.store import Store
+
+    stages = list(variant.stages)
+    for spec in specs:
+        asm = retargeted(variant, spec).stage("asm")
+        name = f"asm@{spec}"
+        fname = f"{variant.kernel[:100]}.{name.replace(':', '_').replace(',', '_')}.s"
+        tmp = Path(variant.path, f".{fname}.{os.getpid()}.tmp")
+        shutil.copyfile(asm.file, tmp)
+        os.replace(tmp, Path(variant.path, fname))
+        stages = [s for s in stages if s.name != name] + [dataclasses.replace(asm, name=name, file=fname)]
+    variant = dataclasses.replace(variant, stages=tuple(stages))
+    Store(Path(variant.path).parent.parent).update_record(variant)
+    return variant
+
+
+def llir_stage(variant: Variant):
+    """The variant's LLVM IR stage (llir, else any LLVM-dialect stage)."""
+    from kinspect.errors import NotFound
+
+    found = variant.stage("llir") or next((s for s in variant.stages if s.dialect == "llvm" and not s.binary), None)
+    if found is None:
+        raise NotFound(f"'{variant.name or variant.kernel}' has no LLVM IR stage to retarget; its stages: "
+                       f"{', '.join(s.name for s in variant.stages) or 'none'}")
+    return found
+
+
+def retargeted(variant: Variant, spec: str) -> Variant:
+    """The variant's LLVM IR compiled with llvmlite for another CPU (kinspect.retarget), as a
+    variant of its own: its llir and the new assembly, kept in kinspect's cache."""
+    import dataclasses
+    import json
+
+    from kinspect import retarget
+    from kinspect.analysis.stages import open_lines
+    from kinspect.cache import cache_dir, file_key, key_of, write_text
+    from kinspect.model import StageFile, Target
+
+    cpu = retarget.parse(spec)
+    llir = llir_stage(variant)
+    src = Path(variant.path, llir.file).resolve()
+    key = key_of("retarget", file_key(src), llir.section or "", cpu.triple, cpu.describe(), retarget.llvm_version())
+    folder = cache_dir() / "retarget" / key
+    asm_path, record_path = folder / "retargeted.s", folder / "retarget.json"
+    if not (record_path.is_file() and asm_path.is_file()):
+        with open_lines(variant, llir) as lines:
+            out = retarget.compile_ir("".join(lines), cpu)
+        write_text(asm_path, out.asm)
+        write_text(record_path, json.dumps({"how": f"retargeted with {out.llvm}: {cpu.describe()}",
+                                            "remarks": list(out.remarks), "lines": out.asm.count("\n")}))
+    record = json.loads(record_path.read_text())
+    asm = StageFile(name="asm", file=str(asm_path), bytes=asm_path.stat().st_size, lines=record["lines"],
+                    dialect=cpu.isa, derived_by=record["how"])
+    return dataclasses.replace(
+        variant, target=Target("cpu", cpu.arch), offline=True, origin="retarget",
+        stages=(dataclasses.replace(llir, file=str(src)), asm), times=None,
+        name=f"{variant.name or variant.kernel}@{spec}", path=str(folder),
+        notes=tuple(f"LLVM: {r}" for r in record["remarks"][:5]),
+        extra={**variant.extra, "retarget": spec, "retargeted_from": variant.name or variant.kernel,
+               "cpu": cpu.cpu, "features": cpu.features})

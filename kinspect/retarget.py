@@ -18,6 +18,14 @@ import tempfile
 from dataclasses import dataclass, replace
 
 from kinspect.errors import CompileError, UsageError, did_you_mean
+from kinspect.optional import need
+
+
+
+def binding(purpose: str = "--retarget"):
+    """llvmlite.binding, or a one-line error saying what needed it and the extra that installs it
+    (kinspect[retarget]; kinspect.optional)."""
+    return need("llvmlite.binding", purpose)
 
 RISCV = "riscv64-unknown-linux-gnu"
 X86 = "x86_64-unknown-linux-gnu"
@@ -63,6 +71,12 @@ PRESETS: dict[str, CpuTarget] = {t.name: t for t in (
               about="SpacemiT K1/M1 X60 core: RVV 1.0, VLEN 256, integer IME (smt.vmadot)"),
     CpuTarget("spacemit-x60-spine", RISCV, "spacemit-x60", "", SPINE_OPTIONS,
               about="spacemit-x60 with spine-triton's opt flags -force-vector-width=32 -force-vector-interleave=2"),
+    # spine-triton 3.6.0+spacemit.a5's own llc line for X60/X100/A60/A100 (backend/compiler.py: no -mcpu,
+    # its own mattr list); its xsmtvdotii is spelled xsmtvdot in upstream LLVM 22. LLVM 22 knows no
+    # X100 or A100 model: for an X100 add its vector length, e.g. spine-triton:+zvl256b.
+    CpuTarget("spine-triton", RISCV, "generic-rv64",
+              "+64bit,+a,+b,+c,+d,+f,+i,+m,+v,+zfh,+zvfh,+zicbop,+zicbom,+zicboz,+xsmtvdot", SPINE_OPTIONS,
+              about="spine-triton 3.6's llc flags for SpacemiT cores (no CPU model; RVV, Zvfh, IME)"),
     CpuTarget("generic-rv64", RISCV, "generic-rv64", "+m,+a,+f,+d,+c",
               about="RV64GC, no vector extension"),
     CpuTarget("rv64gcv", RISCV, "generic-rv64", "+m,+a,+f,+d,+c,+v",
@@ -83,10 +97,8 @@ FEATURE_RE = re.compile(r"^[+-][a-z0-9][a-z0-9._-]*$")
 
 
 def host() -> CpuTarget:
-    import llvmlite.binding as llvm
-
-    triple = llvm.get_process_triple()
-    return CpuTarget("host", triple, llvm.get_host_cpu_name(), "", about="this machine's CPU")
+    llvm = binding()
+    return CpuTarget("host", llvm.get_process_triple(), llvm.get_host_cpu_name(), "", about="this machine's CPU")
 
 
 def names() -> list[str]:
@@ -131,16 +143,15 @@ _READY = False
 def _init() -> None:
     global _READY
     if not _READY:
-        import llvmlite.binding as llvm
-
+        llvm = binding()
         llvm.initialize_all_targets()
         llvm.initialize_all_asmprinters()
         _READY = True
 
 
 def llvm_version() -> str:
+    llvm = binding()
     import llvmlite
-    import llvmlite.binding as llvm
 
     return f"LLVM {'.'.join(map(str, llvm.llvm_version_info))} (llvmlite {llvmlite.__version__})"
 
@@ -162,7 +173,7 @@ def neutral_ir(text: str) -> str:
     return _TARGET_ATTRS.sub("", _TARGET_LINES.sub("", text))
 
 
-def compile_ir(text: str, target: CpuTarget) -> Compiled:
+def compile_ir(text: str, target: CpuTarget, purpose: str = "--retarget") -> Compiled:
     """Run the O3 pipeline and code generation for `target` on LLVM IR text; the assembly.
 
     LLVM runs in a child process: a fatal LLVM error (it calls exit()) then costs a clear error
@@ -172,6 +183,7 @@ def compile_ir(text: str, target: CpuTarget) -> Compiled:
     import subprocess
     import sys
 
+    binding(purpose)   # a missing llvmlite is one line here, not a failed child process
     ir = neutral_ir(text)
     with tempfile.TemporaryDirectory(prefix="kinspect-llvm-") as tmp:
         src, out = os.path.join(tmp, "in.ll"), os.path.join(tmp, "out.s")
@@ -200,7 +212,7 @@ def compile_ir(text: str, target: CpuTarget) -> Compiled:
 
 
 def _compile_here(ir: str, triple: str, cpu: str, features: str, options: dict) -> str:
-    import llvmlite.binding as llvm
+    llvm = binding()
 
     _init()
     for name, value in {**OPTION_DEFAULTS, **options}.items():

@@ -39,9 +39,15 @@ class Listing:
 
 
 def default_dir() -> Path:
-    """./kinspect-out when present, else Triton's cache dir (TRITON_CACHE_DIR or ~/.triton/cache)."""
+    """What to read when no folder is named: ./kinspect-out when present; else the folder a spine-triton
+    run dumps into (SPINE_TRITON_DUMP_PATH, set on the board to see its stages), when it holds a dump;
+    else Triton's cache (TRITON_CACHE_DIR or ~/.triton/cache), which holds every backend's kernels,
+    spine-triton's and triton-cpu's included."""
     if is_store(Path("kinspect-out")):
         return Path("kinspect-out")
+    dump = os.environ.get("SPINE_TRITON_DUMP_PATH")
+    if dump and Path(dump).is_dir() and is_spine_dump(Path(dump)):
+        return Path(dump)
     return triton_cache_dir()
 
 

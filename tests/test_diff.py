@@ -12,7 +12,8 @@ import pytest
 from click.testing import CliRunner
 
 from kinspect.cli import main
-from kinspect.diff import choose_pair, correlation as explain_mod
+from kinspect.diff import correlation as explain_mod
+from kinspect.diff.compare import choose_pair
 from kinspect.diff.normalize import normalize
 from kinspect.bench.stats import Runtime
 from kinspect.diff.table import Row, labels
@@ -351,7 +352,7 @@ def test_retarget_two_cpus_from_one_ll_file():
 
 
 def test_a_launch_that_fails_is_a_note_not_a_crash(real_variant):
-    from kinspect.diff import compare
+    from kinspect.diff.compare import compare
 
     a = real_variant("fused_mm_softmax", "cuda:90", BLOCK_SIZE=32)
     b = real_variant("fused_mm_softmax", "cuda:90", BLOCK_SIZE=64)

@@ -187,7 +187,7 @@ def test_unknown_kernel_is_one_line(tmp_path):
 
 def test_sweep_plot_is_deterministic_svg(sweep):
     from kinspect import api
-    from kinspect.diff import compare
+    from kinspect.diff.compare import compare
     from kinspect.render.plots import sweep as plot
 
     rows = compare([str(sweep / "store")], text=False).rows

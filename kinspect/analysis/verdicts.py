@@ -126,16 +126,66 @@ def matrix_rule(f: Findings) -> list[Verdict]:
         units = ", ".join(f"{n} {UNIT_NAMES.get(u, u)}" for u, n in f.isa.matrix.most_common())
         out.append(Verdict(f"{units}: {words}" if not out else f"(+{rest} matrix instructions at other lines)",
                            "good"))
-    if total == 0:
+    if total == 0 and f.gpu:     # a CPU backend's dots: dot_rule says where each went
         for m in f.ir():
             for (file, line), ls in sorted(m.lines.items()):
                 if ls.matrix and f.is_kernel_file(file):
                     text = f"{f.where(file, line)} → no matrix instructions in {f.isa.dialect}: the dot runs on FMA/vector units"
-                    out.append(finding(text, "dot_without_matrix_units", line=line, file=file) if f.gpu
-                               else Verdict(text, "warn", line, file))
+                    out.append(finding(text, "dot_without_matrix_units", line=line, file=file))
             if out:
                 break
     return out
+
+
+# What a CPU backend's middle IR (Linalg, vector, triton-cpu) can turn a tl.dot into, best first.
+DOT_FORMS = (
+    (("linalg.mmt4d", "linalg.batch_mmt4d", "xsmt.dot"), "linalg.mmt4d: packed tiles for the matrix engine"),
+    (("linalg.matmul", "linalg.batch_matmul", "linalg.matmul_transpose_a", "linalg.matmul_transpose_b",
+      "linalg.batch_reduce_matmul", "linalg.contract"), "linalg.matmul, unpacked"),
+    (("vector.contract", "vector.outerproduct"), "a vector contraction"),
+    (("triton_cpu.dot", "triton_cpu.brgemm_execute", "amx.tile_mulf"), "triton-cpu's dot"),
+)
+
+
+def dot_rule(f: Findings) -> list[Verdict]:
+    """On a CPU backend: where each tl.dot went, stage by stage (the middle IR's form, then what the
+    machine code does with it), so "does my matmul use RVV / IME at all" has one answer."""
+    if f.isa is None or f.gpu:
+        return []
+    irs = [m for m in f.ir() if m.dialect == "mlir"]
+    first = next((m for m in irs if m.stage in ("ttir", "source")), None)
+    dots = sorted((file, line) for (file, line), ls in (first.lines.items() if first else ())
+                  if ls.matrix and f.is_kernel_file(file)) if first else []
+    if first is None or not first.matrix_total:
+        return []
+    lowered, stage = None, ""
+    for m in irs:
+        if m is first or m.stage == "source":
+            continue
+        for ops, words in DOT_FORMS:
+            if any(m.mnemonics.get(op) for op in ops):
+                lowered, stage = words, m.stage
+                break
+        if lowered:
+            break
+    if lowered is None:
+        later = [m.stage for m in irs if m is not first and m.stage != "source"]
+        lowered = "no matrix op: a loop nest of multiplies and adds" if later else ""
+        stage = later[0] if later else ""
+    m = f.isa
+    if m.matrix:
+        machine = ", ".join(f"{n} {UNIT_NAMES.get(u, u)}" for u, n in m.matrix.most_common())
+    elif m.fp_forms.get("fma"):
+        machine = f"{m.fp_forms['fma']} vector FMAs ({FMA_NAMES.get(m.dialect, 'fma')}), no matrix unit"
+    elif m.fp_forms.get("mul"):
+        machine = f"{m.fp_forms['mul']} vector multiplies and separate adds, no matrix unit"
+    else:
+        machine = f"scalar FP ({m.scalar_fp} instructions), no vector or matrix unit"
+    middle = f"{lowered} in {stage} → " if lowered else ""
+    head = f.where(*dots[0]) if dots else "tl.dot"
+    head += "" if "dot" in head else " tl.dot"
+    return [Verdict(f"{head} → {middle}{machine} in the {m.dialect} code", "info",
+                    dots[0][1] if dots else None, dots[0][0] if dots else None)]
 
 
 def loads_rule(f: Findings) -> list[Verdict]:
@@ -365,7 +415,7 @@ def occupancy_advice(target: str, o, warps: int, r: Resources) -> str:
 
 
 RULES: tuple[Callable[[Findings], list[Verdict]], ...] = (
-    matrix_rule, loads_rule, spill_rule, cpu_vector_rule, fma_rule, reduction_rule, ime_rule, calls_rule,
+    matrix_rule, dot_rule, loads_rule, spill_rule, cpu_vector_rule, fma_rule, reduction_rule, ime_rule, calls_rule,
     resource_rule,
 )
 

@@ -37,7 +37,8 @@ def _regenerate(fallback: str):
 
         text = path.read_text(errors="replace")
         target = retarget.own_target(text, fallback)
-        out = retarget.compile_ir(text, target)
+        out = retarget.compile_ir(text, target, purpose="the assembly of a CPU variant with no llvm-objdump/objdump "
+                                                        "on PATH (its LLVM IR compiled again)")
         return out.asm, f"regenerated from llir with {out.llvm}: {target.describe()}"
 
     return run

@@ -99,7 +99,7 @@ def _child(request: dict) -> dict:
     if launch.reference is not None and launch.output:
         ref = launch.reference(*launch.input_values())
         check = compare(launch.args[launch.output], ref, precision=launch.dtype).to_json()
-    return {"label": launch.label, "size": launch.size, "grid": list(launch.grid), "wall_ms": round(wall, 1),
+    return {"label": launch.label, "size": launch.size, "grid": list(launch.grid_size()), "wall_ms": round(wall, 1),
             "check": check}
 
 

@@ -35,6 +35,12 @@ class Launch:
             step()
         return kernel
 
+    def grid_size(self) -> tuple:
+        """The launch's grid as numbers: a kernel file's example may give Triton's grid function of
+        the launch's arguments (an autotuned kernel's grid follows its config's block sizes)."""
+        grid = self.grid
+        return tuple(grid({**self.args, **self.constexprs, **self.options}) if callable(grid) else grid)
+
     def rates(self, ms: float) -> tuple[float | None, float | None]:
         """(GB/s, TFLOP/s) at `ms` per run, from the declared bytes and flops (None where undeclared)."""
         seconds = ms * 1e-3

@@ -201,7 +201,7 @@ def method(steady: Timing, kind: str, launch) -> dict:
             "runs": steady.wall.n, "flush_bytes": steady.flush_bytes, "device": device_name(kind),
             "clocks": clocks, "clocks_note": describe_clocks(clocks) if kind == "cuda" else "CPU",
             "versions": versions(), "size": launch.size, "dtype": launch.dtype,
-            "grid": list(launch.grid), "constexprs": launch.constexprs, "options": launch.options,
+            "grid": list(launch.grid_size()), "constexprs": launch.constexprs, "options": launch.options,
             "bytes_moved": launch.bytes_moved, "flops": launch.flops,
             "first_call": "cold: empty private Triton cache; warm: in-memory JIT cache dropped, on-disk cache kept",
             "launch_path": "as called: loops of calls with one synchronize after each loop, median ms a call; "

@@ -19,15 +19,9 @@ from kinspect.model import Variant
 
 def jit_function(obj):
     """The JITFunction under autotune/heuristics wrappers."""
-    def is_kernel(x):  # a JITFunction, or under TRITON_INTERPRET the interpreter's stand-in for one
-        return hasattr(x, "device_caches") or type(x).__name__ == "InterpretedFunction"
+    from kinspect.compile.autotune import chain
 
-    seen = 0
-    while not is_kernel(obj) and hasattr(obj, "fn") and seen < 8:
-        obj, seen = obj.fn, seen + 1
-    if not is_kernel(obj):
-        raise KinspectError(f"'{getattr(obj, '__name__', obj)}' is not a @triton.jit kernel")
-    return obj
+    return chain(obj, getattr(obj, "__name__", None) or type(obj).__name__).jit
 
 
 @contextlib.contextmanager
@@ -40,9 +34,10 @@ def private_cache():
         yield tmp
 
 
-def compile_variant(fn, *, args: dict, constexprs: dict, grid: tuple, resolved: Resolved, out_dir: str | Path,
-                    group: str, options: dict | None = None) -> Variant:
-    """Compile one variant and store it; returns the stored Variant."""
+def compile_variant(fn, *, args: dict, constexprs: dict, grid, resolved: Resolved, out_dir: str | Path,
+                    group: str, options: dict | None = None, extra: dict | None = None) -> Variant:
+    """Compile one variant and store it; returns the stored Variant, with `extra` (how a user
+    kernel was loaded, its autotune config) added to its record."""
     from kinspect.compile.driver import compile_only, fresh_binders
     from kinspect.hooks import capture
     from kinspect.hooks.record import finish
@@ -64,9 +59,21 @@ def compile_variant(fn, *, args: dict, constexprs: dict, grid: tuple, resolved: 
             raise KinspectError(f"Triton compiled '{group}' but reported no variant (was the listener replaced?)")
         # kinspect's own command: derive SASS / CPU assembly now, outside Triton's compile.
         variant = finish(rec.variants[-1])
+        if extra:
+            variant = with_extra(variant, extra)
         # Load inside the block: the private cache still holds the binary Triton may read lazily.
         gpu = resolved.target.backend in ("cuda", "hip")  # a CPU backend has no registers to load
         return with_loaded_resources(variant, kernel) if on_device and gpu else variant
+
+
+def with_extra(variant: Variant, extra: dict) -> Variant:
+    import dataclasses
+
+    from kinspect.store import Store
+
+    variant = dataclasses.replace(variant, extra={**variant.extra, **extra})
+    Store(Path(variant.path).parent.parent).update_record(variant)
+    return variant
 
 
 def with_loaded_resources(variant: Variant, kernel) -> Variant:
@@ -92,21 +99,44 @@ AT_RE = re.compile(r"^at (\d+):(\d+):")
 
 
 def compile_error_line(fn, e: Exception) -> str:
-    """One line: where in the user's Python and what Triton said."""
-    text = str(e).strip()
-    lines = [ln for ln in text.splitlines() if ln.strip()]
-    message = lines[-1].strip() if lines else type(e).__name__
-    where = ""
-    m = AT_RE.match(text)
-    if m:
-        try:
-            import inspect
-
-            # Triton counts from the def line (decorators excluded) as line 1.
-            src_lines, first = inspect.getsourcelines(fn.fn)
-            def_offset = next(i for i, ln in enumerate(src_lines) if ln.lstrip().startswith("def "))
-            where = f" at {inspect.getsourcefile(fn.fn)}:{first + def_offset + int(m[1]) - 1}"
-        except (OSError, TypeError, StopIteration):
-            where = f" at line {m[1]} of the kernel"
+    """One line: where in the user's Python and what Triton said. An error inside a @triton.jit
+    helper the kernel calls (Triton chains it as the cause) is placed in the helper."""
+    inner, depth = e, 0
+    while inner.__cause__ is not None and depth < 16 and AT_RE.match(str(inner.__cause__).strip()):
+        inner, depth = inner.__cause__, depth + 1
+    text = str(inner).strip()
+    lines = [ln for ln in text.splitlines() if ln.strip() and ln.strip().strip("^~") != ""]
+    message = lines[-1].strip() if len(lines) > 1 or not AT_RE.match(text) else type(inner).__name__
+    where = _where(fn, inner, text) if inner is not e else ""
+    where = where or _where(fn, e, str(e).strip())
     name = getattr(fn, "__name__", None) or getattr(getattr(fn, "fn", None), "__name__", "kernel")
     return f"kernel '{name}' failed to compile{where}: {message}"
+
+
+# the first line of a @triton.jit function's source in Triton's error text: "def leaky_relu(x):"
+DEF_RE = re.compile(r"^\s*def\s+(\w+)\s*\(", re.MULTILINE)
+
+
+def _where(fn, e: Exception, text: str) -> str:
+    """` at file.py:LINE` for Triton's "at 12:8:" (a line counted from the def of the function the
+    error is in: the kernel, or a helper it calls, found by name in the kernel's globals)."""
+    import inspect
+
+    m = AT_RE.match(text)
+    if not m:
+        return ""
+    target = fn.fn
+    d = DEF_RE.search(text)
+    if d and d[1] != getattr(target, "__name__", ""):
+        helper = getattr(target, "__globals__", {}).get(d[1])
+        target = getattr(helper, "fn", helper)
+        if target is None:
+            return f" in {d[1]}() at line {m[1]} of it"
+    try:
+        # Triton counts from the def line (decorators excluded) as line 1.
+        src_lines, first = inspect.getsourcelines(target)
+        def_offset = next(i for i, ln in enumerate(src_lines) if ln.lstrip().startswith("def "))
+        inside = "" if target is fn.fn else f" in {target.__name__}()"
+        return f"{inside} at {inspect.getsourcefile(target)}:{first + def_offset + int(m[1]) - 1}"
+    except (OSError, TypeError, StopIteration):
+        return f" at line {m[1]} of the kernel"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from kinspect.errors import UsageError
 
@@ -13,7 +14,7 @@ DTYPES = {
     "fp16": "float16", "bf16": "bfloat16", "fp32": "float32", "fp64": "float64",
     "i1": "bool", "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64",
     "u8": "uint8", "u16": "uint16", "u32": "uint32", "u64": "uint64",
-    "fp8e4nv": "float8_e4m3fn", "fp8e5": "float8_e5m2",
+    "fp8e4nv": "float8_e4m3fn", "fp8e5": "float8_e5m2", "fp8e4b8": "float8_e4m3fnuz", "fp8e5b16": "float8_e5m2fnuz",
 }
 # Scalars without a value: an int that is a multiple of 16 gets the JIT's usual `tt.divisibility`
 # specialization, as real sizes usually do.
@@ -51,20 +52,77 @@ def parse_constexprs(items) -> dict:
     return out
 
 
+# "--arg x_ptr=*fp16:1024x1024": a pointer with the shape of the tensor kinspect makes for it
+SHAPE_RE = re.compile(r"^[1-9][0-9]*(x[1-9][0-9]*)*$")
+# "--arg a_desc=tensordesc<fp16[64,64]>", "tensordesc<fp16[BLOCK_M, BLOCK_K]>:4096x4096": a host
+# TensorDescriptor (Triton's signature spelling); block sizes may name constexprs, set when the
+# config and heuristics are known, and the optional shape is the tensor it describes.
+DESC_RE = re.compile(r"^tensordesc<(?P<dtype>[a-z0-9]+)\[(?P<block>[^\]]*)\]>$")
+
+
+@dataclass(frozen=True)
+class DescriptorSpec:
+    """A host TensorDescriptor to make once the constexprs its block shape names are known."""
+
+    dtype: str
+    block: tuple            # ints or constexpr names
+    shape: tuple = ()       # of the tensor described; () for a default from the block
+
+    def text(self) -> str:
+        shape = f":{'x'.join(map(str, self.shape))}" if self.shape else ""
+        return f"tensordesc<{self.dtype}[{','.join(map(str, self.block))}]>{shape}"
+
+    def make(self, constexprs: dict, name: str):
+        import torch
+        from triton.tools.tensor_descriptor import TensorDescriptor
+
+        block = []
+        for b in self.block:
+            value = constexprs.get(b, b) if isinstance(b, str) else b
+            if not isinstance(value, int):
+                raise UsageError(f"--arg {name}={self.text()}: '{b}' is not a constexpr of the kernel; the block "
+                                 f"shape takes numbers or constexpr names")
+            block.append(value)
+        shape = self.shape or tuple(max(4 * b, 16) for b in block)
+        if len(shape) != len(block):
+            raise UsageError(f"--arg {name}={self.text()}: the shape has {len(shape)} dimensions, the block "
+                             f"{len(block)}")
+        tensor = torch.zeros(shape, dtype=getattr(torch, DTYPES[self.dtype]))
+        return TensorDescriptor.from_tensor(tensor, block)
+
+
+def parse_shape(name: str, spec: str, value: str) -> tuple[int, ...]:
+    if not SHAPE_RE.match(value):
+        raise UsageError(f"--arg {name}={spec}: '{value}' is not a shape; write e.g. 4096 or 1024x1024")
+    return tuple(int(v) for v in value.split("x"))
+
+
 def parse_arg_type(name: str, spec: str):
-    """'*fp32' -> a CPU tensor; 'i32[:VALUE]' -> an int; 'fp32[:VALUE]' -> a float."""
+    """'*fp32[:SHAPE]' -> a CPU tensor; 'i32[:VALUE]' -> an int; 'fp32[:VALUE]' -> a float;
+    'tensordesc<fp16[64,64]>[:SHAPE]' -> a host TensorDescriptor (or its DescriptorSpec)."""
     import torch
 
     ty, _, value = spec.partition(":")
+    desc = DESC_RE.match(ty.replace(" ", ""))
+    if desc:
+        if desc["dtype"] not in DTYPES:
+            raise UsageError(f"--arg {name}={spec}: unknown element type '{desc['dtype']}'; use one of "
+                             f"{', '.join(DTYPES)}")
+        block = tuple(int(b) if b.isdigit() else b for b in desc["block"].split(",") if b)
+        if not block or not all(isinstance(b, int) or b.isidentifier() for b in block):
+            raise UsageError(f"--arg {name}={spec}: the block shape is numbers or constexpr names, "
+                             f"e.g. tensordesc<fp16[64,64]> or tensordesc<fp16[BLOCK_M,BLOCK_K]>")
+        d = DescriptorSpec(desc["dtype"], block, parse_shape(name, spec, value) if value else ())
+        return d.make({}, name) if all(isinstance(b, int) for b in block) else d
     pointer = ty.startswith("*")
     base = ty.lstrip("*")
     if base not in DTYPES:
         raise UsageError(f"--arg {name}={spec}: unknown type '{base}'; use one of "
-                         f"{', '.join('*' + t for t in ('fp32', 'fp16', 'bf16'))}, {', '.join(DTYPES)}")
+                         f"{', '.join('*' + t for t in ('fp32', 'fp16', 'bf16'))}, {', '.join(DTYPES)}, "
+                         f"tensordesc<fp16[64,64]>")
     if pointer:
-        if value:
-            raise UsageError(f"--arg {name}={spec}: a pointer takes no value")
-        return torch.empty(POINTER_ELEMENTS, dtype=getattr(torch, DTYPES[base]))
+        shape = parse_shape(name, spec, value) if value else (POINTER_ELEMENTS,)
+        return torch.empty(shape, dtype=getattr(torch, DTYPES[base]))
     if base.startswith(("fp", "bf")):
         try:
             return float(value) if value else 1.0
@@ -74,6 +132,29 @@ def parse_arg_type(name: str, spec: str):
         return int(value) if value else DEFAULT_INT
     except ValueError:
         raise UsageError(f"--arg {name}={spec}: '{value}' is not an integer") from None
+
+
+def spec_of(value) -> str:
+    """The --arg spelling of an example value: `*fp16`, `*fp32:64x64`, `i32:4096`, `fp32:0.5`."""
+    if isinstance(value, DescriptorSpec):
+        return value.text()
+    short = {v: k for k, v in DTYPES.items()}
+    if type(value).__name__ == "TensorDescriptor":
+        dtype = short.get(str(value.base.dtype).removeprefix("torch."), "fp32")
+        return (f"tensordesc<{dtype}[{','.join(map(str, value.block_shape))}]>:"
+                f"{'x'.join(map(str, value.shape))}")
+    dtype = getattr(value, "dtype", None)
+    if dtype is not None and hasattr(value, "shape"):
+        shape = tuple(value.shape)
+        return f"*{short.get(str(dtype).removeprefix('torch.'), 'fp32')}" + \
+            ("" if shape == (POINTER_ELEMENTS,) else f":{'x'.join(map(str, shape))}")
+    if isinstance(value, bool):
+        return f"i1:{int(value)}"
+    if isinstance(value, int):
+        return f"{'i32' if -2**31 <= value < 2**31 else 'i64'}:{value}"
+    if isinstance(value, float):
+        return f"fp32:{value}"
+    return str(value)
 
 
 def parse_args(items) -> dict:
@@ -99,7 +180,7 @@ def parse_sweep(items) -> dict[str, list]:
     return out
 
 
-def parse_int_list(text: str | None, option: str) -> list:
+def parse_int_list(text: str | None, option: str, least: int = 1) -> list:
     """`--num-warps 4,8` -> [4, 8]; None -> [None] (Triton's default)."""
     if text is None:
         return [None]
@@ -107,6 +188,6 @@ def parse_int_list(text: str | None, option: str) -> list:
         values = [int(v) for v in text.split(",")]
     except ValueError:
         raise UsageError(f"{option} '{text}' is not a list of whole numbers; e.g. {option} 4,8") from None
-    if any(v <= 0 for v in values):
-        raise UsageError(f"{option} '{text}': values must be positive")
+    if any(v < least for v in values):
+        raise UsageError(f"{option} '{text}': values must be {'positive' if least == 1 else f'at least {least}'}")
     return list(dict.fromkeys(values))

@@ -94,7 +94,7 @@ def split_snapshots(lines):
 
 
 def collect(variant_path: str | Path, request: dict) -> Passes:
-    """Compile `request` (api.dump's keyword arguments, JSON-able) again with MLIR timing and dumps
+    """Compile `request` (compile.dump's keyword arguments, JSON-able) again with MLIR timing and dumps
     on; write the snapshots that changed the IR under `variant_path`/passes."""
     with tempfile.TemporaryDirectory(prefix="kinspect-passes-") as tmp:
         dump_path = Path(tmp, "mlir-dump.txt")
@@ -144,14 +144,14 @@ def _write_changed(dump_path: Path, folder: Path) -> tuple[list[str], int]:
 def main(argv: list[str]) -> int:
     import warnings
 
-    from kinspect import api
     from kinspect.compile.args import parse_args
+    from kinspect.compile.dump import dump
 
     warnings.filterwarnings("ignore")
     request = json.loads(argv[1])
     request["args"] = parse_args(request.get("args") or ())
     try:
-        api.dump(**request)
+        dump(**request)
     except KinspectError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

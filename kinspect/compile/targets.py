@@ -30,15 +30,23 @@ class Resolved:
 
 
 def installed_backends() -> set[str]:
-    """Triton backends installed here (nvidia, amd, cpu, ...), found without importing triton."""
+    """Triton backends installed here (nvidia, amd, cpu, spine_triton, ...), found without importing
+    triton: folders under triton/backends, and plugins registered as Triton discovers them (entry
+    points in the `triton.backends` group)."""
     import importlib.util
+    from importlib.metadata import entry_points
     from pathlib import Path
 
     spec = importlib.util.find_spec("triton")
     if spec is None or not spec.origin:
         return set()
     root = Path(spec.origin).parent / "backends"
-    return {p.name for p in root.iterdir() if (p / "compiler.py").is_file()}
+    found = {p.name for p in root.iterdir() if (p / "compiler.py").is_file()}
+    try:
+        found |= {ep.name for ep in entry_points().select(group="triton.backends")}
+    except Exception:   # a broken distribution's metadata must not stop kinspect
+        pass
+    return found
 
 
 def available() -> list[str]:

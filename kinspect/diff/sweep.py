@@ -14,7 +14,6 @@ from __future__ import annotations
 import itertools
 import os
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Callable
 
 from kinspect.errors import KinspectError
@@ -32,9 +31,11 @@ class Job:
     args: tuple[str, ...] = ()               # --arg NAME=TYPE strings, parsed in the worker
     size: str | None = None
     out_dir: str = ""
+    config: int | None = None                # an autotuned kernel's config, by its number
 
     def describe(self) -> str:
-        parts = [self.kernel] + [f"{k}={v}" for k, v in self.constexprs]
+        parts = [self.kernel] + [f"config={self.config}"] * (self.config is not None)
+        parts += [f"{k}={v}" for k, v in self.constexprs]
         parts += [f"{k}={v}" for k, v in (("target", self.target), ("num_warps", self.num_warps),
                                           ("num_stages", self.num_stages)) if v is not None]
         return " ".join(parts)
@@ -65,40 +66,59 @@ def usable_cores() -> int:
 
 
 def cross(kernels, *, targets=(None,), constexprs: dict[str, list] | None = None, num_warps=(None,),
-          num_stages=(None,), args=(), size=None, out_dir="") -> list[Job]:
-    """Every combination, in the order the values were given (kernels outermost)."""
+          num_stages=(None,), args=(), size=None, out_dir="",
+          configs: Callable[[str, str | None, dict], list] | None = None) -> list[Job]:
+    """Every combination, in the order the values were given (kernels outermost). `configs(kernel,
+    target, constexprs)` gives an autotuned kernel's config numbers to sweep (default: none)."""
     constexprs = constexprs or {}
     keys = list(constexprs)
     jobs = []
-    for kernel, target, values, w, s in itertools.product(kernels, targets or (None,),
-                                                          itertools.product(*(constexprs[k] for k in keys)),
-                                                          num_warps or (None,), num_stages or (None,)):
-        jobs.append(Job(kernel=kernel, target=target, constexprs=tuple(zip(keys, values)), num_warps=w,
-                        num_stages=s, args=tuple(args), size=size, out_dir=str(out_dir)))
+    for kernel, target, values in itertools.product(kernels, targets or (None,),
+                                                    itertools.product(*(constexprs[k] for k in keys))):
+        chosen = dict(zip(keys, values))
+        for c, w, s in itertools.product(configs(kernel, target, chosen) if configs else [None],
+                                         num_warps or (None,), num_stages or (None,)):
+            jobs.append(Job(kernel=kernel, target=target, constexprs=tuple(chosen.items()), num_warps=w,
+                            num_stages=s, args=tuple(args), size=size, out_dir=str(out_dir), config=c))
     return jobs
 
 
 def compile_job(job: Job) -> Outcome:
     """Compile one job into its store and measure its row figures (the analysis is as costly as the
     compile, so it runs in the worker too); a KinspectError becomes the outcome's error line."""
-    from kinspect import api
     from kinspect.compile.args import parse_args
+    from kinspect.compile.dump import dump
     from kinspect.diff.table import metrics
 
     try:
-        result = api.dump(job.kernel, target=job.target, constexprs=dict(job.constexprs),
-                          args=parse_args(job.args), num_warps=job.num_warps, num_stages=job.num_stages,
-                          size=job.size, out_dir=job.out_dir)
+        result = dump(job.kernel, target=job.target, constexprs=dict(job.constexprs),
+                      args=parse_args(job.args), num_warps=job.num_warps, num_stages=job.num_stages,
+                      size=job.size, out_dir=job.out_dir, config=job.config)
         figures = metrics(result.variant)
     except KinspectError as e:
         return Outcome(job, error=str(e))
     return Outcome(job, path=result.variant.path, metrics=figures)
 
 
+def configs_of(kernel: str, targets: list, combos: list[dict], args: list[str], only: list[int] | None) -> dict:
+    """{"configs": for each target and -p combination, the config numbers to sweep ([None] for a
+    kernel that is not autotuned)} or {"error": the one-line message}."""
+    from kinspect.compile.args import parse_args
+    from kinspect.compile.user import configs_to_sweep
+    from kinspect.errors import KinspectError
+
+    try:
+        return {"configs": [configs_to_sweep(kernel, target, combo, parse_args(args), only)
+                            for target in targets for combo in combos]}
+    except KinspectError as e:
+        return {"error": str(e)}
+
+
 def run(jobs: list[Job], *, workers: int | None = None,
-        progress: Callable[[Outcome | None, int], None] | None = None) -> Sweep:
+        progress: Callable[[Outcome | None, int], None] | None = None, started: list | None = None) -> Sweep:
     """Compile every job; outcomes come back in the jobs' order whatever order they finish in.
-    `progress(outcome, total)` is called once with None before the first compile, then per job."""
+    `progress(outcome, total)` is called once with None before the first compile, then per job.
+    `started` are Workers already running (see plan): they compile first, the extra ones stop."""
     import time
 
     if progress:
@@ -107,7 +127,13 @@ def run(jobs: list[Job], *, workers: int | None = None,
     cores = usable_cores()
     workers = max(1, min(workers or cores, len(jobs)))
     start = time.perf_counter()
-    if workers == 1:
+    started = list(started or ())
+    for w in started[workers:]:
+        w._stop()
+    started = started[:workers]
+    if started:
+        outcomes = _in_pool(jobs, workers, progress, started)
+    elif workers == 1:
         outcomes = []
         for job in jobs:
             outcomes.append(compile_job(job))
@@ -121,7 +147,7 @@ def run(jobs: list[Job], *, workers: int | None = None,
     return Sweep(tuple(outcomes), workers, cores, time.perf_counter() - start, notes)
 
 
-def _in_pool(jobs: list[Job], workers: int, progress) -> list[Outcome]:
+def _in_pool(jobs: list[Job], workers: int, progress, started: list | None = None) -> list[Outcome]:
     """Feed jobs to `workers` worker processes, one thread per worker to talk to it."""
     import queue
     import threading
@@ -132,8 +158,10 @@ def _in_pool(jobs: list[Job], workers: int, progress) -> list[Outcome]:
     results: dict[int, Outcome] = {}
     lock = threading.Lock()
 
+    ready = list(started or ())
+
     def serve():
-        with Worker() as w:
+        with (ready.pop() if ready else Worker()) as w:
             while True:
                 try:
                     i = todo.get_nowait()
@@ -190,12 +218,27 @@ class Worker:
 
     def compile(self, job: Job) -> Outcome:
         import dataclasses
+
+        answer, died = self._ask(dataclasses.asdict(job))
+        if died:
+            return Outcome(job, error=died)
+        return Outcome(job, **answer)
+
+    def plan(self, request: dict) -> dict:
+        """An autotuned kernel's configs for each target and -p combination (see worker.plan)."""
+        answer, died = self._ask({"plan": request})
+        if died:
+            raise KinspectError(died)
+        return answer
+
+    def _ask(self, message: dict) -> tuple[dict, str]:
+        """(the worker's answer, "") or ({}, why it died)."""
         import json
 
         if self.proc is None:
             self._start()
         try:
-            self.proc.stdin.write(json.dumps(dataclasses.asdict(job)) + "\n")
+            self.proc.stdin.write(json.dumps(message) + "\n")
             self.proc.stdin.flush()
             answer = self.proc.stdout.readline()
         except (BrokenPipeError, OSError):
@@ -206,15 +249,56 @@ class Worker:
             last = [ln for ln in self.stderr.read().decode(errors="replace").splitlines() if ln.strip()]
             code = self.proc.returncode
             self._stop()
-            return Outcome(job, error=f"the compile worker died (exit {code}): {last[-1] if last else 'no message'}")
-        return Outcome(job, **json.loads(answer))
+            return {}, f"the compile worker died (exit {code}): {last[-1] if last else 'no message'}"
+        return json.loads(answer), ""
 
 
 def absolute_kernel(kernel: str) -> str:
     """A user kernel's file as an absolute path, so a worker finds it whatever its directory."""
-    from kinspect.compile.user import is_user_kernel
+    from kinspect.compile.loader import absolute
 
-    if not is_user_kernel(kernel):
-        return kernel
-    path, _, name = kernel.rpartition(":")
-    return f"{Path(path).resolve()}:{name}"
+    return absolute(kernel)
+
+
+def plan(kernels: list[str], *, targets, constexprs: dict[str, list] | None, args=(), only=None,
+         workers: int | None = None) -> tuple[Callable[[str, str | None, dict], list], list]:
+    """The configs to sweep for each user kernel, target and -p combination: every config
+    prune_configs_by keeps for the example arguments (or the numbers in `only`). Asked of a worker
+    process, so this one never imports Triton; the workers are started here, all at once, and go
+    on to compile (pass them to run). Returns (configs(kernel, target, constexprs), workers)."""
+    from kinspect.compile.loader import is_user_kernel
+
+    users = [k for k in kernels if is_user_kernel(k)]
+    if not users:
+        if only:
+            raise KinspectError("--config picks autotune configs of a kernel in your file (file.py:kernel)")
+        return (lambda kernel, target, chosen: [None]), []
+    constexprs = constexprs or {}
+    keys = list(constexprs)
+    combos = [dict(zip(keys, values)) for values in itertools.product(*(constexprs[k] for k in keys))]
+    if workers == 1:   # -j 1: everything in this process, as a one-job sweep compiles
+        pool, asker = [], configs_of
+    else:
+        pool = [Worker() for _ in range(max(1, min(workers or usable_cores(), 64)))]
+        for w in pool:
+            w._start()  # they import torch and triton in parallel while the first one answers
+        asker = lambda **request: pool[0].plan(request)  # noqa: E731
+    found: dict[tuple, list] = {}
+    try:
+        for kernel in users:
+            answer = asker(kernel=kernel, targets=list(targets), combos=combos, args=list(args),
+                           only=list(only) if only else None)
+            if answer.get("error"):
+                raise KinspectError(answer["error"])
+            for (target, i), configs in zip(itertools.product(targets, range(len(combos))), answer["configs"]):
+                found[kernel, target, i] = configs
+    except BaseException:
+        for w in pool:
+            w._stop()
+        raise
+
+    def configs(kernel: str, target: str | None, chosen: dict) -> list:
+        i = combos.index(chosen) if kernel in users else 0
+        return found.get((kernel, target, i), [None])
+
+    return configs, pool

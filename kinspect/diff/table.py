@@ -34,7 +34,7 @@ class Row:
         v = self.variant
         return {
             "label": self.label, "variant": v.name or v.kernel, "kernel": v.kernel, "path": v.path,
-            "target": str(v.target), "constexprs": v.constexprs,
+            "target": str(v.target), "constexprs": v.constexprs, "config": config_index(v),
             "num_warps": v.options.get("num_warps"), "num_stages": v.options.get("num_stages"),
             "isa": self.isa, "registers": self.registers, "spills": self.spills, "shared_bytes": self.shared_bytes,
             "occupancy": self.occupancy, "occupancy_limiter": self.occupancy_limiter or None,
@@ -94,10 +94,20 @@ def _facets(v: Variant) -> dict[str, str]:
     facets = {"kernel": v.kernel, "file": v.source.file if v.source else "", "target": str(v.target)}
     if v.extra.get("retarget"):
         facets["target"] = f"{v.target}@{v.extra['retarget']}"
+    config = config_index(v)
+    if config is not None:   # an autotuned kernel's rows are named by their config first
+        facets["config"] = f"config={config}"
     facets.update({f"const:{k}": f"{k}={val}" for k, val in v.constexprs.items()})
-    facets.update({k: f"{short}={v.options[k]}" for k, short in (("num_warps", "w"), ("num_stages", "s"))
-                   if k in v.options})
+    facets.update({k: f"{short}={v.options[k]}" for k, short in (("num_warps", "w"), ("num_stages", "s"),
+                                                                  ("num_ctas", "ctas"), ("maxnreg", "maxnreg"))
+                   if v.options.get(k) is not None})
     return facets
+
+
+def config_index(v: Variant) -> int | None:
+    """The autotune config a user kernel's variant was compiled with (kinspect.compile.user)."""
+    config = ((v.extra.get("user") or {}).get("autotune") or {}).get("config")
+    return config["index"] if config else None
 
 
 def labels(variants: list[Variant]) -> list[str]:

@@ -144,6 +144,20 @@ OPS: dict[str, OpInfo] = _merged(
         vector.shape_cast vector.extractelement vector.insertelement vector.from_elements
         vector.interleave vector.deinterleave""", vector=True),
     _ops(Kind.CONVERT, "vector.bitcast", vector=True),
+    # --- spine-triton (SpacemiT) 3.6: XSMT (`smt.*` in Python: descriptor loads, packed tiles, the
+    # matrix engine's dot), TLE tile ops, and the linalg they lower to (spine-triton wiki and
+    # include/triton-shared/Dialect/{XSMT,XSMTAsync,TLE}; xsmt.dot -> linalg.mmt4d,
+    # xsmt.descriptor_load -> linalg.pack, a plain tt.dot -> linalg.matmul) ---
+    _ops(Kind.MATRIX, "xsmt.dot linalg.mmt4d linalg.batch_mmt4d", unit="mmt4d"),
+    _ops(Kind.LOAD, "xsmt.descriptor_load"),
+    _ops(Kind.STORE, "xsmt.descriptor_store"),
+    _ops(Kind.MOVE, """xsmt.view xsmt.alloc linalg.pack linalg.unpack tensor.pack tensor.unpack
+        tle.extract_tile tle.insert_tile memref.subview memref.reinterpret_cast memref.alloc
+        memref.cast memref.expand_shape memref.collapse_shape"""),
+    _ops(Kind.CONTROL, "tle.dsl_region xsmt.parallel"),
+    _ops(Kind.MOVE, "xsmt_async.grid"),
+    _ops(Kind.SYNC, """xsmt_async.mbarrier_alloc xsmt_async.mbarrier_release xsmt_async.mbarrier_arrive
+        xsmt_async.mbarrier_wait"""),
     # --- triton-cpu (dialect `triton_cpu`) and AMX ---
     _ops(Kind.LOAD, "triton_cpu.load"),
     _ops(Kind.STORE, "triton_cpu.store"),

@@ -24,7 +24,7 @@ from importlib import resources as package
 from pathlib import Path
 
 from kinspect.analysis import VariantReport
-from kinspect.diff import STAGE_PREFERENCE, DiffResult
+from kinspect.diff.result import STAGE_PREFERENCE, DiffResult
 from kinspect.diff.table import Row
 from kinspect.errors import KinspectError
 from kinspect.render import plots
@@ -52,6 +52,10 @@ class Report:
 
     @functools.cached_property
     def plots(self) -> list[plots.Plot]:
+        from kinspect.optional import has
+
+        if not has("matplotlib"):    # an extra (kinspect[report]): the page says so where the plots go
+            return []
         if self.program is not None:
             found = [plots.time_share(self.program), plots.jit_per_kernel(self.program), plots.roofline(self.rows)]
         else:
@@ -224,9 +228,13 @@ def _sort_value(text: str) -> str:
 def _plots(report: Report) -> str:
     figures = [f'<figure class="plot" data-plot="{p.name}">{p.svg}<figcaption>{esc(p.caption)}</figcaption></figure>'
                for p in report.plots]
+    from kinspect.optional import has, install_line
+
     if not figures:
         why = ("one variant: nothing swept to plot" if len(report.rows) < 2
                else "no metric varies across these variants")
+        if not has("matplotlib"):
+            why = f"No plots: they are drawn by matplotlib, which is not installed ({install_line('matplotlib')})"
         figures = [f'<p class="note">{esc(why)}</p>']
     if report.program is not None:
         figures.append('<p class="note">A program\'s kernels are unrelated: no plot draws a metric across them. '

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from typing import Iterable
 
+from kinspect.render.terminal import user_lines
+
 MARK = {"good": "+", "info": "-", "warn": "!"}
 
 
@@ -17,6 +19,7 @@ def vec_report(report) -> str:
     retarget = v.extra.get("retarget")
     head = f"{v.kernel}  {v.target}  {v.name}"
     out = [head + (f"  (retargeted from {v.extra.get('retargeted_from')})" if retarget else ""), f"  {v.path}"]
+    out += [f"  {line.strip()}" for line in user_lines(v)]   # a kernel from the user's file: config, how loaded
     if m is None:
         out.append("  no machine-code stage (sass, amdgcn or CPU assembly) to analyse"
                    + ("; --retarget CPU compiles its LLVM IR for a CPU (kinspect targets)" if v.stage("llir") or

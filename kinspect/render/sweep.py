@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kinspect.diff import DiffResult
+from kinspect.diff.result import DiffResult
 from kinspect.diff.table import Row
 from kinspect.diff.textdiff import side_by_side, unified
 from kinspect.render.terminal import human_bytes, ms

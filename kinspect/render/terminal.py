@@ -83,6 +83,7 @@ def summary(v: Variant, *, label: str, target_note: str) -> str:
         f"variant  {v.name}",
         f"target   {target_note}",
         f"spec     {spec_line(v)}",
+        *user_lines(v),
         f"stored   {relative(v.path)}/",
         "",
         f"  {'stage':<8} {'lines':>7} {'size':>10} {'JIT ms':>9}  file",
@@ -106,6 +107,24 @@ def summary(v: Variant, *, label: str, target_note: str) -> str:
         out.append(f"  loaded on the device: {loaded['registers']} registers, {loaded['spills']} spills")
     out += [f"  note: {n}" for n in v.notes]
     return "\n".join(out)
+
+
+def user_lines(v: Variant) -> list[str]:
+    """For a kernel from the user's file: its autotune config, its heuristics, how it was loaded."""
+    user = v.extra.get("user") or {}
+    out = []
+    tuning = user.get("autotune") or {}
+    config = tuning.get("config")
+    if config:
+        out.append(f"autotuned: config {config['index']} of {tuning['configs']}  {config['text']}")
+    if tuning.get("key"):
+        out.append(f"         autotune key: {', '.join(f'{k}={x}' for k, x in tuning['key'].items())}")
+    if tuning.get("heuristics"):
+        out.append(f"heuristics {', '.join(f'{k}={x}' for k, x in tuning['heuristics'].items())}")
+    out += [f"         note: {n}" for n in tuning.get("notes", ())]
+    if user.get("loaded"):
+        out.append(f"loaded   {user['loaded']}")
+    return out
 
 
 def variants_table(variants: list[Variant]) -> str:

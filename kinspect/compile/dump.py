@@ -1,0 +1,79 @@
+"""Compile one variant of a kernel, shipped or the user's, and store every stage: what `kinspect dump`
+does, and each job of a sweep."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from kinspect.errors import UsageError
+from kinspect.model import Variant
+
+DEFAULT_OUT = "kinspect-out"
+
+
+@dataclass(frozen=True)
+class DumpResult:
+    variant: Variant
+    label: str          # the kernel as the user named it
+    target_note: str    # how the target was chosen: "cuda:90 (offline: no device here)"
+    store: Path
+
+
+def dump(kernel: str, *, target: str | None = None, constexprs: dict | None = None, args: dict | None = None,
+         num_warps: int | None = None, num_stages: int | None = None, size: str | None = None,
+         out_dir: str | Path = DEFAULT_OUT, retarget=(), config: int | None = None) -> DumpResult:
+    """Compile one variant of a shipped kernel (`fused_mm_softmax`) or a user kernel
+    (`path/file.py:name`, `pkg.mod:name`) for a target and store every stage; with `retarget` CPU
+    specs, the variant's LLVM IR compiled for those CPUs is stored beside them as `asm@<cpu>`
+    stages. An autotuned user kernel is compiled with its config number `config` (default: the
+    first that prune_configs_by keeps)."""
+    from kinspect.compile import compile_variant
+    from kinspect.compile.targets import resolve
+    from kinspect.compile.user import is_user_kernel, load
+
+    constexprs = dict(constexprs or {})
+    resolved = resolve(target)
+    if retarget and resolved.target.backend in ("cuda", "hip"):
+        raise UsageError(f"--retarget compiles a CPU backend's LLVM IR for another CPU; {resolved.target} makes "
+                         f"GPU IR. Use it on a triton-cpu/spine-triton variant (-t device with that backend "
+                         f"active) or on a folder or .ll file with vec-report")
+    options = {"num_warps": num_warps, "num_stages": num_stages}
+    extra = None
+    if is_user_kernel(kernel):
+        uk = load(kernel, args or {}, constexprs, config=config, resolved=resolved)
+        fn, call_args, consts, grid, label = uk.fn, uk.args, uk.constexprs, uk.grid, uk.name
+        options = {**uk.options, **{k: v for k, v in options.items() if v is not None}}
+        extra = {"user": uk.record(kernel, args or {}, constexprs, config)}
+    else:
+        if config is not None:
+            raise UsageError(f"--config picks an autotune config of a kernel in your file (file.py:kernel); "
+                             f"'{kernel}' is a shipped kernel: set its constexprs with -p")
+        fn, call_args, consts, grid, own = _shipped(kernel, constexprs, args, size, resolved)
+        options = {**own, **{k: v for k, v in options.items() if v is not None}}
+        label = kernel
+    from kinspect.store import Store
+
+    with Store(out_dir).lock():
+        variant = compile_variant(fn, args=call_args, constexprs=consts, grid=grid, resolved=resolved,
+                                  out_dir=out_dir, group=label, options=options, extra=extra)
+        if retarget:
+            from kinspect.derived import add_retargets
+
+            variant = add_retargets(variant, retarget)
+    return DumpResult(variant=variant, label=label, target_note=resolved.note, store=Path(out_dir))
+
+
+def _shipped(name: str, constexprs: dict, args: dict | None, size: str | None, resolved):
+    import torch
+
+    from kinspect import kernels
+
+    spec = kernels.checked(name, constexprs, args)
+    device = "cpu"
+    if not resolved.offline:
+        from triton.runtime import driver
+
+        device = driver.active.get_active_torch_device()
+    example = spec.example(size or spec.default_size, getattr(torch, spec.dtype), device, **constexprs)
+    return spec.fn, example.args, example.constexprs, example.grid, example.options

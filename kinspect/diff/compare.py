@@ -1,0 +1,277 @@
+"""The diff command: compile variants across values, tabulate their metrics, diff one stage.
+
+Sweeps and diffs: compile variants across values, tabulate their metrics, diff one stage.
+
+    result = compare(["fused_mm_softmax"], constexprs={"BLOCK_SIZE": [32, 64, 128]}, targets=["cuda:90"])
+    result.rows        # one Row of metrics per variant
+    result.text        # the normalized diff of one stage between two of them
+
+Variants come from kernels compiled here (the cross product of the values, in parallel worker
+processes, see sweep.py) and from saved ones: kinspect stores, Triton caches, dump folders, stage
+files, or a variant's name in the store.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+from kinspect.bench.stats import Runtime
+from kinspect.diff.configs import config_verdicts, user_notes
+from kinspect.diff.correlation import explain
+from kinspect.diff.result import STAGE_PREFERENCE, DiffResult
+from kinspect.diff.sweep import Outcome, Sweep
+from kinspect.diff.table import Row, rows as make_rows
+from kinspect.diff.textdiff import StageDiff
+from kinspect.errors import KinspectError, NotFound, UsageError, did_you_mean
+from kinspect.model import Variant
+
+
+def compare(items: list[str], *, constexprs: dict[str, list] | None = None, targets=(None,), num_warps=(None,),
+            num_stages=(None,), args=(), size: str | None = None, stage: str | None = None,
+            pair: str | None = None, out_dir: str | Path = "kinspect-out", jobs: int | None = None,
+            progress: Callable[[Outcome | None, int], None] | None = None,
+            timer: Callable[[Variant], Runtime | None] | None = None, text: bool = True,
+            retarget=(), configs=None, picker=None) -> DiffResult:
+    """Compile and collect the variants `items` name, tabulate them and diff one stage of two.
+    With `retarget` CPU specs, each variant's LLVM IR compiled for each CPU takes its place (the
+    variant itself stays when it has machine code of its own). An autotuned kernel from the
+    user's file is swept over its configs (`configs`: only these numbers); when they are timed,
+    `picker(variant)` gives what Triton's own autotuner picks, said beside the fastest."""
+    from kinspect.diff import sweep
+
+    if not items:
+        raise UsageError("name a kernel to sweep (kinspect diff KERNEL -p BLOCK_SIZE=32,64), two kernels "
+                         "(a.py:kern b.py:kern), or saved variants (folders, stores, variant names)")
+    if retarget:
+        from kinspect import retarget as cpus
+
+        for spec in retarget:
+            cpus.parse(spec)  # a typo fails before anything is compiled
+    kernels, saved_at = [], {}
+    for i, item in enumerate(items):
+        found = _saved(item, Path(out_dir))
+        if found is None:
+            kernels.append(sweep.absolute_kernel(item))
+        else:
+            saved_at[i] = found
+    if not kernels and (constexprs or any(x is not None for x in (*num_warps, *num_stages)) or args or configs):
+        raise UsageError("-p, --arg, --config, --num-warps and --num-stages apply to kernels compiled here; "
+                         "the items given are all saved variants")
+    compiled: list[Variant] = []
+    failed: list[Outcome] = []
+    result_sweep = None
+    known = {}
+    least = 2 if text else 1  # a table (a report) can hold one variant; a diff needs two
+    if kernels:
+        from kinspect.store import Store
+
+        with Store(out_dir).lock():     # the workers write under it: started inside, they know
+            result_sweep = _sweep(kernels, targets=targets, constexprs=constexprs, num_warps=num_warps,
+                                  num_stages=num_stages, args=args, size=size, out_dir=out_dir, jobs=jobs,
+                                  progress=progress, configs=configs, retarget=retarget, least=least,
+                                  saved=sum(len(v) for v in saved_at.values()))
+        compiled, failed = _collect(result_sweep)
+        known = {o.path: o.metrics for o in result_sweep.outcomes if o.path and o.metrics}
+    else:
+        _enough(sum(len(v) for v in saved_at.values()) * max(1, len(retarget)), least=least)
+    variants = _in_order(items, compiled, saved_at)
+    if retarget:
+        variants = _retargeted(variants, retarget)
+    _enough(len(variants), f" ({failed[0].job.describe()} failed: {failed[0].error})" if failed else "", least=least)
+    reports: dict = {}
+    rows = make_rows(variants, known, reports)
+    notes = (list(result_sweep.notes) if result_sweep else []) + user_notes(variants)
+    if timer is not None:
+        rows = [_timed(r, timer, notes) for r in rows]
+        notes += config_verdicts(rows, picker)
+    chosen = chosen_stage = stage_diff = None
+    if text:
+        chosen = choose_pair(pair, rows)
+        a, b = rows[chosen[0]].variant, rows[chosen[1]].variant
+        chosen_stage = choose_stage(stage, a, b)
+        stage_diff = diff_variants(a, b, chosen_stage)
+    return DiffResult(rows=rows, failed=failed, stage=chosen_stage, pair=chosen, text=stage_diff,
+                      links=explain(rows), notes=notes, sweep=result_sweep, reports=reports)
+
+
+def _sweep(kernels, *, targets, constexprs, num_warps, num_stages, args, size, out_dir, jobs, progress, configs,
+           retarget, least, saved) -> Sweep:
+    """Plan (an autotuned kernel's configs), check there is enough to compare, compile."""
+    from kinspect.diff import sweep
+
+    target_list = [_offline_target(t) for t in targets]
+    config_list, started = sweep.plan(kernels, targets=target_list, constexprs=constexprs, args=args,
+                                      only=configs, workers=jobs)
+    try:
+        job_list = sweep.cross(kernels, targets=target_list, constexprs=constexprs, num_warps=num_warps,
+                               num_stages=num_stages, args=args, size=size, out_dir=out_dir, configs=config_list)
+        _enough((len(job_list) + saved) * max(1, len(retarget)), least=least)
+    except BaseException:
+        for w in started:
+            w._stop()
+        raise
+    return sweep.run(job_list, workers=jobs, progress=progress, started=started)
+
+
+def _timed(r: Row, timer, notes: list[str]) -> Row:
+    """The row with its runtime; a launch that fails (out of shared memory on this device, say) is a
+    note, and the other variants are still timed."""
+    import dataclasses
+
+    try:
+        return dataclasses.replace(r, runtime=timer(r.variant))
+    except Exception as e:
+        message = str(e).strip().splitlines()
+        notes.append(f"{r.label}: not timed: {type(e).__name__}: {message[-1] if message else ''}")
+        return r
+
+
+def _retargeted(variants: list[Variant], specs) -> list[Variant]:
+    from kinspect.analysis.stages import isa_stage
+    from kinspect.derived import llir_stage, retargeted
+
+    out = []
+    for v in variants:
+        llir_stage(v)  # a variant without LLVM IR is a clear error
+        out += ([v] if isa_stage(v) is not None else []) + [retargeted(v, spec) for spec in specs]
+    return out
+
+
+def _enough(count: int, why: str = "", least: int = 2) -> None:
+    if count >= least:
+        return
+    if least == 1:
+        raise UsageError(f"no variants to show{why}; name a kernel (fused_mm_softmax, file.py:name), a kinspect "
+                         f"store, a Triton cache or dump folder, or stage files")
+    raise UsageError(f"diff needs at least two variants, got {count}{why}; give two values "
+                     f"(-p BLOCK_SIZE=32,64), two targets (-t cuda:80,cuda:90) or two kernels or folders")
+
+
+def _saved(item: str, store: Path) -> list[Variant] | None:
+    """Variants an item names when it is saved (a folder, a file, a variant in the store), else None."""
+    from kinspect import sources
+    from kinspect.compile.user import is_user_kernel
+    from kinspect.derived import complete
+
+    if is_user_kernel(item):
+        return None
+    p = Path(item)
+    if p.exists():
+        return sorted((complete(v) for v in sources.discover(p).variants), key=_natural)
+    if store.is_dir():
+        matches = [v for v in sources.discover(store).variants
+                   if v.name == item or v.name.startswith(item) and item not in ("", ".")]
+        if matches:
+            return sorted((complete(v) for v in matches), key=_natural)
+    return None
+
+
+def _natural(v: Variant) -> tuple:
+    """Kernel, target, then constexprs and options by value: BLOCK_SIZE=32 before 128."""
+    def key(x):
+        return (0, x, "") if isinstance(x, (int, float)) and not isinstance(x, bool) else (1, 0, str(x))
+
+    return (v.kernel, str(v.target), tuple((k, key(x)) for k, x in sorted(v.constexprs.items())),
+            key(v.options.get("num_warps")), key(v.options.get("num_stages")), v.name)
+
+
+def _offline_target(t: str | None) -> str | None:
+    """Workers compile offline for the device's architecture: one CUDA context, not one per worker.
+    A CPU backend's device stays "device": each worker compiles on its own CPU."""
+    from kinspect.compile.targets import resolve
+
+    if t not in (None, "", "auto", "device"):
+        resolve(t)  # a bad target fails here, once, not in every worker
+        return t
+    resolved = resolve(t)
+    if resolved.target.backend in ("cuda", "hip"):
+        return str(resolved.target)
+    return "device"
+
+
+def _collect(s: Sweep) -> tuple[list[Variant], list[Outcome]]:
+    from kinspect.store import read_record
+
+    ok = [o for o in s.outcomes if o.path]
+    failed = [o for o in s.outcomes if not o.path]
+    messages = {o.error for o in failed}
+    if failed and not ok and len(messages) == 1:
+        raise KinspectError(messages.pop())  # e.g. an unknown kernel: one line, not one per variant
+    return [read_record(Path(o.path)) for o in ok], failed
+
+
+def _in_order(items, compiled, saved_at) -> list[Variant]:
+    """Saved variants where their items stood; the compiled ones (the cross product, kernels in
+    the order given) where the first kernel stood."""
+    out: list[Variant] = []
+    placed = False
+    for i in range(len(items)):
+        if i in saved_at:
+            out += saved_at[i]
+        elif not placed:
+            out += compiled
+            placed = True
+    return out
+
+
+def choose_pair(text: str | None, rows: list[Row]) -> tuple[int, int]:
+    """--pair A,B: each a row number (1-based, as the table shows) or a label or a value in one."""
+    if not text:
+        return 0, 1
+    parts = [p.strip() for p in text.split(",")]
+    if len(parts) != 2 or not all(parts):
+        raise UsageError(f"--pair '{text}' is not A,B; e.g. --pair 1,3 or --pair 32,128")
+    picked = tuple(find_row(p, rows) for p in parts)
+    if picked[0] == picked[1]:
+        raise UsageError(f"--pair '{text}' names one variant twice")
+    return picked
+
+
+def find_row(word: str, rows: list[Row], option: str = "--pair") -> int:
+    """The row a word names: its label, one value in its label (32 for BLOCK_SIZE=32), or its number."""
+    labels = [r.label for r in rows]
+    exact = [i for i, label in enumerate(labels) if label == word]
+    if len(exact) == 1:
+        return exact[0]
+    # a bare number is a value (BLOCK_SIZE=32) or a row number, never a config number: config=1
+    # is named in full, so `--pair 1,2` stays rows 1 and 2 of an autotuned kernel's sweep
+    tokens = [i for i, label in enumerate(labels)
+              if any(word == tok or word == tok.partition("=")[2] and not tok.startswith("config=")
+                     for tok in label.split())]
+    if len(tokens) == 1:
+        return tokens[0]
+    if word.isdigit() and 1 <= int(word) <= len(rows):
+        return int(word) - 1
+    what = "matches several variants" if len(tokens) > 1 else "matches no variant"
+    raise UsageError(f"{option}: '{word}' {what}; use a row number 1..{len(rows)} or one of: {', '.join(labels)}")
+
+
+def choose_stage(name: str | None, a: Variant, b: Variant) -> str:
+    common = [s for s in a.stages if not s.binary and b.stage(s.name) is not None and not b.stage(s.name).binary]
+    if name:
+        if any(s.name == name for s in common):
+            return name
+        names = [s.name for s in common]
+        raise NotFound(f"stage '{name}' is not in both variants{did_you_mean(name, names)}; "
+                       f"stages they share: {', '.join(names) or 'none'}")
+    ranked = [s for s in common if s.dialect in STAGE_PREFERENCE]
+    if not ranked:
+        raise NotFound(f"the two variants share no text stage to diff ({', '.join(s.name for s in a.stages)} vs "
+                       f"{', '.join(s.name for s in b.stages)})")
+    return min(ranked, key=lambda s: STAGE_PREFERENCE.index(s.dialect)).name
+
+
+def diff_variants(a: Variant, b: Variant, stage: str) -> StageDiff:
+    from kinspect.analysis.stages import open_lines
+    from kinspect.diff.normalize import normalize
+    from kinspect.diff.textdiff import diff_stage
+
+    texts = []
+    for v in (a, b):
+        with open_lines(v, v.stage(stage)) as lines:
+            texts.append(list(lines))
+    names = (a.kernel, b.kernel)
+    dialect_a, dialect_b = a.stage(stage).dialect, b.stage(stage).dialect
+    return diff_stage(stage, texts[0], texts[1], normalize(texts[0], dialect_a, names=names),
+                      normalize(texts[1], dialect_b, names=names))

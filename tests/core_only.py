@@ -1,0 +1,83 @@
+"""kinspect's core, installed without its extras (no llvmlite, matplotlib or numpy), as on a RISC-V board
+with spine-triton: the core commands on the RISC-V fixtures, and capture and bench on a CPU backend.
+
+Run by .ci/core-only in a virtual environment made for it (`pip install -e .`, no extras); not
+collected by pytest (it needs that environment). Usage: python tests/core_only.py STAGES_DIR
+where STAGES_DIR holds the spine stand-in's stages (made by .ci/core-only with the full install).
+"""
+
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+FIX = ROOT / "tests" / "fixtures" / "cpu"
+checks = []
+
+
+def kinspect(*args, env=None, expect=0):
+    proc = subprocess.run([sys.executable, "-m", "kinspect", *map(str, args)], capture_output=True, text=True,
+                          env={**os.environ, "NO_COLOR": "1", **(env or {})}, cwd=ROOT, timeout=600)
+    if proc.returncode != expect:
+        sys.exit(f"FAILED kinspect {' '.join(map(str, args))}: exit {proc.returncode} (expected {expect})\n"
+                 f"{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
+    checks.append(" ".join(map(str, args))[:90])
+    return proc.stdout + proc.stderr
+
+
+def main(stages: Path) -> None:
+    missing = [m for m in ("llvmlite", "matplotlib", "numpy") if importlib.util.find_spec(m) is None]
+    assert missing == ["llvmlite", "matplotlib", "numpy"], f"this environment has extras: {missing}"
+    tmp = Path(tempfile.mkdtemp(prefix="kinspect-core-"))
+    arm = FIX / "triton-cpu-arm64-neon" / "sum_64_torch.float32_nomask.asm"
+    x86 = FIX / "triton-cpu-x86-avx512"
+    out = kinspect("vec-report", arm)
+    assert "NEON" in out and "reduction is a scalar FP chain" in out, out
+    out = kinspect("diff", x86 / "dot_4x8_8x4_torch.float32.asm", x86 / "dot_4x16_16x4_torch.float32.asm", "--table")
+    assert "x86 instrs" in out, out
+    out = kinspect("report", x86 / "dot_4x8_8x4_torch.float32.asm", x86 / "dot_2x4_4x2_torch.float32.asm",
+                   "-o", tmp / "r.html")
+    assert "plots: none" in out and "kinspect[report]" in (tmp / "r.html").read_text(), out
+    out = kinspect("vec-report", FIX / "triton-shared-riscv-softmax" / "ll.ir", "--retarget", "spacemit-x60", expect=2)
+    assert out.strip() == "error: --retarget needs llvmlite: pip install 'kinspect[retarget]'", out
+    out = kinspect("report", x86 / "dot_4x8_8x4_torch.float32.asm", "-o", tmp / "m.html", "--metric", "registers",
+                   expect=2)
+    assert "needs matplotlib: pip install 'kinspect[report]'" in out, out
+    out = kinspect("bench", "add", "--interpret", expect=2)
+    assert "needs numpy" in out, out
+    out = kinspect("targets")
+    assert "llvmlite is not installed: pip install 'kinspect[retarget]'" in out, out
+    out = kinspect("dump", "add", "-t", "cuda:90", "-o", tmp / "store")     # offline GPU compile: core too
+    assert "sass" in out, out
+    kinspect("ls", tmp / "store")
+    kinspect("show", "add", "--stage", "ptx", "-o", tmp / "store")
+
+    # a CPU backend, live: the spine-triton stand-in of tests/spine_plugin
+    plugin = tmp / "plugin"
+    shutil.copytree(ROOT / "tests" / "spine_plugin" / "kinspect_spine_test", plugin / "kinspect_spine_test")
+    info = plugin / "kinspect_spine_test-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: kinspect-spine-test\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[triton.backends]\nspine_triton = kinspect_spine_test\n")
+    script = tmp / "softmax_k1.py"
+    shutil.copyfile(ROOT / "tests" / "spine_plugin" / "softmax_k1.py", script)
+    env = {"PYTHONPATH": os.pathsep.join([str(plugin), str(ROOT)]), "KINSPECT_TEST_SPINE": "1",
+           "KINSPECT_TEST_SPINE_STAGES": str(stages), "TRITON_CACHE_DIR": str(tmp / "cache")}
+    out = kinspect("capture", "-o", tmp / "cap", "--", sys.executable, script, env=env)
+    assert "1 variant(s) recorded" in out and "3 launch(es)" in out, out
+    out = kinspect("vec-report", tmp / "cap", env=env)
+    assert "softmax_kernel  cpu:riscv64" in out, out
+    out = kinspect("bench", f"{script}:softmax_kernel", "-o", tmp / "b", "--rep", "20", "--warmup", "2",
+                   "--no-compile", env=env)
+    assert "threads busy on average" in out and "correct:" in out, out
+    print(f"core install (no llvmlite, matplotlib or numpy): {len(checks)} commands as expected")
+    for c in checks:
+        print(f"  kinspect {c}")
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]))

@@ -1,0 +1,1 @@
+"""A Triton backend standing in for spine-triton in kinspect's tests (see ../README.md)."""

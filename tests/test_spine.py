@@ -1,0 +1,132 @@
+"""spine-triton's IR and the board's question: where a tl.dot went on a CPU backend, spine-triton's
+dialects in the MLIR table, the folder `vec-report` reads with no argument, the retarget presets."""
+
+import shutil
+from pathlib import Path
+
+import pytest
+import torch
+import triton
+import triton.language as tl
+from click.testing import CliRunner
+
+from kinspect import api
+from kinspect.analysis import analyse
+from kinspect.cli import main
+from kinspect.ir import parse
+from kinspect.ir.records import Instruction, Kind
+from kinspect.model import SourceRef, StageFile, Target, Variant
+from tests.conftest import CPU_FIXTURES
+
+SHARED = CPU_FIXTURES / "triton-shared-riscv-softmax"
+X86_DOT = CPU_FIXTURES / "triton-cpu-x86-avx512" / "dot_4x8_8x4_torch.float32.asm"
+
+
+@triton.jit
+def dot_kernel(a_ptr, b_ptr, c_ptr, BLOCK: tl.constexpr):
+    r = tl.arange(0, BLOCK)
+    a = tl.load(a_ptr + r[:, None] * BLOCK + r[None, :])
+    b = tl.load(b_ptr + r[:, None] * BLOCK + r[None, :])
+    c = tl.dot(a, b)
+    tl.store(c_ptr + r[:, None] * BLOCK + r[None, :], c)
+
+
+# The Linalg spine-triton makes of a tl.dot: a plain one becomes linalg.matmul, an smt.dot the packed
+# linalg.mmt4d (spine-triton's wiki and forum; written for this test: no spine-triton runs here).
+LINALG = {
+    "matmul": '#loc5 = loc("{file}":{line}:8)\n'
+              '%c = linalg.matmul ins(%a, %b : tensor<16x16xf32>, tensor<16x16xf32>) '
+              'outs(%z : tensor<16x16xf32>) -> tensor<16x16xf32> loc(#loc5)\n',
+    "mmt4d": '#loc5 = loc("{file}":{line}:8)\n'
+             '%c = linalg.mmt4d ins(%pa, %pb : tensor<2x2x8x8xf32>, tensor<2x2x8x8xf32>) '
+             'outs(%pz : tensor<2x2x8x8xf32>) -> tensor<2x2x8x8xf32> loc(#loc5)\n',
+    "loops": '#loc5 = loc("{file}":{line}:8)\n'
+             '%s = arith.mulf %x, %y : f32 loc(#loc5)\n%t = arith.addf %s, %acc : f32 loc(#loc5)\n',
+}
+
+
+@pytest.fixture(scope="module")
+def ttir(tmp_path_factory, real_variant):
+    """The real TTIR of a tl.dot kernel (Triton's front end; the same on every backend), its file and line."""
+    from kinspect.compile import compile_variant
+    from kinspect.compile.targets import resolve
+
+    out = tmp_path_factory.mktemp("dot")
+    t = lambda: torch.empty(256)
+    v = compile_variant(dot_kernel, args=dict(a_ptr=t(), b_ptr=t(), c_ptr=t()), constexprs=dict(BLOCK=16),
+                        grid=(1,), resolved=resolve("cuda:90"), out_dir=out, group="dot")
+    line = dot_kernel.starting_line_number + [i for i, ln in enumerate(dot_kernel.raw_src) if "tl.dot" in ln][0]
+    return Path(v.path, v.stage("ttir").file), __file__, line
+
+
+def _cpu_variant(tmp_path, ttir_path, linalg: str, asm_variant) -> Variant:
+    folder = tmp_path / "v"
+    folder.mkdir()
+    shutil.copyfile(ttir_path, folder / "k.ttir")
+    (folder / "k.linalgdir").write_text(linalg)
+    asm = asm_variant.stage("asm")
+    shutil.copyfile(asm.file, folder / "k.asm")
+    stages = (StageFile("ttir", "k.ttir", 0, None, "mlir"), StageFile("linalgdir", "k.linalgdir", 0, None, "mlir"),
+              StageFile("asm", "k.asm", 0, None, "riscv"))
+    source = SourceRef(file=__file__, line=dot_kernel.starting_line_number, text="".join(dot_kernel.raw_src))
+    return Variant(kernel="dot_kernel", hash="h", target=Target("cpu", "riscv64"), offline=True, signature={},
+                   constexprs={}, attributes={}, options={}, stages=stages, times=None, cache_hit=False,
+                   triton_version="", origin="spine-dump", path=str(folder), extra={"backend": "spine-triton"},
+                   source=source)
+
+
+@pytest.fixture(scope="module")
+def x60_dot():
+    """A real dot's machine code for the X60: triton-cpu's dot IR compiled by LLVM for spacemit-x60."""
+    from kinspect.sources import read_file
+
+    return api.retargeted(read_file(X86_DOT), "spacemit-x60")
+
+
+@pytest.mark.parametrize("form, words", [
+    ("matmul", "linalg.matmul, unpacked in linalgdir"),
+    ("mmt4d", "linalg.mmt4d: packed tiles for the matrix engine in linalgdir"),
+    ("loops", "no matrix op: a loop nest of multiplies and adds in linalgdir"),
+])
+def test_where_a_dot_went(tmp_path, ttir, x60_dot, form, words):
+    path, file, line = ttir
+    v = _cpu_variant(tmp_path, path, LINALG[form].format(file=file, line=line), x60_dot)
+    [dot] = [x for x in analyse(v).verdicts if x.text.endswith("in the riscv code")]
+    assert dot.text.startswith(f"line {line} c = tl.dot(a, b) → ") and words in dot.text, dot.text
+    assert dot.text.endswith("no matrix unit in the riscv code") and "vector multiplies" in dot.text
+
+
+def test_spine_dialects_are_in_the_mlir_table():
+    text = ('%d = xsmt.descriptor_load %p : tensor<8x8xf32>\n%c = xsmt.dot %a, %b : tensor<8x8xf32>\n'
+            '%t = tle.extract_tile %x[%i] : tensor<16x16xf32>, i32 -> tensor<8x8xf32>\n'
+            '%y = linalg.pack %x : tensor<16x16xf32>\n')
+    kinds = {r.op: r.info.kind for r in parse("mlir", text.splitlines(True)) if isinstance(r, Instruction)}
+    assert kinds == {"xsmt.descriptor_load": Kind.LOAD, "xsmt.dot": Kind.MATRIX, "tle.extract_tile": Kind.MOVE,
+                     "linalg.pack": Kind.MOVE}
+
+
+def test_vec_report_with_no_argument_reads_the_spine_dump(tmp_path, monkeypatch):
+    """On the board: SPINE_TRITON_DUMP_PATH set (the run dumped its stages there) and no kinspect-out."""
+    dump = tmp_path / "dump"
+    dump.mkdir()
+    for src, name in (("tt.mlir", "softmax_kernel_tt.mlir"), ("ttshared.mlir", "softmax_kernel_linalg.mlir"),
+                      ("ll.ir", "softmax_kernel_.ll")):
+        shutil.copyfile(SHARED / src, dump / name)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("SPINE_TRITON_DUMP_PATH", str(dump))
+    r = CliRunner().invoke(main, ["vec-report", "--json"])
+    assert r.exit_code == 0, r.output
+    import json
+
+    [rep] = json.loads(r.output)
+    assert rep["kernel"] == "softmax_kernel" and rep["backend"] == "spine-triton" and rep["path"] == str(dump)
+
+
+def test_a_spine_triton_preset_with_its_llc_flags():
+    from kinspect import retarget
+
+    t = retarget.parse("spine-triton")
+    assert t.cpu == "generic-rv64" and "+v" in t.features and "+xsmtvdot" in t.features
+    assert dict(t.options) == {"force-vector-width": 32, "force-vector-interleave": 2}
+    out = retarget.compile_ir((SHARED / "ll.ir").read_text(), t)
+    assert "vsetvli" in out.asm and not [r for r in out.remarks if "not a recognized" in r]

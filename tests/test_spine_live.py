@@ -1,0 +1,89 @@
+"""A CPU Triton backend, live: `kinspect capture` and `kinspect bench` end to end against a backend
+plugin Triton discovers as it discovers spine-triton (tests/spine_plugin: an entry point in the
+`triton.backends` group), producing spine-triton's stages (ttir, linalgdir, llir, so) from the real
+RISC-V pipeline output in tests/fixtures/cpu. Each command runs in a child process: Triton finds its
+backends when it is imported."""
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kinspect.store import read_records
+from tests.conftest import CPU_FIXTURES
+from tests.test_cpu_backends import riscv_object
+
+ROOT = Path(__file__).parent.parent
+PLUGIN = ROOT / "tests" / "spine_plugin" / "kinspect_spine_test"
+SHARED = CPU_FIXTURES / "triton-shared-riscv-softmax"
+
+SCRIPT = ROOT / "tests" / "spine_plugin" / "softmax_k1.py"
+
+
+@pytest.fixture(scope="module")
+def spine(tmp_path_factory):
+    """(environment with the plugin discoverable and active, the kernel script)."""
+    tmp = tmp_path_factory.mktemp("spine")
+    plugin = tmp / "plugin"
+    shutil.copytree(PLUGIN, plugin / PLUGIN.name)
+    info = plugin / "kinspect_spine_test-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: kinspect-spine-test\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[triton.backends]\nspine_triton = kinspect_spine_test\n")
+    stages = tmp / "stages"
+    stages.mkdir()
+    shutil.copyfile(SHARED / "ttshared.mlir", stages / "linalgdir.mlir")
+    shutil.copyfile(SHARED / "ll.ir", stages / "ll.ir")
+    riscv_object(SHARED / "ll.ir", stages / "kernel.o")
+    script = tmp / "softmax_k1.py"
+    shutil.copyfile(SCRIPT, script)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(plugin), str(ROOT)]), "KINSPECT_TEST_SPINE": "1",
+           "KINSPECT_TEST_SPINE_STAGES": str(stages), "TRITON_CACHE_DIR": str(tmp / "triton-cache"),
+           "KINSPECT_CACHE_DIR": str(tmp / "kinspect-cache"), "NO_COLOR": "1"}
+    return env, script
+
+
+def kinspect(env, *args, timeout=600):
+    return subprocess.run([sys.executable, "-m", "kinspect", *map(str, args)], capture_output=True, text=True,
+                          env=env, timeout=timeout, cwd=ROOT)
+
+
+def test_triton_finds_the_plugin_as_its_active_backend(spine):
+    env, _ = spine
+    code = ("from triton.backends import backends; from triton.runtime import driver; "
+            "print(sorted(backends), driver.active.get_current_target())")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True).stdout
+    assert "spine_triton" in out and "GPUTarget(backend='cpu', arch='riscv64'" in out
+
+
+def test_capture_of_a_program_on_the_cpu_backend(spine, tmp_path):
+    env, script = spine
+    r = kinspect(env, "capture", "-o", tmp_path / "out", "--", sys.executable, script)
+    assert r.returncode == 0, r.stderr
+    assert "softmax on the spine test backend: ok" in r.stdout
+    assert "kinspect: 1 variant(s) recorded" in r.stderr and "3 launch(es) in 1 process(es)" in r.stderr
+    [v] = read_records(tmp_path / "out")
+    assert str(v.target) == "cpu:riscv64" and v.extra["backend"] == "spine-triton"
+    assert [s.name for s in v.stages] == ["source", "ttir", "linalgdir", "llir", "asm", "so", "json"]
+    assert v.stage("asm").dialect == "riscv" and v.stage("asm").derived_by, "derived after the program ended"
+    assert v.launches.calls == 3 and v.launches.top().grid == (64, 1, 1)
+    assert v.times is not None and dict(v.times.stages).keys() >= {"ttir", "linalgdir", "llir", "so"}
+    rep = kinspect(env, "vec-report", tmp_path / "out")
+    assert rep.returncode == 0, rep.stderr
+    assert "RVV used" in rep.stdout and "vector loads: 6 unit-stride" in rep.stdout
+
+
+def test_bench_on_the_cpu_backend(spine, tmp_path):
+    env, script = spine
+    r = kinspect(env, "bench", f"{script}:softmax_kernel", "-o", tmp_path / "out", "--rep", "50", "--warmup", "5",
+                 "--no-compile")
+    assert r.returncode == 0, r.stderr + r.stdout
+    out = r.stdout
+    assert "target   cpu:riscv64 (the active device)" in out
+    cold = next(line for line in out.splitlines() if "cold (cache miss)" in line)
+    assert "compiled:" in cold and "linalgdir" in cold and "llir" in cold and " so " in cold
+    assert "steady state  median" in out and "threads busy on average" in out
+    assert "correct: max error" in out
