@@ -27,6 +27,8 @@ class Example:
     options: dict[str, Any] = field(default_factory=dict)  # num_warps/num_stages the kernel is meant to run with
     then: tuple[Callable[[], Any], ...] = ()  # launches that complete the result after `fn` (a second pass)
     reference: Callable[..., Any] | None = None  # where this example computes something else than the spec's
+    call: Callable[[], Any] | None = None     # the kernel's shipped function on these inputs, as users call it
+    call_text: str = ""                       # how it reads: "softmax(x)"
 
 
 @dataclass(frozen=True)

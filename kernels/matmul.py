@@ -10,6 +10,8 @@ import torch
 import triton
 import triton.language as tl
 
+from kinspect.compile import launcher
+
 from . import Example, KernelSpec, parse_size, register
 
 
@@ -77,20 +79,34 @@ def _args(a, b, c) -> dict:
 
 
 def matmul(a: torch.Tensor, b: torch.Tensor, *, autotune: bool | None = None) -> torch.Tensor:
-    """a @ b for 2-D a (M x K) and b (K x N), output in a's dtype. Autotuned over CONFIGS on a GPU;
-    DEFAULT's tile elsewhere (Triton's interpreter cannot time configurations)."""
+    """a @ b for 2-D a (M x K) and b (K x N), output in a's dtype. Autotuned over CONFIGS on a GPU
+    (once per problem: later calls launch the winner directly, without the autotuner's per-call
+    bookkeeping); DEFAULT's tile elsewhere (Triton's interpreter cannot time configurations)."""
     if a.dim() != 2 or b.dim() != 2 or a.shape[1] != b.shape[0]:
         raise ValueError(f"matmul: a {tuple(a.shape)} @ b {tuple(b.shape)} is not a matrix product")
-    (m, _), n = a.shape, b.shape[1]
+    (m, k), n = a.shape, b.shape[1]
     c = torch.empty(m, n, dtype=a.dtype, device=a.device)
-    if a.is_cuda if autotune is None else autotune:
-        _tuned[lambda meta: (triton.cdiv(m, meta["BLOCK_M"]) * triton.cdiv(n, meta["BLOCK_N"]),)](**_args(a, b, c))
-    else:
-        cfg = default_config(a.dtype)
+    key = (a.shape, b.shape, a.stride(), b.stride(), a.dtype, b.dtype, a.device, b.device, autotune)
+    chosen = _CHOSEN.get(key)
+    if chosen is None:
+        if a.is_cuda if autotune is None else autotune:
+            _tuned[lambda meta: (triton.cdiv(m, meta["BLOCK_M"]) * triton.cdiv(n, meta["BLOCK_N"]),)](**_args(a, b, c))
+            cfg = _tuned.best_config
+        else:
+            cfg = default_config(a.dtype)
         kw = cfg.kwargs
-        matmul_kernel[(triton.cdiv(m, kw["BLOCK_M"]) * triton.cdiv(n, kw["BLOCK_N"]),)](
-            **_args(a, b, c), **kw, num_warps=cfg.num_warps, num_stages=cfg.num_stages)
+        # the launch for this problem, worked out once (triton.cdiv is a constexpr function: slow in Python)
+        chosen = _CHOSEN.put(key, ((triton.cdiv(m, kw["BLOCK_M"]) * triton.cdiv(n, kw["BLOCK_N"]),),
+                                   (*list(_args(a, b, c).values())[3:], kw["BLOCK_M"], kw["BLOCK_N"], kw["BLOCK_K"],
+                                    kw["GROUP_M"]),
+                                   dict(num_warps=cfg.num_warps, num_stages=cfg.num_stages)))
+    grid, rest, options = chosen
+    _launch(key, grid, (a, b, c), rest, options)
     return c
+
+
+_CHOSEN = launcher.Plans()                      # problem -> (grid, scalar arguments, options)
+_launch = launcher.KernelLauncher(matmul_kernel)
 
 
 def _example(size, dtype, device, BLOCK_M=None, BLOCK_N=None, BLOCK_K=None, GROUP_M=None):
@@ -105,7 +121,9 @@ def _example(size, dtype, device, BLOCK_M=None, BLOCK_N=None, BLOCK_K=None, GROU
     grid = (triton.cdiv(m, constexprs["BLOCK_M"]) * triton.cdiv(n, constexprs["BLOCK_N"]),)
     # the default's warps and stages go with its tile; another tile gets Triton's defaults
     options = dict(num_warps=cfg.num_warps, num_stages=cfg.num_stages) if constexprs == cfg.kwargs else {}
-    return Example(_args(a, b, c), constexprs, grid, inputs=("a_ptr", "b_ptr"), output="c_ptr", options=options)
+    return Example(_args(a, b, c), constexprs, grid, inputs=("a_ptr", "b_ptr"), output="c_ptr", options=options,
+                   call=(lambda: matmul(a, b, autotune=False)) if constexprs == cfg.kwargs else None,
+                   call_text="matmul(a, b, autotune=False)")
 
 
 def _flops(e):

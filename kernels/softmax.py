@@ -19,6 +19,8 @@ import torch
 import triton
 import triton.language as tl
 
+from kinspect.compile import launcher
+
 from . import Example, KernelSpec, parse_size, register
 
 # A program should move at least this many input bytes: a 1048576x2 float32 softmax gets 2048 rows
@@ -142,18 +144,65 @@ def _launch_args(x, y, ROWS=None, BLOCK_N=None):
     return args, constexprs, (triton.cdiv(rows, rows_per_program),), dict(num_warps=num_warps)
 
 
+class _Plan:
+    """softmax_kernel prepared for one problem (shape, strides, dtypes, device, overrides): the
+    strategy, grid and scalar arguments worked out once, and the compiled kernel launched directly
+    (kinspect.compile.launcher) when nothing calls for the JIT's path."""
+
+    __slots__ = ("grid", "tail", "options", "direct")
+
+    def __init__(self, x, y, ROWS, BLOCK_N, num_warps):
+        args, constexprs, grid, options = _launch_args(x, y, ROWS, BLOCK_N)
+        if num_warps:
+            options["num_warps"] = num_warps
+        self.grid, self.options = grid, options
+        # every argument after the two pointers, in the kernel's order (constexprs too)
+        self.tail = (*list(args.values())[2:], *constexprs.values())
+        self.direct = None
+        if launcher.usable(softmax_kernel) and x.device == y.device == launcher.active_torch_device() \
+                and launcher.aligned(x.data_ptr(), y.data_ptr()):
+            self.direct = launcher.Direct(softmax_kernel, (x, y, *self.tail), grid, options)
+
+    def __call__(self, x, y) -> None:
+        direct = self.direct
+        if direct is not None:
+            px, py = x.data_ptr(), y.data_ptr()
+            if not (px | py) % launcher.ALIGNMENT:
+                stream = direct.stream()
+                if stream is not None:
+                    direct(stream, px, py, *self.tail)
+                    return
+        softmax_kernel[self.grid](x, y, *self.tail, **self.options)
+
+
+_PLANS = launcher.Plans()
+
+
 def softmax(x: torch.Tensor, out: torch.Tensor | None = None, *, ROWS: int | None = None,
             BLOCK_N: int | None = None, num_warps: int | None = None) -> torch.Tensor:
     """softmax(x, dim=-1) with the strategy chosen by shape (ROWS, BLOCK_N, num_warps override it;
-    a BLOCK_N narrower than the row loops over it); x of any shape, float32, float16 or bfloat16."""
+    a BLOCK_N narrower than the row loops over it); x of any shape, float32, float16 or bfloat16.
+
+    The first call for a problem (shape, strides, dtypes, device) works out the launch and compiles;
+    later calls launch the compiled kernel directly: a few microseconds of Python, not the JIT's tens."""
     shape = x.shape
-    x2 = x.reshape(-1, shape[-1]) if x.dim() != 2 else x
+    two_d = len(shape) == 2   # (a view costs microseconds: make one only where the shape needs it)
+    x2 = x if two_d else x.reshape(-1, shape[-1])
     if x2.stride(-1) != 1:
         x2 = x2.contiguous()
-    y2 = torch.empty_like(x2) if out is None else out.view(x2.shape)
-    args, constexprs, grid, options = _launch_args(x2, y2, ROWS, BLOCK_N)
-    softmax_kernel[grid](**args, **constexprs, **{**options, **({"num_warps": num_warps} if num_warps else {})})
-    return y2.view(shape) if out is None else out
+    if out is None:
+        y2 = torch.empty_like(x2)
+    else:
+        y2 = out if out.shape == x2.shape else out.view(x2.shape)
+    if x2.numel():
+        key = (x2.shape, x2.stride(0), y2.stride(0), x2.dtype, y2.dtype, x2.device, ROWS, BLOCK_N, num_warps)
+        plan = _PLANS.get(key)
+        if plan is None:
+            plan = _PLANS.put(key, _Plan(x2, y2, ROWS, BLOCK_N, num_warps))
+        plan(x2, y2)
+    if out is not None:
+        return out
+    return y2 if two_d else y2.view(shape)
 
 
 def _example(size, dtype, device, ROWS=None, BLOCK_N=None):
@@ -161,7 +210,9 @@ def _example(size, dtype, device, ROWS=None, BLOCK_N=None):
     x = torch.randn(rows, cols, dtype=dtype, device=device)
     y = torch.empty_like(x)
     args, constexprs, grid, options = _launch_args(x, y, ROWS, BLOCK_N)
-    return Example(args, constexprs, grid, inputs=("x_ptr",), output="y_ptr", options=options)
+    given = "".join(f", {k}={v}" for k, v in (("ROWS", ROWS), ("BLOCK_N", BLOCK_N)) if v is not None)
+    return Example(args, constexprs, grid, inputs=("x_ptr",), output="y_ptr", options=options,
+                   call=lambda: softmax(x, ROWS=ROWS, BLOCK_N=BLOCK_N), call_text=f"softmax(x{given})")
 
 
 def _bytes(e):
@@ -205,7 +256,9 @@ def _one_row_example(size, dtype, device, num_cols_power_of_2=None):
     y = torch.empty_like(x)
     block = num_cols_power_of_2 or triton.next_power_of_2(cols)
     return Example(dict(x_ptr=x, y_ptr=y, x_row_stride=x.stride(0), y_row_stride=y.stride(0), num_cols=cols),
-                   dict(num_cols_power_of_2=block), (rows,), inputs=("x_ptr",), output="y_ptr")
+                   dict(num_cols_power_of_2=block), (rows,), inputs=("x_ptr",), output="y_ptr",
+                   call=(lambda: softmax_one_row(x)) if num_cols_power_of_2 is None else None,
+                   call_text="softmax_one_row(x)")
 
 
 register(KernelSpec(

@@ -13,7 +13,7 @@ import triton.language as tl
 
 from kinspect import api
 from kinspect.analysis import analyse
-from kinspect.analysis.findings import KINDS
+from kinspect.analysis.findings import KINDS, MAJOR, kind
 from kinspect.model import StageFile, Target, Variant
 from kinspect.sources import read_file
 from tests.conftest import CPU_FIXTURES
@@ -156,7 +156,18 @@ def test_a_stage_that_cannot_be_read_is_a_finding(tmp_path, real_variant):
     assert "unreadable_stage" in found and "ptx" in found["unreadable_stage"].text
 
 
+def test_a_launch_bound_bench_gives_the_kinds_advice():
+    """bench's launch path (kinspect.bench.launch_path) names the kind: its advice under the verdict."""
+    from kinspect.bench.launch_path import CallTiming, LaunchPath
+    from kinspect.bench.stats import summarize
+    from kinspect.render.bench import launch_path
+
+    jit = CallTiming("k[grid](...)", 100, summarize([0.0461]), summarize([0.0452]))
+    lines = launch_path(LaunchPath(jit=jit, gpu=summarize([0.0103]), gpu_method="CUDA graph"))
+    assert lines[-1] == f"  try: {kind('launch_bound').advice}" and kind("launch_bound").severity == MAJOR
+
+
 def test_every_kind_is_tested_here():
     tested = set(CPU_CASES) | {"dot_without_matrix_units", "spills", "low_occupancy", "narrow_loads",
-                               "gather_loads", "unreadable_stage"}
+                               "gather_loads", "unreadable_stage", "launch_bound"}
     assert tested == set(KINDS)

@@ -44,6 +44,10 @@ CASES = [
     # scratch was sized for) and pass 2 must read the statistics at the winner's width
     ("fused_mm_softmax_tiled", (70, 600, 20), F32, {"dim": -1, "autotune": 1}),
     ("fused_mm_softmax_tiled", (70, 100, 20), F16, {"dim": 0, "autotune": 2}),
+    # 256 < N <= 1024 on a GPU: whole rows in one launch are timed against the two passes; here the
+    # whole rows (BLOCK_N = 512, the 3rd wide config) time faster and must be what runs
+    ("fused_mm_softmax_tiled", (40, 300, 24), F32, {"dim": -1, "autotune": 2, "wide": 1}),
+    ("fused_mm_softmax_tiled", (300, 40, 24), F16, {"dim": 0, "autotune": 0, "wide": 1}),
     *[("matmul", s, d, {}) for s in [(1, 1, 1), (100, 72, 40), (33, 17, 257)] for d in (F32, F16)],
     *[("gelu", s, d, {}) for s in [(1,), (1001,)] for d in (F32, F16, BF16)],
     *[("square", s, d, {}) for s in [(1, 1), (37, 100), (3, 1000)] for d in (F32, F16)],
@@ -85,12 +89,16 @@ def _run_case(case) -> dict:
         a, b = randn(m, k, scale=k ** -0.25), randn(k, n, scale=k ** -0.25)
         tuned = "autotune" in opts
         if tuned:
-            tuner = _fake_timings(fused_mm_softmax_tiled, shape, opts["dim"], opts["autotune"])
-        out = fused_mm_softmax_tiled.fused_mm_softmax_tiled(a, b, opts["dim"], autotune=tuned,
-                                                            input_precision=opts.get("input_precision", "tf32"))
+            tuner = _fake_timings(fused_mm_softmax_tiled, shape, opts["dim"], opts["autotune"], opts.get("wide"))
+        ip = opts.get("input_precision", "tf32")
+        out = fused_mm_softmax_tiled.fused_mm_softmax_tiled(a, b, opts["dim"], autotune=tuned, input_precision=ip)
         ref = torch.softmax(a.float() @ b.float(), dim=opts["dim"])
-        if tuned and tuner.best_config is not tuner.configs[opts["autotune"]]:
-            return {"id": case_id(case), "error": f"autotuning picked {tuner.best_config}"}
+        if tuned:
+            chosen = fused_mm_softmax_tiled.describe_call(a, b, opts["dim"], input_precision=ip, autotune=True)
+            expected = tuner.configs[opts["autotune"]]
+            if tuner.best_config is not expected or f"BLOCK_M={expected.kwargs['BLOCK_M']} " not in chosen \
+                    or ("whole row" in chosen) != (tuner is not fused_mm_softmax_tiled._two_pass):
+                return {"id": case_id(case), "error": f"autotuning picked {tuner.best_config}; ran {chosen}"}
     elif kernel == "matmul":
         m, n, k = shape
         a, b = randn(m, k), randn(k, n)
@@ -111,20 +119,32 @@ def _run_case(case) -> dict:
     return {"id": case_id(case), "dtype": str(out.dtype).removeprefix("torch."), "check": check.to_json()}
 
 
-def _fake_timings(module, shape, dim, winner: int):
-    """The autotuner of the path `shape` takes, timing configuration `winner` fastest: the interpreter
-    cannot time on a device, so this stands in for Triton's do_bench (every config still runs)."""
+def _fake_timings(module, shape, dim, winner: int, wide=None):
+    """The autotuner of the path `shape` takes (`wide`: the whole rows tried against two passes),
+    timing configuration `winner` fastest: the interpreter cannot time on a device, so this stands in
+    for Triton's do_bench (every config still runs) and for the as-called timer that picks the path."""
     m, n, k = shape if dim == -1 else (shape[1], shape[0], shape[2])
-    tuner = module._whole_row if module.plan(m, n, k).one_tile else module._two_pass
-    calls = []
+    one_tile = module.plan(m, n, k).one_tile
+    tuner = module._wide_row if wide else module._whole_row if one_tile else module._two_pass
+    others = [t for t in (module._whole_row, module._two_pass, module._wide_row) if t is not tuner]
 
-    def bench(kernel_call, quantiles):
-        kernel_call()
-        calls.append(kernel_call)
-        return [1.0 if len(calls) - 1 == winner else 2.0] * len(quantiles)
+    def timer(pick):
+        calls = []
 
-    tuner._do_bench = bench  # Triton 3.9's Autotuner keeps its timer there
-    tuner.cache.clear()
+        def bench(kernel_call, quantiles):
+            kernel_call()
+            calls.append(kernel_call)
+            return [1.0 if len(calls) - 1 == pick else 2.0] * len(quantiles)
+        return bench
+
+    tuner._do_bench = timer(winner)  # Triton 3.9's Autotuner keeps its timer there
+    for other in others:
+        other._do_bench = timer(0)
+    for t in (tuner, *others):
+        t.cache.clear()
+        t.__dict__.pop("do_bench", None)  # a cached_property: it would keep an earlier case's timer
+    # the path timer runs each candidate once (it must work) and times the wanted path faster
+    module._path_timer = lambda call, args: (call(*args), 1.0 if call.path.one_tile == bool(wide) else 2.0)[1]
     return tuner
 
 

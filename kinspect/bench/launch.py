@@ -26,6 +26,8 @@ class Launch:
     flops: int | None = None
     notes: tuple[str, ...] = ()
     then: tuple[Callable[[], Any], ...] = ()   # further passes of a multi-pass kernel, run after `fn`
+    call: Callable[[], Any] | None = None      # the kernel's shipped function on the same inputs, if any
+    call_text: str = ""                        # how that call reads: "softmax(x)"
 
     def __call__(self, fn=None):
         kernel = (fn or self.fn)[self.grid](**self.args, **self.constexprs, **self.options)
@@ -81,6 +83,7 @@ def prepare(kernel: str, *, device, constexprs: dict, args: dict, size: str | No
     return Launch(label=kernel, fn=jit_function(spec.fn), args=ex.args, constexprs=ex.constexprs, grid=ex.grid,
                   options={**ex.options, **options}, dtype=spec.dtype, size=ex.size or size,
                   reference=ex.reference or spec.reference, inputs=ex.inputs, output=ex.output, then=ex.then,
+                  call=ex.call, call_text=ex.call_text,
                   bytes_moved=bytes_moved if bytes_moved is not None else (spec.bytes_moved(ex) if spec.bytes_moved
                                                                            else None),
                   flops=flops if flops is not None else (spec.flops(ex) if spec.flops else None),

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from kinspect.bench.check import Check
 from kinspect.bench.first_call import FirstCalls
+from kinspect.bench.launch_path import LaunchPath
 from kinspect.bench.profile import Profile
 from kinspect.bench.reference import RefTiming
 from kinspect.bench.timing import REP_MS, WARMUP_MS, Timing
@@ -54,6 +55,7 @@ class BenchResult:
     method: dict
     profile: Profile | None = None
     notes: tuple[str, ...] = ()
+    launch: LaunchPath | None = None   # as called from Python against the GPU time (GPU backends)
 
     def to_json(self) -> dict:
         v = self.variant
@@ -68,6 +70,7 @@ class BenchResult:
             "check": self.check.to_json() if self.check else None,
             "asm": {**self.metrics, "loaded": v.extra.get("loaded")},
             "method": self.method, "profile": self.profile.to_json() if self.profile else None,
+            "launch_path": self.launch.to_json() if self.launch else None,
             "notes": list(self.notes),
         }
 
@@ -95,7 +98,7 @@ def bench(kernel: str, *, target: str | None = None, constexprs: dict | None = N
           num_warps: int | None = None, num_stages: int | None = None, size: str | None = None,
           out_dir: str | Path = "kinspect-out", references: bool = True, compiled_reference: bool = True,
           bytes_moved: int | None = None, flops: int | None = None, warmup_ms: int = WARMUP_MS,
-          rep_ms: int = REP_MS, profile: str | Path | None = None) -> BenchResult:
+          rep_ms: int = REP_MS, profile: str | Path | None = None, launch_path: bool = True) -> BenchResult:
     from kinspect.bench.first_call import first_calls, in_user_cache, isolated
     from kinspect.bench.launch import prepare
     from kinspect.bench.profile import check_writable
@@ -120,6 +123,7 @@ def bench(kernel: str, *, target: str | None = None, constexprs: dict | None = N
     with isolated(launch.fn):
         first = first_calls(launch.fn, launch, sync, out_dir=out_dir, group=launch.label, gpu=gpu)
         steady = timer(launch, warmup_ms=warmup_ms, rep_ms=rep_ms)
+        path = _launch_path(launch, sync, steady, rep_ms) if gpu and launch_path else None
         figures = metrics(first.variant)
         check = _check(launch, figures, sync)
         prof = _profile(launch, profile) if profile is not None else None
@@ -133,7 +137,7 @@ def bench(kernel: str, *, target: str | None = None, constexprs: dict | None = N
         label=launch.label, target_note=resolved.note, size=launch.size, dtype=launch.dtype, variant=first.variant,
         first=first, in_user_cache=in_user_cache(first.variant.hash), steady=steady,
         throughput=throughput(launch, steady, figures, kind), references=refs, check=check, metrics=figures,
-        method=method(steady, kind, launch), profile=prof, notes=launch.notes)
+        method=method(steady, kind, launch), profile=prof, notes=launch.notes, launch=path)
 
 
 def _sync_for(gpu: bool):
@@ -142,6 +146,12 @@ def _sync_for(gpu: bool):
     import torch
 
     return torch.cuda.synchronize
+
+
+def _launch_path(launch, sync, steady: Timing, rep_ms: int) -> LaunchPath:
+    from kinspect.bench.launch_path import measure as measure_path
+
+    return measure_path(launch, sync, steady_ms=steady.wall.median, rep_ms=rep_ms)
 
 
 def _check(launch, figures: dict, sync) -> Check | None:
@@ -193,4 +203,7 @@ def method(steady: Timing, kind: str, launch) -> dict:
             "versions": versions(), "size": launch.size, "dtype": launch.dtype,
             "grid": list(launch.grid_size()), "constexprs": launch.constexprs, "options": launch.options,
             "bytes_moved": launch.bytes_moved, "flops": launch.flops,
-            "first_call": "cold: empty private Triton cache; warm: in-memory JIT cache dropped, on-disk cache kept"}
+            "first_call": "cold: empty private Triton cache; warm: in-memory JIT cache dropped, on-disk cache kept",
+            "launch_path": "as called: loops of calls with one synchronize after each loop, median ms a call; "
+                           "host: the loop before the synchronize; GPU only: the loop's calls in a CUDA graph, "
+                           "replayed; launcher: CompiledKernel.run called as JITFunction.run calls it"}

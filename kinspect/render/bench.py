@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from kinspect.analysis.findings import kind
+from kinspect.bench.call_profile import GROUPS
 from kinspect.bench.first_call import FirstCall
 from kinspect.bench.interpret import NOTE, Interpreted
-from kinspect.bench.measure import BenchResult
+from kinspect.bench.launch_path import CallTiming, LaunchPath
 from kinspect.render.terminal import relative, human_bytes, spec_line
 
 
@@ -44,7 +46,9 @@ def _asm(m: dict, loaded: dict | None) -> str:
     return ", ".join(parts)
 
 
-def render(r: BenchResult) -> str:
+def render(r) -> str:
+    """`kinspect bench`'s result (kinspect.bench.measure.BenchResult: a view does not import the
+    command that makes what it shows) as text."""
     v = r.variant
     src = f"{relative(v.source.file)}:{v.source.line}" if v.source else "source unknown"
     out = [f"kernel   {r.label}  ({v.kernel}, {src})",
@@ -83,6 +87,8 @@ def render(r: BenchResult) -> str:
         out.append(f"  {ref.name:<13} median {_ms(ref.timing.wall.median)} ms: {faster}{extra}")
     if r.check is not None:
         out.append(f"  {r.check.describe()}")
+    if r.launch is not None:
+        out += ["", *launch_path(r.launch)]
     out += ["", f"asm      {_asm(r.metrics, v.extra.get('loaded'))}"]
     for f in r.metrics.get("findings", []):
         out.append(f"  {'!!' if f['severity'] >= 3 else '!'} {f['text']}\n      try: {f['advice']}")
@@ -104,3 +110,49 @@ def render_interpreted(r: Interpreted) -> str:
     out.append(f"  {r.check.describe()}" if r.check else "  no torch reference to check against")
     out.append(f"  note: {NOTE}")
     return "\n".join(out)
+
+
+def _called(t: CallTiming) -> str:
+    a, h = t.as_called, t.host
+    return (f"as called {_ms(a.median)} ms a call (p20 {_ms(a.p20)}, p80 {_ms(a.p80)}), of which Python (host) "
+            f"{_ms(h.median)} ms")
+
+
+def launch_path(p: LaunchPath) -> list[str]:
+    """The launch-path section: as called against the GPU time, the host split, the verdict, the profile."""
+    j = p.jit
+    out = [f"launch   {j.label}: loops of {j.calls} calls, one synchronize after each ({j.as_called.n} loops)",
+           f"  {_called(j)}"]
+    if p.gpu is not None:
+        out.append(f"  GPU only  {_ms(p.gpu.median)} ms a call ({p.gpu_method})")
+    if p.launcher is not None:
+        later = f" + later passes {_ms(p.later_passes_ms)} ms" if p.later_passes_ms else ""
+        out.append(f"  Python a call = JIT {_ms(p.jit_python_ms)} ms (binding, specialization, grid, launch "
+                   f"metadata) + compiled launcher {_ms(p.launcher.median)} ms (CompiledKernel.run alone){later}")
+    v = p.verdict
+    if v is not None:
+        out.append(f"  {v.line()}")
+    if p.wrapper is not None:
+        w = p.wrapper_verdict
+        out.append(f"  {p.wrapper.label}: {_called(p.wrapper)}" + (f"; {w.line().split(':', 1)[0]}, "
+                                                                   f"{w.slowdown:.2f}x its GPU time" if w else ""))
+    if v is not None and (v.launch_bound or v.near):
+        out.append(f"  try: {kind('launch_bound').advice}")
+    if p.profiles:
+        out.append("  where the Python goes, ms a call (cProfile: each group's share of the profiled time, "
+                   "times the unprofiled host time a call):")
+        width = max(len(title) for _, title, _ in GROUPS)
+        cell = max(18, *(min(len(q.label), 32) for q in p.profiles))
+        labels = [q.label if len(q.label) <= cell else q.label[:cell - 1] + "…" for q in p.profiles]
+        out.append(f"    {'':<{width}}  " + "  ".join(f"{label:>{cell}}" for label in labels))
+        for name, title, _ in GROUPS:
+            cells = []
+            for q in p.profiles:
+                g = q.group(name)
+                text = "-" if g is None or g.share < 0.005 else \
+                    (f"{g.ms:.4f} " if g.ms is not None else "") + f"{g.share:>4.0%}"
+                cells.append(f"{text:>{cell}}")
+            if any(c.strip() != "-" for c in cells):
+                out.append(f"    {title:<{width}}  " + "  ".join(cells))
+    out += [f"  note: {n}" for n in p.notes]
+    return out

@@ -1,6 +1,6 @@
 """The shipped kernels at real sizes on a GPU, against torch (opt-in: `python -m pytest -m gpu tests/gpu`).
 
-Speed is benchmarks/kernels_h200.py's business; these check results, in every dtype (the CPU
+Speed is benchmarks/kernels_gpu.py's business; these check results, in every dtype (the CPU
 interpreter cannot check bfloat16 matrix products), with the autotuned launchers the benchmark times.
 """
 
