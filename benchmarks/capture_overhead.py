@@ -240,6 +240,7 @@ def main() -> None:
     ap.add_argument("--gpu", action="store_true", help="compile and run on the GPU, then time launches")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--launches", type=int, default=20000)
+    ap.add_argument("--only", choices=["compile", "launch"], default=None, help="with --gpu: one of the two tables")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--what", default="cpu", help=argparse.SUPPRESS)
     ap.add_argument("--out", default="", help=argparse.SUPPRESS)
@@ -256,8 +257,11 @@ def main() -> None:
         table("compile 8 variants offline for cuda:90 (CPU), fresh process and Triton cache per run",
               ["plain", "kinspect", *others], "cpu", a.rounds, a.launches)
         return
-    table("compile and run 8 variants on the GPU, fresh process and Triton cache per run",
-          ["plain", "kinspect", "kinspect-profiler", *others], "gpu", a.rounds, a.launches)
+    if a.only != "launch":
+        table("compile and run 8 variants on the GPU, fresh process and Triton cache per run",
+              ["plain", "kinspect", "kinspect-profiler", *others], "gpu", a.rounds, a.launches)
+    if a.only == "compile":
+        return
     table(f"launch a tiny kernel {a.launches:,} times (wall time of the loop, synchronized)",
           ["plain", "kinspect", "kinspect-profiler", "kinspect-events", *others], "launch", a.rounds,
           a.launches, per=a.launches)
