@@ -46,7 +46,13 @@ def test_live_capture_of_a_launched_kernel(tmp_path):
     assert rec.variants, "the launched kernel was recorded"
     v = rec.variants[-1]
     assert v.target.backend == "cuda" and not v.offline
-    assert {"ttir", "ptx", "cubin", "sass"} <= {s.name for s in v.stages}
+    assert {"ttir", "ptx", "cubin"} <= {s.name for s in v.stages}
+    from kinspect.derived import complete
+
+    assert complete(v).stage("sass") is not None, "SASS is derived at first read, outside the user's compile"
+    from kinspect.store import read_record
+
+    assert read_record(Path(v.path)).launches.calls == 1, "its launch, merged into the record when the block ended"
 
 
 def test_capture_records_torch_compile_kernels(tmp_path):
