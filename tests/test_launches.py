@@ -170,15 +170,21 @@ os._exit(0)
 """
 
 
+def capture_cli(tmp_path, script):
+    """`kinspect capture -o tmp_path/out -- python script`, which must succeed."""
+    proc = subprocess.run([sys.executable, "-m", "kinspect", "capture", "-o", str(tmp_path / "out"), "--",
+                           sys.executable, str(script)], capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "TRITON_CACHE_DIR": str(tmp_path / "cache")})
+    assert proc.returncode == 0, proc.stderr
+    return proc
+
+
 def test_a_program_that_calls_os_exit_loses_nothing_compiled(tmp_path):
     """os._exit runs no exit handler: the variants were stored as they compiled, the first launch of
     each was written at once, and `kinspect capture` derives their SASS after the program ends."""
     script = tmp_path / "exit.py"
     script.write_text(EXIT_SCRIPT.format(root=str(ROOT)))
-    proc = subprocess.run([sys.executable, "-m", "kinspect", "capture", "-o", str(tmp_path / "out"), "--",
-                           sys.executable, str(script)], capture_output=True, text=True, timeout=600,
-                          env={**os.environ, "TRITON_CACHE_DIR": str(tmp_path / "cache")})
-    assert proc.returncode == 0, proc.stderr
+    proc = capture_cli(tmp_path, script)
     variants = {v.constexprs["BLOCK"]: v for v in read_records(tmp_path / "out")}
     assert set(variants) == {256, 512}
     assert all(v.stage("sass") is not None for v in variants.values()), "derived after the program ended"
@@ -192,10 +198,7 @@ def test_a_program_that_calls_os_exit_loses_nothing_compiled(tmp_path):
 def test_capture_cli_prints_launches_per_variant(tmp_path):
     script = tmp_path / "launch.py"
     script.write_text(EXIT_SCRIPT.format(root=str(ROOT)).replace("os._exit(0)", ""))
-    proc = subprocess.run([sys.executable, "-m", "kinspect", "capture", "-o", str(tmp_path / "out"), "--",
-                           sys.executable, str(script)], capture_output=True, text=True, timeout=600,
-                          env={**os.environ, "TRITON_CACHE_DIR": str(tmp_path / "cache")})
-    assert proc.returncode == 0, proc.stderr
+    proc = capture_cli(tmp_path, script)
     assert "2 launch(es) in 1 process(es)" in proc.stderr
     lines = [ln for ln in proc.stderr.splitlines() if ln.strip().startswith("_double")]
     assert lines[0].split()[-4] == "2", proc.stderr      # the launched variant first, with its 2 calls
@@ -256,10 +259,7 @@ if __name__ == "__main__":
 def test_torch_multiprocessing_children_are_captured(tmp_path):
     script = tmp_path / "spawn.py"
     script.write_text(SPAWN_SCRIPT.format(root=str(ROOT)))
-    proc = subprocess.run([sys.executable, "-m", "kinspect", "capture", "-o", str(tmp_path / "out"), "--",
-                           sys.executable, str(script)], capture_output=True, text=True, timeout=600,
-                          env={**os.environ, "TRITON_CACHE_DIR": str(tmp_path / "cache")})
-    assert proc.returncode == 0, proc.stderr
+    proc = capture_cli(tmp_path, script)
     [v] = read_records(tmp_path / "out")
     assert v.launches.calls == 1 + 1 + 2
     assert len({p.pid for p in v.launches.processes}) == 3

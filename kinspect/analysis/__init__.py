@@ -120,20 +120,9 @@ PARALLEL_FROM = 8   # analyse this many variants or more in worker processes
 
 
 def analyse_all(variants: list[Variant], *, light: bool = False) -> list[VariantReport]:
-    """`analyse` of each variant, in order; the parsers are pure Python, so many variants are
-    analysed in worker processes (one per core, forked where the platform allows)."""
-    import multiprocessing
-    import os
-    from concurrent.futures import ProcessPoolExecutor
+    """`analyse` of each variant, in order; many are analysed in worker processes (kinspect.parallel)."""
     from functools import partial
 
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:
-        cores = os.cpu_count() or 1
-    if cores < 2 or len(variants) < PARALLEL_FROM:
-        return [analyse(v, light=light) for v in variants]
-    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
-    chunk = max(1, len(variants) // (cores * 4))
-    with ProcessPoolExecutor(min(cores, len(variants)), mp_context=multiprocessing.get_context(method)) as pool:
-        return list(pool.map(partial(analyse, light=light), variants, chunksize=chunk))
+    from kinspect.parallel import process_map
+
+    return process_map(partial(analyse, light=light), variants, least=PARALLEL_FROM)

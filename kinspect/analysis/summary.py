@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -155,38 +154,17 @@ def _store(key: str, s: VariantSummary) -> None:
 def summaries(variants: list[Variant], *, jobs: int | None = None) -> list[VariantSummary]:
     """Summaries of the variants, in their order: from the cache where it holds them, the rest
     analysed (in `jobs` worker processes when there are many; default one per core)."""
+    from kinspect.parallel import process_map
+
     keys = [_key(v) for v in variants]
     out: list[VariantSummary | None] = [_cached(k) if k else None for k in keys]
     todo = [i for i, s in enumerate(out) if s is None]
-    workers = min(jobs or _cores(), len(todo))
-    if workers > 1 and len(todo) >= PARALLEL_FROM:
-        made = _in_processes([variants[i] for i in todo], workers)
-    else:
-        made = [summarize(variants[i]) for i in todo]
+    made = process_map(summarize, [variants[i] for i in todo], least=PARALLEL_FROM, jobs=jobs)
     for i, s in zip(todo, made):
         out[i] = s
         if keys[i]:
             _store(keys[i], s)
     return out
-
-
-def _cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:
-        return os.cpu_count() or 1
-
-
-def _in_processes(variants: list[Variant], workers: int) -> list[VariantSummary]:
-    """The parsers are pure Python: processes, not threads, to use the cores. Forked where the
-    platform allows (nothing to re-import), in chunks so each worker process starts once."""
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
-    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
-    chunk = max(1, len(variants) // (workers * 4))
-    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method)) as pool:
-        return list(pool.map(summarize, variants, chunksize=chunk))
 
 
 # -- kernels --------------------------------------------------------------------------------------

@@ -12,11 +12,11 @@ one per job; with one job, or jobs=1, the compile runs in this process.
 from __future__ import annotations
 
 import itertools
-import os
 from dataclasses import dataclass, field
 from typing import Callable
 
 from kinspect.errors import KinspectError
+from kinspect.parallel import usable_cores
 
 
 @dataclass(frozen=True)
@@ -56,13 +56,6 @@ class Sweep:
     cores: int
     seconds: float
     notes: tuple[str, ...] = field(default_factory=tuple)
-
-
-def usable_cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
 
 
 def cross(kernels, *, targets=(None,), constexprs: dict[str, list] | None = None, num_warps=(None,),

@@ -151,17 +151,7 @@ PARALLEL_FROM = 4   # pack the stages of this many variants or more in worker pr
 
 def packed_all(variants: list[Variant]) -> list[list[Packed]]:
     """`packed` of each variant, in order; highlighting is pure Python, so many variants are packed
-    in worker processes (one per core; forked where the platform allows), their results cached."""
-    import multiprocessing
-    import os
-    from concurrent.futures import ProcessPoolExecutor
+    in worker processes (kinspect.parallel), their results cached."""
+    from kinspect.parallel import process_map
 
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:
-        cores = os.cpu_count() or 1
-    if cores < 2 or len(variants) < PARALLEL_FROM:
-        return [packed(v) for v in variants]
-    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
-    with ProcessPoolExecutor(min(cores, len(variants)), mp_context=multiprocessing.get_context(method)) as pool:
-        return list(pool.map(packed, variants))
+    return process_map(packed, variants, least=PARALLEL_FROM)
