@@ -88,7 +88,7 @@ class ArgSpec:
     (constexprs included, as the launch passed them)."""
 
     name: str
-    kind: str                       # tensor | int | float | bool | none | str | tensordesc | other
+    kind: str                       # tensor | int | float | bool | none | str | tensordesc | dtype | other
     value: Any = None               # a scalar's value; a short repr for "other"
     shape: tuple[int, ...] = ()
     strides: tuple[int, ...] = ()
