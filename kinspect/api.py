@@ -307,15 +307,18 @@ def bench(kernel: str, **kwargs):
     kinspect.bench.measure.bench, whose keyword arguments it takes. With no device, a UsageError
     that names `--interpret` and `dump`."""
     from kinspect.bench.measure import bench as run
+    from kinspect.replay.launch import captured
 
-    return run(kernel, **kwargs)
+    return run(kernel, replay=captured(kernel, kwargs.get("out_dir", DEFAULT_OUT)), **kwargs)
 
 
-def interpret(kernel: str, **kwargs):
-    """Run a kernel under Triton's interpreter (no device) and check it against its torch reference."""
+def interpret(kernel: str, *, out_dir: str | Path = DEFAULT_OUT, **kwargs):
+    """Run a kernel under Triton's interpreter (no device) and check it against its torch reference;
+    a captured variant (a folder, or its name in the store `out_dir`) runs its most frequent launch."""
     from kinspect.bench.interpret import interpret as run
+    from kinspect.replay.launch import captured
 
-    return run(kernel, **kwargs)
+    return run(kernel, replay=captured(kernel, out_dir), **kwargs)
 
 
 def interpret_many(runs: list[dict]):
@@ -326,8 +329,44 @@ def interpret_many(runs: list[dict]):
     return run(runs)
 
 
-def find_variant(spec: str, out_dir: str | Path = DEFAULT_OUT) -> Variant:
-    """A variant by folder path, or by folder name / kernel name / unique prefix in a store."""
+@dataclass(frozen=True)
+class Repro:
+    path: Path
+    variant: Variant
+    spec: object         # kinspect.replay.spec.ReplaySpec
+    how: str             # how the script gets the kernel
+
+
+def repro(variant: str, output: str | Path, *, interpret: bool = False, embed: bool = False, launch: int = 1,
+          out_dir: str | Path = DEFAULT_OUT) -> Repro:
+    """Write a standalone script that launches a captured variant's `launch`-th most frequent
+    captured launch once (kinspect.replay.script); with `interpret` it runs under TRITON_INTERPRET."""
+    from kinspect.replay import script
+    from kinspect.replay.spec import from_variant
+
+    v = find_variant(variant, out_dir, prefer=lambda x: x.launches is not None)
+    path = check_output_path(output, "script")
+    spec = from_variant(v, launch)
+    how = script.write(spec, path, interpret=interpret, embed=embed, label=variant, triton_version=v.triton_version)
+    return Repro(path=path, variant=v, spec=spec, how=how)
+
+
+def check_output_path(path: str | Path, what: str) -> Path:
+    """A file kinspect may write: in an existing, writable folder, not a folder itself."""
+    out = Path(path)
+    folder = out.parent if str(out.parent) else Path(".")
+    if out.is_dir():
+        raise UsageError(f"-o '{out}' is a folder; give a file name such as {out / 'repro.py'}")
+    if not folder.is_dir():
+        raise UsageError(f"cannot write '{out}': folder '{folder}' does not exist; create it or choose another -o")
+    if not os.access(folder, os.W_OK):
+        raise UsageError(f"cannot write the {what} '{out}': folder '{folder}' is not writable; choose another -o")
+    return out
+
+
+def find_variant(spec: str, out_dir: str | Path = DEFAULT_OUT, *, prefer=None) -> Variant:
+    """A variant by folder path, or by folder name / kernel name / unique prefix in a store. Where
+    several match, `prefer` (a test of a variant) may pick the one it accepts."""
     from kinspect import sources
     from kinspect.errors import NotFound, did_you_mean
 
@@ -344,6 +383,9 @@ def find_variant(spec: str, out_dir: str | Path = DEFAULT_OUT) -> Variant:
     variants = sources.discover(store).variants if store.exists() else []
     matches = [v for v in variants if v.name == spec or v.name.startswith(spec) or v.kernel == spec
                or Path(v.path).parent.name == spec]
+    if len(matches) > 1 and prefer is not None:
+        preferred = [v for v in matches if prefer(v)]
+        matches = preferred if len(preferred) == 1 else matches
     if len(matches) == 1:
         return complete(matches[0])
     if not matches:

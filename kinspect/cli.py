@@ -423,7 +423,7 @@ def bench(kernel, target, constexprs, args, num_warps, num_stages, size, interpr
         if profile or passes:
             raise click.UsageError(f"{'--profile' if profile else '--passes'} needs a device; --interpret runs on the CPU")
         result = api.interpret(kernel, constexprs=consts, args=args, size=size, num_warps=num_warps,
-                               num_stages=num_stages)
+                               num_stages=num_stages, out_dir=out_dir)
         click.echo(json.dumps(result.to_json(), indent=1) if as_json else render_interpreted(result))
     else:
         result = api.bench(kernel, target=target, constexprs=consts, args=parse_args(args), num_warps=num_warps,
@@ -442,6 +442,33 @@ def bench(kernel, target, constexprs, args, num_warps, num_stages, size, interpr
                 click.echo("\n" + passes_table(found))
     if result.check is not None and not result.check.ok:
         sys.exit(1)
+
+
+@main.command(context_settings=CONTEXT)
+@click.argument("variant")
+@click.option("-o", "--output", default="repro.py", show_default=True, help="The script to write.")
+@click.option("--interpret", is_flag=True,
+              help="Run under TRITON_INTERPRET on the CPU (the script sets it before importing triton).")
+@click.option("--embed", is_flag=True,
+              help="Carry the kernel's captured source even where its file could be imported (to share the script).")
+@click.option("--launch", type=click.IntRange(min=1), default=1, show_default=True, metavar="N",
+              help="Replay the N-th most frequent captured argument signature.")
+@click.option("--store", "out_dir", default=api.DEFAULT_OUT, show_default=True, help="Store to look the variant up in.")
+def repro(variant, output, interpret, embed, launch, out_dir):
+    """Write a standalone script that launches a captured VARIANT once with its captured arguments:
+    fresh tensors of the captured shapes, dtypes and strides, the captured scalars, constexprs,
+    options and grid. It needs torch and triton only.
+
+    VARIANT is a variant folder, or a folder name, kernel name or unique prefix in the store.
+
+    Example: kinspect repro triton_red_fused_sum_8 -o repro.py && python repro.py
+    """
+    r = api.repro(variant, output, interpret=interpret, embed=embed, launch=launch, out_dir=out_dir)
+    click.echo(f"wrote {r.path}: {r.spec.kernel}, {r.spec.calls:,} of {r.spec.total_calls:,} captured launches: "
+               f"{r.spec.describe()}")
+    click.echo(f"  the script {r.how}")
+    run = f"python {r.path}"
+    click.echo(f"  run it: {run}" + ("" if interpret else f"  (no GPU: TRITON_INTERPRET=1 {run})"))
 
 
 @main.command(context_settings=CONTEXT)

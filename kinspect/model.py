@@ -234,7 +234,7 @@ def launches_from_json(d: dict | None) -> Launches | None:
         calls=int(d["calls"]),
         grids=tuple((tuple(int(x) for x in g), int(n)) for g, n in d.get("grids", ())),
         signatures=tuple(LaunchSignature(grid=tuple(int(x) for x in s["grid"]),
-                                         args=tuple(_arg_from_json(a) for a in s["args"]), calls=int(s["calls"]),
+                                         args=tuple(arg_from_json(a) for a in s["args"]), calls=int(s["calls"]),
                                          pid=int(s.get("pid", 0)), rank=s.get("rank"))
                          for s in d.get("signatures", ())),
         other_calls=int(d.get("other_calls", 0)),
@@ -243,5 +243,5 @@ def launches_from_json(d: dict | None) -> Launches | None:
         if gpu else None)
 
 
-def _arg_from_json(a: dict) -> ArgSpec:
+def arg_from_json(a: dict) -> ArgSpec:
     return ArgSpec(**{**a, "shape": tuple(a.get("shape", ())), "strides": tuple(a.get("strides", ()))})

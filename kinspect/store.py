@@ -31,6 +31,7 @@ from kinspect.errors import KinspectError, NotFound
 from kinspect.model import Variant
 
 RECORD = "record.json"
+SOURCE = "source.json"         # a variant's kernel source with its namespace (kinspect.replay.source)
 LOCK = ".kinspect.lock"
 LAUNCHES_GLOB = "launches-*.json"
 LAUNCHES_LOCK = ".launches.lock"

@@ -26,6 +26,7 @@ class Launch:
     flops: int | None = None
     notes: tuple[str, ...] = ()
     then: tuple[Callable[[], Any], ...] = ()   # further passes of a multi-pass kernel, run after `fn`
+    estimate: str = ""                 # how bytes/flops were estimated when no formula declares them
 
     def __call__(self, fn=None):
         kernel = (fn or self.fn)[self.grid](**self.args, **self.constexprs, **self.options)
@@ -45,9 +46,17 @@ class Launch:
 
 
 def prepare(kernel: str, *, device, constexprs: dict, args: dict, size: str | None, num_warps: int | None,
-            num_stages: int | None, bytes_moved: int | None = None, flops: int | None = None) -> Launch:
-    """A shipped kernel's example (at `size`) or a user kernel's declared/--arg arguments, on `device`."""
+            num_stages: int | None, bytes_moved: int | None = None, flops: int | None = None,
+            replay: str | None = None) -> Launch:
+    """A shipped kernel's example (at `size`) or a user kernel's declared/--arg arguments, on `device`;
+    with `replay` (a captured variant's folder) its most frequent captured launch (kinspect.replay)."""
     import torch
+
+    if replay:
+        from kinspect.replay.launch import prepare as captured_launch
+
+        return captured_launch(replay, device=device, constexprs=constexprs, num_warps=num_warps,
+                               num_stages=num_stages, bytes_moved=bytes_moved, flops=flops)
 
     from kinspect import kernels
     from kinspect.compile import jit_function

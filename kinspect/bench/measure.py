@@ -72,13 +72,17 @@ class BenchResult:
         }
 
 
-def no_device_line(kernel: str) -> str:
+def no_device_line(kernel: str, captured: bool = False) -> str:
+    if captured:
+        from kinspect.replay.launch import no_device_line as captured_line
+
+        return captured_line(kernel)
     return (f"no device here to run '{kernel}' on (no GPU, no CPU Triton backend such as triton-cpu): "
             f"check its results with `kinspect bench {kernel} --interpret` (Triton's interpreter, small size) "
             f"or see what it compiles to with `kinspect dump {kernel}`")
 
 
-def device_target(kernel: str, target: str | None):
+def device_target(kernel: str, target: str | None, captured: bool = False):
     """The active device's Resolved target; bench cannot time an offline target."""
     from kinspect.compile.targets import Resolved, active_device_target
 
@@ -87,7 +91,7 @@ def device_target(kernel: str, target: str | None):
                          f"Use -t device, or `kinspect dump {kernel} -t {target}` to see its code")
     device = active_device_target()
     if device is None:
-        raise UsageError(no_device_line(kernel))
+        raise UsageError(no_device_line(kernel, captured))
     return Resolved(device, False, f"{device} (the active device)")
 
 
@@ -95,7 +99,7 @@ def bench(kernel: str, *, target: str | None = None, constexprs: dict | None = N
           num_warps: int | None = None, num_stages: int | None = None, size: str | None = None,
           out_dir: str | Path = "kinspect-out", references: bool = True, compiled_reference: bool = True,
           bytes_moved: int | None = None, flops: int | None = None, warmup_ms: int = WARMUP_MS,
-          rep_ms: int = REP_MS, profile: str | Path | None = None) -> BenchResult:
+          rep_ms: int = REP_MS, profile: str | Path | None = None, replay: str | None = None) -> BenchResult:
     from kinspect.bench.first_call import first_calls, in_user_cache, isolated
     from kinspect.bench.launch import prepare
     from kinspect.bench.profile import check_writable
@@ -104,7 +108,7 @@ def bench(kernel: str, *, target: str | None = None, constexprs: dict | None = N
 
     if profile is not None:
         check_writable(profile)
-    resolved = device_target(kernel, target)
+    resolved = device_target(kernel, target, captured=bool(replay))
     from kinspect.store import Store
 
     Store(out_dir).ensure_writable()  # one line now, not after a compile and a timing run
@@ -113,7 +117,7 @@ def bench(kernel: str, *, target: str | None = None, constexprs: dict | None = N
 
     device = driver.active.get_active_torch_device()
     launch = prepare(kernel, device=device, constexprs=dict(constexprs or {}), args=dict(args or {}), size=size,
-                     num_warps=num_warps, num_stages=num_stages, bytes_moved=bytes_moved, flops=flops)
+                     num_warps=num_warps, num_stages=num_stages, bytes_moved=bytes_moved, flops=flops, replay=replay)
     sync = _sync_for(gpu)
     kind = "cuda" if gpu else "cpu"
     timer = timer_for(kind)
@@ -178,6 +182,8 @@ def throughput(launch, steady: Timing, figures: dict, kind: str) -> Throughput:
         note = "no flops formula"
     if launch.bytes_moved is None:
         note = "no bytes formula (pass --bytes)" + (f"; {note}" if note else "")
+    elif launch.estimate:
+        note = launch.estimate + (f"; {note}" if note and launch.flops is not None else "")
     return Throughput(gbps=gbps, copy=copy_bandwidth(kind) if gbps else None, tflops=tflops, peak=peak,
                       note=note)
 

@@ -82,16 +82,19 @@ def compare(items: list[str], *, constexprs: dict[str, list] | None = None, targ
 
         for spec in retarget:
             cpus.parse(spec)  # a typo fails before anything is compiled
-    kernels, saved_at = [], {}
+    kernels, saved_at, replayed = [], {}, []
+    sweeping = bool(constexprs) or any(x is not None for x in (*num_warps, *num_stages))
     for i, item in enumerate(items):
         found = _saved(item, Path(out_dir))
         if found is None:
             kernels.append(sweep.absolute_kernel(item))
+        elif sweeping and any(v.launches is not None for v in found):
+            replayed += _one_launched(item, found)   # compiled again with its captured launch (kinspect.replay)
         else:
             saved_at[i] = found
-    if not kernels and (constexprs or any(x is not None for x in (*num_warps, *num_stages)) or args):
-        raise UsageError("-p, --arg, --num-warps and --num-stages apply to kernels compiled here; "
-                         "the items given are all saved variants")
+    if not kernels and not replayed and (sweeping or args):
+        raise UsageError("-p, --arg, --num-warps and --num-stages apply to kernels compiled here or to captured "
+                         "variants (kinspect capture); the items given are saved variants with no launch records")
     compiled: list[Variant] = []
     failed: list[Outcome] = []
     result_sweep = None
@@ -99,6 +102,11 @@ def compare(items: list[str], *, constexprs: dict[str, list] | None = None, targ
     if kernels:
         job_list = sweep.cross(kernels, targets=[_offline_target(t) for t in targets], constexprs=constexprs,
                                num_warps=num_warps, num_stages=num_stages, args=args, size=size, out_dir=out_dir)
+    if replayed:
+        from kinspect.replay.compile import jobs as replay_jobs
+
+        job_list += replay_jobs(replayed, targets=targets, constexprs=constexprs, num_warps=num_warps,
+                                num_stages=num_stages, out_dir=out_dir)
     least = 2 if text else 1  # a table (a report) can hold one variant; a diff needs two
     _enough((len(job_list) + sum(len(v) for v in saved_at.values())) * max(1, len(retarget)), least=least)
     if job_list:
@@ -173,11 +181,28 @@ def _saved(item: str, store: Path) -> list[Variant] | None:
     if p.exists():
         return sorted((complete(v) for v in sources.discover(p).variants), key=_natural)
     if store.is_dir():
-        matches = [v for v in sources.discover(store).variants
-                   if v.name == item or v.name.startswith(item) and item not in ("", ".")]
+        variants = sources.discover(store).variants
+        matches = [v for v in variants if v.name == item or v.name.startswith(item) and item not in ("", ".")]
+        if not matches and not _shipped(item):   # a kernel's name in the store (a captured program's kernel)
+            matches = [v for v in variants if v.kernel == item or Path(v.path).parent.name == item]
         if matches:
             return sorted((complete(v) for v in matches), key=_natural)
     return None
+
+
+def _shipped(name: str) -> bool:
+    from kinspect import kernels
+
+    return name in kernels.names()
+
+
+def _one_launched(item: str, found: list[Variant]) -> list[Variant]:
+    """The captured variant a sweep recompiles: the one of `found` that was launched."""
+    launched = [v for v in found if v.launches is not None]
+    if len(launched) > 1:
+        raise UsageError(f"'{item}' names {len(launched)} captured variants; sweep one of them: " + ", ".join(
+            f"{v.name} ({v.launches.calls} calls)" for v in launched[:6]))
+    return launched
 
 
 def _natural(v: Variant) -> tuple:

@@ -32,6 +32,7 @@ class Job:
     args: tuple[str, ...] = ()               # --arg NAME=TYPE strings, parsed in the worker
     size: str | None = None
     out_dir: str = ""
+    replay: str = ""                         # a captured variant's folder or a replay spec file (kinspect.replay)
 
     def describe(self) -> str:
         parts = [self.kernel] + [f"{k}={v}" for k, v in self.constexprs]
@@ -85,6 +86,10 @@ def compile_job(job: Job) -> Outcome:
     from kinspect.compile.args import parse_args
     from kinspect.diff.table import metrics
 
+    if job.replay:      # a captured launch compiled again: the kernel and arguments come from the capture
+        from kinspect.replay.compile import compile_job as compile_replay
+
+        return compile_replay(job)
     try:
         result = api.dump(job.kernel, target=job.target, constexprs=dict(job.constexprs),
                           args=parse_args(job.args), num_warps=job.num_warps, num_stages=job.num_stages,

@@ -1,0 +1,187 @@
+"""Compile captured launches again, offline: `kinspect diff VARIANT -p ... --num-warps ...` and the
+compile step of `kinspect capture --interpret`.
+
+Each is a sweep Job (kinspect.diff.sweep) whose `replay` names a variant folder or a spec file;
+the sweep's workers hand it to `compile_job`, which rebuilds the kernel and its captured arguments
+on the CPU and compiles through kinspect's own path (compile-only driver, `kernel.warmup` with the
+tensors): the JIT specializes the arguments as it did in the program.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import json
+import os
+from pathlib import Path
+from typing import Callable
+
+from kinspect.errors import KinspectError, UsageError
+from kinspect.model import Variant
+from kinspect.replay.spec import LAUNCH_OPTIONS, DEFAULT_LAUNCH_OPTIONS, SOURCE_FILE, ReplaySpec, from_variant
+
+
+def compile_spec(spec: ReplaySpec, *, out_dir: str | Path, target: str | None = None, overrides: dict | None = None,
+                 num_warps: int | None = None, num_stages: int | None = None) -> Variant:
+    """Compile the launch `spec` describes (with constexpr or scalar `overrides`, other warps or
+    stages) for `target` (default: what it was compiled for) into the store at `out_dir`."""
+    from kinspect.compile import compile_variant
+    from kinspect.compile.targets import resolve
+    from kinspect.replay.args import values
+    from kinspect.replay.spec import kernel
+
+    resolved = resolve(target or spec.target)
+    fn = kernel(spec)
+    vals = values(spec.args, spec.signature, spec.attributes, "cpu", overrides=overrides)
+    allowed = LAUNCH_OPTIONS.get(resolved.target.backend, DEFAULT_LAUNCH_OPTIONS)
+    options = {k: v for k, v in spec.options.items() if k in allowed}
+    options.update({k: v for k, v in (("num_warps", num_warps), ("num_stages", num_stages)) if v is not None})
+    variant = compile_variant(fn, args=vals.args, constexprs=vals.constexprs, grid=spec.grid, resolved=resolved,
+                              out_dir=out_dir, group=spec.kernel, options=options)
+    notes = []
+    if not overrides and num_warps is None and num_stages is None and str(resolved.target) == spec.target:
+        notes += specialization_notes(spec, variant)
+    return _finished(variant, spec, notes)
+
+
+def _finished(variant: Variant, spec: ReplaySpec, notes: list[str]) -> Variant:
+    """Keep the captured source beside the variant (so it replays without the program's files) and
+    add `notes` to its record."""
+    from kinspect.store import Store
+
+    folder = Path(variant.path)
+    if spec.source is not None and not (folder / SOURCE_FILE).exists():
+        tmp = folder / f".{SOURCE_FILE}.{os.getpid()}.tmp"
+        tmp.write_text(json.dumps(spec.source.to_json()))
+        tmp.replace(folder / SOURCE_FILE)
+    new = [n for n in notes if n not in variant.notes]
+    if new or (spec.origin and variant.origin != spec.origin):
+        variant = dataclasses.replace(variant, notes=variant.notes + tuple(new), origin=spec.origin or variant.origin)
+        Store(folder.parent.parent).update_record(variant)
+    return variant
+
+
+def specialization_notes(spec: ReplaySpec, variant: Variant) -> list[str]:
+    """What differs between the specialization the launch had and the one the replay compiled
+    (nothing, when the arguments were rebuilt faithfully)."""
+    if not spec.attributes and not spec.signature:
+        return []
+    out = []
+    names = sorted(set(spec.attributes) | set(variant.attributes))
+    differ = [n for n in names if _attrs(spec.attributes.get(n)) != _attrs(variant.attributes.get(n))]
+    if differ:
+        shown = "; ".join(f"{n}: {spec.attributes.get(n) or '-'} captured, {variant.attributes.get(n) or '-'} here"
+                          for n in differ[:3])
+        out.append(f"replayed with another specialization than captured: {shown}")
+    types = [n for n, t in spec.signature.items() if variant.signature.get(n) not in (None, t)]
+    if types:
+        out.append("replayed with other argument types than captured: " + ", ".join(
+            f"{n} {spec.signature[n]} -> {variant.signature[n]}" for n in types[:3]))
+    return out
+
+
+def _attrs(a) -> dict:
+    return {str(k): v for k, v in (a or {}).items()}
+
+
+def compile_job(job):
+    """A sweep Job with `replay` set, compiled in a worker: an Outcome with the stored folder and
+    its row figures, or the error line."""
+    from kinspect.diff.sweep import Outcome
+    from kinspect.diff.table import metrics
+    from kinspect.replay.spec import load
+
+    try:
+        variant = compile_spec(load(job.replay), out_dir=job.out_dir, target=job.target,
+                               overrides=dict(job.constexprs), num_warps=job.num_warps, num_stages=job.num_stages)
+        figures = metrics(variant)
+    except KinspectError as e:
+        return Outcome(job, error=str(e))
+    return Outcome(job, path=variant.path, metrics=figures)
+
+
+def jobs(variants: list[Variant], *, targets=(None,), constexprs: dict[str, list] | None = None,
+         num_warps=(None,), num_stages=(None,), out_dir: str | Path = "") -> list:
+    """Sweep Jobs that compile each captured variant's most frequent launch again, for every
+    combination of the values; a name in `constexprs` must be one of its constexprs or scalars."""
+    from kinspect.diff.sweep import Job
+
+    constexprs = constexprs or {}
+    keys = list(constexprs)
+    out = []
+    for v in variants:
+        spec = from_variant(v)
+        settable = {a.name for a in spec.args if a.kind not in ("tensor", "tensordesc")}
+        unknown = [k for k in keys if k not in settable]
+        if unknown:
+            from kinspect.errors import did_you_mean
+
+            raise UsageError(f"-p {unknown[0]}: '{v.kernel}' has no constexpr or scalar '{unknown[0]}'"
+                             f"{did_you_mean(unknown[0], settable)}; its constexprs: "
+                             f"{', '.join(spec.constexpr_names()) or 'none'}")
+        for target, vals, w, s in itertools.product(targets or (None,), itertools.product(*(constexprs[k] for k in keys)),
+                                                    num_warps or (None,), num_stages or (None,)):
+            out.append(Job(kernel=v.kernel, target=target or spec.target, constexprs=tuple(zip(keys, vals)),
+                           num_warps=w, num_stages=s, out_dir=str(out_dir), replay=str(Path(v.path).resolve())))
+    return out
+
+
+# -- capture --interpret: the compile step after the program --------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class Compiled:
+    """What the compile step of an interpreted capture made."""
+
+    variants: list[Variant]
+    failed: list[tuple[str, str]]        # (kernel, error line)
+    seconds: float = 0.0
+
+
+def compile_pending(out: Path, *, progress: Callable | None = None, jobs_limit: int | None = None) -> Compiled:
+    """Compile every kernel and specialization the interpreted processes of a capture launched
+    (their files under `<out>/.kinspect-interpret/`), in parallel workers, into the store; write each
+    process's launch counts beside the variant it launched; then remove those files."""
+    import shutil
+    import time
+
+    from kinspect.diff import sweep
+    from kinspect.model import launches_from_json
+    from kinspect.store import INTERPRET_PENDING, read_record, write_launches
+
+    folder = Path(out) / INTERPRET_PENDING
+    if not folder.is_dir():
+        return Compiled([], [])
+    t0 = time.perf_counter()
+    unique: dict[str, dict] = {}          # one entry per specialization, whichever processes launched it
+    for path in sorted(folder.glob("*.json")):
+        try:
+            d = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        for entry in d.get("specs", ()):
+            spec = entry["spec"]
+            key = json.dumps([spec["kernel"], spec["target"], spec["signature"], spec["attributes"], spec["options"],
+                              (spec.get("source") or {}).get("file"), (spec.get("source") or {}).get("line")],
+                             sort_keys=True, default=str)
+            slot = unique.setdefault(key, {"spec": spec, "launches": []})
+            if entry.get("launches"):
+                slot["launches"].append((d["host"], int(d["pid"]), launches_from_json(entry["launches"])))
+    specs_dir = folder / "specs"
+    specs_dir.mkdir(exist_ok=True)
+    job_list = []
+    for i, slot in enumerate(unique.values()):
+        path = specs_dir / f"{i}.json"
+        path.write_text(json.dumps(slot["spec"]))
+        job_list.append(sweep.Job(kernel=slot["spec"]["kernel"], target=slot["spec"]["target"], out_dir=str(out),
+                                  replay=str(path)))
+    result = sweep.run(job_list, workers=jobs_limit, progress=progress) if job_list else None
+    variants, failed = [], []
+    for outcome, slot in zip(result.outcomes if result else (), unique.values()):
+        if not outcome.path:
+            failed.append((outcome.job.kernel, outcome.error or "failed"))
+            continue
+        for host, pid, launches in slot["launches"]:
+            write_launches(Path(outcome.path), launches, host=host, pid=pid)
+        variants.append(read_record(Path(outcome.path)))
+    shutil.rmtree(folder, ignore_errors=True)
+    return Compiled(variants, failed, time.perf_counter() - t0)
