@@ -158,6 +158,68 @@ class Launches:
 
 
 @dataclass(frozen=True)
+class TunedConfig:
+    """One of a triton.autotune's configs: the constexpr values it sets and its launch options."""
+
+    kwargs: dict[str, Any]
+    options: dict[str, Any] = field(default_factory=dict)   # num_warps, num_stages, ... as the config sets them
+
+    def describe(self) -> str:
+        values = ", ".join(f"{k}={v}" for k, v in self.kwargs.items())
+        options = ", ".join(f"{k}={v}" for k, v in self.options.items())
+        return "; ".join(p for p in (values, options) if p) or "(no values)"
+
+
+@dataclass(frozen=True)
+class ConfigTiming:
+    """What the autotuner measured for one config: do_bench's figures in ms (median, p20, p80 with
+    Triton's default benchmark), none when nothing was measured; `failed` when the benchmark gave
+    the config up (it did not compile, or ran out of resources)."""
+
+    config: TunedConfig
+    ms: tuple[float, ...] = ()
+    failed: bool = False
+
+
+@dataclass(frozen=True)
+class AutotuneDecision:
+    """Which config triton.autotune chose for one key of one kernel, and why.
+
+    `key` is the autotuner's key: the values of its `key=` arguments, then the dtypes of the tensor
+    arguments. `how`: "benchmarked" (timed now), "cache" (read from Triton's on-disk autotune cache),
+    "single" (one config left after pruning: nothing to compare), "interpreter" (under
+    TRITON_INTERPRET: nothing is timed, the first config is taken)."""
+
+    kernel: str
+    key: tuple
+    key_names: tuple[str, ...]
+    best: TunedConfig
+    timings: tuple[ConfigTiming, ...] = ()
+    how: str = "benchmarked"
+    bench_s: float | None = None
+    configs: int = 0                 # configs the autotuner holds (before pruning)
+    pid: int = 0
+    rank: int | None = None
+    host: str = ""
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, d: dict) -> "AutotuneDecision":
+        def config(c):
+            return TunedConfig(dict(c.get("kwargs") or {}), dict(c.get("options") or {}))
+
+        return cls(kernel=str(d["kernel"]), key=tuple(d.get("key") or ()), key_names=tuple(d.get("key_names") or ()),
+                   best=config(d["best"]),
+                   timings=tuple(ConfigTiming(config(t["config"]), tuple(float(x) for x in t.get("ms") or ()),
+                                              bool(t.get("failed"))) for t in d.get("timings") or ()),
+                   how=str(d.get("how", "benchmarked")),
+                   bench_s=None if d.get("bench_s") is None else float(d["bench_s"]), configs=int(d.get("configs", 0)),
+                   pid=int(d.get("pid", 0)), rank=d.get("rank"), host=str(d.get("host", "")))
+
+
+@dataclass(frozen=True)
 class SourceRef:
     """Where the kernel's Python source is: file and first line of the `def`."""
 
