@@ -138,20 +138,37 @@ def ls_cmd(path, show_kernels):
               type=click.Choice(["profiler", "events"]),
               help="Also time every launch on the GPU: the torch profiler's kernel records (the default) or "
                    "CUDA events around each launch.")
+@click.option("--interpret", is_flag=True,
+              help="No GPU needed: run COMMAND under TRITON_INTERPRET (kernels run on the CPU) and compile each "
+                   "kernel it launched, with the launch's arguments, for -t (default cuda:90).")
+@click.option("-t", "--target", default=None, metavar="T", help="With --interpret: the target to compile for "
+              "(cuda:80, cuda:90, cuda:100, hip:gfx942, ...).")
+@click.option("--json", "as_json", is_flag=True,
+              help="After the program's own output, print what was recorded as one JSON line on stdout.")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED, required=True)
-def capture(out_dir, time_method, command):
+def capture(out_dir, time_method, interpret, target, as_json, command):
     """Run COMMAND and record every kernel Triton compiles in it, and how often each variant was
-    launched, with which grids and arguments (and with --time, its GPU time).
+    launched, with which grids and arguments (and with --time, its GPU time), and which config
+    triton.autotune chose for which key.
 
-    Example: kinspect capture -o out --time -- python train.py --epochs 1
+    Examples: kinspect capture -o out --time -- python train.py --epochs 1;
+    kinspect capture --interpret -t cuda:90 -- python script.py
     """
+    import json
+
     from kinspect.hooks.run import run
     from kinspect.render.terminal import capture_summary
 
-    with _progress_bar("deriving SASS / assembly") as progress:
+    if target is not None and not interpret:
+        raise click.UsageError("-t names the target --interpret compiles for; a capture without --interpret records "
+                               "what the program compiles for its own device")
+    with _progress_bar("deriving SASS / assembly") as progress, _progress_bar("compiling") as compiling:
         result = run(list(command), out_dir, time_method=time_method,
-                     progress=lambda done, total: progress(done or None, total))
+                     progress=lambda done, total: progress(done or None, total),
+                     interpret=(target or "") if interpret else None, compiling=compiling)
     click.echo(capture_summary(result, out_dir), err=True)
+    if as_json:
+        click.echo(json.dumps(result.to_json(), default=str))
     sys.exit(result.code)
 
 
