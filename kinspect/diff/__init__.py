@@ -123,6 +123,10 @@ def compare(items: list[str], *, constexprs: dict[str, list] | None = None, targ
     reports: dict = {}
     rows = make_rows(variants, known, reports)
     notes = list(result_sweep.notes) if result_sweep else []
+    if replayed:
+        from kinspect.replay.compile import replayed_note
+
+        notes += [replayed_note(v) for v in replayed]
     if timer is not None:
         rows = [_timed(r, timer, notes) for r in rows]
     chosen = chosen_stage = stage_diff = None

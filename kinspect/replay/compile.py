@@ -119,11 +119,20 @@ def jobs(variants: list[Variant], *, targets=(None,), constexprs: dict[str, list
             raise UsageError(f"-p {unknown[0]}: '{v.kernel}' has no constexpr or scalar '{unknown[0]}'"
                              f"{did_you_mean(unknown[0], settable)}; its constexprs: "
                              f"{', '.join(spec.constexpr_names()) or 'none'}")
-        for target, vals, w, s in itertools.product(targets or (None,), itertools.product(*(constexprs[k] for k in keys)),
-                                                    num_warps or (None,), num_stages or (None,)):
+        values = itertools.product(*(constexprs[k] for k in keys))
+        for target, vals, w, s in itertools.product(targets or (None,), values, num_warps or (None,),
+                                                    num_stages or (None,)):
             out.append(Job(kernel=v.kernel, target=target or spec.target, constexprs=tuple(zip(keys, vals)),
                            num_warps=w, num_stages=s, out_dir=str(out_dir), replay=str(Path(v.path).resolve())))
     return out
+
+
+def replayed_note(v: Variant) -> str:
+    """What a sweep of a captured variant compiled again, for the diff's notes."""
+    from kinspect.replay.spec import how
+
+    spec = from_variant(v)
+    return f"{v.kernel} compiled again with its captured launch ({spec.describe()}); the kernel {how(spec)}"
 
 
 # -- capture --interpret: the compile step after the program --------------------------------------------

@@ -368,12 +368,16 @@ def define(name: str, text: str, file: str, line: int, namespace: dict):
 
 
 def _register(file: str, line: int, lines: list[str]) -> None:
-    """Put `lines` at `line` of `file` in linecache, over what kinspect registered there before
-    (a kernel and its helpers from one file each bring their own lines), as a file of no mtime so
-    linecache.checkcache keeps it whatever the disk holds."""
+    """Make linecache hold `lines` at `line` of `file`: over the file as it is on disk (the rest of
+    the file reads as before) or over what kinspect registered there before (a kernel and its
+    helpers from one file bring their own lines); registered as a file of no mtime, which
+    linecache.checkcache keeps. Nothing is registered where the disk already holds these lines."""
     entry = linecache.cache.get(file)
-    known = list(entry[2]) if entry is not None and len(entry) == 4 and entry[1] is None else []
+    ours = entry is not None and len(entry) == 4 and entry[1] is None
+    known = list(entry[2]) if ours else list(linecache.getlines(file))
     end = line - 1 + len(lines)
+    if not ours and known[line - 1:end] == lines:
+        return
     known += ["\n"] * (end - len(known))
     known[line - 1:end] = lines
     linecache.cache[file] = (sum(map(len, known)), None, known, file)

@@ -86,7 +86,8 @@ def from_variant(v: Variant, launch: int = 1) -> ReplaySpec:
                             f"launched): replay needs a variant recorded by `kinspect capture`")
     ranked = sorted(la.signatures, key=lambda s: -s.calls)
     if not 1 <= launch <= len(ranked):
-        raise KinspectError(f"'{label}' has {len(ranked)} recorded argument signature(s); --launch takes 1..{len(ranked)}")
+        raise KinspectError(f"'{label}' has {len(ranked)} recorded argument signature(s); "
+                            f"--launch takes 1..{len(ranked)}")
     sig = ranked[launch - 1]
     names = LAUNCH_OPTIONS.get(v.target.backend, DEFAULT_LAUNCH_OPTIONS)
     options = {k: v.options[k] for k in names if v.options.get(k) is not None}
