@@ -114,6 +114,8 @@ def captured(tmp_path_factory):
     store = root / "store"
     r = run("capture", "--interpret", "-t", "cuda:90", "-o", store, "--json", "--", sys.executable, root / "prog.py")
     assert r.exit_code == 0, r.output
+    assert "kinspect: 5 variant(s) compiled for cuda:90" in r.output and "5 interpreted launch(es)" in r.output
+    assert "autotuned add_kernel [n=777 (float32)]: took BLOCK=64; num_warps=2" in r.output
     return store, root, json.loads(r.output.strip().splitlines()[-1])
 
 
@@ -409,3 +411,39 @@ def test_kernel_source_text_blanks_other_decorators_line_for_line():
         ''')
     out = runnable_text(text)
     assert out.splitlines() == ["", "", '@triton.jit(do_not_specialize=["n"])', "def k(n):", "    pass"]
+
+
+API_PROGRAM = """\
+import sys
+import torch
+import triton
+import triton.language as tl
+import kinspect
+
+
+@triton.jit
+def bump(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1, mask=offs < n)
+
+
+x = torch.zeros(100)
+with kinspect.capture(sys.argv[1], target="cuda:80") as rec:
+    bump[(1,)](x, 100, BLOCK=128)
+    bump[(1,)](x, 100, BLOCK=128)
+assert (x == 2).all(), "the interpreter ran both launches"
+print([(v.kernel, str(v.target), v.launches.calls) for v in rec.variants], rec.errors)
+"""
+
+
+def test_capture_from_python_under_the_interpreter(tmp_path):
+    """kinspect.capture() in a program run with TRITON_INTERPRET=1 compiles what it launched when
+    the block ends (in a worker: this process's Triton is the interpreter's)."""
+    script = tmp_path / "p.py"
+    script.write_text(API_PROGRAM)
+    proc = subprocess.run([sys.executable, str(script), str(tmp_path / "out")], capture_output=True, text=True,
+                          timeout=600, env={**os.environ, "TRITON_INTERPRET": "1"})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "[('bump', 'cuda:80', 2)] []" in proc.stdout
+    [v] = read_records(tmp_path / "out")
+    assert v.stage("sass") is not None and v.launches.calls == 2

@@ -101,9 +101,11 @@ def compile_job(job: Job) -> Outcome:
 
 
 def run(jobs: list[Job], *, workers: int | None = None,
-        progress: Callable[[Outcome | None, int], None] | None = None) -> Sweep:
+        progress: Callable[[Outcome | None, int], None] | None = None, subprocesses: bool = False) -> Sweep:
     """Compile every job; outcomes come back in the jobs' order whatever order they finish in.
-    `progress(outcome, total)` is called once with None before the first compile, then per job."""
+    `progress(outcome, total)` is called once with None before the first compile, then per job.
+    With `subprocesses`, even one job compiles in a worker (this process cannot compile: its Triton
+    runs under the interpreter)."""
     import time
 
     if progress:
@@ -112,7 +114,7 @@ def run(jobs: list[Job], *, workers: int | None = None,
     cores = usable_cores()
     workers = max(1, min(workers or cores, len(jobs)))
     start = time.perf_counter()
-    if workers == 1:
+    if workers == 1 and not subprocesses:
         outcomes = []
         for job in jobs:
             outcomes.append(compile_job(job))

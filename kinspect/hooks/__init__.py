@@ -156,7 +156,7 @@ def timer(time) -> object | None:
 @contextlib.contextmanager
 def capture(out_dir: str | Path = "kinspect-out", *, group: str | None = None, offline: bool = False,
             strict: bool = False, origin: str = "capture", defer: bool = False, launches: bool = True,
-            time: bool | str = False):
+            time: bool | str = False, target: str | None = None):
     """Record every Triton compile inside the block into a kinspect store at `out_dir`, and the
     launches of what it records (count, grids, argument signatures; with `time`, device time per
     launch: True or "profiler" for the torch profiler's kernel records, "events" for CUDA events),
@@ -167,7 +167,13 @@ def capture(out_dir: str | Path = "kinspect-out", *, group: str | None = None, o
         print(rec.variants)
 
     With `defer`, variants are recorded when the block ends rather than inside Triton's compile.
+    Under TRITON_INTERPRET (nothing compiles there) the interpreted launches are recorded and, when
+    the block ends, compiled for `target` (default cuda:90), as `kinspect capture --interpret` does.
     """
+    if launches and _interpreting():
+        with interpreted(out_dir, target) as rec:
+            yield rec
+        return
     from kinspect.hooks.autotune import AutotuneRecorder
     from kinspect.hooks.launches import ArgumentsToHooks, LaunchRecorder
     from kinspect.hooks.startup import StartupClock
@@ -218,6 +224,54 @@ def _finish_autotune(store: Store, autotune) -> None:
             merge_autotune(store.root, only_pid=os.getpid())
         except OSError:
             pass
+
+
+def _interpreting() -> bool:
+    try:
+        from triton import knobs
+
+        return bool(knobs.runtime.interpret)
+    except (ImportError, AttributeError):
+        return False
+
+
+@contextlib.contextmanager
+def interpreted(out_dir: str | Path, target: str | None = None):
+    """capture() under TRITON_INTERPRET: the interpreted launches and autotuning decisions inside the
+    block are recorded (kinspect.hooks.interpret), then compiled for `target` in worker processes
+    when it ends; `rec.variants` holds them."""
+    import os
+
+    from kinspect.compile.targets import DEFAULT_OFFLINE, resolve
+    from kinspect.hooks.autotune import AutotuneRecorder
+    from kinspect.hooks.interpret import InterpretRecorder
+    from kinspect.replay.compile import compile_pending
+    from kinspect.store import merge_autotune, merge_launches
+
+    target = str(resolve(target or DEFAULT_OFFLINE).target)
+    store = Store(out_dir)
+    recorder = Recorder(store, origin="capture --interpret")
+    interp = InterpretRecorder(store.root, target)
+    autotune = AutotuneRecorder(store.root, interpret=True)
+    recorder.autotune = autotune.decisions
+    with store.lock(required=False):
+        interp.install()
+        autotune.install()
+        try:
+            yield recorder
+        finally:
+            interp.restore()
+            autotune.restore()
+            interp.write()
+            compiled = compile_pending(store.root)
+            for v in compiled.variants:
+                merge_launches(Path(v.path))
+            from kinspect.store import read_record
+
+            recorder.variants += [read_record(Path(v.path)) for v in compiled.variants]
+            recorder.errors += [f"'{k}' was not compiled for {target}: {e}" for k, e in compiled.failed]
+            if autotune.decisions:
+                merge_autotune(store.root, only_pid=os.getpid())
 
 
 def finish_launches(launches: LaunchRecorder) -> None:

@@ -71,13 +71,15 @@ def run(command: list[str], out_dir: str | Path, *, time_method: str | None = No
 
         if time_method not in TIMERS:
             raise UsageError(f"--time {time_method}: use one of {', '.join(TIMERS)}")
+    notes = []
     if interpret is None and os.environ.get("TRITON_INTERPRET", "").lower() in ("1", "true", "on", "yes"):
         interpret = ""      # the program would run interpreted anyway: record it the way that works there
+        notes.append("TRITON_INTERPRET is set, so the program ran under Triton's interpreter and its kernels were "
+                     "compiled afterwards, as with --interpret (-t chooses the target)")
     if interpret is not None:
         interpret = _interpret_target(interpret, time_method)
     out = Path(out_dir).resolve()
     started = time.time()
-    notes = []
     # Fails early, with one line, on an unwritable folder or one another kinspect is writing; the
     # command's Python processes record under this lock (the environment says they may).
     with Store(out).lock():

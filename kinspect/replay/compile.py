@@ -183,7 +183,16 @@ def compile_pending(out: Path, *, progress: Callable | None = None, jobs_limit: 
         path.write_text(json.dumps(slot["spec"]))
         job_list.append(sweep.Job(kernel=slot["spec"]["kernel"], target=slot["spec"]["target"], out_dir=str(out),
                                   replay=str(path)))
-    result = sweep.run(job_list, workers=jobs_limit, progress=progress) if job_list else None
+    # The workers must not run under the interpreter, nor this process compile if its Triton does
+    # (the Python API's capture inside an interpreted program).
+    import sys
+
+    from kinspect.environ import patched
+
+    interpreted_here = "triton" in sys.modules and os.environ.get("TRITON_INTERPRET", "0") not in ("", "0")
+    with patched({"TRITON_INTERPRET": None}):
+        result = sweep.run(job_list, workers=jobs_limit, progress=progress,
+                           subprocesses=interpreted_here) if job_list else None
     variants, failed = [], []
     for outcome, slot in zip(result.outcomes if result else (), unique.values()):
         if not outcome.path:
