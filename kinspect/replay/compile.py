@@ -150,16 +150,23 @@ def compile_pending(out: Path, *, progress: Callable | None = None, jobs_limit: 
     """Compile every kernel and specialization the interpreted processes of a capture launched
     (their files under `<out>/.kinspect-interpret/`), in parallel workers, into the store; write each
     process's launch counts beside the variant it launched; then remove those files."""
+    from kinspect.store import INTERPRET_PENDING, Store
+
+    folder = Path(out) / INTERPRET_PENDING
+    if not folder.is_dir():
+        return Compiled([], [])
+    with Store(out).lock():     # the workers write under this process's lock (held already by capture)
+        return _compile_pending(Path(out), folder, progress, jobs_limit)
+
+
+def _compile_pending(out: Path, folder: Path, progress, jobs_limit) -> Compiled:
     import shutil
     import time
 
     from kinspect.diff import sweep
     from kinspect.model import launches_from_json
-    from kinspect.store import INTERPRET_PENDING, read_record, write_launches
+    from kinspect.store import read_record, write_launches
 
-    folder = Path(out) / INTERPRET_PENDING
-    if not folder.is_dir():
-        return Compiled([], [])
     t0 = time.perf_counter()
     unique: dict[str, dict] = {}          # one entry per specialization, whichever processes launched it
     for path in sorted(folder.glob("*.json")):
@@ -193,13 +200,20 @@ def compile_pending(out: Path, *, progress: Callable | None = None, jobs_limit: 
     with patched({"TRITON_INTERPRET": None}):
         result = sweep.run(job_list, workers=jobs_limit, progress=progress,
                            subprocesses=interpreted_here) if job_list else None
-    variants, failed = [], []
+    from kinspect.launches import merge
+
+    failed, by_folder = [], {}
     for outcome, slot in zip(result.outcomes if result else (), unique.values()):
         if not outcome.path:
             failed.append((outcome.job.kernel, outcome.error or "failed"))
             continue
+        per_process = by_folder.setdefault(outcome.path, {})
         for host, pid, launches in slot["launches"]:
-            write_launches(Path(outcome.path), launches, host=host, pid=pid)
-        variants.append(read_record(Path(outcome.path)))
+            per_process.setdefault((host, pid), []).append(launches)
+    variants = []
+    for path, per_process in by_folder.items():     # two records that compiled to one variant count together
+        for (host, pid), items in per_process.items():
+            write_launches(Path(path), merge(items), host=host, pid=pid)
+        variants.append(read_record(Path(path)))
     shutil.rmtree(folder, ignore_errors=True)
     return Compiled(variants, failed, time.perf_counter() - t0)
