@@ -217,6 +217,8 @@ def test_bench_of_a_captured_variant_needs_a_device_and_runs_interpreted(capture
     r = run("bench", "softmax_rows", "-o", store)
     assert r.exit_code == 2 and r.output.count("\n") == 1
     assert "kinspect bench softmax_rows --interpret" in r.output and "kinspect repro softmax_rows" in r.output
+    r = run("bench", "softmax_rows", "-o", store, "--interpret", "-p", "BLOCK=256")
+    assert r.exit_code == 2 and "-p does not apply to a captured variant" in r.output
     r = run("bench", "softmax_rows", "-o", store, "--interpret", "--json")
     assert r.exit_code == 0, r.output
     assert json.loads(r.output)["grid"] == [7, 1, 1]

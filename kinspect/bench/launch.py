@@ -56,7 +56,7 @@ def prepare(kernel: str, *, device, constexprs: dict, args: dict, size: str | No
         from kinspect.replay.launch import prepare as captured_launch
 
         return captured_launch(replay, device=device, constexprs=constexprs, num_warps=num_warps,
-                               num_stages=num_stages, bytes_moved=bytes_moved, flops=flops)
+                               num_stages=num_stages, bytes_moved=bytes_moved, flops=flops, size=size, args=args)
 
     from kinspect import kernels
     from kinspect.compile import jit_function

@@ -50,9 +50,17 @@ def captured(name: str, store: str | Path) -> str | None:
 
 def prepare(folder: str, *, device, constexprs: dict | None = None, num_warps: int | None = None,
             num_stages: int | None = None, bytes_moved: int | None = None, flops: int | None = None,
-            launch: int = 1):
-    """The bench Launch of a captured variant's `launch`-th most frequent signature on `device`,
-    with `constexprs` overriding captured constexpr or scalar values."""
+            launch: int = 1, size: str | None = None, args: dict | None = None):
+    """The bench Launch of a captured variant's `launch`-th most frequent signature on `device`
+    (other warps or stages may be asked for: they change neither the grid nor what it covers)."""
+    from kinspect.errors import UsageError
+
+    if constexprs or size or args:
+        what = "-p" if constexprs else "--size" if size else "--arg"
+        raise UsageError(f"{what} does not apply to a captured variant: bench replays the captured launch, whose "
+                         f"grid was computed for its captured sizes and constexprs. Compare block sizes with "
+                         f"`kinspect diff VARIANT -p NAME=V1,V2`, or bench the kernel with your own arguments "
+                         f"(kinspect bench file.py:kernel --arg ...)")
     from kinspect.bench.launch import Launch
     from kinspect.compile import jit_function
     from kinspect.replay.args import FILL_NOTE, values
@@ -60,7 +68,7 @@ def prepare(folder: str, *, device, constexprs: dict | None = None, num_warps: i
 
     spec = load(folder, launch)
     fn = jit_function(kernel(spec))
-    vals = values(spec.args, spec.signature, spec.attributes, device, overrides=constexprs)
+    vals = values(spec.args, spec.signature, spec.attributes, device)
     backend = _backend(device)
     allowed = LAUNCH_OPTIONS.get(backend, DEFAULT_LAUNCH_OPTIONS)
     options = {k: v for k, v in spec.options.items() if k in allowed}
