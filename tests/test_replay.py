@@ -449,3 +449,38 @@ def test_capture_from_python_under_the_interpreter(tmp_path):
     assert "[('bump', 'cuda:80', 2)] []" in proc.stdout
     [v] = read_records(tmp_path / "out")
     assert v.stage("sass") is not None and v.launches.calls == 2
+
+
+def test_the_bench_launch_of_a_captured_inductor_kernel_goes_through_the_jit(inductor, tmp_path):
+    """What `kinspect bench VARIANT` launches on a GPU, launched through Triton's JIT here (the
+    dry-run driver compiles for cuda:90 and launches without running): the captured options are
+    options the JIT takes, the grid is the captured one, and it compiles to the captured variant's
+    specialization."""
+    from kinspect.compile.driver import fresh_binders
+    from kinspect.replay.launch import prepare
+    from tests.dryrun import dry_run
+
+    [v] = read_records(inductor / "triton_red_fused_sum_8")
+    with knobs_cache(tmp_path), dry_run() as d:
+        launch = prepare(v.path, device="cpu", num_warps=None, num_stages=None)
+        with fresh_binders(launch.fn):
+            kernel = launch()
+    assert launch.options["debug"] == v.options["debug"] and launch.options["num_warps"] == v.options["num_warps"]
+    assert launch.bytes_moved == sum(4 * _numel(a) for a in v.launches.top().args if a.kind == "tensor")
+    assert "estimated from the arguments" in launch.estimate
+    assert [x.grid for x in d.launched] == [v.launches.top().grid]
+    signature, _, attributes = _specialization(kernel)
+    assert attributes == v.attributes and signature == v.signature
+
+
+def _numel(a):
+    n = 1
+    for x in a.shape:
+        n *= x
+    return n
+
+
+def _specialization(kernel):
+    from kinspect.hooks.record import specialization
+
+    return specialization(kernel.src)

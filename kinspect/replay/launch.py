@@ -87,6 +87,14 @@ def prepare(folder: str, *, device, constexprs: dict | None = None, num_warps: i
 
 
 def _backend(device) -> str:
+    """The backend the launch compiles for: the active driver's, else (under the interpreter, where
+    options are ignored) the device's kind."""
+    try:
+        from triton.runtime import driver
+
+        return str(driver.active.get_current_target().backend)
+    except Exception:
+        pass
     kind = getattr(device, "type", str(device)).split(":")[0]
     if kind == "cuda":
         try:
