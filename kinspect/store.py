@@ -437,7 +437,7 @@ def _decisions(path: Path) -> list:
         if path.stat().st_size > MAX_RECORD_BYTES:
             return []
         return [AutotuneDecision.from_json(d) for d in json.loads(path.read_text())]
-    except (OSError, ValueError, TypeError, KeyError, AttributeError, RecursionError):
+    except (OSError, ValueError, TypeError, KeyError, AttributeError, RecursionError, OverflowError):
         return []
 
 

@@ -103,7 +103,7 @@ def read_source(folder: Path) -> KernelSource | None:
         return None
     try:
         return KernelSource.from_json(json.loads(path.read_text()))
-    except (OSError, ValueError, KeyError, TypeError) as e:
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError, OverflowError) as e:
         raise KinspectError(f"'{path}' is not a kernel source kinspect wrote ({type(e).__name__}: {e})") from None
 
 
@@ -118,7 +118,7 @@ def load(path: str | Path, launch: int = 1) -> ReplaySpec:
         return ReplaySpec.from_json(json.loads(p.read_text()))
     except FileNotFoundError:
         raise NotFound(f"no replay spec '{p}'") from None
-    except (ValueError, KeyError, TypeError) as e:
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError, OverflowError) as e:
         raise KinspectError(f"'{p}' is not a replay spec ({type(e).__name__}: {e})") from None
 
 
