@@ -146,13 +146,15 @@ class Store:
 
         `files` maps a file name inside the variant folder to a path to copy or the content. The same
         variant stored already (same hash) is replaced, keeping the launches recorded for it; with
-        `replace=False` (capture: several processes of one program record the same compile) the
-        stored one stays and is returned.
+        `replace=False` (capture: several processes of one program record the same compile), or
+        when the stored one was captured from a program (a replay that compiles the same variant
+        again must not trade the program's compile times and origin for its own), the stored one
+        stays and is returned.
         """
         folder = self._prepare(group)
         name = variant_name(v)
         final = folder / name
-        if not replace and (final / RECORD).is_file():
+        if (final / RECORD).is_file() and (not replace or _captured(final)):
             return read_record(final)
         tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{name[:40]}-", dir=folder))
         try:
@@ -196,6 +198,14 @@ class Store:
 
     def variants(self) -> list[Variant]:
         return list(read_records(self.root))
+
+
+def _captured(folder: Path) -> bool:
+    """Whether the record in `folder` was made by a capture of a program."""
+    try:
+        return str(json.loads((folder / RECORD).read_text()).get("origin", "")).startswith("capture")
+    except (OSError, ValueError, AttributeError):
+        return False
 
 
 def _link_or_copy(src: Path, dest: Path) -> None:

@@ -201,10 +201,13 @@ def test_diff_of_a_captured_variant_recompiles_it_with_the_captured_signature(ca
     store, _, _ = captured
     rows = sorted(_by_kernel(store)["row_sum"], key=lambda v: v.launches.calls)
     misaligned = rows[0]
-    r = run("diff", misaligned.path, "-p", "BLOCK=32,128", "-o", store, "--json", "--no-bench")
+    r = run("diff", misaligned.path, "-p", "BLOCK=32,64", "-o", store, "--json", "--no-bench")
     assert r.exit_code == 0, r.output
     out = json.loads(r.output)
-    assert [v["constexprs"]["BLOCK"] for v in out["variants"]] == [32, 128]
+    assert [v["constexprs"]["BLOCK"] for v in out["variants"]] == [32, 64]
+    assert out["variants"][1]["path"] == misaligned.path, "BLOCK=64 is the captured variant itself"
+    kept = next(read_records(Path(misaligned.path)))
+    assert kept.origin == "capture --interpret" and kept.times == misaligned.times and kept.launches.calls == 1
     for row in out["variants"]:
         again = read_records(Path(row["path"])).__next__()
         assert again.attributes == misaligned.attributes and again.signature == misaligned.signature
