@@ -151,7 +151,8 @@ def capture_summary(result, out_dir) -> str:
         head = f"kinspect: {len(variants)} variant(s) compiled for {interpret} in {out_dir}"
     if result.launches:
         procs = {(p.host, p.pid) for v in launched for p in v.launches.processes}
-        head += f"; {result.launches:,} {'interpreted ' if interpret else ''}launch(es) in {len(procs) or 1} process(es)"
+        kind = "interpreted launch(es)" if interpret else "launch(es)"
+        head += f"; {result.launches:,} {kind} in {len(procs) or 1} process(es)"
     out = [head]
     if not launched:
         if variants:
