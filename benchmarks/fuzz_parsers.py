@@ -65,9 +65,12 @@ def compile_seeds(work: Path) -> list:
 def collect_seeds(variants) -> dict[str, list[bytes]]:
     """{target name: [seed bytes]} from real compiler output: the stages of `variants` (stored
     kinspect variants) and the CPU-backend fixtures."""
-    seeds: dict[str, list[bytes]] = {k: [] for k in (*DIALECTS, "sass-usage", "record", "metadata", "elf", "options")}
+    seeds: dict[str, list[bytes]] = {k: [] for k in (*DIALECTS, "sass-usage", "record", "metadata", "elf", "options",
+                                                     "source", "autotune")}
     for v in variants:
         seeds["record"].append(Path(v.path, "record.json").read_bytes())
+        if Path(v.path, "source.json").is_file():
+            seeds["source"].append(Path(v.path, "source.json").read_bytes())
         for s in v.stages:
             data = Path(v.path, s.file).read_bytes()
             if s.binary and s.name in ("cubin", "hsaco"):
@@ -90,6 +93,7 @@ def collect_seeds(variants) -> dict[str, list[bytes]]:
     for name in ("ll.ir", "ll.opt.O2.ir"):
         seeds["llvm"].append((shared / name).read_bytes())
     seeds["riscv"] += _riscv((shared / "ll.ir").read_text())
+    seeds["autotune"].append(_autotune_seed())
     seeds["options"] += [b"BLOCK_SIZE=64", b"x_ptr=*fp32", b"n=i32:4096", b"y=fp16:0.5", b"BLOCK=32,64,128",
                          b"spacemit-x60", b"riscv64:+v,+zvl256b", b"x86-64-v4:+avx512f", b"4,8", b"S=True"]
     empty = [k for k, v in seeds.items() if not any(v)]
@@ -282,6 +286,37 @@ def record(data: bytes, i: int, tmp: Path) -> None:
     read_record(folder)
 
 
+def source(data: bytes, i: int, tmp: Path) -> None:
+    """A variant's source.json (the kernel source a replay rebuilds), read as replays read it."""
+    from kinspect.replay.spec import read_source
+
+    folder = tmp / f"s{i}"
+    folder.mkdir()
+    (folder / "source.json").write_bytes(data)
+    read_source(folder)
+
+
+def autotune(data: bytes, i: int, tmp: Path) -> None:
+    """A kernel's autotune.json, read as the capture summary reads it."""
+    from kinspect.store import read_autotune
+
+    folder = tmp / f"a{i}" / "kernel"
+    folder.mkdir(parents=True)
+    (folder / "autotune.json").write_bytes(data)
+    read_autotune(folder.parent)
+
+
+def _autotune_seed() -> bytes:
+    """An autotune.json as capture writes it: a decision with timings per config."""
+    from kinspect.model import AutotuneDecision, ConfigTiming, TunedConfig
+
+    configs = [TunedConfig({"BLOCK": b}, {"num_warps": w, "num_stages": 3}) for b, w in ((64, 2), (128, 4))]
+    d = AutotuneDecision(kernel="k", key=(4096, "torch.float16"), key_names=("n",), best=configs[0],
+                         timings=(ConfigTiming(configs[0], (0.01, 0.009, 0.011)), ConfigTiming(configs[1], (), True)),
+                         how="benchmarked", bench_s=0.5, configs=2, pid=1, host="h")
+    return json.dumps([d.to_json()], indent=1).encode()
+
+
 def metadata(data: bytes, i: int, tmp: Path) -> None:
     """A Triton cache entry's metadata json, read as `ls CACHE` reads it."""
     from kinspect.sources import discover
@@ -328,7 +363,7 @@ _ALLOWED: tuple = ()
 
 TARGETS: dict[str, Callable[[bytes, int, Path], None]] = {
     **{d: dialect_target(d) for d in DIALECTS}, "sass-usage": sass_usage, "record": record,
-    "metadata": metadata, "elf": elf, "options": options}
+    "metadata": metadata, "elf": elf, "options": options, "source": source, "autotune": autotune}
 
 
 # -- the run ---------------------------------------------------------------------------------------

@@ -6,8 +6,14 @@
 __version__ = "0.1.0"
 
 
-def capture(out_dir="kinspect-out", **kwargs):
-    """Record every Triton compile inside a `with` block into a kinspect store (see kinspect.hooks)."""
+def capture(out_dir="kinspect-out", *, target=None, **kwargs):
+    """Record every Triton compile inside a `with` block into a kinspect store (see kinspect.hooks).
+    Under TRITON_INTERPRET the interpreted launches are recorded instead and, when the block ends,
+    compiled for `target` (default cuda:90; see kinspect.replay.interpreted)."""
+    from kinspect.replay import interpreted
+
+    if kwargs.get("launches", True) and interpreted.interpreting():
+        return interpreted.capture(out_dir, target)
     from kinspect.hooks import capture as _capture
 
     return _capture(out_dir, **kwargs)

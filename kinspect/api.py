@@ -15,6 +15,7 @@ DEFAULT_OUT = "kinspect-out"
 # diff, passes); the api keeps their names for users and the CLI.
 from kinspect.compile.dump import DumpResult, dump  # noqa: E402  (after DEFAULT_OUT, which dump's default is)
 from kinspect.derived import add_retargets, llir_stage, retargeted  # noqa: E402
+from kinspect.lookup import find_variant, readable as _readable  # noqa: E402
 
 
 def stage_text(variant: Variant, stage: str) -> str:
@@ -89,16 +90,6 @@ def resolve_variants(items, *, target=None, constexprs=None, args=None, num_warp
             variants.append(dump(item, target=target, constexprs=constexprs, args=args, num_warps=num_warps,
                                  num_stages=num_stages, size=size, out_dir=out_dir, config=config).variant)
     return variants
-
-
-def _readable(listing):
-    """The listing, or a KinspectError when it found kernels but could read none of them (every
-    metadata file corrupt, say): an empty report would hide that."""
-    if not listing.variants and listing.warnings and listing.kind != "empty":
-        more = f" (and {len(listing.warnings) - 1} more)" if len(listing.warnings) > 1 else ""
-        raise KinspectError(f"no variant in '{listing.path}' could be read: {listing.warnings[0].removesuffix('; skipped')}{more}; "
-                            f"recompile the kernel or remove that folder (kinspect ls {listing.path})")
-    return listing
 
 
 def vec_report(items, *, retarget=(), **kwargs):
@@ -189,18 +180,21 @@ def bench(kernel: str, **kwargs):
     kinspect.bench.measure.bench, whose keyword arguments it takes. With no device, a UsageError
     that names `--interpret` and `dump`."""
     from kinspect.bench.measure import bench as run
+    from kinspect.replay.launch import captured
 
-    return run(kernel, **kwargs)
+    return run(kernel, replay=captured(kernel, kwargs.get("out_dir", DEFAULT_OUT)), **kwargs)
 
 
-def interpret(kernel: str, **kwargs):
-    """Run a kernel under Triton's interpreter (no device) and check it against its torch reference."""
+def interpret(kernel: str, *, out_dir: str | Path = DEFAULT_OUT, **kwargs):
+    """Run a kernel under Triton's interpreter (no device) and check it against its torch reference;
+    a captured variant (a folder, or its name in the store `out_dir`) runs its most frequent launch."""
     from kinspect.optional import need
 
     need("numpy", "--interpret (Triton's interpreter)")
     from kinspect.bench.interpret import interpret as run
+    from kinspect.replay.launch import captured
 
-    return run(kernel, **kwargs)
+    return run(kernel, replay=captured(kernel, out_dir), **kwargs)
 
 
 def interpret_many(runs: list[dict]):
@@ -211,31 +205,39 @@ def interpret_many(runs: list[dict]):
     return run(runs)
 
 
-def find_variant(spec: str, out_dir: str | Path = DEFAULT_OUT) -> Variant:
-    """A variant by folder path, or by folder name / kernel name / unique prefix in a store."""
-    from kinspect import sources
-    from kinspect.errors import NotFound, did_you_mean
+@dataclass(frozen=True)
+class Repro:
+    path: Path
+    variant: Variant
+    spec: object         # kinspect.replay.spec.ReplaySpec
+    how: str             # how the script gets the kernel
 
-    from kinspect.derived import complete
 
-    p = Path(spec)
-    if p.exists():
-        listing = _readable(sources.discover(p))
-        if len(listing.variants) == 1:
-            return complete(listing.variants[0])
-        raise UsageError(f"'{spec}' holds {len(listing.variants)} variants; name one folder of: "
-                         + ", ".join(v.name for v in listing.variants[:8]))
-    store = Path(out_dir)
-    variants = sources.discover(store).variants if store.exists() else []
-    matches = [v for v in variants if v.name == spec or v.name.startswith(spec) or v.kernel == spec
-               or Path(v.path).parent.name == spec]
-    if len(matches) == 1:
-        return complete(matches[0])
-    if not matches:
-        names = [v.name for v in variants] + sorted({Path(v.path).parent.name for v in variants})
-        raise NotFound(f"no variant '{spec}' in '{store}'{did_you_mean(spec, names)} (kinspect ls {store})")
-    raise UsageError(f"'{spec}' matches {len(matches)} variants; name one: "
-                     + ", ".join(v.name for v in matches[:8]))
+def repro(variant: str, output: str | Path, *, interpret: bool = False, embed: bool = False, launch: int = 1,
+          out_dir: str | Path = DEFAULT_OUT) -> Repro:
+    """Write a standalone script that launches a captured variant's `launch`-th most frequent
+    captured launch once (kinspect.replay.script); with `interpret` it runs under TRITON_INTERPRET."""
+    from kinspect.replay import script
+    from kinspect.replay.spec import from_variant
+
+    v = find_variant(variant, out_dir, prefer=lambda x: x.launches is not None)
+    path = check_output_path(output, "script")
+    spec = from_variant(v, launch)
+    how = script.write(spec, path, interpret=interpret, embed=embed, label=variant, triton_version=v.triton_version)
+    return Repro(path=path, variant=v, spec=spec, how=how)
+
+
+def check_output_path(path: str | Path, what: str) -> Path:
+    """A file kinspect may write: in an existing, writable folder, not a folder itself."""
+    out = Path(path)
+    folder = out.parent if str(out.parent) else Path(".")
+    if out.is_dir():
+        raise UsageError(f"-o '{out}' is a folder; give a file name such as {out / 'repro.py'}")
+    if not folder.is_dir():
+        raise UsageError(f"cannot write '{out}': folder '{folder}' does not exist; create it or choose another -o")
+    if not os.access(folder, os.W_OK):
+        raise UsageError(f"cannot write the {what} '{out}': folder '{folder}' is not writable; choose another -o")
+    return out
 
 
 def annotated_stage(variant: Variant, stage: str) -> str:

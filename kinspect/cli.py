@@ -144,20 +144,37 @@ def ls_cmd(path, show_kernels):
               type=click.Choice(["profiler", "events"]),
               help="Also time every launch on the GPU: the torch profiler's kernel records (the default) or "
                    "CUDA events around each launch.")
+@click.option("--interpret", is_flag=True,
+              help="No GPU needed: run COMMAND under TRITON_INTERPRET (kernels run on the CPU) and compile each "
+                   "kernel it launched, with the launch's arguments, for -t (default cuda:90).")
+@click.option("-t", "--target", default=None, metavar="T", help="With --interpret: the target to compile for "
+              "(cuda:80, cuda:90, cuda:100, hip:gfx942, ...).")
+@click.option("--json", "as_json", is_flag=True,
+              help="After the program's own output, print what was recorded as one JSON line on stdout.")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED, required=True)
-def capture(out_dir, time_method, command):
+def capture(out_dir, time_method, interpret, target, as_json, command):
     """Run COMMAND and record every kernel Triton compiles in it, and how often each variant was
-    launched, with which grids and arguments (and with --time, its GPU time).
+    launched, with which grids and arguments (and with --time, its GPU time), and which config
+    triton.autotune chose for which key.
 
-    Example: kinspect capture -o out --time -- python train.py --epochs 1
+    Examples: kinspect capture -o out --time -- python train.py --epochs 1;
+    kinspect capture --interpret -t cuda:90 -- python script.py
     """
+    import json
+
     from kinspect.hooks.run import run
     from kinspect.render.terminal import capture_summary
 
-    with _progress_bar("deriving SASS / assembly") as progress:
+    if target is not None and not interpret:
+        raise click.UsageError("-t names the target --interpret compiles for; a capture without --interpret records "
+                               "what the program compiles for its own device")
+    with _progress_bar("deriving SASS / assembly") as progress, _progress_bar("compiling") as compiling:
         result = run(list(command), out_dir, time_method=time_method,
-                     progress=lambda done, total: progress(done or None, total))
+                     progress=lambda done, total: progress(done or None, total),
+                     interpret=(target or "") if interpret else None, compiling=compiling)
     click.echo(capture_summary(result, out_dir), err=True)
+    if as_json:
+        click.echo(json.dumps(result.to_json(), default=str))
     sys.exit(result.code)
 
 
@@ -439,7 +456,7 @@ def bench(kernel, target, constexprs, args, num_warps, num_stages, size, interpr
         if profile or passes:
             raise click.UsageError(f"{'--profile' if profile else '--passes'} needs a device; --interpret runs on the CPU")
         result = api.interpret(kernel, constexprs=consts, args=args, size=size, num_warps=num_warps,
-                               num_stages=num_stages)
+                               num_stages=num_stages, out_dir=out_dir)
         click.echo(json.dumps(result.to_json(), indent=1) if as_json else render_interpreted(result))
     else:
         result = api.bench(kernel, target=target, constexprs=consts, args=parse_args(args), num_warps=num_warps,
@@ -458,6 +475,33 @@ def bench(kernel, target, constexprs, args, num_warps, num_stages, size, interpr
                 click.echo("\n" + passes_table(found))
     if result.check is not None and not result.check.ok:
         sys.exit(1)
+
+
+@main.command(context_settings=CONTEXT)
+@click.argument("variant")
+@click.option("-o", "--output", default="repro.py", show_default=True, help="The script to write.")
+@click.option("--interpret", is_flag=True,
+              help="Run under TRITON_INTERPRET on the CPU (the script sets it before importing triton).")
+@click.option("--embed", is_flag=True,
+              help="Carry the kernel's captured source even where its file could be imported (to share the script).")
+@click.option("--launch", type=click.IntRange(min=1), default=1, show_default=True, metavar="N",
+              help="Replay the N-th most frequent captured argument signature.")
+@click.option("--store", "out_dir", default=api.DEFAULT_OUT, show_default=True, help="Store to look the variant up in.")
+def repro(variant, output, interpret, embed, launch, out_dir):
+    """Write a standalone script that launches a captured VARIANT once with its captured arguments:
+    fresh tensors of the captured shapes, dtypes and strides, the captured scalars, constexprs,
+    options and grid. It needs torch and triton only.
+
+    VARIANT is a variant folder, or a folder name, kernel name or unique prefix in the store.
+
+    Example: kinspect repro triton_red_fused_sum_8 -o repro.py && python repro.py
+    """
+    r = api.repro(variant, output, interpret=interpret, embed=embed, launch=launch, out_dir=out_dir)
+    click.echo(f"wrote {r.path}: {r.spec.kernel}, {r.spec.calls:,} of {r.spec.total_calls:,} captured launches: "
+               f"{r.spec.describe()}")
+    click.echo(f"  the script {r.how}")
+    run = f"python {r.path}"
+    click.echo(f"  run it: {run}" + ("" if interpret else f"  (no GPU: TRITON_INTERPRET=1 {run})"))
 
 
 @main.command(context_settings=CONTEXT)

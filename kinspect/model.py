@@ -88,7 +88,7 @@ class ArgSpec:
     (constexprs included, as the launch passed them)."""
 
     name: str
-    kind: str                       # tensor | int | float | bool | none | str | tensordesc | other
+    kind: str                       # tensor | int | float | bool | none | str | tensordesc | dtype | other
     value: Any = None               # a scalar's value; a short repr for "other"
     shape: tuple[int, ...] = ()
     strides: tuple[int, ...] = ()
@@ -155,6 +155,68 @@ class Launches:
     def top(self) -> LaunchSignature | None:
         """The most frequent launch (what a replay re-runs)."""
         return max(self.signatures, key=lambda s: s.calls, default=None)
+
+
+@dataclass(frozen=True)
+class TunedConfig:
+    """One of a triton.autotune's configs: the constexpr values it sets and its launch options."""
+
+    kwargs: dict[str, Any]
+    options: dict[str, Any] = field(default_factory=dict)   # num_warps, num_stages, ... as the config sets them
+
+    def describe(self) -> str:
+        values = ", ".join(f"{k}={v}" for k, v in self.kwargs.items())
+        options = ", ".join(f"{k}={v}" for k, v in self.options.items())
+        return "; ".join(p for p in (values, options) if p) or "(no values)"
+
+
+@dataclass(frozen=True)
+class ConfigTiming:
+    """What the autotuner measured for one config: do_bench's figures in ms (median, p20, p80 with
+    Triton's default benchmark), none when nothing was measured; `failed` when the benchmark gave
+    the config up (it did not compile, or ran out of resources)."""
+
+    config: TunedConfig
+    ms: tuple[float, ...] = ()
+    failed: bool = False
+
+
+@dataclass(frozen=True)
+class AutotuneDecision:
+    """Which config triton.autotune chose for one key of one kernel, and why.
+
+    `key` is the autotuner's key: the values of its `key=` arguments, then the dtypes of the tensor
+    arguments. `how`: "benchmarked" (timed now), "cache" (read from Triton's on-disk autotune cache),
+    "single" (one config left after pruning: nothing to compare), "interpreter" (under
+    TRITON_INTERPRET: nothing is timed, the first config is taken)."""
+
+    kernel: str
+    key: tuple
+    key_names: tuple[str, ...]
+    best: TunedConfig
+    timings: tuple[ConfigTiming, ...] = ()
+    how: str = "benchmarked"
+    bench_s: float | None = None
+    configs: int = 0                 # configs the autotuner holds (before pruning)
+    pid: int = 0
+    rank: int | None = None
+    host: str = ""
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, d: dict) -> "AutotuneDecision":
+        def config(c):
+            return TunedConfig(dict(c.get("kwargs") or {}), dict(c.get("options") or {}))
+
+        return cls(kernel=str(d["kernel"]), key=tuple(d.get("key") or ()), key_names=tuple(d.get("key_names") or ()),
+                   best=config(d["best"]),
+                   timings=tuple(ConfigTiming(config(t["config"]), tuple(float(x) for x in t.get("ms") or ()),
+                                              bool(t.get("failed"))) for t in d.get("timings") or ()),
+                   how=str(d.get("how", "benchmarked")),
+                   bench_s=None if d.get("bench_s") is None else float(d["bench_s"]), configs=int(d.get("configs", 0)),
+                   pid=int(d.get("pid", 0)), rank=d.get("rank"), host=str(d.get("host", "")))
 
 
 @dataclass(frozen=True)
@@ -234,7 +296,7 @@ def launches_from_json(d: dict | None) -> Launches | None:
         calls=int(d["calls"]),
         grids=tuple((tuple(int(x) for x in g), int(n)) for g, n in d.get("grids", ())),
         signatures=tuple(LaunchSignature(grid=tuple(int(x) for x in s["grid"]),
-                                         args=tuple(_arg_from_json(a) for a in s["args"]), calls=int(s["calls"]),
+                                         args=tuple(arg_from_json(a) for a in s["args"]), calls=int(s["calls"]),
                                          pid=int(s.get("pid", 0)), rank=s.get("rank"))
                          for s in d.get("signatures", ())),
         other_calls=int(d.get("other_calls", 0)),
@@ -243,5 +305,5 @@ def launches_from_json(d: dict | None) -> Launches | None:
         if gpu else None)
 
 
-def _arg_from_json(a: dict) -> ArgSpec:
+def arg_from_json(a: dict) -> ArgSpec:
     return ArgSpec(**{**a, "shape": tuple(a.get("shape", ())), "strides": tuple(a.get("strides", ()))})

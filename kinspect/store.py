@@ -5,6 +5,11 @@
         <name>.<stage>      one file per stage, as Triton named it
         launches-<host>-<pid>.json   launches one process of a captured program recorded, until they
                             are merged into record.json (readers merge them too)
+        source.json         the kernel's source with its namespace (kinspect.replay.source), where
+                            the capture recorded it: what replays it without the program's files
+    <root>/<kernel>/autotune.json   triton.autotune's decisions for the kernel (config chosen per key,
+                            the timings it chose by); autotune-<host>-<pid>.json per process until merged
+    <root>/.kinspect-interpret/     what `kinspect capture --interpret` processes launched, until compiled
 
 A variant is written into a hidden temporary folder beside its final place and renamed into
 place, so a reader (or a second kinspect process) never sees half a variant. A kinspect process
@@ -31,9 +36,13 @@ from kinspect.errors import KinspectError, NotFound
 from kinspect.model import Variant
 
 RECORD = "record.json"
+SOURCE = "source.json"         # a variant's kernel source with its namespace (kinspect.replay.source)
 LOCK = ".kinspect.lock"
 LAUNCHES_GLOB = "launches-*.json"
 LAUNCHES_LOCK = ".launches.lock"
+AUTOTUNE = "autotune.json"
+AUTOTUNE_GLOB = "autotune-*.json"
+INTERPRET_PENDING = ".kinspect-interpret"
 MAX_RECORD_BYTES = 64 << 20   # a record is KBs; a bigger record.json is not read into memory
 # Stores locked by this process or an ancestor (os.pathsep-separated): children it starts (diff
 # workers, the program under `kinspect capture`) write under their parent's lock.
@@ -137,13 +146,15 @@ class Store:
 
         `files` maps a file name inside the variant folder to a path to copy or the content. The same
         variant stored already (same hash) is replaced, keeping the launches recorded for it; with
-        `replace=False` (capture: several processes of one program record the same compile) the
-        stored one stays and is returned.
+        `replace=False` (capture: several processes of one program record the same compile), or
+        when the stored one was captured from a program (a replay that compiles the same variant
+        again must not trade the program's compile times and origin for its own), the stored one
+        stays and is returned.
         """
         folder = self._prepare(group)
         name = variant_name(v)
         final = folder / name
-        if not replace and (final / RECORD).is_file():
+        if (final / RECORD).is_file() and (not replace or _captured(final)):
             return read_record(final)
         tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{name[:40]}-", dir=folder))
         try:
@@ -187,6 +198,14 @@ class Store:
 
     def variants(self) -> list[Variant]:
         return list(read_records(self.root))
+
+
+def _captured(folder: Path) -> bool:
+    """Whether the record in `folder` was made by a capture of a program."""
+    try:
+        return str(json.loads((folder / RECORD).read_text()).get("origin", "")).startswith("capture")
+    except (OSError, ValueError, AttributeError):
+        return False
 
 
 def _link_or_copy(src: Path, dest: Path) -> None:
@@ -400,3 +419,76 @@ def find_variant_folder(root: Path, kernel: str, hash_hex: str) -> Path | None:
         except (OSError, ValueError, AttributeError):
             continue
     return None
+
+
+# -- autotuning decisions --------------------------------------------------------------------------
+# A decision is about a kernel and a key, across its configs (each a variant of its own), so it is
+# kept per kernel, beside the kernel's variant folders, not in one variant's record.
+
+def kernel_folder(root: Path, kernel: str) -> Path:
+    return Path(root) / _safe(kernel)
+
+
+def write_autotune(root: Path, kernel: str, decisions, *, host: str, pid: int) -> Path:
+    """One process's decisions for one kernel (cumulative), replacing its earlier file atomically."""
+    folder = kernel_folder(root, kernel)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"autotune-{_safe(host)}-{pid}.json"
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps([d.to_json() for d in decisions], default=str))
+    os.replace(tmp, path)
+    return path
+
+
+def _decisions(path: Path) -> list:
+    from kinspect.model import AutotuneDecision
+
+    try:
+        if path.stat().st_size > MAX_RECORD_BYTES:
+            return []
+        return [AutotuneDecision.from_json(d) for d in json.loads(path.read_text())]
+    except (OSError, ValueError, TypeError, KeyError, AttributeError, RecursionError, OverflowError):
+        return []
+
+
+def read_autotune(root: Path) -> list:
+    """Every autotuning decision recorded in a store (merged and per-process files), by kernel."""
+    root = Path(root)
+    found = []
+    if not root.is_dir():
+        return found
+    for group in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        for path in [group / AUTOTUNE, *sorted(group.glob(AUTOTUNE_GLOB))]:
+            if path.is_file():
+                found += _decisions(path)
+    return found
+
+
+def merge_autotune(root: Path, only_pid: int | None = None) -> list:
+    """Merge per-process decision files (or only process `only_pid`'s) into each kernel's
+    autotune.json and remove them; returns the decisions merged now."""
+    import fcntl
+
+    root = Path(root)
+    merged = []
+    if not root.is_dir():
+        return merged
+    for group in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        files = [p for p in sorted(group.glob(AUTOTUNE_GLOB))
+                 if only_pid is None or p.stem.endswith(f"-{only_pid}")]
+        if not files:
+            continue
+        fd = os.open(group / LAUNCHES_LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            kept = _decisions(group / AUTOTUNE)
+            new = [d for p in files for d in _decisions(p)]
+            tmp = group / f".{AUTOTUNE}.{os.getpid()}.tmp"
+            tmp.write_text(json.dumps([d.to_json() for d in kept + new], indent=1, default=str))
+            os.replace(tmp, group / AUTOTUNE)
+            for p in files:
+                p.unlink(missing_ok=True)
+            merged += new
+        finally:
+            os.close(fd)
+    return merged

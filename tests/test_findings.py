@@ -37,7 +37,7 @@ def strided_copy(x_ptr, y_ptr, stride, BLOCK: tl.constexpr):
 @pytest.fixture(scope="module")
 def gpu(tmp_path_factory):
     """Two real cuda:90 compiles, analysed: {name: VariantReport}."""
-    from kinspect.compile import compile_variant
+    from kinspect.compile.variant import compile_variant
     from kinspect.compile.targets import resolve
 
     out = tmp_path_factory.mktemp("findings")

@@ -48,7 +48,7 @@ LINALG = {
 @pytest.fixture(scope="module")
 def ttir(tmp_path_factory, real_variant):
     """The real TTIR of a tl.dot kernel (Triton's front end; the same on every backend), its file and line."""
-    from kinspect.compile import compile_variant
+    from kinspect.compile.variant import compile_variant
     from kinspect.compile.targets import resolve
 
     out = tmp_path_factory.mktemp("dot")

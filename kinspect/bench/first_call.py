@@ -76,7 +76,7 @@ def first_calls(fn, call: Callable[[object], object], sync: Callable[[], None], 
                 group: str, gpu: bool) -> FirstCalls:
     """Time `call(fn)` cold then warm, inside `isolated(fn)`; store the variant; read its loaded
     resources on a GPU. Afterwards `fn`'s in-memory cache holds the compiled kernel."""
-    from kinspect.compile import with_loaded_resources
+    from kinspect.compile.variant import with_loaded_resources
     from kinspect.compile.driver import fresh_binders
     from kinspect.hooks import capture
     from kinspect.hooks.record import finish

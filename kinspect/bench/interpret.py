@@ -41,10 +41,11 @@ class Interpreted:
 
 
 def interpret(kernel: str, *, constexprs: dict | None = None, args: tuple[str, ...] = (), size: str | None = None,
-              num_warps: int | None = None, num_stages: int | None = None) -> Interpreted:
-    """Run `kernel` under the interpreter in a child process; `args` are `--arg` strings."""
+              num_warps: int | None = None, num_stages: int | None = None, replay: str | None = None) -> Interpreted:
+    """Run `kernel` under the interpreter in a child process; `args` are `--arg` strings; `replay`
+    a captured variant's folder, whose most frequent launch runs instead (kinspect.replay)."""
     return interpret_many([dict(kernel=kernel, constexprs=constexprs, args=args, size=size, num_warps=num_warps,
-                                num_stages=num_stages)])[0]
+                                num_stages=num_stages, replay=replay)])[0]
 
 
 def interpret_many(runs: list[dict]) -> list[Interpreted]:
@@ -52,8 +53,8 @@ def interpret_many(runs: list[dict]) -> list[Interpreted]:
     process: the interpreter's start-up (importing torch and Triton) is paid once. The first run
     that fails raises, naming its kernel."""
     requests = [{"kernel": r["kernel"], "constexprs": r.get("constexprs") or {}, "args": list(r.get("args") or ()),
-                 "size": r.get("size"), "num_warps": r.get("num_warps"), "num_stages": r.get("num_stages")}
-                for r in runs]
+                 "size": r.get("size"), "num_warps": r.get("num_warps"), "num_stages": r.get("num_stages"),
+                 "replay": r.get("replay")} for r in runs]
     names = ", ".join(dict.fromkeys(r["kernel"] for r in requests))
     env = {**os.environ, "TRITON_INTERPRET": "1"}
     try:
@@ -81,17 +82,18 @@ def _child(request: dict) -> dict:
 
     from kinspect import kernels
     from kinspect.bench.check import compare
-    from kinspect.bench.launch import prepare
+    from kinspect.bench.measure import _preparer
     from kinspect.compile.args import parse_args
     from kinspect.compile.user import is_user_kernel
 
     kernel = request["kernel"]
     size = request["size"]
-    if not size and not is_user_kernel(kernel):
+    replay = request.get("replay")
+    if not size and not replay and not is_user_kernel(kernel):
         spec = kernels.get(kernel)
         size = spec.small_size or spec.default_size
-    launch = prepare(kernel, device="cpu", constexprs=request["constexprs"], args=parse_args(request["args"]),
-                     size=size, num_warps=request["num_warps"], num_stages=request["num_stages"])
+    launch = _preparer(kernel, replay)(device="cpu", constexprs=request["constexprs"], args=parse_args(request["args"]),
+                                       size=size, num_warps=request["num_warps"], num_stages=request["num_stages"])
     t0 = time.perf_counter()
     launch()
     wall = (time.perf_counter() - t0) * 1e3

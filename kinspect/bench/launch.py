@@ -28,6 +28,7 @@ class Launch:
     then: tuple[Callable[[], Any], ...] = ()   # further passes of a multi-pass kernel, run after `fn`
     call: Callable[[], Any] | None = None      # the kernel's shipped function on the same inputs, if any
     call_text: str = ""                        # how that call reads: "softmax(x)"
+    estimate: str = ""                 # how bytes/flops were estimated when no formula declares them
 
     def __call__(self, fn=None):
         kernel = (fn or self.fn)[self.grid](**self.args, **self.constexprs, **self.options)
@@ -54,7 +55,8 @@ class Launch:
 
 def prepare(kernel: str, *, device, constexprs: dict, args: dict, size: str | None, num_warps: int | None,
             num_stages: int | None, bytes_moved: int | None = None, flops: int | None = None) -> Launch:
-    """A shipped kernel's example (at `size`) or a user kernel's declared/--arg arguments, on `device`."""
+    """A shipped kernel's example (at `size`) or a user kernel's declared/--arg arguments, on `device`
+    (a captured variant's launch: kinspect.replay.launch.prepare)."""
     import torch
 
     from kinspect import kernels

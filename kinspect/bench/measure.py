@@ -75,13 +75,17 @@ class BenchResult:
         }
 
 
-def no_device_line(kernel: str) -> str:
+def no_device_line(kernel: str, captured: bool = False) -> str:
+    if captured:
+        from kinspect.replay.launch import no_device_line as captured_line
+
+        return captured_line(kernel)
     return (f"no device here to run '{kernel}' on (no GPU, no CPU Triton backend such as triton-cpu): "
             f"check its results with `kinspect bench {kernel} --interpret` (Triton's interpreter, small size) "
             f"or see what it compiles to with `kinspect dump {kernel}`")
 
 
-def device_target(kernel: str, target: str | None):
+def device_target(kernel: str, target: str | None, captured: bool = False):
     """The active device's Resolved target; bench cannot time an offline target."""
     from kinspect.compile.targets import Resolved, active_device_target
 
@@ -90,7 +94,7 @@ def device_target(kernel: str, target: str | None):
                          f"Use -t device, or `kinspect dump {kernel} -t {target}` to see its code")
     device = active_device_target()
     if device is None:
-        raise UsageError(no_device_line(kernel))
+        raise UsageError(no_device_line(kernel, captured))
     return Resolved(device, False, f"{device} (the active device)")
 
 
@@ -98,16 +102,16 @@ def bench(kernel: str, *, target: str | None = None, constexprs: dict | None = N
           num_warps: int | None = None, num_stages: int | None = None, size: str | None = None,
           out_dir: str | Path = "kinspect-out", references: bool = True, compiled_reference: bool = True,
           bytes_moved: int | None = None, flops: int | None = None, warmup_ms: int = WARMUP_MS,
-          rep_ms: int = REP_MS, profile: str | Path | None = None, launch_path: bool = True) -> BenchResult:
+          rep_ms: int = REP_MS, profile: str | Path | None = None, launch_path: bool = True,
+          replay: str | None = None) -> BenchResult:
     from kinspect.bench.first_call import first_calls, in_user_cache, isolated
-    from kinspect.bench.launch import prepare
     from kinspect.bench.profile import check_writable
     from kinspect.bench.timing import timer_for
     from kinspect.diff.table import metrics
 
     if profile is not None:
         check_writable(profile)
-    resolved = device_target(kernel, target)
+    resolved = device_target(kernel, target, captured=bool(replay))
     from kinspect.store import Store
 
     Store(out_dir).ensure_writable()  # one line now, not after a compile and a timing run
@@ -115,8 +119,9 @@ def bench(kernel: str, *, target: str | None = None, constexprs: dict | None = N
     from triton.runtime import driver
 
     device = driver.active.get_active_torch_device()
-    launch = prepare(kernel, device=device, constexprs=dict(constexprs or {}), args=dict(args or {}), size=size,
-                     num_warps=num_warps, num_stages=num_stages, bytes_moved=bytes_moved, flops=flops)
+    launch = _preparer(kernel, replay)(device=device, constexprs=dict(constexprs or {}), args=dict(args or {}),
+                                       size=size, num_warps=num_warps, num_stages=num_stages, bytes_moved=bytes_moved,
+                                       flops=flops)
     sync = _sync_for(gpu)
     kind = "cuda" if gpu else "cpu"
     timer = timer_for(kind)
@@ -188,6 +193,8 @@ def throughput(launch, steady: Timing, figures: dict, kind: str) -> Throughput:
         note = "no flops formula"
     if launch.bytes_moved is None:
         note = "no bytes formula (pass --bytes)" + (f"; {note}" if note else "")
+    elif launch.estimate:
+        note = launch.estimate + (f"; {note}" if note and launch.flops is not None else "")
     return Throughput(gbps=gbps, copy=copy_bandwidth(kind) if gbps else None, tflops=tflops, peak=peak,
                       note=note)
 
@@ -207,3 +214,17 @@ def method(steady: Timing, kind: str, launch) -> dict:
             "launch_path": "as called: loops of calls with one synchronize after each loop, median ms a call; "
                            "host: the loop before the synchronize; GPU only: the loop's calls in a CUDA graph, "
                            "replayed; launcher: CompiledKernel.run called as JITFunction.run calls it"}
+
+
+def _preparer(kernel: str, replay: str | None):
+    """The function that makes the bench's Launch: from a captured variant's folder (`replay`,
+    kinspect.replay.launch) or from the kernel's example or declared arguments (bench.launch)."""
+    import functools
+
+    if replay:
+        from kinspect.replay.launch import prepare as captured
+
+        return functools.partial(captured, replay)
+    from kinspect.bench.launch import prepare
+
+    return functools.partial(prepare, kernel)

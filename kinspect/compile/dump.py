@@ -28,7 +28,7 @@ def dump(kernel: str, *, target: str | None = None, constexprs: dict | None = No
     specs, the variant's LLVM IR compiled for those CPUs is stored beside them as `asm@<cpu>`
     stages. An autotuned user kernel is compiled with its config number `config` (default: the
     first that prune_configs_by keeps)."""
-    from kinspect.compile import compile_variant
+    from kinspect.compile.variant import compile_variant
     from kinspect.compile.targets import resolve
     from kinspect.compile.user import is_user_kernel, load
 

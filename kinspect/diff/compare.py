@@ -48,26 +48,30 @@ def compare(items: list[str], *, constexprs: dict[str, list] | None = None, targ
 
         for spec in retarget:
             cpus.parse(spec)  # a typo fails before anything is compiled
-    kernels, saved_at = [], {}
+    kernels, saved_at, replayed = [], {}, []
+    sweeping = bool(constexprs) or any(x is not None for x in (*num_warps, *num_stages))
     for i, item in enumerate(items):
         found = _saved(item, Path(out_dir))
         if found is None:
             kernels.append(sweep.absolute_kernel(item))
+        elif sweeping and any(v.launches is not None for v in found):
+            replayed += _one_launched(item, found)   # compiled again with its captured launch (kinspect.replay)
         else:
             saved_at[i] = found
-    if not kernels and (constexprs or any(x is not None for x in (*num_warps, *num_stages)) or args or configs):
-        raise UsageError("-p, --arg, --config, --num-warps and --num-stages apply to kernels compiled here; "
-                         "the items given are all saved variants")
+    if not kernels and not replayed and (sweeping or args or configs):
+        raise UsageError("-p, --arg, --config, --num-warps and --num-stages apply to kernels compiled here or to "
+                         "captured variants (kinspect capture); the items given are saved variants with no "
+                         "launch records")
     compiled: list[Variant] = []
     failed: list[Outcome] = []
     result_sweep = None
     known = {}
     least = 2 if text else 1  # a table (a report) can hold one variant; a diff needs two
-    if kernels:
+    if kernels or replayed:
         from kinspect.store import Store
 
         with Store(out_dir).lock():     # the workers write under it: started inside, they know
-            result_sweep = _sweep(kernels, targets=targets, constexprs=constexprs, num_warps=num_warps,
+            result_sweep = _sweep(kernels, replayed, targets=targets, constexprs=constexprs, num_warps=num_warps,
                                   num_stages=num_stages, args=args, size=size, out_dir=out_dir, jobs=jobs,
                                   progress=progress, configs=configs, retarget=retarget, least=least,
                                   saved=sum(len(v) for v in saved_at.values()))
@@ -82,6 +86,10 @@ def compare(items: list[str], *, constexprs: dict[str, list] | None = None, targ
     reports: dict = {}
     rows = make_rows(variants, known, reports)
     notes = (list(result_sweep.notes) if result_sweep else []) + user_notes(variants)
+    if replayed:
+        from kinspect.replay.sweep import replayed_note
+
+        notes += [replayed_note(v) for v in replayed]
     if timer is not None:
         rows = [_timed(r, timer, notes) for r in rows]
         notes += config_verdicts(rows, picker)
@@ -95,9 +103,10 @@ def compare(items: list[str], *, constexprs: dict[str, list] | None = None, targ
                       links=explain(rows), notes=notes, sweep=result_sweep, reports=reports)
 
 
-def _sweep(kernels, *, targets, constexprs, num_warps, num_stages, args, size, out_dir, jobs, progress, configs,
-           retarget, least, saved) -> Sweep:
-    """Plan (an autotuned kernel's configs), check there is enough to compare, compile."""
+def _sweep(kernels, replayed, *, targets, constexprs, num_warps, num_stages, args, size, out_dir, jobs, progress,
+           configs, retarget, least, saved) -> Sweep:
+    """Plan (an autotuned kernel's configs), check there is enough to compare, compile. `replayed`:
+    captured variants compiled again with their launch's arguments and the swept values."""
     from kinspect.diff import sweep
 
     target_list = [_offline_target(t) for t in targets]
@@ -106,6 +115,11 @@ def _sweep(kernels, *, targets, constexprs, num_warps, num_stages, args, size, o
     try:
         job_list = sweep.cross(kernels, targets=target_list, constexprs=constexprs, num_warps=num_warps,
                                num_stages=num_stages, args=args, size=size, out_dir=out_dir, configs=config_list)
+        if replayed:
+            from kinspect.replay.sweep import jobs as replay_jobs
+
+            job_list += replay_jobs(replayed, targets=targets, constexprs=constexprs, num_warps=num_warps,
+                                    num_stages=num_stages, out_dir=out_dir)
         _enough((len(job_list) + saved) * max(1, len(retarget)), least=least)
     except BaseException:
         for w in started:
@@ -160,11 +174,28 @@ def _saved(item: str, store: Path) -> list[Variant] | None:
     if p.exists():
         return sorted((complete(v) for v in sources.discover(p).variants), key=_natural)
     if store.is_dir():
-        matches = [v for v in sources.discover(store).variants
-                   if v.name == item or v.name.startswith(item) and item not in ("", ".")]
+        variants = sources.discover(store).variants
+        matches = [v for v in variants if v.name == item or v.name.startswith(item) and item not in ("", ".")]
+        if not matches and not _shipped(item):   # a kernel's name in the store (a captured program's kernel)
+            matches = [v for v in variants if v.kernel == item or Path(v.path).parent.name == item]
         if matches:
             return sorted((complete(v) for v in matches), key=_natural)
     return None
+
+
+def _shipped(name: str) -> bool:
+    from kinspect import kernels
+
+    return name in kernels.names()
+
+
+def _one_launched(item: str, found: list[Variant]) -> list[Variant]:
+    """The captured variant a sweep recompiles: the one of `found` that was launched."""
+    launched = [v for v in found if v.launches is not None]
+    if len(launched) > 1:
+        raise UsageError(f"'{item}' names {len(launched)} captured variants; sweep one of them: " + ", ".join(
+            f"{v.name} ({v.launches.calls} calls)" for v in launched[:6]))
+    return launched
 
 
 def _natural(v: Variant) -> tuple:

@@ -15,38 +15,9 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Callable
 
+from kinspect.diff.jobs import Job, Outcome
 from kinspect.errors import KinspectError
 from kinspect.parallel import usable_cores
-
-
-@dataclass(frozen=True)
-class Job:
-    """One variant to compile, in plain values a worker process can receive."""
-
-    kernel: str                              # shipped name or absolute path/file.py:name
-    target: str | None
-    constexprs: tuple[tuple[str, object], ...] = ()
-    num_warps: int | None = None
-    num_stages: int | None = None
-    args: tuple[str, ...] = ()               # --arg NAME=TYPE strings, parsed in the worker
-    size: str | None = None
-    out_dir: str = ""
-    config: int | None = None                # an autotuned kernel's config, by its number
-
-    def describe(self) -> str:
-        parts = [self.kernel] + [f"config={self.config}"] * (self.config is not None)
-        parts += [f"{k}={v}" for k, v in self.constexprs]
-        parts += [f"{k}={v}" for k, v in (("target", self.target), ("num_warps", self.num_warps),
-                                          ("num_stages", self.num_stages)) if v is not None]
-        return " ".join(parts)
-
-
-@dataclass(frozen=True)
-class Outcome:
-    job: Job
-    path: str | None = None      # the stored variant folder
-    error: str | None = None
-    metrics: dict | None = None  # its row figures (kinspect.diff.table.metrics), measured by the worker
 
 
 @dataclass(frozen=True)
@@ -83,6 +54,10 @@ def compile_job(job: Job) -> Outcome:
     from kinspect.compile.dump import dump
     from kinspect.diff.table import metrics
 
+    if job.replay:      # a captured launch compiled again: the kernel and arguments come from the capture
+        from kinspect.replay.compile import compile_job as compile_replay
+
+        return compile_replay(job)
     try:
         result = dump(job.kernel, target=job.target, constexprs=dict(job.constexprs),
                       args=parse_args(job.args), num_warps=job.num_warps, num_stages=job.num_stages,
@@ -108,10 +83,13 @@ def configs_of(kernel: str, targets: list, combos: list[dict], args: list[str], 
 
 
 def run(jobs: list[Job], *, workers: int | None = None,
-        progress: Callable[[Outcome | None, int], None] | None = None, started: list | None = None) -> Sweep:
+        progress: Callable[[Outcome | None, int], None] | None = None, started: list | None = None,
+        subprocesses: bool = False) -> Sweep:
     """Compile every job; outcomes come back in the jobs' order whatever order they finish in.
     `progress(outcome, total)` is called once with None before the first compile, then per job.
-    `started` are Workers already running (see plan): they compile first, the extra ones stop."""
+    `started` are Workers already running (see plan): they compile first, the extra ones stop.
+    With `subprocesses`, even one job compiles in a worker (this process cannot compile: its Triton
+    runs under the interpreter)."""
     import time
 
     if progress:
@@ -126,7 +104,7 @@ def run(jobs: list[Job], *, workers: int | None = None,
     started = started[:workers]
     if started:
         outcomes = _in_pool(jobs, workers, progress, started)
-    elif workers == 1:
+    elif workers == 1 and not subprocesses:
         outcomes = []
         for job in jobs:
             outcomes.append(compile_job(job))

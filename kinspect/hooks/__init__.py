@@ -39,6 +39,7 @@ class Recorder:
     launches: LaunchRecorder | None = None   # records the launches of what this records
     startup: StartupClock | None = None      # times Triton's one-time start-up
     variants: list[Variant] = field(default_factory=list)
+    autotune: list = field(default_factory=list)     # triton.autotune's decisions (kinspect.model.AutotuneDecision)
     pending: list[tuple] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -158,14 +159,18 @@ def capture(out_dir: str | Path = "kinspect-out", *, group: str | None = None, o
             time: bool | str = False):
     """Record every Triton compile inside the block into a kinspect store at `out_dir`, and the
     launches of what it records (count, grids, argument signatures; with `time`, device time per
-    launch: True or "profiler" for the torch profiler's kernel records, "events" for CUDA events).
+    launch: True or "profiler" for the torch profiler's kernel records, "events" for CUDA events),
+    and triton.autotune's decisions (`rec.autotune`; kinspect.hooks.autotune).
 
         with kinspect.capture("out", time=True) as rec:
             my_kernel[grid](x, y, n, BLOCK=128)
         print(rec.variants)
 
     With `defer`, variants are recorded when the block ends rather than inside Triton's compile.
+    Under TRITON_INTERPRET nothing compiles, so nothing is recorded here: kinspect.capture() then
+    records the interpreted launches instead (kinspect.replay.interpreted).
     """
+    from kinspect.hooks.autotune import AutotuneRecorder
     from kinspect.hooks.launches import ArgumentsToHooks, LaunchRecorder
     from kinspect.hooks.startup import StartupClock
 
@@ -183,10 +188,13 @@ def capture(out_dir: str | Path = "kinspect-out", *, group: str | None = None, o
         knobs.compilation.listener = recorder
         clock.install()
         metadata = ArgumentsToHooks(on_first=recorder.adopt)
+        autotune = AutotuneRecorder(store.root) if launches else None
         if launch_recorder is not None:
             knobs.runtime.launch_enter_hook = ChainedHook(launch_recorder.enter, hooks[0])
             knobs.runtime.launch_exit_hook = ChainedHook(launch_recorder.exit, hooks[1])
             metadata.install()
+            autotune.install()
+            recorder.autotune = autotune.decisions
         try:
             yield recorder
             recorder.flush()
@@ -196,7 +204,22 @@ def capture(out_dir: str | Path = "kinspect-out", *, group: str | None = None, o
             metadata.restore()
             clock.restore()
             if launch_recorder is not None:
+                autotune.restore()
                 finish_launches(launch_recorder)
+                _finish_autotune(store, autotune)
+
+
+def _finish_autotune(store: Store, autotune) -> None:
+    """Merge this process's autotuning decisions into the store's autotune.json files."""
+    import os
+
+    from kinspect.store import merge_autotune
+
+    if autotune.decisions:
+        try:
+            merge_autotune(store.root, only_pid=os.getpid())
+        except OSError:
+            pass
 
 
 def finish_launches(launches: LaunchRecorder) -> None:

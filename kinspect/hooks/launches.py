@@ -124,7 +124,12 @@ def _arg_key(value):
     if isinstance(base, _tensor_type) and hasattr(value, "block_shape"):
         return ("tensordesc", base.dtype, tuple(value.shape), tuple(value.strides), tuple(value.block_shape),
                 base.device)
-    return ("other", kind.__name__)
+    name = kind.__name__
+    if name == "constexpr" and hasattr(value, "value"):     # tl.constexpr(4) passed for a constexpr
+        return _arg_key(value.value)
+    if name == "dtype" and kind.__module__.startswith("triton.language"):   # tl.float16 as a constexpr
+        return ("dtype", str(value))
+    return ("other", name)
 
 
 def _arg_spec(name: str, key) -> ArgSpec:
@@ -138,6 +143,8 @@ def _arg_spec(name: str, key) -> ArgSpec:
         return ArgSpec(name, "tensordesc", value=list(key[4]), shape=tuple(int(x) for x in key[2]),
                        strides=tuple(int(x) for x in key[3]), dtype=str(key[1]).removeprefix("torch."),
                        device=str(key[5]))
+    if kind == "dtype":
+        return ArgSpec(name, "dtype", value=key[1])
     return ArgSpec(name, "other", value=key[1])
 
 
@@ -208,10 +215,22 @@ class LaunchRecorder:
             return
         grid, kernel_meta, args = extras[0][1]
         key = kernel_meta.hash
+        first = self.count(key, kernel_meta.name, grid, args)
+        if self.timer is not None:
+            self.timer.enter(self, key, data)
+        # A variant's first launch is written at once (a program that dies keeps it), later counts
+        # every FLUSH_S seconds.
+        if first or time.monotonic() - self._last_flush > FLUSH_S:
+            self.flush()
+
+    def count(self, key: str, kernel, grid, args: dict) -> bool:
+        """Count one launch of the variant `key` with `grid` and `args` (parameter name -> value);
+        whether it was the variant's first. Also called for launches no launch hook sees (the
+        interpreter's: kinspect.hooks.interpret)."""
         tally = self.tallies.get(key)
         first = tally is None
         if first:
-            tally = self.tallies[key] = Tally(kernel=str(kernel_meta.name), names=tuple(args))
+            tally = self.tallies[key] = Tally(kernel=str(kernel), names=tuple(args))
         tally.calls += 1
         tally.dirty = True
         grid = _grid3(grid)
@@ -224,12 +243,7 @@ class LaunchRecorder:
             tally.signatures[sig] = 1
         else:
             tally.other += 1
-        if self.timer is not None:
-            self.timer.enter(self, key, data)
-        # A variant's first launch is written at once (a program that dies keeps it), later counts
-        # every FLUSH_S seconds.
-        if first or time.monotonic() - self._last_flush > FLUSH_S:
-            self.flush()
+        return first
 
     def add_time(self, key: str | None, ms: float) -> None:
         """One launch's device time (called by the timer when it knows it)."""

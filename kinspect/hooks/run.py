@@ -38,13 +38,32 @@ class CaptureResult:
     unattributed: dict = field(default_factory=dict)
     notes: tuple[str, ...] = ()
     derive_s: float = 0.0
+    autotune: tuple = ()                    # kinspect.model.AutotuneDecision made in this run
+    interpret: str | None = None            # the target launches under the interpreter were compiled for
+    compile_s: float = 0.0                  # compiling them, after the program
+
+    def to_json(self) -> dict:
+        """What the capture recorded, for `kinspect capture --json`."""
+        def variant(v: Variant) -> dict:
+            la, gpu = v.launches, v.launches.gpu if v.launches else None
+            return {"kernel": v.kernel, "variant": v.name, "path": v.path, "target": str(v.target),
+                    "constexprs": v.constexprs, "options": v.options, "calls": la.calls if la else 0,
+                    "gpu_ms": gpu.total_ms if gpu else None, "notes": list(v.notes)}
+
+        return {"exit_code": self.code, "variants": [variant(v) for v in self.variants], "launches": self.launches,
+                "hook_ms": self.hook_ms, "timing": self.timing, "unattributed": self.unattributed,
+                "autotune": [d.to_json() for d in self.autotune], "interpret": self.interpret,
+                "compile_s": self.compile_s, "derive_s": self.derive_s, "notes": list(self.notes)}
 
 
 def run(command: list[str], out_dir: str | Path, *, time_method: str | None = None,
-        progress: Callable[[int, int], None] | None = None) -> CaptureResult:
+        progress: Callable[[int, int], None] | None = None, interpret: str | None = None,
+        compiling: Callable | None = None) -> CaptureResult:
     """Run `command` with capture active in it and its Python subprocesses; then derive the stages
     capture left out and merge the launch records. `time_method` ("profiler" or "events") times every
-    launch on the GPU."""
+    launch on the GPU. With `interpret` (a target such as "cuda:90") the command runs under
+    TRITON_INTERPRET and each kernel and specialization it launched is compiled for that target
+    afterwards (kinspect.hooks.interpret); `compiling(outcome, total)` follows those compiles."""
     if not command:
         raise UsageError("nothing to run; e.g. kinspect capture -o out -- python script.py")
     if time_method is not None:
@@ -52,9 +71,15 @@ def run(command: list[str], out_dir: str | Path, *, time_method: str | None = No
 
         if time_method not in TIMERS:
             raise UsageError(f"--time {time_method}: use one of {', '.join(TIMERS)}")
+    notes = []
+    if interpret is None and os.environ.get("TRITON_INTERPRET", "").lower() in ("1", "true", "on", "yes"):
+        interpret = ""      # the program would run interpreted anyway: record it the way that works there
+        notes.append("TRITON_INTERPRET is set, so the program ran under Triton's interpreter and its kernels were "
+                     "compiled afterwards, as with --interpret (-t chooses the target)")
+    if interpret is not None:
+        interpret = _interpret_target(interpret, time_method)
     out = Path(out_dir).resolve()
     started = time.time()
-    notes = []
     # Fails early, with one line, on an unwritable folder or one another kinspect is writing; the
     # command's Python processes record under this lock (the environment says they may).
     with Store(out).lock():
@@ -66,6 +91,10 @@ def run(command: list[str], out_dir: str | Path, *, time_method: str | None = No
         if STATIC_LAUNCHER not in env:
             env[STATIC_LAUNCHER] = "0"
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(BOOT), env.get("PYTHONPATH", "")) if p)
+        env.pop("KINSPECT_CAPTURE_INTERPRET", None)
+        if interpret is not None:
+            env["TRITON_INTERPRET"] = "1"
+            env["KINSPECT_CAPTURE_INTERPRET"] = interpret
         try:
             code = subprocess.call(command, env=env)
         except FileNotFoundError:
@@ -74,6 +103,13 @@ def run(command: list[str], out_dir: str | Path, *, time_method: str | None = No
             code = 130
         if not out.is_dir():   # an empty store folder is removed again when the command compiled nothing
             return CaptureResult(code, [])
+        compile_s = 0.0
+        if interpret is not None:
+            from kinspect.replay.sweep import compile_pending
+
+            compiled = compile_pending(out, progress=compiling)
+            compile_s = compiled.seconds
+            notes += [f"'{k}' was not compiled for {interpret}: {err}" for k, err in compiled.failed]
         t0 = time.perf_counter()
         touched = _touched(out, started)
         variants = finish_all(touched, progress)
@@ -82,11 +118,30 @@ def run(command: list[str], out_dir: str | Path, *, time_method: str | None = No
         variants = [read_record(Path(v.path)) for v in variants]
         derive_s = time.perf_counter() - t0
         launches, hook_ms, timing, unattributed = _summaries(out / SUMMARIES)
+        from kinspect.store import merge_autotune
+
+        autotune = tuple(merge_autotune(out))
     if env.get(STATIC_LAUNCHER) == "0" and STATIC_LAUNCHER not in os.environ and any(
             v.kernel.startswith("triton_") for v in variants):
         notes.append(f"Inductor's static CUDA launcher was off ({STATIC_LAUNCHER}=0) so that its launches reach "
                      f"Triton's launch hooks")
-    return CaptureResult(code, variants, launches, hook_ms, timing, unattributed, tuple(notes), derive_s)
+    return CaptureResult(code, variants, launches, hook_ms, timing, unattributed, tuple(notes), derive_s,
+                         autotune=autotune, interpret=interpret, compile_s=compile_s)
+
+
+def _interpret_target(target: str, time_method: str | None) -> str:
+    """The offline target an interpreted capture compiles for (a GPU target: the point is the GPU
+    code of a program run without one)."""
+    from kinspect.compile.targets import DEFAULT_OFFLINE, resolve
+
+    if time_method is not None:
+        raise UsageError("--time measures GPU time; --interpret runs the kernels on the CPU, so there is none to "
+                         "measure: drop one of them")
+    text = target or DEFAULT_OFFLINE
+    if text in ("device", "auto"):
+        raise UsageError(f"--interpret compiles for a target named with -t, such as {DEFAULT_OFFLINE}; "
+                         f"'-t {text}' names the device the interpreter does not use")
+    return str(resolve(text).target)
 
 
 def _touched(out: Path, started: float) -> list[Variant]:

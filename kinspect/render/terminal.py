@@ -164,10 +164,14 @@ def capture_summary(result, out_dir) -> str:
     (busiest first), with what recording and timing cost."""
     variants = result.variants
     launched = [v for v in variants if v.launches is not None]
+    interpret = getattr(result, "interpret", None)
     head = f"kinspect: {len(variants)} variant(s) recorded in {out_dir}"
+    if interpret:
+        head = f"kinspect: {len(variants)} variant(s) compiled for {interpret} in {out_dir}"
     if result.launches:
         procs = {(p.host, p.pid) for v in launched for p in v.launches.processes}
-        head += f"; {result.launches:,} launch(es) in {len(procs) or 1} process(es)"
+        kind = "interpreted launch(es)" if interpret else "launch(es)"
+        head += f"; {result.launches:,} {kind} in {len(procs) or 1} process(es)"
     out = [head]
     if not launched:
         if variants:
@@ -176,18 +180,28 @@ def capture_summary(result, out_dir) -> str:
         timed = sum(v.launches.gpu.total_ms for v in launched if v.launches.gpu)
         ranked = sorted(variants, key=lambda v: (-(v.launches.gpu.total_ms if v.launches and v.launches.gpu else 0),
                                                  -(v.launches.calls if v.launches else 0), v.kernel))
-        rows = [("kernel", "spec", "calls", "GPU ms", "median ms", "share")]
+        gpu_columns = not interpret     # interpreted launches ran on no GPU
+        rows = [("kernel", "spec", "calls") + (("GPU ms", "median ms", "share") if gpu_columns else ())]
         for v in ranked:
             la = v.launches
             gpu = la.gpu if la else None
-            rows.append((_cut(v.kernel, 48), _cut(spec_line(v), 40), f"{la.calls:,}" if la else "0",
-                         f"{gpu.total_ms:,.3f}" if gpu else "-",
-                         f"{gpu.median_ms:.4f}" if gpu and gpu.median_ms is not None else "-",
-                         f"{100 * gpu.total_ms / timed:.1f}%" if gpu and timed else "-"))
+            row = (_cut(v.kernel, 48), _cut(spec_line(v), 40), f"{la.calls:,}" if la else "0")
+            if gpu_columns:
+                row += (f"{gpu.total_ms:,.3f}" if gpu else "-",
+                        f"{gpu.median_ms:.4f}" if gpu and gpu.median_ms is not None else "-",
+                        f"{100 * gpu.total_ms / timed:.1f}%" if gpu and timed else "-")
+            rows.append(row)
         widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
         for r in rows:
             out.append("  " + "  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))))
-    if result.launches:
+    if getattr(result, "autotune", ()):
+        from kinspect.render.autotune import decision_lines
+
+        out += decision_lines(result.autotune, interpret)
+    if result.launches and interpret:
+        out.append(f"  recording the interpreted launches cost {result.hook_ms:,.1f} ms (their specialization for "
+                   f"{interpret} included); compiling them {result.compile_s:.1f} s after the program ended")
+    elif result.launches:
         per = 1e3 * result.hook_ms / result.launches
         out.append(f"  recording launches cost {result.hook_ms:,.1f} ms in kinspect's launch hooks "
                    f"({per:.1f} µs per launch, timing included)")

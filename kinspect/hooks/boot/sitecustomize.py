@@ -14,8 +14,11 @@ import sys
 
 
 def _install():
+    if os.environ.get("KINSPECT_CAPTURE_INTERPRET"):
+        return _install_interpreted(os.environ["KINSPECT_CAPTURE_INTERPRET"])
     try:
         from kinspect.hooks import ChainedHook, Recorder, timer
+        from kinspect.hooks.autotune import AutotuneRecorder
         from kinspect.hooks.launches import ArgumentsToHooks, LaunchRecorder
         from kinspect.hooks.startup import StartupClock
         from kinspect.store import Store
@@ -31,6 +34,8 @@ def _install():
     recorder = Recorder(store, previous=knobs.compilation.listener, origin="capture", launches=launches,
                         startup=clock)
     ArgumentsToHooks(on_first=recorder.adopt).install()
+    autotune = AutotuneRecorder(store.root)
+    autotune.install()
     _keep_first(knobs.compilation, recorder)
     _keep_first_hooks(knobs.runtime, ChainedHook(launches.enter, knobs.runtime.launch_enter_hook),
                       ChainedHook(launches.exit, knobs.runtime.launch_exit_hook))
@@ -41,13 +46,39 @@ def _install():
     atexit.register(_at_exit, launches)
     if hasattr(os, "register_at_fork"):
         os.register_at_fork(after_in_child=launches.forget)
+        os.register_at_fork(after_in_child=autotune.forget)
+
+
+def _install_interpreted(target):
+    """Under TRITON_INTERPRET nothing compiles and no launch hook runs: record the interpreted
+    launches themselves (kinspect.hooks.interpret), for the capture command to compile for `target`."""
+    try:
+        from kinspect.hooks.autotune import AutotuneRecorder
+        from kinspect.hooks.interpret import InterpretRecorder
+
+        recorder = InterpretRecorder(os.environ["KINSPECT_CAPTURE_DIR"], target)
+        autotune = AutotuneRecorder(recorder.root, interpret=True)
+        recorder.install()
+        autotune.install()
+    except Exception as e:  # never break the user's program
+        print(f"kinspect capture: not active ({e})", file=sys.stderr)
+        return
+    import atexit
+
+    atexit.register(_at_exit, recorder)
+    if hasattr(os, "register_at_fork"):
+        os.register_at_fork(after_in_child=recorder.forget)
+        os.register_at_fork(after_in_child=autotune.forget)
 
 
 def _at_exit(launches):
     """Write this process's launch counts and what recording them cost (the capture command reads
-    it back into its summary)."""
+    it back into its summary). `launches` is a LaunchRecorder, or an InterpretRecorder."""
     try:
-        launches.flush(final=True)
+        if hasattr(launches, "flush"):
+            launches.flush(final=True)
+        else:
+            launches.write()
         summary = launches.summary()
         if summary["launches"]:
             import json

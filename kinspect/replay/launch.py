@@ -1,0 +1,128 @@
+"""A captured variant as `kinspect bench`'s input: its most frequent launch, ready to run.
+
+`captured(name, store)` says whether a bench argument names a captured variant (a folder, or a
+name in the store as `kinspect show` takes it); `prepare` makes the bench's Launch from it. The
+bytes behind GB/s are estimated from the arguments (each tensor argument's elements read or
+written once), since a captured kernel declares no formula; FLOPs are not estimated: an
+argument list does not say what a kernel computes.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kinspect.errors import NotFound
+
+BYTES_NOTE = ("GB/s from bytes estimated from the arguments: each tensor argument's elements read or written "
+              "once ({bytes}); no FLOP estimate (pass --bytes / --flops for yours)")
+
+
+def no_device_line(name: str) -> str:
+    return (f"no device here to run the captured '{name}' on (no GPU, no CPU Triton backend such as triton-cpu): "
+            f"run its captured launch under Triton's interpreter with `kinspect bench {name} --interpret`, write "
+            f"it as a script for a GPU machine with `kinspect repro {name} -o repro.py`, or read its code with "
+            f"`kinspect show {name} --stage ptx`")
+
+
+def captured(name: str, store: str | Path) -> str | None:
+    """The folder of the captured variant `name` names, or None when it names a kernel (shipped,
+    or file.py:kernel) or nothing in the store."""
+    from kinspect import kernels
+    from kinspect.compile.user import is_user_kernel
+    from kinspect.lookup import find_variant
+    from kinspect.store import is_store
+
+    if is_user_kernel(name) or name in kernels.names():
+        return None
+    p = Path(name)
+    if p.exists():      # a variant folder, or a store or kernel folder holding one captured variant
+        if not (p.is_dir() and is_store(p)):
+            return None
+        return str(Path(find_variant(name, store, prefer=lambda v: v.launches is not None).path).resolve())
+    if not Path(store).is_dir():
+        return None
+
+    try:
+        return str(Path(find_variant(name, store, prefer=lambda v: v.launches is not None).path).resolve())
+    except NotFound:
+        return None
+
+
+def prepare(folder: str, *, device, constexprs: dict | None = None, num_warps: int | None = None,
+            num_stages: int | None = None, bytes_moved: int | None = None, flops: int | None = None,
+            launch: int = 1, size: str | None = None, args: dict | None = None):
+    """The bench Launch of a captured variant's `launch`-th most frequent signature on `device`
+    (other warps or stages may be asked for: they change neither the grid nor what it covers)."""
+    from kinspect.errors import UsageError
+
+    if constexprs or size or args:
+        what = "-p" if constexprs else "--size" if size else "--arg"
+        raise UsageError(f"{what} does not apply to a captured variant: bench replays the captured launch, whose "
+                         f"grid was computed for its captured sizes and constexprs. Compare block sizes with "
+                         f"`kinspect diff VARIANT -p NAME=V1,V2`, or bench the kernel with your own arguments "
+                         f"(kinspect bench file.py:kernel --arg ...)")
+    from kinspect.bench.launch import Launch
+    from kinspect.compile import jit_function
+    from kinspect.replay.args import FILL_NOTE, values
+    from kinspect.replay.spec import DEFAULT_LAUNCH_OPTIONS, LAUNCH_OPTIONS, how, kernel, load
+
+    spec = load(folder, launch)
+    fn = jit_function(kernel(spec))
+    vals = values(spec.args, spec.signature, spec.attributes, device)
+    backend = _backend(device)
+    allowed = LAUNCH_OPTIONS.get(backend, DEFAULT_LAUNCH_OPTIONS)
+    options = {k: v for k, v in spec.options.items() if k in allowed}
+    options.update({k: v for k, v in (("num_warps", num_warps), ("num_stages", num_stages)) if v is not None})
+    estimated = bytes_moved is None
+    bytes_moved = bytes_moved if bytes_moved is not None else (vals.tensor_bytes or None)
+    notes = [f"replays the captured launch {spec.calls:,} of the variant's {spec.total_calls:,} launches had: "
+             f"{spec.describe()}", f"kernel {how(spec)}", FILL_NOTE]
+    if vals.integer_tensors:
+        notes.append(f"integer tensors (zeros): {', '.join(vals.integer_tensors)}: a kernel that reads them as sizes "
+                     f"or offsets does less work than it did in the program")
+    return Launch(label=spec.kernel, fn=fn, args=vals.args, constexprs=vals.constexprs, grid=tuple(spec.grid),
+                  options=options, dtype=_dtype(spec), size=_size(spec), bytes_moved=bytes_moved, flops=flops,
+                  notes=tuple(notes),
+                  estimate=BYTES_NOTE.format(bytes=_human(bytes_moved)) if estimated and bytes_moved else "")
+
+
+def _backend(device) -> str:
+    """The backend the launch compiles for: the active driver's, else (under the interpreter, where
+    options are ignored) the device's kind."""
+    try:
+        from triton.runtime import driver
+
+        return str(driver.active.get_current_target().backend)
+    except Exception:
+        pass
+    kind = getattr(device, "type", str(device)).split(":")[0]
+    if kind == "cuda":
+        try:
+            import torch
+
+            return "hip" if torch.version.hip else "cuda"
+        except Exception:
+            return "cuda"
+    return kind
+
+
+def _dtype(spec) -> str:
+    return next((a.dtype for a in spec.args if a.kind == "tensor"), "-")
+
+
+def _size(spec) -> str:
+    """The tensors' shapes: `32x128x256, 256x32`."""
+    shapes = ["x".join(map(str, a.shape)) or "scalar" for a in spec.args if a.kind == "tensor"]
+    text = ", ".join(dict.fromkeys(shapes))
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _human(n: int | None) -> str:
+    if not n:
+        return "0 B"
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1000 or unit == "GB":
+            return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.1f} {unit}"
+        n /= 1000
+    return str(n)
+

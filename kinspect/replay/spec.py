@@ -1,0 +1,231 @@
+"""What a replay runs: one captured launch of one variant, in plain values.
+
+A ReplaySpec comes from a captured variant's record (its most frequent launch signature, its
+specialization and options) or from a spec file `kinspect capture --interpret` leaves for its
+compile workers. `kernel(spec)` gets the kernel back (kinspect.replay.source), `values(spec, device)`
+makes its arguments (kinspect.replay.args).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kinspect.errors import KinspectError, NotFound
+from kinspect.model import ArgSpec, SourceRef, Variant
+from kinspect.replay.source import KernelSource
+
+from kinspect.store import SOURCE as SOURCE_FILE     # a variant's captured KernelSource, beside its record.json
+
+# The launch options a replay passes back, per backend: what Triton's options for it accept and
+# the record keeps (the rest of record.options is derived: shared memory, arch, warp size).
+LAUNCH_OPTIONS = {
+    "cuda": ("num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion", "debug"),
+    "hip": ("num_warps", "num_stages", "waves_per_eu", "matrix_instr_nonkdim", "kpack", "enable_fp_fusion", "debug"),
+}
+DEFAULT_LAUNCH_OPTIONS = ("num_warps", "num_stages")
+
+
+@dataclass(frozen=True)
+class ReplaySpec:
+    kernel: str
+    target: str                              # what it was compiled for: "cuda:90"
+    args: tuple[ArgSpec, ...]                # every parameter as launched, constexprs included
+    grid: tuple[int, ...]
+    signature: dict[str, str]                # parameter -> Triton type ("constexpr" for constexprs)
+    attributes: dict[str, Any]               # parameter -> specialization attributes (alignment)
+    options: dict[str, Any] = field(default_factory=dict)
+    source: KernelSource | None = None       # the kernel with its namespace, when captured
+    ref: SourceRef | None = None             # the record's source: file, first line, text
+    variant: str = ""                        # the captured variant's folder
+    calls: int = 0                           # launches with these arguments
+    total_calls: int = 0                     # all launches of the variant
+    origin: str = ""                         # the origin its compiled variant records ("capture --interpret")
+
+    def to_json(self) -> dict:
+        import dataclasses
+
+        return {"kernel": self.kernel, "target": self.target, "args": [dataclasses.asdict(a) for a in self.args],
+                "grid": list(self.grid), "signature": self.signature, "attributes": self.attributes,
+                "options": self.options, "source": self.source.to_json() if self.source else None,
+                "ref": dataclasses.asdict(self.ref) if self.ref else None, "variant": self.variant,
+                "calls": self.calls, "total_calls": self.total_calls, "origin": self.origin}
+
+    @classmethod
+    def from_json(cls, d: dict) -> "ReplaySpec":
+        from kinspect.model import arg_from_json
+
+        return cls(kernel=str(d["kernel"]), target=str(d["target"]),
+                   args=tuple(arg_from_json(a) for a in d["args"]), grid=tuple(int(x) for x in d["grid"]),
+                   signature=dict(d["signature"]), attributes=dict(d.get("attributes") or {}),
+                   options=dict(d.get("options") or {}),
+                   source=KernelSource.from_json(d["source"]) if d.get("source") else None,
+                   ref=SourceRef(**d["ref"]) if d.get("ref") else None, variant=str(d.get("variant", "")),
+                   calls=int(d.get("calls", 0)), total_calls=int(d.get("total_calls", 0)),
+                   origin=str(d.get("origin", "")))
+
+    def describe(self) -> str:
+        """The launch in one line: `in_ptr0 float32[32x128x256], xnumel=8192, XBLOCK=16; grid (512, 1, 1)`."""
+        parts = [f"{a.name} {a.describe()}" if a.kind in ("tensor", "tensordesc") else f"{a.name}={a.value!r}"
+                 for a in self.args]
+        return f"{', '.join(parts)}; grid {tuple(self.grid)}"
+
+    def constexpr_names(self) -> list[str]:
+        return [n for n, t in self.signature.items() if t == "constexpr"]
+
+
+def from_variant(v: Variant, launch: int = 1) -> ReplaySpec:
+    """The spec of a captured variant's `launch`-th most frequent argument signature (1: the top)."""
+    la = v.launches
+    label = v.name or v.kernel
+    if la is None or not la.signatures:
+        raise KinspectError(f"'{label}' has no launch records (it was not captured from a program, or never "
+                            f"launched): replay needs a variant recorded by `kinspect capture`")
+    ranked = sorted(la.signatures, key=lambda s: -s.calls)
+    if not 1 <= launch <= len(ranked):
+        raise KinspectError(f"'{label}' has {len(ranked)} recorded argument signature(s); "
+                            f"--launch takes 1..{len(ranked)}")
+    sig = ranked[launch - 1]
+    names = LAUNCH_OPTIONS.get(v.target.backend, DEFAULT_LAUNCH_OPTIONS)
+    options = {k: v.options[k] for k in names if v.options.get(k) is not None}
+    return ReplaySpec(kernel=v.kernel, target=str(v.target), args=sig.args, grid=tuple(sig.grid),
+                      signature=dict(v.signature), attributes=dict(v.attributes), options=options,
+                      source=read_source(Path(v.path)) if v.path else None, ref=v.source, variant=v.path,
+                      calls=sig.calls, total_calls=la.calls)
+
+
+def read_source(folder: Path) -> KernelSource | None:
+    path = Path(folder) / SOURCE_FILE
+    if not path.is_file():
+        return None
+    try:
+        return KernelSource.from_json(json.loads(path.read_text()))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError, OverflowError) as e:
+        raise KinspectError(f"'{path}' is not a kernel source kinspect wrote ({type(e).__name__}: {e})") from None
+
+
+def load(path: str | Path, launch: int = 1) -> ReplaySpec:
+    """A spec from a variant folder (its record) or a spec file (.json)."""
+    p = Path(path)
+    if p.is_dir():
+        from kinspect.store import read_record
+
+        return from_variant(read_record(p), launch)
+    try:
+        return ReplaySpec.from_json(json.loads(p.read_text()))
+    except FileNotFoundError:
+        raise NotFound(f"no replay spec '{p}'") from None
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError, OverflowError) as e:
+        raise KinspectError(f"'{p}' is not a replay spec ({type(e).__name__}: {e})") from None
+
+
+# -- the kernel -----------------------------------------------------------------------------------------
+
+def generated(ref: SourceRef | None) -> bool:
+    """Source text Inductor generated: its kernels carry a triton_heuristics decorator, and the
+    module they sit in (lost with Inductor's cache, or unimportable without a GPU) is not needed."""
+    return ref is not None and "@triton_heuristics." in ref.text
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Where a replay gets the kernel: "source" (the KernelSource captured with it), "import" (its
+    file, a module of definitions that still holds the captured text), or "text" (the record's
+    source text, with the imports Triton-generated modules have); `why` says it in words."""
+
+    mode: str
+    why: str
+
+
+def plan(spec: ReplaySpec) -> Plan:
+    ref = spec.ref
+    if spec.source is not None:
+        return Plan("source", f"rebuilt from the source captured with it ({spec.source.file}:{spec.source.line})")
+    if ref is None or not (ref.text or ref.file):
+        raise KinspectError(f"the record of '{spec.kernel}' holds no source to replay it from")
+    if generated(ref):
+        return Plan("text", f"rebuilt from the source text in its record (Inductor-generated: {ref.file})")
+    usable, why = importable(ref)
+    if usable:
+        return Plan("import", f"imported from {ref.file}")
+    if not ref.text:
+        raise NotFound(f"the source of '{spec.kernel}' cannot be used ({why}) and its record holds no copy")
+    return Plan("text", f"rebuilt from the source text in its record ({why})")
+
+
+def importable(ref: SourceRef) -> tuple[bool, str]:
+    """Whether importing the kernel's file gives the captured kernel and runs nothing else: the file
+    exists, still holds the captured text at the captured line, and its top level only defines
+    things (imports, functions, classes, assignments, a __main__ guard), so importing it does not
+    run the program it belongs to."""
+    path = Path(ref.file)
+    try:
+        text = path.read_text()
+    except OSError:
+        return False, f"its file is gone: {ref.file}"
+    lines = text.splitlines(keepends=True)
+    captured = ref.text.splitlines(keepends=True)
+    if ref.text and lines[ref.line - 1:ref.line - 1 + len(captured)] != captured:
+        return False, f"{ref.file} changed since the capture"
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return False, f"{ref.file} does not parse any more"
+    runs = _runs_something(tree.body)
+    if runs is not None:
+        return False, f"{ref.file} is a script (line {runs} runs code when imported)"
+    return True, ""
+
+
+_DEFINITIONS = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Assign,
+                ast.AnnAssign, ast.Pass)
+
+
+def _runs_something(body) -> int | None:
+    """The line of the first top-level statement that is not a definition, or None."""
+    for node in body:
+        if isinstance(node, _DEFINITIONS):
+            continue
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):   # a docstring
+            continue
+        if isinstance(node, ast.If) and _is_main_guard(node.test):
+            continue
+        if isinstance(node, ast.If):
+            inner = _runs_something(node.body) or _runs_something(node.orelse)
+        elif isinstance(node, ast.Try):
+            inner = _runs_something(node.body) or _runs_something(node.orelse) or \
+                _runs_something(node.finalbody) or next((x for h in node.handlers if (x := _runs_something(h.body))),
+                                                        None)
+        else:
+            return node.lineno
+        if inner is not None:
+            return inner
+    return None
+
+
+def _is_main_guard(test) -> bool:
+    return (isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id == "__name__"
+            and any(isinstance(c, ast.Constant) and c.value == "__main__" for c in test.comparators))
+
+
+def how(spec: ReplaySpec) -> str:
+    """Where `kernel(spec)` gets the kernel from, in words."""
+    return plan(spec).why
+
+
+def kernel(spec: ReplaySpec):
+    """The captured kernel in this process (a JITFunction, or an InterpretedFunction under
+    TRITON_INTERPRET), as `plan` says where from."""
+    from kinspect.replay import source
+
+    p = plan(spec)
+    if p.mode == "source":
+        return source.rebuild(spec.source)
+    ref = spec.ref
+    if p.mode == "import":
+        return source.load_kernel(ref.file, spec.kernel)
+    imports = source.INDUCTOR_IMPORTS if generated(ref) else source.TRITON_IMPORTS
+    return source.rebuild_text(spec.kernel, ref.text, ref.file, ref.line, imports=imports)
