@@ -65,7 +65,7 @@ def main(stages: Path) -> None:
     (info / "entry_points.txt").write_text("[triton.backends]\nspine_triton = kinspect_spine_test\n")
     script = tmp / "softmax_k1.py"
     shutil.copyfile(ROOT / "tests" / "spine_plugin" / "softmax_k1.py", script)
-    env = {"PYTHONPATH": os.pathsep.join([str(plugin), str(ROOT)]), "KINSPECT_TEST_SPINE": "1",
+    env = {"PYTHONPATH": os.pathsep.join([str(plugin), str(ROOT)]), 
            "KINSPECT_TEST_SPINE_STAGES": str(stages), "TRITON_CACHE_DIR": str(tmp / "cache")}
     out = kinspect("capture", "-o", tmp / "cap", "--", sys.executable, script, env=env)
     assert "1 variant(s) recorded" in out and "3 launch(es)" in out, out
