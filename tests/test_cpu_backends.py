@@ -121,9 +121,9 @@ def test_without_a_disassembler_the_llir_is_compiled_with_the_backends_flags(spi
     (report,) = api.vec_report([str(spine_dump)])
     how = report.variant.stage("asm").derived_by
     assert how.startswith("regenerated from llir with LLVM")
-    # spine-triton 3.6's own llc line (no CPU model, its -mattr list) and opt's forced vector width
-    assert "riscv64 -mcpu=generic-rv64 -mattr=+64bit,+a,+b,+c,+d,+f,+i,+m,+v" in how
-    assert "+xsmtvdot -force-vector-width=32 -force-vector-interleave=2" in how
+    # spine-triton 3.6.0+spacemit.a5's own llc line for the X60 and opt's forced vector width
+    assert "riscv64 -mcpu=spacemit-x60 -mattr=+64bit,+a,+b,+c,+d,+f,+i,+m,+v" in how
+    assert "+zicboz -force-vector-width=32 -force-vector-interleave=2" in how
     assert report.isa.vector > 0
 
 

@@ -123,10 +123,27 @@ def test_vec_report_with_no_argument_reads_the_spine_dump(tmp_path, monkeypatch)
 
 
 def test_a_spine_triton_preset_with_its_llc_flags():
+    """spine-triton 3.6.0+spacemit.a5 passes -mcpu=spacemit-x60 and an -mattr list that LLVM 22's X60
+    model already holds: the preset's code is the X60 model's with the forced vector width."""
     from kinspect import retarget
 
     t = retarget.parse("spine-triton")
-    assert t.cpu == "generic-rv64" and "+v" in t.features and "+xsmtvdot" in t.features
+    assert t.cpu == "spacemit-x60" and "+v" in t.features and "+zvfh" in t.features
     assert dict(t.options) == {"force-vector-width": 32, "force-vector-interleave": 2}
-    out = retarget.compile_ir((SHARED / "ll.ir").read_text(), t)
+    ir = (SHARED / "ll.ir").read_text()
+    out = retarget.compile_ir(ir, t)
+    assert "vsetvli" in out.asm and not [r for r in out.remarks if "not a recognized" in r]
+    assert out.asm == retarget.compile_ir(ir, retarget.parse("spacemit-x60-spine")).asm
+
+
+def test_llvm_22_has_no_x100_model_and_the_nearest_preset_compiles():
+    """If llvmlite's LLVM gains SpacemiT's X100 or A100, this fails: give them presets then."""
+    from kinspect import retarget
+    from kinspect.errors import UsageError
+
+    ir = (SHARED / "ll.ir").read_text()
+    for cpu in ("spacemit-x100", "spacemit-a100"):
+        with pytest.raises(UsageError, match="not a recognized processor"):
+            retarget.compile_ir(ir, retarget.CpuTarget(cpu, retarget.RISCV, cpu))
+    out = retarget.compile_ir(ir, retarget.parse("rva23-vlen256"))
     assert "vsetvli" in out.asm and not [r for r in out.remarks if "not a recognized" in r]

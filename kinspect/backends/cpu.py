@@ -1,10 +1,11 @@
 """CPU backends. Triton calls all three `cpu` (GPUTarget("cpu", ...)); their stage names tell them apart.
 
 - triton-cpu: ttir -> ttcir -> tttcir -> llir -> asm -> so. Its asm is the host's, made from the llir.
-- spine-triton (SpacemiT, RISC-V): ttir -> linalgdir -> llir -> so; no asm stage. Its last step runs
-  `opt -passes=loop-vectorize -force-vector-width=32 -force-vector-interleave=2` and (3.6.0+spacemit.a5)
-  `llc -O3 --march=riscv64 --mattr=64bit,a,b,c,d,f,i,m,v,zfh,zvfh,zicbop,zicbom,zicboz,xsmtvdotii`, so
-  assembly regenerated from its llir uses those flags (kinspect.retarget's `spine-triton` preset).
+- spine-triton (SpacemiT, RISC-V): ttir -> linalgdir -> llir -> so; no asm stage. Its last step
+  (3.6.0+spacemit.a5, for a K1) runs `opt -mcpu=spacemit-x60 -passes=loop-vectorize
+  -force-vector-width=32 -force-vector-interleave=2` and `llc -O3 -mcpu=spacemit-x60
+  --mattr=64bit,a,b,c,d,f,i,m,v,zfh,zvfh,zicbop,zicbom,zicboz`, so assembly regenerated from its llir
+  uses those flags (kinspect.retarget's `spine-triton` preset).
 - triton-shared: ttir -> ttsharedir -> llir -> obj (older versions: cpuasm, text assembly); plain
   `llc` with no target flags, i.e. the host.
 
