@@ -139,7 +139,7 @@ def matrix_rule(f: Findings) -> list[Verdict]:
 
 # What a CPU backend's middle IR (Linalg, vector, triton-cpu) can turn a tl.dot into, best first.
 DOT_FORMS = (
-    (("linalg.mmt4d", "linalg.batch_mmt4d", "xsmt.dot"), "linalg.mmt4d: packed tiles for the matrix engine"),
+    (("linalg.mmt4d", "linalg.batch_mmt4d", "xsmt.mmt4d"), "linalg.mmt4d: packed tiles for the matrix engine"),
     (("linalg.matmul", "linalg.batch_matmul", "linalg.matmul_transpose_a", "linalg.matmul_transpose_b",
       "linalg.batch_reduce_matmul", "linalg.contract"), "linalg.matmul, unpacked"),
     (("vector.contract", "vector.outerproduct"), "a vector contraction"),
