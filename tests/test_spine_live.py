@@ -92,4 +92,6 @@ def test_bench_on_the_cpu_backend(spine, tmp_path):
     cold = next(line for line in out.splitlines() if "cold (cache miss)" in line)
     assert "compiled:" in cold and "linalgdir" in cold and "llir" in cold and " so " in cold
     assert "steady state  median" in out and "threads busy on average" in out
+    threads = max(1, min(4, os.cpu_count() or 1))         # the stand-in target's num_threads
+    assert f"threads available: {threads} (the backend's target: its runtime's stream threads)" in out, out
     assert "correct: max error" in out
