@@ -162,6 +162,11 @@ OPS: dict[str, OpInfo] = _merged(
         xsmt_async.mbarrier_alloc xsmt_async.mbarrier_release xsmt_async.mbarrier_arrive
         xsmt_async.mbarrier_wait"""),
     _ops(Kind.MOVE, "xsmt.get_num_of_thread"),
+    # later than the 3.6.0+spacemit.a5 sources (spine-triton-tutorial): xsmt_async.grid, an i64
+    # program id; tle.dsl_region, a spine_raw kernel's body inlined into the host kernel (lowered
+    # to spine_ext.raw_region, then RVV)
+    _ops(Kind.MOVE, "xsmt_async.grid"),
+    _ops(Kind.CONTROL, "tle.dsl_region spine_ext.raw_region"),
     # triton-shared's intermediate dialects (tts: structured pointers, ttx: tiling ops), seen in
     # pass-by-pass dumps between TTIR and Linalg
     _ops(Kind.LOAD, "tts.load", space=Space.GLOBAL),
