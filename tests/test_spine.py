@@ -179,6 +179,25 @@ def test_vec_report_with_no_argument_reads_the_spine_dump(tmp_path, monkeypatch)
     assert rep["kernel"] == "softmax_kernel" and rep["backend"] == "spine-triton" and rep["path"] == str(dump)
 
 
+def test_vec_report_with_no_argument_reads_the_later_per_kernel_dump(tmp_path, monkeypatch):
+    """spine-triton releases after 3.6.0+spacemit.a5 dump into SPINE_TRITON_DUMP_PATH/<kernel>/ as
+    <kernel>.ttir, .linalgdir, .ll and .s (its tutorial's "IR dump" section)."""
+    import json
+
+    dump = tmp_path / "ir_dumps"
+    (dump / "softmax_kernel").mkdir(parents=True)
+    for src, ext in (("tt.mlir", "ttir"), ("ttshared.mlir", "linalgdir"), ("ll.ir", "ll")):
+        shutil.copyfile(SHARED / src, dump / "softmax_kernel" / f"softmax_kernel.{ext}")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("SPINE_TRITON_DUMP_PATH", str(dump))
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "elsewhere"))
+    r = CliRunner().invoke(main, ["vec-report", "--json"])
+    assert r.exit_code == 0, r.output
+    [rep] = json.loads(r.output)
+    assert rep["kernel"] == "softmax_kernel" and rep["backend"] == "spine-triton"
+    assert rep["path"] == str(dump / "softmax_kernel") and rep["isa"] == "riscv"
+
+
 def test_a_spine_triton_preset_with_its_llc_flags():
     """spine-triton 3.6.0+spacemit.a5 passes -mcpu=spacemit-x60 and an -mattr list that LLVM 22's X60
     model already holds: the preset's code is the X60 model's with the forced vector width."""
