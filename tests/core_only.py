@@ -32,6 +32,9 @@ def kinspect(*args, env=None, expect=0, cwd=ROOT):
 def main(stages: Path) -> None:
     missing = [m for m in ("llvmlite", "matplotlib", "numpy") if importlib.util.find_spec(m) is None]
     assert missing == ["llvmlite", "matplotlib", "numpy"], f"this environment has extras: {missing}"
+    from importlib.metadata import version
+
+    triton = version("triton")      # 3.6 as on the board, unless the caller chose another
     tmp = Path(tempfile.mkdtemp(prefix="kinspect-core-"))
     arm = FIX / "triton-cpu-arm64-neon" / "sum_64_torch.float32_nomask.asm"
     x86 = FIX / "triton-cpu-x86-avx512"
@@ -87,7 +90,7 @@ def main(stages: Path) -> None:
                    "--no-compile", env=env)
     assert "threads busy on average" in out and "correct:" in out, out
     shutil.rmtree(tmp, ignore_errors=True)
-    print(f"core install (no llvmlite, matplotlib or numpy): {len(checks)} commands as expected")
+    print(f"core install (no llvmlite, matplotlib or numpy; triton {triton}): {len(checks)} commands as expected")
     for c in checks:
         print(f"  kinspect {c}")
 
