@@ -86,6 +86,9 @@ PRESETS: dict[str, CpuTarget] = {t.name: t for t in (
     CpuTarget("rva23-vlen256", RISCV, "generic-rv64", X100_FEATURES,
               about="the nearest LLVM 22 has to SpacemiT's X100 (K3): RVA23's vector and bit-manipulation "
                     "features, VLEN 256, generic scheduling (LLVM 22 has no X100 model)"),
+    CpuTarget("rva23-vlen256-spine", RISCV, "generic-rv64", X100_FEATURES, SPINE_OPTIONS,
+              about="rva23-vlen256 with spine-triton's forced vector width: its code for an X100/A100, as near "
+                    "as LLVM 22 gets"),
     CpuTarget("generic-rv64", RISCV, "generic-rv64", "+m,+a,+f,+d,+c",
               about="RV64GC, no vector extension"),
     CpuTarget("rv64gcv", RISCV, "generic-rv64", "+m,+a,+f,+d,+c,+v",

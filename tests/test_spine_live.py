@@ -95,3 +95,28 @@ def test_bench_on_the_cpu_backend(spine, tmp_path):
     threads = max(1, min(4, os.cpu_count() or 1))         # the stand-in target's num_threads
     assert f"threads available: {threads} (the backend's target: its runtime's stream threads)" in out, out
     assert "correct: max error" in out
+
+
+@pytest.mark.parametrize("arch_id, core, flags", [
+    ("0x503C", "spacemit-x60", "riscv64 -mcpu=spacemit-x60 -mattr=+64bit,"),
+    ("0xA064", "spacemit-a100", "riscv64 -mcpu=spacemit-x60 -mattr=+64bit,"),        # + VLEN 1024
+    ("0x5064", "spacemit-x100", "-mcpu=generic-rv64 -mattr=+m,+a,+f,+d,+c,+v,+zvl256b,"),
+])
+def test_a_caches_assembly_is_regenerated_for_the_core_its_target_names(spine, tmp_path, arch_id, core, flags):
+    """Without objdump, a spine-triton variant's assembly is its llir compiled again for the core its
+    Triton metadata names: the X60 with spine-triton's own flags; a K3's A100 or X100 (no LLVM 22
+    model) as near as LLVM 22 gets (the X60 model with VLEN 1024; RVA23 on a generic core), said so."""
+    env, script = spine
+    env = {**env, "SPACEMIT_EP_QEMU_SET_CORE_ARCH": arch_id, "TRITON_CACHE_DIR": str(tmp_path / "cache")}
+    subprocess.run([sys.executable, script], env=env, check=True, capture_output=True, timeout=600)
+    no_objdump = {**env, "PATH": str(Path(sys.executable).parent)}
+    r = kinspect(no_objdump, "vec-report", tmp_path / "cache", "--json")
+    assert r.returncode == 0, r.stderr
+    import json
+
+    [rep] = json.loads(r.stdout)
+    assert rep["target"] == f"cpu:{core}" and rep["isa"] == "riscv"
+    how = rep["isa_stage"]["derived_by"]
+    assert flags in how and "-force-vector-width=32" in how, how
+    assert ("the nearest LLVM" in how) == (core != "spacemit-x60"), how
+    assert ("+zvl1024b" in how) == (core == "spacemit-a100"), how

@@ -17,8 +17,10 @@ import torch
 from triton.backends.compiler import GPUTarget
 from triton.backends.driver import DriverBase
 
-# spine-triton's arch ids (backend/env.py there): the X60 of the K1 is 0x503C.
+# spine-triton's arch ids (backend/env.py there): the X60 of the K1 is 0x503C. Its RPC mode takes the
+# core from SPACEMIT_EP_QEMU_SET_CORE_ARCH (0xA064 for a K3's A100); the stand-in does the same.
 X60_ARCH_ID = "0x503C"
+CORES = {"0x503C": "spacemit-x60", "0x5064": "spacemit-x100", "0xA03C": "spacemit-a60", "0xA064": "spacemit-a100"}
 
 
 @dataclass(frozen=True)
@@ -83,7 +85,8 @@ class SpineTestDriver(DriverBase):
 
     def get_current_target(self):
         n = _threads()
-        return SpineTarget("cpu", "spacemit-x60", 0, core=n, ai_core=n, arch_id=X60_ARCH_ID, num_threads=n)
+        arch_id = os.environ.get("SPACEMIT_EP_QEMU_SET_CORE_ARCH", X60_ARCH_ID)
+        return SpineTarget("cpu", CORES[arch_id], 0, core=n, ai_core=n, arch_id=arch_id, num_threads=n)
 
     def get_active_torch_device(self):
         return torch.device("cpu")
