@@ -44,8 +44,10 @@ def run_tool(argv: list[str], *, timeout: float = 120) -> str:
 # -- object files: llvm-objdump / objdump, their output turned back into assembler syntax -------
 
 ELF_MACHINES = {0x3E: "x86", 0xB7: "aarch64", 0xF3: "riscv"}
-# What llvm-objdump must be told to decode everything a Triton CPU backend emits (RVV, Zfh, Zb*).
-OBJDUMP_MATTR = {"riscv": "+m,+a,+f,+d,+c,+v,+zfh,+zba,+zbb,+zbs"}
+# What llvm-objdump must be told to decode everything a Triton CPU backend emits (RVV, Zfh, Zb*; the
+# X60's Zvfh, Zicond and IME as XSMTVDot). An llvm-objdump too old for one ignores it with a warning
+# (version 14 leaves Zicond's czero.* undecoded).
+OBJDUMP_MATTR = {"riscv": "+m,+a,+f,+d,+c,+v,+zfh,+zba,+zbb,+zbs,+zvfh,+zicond,+xsmtvdot"}
 
 
 def elf_isa(path: Path) -> str | None:
