@@ -59,7 +59,7 @@ def ttir(tmp_path_factory, real_variant):
     return Path(v.path, v.stage("ttir").file), __file__, line
 
 
-def _cpu_variant(tmp_path, ttir_path, linalg: str, asm_variant) -> Variant:
+def _cpu_variant(tmp_path, ttir_path, linalg: str, asm_variant, arch: str = "riscv64") -> Variant:
     folder = tmp_path / "v"
     folder.mkdir()
     shutil.copyfile(ttir_path, folder / "k.ttir")
@@ -69,7 +69,7 @@ def _cpu_variant(tmp_path, ttir_path, linalg: str, asm_variant) -> Variant:
     stages = (StageFile("ttir", "k.ttir", 0, None, "mlir"), StageFile("linalgdir", "k.linalgdir", 0, None, "mlir"),
               StageFile("asm", "k.asm", 0, None, "riscv"))
     source = SourceRef(file=__file__, line=dot_kernel.starting_line_number, text="".join(dot_kernel.raw_src))
-    return Variant(kernel="dot_kernel", hash="h", target=Target("cpu", "riscv64"), offline=True, signature={},
+    return Variant(kernel="dot_kernel", hash="h", target=Target("cpu", arch), offline=True, signature={},
                    constexprs={}, attributes={}, options={}, stages=stages, times=None, cache_hit=False,
                    triton_version="", origin="spine-dump", path=str(folder), extra={"backend": "spine-triton"},
                    source=source)
@@ -96,11 +96,13 @@ def test_where_a_dot_went(tmp_path, ttir, x60_dot, form, words):
     assert dot.text.endswith("no matrix unit in the riscv code") and "vector multiplies" in dot.text
 
 
-def test_an_fp_dot_on_the_x60_says_ime_is_integer_only(tmp_path, ttir, x60_dot):
+@pytest.mark.parametrize("arch, why", [("spacemit-x60", "the X60's IME is integer-only"),
+                                       ("spacemit-a100", "the dot runs on RVV on this spacemit-a100 code")])
+def test_an_fp_dot_without_ime_says_why_for_its_core(tmp_path, ttir, x60_dot, arch, why):
     path, file, line = ttir
-    v = _cpu_variant(tmp_path, path, LINALG["matmul"].format(file=file, line=line), x60_dot)
+    v = _cpu_variant(tmp_path, path, LINALG["matmul"].format(file=file, line=line), x60_dot, arch)
     [ime] = [x for x in analyse(v).verdicts if "IME" in x.text]
-    assert ime.text.startswith(f"line {line} c = tl.dot(a, b): no IME (smt.vmadot)") and "integer-only" in ime.text
+    assert ime.text.startswith(f"line {line} c = tl.dot(a, b): no IME (smt.vmadot): {why}"), ime.text
     assert ime.line == line
 
 
