@@ -82,6 +82,9 @@ def test_capture_of_a_program_on_the_cpu_backend(spine, tmp_path):
     assert "1 ordered reductions (vfredosum.vs)" in rep.stdout and "scalar libm calls: expf 64" in rep.stdout
 
 
+@pytest.mark.skipif(__import__("torch").cuda.is_available(),
+                    reason="with a GPU active, kinspect benches on the GPU (tests/gpu/test_spine_beside_gpu.py); "
+                           "spine-triton's own triton has no GPU backend")
 def test_bench_on_the_cpu_backend(spine, tmp_path):
     env, script = spine
     r = kinspect(env, "bench", f"{script}:softmax_kernel", "-o", tmp_path / "out", "--rep", "50", "--warmup", "5",
