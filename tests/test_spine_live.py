@@ -80,6 +80,7 @@ def test_capture_of_a_program_on_the_cpu_backend(spine, tmp_path):
     # what the board's question asks, answered from the captured .so (the X60 code spine-triton's llc makes)
     assert "RVV used" in rep.stdout and "vector loads: 244 unit-stride" in rep.stdout, rep.stdout
     assert "1 ordered reductions (vfredosum.vs)" in rep.stdout and "scalar libm calls: expf 64" in rep.stdout
+    assert "no Python lines: this spine-triton code carries no debug info" in rep.stdout
 
 
 @pytest.mark.skipif(__import__("torch").cuda.is_available(),

@@ -314,6 +314,18 @@ def ime_rule(f: Findings) -> list[Verdict]:
 X60_ARCHES = ("spacemit-x60", "spacemit-a60", "riscv64", "riscv", "?")
 
 
+def spine_lines_rule(f: Findings) -> list[Verdict]:
+    """spine-triton's machine code tied to no Python line: it adds debug info to its llir only when
+    SPINE_TRITON_DUMP_PATH is set (it then runs spine-opt again with -mlir-print-debuginfo), so
+    "where in my kernel" needs a run with it set."""
+    if f.isa is None or f.gpu or (f.variant.extra or {}).get("backend") != "spine-triton":
+        return []
+    if any(f.is_kernel_file(file) for m in (f.isa, *f.ir()) if m.dialect != "mlir" for file, _ in m.lines):
+        return []
+    return [Verdict("no Python lines: this spine-triton code carries no debug info (spine-triton adds it to its "
+                    "LLVM IR only in runs with SPINE_TRITON_DUMP_PATH set)", "info")]
+
+
 # Callees by what they are: vector math libraries take a vector per call, libm one element.
 VECTOR_MATH = ("Sleef_", "_ZGV", "__svml_", "__vml", "__riscv_v", "__mth_")
 SCALAR_MATH = frozenset(f"{fn}{suffix}" for fn in (
@@ -424,7 +436,7 @@ def occupancy_advice(target: str, o, warps: int, r: Resources) -> str:
 
 RULES: tuple[Callable[[Findings], list[Verdict]], ...] = (
     matrix_rule, dot_rule, loads_rule, spill_rule, cpu_vector_rule, fma_rule, reduction_rule, ime_rule, calls_rule,
-    resource_rule,
+    spine_lines_rule, resource_rule,
 )
 
 
