@@ -110,6 +110,7 @@ def test_an_fp_dot_without_ime_says_why_for_its_core(tmp_path, ttir, x60_dot, ar
 # int8 tile product into int32 (riscv-ime-extension-spec). LLVM does not emit these from IR by
 # itself; spine-opt does for an int8 smt.dot, so this is written for the test in LLVM's syntax.
 IME_ASM = """\t.text
+\t.file\t1 "{dir}" "{name}"
 \t.globl\tmm_i8
 \t.type\tmm_i8,@function
 mm_i8:
@@ -118,6 +119,7 @@ mm_i8:
 \tvle8.v\tv0, (a0)
 \tvle8.v\tv1, (a1)
 \tvle8.v\tv2, (a2)
+\t.loc\t1 {line} 0
 \tsmt.vmadot\tv28, v0, v1
 \tsmt.vmadot\tv30, v0, v2
 \tsmt.vmadot1\tv24, v0, v1
@@ -134,7 +136,7 @@ def test_ime_instructions_answer_where_an_int8_dot_went(tmp_path, ttir):
     from kinspect.sources import read_file
 
     path, file, line = ttir
-    (tmp_path / "mm_i8.s").write_text(IME_ASM)
+    (tmp_path / "mm_i8.s").write_text(IME_ASM.format(dir=Path(file).parent, name=Path(file).name, line=line))
     v = _cpu_variant(tmp_path, path, LINALG["mmt4d"].format(file=file, line=line), read_file(tmp_path / "mm_i8.s"))
     r = analyse(v)
     assert r.isa.matrix == {"ime": 4} and r.isa.matrix_total == 4
@@ -142,7 +144,10 @@ def test_ime_instructions_answer_where_an_int8_dot_went(tmp_path, ttir):
     assert "IME used: smt.vmadot 2, smt.vmadot1 1, smt.vmadotsu 1" in texts, texts
     [dot] = [t for t in texts if t.endswith("in the riscv code")]
     assert "linalg.mmt4d: packed tiles for the matrix engine in linalgdir → 4 IME (smt.vmadot)" in dot, dot
-    assert not [t for t in texts if "no IME" in t]
+    assert not [t for t in texts if "no IME" in t or "no Python lines" in t], texts
+    [ime_line] = [x for x in r.verdicts if x.line == line and "IME (smt.vmadot)" in x.text and "→" in x.text
+                  and "linalg" not in x.text]
+    assert ime_line.text.startswith(f"line {line} c = tl.dot(a, b) → 4 IME (smt.vmadot)"), ime_line.text
 
 
 def test_spine_dialects_are_in_the_mlir_table():
