@@ -65,18 +65,30 @@ class CpuTarget:
 
 
 SPINE_OPTIONS = (("force-vector-width", 32), ("force-vector-interleave", 2))
+SPINE_MATTR = "+64bit,+a,+b,+c,+d,+f,+i,+m,+v,+zfh,+zvfh,+zicbop,+zicbom,+zicboz"
+# LLVM 22 knows spacemit-x60 (RVA22 + V, Zvl256b, Zvfh, XSMTVDot) but no X100 (the K3's RVA23 core,
+# RVV 1.0 with VLEN 256), A60 or A100 model. The nearest it can be told is the `rva23-vlen256` preset:
+# those features on a generic core (generic scheduling; IME not assumed, SpacemiT does not say X100 has it).
+X100_FEATURES = "+m,+a,+f,+d,+c,+v,+zvl256b,+zba,+zbb,+zbs,+zfh,+zvfh,+zicond,+zicbop,+zicbom,+zicboz"
 
 PRESETS: dict[str, CpuTarget] = {t.name: t for t in (
     CpuTarget("spacemit-x60", RISCV, "spacemit-x60", "",
               about="SpacemiT K1/M1 X60 core: RVV 1.0, VLEN 256, integer IME (smt.vmadot)"),
     CpuTarget("spacemit-x60-spine", RISCV, "spacemit-x60", "", SPINE_OPTIONS,
               about="spacemit-x60 with spine-triton's opt flags -force-vector-width=32 -force-vector-interleave=2"),
-    # spine-triton 3.6.0+spacemit.a5's own llc line for X60/X100/A60/A100 (backend/compiler.py: no -mcpu,
-    # its own mattr list); its xsmtvdotii is spelled xsmtvdot in upstream LLVM 22. LLVM 22 knows no
-    # X100 or A100 model: for an X100 add its vector length, e.g. spine-triton:+zvl256b.
-    CpuTarget("spine-triton", RISCV, "generic-rv64",
-              "+64bit,+a,+b,+c,+d,+f,+i,+m,+v,+zfh,+zvfh,+zicbop,+zicbom,+zicboz,+xsmtvdot", SPINE_OPTIONS,
-              about="spine-triton 3.6's llc flags for SpacemiT cores (no CPU model; RVV, Zvfh, IME)"),
+    # spine-triton 3.6.0+spacemit.a5's own flags for a K1 (backend/compiler.py there, arch id 0x503C):
+    # `opt -mcpu=spacemit-x60 -passes=loop-vectorize -force-vector-width=32 -force-vector-interleave=2`
+    # then `llc -O3 -mcpu=spacemit-x60 --mattr=64bit,a,b,c,d,f,i,m,v,zfh,zvfh,zicbop,zicbom,zicboz`.
+    # For X100/A100 cores it passes -mcpu=spacemit-x100/-a100, which its own LLVM knows and LLVM 22
+    # does not (nor zmatrix/xsmtvsfu, its A200 features): see rva23-vlen256.
+    CpuTarget("spine-triton", RISCV, "spacemit-x60", SPINE_MATTR, SPINE_OPTIONS,
+              about="spine-triton 3.6's opt/llc flags for the K1's X60 (-mcpu=spacemit-x60, its -mattr list)"),
+    CpuTarget("rva23-vlen256", RISCV, "generic-rv64", X100_FEATURES,
+              about="the nearest LLVM 22 has to SpacemiT's X100 (K3): RVA23's vector and bit-manipulation "
+                    "features, VLEN 256, generic scheduling (LLVM 22 has no X100 model)"),
+    CpuTarget("rva23-vlen256-spine", RISCV, "generic-rv64", X100_FEATURES, SPINE_OPTIONS,
+              about="rva23-vlen256 with spine-triton's forced vector width: its code for an X100/A100, as near "
+                    "as LLVM 22 gets"),
     CpuTarget("generic-rv64", RISCV, "generic-rv64", "+m,+a,+f,+d,+c",
               about="RV64GC, no vector extension"),
     CpuTarget("rv64gcv", RISCV, "generic-rv64", "+m,+a,+f,+d,+c,+v",

@@ -40,13 +40,14 @@ class Listing:
 
 def default_dir() -> Path:
     """What to read when no folder is named: ./kinspect-out when present; else the folder a spine-triton
-    run dumps into (SPINE_TRITON_DUMP_PATH, set on the board to see its stages), when it holds a dump;
-    else Triton's cache (TRITON_CACHE_DIR or ~/.triton/cache), which holds every backend's kernels,
-    spine-triton's and triton-cpu's included."""
+    run dumps into (SPINE_TRITON_DUMP_PATH, set on the board to see its stages), when it holds a dump
+    in either of spine-triton's layouts (3.6.0+spacemit.a5's flat `<k>_tt.mlir, <k>_linalg.mlir, ...`,
+    or later releases' `<k>/<k>.ttir, .linalgdir, .ll, .s`); else Triton's cache (TRITON_CACHE_DIR or
+    ~/.triton/cache), which holds every backend's kernels, spine-triton's and triton-cpu's included."""
     if is_store(Path("kinspect-out")):
         return Path("kinspect-out")
     dump = os.environ.get("SPINE_TRITON_DUMP_PATH")
-    if dump and Path(dump).is_dir() and is_spine_dump(Path(dump)):
+    if dump and Path(dump).is_dir() and (is_spine_dump(Path(dump)) or is_triton_dump(Path(dump))):
         return Path(dump)
     return triton_cache_dir()
 

@@ -19,9 +19,9 @@ FIX = ROOT / "tests" / "fixtures" / "cpu"
 checks = []
 
 
-def kinspect(*args, env=None, expect=0):
+def kinspect(*args, env=None, expect=0, cwd=ROOT):
     proc = subprocess.run([sys.executable, "-m", "kinspect", *map(str, args)], capture_output=True, text=True,
-                          env={**os.environ, "NO_COLOR": "1", **(env or {})}, cwd=ROOT, timeout=600)
+                          env={**os.environ, "NO_COLOR": "1", **(env or {})}, cwd=cwd, timeout=600)
     if proc.returncode != expect:
         sys.exit(f"FAILED kinspect {' '.join(map(str, args))}: exit {proc.returncode} (expected {expect})\n"
                  f"{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
@@ -32,6 +32,9 @@ def kinspect(*args, env=None, expect=0):
 def main(stages: Path) -> None:
     missing = [m for m in ("llvmlite", "matplotlib", "numpy") if importlib.util.find_spec(m) is None]
     assert missing == ["llvmlite", "matplotlib", "numpy"], f"this environment has extras: {missing}"
+    from importlib.metadata import version
+
+    triton = version("triton")      # 3.6 as on the board, unless the caller chose another
     tmp = Path(tempfile.mkdtemp(prefix="kinspect-core-"))
     arm = FIX / "triton-cpu-arm64-neon" / "sum_64_torch.float32_nomask.asm"
     x86 = FIX / "triton-cpu-x86-avx512"
@@ -65,16 +68,29 @@ def main(stages: Path) -> None:
     (info / "entry_points.txt").write_text("[triton.backends]\nspine_triton = kinspect_spine_test\n")
     script = tmp / "softmax_k1.py"
     shutil.copyfile(ROOT / "tests" / "spine_plugin" / "softmax_k1.py", script)
-    env = {"PYTHONPATH": os.pathsep.join([str(plugin), str(ROOT)]), "KINSPECT_TEST_SPINE": "1",
+    env = {"PYTHONPATH": os.pathsep.join([str(plugin), str(ROOT)]),
            "KINSPECT_TEST_SPINE_STAGES": str(stages), "TRITON_CACHE_DIR": str(tmp / "cache")}
     out = kinspect("capture", "-o", tmp / "cap", "--", sys.executable, script, env=env)
     assert "1 variant(s) recorded" in out and "3 launch(es)" in out, out
     out = kinspect("vec-report", tmp / "cap", env=env)
-    assert "softmax_kernel  cpu:riscv64" in out, out
+    assert "softmax_kernel  cpu:spacemit-x60" in out and "scalar libm calls: expf 64" in out, out
+
+    # the board's own question: vec-report with no argument reads SPINE_TRITON_DUMP_PATH's dump
+    dump, here = tmp / "dump", tmp / "here"
+    dump.mkdir()
+    here.mkdir()
+    shared = FIX / "triton-shared-riscv-softmax"
+    for src, name in ((shared / "tt.mlir", "softmax_kernel_tt.mlir"), (stages / "linalgdir.mlir",
+                      "softmax_kernel_linalg.mlir"), (stages / "ll.ir", "softmax_kernel_.ll"),
+                      (stages / "kernel.o", "softmax_kernel_.o")):
+        shutil.copyfile(src, dump / name)
+    out = kinspect("vec-report", env={"SPINE_TRITON_DUMP_PATH": str(dump)}, cwd=here)
+    assert str(dump) in out and "RVV used" in out and "1 ordered reductions" in out, out
     out = kinspect("bench", f"{script}:softmax_kernel", "-o", tmp / "b", "--rep", "20", "--warmup", "2",
                    "--no-compile", env=env)
     assert "threads busy on average" in out and "correct:" in out, out
-    print(f"core install (no llvmlite, matplotlib or numpy): {len(checks)} commands as expected")
+    shutil.rmtree(tmp, ignore_errors=True)
+    print(f"core install (no llvmlite, matplotlib or numpy; triton {triton}): {len(checks)} commands as expected")
     for c in checks:
         print(f"  kinspect {c}")
 

@@ -31,22 +31,27 @@ def sections(path: Path) -> dict[str, str]:
 
 
 def riscv_object(ll: Path, out: Path) -> Path:
-    """An ELF object compiled by LLVM from real IR for the X60 (what spine-triton's llc makes)."""
+    """An ELF object compiled by LLVM from real IR with spine-triton 3.6's flags for the X60 (opt's
+    forced vector width, then llc -O3 -mcpu=spacemit-x60 with PIC and the default code model, so
+    calls are `call sym` with R_RISCV_CALL_PLT relocations as llc makes them)."""
     import llvmlite.binding as llvm
 
     from kinspect import retarget
 
     retarget._init()
-    for name, value in retarget.OPTION_DEFAULTS.items():  # options another compile set are process-wide
+    t = retarget.PRESETS["spine-triton"]
+    for name, value in {**retarget.OPTION_DEFAULTS, **dict(t.options)}.items():  # options are process-wide
         llvm.set_option("kinspect", f"-{name}={value}")
-    t = retarget.PRESETS["spacemit-x60"]
     module = llvm.parse_assembly(retarget.neutral_ir(ll.read_text()))
     module.triple = t.triple
-    tm = llvm.Target.from_triple(t.triple).create_target_machine(cpu=t.cpu, opt=3, reloc="pic")
+    tm = llvm.Target.from_triple(t.triple).create_target_machine(cpu=t.cpu, features=t.features, opt=3, reloc="pic",
+                                                                  codemodel="default")
     module.data_layout = str(tm.target_data)
     builder = llvm.create_pass_builder(tm, llvm.create_pipeline_tuning_options(speed_level=3))
     builder.getModulePassManager().run(module, builder)
     out.write_bytes(tm.emit_object(module))
+    for name, value in retarget.OPTION_DEFAULTS.items():
+        llvm.set_option("kinspect", f"-{name}={value}")
     return out
 
 
@@ -121,15 +126,17 @@ def test_without_a_disassembler_the_llir_is_compiled_with_the_backends_flags(spi
     (report,) = api.vec_report([str(spine_dump)])
     how = report.variant.stage("asm").derived_by
     assert how.startswith("regenerated from llir with LLVM")
-    # spine-triton 3.6's own llc line (no CPU model, its -mattr list) and opt's forced vector width
-    assert "riscv64 -mcpu=generic-rv64 -mattr=+64bit,+a,+b,+c,+d,+f,+i,+m,+v" in how
-    assert "+xsmtvdot -force-vector-width=32 -force-vector-interleave=2" in how
+    # spine-triton 3.6.0+spacemit.a5's own llc line for the X60 and opt's forced vector width
+    assert "riscv64 -mcpu=spacemit-x60 -mattr=+64bit,+a,+b,+c,+d,+f,+i,+m,+v" in how
+    assert "+zicboz -force-vector-width=32 -force-vector-interleave=2" in how
     assert report.isa.vector > 0
 
 
 @pytest.mark.skipif(shutil.which("llvm-objdump") is None, reason="needs llvm-objdump on PATH")
 def test_objdump_output_reads_like_the_assembly_llvm_prints(tmp_path):
-    """The disassembled object and LLVM's own assembly of it agree on the vector instructions."""
+    """The disassembled object and LLVM's own assembly of it agree on the vector instructions, and
+    on the calls: an object's calls are `auipc ra, 0` + `jalr ra` until linked, named only by their
+    R_RISCV_CALL_PLT relocations (objdump -r), which kinspect turns back into `call expf`."""
     from kinspect.analysis import analyse
     from kinspect.backends.tools import disassemble
 
@@ -137,11 +144,54 @@ def test_objdump_output_reads_like_the_assembly_llvm_prints(tmp_path):
     asm, how = disassemble(obj)
     (tmp_path / "k.s").write_text(asm)
     ours = analyse(sources.read_file(tmp_path / "k.s")).isa
-    llvm = analyse(api.retargeted(sources.read_file(SHARED / "ll.ir"), "spacemit-x60")).isa
-    assert "--mattr=" in how
-    for op in ("vle32.v", "vse32.v", "vsetvli"):
+    llvm = analyse(api.retargeted(sources.read_file(SHARED / "ll.ir"), "spine-triton")).isa
+    assert "--mattr=" in how and " -r " in how
+    for op in ("vle32.v", "vse32.v", "vsetvli", "vfredosum.vs", "vl4r.v"):
         assert ours.mnemonics[op] == llvm.mnemonics[op] > 0, op
-    assert ours.vector == llvm.vector
+    assert ours.calls == llvm.calls and ours.calls["expf"] == 64, (ours.calls, llvm.calls)
+    assert abs(ours.vector - llvm.vector) <= 1       # llvm-objdump 14 leaves one instruction undecoded
+
+
+# objdump -d -r of an object (calls named by relocations) and objdump -d of a linked .so (calls
+# through the PLT, named in the target annotation), as llvm-objdump and GNU objdump print them.
+OBJDUMP_CALLS = {
+    "riscv": """
+0000000000000000 <k>:
+       0:      \tauipc\tra, 0
+\t\t0000000000000000:  R_RISCV_CALL_PLT\texpf
+\t\t0000000000000000:  R_RISCV_RELAX\t*ABS*
+       4:      \tjalr\tra
+       8:      \tauipc\tra,0x0
+       c:      \tjalr\t-80(ra) # 5d0 <expf@plt>
+      10:      \tauipc\tt1, 0
+\t\t\t10: R_RISCV_CALL_PLT\tmalloc
+      14:      \tjr\tt1
+""",
+    "x86": """
+0000000000000000 <k>:
+       9: \tcallq\t0xe <k+0xe>
+\t\t000000000000000a:  R_X86_64_PLT32\texpf-0x4
+      1e: \tcallq\t0x1030 <expf@plt>
+""",
+    "aarch64": """
+0000000000000000 <k>:
+       8: \tbl\t0x8 <k+0x8>
+\t\t0000000000000008:  R_AARCH64_CALL26\texpf
+      7a0: \tbl\t0x5e0 <expf@plt>
+""",
+}
+
+
+@pytest.mark.parametrize("isa", OBJDUMP_CALLS)
+def test_objdump_calls_are_named_by_relocation_or_plt(isa):
+    from kinspect.backends.tools import objdump_to_asm
+    from kinspect.ir import parse
+    from kinspect.ir.records import Resource
+
+    asm, unknown = objdump_to_asm(OBJDUMP_CALLS[isa])
+    calls = [r.name for r in parse(isa, asm.splitlines(True)) if isinstance(r, Resource) and r.name.startswith("call:")]
+    assert unknown == 0 and "R_" not in asm
+    assert calls == {"riscv": ["call:expf", "call:expf", "call:malloc"]}.get(isa, ["call:expf", "call:expf"]), asm
 
 
 def test_triton_shared_dump_folder():

@@ -139,7 +139,7 @@ def matrix_rule(f: Findings) -> list[Verdict]:
 
 # What a CPU backend's middle IR (Linalg, vector, triton-cpu) can turn a tl.dot into, best first.
 DOT_FORMS = (
-    (("linalg.mmt4d", "linalg.batch_mmt4d", "xsmt.dot"), "linalg.mmt4d: packed tiles for the matrix engine"),
+    (("linalg.mmt4d", "linalg.batch_mmt4d", "xsmt.mmt4d"), "linalg.mmt4d: packed tiles for the matrix engine"),
     (("linalg.matmul", "linalg.batch_matmul", "linalg.matmul_transpose_a", "linalg.matmul_transpose_b",
       "linalg.batch_reduce_matmul", "linalg.contract"), "linalg.matmul, unpacked"),
     (("vector.contract", "vector.outerproduct"), "a vector contraction"),
@@ -301,9 +301,29 @@ def ime_rule(f: Findings) -> list[Verdict]:
     dots = [(file, line) for m in f.ir() for (file, line), ls in m.lines.items() if ls.matrix and f.is_kernel_file(file)]
     if f.isa.fp_forms.get("mul") or f.isa.fp_forms.get("fma") or dots:
         where = f"{f.where(*dots[0])}: " if dots else ""
-        return [Verdict(f"{where}no IME (smt.vmadot): the X60's IME is integer-only, so an fp matmul runs on RVV "
-                        f"(vfmacc/vfwmacc at best)", "info", dots[0][1] if dots else None, dots[0][0] if dots else None)]
+        arch = f.variant.target.arch
+        why = (": the X60's IME is integer-only, so an fp matmul runs on RVV (vfmacc/vfwmacc at best)"
+               if arch in X60_ARCHES else f": the dot runs on RVV on this {arch} code")
+        return [Verdict(f"{where}no IME (smt.vmadot){why}", "info", dots[0][1] if dots else None,
+                        dots[0][0] if dots else None)]
     return []
+
+
+# Targets that are (or may be) the K1's X60: spine-triton names the core, dumps and other backends
+# only the architecture.
+X60_ARCHES = ("spacemit-x60", "spacemit-a60", "riscv64", "riscv", "?")
+
+
+def spine_lines_rule(f: Findings) -> list[Verdict]:
+    """spine-triton's machine code tied to no Python line: it adds debug info to its llir only when
+    SPINE_TRITON_DUMP_PATH is set (it then runs spine-opt again with -mlir-print-debuginfo), so
+    "where in my kernel" needs a run with it set."""
+    if f.isa is None or f.gpu or (f.variant.extra or {}).get("backend") != "spine-triton":
+        return []
+    if any(f.is_kernel_file(file) for m in (f.isa, *f.ir()) if m.dialect != "mlir" for file, _ in m.lines):
+        return []
+    return [Verdict("no Python lines: this spine-triton code carries no debug info (spine-triton adds it to its "
+                    "LLVM IR only in runs with SPINE_TRITON_DUMP_PATH set)", "info")]
 
 
 # Callees by what they are: vector math libraries take a vector per call, libm one element.
@@ -416,7 +436,7 @@ def occupancy_advice(target: str, o, warps: int, r: Resources) -> str:
 
 RULES: tuple[Callable[[Findings], list[Verdict]], ...] = (
     matrix_rule, dot_rule, loads_rule, spill_rule, cpu_vector_rule, fma_rule, reduction_rule, ime_rule, calls_rule,
-    resource_rule,
+    spine_lines_rule, resource_rule,
 )
 
 

@@ -1,10 +1,11 @@
 """CPU backends. Triton calls all three `cpu` (GPUTarget("cpu", ...)); their stage names tell them apart.
 
 - triton-cpu: ttir -> ttcir -> tttcir -> llir -> asm -> so. Its asm is the host's, made from the llir.
-- spine-triton (SpacemiT, RISC-V): ttir -> linalgdir -> llir -> so; no asm stage. Its last step runs
-  `opt -passes=loop-vectorize -force-vector-width=32 -force-vector-interleave=2` and (3.6.0+spacemit.a5)
-  `llc -O3 --march=riscv64 --mattr=64bit,a,b,c,d,f,i,m,v,zfh,zvfh,zicbop,zicbom,zicboz,xsmtvdotii`, so
-  assembly regenerated from its llir uses those flags (kinspect.retarget's `spine-triton` preset).
+- spine-triton (SpacemiT, RISC-V): ttir -> linalgdir -> llir -> so; no asm stage. Its last step
+  (3.6.0+spacemit.a5, for a K1) runs `opt -mcpu=spacemit-x60 -passes=loop-vectorize
+  -force-vector-width=32 -force-vector-interleave=2` and `llc -O3 -mcpu=spacemit-x60
+  --mattr=64bit,a,b,c,d,f,i,m,v,zfh,zvfh,zicbop,zicbom,zicboz`, so assembly regenerated from its llir
+  uses those flags (kinspect.retarget's `spine-triton` preset).
 - triton-shared: ttir -> ttsharedir -> llir -> obj (older versions: cpuasm, text assembly); plain
   `llc` with no target flags, i.e. the host.
 
@@ -29,25 +30,51 @@ def _disassemble(path: Path) -> tuple[str, str]:
     return asm, f"disassembled from {path.suffix.lstrip('.') or path.name} with {how}"
 
 
-def _regenerate(fallback: str):
+def _regenerate(fallback: str, by_core: dict[str, str] | None = None):
     """A deriver run: the llir compiled again with llvmlite, for the triple and CPU the IR names,
-    else for `fallback` (a kinspect.retarget spec: the backend's own llc flags)."""
+    else for `fallback` (a kinspect.retarget spec: the backend's own llc flags), or for the spec
+    `by_core` gives the core its Triton metadata names (spine-triton's target is the core)."""
 
     def run(path: Path) -> tuple[str, str]:
         from kinspect import retarget
 
         text = path.read_text(errors="replace")
-        target = retarget.own_target(text, fallback)
+        core = _core_of(path) if by_core is not None else None
+        spec = by_core.get(core, by_core.get("*", fallback)) if core and by_core is not None else fallback
+        target = retarget.own_target(text, spec)
         out = retarget.compile_ir(text, target, purpose="the assembly of a CPU variant with no llvm-objdump/objdump "
                                                         "on PATH (its LLVM IR compiled again)")
-        return out.asm, f"regenerated from llir with {out.llvm}: {target.describe()}"
+        exact = core in ("spacemit-x60", "spacemit-a60")
+        nearest = f" (the nearest LLVM {out.llvm.split()[1]} has to {core})" if core and not exact else ""
+        return out.asm, f"regenerated from llir with {out.llvm}: {target.describe()}{nearest}"
 
     return run
 
 
-def _asm_from(fallback: str) -> tuple[Deriver, ...]:
+def _core_of(llir: Path) -> str | None:
+    """The core a spine-triton variant was compiled for: the arch of the target in the Triton
+    metadata beside its llir (`<k>.json` in a cache or store), e.g. spacemit-x60, spacemit-a100."""
+    import json
+
+    meta = llir.with_suffix(".json")
+    try:
+        arch = json.loads(meta.read_text())["target"]["arch"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return arch if isinstance(arch, str) and arch.startswith("spacemit-") else None
+
+
+def _asm_from(fallback: str, by_core: dict[str, str] | None = None) -> tuple[Deriver, ...]:
     return (Deriver(ASM, _disassemble, "objdump", sources=("so", "o", "obj")),
-            Deriver(ASM, _regenerate(fallback), "llvmlite", sources=("llir", "ll")))
+            Deriver(ASM, _regenerate(fallback, by_core), "llvmlite", sources=("llir", "ll")))
+
+
+# spine-triton compiles for the core its target names. LLVM 22 models the X60 only. The A60 has the
+# X60's ISA (spine-triton compiled it as spacemit-x60 until May 2026); the K3's A100 is an in-order
+# X60-like core with 1024-bit vectors, so the X60 model with VLEN 1024 is the nearest; the K3's X100
+# (out of order, RVA23, VLEN 256) and any other core get RVA23's features on a generic core.
+SPINE_CORES = {"spacemit-x60": "spine-triton", "spacemit-a60": "spine-triton",
+               "spacemit-a100": "spine-triton:+zvl1024b", "*": "rva23-vlen256-spine"}
 
 
 def _stages(*names: tuple[str, str, int, str], binary=("so", "o", "obj")) -> tuple[StageKind, ...]:
@@ -74,7 +101,7 @@ register(Backend(
     isa="riscv",
     stages=_stages(*COMMON_HEAD, ("linalgdir", "mlir", 20, "Linalg IR"), ("llmlir", "mlir", 30, "LLVM dialect"),
                    ("s", "asm", 60, "assembly"), ("o", "elf", 65, "object"), *COMMON_TAIL),
-    derivers=_asm_from("spine-triton"),
+    derivers=_asm_from("spine-triton", SPINE_CORES),
 ))
 
 register(Backend(

@@ -44,8 +44,10 @@ def run_tool(argv: list[str], *, timeout: float = 120) -> str:
 # -- object files: llvm-objdump / objdump, their output turned back into assembler syntax -------
 
 ELF_MACHINES = {0x3E: "x86", 0xB7: "aarch64", 0xF3: "riscv"}
-# What llvm-objdump must be told to decode everything a Triton CPU backend emits (RVV, Zfh, Zb*).
-OBJDUMP_MATTR = {"riscv": "+m,+a,+f,+d,+c,+v,+zfh,+zba,+zbb,+zbs"}
+# What llvm-objdump must be told to decode everything a Triton CPU backend emits (RVV, Zfh, Zb*; the
+# X60's Zvfh, Zicond and IME as XSMTVDot). An llvm-objdump too old for one ignores it with a warning
+# (version 14 leaves Zicond's czero.* undecoded).
+OBJDUMP_MATTR = {"riscv": "+m,+a,+f,+d,+c,+v,+zfh,+zba,+zbb,+zbs,+zvfh,+zicond,+xsmtvdot"}
 
 
 def elf_isa(path: Path) -> str | None:
@@ -65,11 +67,11 @@ def objdump_tools(isa: str) -> list[list[str]]:
     llvm = shutil.which("llvm-objdump")
     if llvm:
         mattr = [f"--mattr={OBJDUMP_MATTR[isa]}"] if isa in OBJDUMP_MATTR else []
-        found.append([llvm, "-d", "-l", "--no-show-raw-insn", *mattr])
+        found.append([llvm, "-d", "-r", "-l", "--no-show-raw-insn", *mattr])
     for name in (cross, "objdump"):
         path = shutil.which(name) if name else None
         if path:
-            found.append([path, "-d", "-l", "--no-show-raw-insn"])
+            found.append([path, "-d", "-r", "-l", "--no-show-raw-insn"])
     return found
 
 
@@ -83,6 +85,47 @@ LINE_RE = re.compile(r"^(?:; )?(/.+|[A-Za-z]:\\.+|[^\s:;][^:]*\.\w+):(\d+)(?: \(
 RAW_BYTES_RE = re.compile(r"^(?:[0-9a-f]{2,8} )+\s*")
 # a branch target as objdump prints it: "0x2c <sum_kernel+0x2c>" or "2c <.L0>"
 TARGET_RE = re.compile(r"(?<![0-9a-fx])(?:0x)?([0-9a-f]+) <[^>]*>\s*$")
+# a call into another symbol of a linked .so: "jalr -0x1e0(ra) <expf@plt>", "# 1020 <expf@plt>",
+# "bl 0x5e0 <expf@plt>", "callq 0x1030 <expf@plt>"
+PLT_TARGET_RE = re.compile(r"<([A-Za-z_][\w.$]*@plt)>\s*$")
+# a relocation objdump -r prints under its instruction (an object file: calls are not resolved yet):
+# "		0000000000000080:  R_RISCV_CALL_PLT	malloc" (llvm-objdump), "			80: R_RISCV_CALL_PLT	malloc" (GNU),
+# "		000000000000000a:  R_X86_64_PLT32	expf-0x4" (the addend is not part of the name)
+RELOC_RE = re.compile(r"^\s+([0-9a-f]+):\s+(R_[A-Z0-9_]+)(?:\s+(\S+?))?(?:[+-]0x[0-9a-f]+)?\s*$")
+# Relocations that name a call's target: RISC-V's auipc+jalr pair, x86's call rel32, AArch64's bl/b.
+CALL_RELOCS = frozenset({"R_RISCV_CALL", "R_RISCV_CALL_PLT", "R_X86_64_PLT32", "R_X86_64_PC32",
+                         "R_AARCH64_CALL26", "R_AARCH64_JUMP26"})
+CALLS = frozenset({"call", "callq", "jmp", "jmpq", "bl", "b", "jal", "jalr", "tail"})
+
+
+def _call_relocs(lines: list[str]) -> dict[int, str]:
+    """offset -> symbol of the call relocations in objdump -r output."""
+    found = {}
+    for line in lines:
+        m = RELOC_RE.match(line)
+        if m and m.group(2) in CALL_RELOCS and m.group(3):
+            found[int(m.group(1), 16)] = m.group(3)
+    return found
+
+
+def _named_call(addr: int, insn: str, relocs: dict[int, str]) -> tuple[str | None, bool]:
+    """The instruction as a call to the symbol its relocation or PLT annotation names, or None; and
+    whether it is a RISC-V auipc whose jalr (the pair's second half) is to be dropped."""
+    op, _, rest = insn.partition("\t") if "\t" in insn else insn.partition(" ")
+    if op == "auipc" and addr in relocs:            # RISC-V call pair: auipc ra|t1, 0 / jalr ra|jr t1
+        link = rest.split(",")[0].strip()
+        return (f"\tcall\t{relocs[addr]}" if link in ("ra", "x1") else f"\ttail\t{relocs[addr]}"), True
+    if op not in CALLS:
+        return None, False
+    sym = relocs.get(addr) or relocs.get(addr + 1)      # x86's rel32 follows the 1-byte opcode
+    if sym is None:
+        plt = PLT_TARGET_RE.search(insn)
+        sym = plt.group(1) if plt else None
+    if sym is None:
+        return None, False
+    if op in ("jalr", "jal"):
+        op = "call"
+    return f"\t{op}\t{sym}", False
 
 
 def objdump_to_asm(text: str) -> tuple[str, int]:
@@ -98,8 +141,11 @@ def objdump_to_asm(text: str) -> tuple[str, int]:
             t = TARGET_RE.search(m.group(2))
             if t:
                 targets.add(int(t.group(1), 16))
-    out, files, unknown = [], {}, 0
+    relocs = _call_relocs(lines)
+    out, files, unknown, drop_jalr = [], {}, 0, False
     for line in lines:
+        if RELOC_RE.match(line):
+            continue
         m = SYMBOL_RE.match(line)
         if m:
             name = m.group(2).strip()
@@ -117,7 +163,11 @@ def objdump_to_asm(text: str) -> tuple[str, int]:
                 unknown += 1
                 out.append("\t# undecoded")
                 continue
-            out.append("\t" + TARGET_RE.sub(lambda t: f".Laddr_{int(t.group(1), 16):x}", insn))
+            if drop_jalr and insn.split(None, 1)[0] in ("jalr", "jr"):
+                drop_jalr = False
+                continue
+            call, drop_jalr = _named_call(addr, insn, relocs)
+            out.append(call or "\t" + TARGET_RE.sub(lambda t: f".Laddr_{int(t.group(1), 16):x}", insn))
             continue
         m = LINE_RE.match(line.strip())
         if m:

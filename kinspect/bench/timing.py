@@ -67,7 +67,17 @@ def time_gpu(launch: Callable[[], object], *, warmup_ms: int = WARMUP_MS, rep_ms
 
 
 def cpu_threads() -> str:
-    """The thread count a CPU backend's OpenMP launcher may use, and where it comes from."""
+    """The thread count a CPU backend's launcher may use, and where it comes from: spine-triton's
+    target carries its runtime's stream threads (`num_threads`); triton-cpu's OpenMP loop reads
+    TRITON_CPU_MAX_THREADS / OMP_NUM_THREADS, else uses every core."""
+    try:
+        from triton.runtime import driver
+
+        n = getattr(driver.active.get_current_target(), "num_threads", None)
+    except Exception:       # no active driver: the environment is all there is to say
+        n = None
+    if isinstance(n, int) and n > 0:
+        return f"{n} (the backend's target: its runtime's stream threads)"
     for var in ("TRITON_CPU_MAX_THREADS", "OMP_NUM_THREADS"):
         if os.environ.get(var):
             return f"{os.environ[var]} ({var})"

@@ -70,8 +70,15 @@ def no_device_possible() -> bool:
     return not any(os.path.exists(p) for p in GPU_NODES) and installed_backends() <= set(_TRITON_BACKEND.values())
 
 
+# Backends whose driver is never active on its own: a program activates it by hand, as spine-triton
+# 3.6's examples do (`triton.runtime.driver.set_active(CPUDriver())`); triton-shared's likewise.
+BY_HAND = ("spine_triton", "triton_shared")
+
+
 def active_device_target() -> Target | None:
-    """The target of Triton's active driver, or None when there is no device here."""
+    """The target of Triton's active driver, or None when there is no device here. With no driver
+    active and one by-hand CPU backend installed (a board with spine-triton), that backend's driver
+    is activated, as the user's own program would: it is the only device such a machine has."""
     if no_device_possible():
         return None
     try:
@@ -79,8 +86,29 @@ def active_device_target() -> Target | None:
 
         t = driver.active.get_current_target()
     except Exception:  # Triton raises RuntimeError("0 active drivers") and friends
-        return None
+        t = _activate_by_hand()
+        if t is None:
+            return None
     return Target(str(t.backend), str(t.arch), int(getattr(t, "warp_size", 0) or 0))
+
+
+def _activate_by_hand():
+    """Activate the one installed by-hand backend's driver (BY_HAND); its target, or None."""
+    try:
+        from triton.backends import backends
+        from triton.runtime import driver
+    except Exception:
+        return None
+    found = [name for name in BY_HAND if name in backends]
+    if len(found) != 1:
+        return None
+    try:
+        d = backends[found[0]].driver()
+        t = d.get_current_target()
+    except Exception:   # a broken install (its runtime library missing): no device, as before
+        return None
+    driver.set_active(d)
+    return t
 
 
 def resolve(text: str | None) -> Resolved:

@@ -144,20 +144,37 @@ OPS: dict[str, OpInfo] = _merged(
         vector.shape_cast vector.extractelement vector.insertelement vector.from_elements
         vector.interleave vector.deinterleave""", vector=True),
     _ops(Kind.CONVERT, "vector.bitcast", vector=True),
-    # --- spine-triton (SpacemiT) 3.6: XSMT (`smt.*` in Python: descriptor loads, packed tiles, the
-    # matrix engine's dot), TLE tile ops, and the linalg they lower to (spine-triton wiki and
-    # include/triton-shared/Dialect/{XSMT,XSMTAsync,TLE}; xsmt.dot -> linalg.mmt4d,
-    # xsmt.descriptor_load -> linalg.pack, a plain tt.dot -> linalg.matmul) ---
-    _ops(Kind.MATRIX, "xsmt.dot linalg.mmt4d linalg.batch_mmt4d", unit="mmt4d"),
-    _ops(Kind.LOAD, "xsmt.descriptor_load"),
-    _ops(Kind.STORE, "xsmt.descriptor_store"),
-    _ops(Kind.MOVE, """xsmt.view xsmt.alloc linalg.pack linalg.unpack tensor.pack tensor.unpack
-        tle.extract_tile tle.insert_tile memref.subview memref.reinterpret_cast memref.alloc
-        memref.cast memref.expand_shape memref.collapse_shape"""),
-    _ops(Kind.CONTROL, "tle.dsl_region xsmt.parallel"),
-    _ops(Kind.MOVE, "xsmt_async.grid"),
-    _ops(Kind.SYNC, """xsmt_async.mbarrier_alloc xsmt_async.mbarrier_release xsmt_async.mbarrier_arrive
+    # --- spine-triton (SpacemiT) 3.6.0+spacemit.a5: the ops its TTIR and Linalg stages print, from
+    # include/triton-shared/Dialect/{XSMT,XSMTAsync,TLE}/IR/*Ops.td and triton_shared.cc there.
+    # Python's smt.dot builds xsmt.mmt4d (packed 4-D tiles), lowered to linalg.mmt4d; smt.view builds
+    # xsmt.pack/unpack/repack/subview (-> linalg.pack/unpack); smt.descriptor_load is tt.advance +
+    # tt.load, smt.parallel an scf.for marked `bind_sub_block`, so neither has an op of its own.
+    # A plain tt.dot becomes linalg.matmul. ---
+    _ops(Kind.MATRIX, "xsmt.mmt4d linalg.mmt4d linalg.batch_mmt4d", unit="mmt4d"),
+    _ops(Kind.MOVE, """xsmt.pack xsmt.unpack xsmt.repack xsmt.subview xsmt.subview_pack
+        xsmt.descriptor_load_view xsmt.buffer_tensor_view xsmt.alloc xsmt.alloc_copies xsmt.annotation
+        linalg.pack linalg.unpack tensor.pack tensor.unpack tle.extract_tile tle.insert_tile
+        memref.subview memref.reinterpret_cast memref.alloc memref.alloca memref.cast
+        memref.expand_shape memref.collapse_shape tensor.empty bufferization.alloc_tensor
+        bufferization.to_tensor bufferization.to_memref bufferization.to_buffer"""),
+    _ops(Kind.SYNC, """xsmt.mbarrier_create xsmt.mbarrier_copies xsmt.mbarrier_subview
+        xsmt.global_mbarrier_init xsmt.barrier_arrive xsmt.barrier_wait xsmt.barrier_set_expect
+        xsmt_async.mbarrier_alloc xsmt_async.mbarrier_release xsmt_async.mbarrier_arrive
         xsmt_async.mbarrier_wait"""),
+    _ops(Kind.MOVE, "xsmt.get_num_of_thread"),
+    # later than the 3.6.0+spacemit.a5 sources (spine-triton-tutorial): xsmt_async.grid, an i64
+    # program id; tle.dsl_region, a spine_raw kernel's body inlined into the host kernel (lowered
+    # to spine_ext.raw_region, then RVV)
+    _ops(Kind.MOVE, "xsmt_async.grid"),
+    _ops(Kind.CONTROL, "tle.dsl_region spine_ext.raw_region"),
+    # triton-shared's intermediate dialects (tts: structured pointers, ttx: tiling ops), seen in
+    # pass-by-pass dumps between TTIR and Linalg
+    _ops(Kind.LOAD, "tts.load", space=Space.GLOBAL),
+    _ops(Kind.STORE, "tts.store", space=Space.GLOBAL),
+    _ops(Kind.LOAD, "tts.gather", space=Space.GLOBAL, access=Access.INDEXED),
+    _ops(Kind.STORE, "tts.scatter", space=Space.GLOBAL, access=Access.INDEXED),
+    _ops(Kind.MOVE, "tts.make_tptr tts.make_gather_scatter_tptr tts.get_structured_state"),
+    _ops(Kind.REDUCE, "ttx.cumsum"),
     # --- triton-cpu (dialect `triton_cpu`) and AMX ---
     _ops(Kind.LOAD, "triton_cpu.load"),
     _ops(Kind.STORE, "triton_cpu.store"),

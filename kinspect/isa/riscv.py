@@ -192,13 +192,14 @@ VECTOR_OPS: tuple[tuple[tuple[str, ...], tuple[str, ...], OpInfo], ...] = (
     (("vrgather",), _VXI, V_MOVE), (("vrgatherei16",), ("vv",), V_MOVE),
     (("vcompress",), ("vm",), V_MOVE),
     (("vmv1r", "vmv2r", "vmv4r", "vmv8r"), ("v",), V_MOVE),
-    # SpacemiT IME: integer dot-product matrix multiply-accumulate (K1 / X60), sliding-window
-    # variants 1-3, and the later spec revision's sparse (.sp), block-quantized (.hp), fp and
-    # layout instructions.
-    (tuple(f"smt.vmadot{w}{s}" for w in ("", "1", "2", "3") for s in ("", "u", "su", "us")),
+    # SpacemiT IME (riscv-ime-extension-spec, "Instruction description"): integer dot-product matrix
+    # multiply-accumulate and its sliding-window forms 1-3 and n (slide in t0) (LLVM 22's XSMTVDot,
+    # the K1's X60, has vmadot and 1-3); the fp forms vfmadot, vfmadot1-3, vfmadotn (not on the X60);
+    # and the later revision's sparse (.sp), block-quantized (.hp), widening fp and layout instructions.
+    (tuple(f"smt.vmadot{w}{s}" for w in ("", "1", "2", "3", "n") for s in ("", "u", "su", "us")),
      ("",), IME_MATRIX),
     (tuple(f"smt.vmadot{s}" for s in ("", "u", "su", "us")), ("sp", "hp"), IME_MATRIX),
-    (("smt.vfwmadot", "smt.vfwmadot1", "smt.vfwmadot2", "smt.vfwmadot3"), ("",), IME_F_MATRIX),
+    (tuple(f"smt.vf{w}madot{n}" for w in ("", "w") for n in ("", "1", "2", "3", "n")), ("",), IME_F_MATRIX),
     (("smt.vpack", "smt.vupack", "smt.vnpack", "smt.vnspack", "smt.vnpack4", "smt.vnspack4"),
      ("vv",), IME_MOVE),
 )

@@ -1,9 +1,17 @@
 """The kernel the spine-triton stand-in runs: the row softmax of the RISC-V fixture
-(tests/fixtures/cpu/triton-shared-riscv-softmax), with example arguments for `kinspect bench`."""
+(tests/fixtures/cpu/triton-shared-riscv-softmax), with example arguments for `kinspect bench`.
+
+Written as spine-triton programs are: the module activates the backend's driver by hand (spine-triton
+3.6's driver is never active on its own; its examples call
+`triton.runtime.driver.set_active(CPUDriver())`). Reaching the driver through Triton's backend registry
+works the same for spine-triton and for its test stand-in."""
 
 import torch
 import triton
 import triton.language as tl
+from triton.backends import backends
+
+triton.runtime.driver.set_active(backends["spine_triton"].driver())
 
 
 @triton.jit

@@ -1,4 +1,6 @@
-"""The compiler half: Triton's real TTIR passes, then spine-triton's later stages from fixtures."""
+"""The compiler half: Triton's real TTIR passes with the module attributes spine-triton 3.6.0+spacemit.a5
+sets (tt.num_threads, tt.arch_id, tt.force_vector_interleave, from its target), then spine-triton's later
+stages (linalgdir, llir, so) from the real RISC-V pipeline output the test put in KINSPECT_TEST_SPINE_STAGES."""
 
 import hashlib
 import os
@@ -76,11 +78,24 @@ class SpineTestBackend(BaseBackend):
         passes.common.add_cse(pm)
         passes.common.add_symbol_dce(pm)
         pm.run(mod, "make_ttir")
+        target = metadata["target"]
+        builder = ir.builder(mod.context)
+        mod.set_attr("tt.num_threads", builder.get_int32_attr(getattr(target, "num_threads", 1)))
+        mod.set_attr("tt.arch_id", builder.get_string_attr(getattr(target, "arch_id", "")))
+        interleave = getattr(target, "force_vector_interleave", 2)
+        mod.set_attr("tt.force_vector_interleave", builder.get_int32_attr(interleave))
         metadata["name"] = re.search(r"tt\.func\s+public\s+@(\w+)", str(mod))[1]
         return mod
 
+    @staticmethod
+    def make_linalgdir(src, metadata):
+        # spine-triton records whether the kernel runs smt.parallel itself (its launcher then does not
+        # spread programs over threads); the fixture kernel does not.
+        metadata["smt_parallel_inside"] = "bind_sub_block = true" in str(src)
+        return (STAGES / "linalgdir.mlir").read_text()
+
     def add_stages(self, stages, options, language):
         stages["ttir"] = lambda src, metadata: self.make_ttir(src, metadata, options)
-        stages["linalgdir"] = lambda src, metadata: (STAGES / "linalgdir.mlir").read_text()
+        stages["linalgdir"] = lambda src, metadata: self.make_linalgdir(src, metadata)
         stages["llir"] = lambda src, metadata: (STAGES / "ll.ir").read_text()
         stages["so"] = lambda src, metadata: (STAGES / "kernel.o").read_bytes()
