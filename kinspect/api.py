@@ -221,22 +221,35 @@ def repro(variant: str, output: str | Path, *, interpret: bool = False, embed: b
     from kinspect.replay.spec import from_variant
 
     v = find_variant(variant, out_dir, prefer=lambda x: x.launches is not None)
-    path = check_output_path(output, "script")
+    path = check_output_path(output, "script", [variant])
     spec = from_variant(v, launch)
     how = script.write(spec, path, interpret=interpret, embed=embed, label=variant, triton_version=v.triton_version)
     return Repro(path=path, variant=v, spec=spec, how=how)
 
 
-def check_output_path(path: str | Path, what: str) -> Path:
-    """A file kinspect may write: in an existing, writable folder, not a folder itself."""
+def check_output_path(path: str | Path, what: str, items=()) -> Path:
+    """A file kinspect may write (`what`: "script", "report"): in an existing, writable folder, not a
+    folder itself, and outside every Triton cache or dump folder kinspect reads (the default cache, and
+    the folders named in `items` that are not kinspect stores)."""
+    from kinspect import sources
+    from kinspect.store import is_store
+
     out = Path(path)
     folder = out.parent if str(out.parent) else Path(".")
     if out.is_dir():
-        raise UsageError(f"-o '{out}' is a folder; give a file name such as {out / 'repro.py'}")
+        example = out / ("report.html" if what == "report" else "repro.py")
+        raise UsageError(f"-o '{out}' is a folder; give a file name such as {example}")
     if not folder.is_dir():
         raise UsageError(f"cannot write '{out}': folder '{folder}' does not exist; create it or choose another -o")
     if not os.access(folder, os.W_OK):
         raise UsageError(f"cannot write the {what} '{out}': folder '{folder}' is not writable; choose another -o")
+    guarded = [sources.triton_cache_dir()] + [Path(i) for i in items if Path(i).is_dir() and not is_store(Path(i))]
+    target = folder.resolve()
+    for g in guarded:
+        g = g.resolve()
+        if target == g or g in target.parents:
+            raise UsageError(f"-o '{out}' is inside '{g}', which kinspect only reads (a Triton cache or dump "
+                             f"folder); write the {what} elsewhere")
     return out
 
 
@@ -314,29 +327,3 @@ def report(items, *, variant: str | None = None, metrics=(), bench: bool = True,
         chosen = (min(timed, key=lambda i: rows[i].runtime.median_ms) if timed
                   else next((i for i, v in enumerate(variants) if variant_key(v) == first), 0))
     return Report(result, reports, chosen=chosen, metrics=metrics, program=program)
-
-
-def check_report_path(path: str | Path, items=()) -> Path:
-    """Where a report may be written: a file in an existing folder, outside every Triton cache or
-    dump folder kinspect reads (named in `items`, or the default cache)."""
-    from kinspect import sources
-
-    out = Path(path)
-    folder = out.parent if str(out.parent) else Path(".")
-    if out.is_dir():
-        raise UsageError(f"-o '{out}' is a folder; give a file name such as {out / 'report.html'}")
-    if not folder.is_dir():
-        raise UsageError(f"cannot write '{out}': folder '{folder}' does not exist; create it or choose another -o")
-    if not os.access(folder, os.W_OK):
-        raise UsageError(f"cannot write '{out}': folder '{folder}' is not writable; choose another -o")
-    from kinspect.store import is_store
-
-    guarded = [sources.triton_cache_dir()] + [Path(i) for i in items if Path(i).is_dir() and not is_store(Path(i))]
-    target = folder.resolve()
-    for g in guarded:
-        g = g.resolve()
-        if target == g or g in target.parents:
-            raise UsageError(f"-o '{out}' is inside '{g}', which kinspect only reads (a Triton cache or dump "
-                             f"folder); write the report elsewhere")
-    return out
-

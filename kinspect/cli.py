@@ -380,7 +380,7 @@ def report(items, constexprs, targets, num_warps, num_stages, configs, args, siz
 
     kwargs = _sweep_kwargs(items, constexprs, targets, num_warps, num_stages, configs, args, size, no_bench, retarget,
                            jobs)
-    path = api.check_report_path(output, items)
+    path = api.check_output_path(output, "report", items)
     with _progress_bar() as progress:
         result = api.report(kwargs.pop("items"), **kwargs, variant=variant, metrics=metrics, out_dir=out_dir,
                             progress=progress)

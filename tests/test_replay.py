@@ -197,6 +197,18 @@ def test_repro_scripts_run_under_the_interpreter(captured, tmp_path):
     assert proc.stdout.count("ok: ") == 2 and "grid (7, 1, 1)" in proc.stdout
 
 
+def test_repro_never_writes_into_a_triton_cache_or_a_folder(captured, tmp_path, monkeypatch):
+    store, _, _ = captured
+    cache = tmp_path / "triton-cache"
+    (cache / "abc").mkdir(parents=True)
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(cache))
+    inside = run("repro", "softmax_rows", "--store", store, "-o", cache / "abc" / "r.py")
+    assert inside.exit_code == 2 and "which kinspect only reads" in inside.output, inside.output
+    folder = run("repro", "softmax_rows", "--store", store, "-o", tmp_path)
+    assert folder.exit_code == 2 and "is a folder; give a file name such as" in folder.output
+    assert list((cache / "abc").iterdir()) == [] and inside.output.count("\n") == 1
+
+
 def test_diff_of_a_captured_variant_recompiles_it_with_the_captured_signature(captured):
     store, _, _ = captured
     rows = sorted(_by_kernel(store)["row_sum"], key=lambda v: v.launches.calls)
