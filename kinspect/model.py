@@ -259,6 +259,22 @@ class Variant:
                 return s
         return None
 
+    def specialization(self) -> dict[str, str]:
+        """How the JIT specialized each runtime argument, as `facet: shown value`: its type, and whether
+        it was divisible by 16 (a pointer: 16-byte aligned), which decides vector loads. Two variants
+        with the same constexprs and options differ here."""
+        out = {}
+        for arg, ty in self.signature.items():
+            if ty == "constexpr":
+                continue
+            out[f"type:{arg}"] = f"{arg}:{ty}"
+            by16 = (self.attributes.get(arg) or {}).get("tt.divisibility")
+            if ty.startswith("*"):
+                out[f"align:{arg}"] = f"{arg} aligned" if by16 else f"{arg} unaligned"
+            elif ty.startswith("i"):
+                out[f"align:{arg}"] = f"{arg}%16=0" if by16 else f"{arg}%16!=0"
+        return out
+
     def to_json(self) -> dict[str, Any]:
         d = asdict(self)
         d.pop("path")

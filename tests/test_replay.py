@@ -499,3 +499,17 @@ def _specialization(kernel):
     from kinspect.hooks.record import specialization
 
     return specialization(kernel.src)
+
+
+def test_variants_told_apart_only_by_the_jits_specialization_are_named_by_it(captured):
+    """row_sum ran on an aligned and on a misaligned view: same constexprs and options, two variants."""
+    store, _, _ = captured
+    listing = run("ls", store)
+    assert listing.exit_code == 0, listing.output
+    rows = [line for line in listing.output.splitlines() if line.strip().startswith("row_sum")]
+    assert sorted("(x_ptr aligned)" in r for r in rows) == [False, True], rows
+    assert sum("(x_ptr unaligned)" in r for r in rows) == 1
+    paths = [v.path for v in _by_kernel(store)["row_sum"]]
+    both = run("diff", *paths)
+    assert both.exit_code == 0, both.output
+    assert "x_ptr aligned" in both.output and "x_ptr unaligned" in both.output

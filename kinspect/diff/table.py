@@ -101,6 +101,7 @@ def _facets(v: Variant) -> dict[str, str]:
     facets.update({k: f"{short}={v.options[k]}" for k, short in (("num_warps", "w"), ("num_stages", "s"),
                                                                   ("num_ctas", "ctas"), ("maxnreg", "maxnreg"))
                    if v.options.get(k) is not None})
+    facets.update(v.specialization())
     return facets
 
 
@@ -130,8 +131,10 @@ def labels(variants: list[Variant]) -> list[str]:
             if k == "kernel" and same_name:
                 parts.append(_short_source(f"{f['file']}:{f['kernel']}" if f["file"] else f["kernel"],
                                            [f"{g['file']}:{g['kernel']}" for g in facets]))
-            else:
-                parts.append(f.get(k, f"{k}=-"))
+            elif k in f:
+                parts.append(f[k])
+            elif not k.startswith(("type:", "align:")):   # another kernel's argument: nothing to say
+                parts.append(f"{k}=-")
         if "kernel" not in varying and "file" in varying and same_name:
             parts.insert(0, _short_source(f"{f['file']}:{f['kernel']}", [f"{g['file']}:{g['kernel']}" for g in facets]))
         out.append(" ".join(parts) or (v.name or v.kernel))

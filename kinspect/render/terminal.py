@@ -55,6 +55,25 @@ def spec_line(v: Variant) -> str:
     return "; ".join(p for p in (consts, opts) if p) or "-"
 
 
+def spec_lines(variants: list[Variant]) -> list[str]:
+    """spec_line of each variant, with what tells apart variants of one kernel that share it (the
+    JIT's specialization: an unaligned pointer, an argument's type): `BLOCK=64; num_warps=4 (x_ptr unaligned)`."""
+    lines = [spec_line(v) for v in variants]
+    groups = {}
+    for i, v in enumerate(variants):
+        groups.setdefault((v.kernel, str(v.target), lines[i]), []).append(i)
+    out = list(lines)
+    for members in (m for m in groups.values() if len(m) > 1):
+        facets = [variants[i].specialization() for i in members]
+        keys = list(dict.fromkeys(k for f in facets for k in f))
+        varying = [k for k in keys if len({f.get(k) for f in facets}) > 1]
+        for i, f in zip(members, facets):
+            shown = [f[k] for k in varying if k in f]
+            if shown:
+                out[i] = f"{lines[i]} ({', '.join(shown)})"
+    return out
+
+
 def relative(path: str) -> str:
     """Relative to the working directory when below it, else absolute."""
     try:
@@ -131,9 +150,8 @@ def variants_table(variants: list[Variant]) -> str:
     if not variants:
         return "  (no variants)"
     rows = [("kernel", "target", "spec", "stages", "folder")]
-    for v in variants:
-        rows.append((v.kernel, str(v.target), spec_line(v), ",".join(s.name for s in v.stages if s.name != "json"),
-                     v.name))
+    for v, spec in zip(variants, spec_lines(variants)):
+        rows.append((v.kernel, str(v.target), spec, ",".join(s.name for s in v.stages if s.name != "json"), v.name))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
     return "\n".join("  " + "  ".join(c.ljust(w) for c, w in zip(r, widths)) + "  " + r[-1] for r in rows)
 
@@ -182,10 +200,10 @@ def capture_summary(result, out_dir) -> str:
                                                  -(v.launches.calls if v.launches else 0), v.kernel))
         gpu_columns = not interpret     # interpreted launches ran on no GPU
         rows = [("kernel", "spec", "calls") + (("GPU ms", "median ms", "share") if gpu_columns else ())]
-        for v in ranked:
+        for v, spec in zip(ranked, spec_lines(ranked)):
             la = v.launches
             gpu = la.gpu if la else None
-            row = (_cut(v.kernel, 48), _cut(spec_line(v), 40), f"{la.calls:,}" if la else "0")
+            row = (_cut(v.kernel, 48), _cut(spec, 60), f"{la.calls:,}" if la else "0")
             if gpu_columns:
                 row += (f"{gpu.total_ms:,.3f}" if gpu else "-",
                         f"{gpu.median_ms:.4f}" if gpu and gpu.median_ms is not None else "-",
