@@ -106,7 +106,10 @@ def run(a, folder: str) -> int:
             line = row("as compiled", compiled)
             print(f"  {'as compiled':<22}<this machine's CPU>" if here and _expect.stable else line)
             for cpu, r in others:
-                print(row(cpu, r))
+                if r.isa and row("", r) == row("", compiled):   # the board's own flags: no new figure
+                    print(f"  {cpu:<22}   = as compiled (the board's flags give the same code)")
+                else:
+                    print(row(cpu, r))
             print("  verdicts for spacemit-x60:")
             for verdict in others[1][1].verdicts:
                 print(f"    {verdict.text}")
