@@ -34,7 +34,9 @@ def complete(variant: Variant) -> Variant:
     sources = [files[s.file] for s in variant.stages if s.name in inputs and s.file in files]
     if not sources:
         return variant
-    key = key_of(backend.name, *(file_key(p) for p in sources), *(d.tool for d in backend.derivers))
+    # the metadata beside a source counts too: a CPU variant's assembly is made for the core it names
+    metadata = [p.with_suffix(".json") for p in sources if p.with_suffix(".json").is_file()]
+    key = key_of(backend.name, *(file_key(p) for p in sources + metadata), *(d.tool for d in backend.derivers))
     folder = cache_dir() / "derived" / key
     record_path = folder / "derived.json"
     if not record_path.is_file():

@@ -124,3 +124,26 @@ def test_a_caches_assembly_is_regenerated_for_the_core_its_target_names(spine, t
     assert flags in how and "-force-vector-width=32" in how, how
     assert ("the nearest LLVM" in how) == (core != "spacemit-x60"), how
     assert ("+zvl1024b" in how) == (core == "spacemit-a100"), how
+
+
+def test_the_regenerated_assembly_follows_the_core_when_the_metadata_changes(spine, tmp_path):
+    """kinspect keeps derived assembly in its cache; the key holds the metadata that names the core,
+    so a cache whose <k>.json now names another core is not answered with the old core's code."""
+    import json
+
+    env, script = spine
+    env = {**env, "SPACEMIT_EP_QEMU_SET_CORE_ARCH": "0x503C", "TRITON_CACHE_DIR": str(tmp_path / "cache")}
+    subprocess.run([sys.executable, script], env=env, check=True, capture_output=True, timeout=600)
+    no_objdump = {**env, "PATH": str(Path(sys.executable).parent)}
+    derived = []
+    for core in ("spacemit-x60", "spacemit-a100"):
+        for meta in (tmp_path / "cache").rglob("*.json"):
+            d = json.loads(meta.read_text())
+            if isinstance(d, dict) and isinstance(d.get("target"), dict):
+                d["target"]["arch"] = core
+                meta.write_text(json.dumps(d))
+        r = kinspect(no_objdump, "vec-report", tmp_path / "cache", "--json")
+        assert r.returncode == 0, r.stderr
+        [rep] = json.loads(r.stdout)
+        derived.append(rep["isa_stage"]["derived_by"])
+    assert "+zvl1024b" not in derived[0] and "+zvl1024b" in derived[1], derived
