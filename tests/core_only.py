@@ -86,6 +86,9 @@ def main(stages: Path) -> None:
         shutil.copyfile(src, dump / name)
     out = kinspect("vec-report", env={"SPINE_TRITON_DUMP_PATH": str(dump)}, cwd=here)
     assert str(dump) in out and "RVV used" in out and "1 ordered reductions" in out, out
+    (dump / "softmax_kernel_.o").unlink()   # no object to disassemble, no llvmlite to compile the IR: say so
+    out = kinspect("vec-report", env={"SPINE_TRITON_DUMP_PATH": str(dump)}, cwd=here)
+    assert "the asm could not be derived here (llvmlite: the assembly from the LLVM IR needs llvmlite" in out, out
     out = kinspect("bench", f"{script}:softmax_kernel", "-o", tmp / "b", "--rep", "20", "--warmup", "2",
                    "--no-compile", env=env)
     assert "threads busy on average" in out and "correct:" in out, out

@@ -38,12 +38,12 @@ def _regenerate(fallback: str, by_core: dict[str, str] | None = None):
     def run(path: Path) -> tuple[str, str]:
         from kinspect import retarget
 
+        retarget.binding("the assembly from the LLVM IR")   # without llvmlite, one line that says so
         text = path.read_text(errors="replace")
         core = _core_of(path) if by_core is not None else None
         spec = by_core.get(core, by_core.get("*", fallback)) if core and by_core is not None else fallback
         target = retarget.own_target(text, spec)
-        out = retarget.compile_ir(text, target, purpose="the assembly of a CPU variant with no llvm-objdump/objdump "
-                                                        "on PATH (its LLVM IR compiled again)")
+        out = retarget.compile_ir(text, target, purpose="the assembly from the LLVM IR")
         exact = core in ("spacemit-x60", "spacemit-a60")
         nearest = f" (the nearest LLVM {out.llvm.split()[1]} has to {core})" if core and not exact else ""
         return out.asm, f"regenerated from llir with {out.llvm}: {target.describe()}{nearest}"

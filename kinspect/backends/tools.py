@@ -187,7 +187,7 @@ def disassemble(path: Path) -> tuple[str, str]:
         raise KinspectError(f"'{path.name}' is not an ELF object for x86-64, AArch64 or RISC-V")
     tools = objdump_tools(isa)
     if not tools:
-        raise KinspectError("no llvm-objdump or objdump on PATH")
+        raise KinspectError("no llvm-objdump or objdump on PATH (install binutils or LLVM)")
     errors = []
     for argv in tools:
         try:

@@ -21,9 +21,14 @@ def vec_report(report) -> str:
     out = [head + (f"  (retargeted from {v.extra.get('retargeted_from')})" if retarget else ""), f"  {v.path}"]
     out += [f"  {line.strip()}" for line in user_lines(v)]   # a kernel from the user's file: config, how loaded
     if m is None:
-        out.append("  no machine-code stage (sass, amdgcn or CPU assembly) to analyse"
-                   + ("; --retarget CPU compiles its LLVM IR for a CPU (kinspect targets)" if v.stage("llir") or
-                      any(s.dialect == "llvm" for s in v.stages) else ""))
+        failed = [n.split(" not derived: ", 1) for n in v.notes if " not derived: " in n]
+        if failed:      # the backend's assembly could not be made here: say what it needs, not --retarget
+            out.append(f"  no machine-code stage to analyse: the {failed[0][0]} could not be derived here "
+                       f"({failed[0][1]})")
+        else:
+            out.append("  no machine-code stage (sass, amdgcn or CPU assembly) to analyse"
+                       + ("; --retarget CPU compiles its LLVM IR for a CPU (kinspect targets)" if v.stage("llir") or
+                          any(s.dialect == "llvm" for s in v.stages) else ""))
     else:
         stage = v.stage(m.stage)
         if stage is not None and stage.derived_by:
