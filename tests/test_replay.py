@@ -513,3 +513,39 @@ def test_variants_told_apart_only_by_the_jits_specialization_are_named_by_it(cap
     both = run("diff", *paths)
     assert both.exit_code == 0, both.output
     assert "x_ptr aligned" in both.output and "x_ptr unaligned" in both.output
+
+
+def test_launches_differing_only_in_a_constexpr_are_two_variants(tmp_path):
+    """One kernel launched with BLOCK=32 and with BLOCK=128 (same types, alignment and options), and
+    an autotuned kernel whose configs differ in BLOCK only: each value is its own variant."""
+    (tmp_path / "prog.py").write_text(textwrap.dedent('''\
+        import torch
+        import triton
+        import triton.language as tl
+
+
+        @triton.jit
+        def scale(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+
+
+        @triton.autotune(configs=[triton.Config({"BLOCK": b}) for b in (64, 128, 256)], key=["n"])
+        @triton.jit
+        def tuned(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+
+
+        x = torch.randn(500)
+        y = torch.empty_like(x)
+        for block in (32, 128):
+            scale[(triton.cdiv(500, block),)](x, y, 500, BLOCK=block)
+        tuned[lambda meta: (triton.cdiv(500, meta["BLOCK"]),)](x, y, 500)
+        '''))
+    store = tmp_path / "store"
+    r = run("capture", "--interpret", "-t", "cuda:90", "-o", store, "--", sys.executable, tmp_path / "prog.py")
+    assert r.exit_code == 0, r.output
+    found = _by_kernel(store)
+    assert sorted(v.constexprs["BLOCK"] for v in found["scale"]) == [32, 128]
+    assert sorted(v.constexprs["BLOCK"] for v in found["tuned"]) == [64, 128, 256]

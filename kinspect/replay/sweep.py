@@ -92,8 +92,12 @@ def _compile_pending(out: Path, folder: Path, progress, jobs_limit) -> Compiled:
             continue
         for entry in d.get("specs", ()):
             spec = entry["spec"]
+            # a specialization is its types, alignment, options and its constexprs' values (BLOCK=32 and
+            # BLOCK=128 of one kernel are two variants)
+            constexprs = {a["name"]: a.get("value") for a in spec["args"]
+                          if spec["signature"].get(a["name"]) == "constexpr"}
             key = json.dumps([spec["kernel"], spec["target"], spec["signature"], spec["attributes"], spec["options"],
-                              (spec.get("source") or {}).get("file"), (spec.get("source") or {}).get("line")],
+                              constexprs, (spec.get("source") or {}).get("file"), (spec.get("source") or {}).get("line")],
                              sort_keys=True, default=str)
             slot = unique.setdefault(key, {"spec": spec, "launches": []})
             if entry.get("launches"):
