@@ -201,7 +201,9 @@ def child(mode: str, what: str, out: str, launches: int) -> None:
 
 def one(mode: str, what: str, launches: int) -> tuple[float, float]:
     with tempfile.TemporaryDirectory(prefix="kinspect-overhead-") as tmp:
-        env = {**os.environ, "TRITON_CACHE_DIR": str(Path(tmp) / "cache"), "PYTHONPATH": str(ROOT)}
+        # kinspect from this checkout, ahead of what PYTHONPATH already holds (tritonparse may live there)
+        path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
+        env = {**os.environ, "TRITON_CACHE_DIR": str(Path(tmp) / "cache"), "PYTHONPATH": path}
         proc = subprocess.run([sys.executable, __file__, "--child", mode, "--what", what, "--out",
                                str(Path(tmp) / "out"), "--launches", str(launches)],
                               capture_output=True, text=True, env=env, timeout=900)
