@@ -220,7 +220,7 @@ def repro(variant: str, output: str | Path, *, interpret: bool = False, embed: b
     from kinspect.replay import script
     from kinspect.replay.spec import from_variant
 
-    v = find_variant(variant, out_dir, prefer=lambda x: x.launches is not None)
+    v = find_variant(variant, out_dir, prefer=lambda x: x.ran)
     path = check_output_path(output, "script", [variant])
     spec = from_variant(v, launch)
     how = script.write(spec, path, interpret=interpret, embed=embed, label=variant, triton_version=v.triton_version)

@@ -49,7 +49,8 @@ def merge(items: Iterable[Launches | None]) -> Launches | None:
         signatures=tuple(LaunchSignature(grid=k[0], args=k[1], calls=n, pid=k[2], rank=k[3]) for k, n in kept),
         other_calls=other + sum(n for _, n in dropped),
         processes=tuple(sorted(procs.values(), key=lambda p: (p.host, p.pid))),
-        gpu=merge_gpu([x.gpu for x in items]))
+        gpu=merge_gpu([x.gpu for x in items]),
+        tuning_calls=sum(x.tuning_calls for x in items), tuning_ms=sum(x.tuning_ms for x in items))
 
 
 def merge_gpu(items: Iterable[GpuTime | None]) -> GpuTime | None:

@@ -143,7 +143,8 @@ class GpuTime:
 class Launches:
     """How a variant was launched in a captured program: call count, grids and distinct argument
     signatures (the most frequent, capped; the rest counted in other_calls), per process, and the
-    device time when the capture timed it."""
+    device time when the capture timed it. Launches an autotuner made while benchmarking configs
+    (triton.autotune, Inductor's) are not among them: they are counted, and timed, apart."""
 
     calls: int
     grids: tuple[tuple[tuple[int, ...], int], ...] = ()
@@ -151,6 +152,8 @@ class Launches:
     other_calls: int = 0
     processes: tuple[ProcessLaunches, ...] = ()
     gpu: GpuTime | None = None
+    tuning_calls: int = 0           # launches inside an autotuner's benchmark (kinspect.hooks.tuning)
+    tuning_ms: float = 0.0          # their device time, when the capture timed launches
 
     def top(self) -> LaunchSignature | None:
         """The most frequent launch (what a replay re-runs)."""
@@ -253,6 +256,11 @@ class Variant:
     extra: dict[str, Any] = field(default_factory=dict)
     launches: Launches | None = None  # recorded by `kinspect capture` (record_version 2)
 
+    @property
+    def ran(self) -> bool:
+        """The captured program launched this variant (not only an autotuner benchmarking it)."""
+        return self.launches is not None and self.launches.calls > 0
+
     def stage(self, name: str) -> StageFile | None:
         for s in self.stages:
             if s.name == name:
@@ -318,7 +326,8 @@ def launches_from_json(d: dict | None) -> Launches | None:
         other_calls=int(d.get("other_calls", 0)),
         processes=tuple(ProcessLaunches(**p) for p in d.get("processes", ())),
         gpu=GpuTime(int(gpu["calls"]), float(gpu["total_ms"]), tuple(float(x) for x in gpu.get("samples_ms", ())))
-        if gpu else None)
+        if gpu else None,
+        tuning_calls=int(d.get("tuning_calls", 0)), tuning_ms=float(d.get("tuning_ms", 0.0)))
 
 
 def arg_from_json(a: dict) -> ArgSpec:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from kinspect.model import Variant
 
-SUMMARY_VERSION = 2      # bump when what a summary holds or how it is computed changes
+SUMMARY_VERSION = 3      # bump when what a summary holds or how it is computed changes
 PARALLEL_FROM = 8        # analyse in worker processes from this many uncached variants on
 
 
@@ -55,6 +55,8 @@ class VariantSummary:
     findings: tuple[FindingRow, ...]
     constexprs: tuple[tuple[str, str], ...] = ()
     options: tuple[tuple[str, str], ...] = ()
+    tuning_calls: int = 0       # launches by autotuners benchmarking it (not in calls)
+    tuning_ms: float = 0.0      # their GPU time (not in gpu_ms)
 
     @property
     def top(self) -> FindingRow | None:
@@ -101,6 +103,7 @@ def summarize(v: Variant, report=None) -> VariantSummary:
         jit_us=v.times.total_us if v.times else None, startup_us=v.times.startup_us if v.times else 0,
         cache_hit=bool(v.cache_hit and v.times),
         calls=la.calls if la else None, gpu_ms=la.gpu.total_ms if la and la.gpu else None,
+        tuning_calls=la.tuning_calls if la else 0, tuning_ms=la.tuning_ms if la else 0.0,
         findings=tuple(FindingRow(x.kind, x.severity, x.text, x.what_to_try, x.line)
                        for x in report.verdicts if x.kind),
         constexprs=tuple((k, str(x)) for k, x in v.constexprs.items()),
@@ -195,7 +198,9 @@ class KernelRow:
     def to_json(self) -> dict:
         b = self.busiest
         return {"kernel": self.kernel, "name": self.name, "variants": len(self.variants), "calls": self.calls,
-                "gpu_ms": self.gpu_ms, "gpu_share": self.share, "jit_ms": None if self.jit_us is None
+                "gpu_ms": self.gpu_ms, "gpu_share": self.share,
+                "tuning_calls": sum(v.tuning_calls for v in self.variants),
+                "tuning_ms": sum(v.tuning_ms for v in self.variants), "jit_ms": None if self.jit_us is None
                 else round(self.jit_us / 1000, 1), "jit_from_cache": self.jit_cached,
                 "registers": b.registers, "spills": b.spills, "occupancy": b.occupancy,
                 "occupancy_limiter": b.occupancy_limiter or None, "isa": b.isa, "instructions": b.instructions,

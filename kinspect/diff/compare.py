@@ -54,7 +54,7 @@ def compare(items: list[str], *, constexprs: dict[str, list] | None = None, targ
         found = _saved(item, Path(out_dir))
         if found is None:
             kernels.append(sweep.absolute_kernel(item))
-        elif sweeping and any(v.launches is not None for v in found):
+        elif sweeping and any(v.ran for v in found):
             replayed += _one_launched(item, found)   # compiled again with its captured launch (kinspect.replay)
         else:
             saved_at[i] = found
@@ -191,7 +191,7 @@ def _shipped(name: str) -> bool:
 
 def _one_launched(item: str, found: list[Variant]) -> list[Variant]:
     """The captured variant a sweep recompiles: the one of `found` that was launched."""
-    launched = [v for v in found if v.launches is not None]
+    launched = [v for v in found if v.ran]
     if len(launched) > 1:
         raise UsageError(f"'{item}' names {len(launched)} captured variants; sweep one of them: " + ", ".join(
             f"{v.name} ({v.launches.calls} calls)" for v in launched[:6]))

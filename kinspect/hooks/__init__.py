@@ -173,6 +173,7 @@ def capture(out_dir: str | Path = "kinspect-out", *, group: str | None = None, o
     from kinspect.hooks.autotune import AutotuneRecorder
     from kinspect.hooks.launches import ArgumentsToHooks, LaunchRecorder
     from kinspect.hooks.startup import StartupClock
+    from kinspect.hooks.tuning import TuningScopes
 
     knobs = _knobs()
     store = Store(out_dir)
@@ -189,11 +190,13 @@ def capture(out_dir: str | Path = "kinspect-out", *, group: str | None = None, o
         clock.install()
         metadata = ArgumentsToHooks(on_first=recorder.adopt)
         autotune = AutotuneRecorder(store.root) if launches else None
+        scopes = TuningScopes()
         if launch_recorder is not None:
             knobs.runtime.launch_enter_hook = ChainedHook(launch_recorder.enter, hooks[0])
             knobs.runtime.launch_exit_hook = ChainedHook(launch_recorder.exit, hooks[1])
             metadata.install()
             autotune.install()
+            scopes.install()
             recorder.autotune = autotune.decisions
         try:
             yield recorder
@@ -204,6 +207,7 @@ def capture(out_dir: str | Path = "kinspect-out", *, group: str | None = None, o
             metadata.restore()
             clock.restore()
             if launch_recorder is not None:
+                scopes.restore()
                 autotune.restore()
                 finish_launches(launch_recorder)
                 _finish_autotune(store, autotune)

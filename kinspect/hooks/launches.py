@@ -22,11 +22,13 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kinspect.hooks import tuning
 from kinspect.launches import GRIDS, SAMPLES, SIGNATURES
 from kinspect.model import ArgSpec, GpuTime, Launches, LaunchSignature, ProcessLaunches
 
 FLUSH_S = 2.0            # write launch files at most this often while launches happen
 RESOLVE_EVERY = 2048     # timed launches held before their events are read
+TUNING = "tuning"        # marks the timer's key of an autotuner's benchmark launch: (TUNING, hash)
 
 
 def no_launch_metadata(grid, metadata, args):
@@ -99,6 +101,8 @@ class Tally:
     timed: int = 0
     total_ms: float = 0.0
     samples: list = field(default_factory=list)
+    tuning: int = 0                 # launches inside an autotuner's benchmark, not in the above
+    tuning_ms: float = 0.0
     dirty: bool = False
 
 
@@ -215,7 +219,13 @@ class LaunchRecorder:
             return
         grid, kernel_meta, args = extras[0][1]
         key = kernel_meta.hash
-        first = self.count(key, kernel_meta.name, grid, args)
+        if tuning.active():
+            # an autotuner benchmarking a config: counted and timed apart (the timer still sees the
+            # launch, so the profiler's records keep their order)
+            first = self.count_tuning(key, kernel_meta.name, args)
+            key = (TUNING, key)
+        else:
+            first = self.count(key, kernel_meta.name, grid, args)
         if self.timer is not None:
             self.timer.enter(self, key, data)
         # A variant's first launch is written at once (a program that dies keeps it), later counts
@@ -245,8 +255,26 @@ class LaunchRecorder:
             tally.other += 1
         return first
 
-    def add_time(self, key: str | None, ms: float) -> None:
-        """One launch's device time (called by the timer when it knows it)."""
+    def count_tuning(self, key: str, kernel, args: dict) -> bool:
+        """Count one launch an autotuner made while benchmarking the variant `key`; whether it was the
+        variant's first."""
+        tally = self.tallies.get(key)
+        first = tally is None
+        if first:
+            tally = self.tallies[key] = Tally(kernel=str(kernel), names=tuple(args))
+        tally.tuning += 1
+        tally.dirty = True
+        return first
+
+    def add_time(self, key, ms: float) -> None:
+        """One launch's device time (called by the timer when it knows it); `key` is the variant's
+        hash, or (TUNING, hash) for an autotuner's benchmark launch."""
+        if type(key) is tuple:
+            tally = self.tallies.get(key[1])
+            if tally is not None:
+                tally.tuning_ms += ms
+                tally.dirty = True
+            return
         tally = self.tallies.get(key) if key is not None else None
         if tally is None:
             return
@@ -273,7 +301,8 @@ class LaunchRecorder:
                                              calls=n, pid=pid, rank=rk) for (grid, keys), n in sigs),
             other_calls=tally.other,
             processes=(ProcessLaunches(pid=pid, rank=rk, host=host, calls=tally.calls),),
-            gpu=GpuTime(tally.timed, tally.total_ms, tuple(tally.samples)) if tally.timed else None)
+            gpu=GpuTime(tally.timed, tally.total_ms, tuple(tally.samples)) if tally.timed else None,
+            tuning_calls=tally.tuning, tuning_ms=tally.tuning_ms)
 
     def flush(self, final: bool = False) -> list[Path]:
         """Write each changed variant's launches of this process beside it; returns the files written.
@@ -331,7 +360,8 @@ class LaunchRecorder:
             if key not in self.folders:
                 unstored[t.kernel] = unstored.get(t.kernel, 0) + t.calls
         calls = sum(t.calls for t in self.tallies.values()) + sum(self.unattributed.values())
-        return {"launches": calls, "hook_ms": 1e3 * self.hook_s,
+        return {"launches": calls, "tuning": sum(t.tuning for t in self.tallies.values()),
+                "hook_ms": 1e3 * self.hook_s,
                 "timing": None if self.timer is None else {"method": self.timer.method,
                                                             "ms": 1e3 * self.timer.cost_s,
                                                             "failed": getattr(self.timer, "failed", "")},

@@ -182,7 +182,7 @@ def _table(report: Report) -> str:
 
 def _program(report: Report) -> str:
     """The kernels of a program, ranked: click a row for its busiest variant; click a heading to sort."""
-    from kinspect.render.program import columns
+    from kinspect.render.program import columns, tuning_note
 
     from kinspect.analysis.summary import variant_key
 
@@ -213,7 +213,8 @@ def _program(report: Report) -> str:
     return (f'<section id="program"><h2>Kernels</h2><p class="note">{len(kernels)} kernels, {total} variants, '
             f'ranked {esc(rank)}. Click a row to show its busiest variant below; click a heading to sort.</p>'
             f'<table class="metrics program"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
-            f"</section>")
+            + (f'<p class="note">{esc(note[0].upper() + note[1:])}.</p>' if (note := tuning_note(kernels)) else "")
+            + "</section>")
 
 
 def _sort_value(text: str) -> str:

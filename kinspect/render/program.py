@@ -59,6 +59,17 @@ def table(rows: list[KernelRow], width: int = 160) -> list[str]:
     return out
 
 
+def tuning_note(rows: list[KernelRow]) -> str:
+    """What the rows leave out: launches autotuners made while benchmarking configs ('' if none)."""
+    tuning = sum(v.tuning_calls for r in rows for v in r.variants)
+    if not tuning:
+        return ""
+    tuning_ms = sum(v.tuning_ms for r in rows for v in r.variants)
+    gpu = f" ({tuning_ms:,.3f} ms of GPU time)" if tuning_ms else ""
+    return (f"not counted above: {tuning:,} launches{gpu} by autotuners benchmarking configs (Inductor's, "
+            f"triton.autotune's), which a run with empty caches pays once")
+
+
 def summary(rows: list[KernelRow], *, where: str, width: int = 160, shown: int = 0) -> str:
     """The program table, with a header line saying what it covers and a line per finding kind."""
     variants = sum(len(r.variants) for r in rows)
@@ -86,6 +97,9 @@ def summary(rows: list[KernelRow], *, where: str, width: int = 160, shown: int =
             k = KINDS[kind]
             out.append(f"    {MARK[k.severity]} {k.title} ({SEVERITY_NAMES[k.severity]}): "
                        f"{', '.join(kinds[kind][:12])}{' …' if len(kinds[kind]) > 12 else ''}; try: {k.advice}")
+    note = tuning_note(rows)
+    if note:
+        out.append(f"  {note}")
     if any(r.jit_us is not None and r.jit_cached for r in rows):
         out.append("  * JIT ms of a cache hit: the program found the kernel in Triton's on-disk cache; a first run "
                    "with an empty cache compiles it")

@@ -182,6 +182,7 @@ def capture_summary(result, out_dir) -> str:
     (busiest first), with what recording and timing cost."""
     variants = result.variants
     launched = [v for v in variants if v.launches is not None]
+    tuning = sum(v.launches.tuning_calls for v in launched)
     interpret = getattr(result, "interpret", None)
     head = f"kinspect: {len(variants)} variant(s) recorded in {out_dir}"
     if interpret:
@@ -199,7 +200,8 @@ def capture_summary(result, out_dir) -> str:
         ranked = sorted(variants, key=lambda v: (-(v.launches.gpu.total_ms if v.launches and v.launches.gpu else 0),
                                                  -(v.launches.calls if v.launches else 0), v.kernel))
         gpu_columns = not interpret     # interpreted launches ran on no GPU
-        rows = [("kernel", "spec", "calls") + (("GPU ms", "median ms", "share") if gpu_columns else ())]
+        rows = [("kernel", "spec", "calls") + (("GPU ms", "median ms", "share") if gpu_columns else ()) +
+                (("tuning",) if tuning else ())]
         for v, spec in zip(ranked, spec_lines(ranked)):
             la = v.launches
             gpu = la.gpu if la else None
@@ -208,6 +210,8 @@ def capture_summary(result, out_dir) -> str:
                 row += (f"{gpu.total_ms:,.3f}" if gpu else "-",
                         f"{gpu.median_ms:.4f}" if gpu and gpu.median_ms is not None else "-",
                         f"{100 * gpu.total_ms / timed:.1f}%" if gpu and timed else "-")
+            if tuning:
+                row += (f"{la.tuning_calls:,}" if la and la.tuning_calls else "-",)
             rows.append(row)
         widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
         for r in rows:
@@ -219,10 +223,15 @@ def capture_summary(result, out_dir) -> str:
     if result.launches and interpret:
         out.append(f"  recording the interpreted launches cost {result.hook_ms:,.1f} ms (their specialization for "
                    f"{interpret} included); compiling them {result.compile_s:.1f} s after the program ended")
-    elif result.launches:
-        per = 1e3 * result.hook_ms / result.launches
+    elif result.launches or tuning:
+        per = 1e3 * result.hook_ms / (result.launches + tuning)
         out.append(f"  recording launches cost {result.hook_ms:,.1f} ms in kinspect's launch hooks "
                    f"({per:.1f} µs per launch, timing included)")
+    if tuning:
+        tuning_ms = sum(v.launches.tuning_ms for v in launched)
+        gpu = f" ({tuning_ms:,.3f} ms on the GPU)" if tuning_ms else ""
+        out.append(f"  tuning: {tuning:,} launch(es) while autotuners benchmarked configs{gpu}: not in calls, GPU ms "
+                   f"or share")
     t = result.timing
     if t:
         if t.get("failed"):

@@ -38,12 +38,12 @@ def captured(name: str, store: str | Path) -> str | None:
     if p.exists():      # a variant folder, or a store or kernel folder holding one captured variant
         if not (p.is_dir() and is_store(p)):
             return None
-        return str(Path(find_variant(name, store, prefer=lambda v: v.launches is not None).path).resolve())
+        return str(Path(find_variant(name, store, prefer=lambda v: v.ran).path).resolve())
     if not Path(store).is_dir():
         return None
 
     try:
-        return str(Path(find_variant(name, store, prefer=lambda v: v.launches is not None).path).resolve())
+        return str(Path(find_variant(name, store, prefer=lambda v: v.ran).path).resolve())
     except NotFound:
         return None
 

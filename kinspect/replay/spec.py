@@ -81,6 +81,9 @@ def from_variant(v: Variant, launch: int = 1) -> ReplaySpec:
     """The spec of a captured variant's `launch`-th most frequent argument signature (1: the top)."""
     la = v.launches
     label = v.name or v.kernel
+    if la is not None and not la.signatures and la.tuning_calls:
+        raise KinspectError(f"'{label}' was only launched by an autotuner benchmarking its configs ({la.tuning_calls:,} "
+                            f"launches), never by the program: replay one of the kernel's variants the program ran")
     if la is None or not la.signatures:
         raise KinspectError(f"'{label}' has no launch records (it was not captured from a program, or never "
                             f"launched): replay needs a variant recorded by `kinspect capture`")

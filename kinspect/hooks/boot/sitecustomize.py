@@ -21,6 +21,7 @@ def _install():
         from kinspect.hooks.autotune import AutotuneRecorder
         from kinspect.hooks.launches import ArgumentsToHooks, LaunchRecorder
         from kinspect.hooks.startup import StartupClock
+        from kinspect.hooks.tuning import TuningScopes
         from kinspect.store import Store
         from triton import knobs
 
@@ -36,6 +37,7 @@ def _install():
     ArgumentsToHooks(on_first=recorder.adopt).install()
     autotune = AutotuneRecorder(store.root)
     autotune.install()
+    TuningScopes().install()     # launches inside autotuners' benchmarks are counted apart
     _keep_first(knobs.compilation, recorder)
     _keep_first_hooks(knobs.runtime, ChainedHook(launches.enter, knobs.runtime.launch_enter_hook),
                       ChainedHook(launches.exit, knobs.runtime.launch_exit_hook))
@@ -80,7 +82,7 @@ def _at_exit(launches):
         else:
             launches.write()
         summary = launches.summary()
-        if summary["launches"]:
+        if summary["launches"] or summary.get("tuning"):
             import json
             import socket
 

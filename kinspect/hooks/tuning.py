@@ -1,0 +1,120 @@
+"""Launches an autotuner makes while it benchmarks configs are not the program's own.
+
+triton.autotune benchmarks every config on the first call for a key (`Autotuner._bench`), and
+Inductor's CachingAutotuner does the same for the configs of its pointwise and reduction kernels
+(`bench`, coordinate descent too), about a hundred launches per config. Counted as the program's
+launches they rank kernels by how long they were tuned: on the H100, a torch.compile'd
+TransformerEncoderLayer captured with cold caches showed its pointwise kernels at 233 calls each,
+21 of them the program's, and in the first ten places by GPU time.
+
+While a capture is on, those methods are wrapped so that launches made inside them are marked (a
+thread-local depth, `active()`); the launch recorder counts and times them apart
+(`Launches.tuning_calls`, `tuning_ms`). A module not imported yet when the capture starts (Inductor's
+runtime is imported late) is wrapped as soon as it is imported.
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import importlib.machinery
+import sys
+import threading
+import types
+
+# (module, class, method): where autotuners benchmark. Inductor's `benchmarking` module is the timer
+# its select_algorithm (max-autotune templates) uses too; every class there that defines the method
+# is wrapped (the depth makes a subclass's call to its parent's count once).
+TARGETS = (
+    ("triton.runtime.autotuner", "Autotuner", "_bench"),
+    ("torch._inductor.runtime.triton_heuristics", "CachingAutotuner", "bench"),
+    ("torch._inductor.runtime.benchmarking", "*", "benchmark_gpu"),
+)
+
+_state = threading.local()
+
+
+def active() -> bool:
+    """Whether the current thread is inside an autotuner's benchmark."""
+    return getattr(_state, "depth", 0) > 0
+
+
+def _wrapped(method):
+    def benchmarking(*args, **kwargs):
+        _state.depth = getattr(_state, "depth", 0) + 1
+        try:
+            return method(*args, **kwargs)
+        finally:
+            _state.depth -= 1
+
+    benchmarking.__name__ = getattr(method, "__name__", "benchmarking")
+    benchmarking.__doc__ = getattr(method, "__doc__", None)
+    benchmarking.kinspect_tuning = method
+    return benchmarking
+
+
+class TuningScopes:
+    """Wraps the TARGETS while installed; `restore` puts back each method it replaced (where nothing
+    replaced it since) and stops watching imports."""
+
+    def __init__(self, targets=TARGETS):
+        self.targets = tuple(targets)
+        self._patched: list[tuple[type, str, object]] = []
+        self._watcher: _AfterImport | None = None
+
+    def install(self) -> None:
+        waiting = {}
+        for module, cls, method in self.targets:
+            if module in sys.modules:
+                self._patch(sys.modules[module], cls, method)
+            else:
+                waiting.setdefault(module, []).append((cls, method))
+        if waiting:
+            self._watcher = _AfterImport(waiting, self._patch)
+            sys.meta_path.insert(0, self._watcher)
+
+    def _patch(self, module, cls_name: str, method: str) -> None:
+        classes = [getattr(module, cls_name, None)] if cls_name != "*" else \
+            [c for c in vars(module).values() if isinstance(c, type) and c.__module__ == module.__name__]
+        for cls in classes:
+            original = vars(cls).get(method) if isinstance(cls, type) else None
+            if not isinstance(original, types.FunctionType) or hasattr(original, "kinspect_tuning"):
+                continue
+            setattr(cls, method, _wrapped(original))
+            self._patched.append((cls, method, original))
+
+    def restore(self) -> None:
+        if self._watcher is not None:
+            if self._watcher in sys.meta_path:
+                sys.meta_path.remove(self._watcher)
+            self._watcher = None
+        for cls, method, original in reversed(self._patched):
+            if getattr(vars(cls).get(method), "kinspect_tuning", None) is original:
+                setattr(cls, method, original)
+        self._patched.clear()
+
+
+class _AfterImport(importlib.abc.MetaPathFinder):
+    """Calls `patch(module, cls, method)` for each waiting target right after its module has run."""
+
+    def __init__(self, waiting: dict[str, list[tuple[str, str]]], patch):
+        self.waiting, self.patch = waiting, patch
+
+    def find_spec(self, name, path=None, target=None):
+        if name not in self.waiting:
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return spec
+        exec_module, todo = spec.loader.exec_module, self.waiting.pop(name)
+        patch = self.patch
+
+        def exec_then_patch(module):
+            exec_module(module)
+            for cls, method in todo:
+                try:
+                    patch(module, cls, method)
+                except Exception:   # never break the program's import for a count
+                    pass
+
+        spec.loader.exec_module = exec_then_patch
+        return spec
