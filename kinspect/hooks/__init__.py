@@ -160,7 +160,8 @@ def capture(out_dir: str | Path = "kinspect-out", *, group: str | None = None, o
     """Record every Triton compile inside the block into a kinspect store at `out_dir`, and the
     launches of what it records (count, grids, argument signatures; with `time`, device time per
     launch: True or "profiler" for the torch profiler's kernel records, "events" for CUDA events),
-    and triton.autotune's decisions (`rec.autotune`; kinspect.hooks.autotune).
+    and triton.autotune's decisions (`rec.autotune`; kinspect.hooks.autotune). Launches an autotuner
+    makes while benchmarking configs are counted and timed apart (kinspect.hooks.tuning).
 
         with kinspect.capture("out", time=True) as rec:
             my_kernel[grid](x, y, n, BLOCK=128)

@@ -237,10 +237,7 @@ class LaunchRecorder:
         """Count one launch of the variant `key` with `grid` and `args` (parameter name -> value);
         whether it was the variant's first. Also called for launches no launch hook sees (the
         interpreter's: kinspect.hooks.interpret)."""
-        tally = self.tallies.get(key)
-        first = tally is None
-        if first:
-            tally = self.tallies[key] = Tally(kernel=str(kernel), names=tuple(args))
+        tally, first = self._tally(key, kernel, args)
         tally.calls += 1
         tally.dirty = True
         grid = _grid3(grid)
@@ -258,13 +255,18 @@ class LaunchRecorder:
     def count_tuning(self, key: str, kernel, args: dict) -> bool:
         """Count one launch an autotuner made while benchmarking the variant `key`; whether it was the
         variant's first."""
-        tally = self.tallies.get(key)
-        first = tally is None
-        if first:
-            tally = self.tallies[key] = Tally(kernel=str(kernel), names=tuple(args))
+        tally, first = self._tally(key, kernel, args)
         tally.tuning += 1
         tally.dirty = True
         return first
+
+    def _tally(self, key: str, kernel, args: dict) -> tuple[Tally, bool]:
+        """The variant's tally, and whether it was made now (its first launch in this process)."""
+        tally = self.tallies.get(key)
+        if tally is not None:
+            return tally, False
+        tally = self.tallies[key] = Tally(kernel=str(kernel), names=tuple(args))
+        return tally, True
 
     def add_time(self, key, ms: float) -> None:
         """One launch's device time (called by the timer when it knows it); `key` is the variant's
