@@ -118,8 +118,6 @@ def test_tuning_launches_are_timed_apart_and_keep_the_profilers_order():
 
 def test_a_module_imported_after_the_capture_began_is_wrapped_and_restored(tmp_path, monkeypatch):
     (tmp_path / "late_tuner.py").write_text(textwrap.dedent("""\
-        from kinspect.hooks import tuning
-
         class Tuner:
             def bench(self, fn):
                 return fn()
