@@ -170,3 +170,22 @@ def test_inductors_benchmarks_are_wrapped_however_late_it_is_imported():
         assert proc.returncode == 0, proc.stderr[-3000:]
         before = bool(first)
         assert proc.stdout.split("\n")[-2] == f"{before} [True, True, True] [False, False]", proc.stdout
+
+
+def test_a_lookup_before_the_import_does_not_use_the_watch_up(tmp_path):
+    """torch looks modules up (importlib.util.find_spec) long before it imports them; the module is
+    wrapped when it is imported all the same. In a plain process: pytest's own import hook masks it."""
+    (tmp_path / "looked_up.py").write_text("class Tuner:\n    def bench(self, fn):\n        return fn()\n")
+    code = textwrap.dedent("""\
+        import importlib.util, sys
+        from kinspect.hooks.tuning import TuningScopes
+        scopes = TuningScopes([("looked_up", "*", "bench")])
+        scopes.install()
+        assert importlib.util.find_spec("looked_up") is not None
+        import looked_up
+        print(hasattr(looked_up.Tuner.bench, "kinspect_tuning"))
+        """)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=tmp_path,
+                          env={**os.environ, "PYTHONPATH": str(tmp_path)})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip() == "True"

@@ -94,7 +94,11 @@ class TuningScopes:
 
 
 class _AfterImport(importlib.abc.MetaPathFinder):
-    """Calls `patch(module, cls, method)` for each waiting target right after its module has run."""
+    """Calls `patch(module, cls, method)` for each waiting target right after its module has run.
+
+    A target is given up only once its module has run: a lookup alone (`importlib.util.find_spec`,
+    which torch does before it imports, as kinspect's sitecustomize found for triton) must not use
+    it up."""
 
     def __init__(self, waiting: dict[str, list[tuple[str, str]]], patch):
         self.waiting, self.patch = waiting, patch
@@ -105,12 +109,11 @@ class _AfterImport(importlib.abc.MetaPathFinder):
         spec = importlib.machinery.PathFinder.find_spec(name, path)
         if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
             return spec
-        exec_module, todo = spec.loader.exec_module, self.waiting.pop(name)
-        patch = self.patch
+        exec_module, waiting, patch = spec.loader.exec_module, self.waiting, self.patch
 
         def exec_then_patch(module):
             exec_module(module)
-            for cls, method in todo:
+            for cls, method in waiting.pop(name, ()):
                 try:
                     patch(module, cls, method)
                 except Exception:   # never break the program's import for a count
