@@ -29,6 +29,7 @@ TIMEOUT_S = 600
 SAMPLES = {
     "aot_compile": [],
     "torch_compile_capture": [],
+    "gpt2_train": [],
     "k1_rvv_question": ["--stable"],
     "gelu_four_ways": ["--stable"],
     "square_block_size": ["--stable"],
