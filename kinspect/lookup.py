@@ -31,8 +31,13 @@ def find_variant(spec: str, out_dir: str | Path = "kinspect-out", *, prefer=None
         listing = readable(sources.discover(p))
         if len(listing.variants) == 1:
             return complete(listing.variants[0])
-        raise UsageError(f"'{spec}' holds {len(listing.variants)} variants; name one folder of: "
-                         + ", ".join(v.name for v in listing.variants[:8]))
+        if not listing.variants:
+            raise NotFound(f"no variant in '{spec}': it is not a kinspect store or variant folder, a Triton cache "
+                           f"(or one of its entries), a TRITON_KERNEL_DUMP folder (or one of its folders), a trace "
+                           f"or a stage file")
+        names = ", ".join(v.name for v in listing.variants[:8]) + (" ..." if len(listing.variants) > 8 else "")
+        raise UsageError(f"'{spec}' ({listing.kind}) holds {len(listing.variants)} variants; name one by its folder "
+                         f"or by its name in it (kinspect show NAME -o {spec}): {names}")
     store = Path(out_dir)
     variants = sources.discover(store).variants if store.exists() else []
     matches = [v for v in variants if v.name == spec or v.name.startswith(spec) or v.kernel == spec

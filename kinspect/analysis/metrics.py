@@ -64,6 +64,9 @@ class StageMetrics:
     calls: Counter = field(default_factory=Counter)           # callee -> count
     layouts: Counter = field(default_factory=Counter)         # TTGIR layout kind -> count
     lines: dict[tuple[str, int], LineStats] = field(default_factory=dict)
+    text_lines: int = 0                                       # non-blank lines of the stage's text
+    first_line: str = ""                                      # its first non-blank line
+    unreadable: str | None = None                             # why it is no evidence (analysis.readable)
 
     @property
     def matrix_total(self) -> int:

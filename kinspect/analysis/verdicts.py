@@ -394,9 +394,9 @@ def resource_rule(f: Findings) -> list[Verdict]:
     r = f.resources
     if not f.gpu or r.registers is None:
         return []
-    shared = f"{(r.shared_bytes or 0) / 1024:g} KiB shared memory" if r.shared_bytes is not None else ""
+    shared = f", {r.shared_bytes / 1024:g} KiB shared memory" if r.shared_bytes is not None else ""
     occ = f"; occupancy {r.occupancy.describe()}" if r.occupancy else ""
-    out = [Verdict(f"{r.registers} registers, {shared}{occ}", "info")]
+    out = [Verdict(f"{r.registers} registers{shared}{occ}", "info")]
     o = r.occupancy
     if o is not None and o.fraction < LOW_OCCUPANCY:
         warps = int(f.variant.options.get("num_warps", 4))

@@ -33,6 +33,9 @@ from kinspect.ir.records import (check_text, Function, Instruction, Kind, Layout
                                  SourceLoc, iter_lines)
 from kinspect.isa import mlir as table
 
+# What this parser reads, for the one line that says a stage could not be read.
+FORMATS = ("MLIR as Triton and its CPU backends print it (.ttir, .ttgir, .ttcir, linalg, the LLVM dialect)",)
+
 # #loc38 = loc("c_max"(#loc11))
 LOC_DEF = re.compile(r'^#(?P<alias>loc[\w.$]*)\s*=\s*loc\((?P<body>.*)\)\s*$')
 
