@@ -17,16 +17,37 @@ CONTEXT = dict(help_option_names=["-h", "--help"], max_content_width=100)
 
 class Group(click.Group):
     def invoke(self, ctx):
+        import warnings
+
         from kinspect.sources import triton_files_elsewhere
 
         try:
-            with triton_files_elsewhere():
+            with triton_files_elsewhere(), warnings.catch_warnings():
+                _say_read_warnings()
                 return super().invoke(ctx)
         except KinspectError as e:
             if ctx.obj and ctx.obj.get("debug"):
                 raise
             click.echo(f"error: {e}", err=True)
             ctx.exit(2)
+
+
+def _say_read_warnings() -> None:
+    """What an input lacked (kinspect.errors.ReadWarning) as one `warning: ...` line each on stderr."""
+    import warnings
+
+    from kinspect.errors import ReadWarning
+
+    shown = warnings.showwarning
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        if issubclass(category, ReadWarning):
+            click.echo(f"warning: {message}", err=True)
+        else:
+            shown(message, category, filename, lineno, file, line)
+
+    warnings.showwarning = show
+    warnings.simplefilter("default", ReadWarning)
 
 
 @click.group(cls=Group, context_settings=CONTEXT)

@@ -4,17 +4,24 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kinspect.errors import KinspectError, UsageError
+from kinspect.errors import KinspectError, ReadWarning, UsageError
 from kinspect.model import Variant
 
 
 def readable(listing):
     """The listing, or a KinspectError when it found kernels but could read none of them (every
-    metadata file corrupt, say): an empty report would hide that."""
+    metadata file corrupt, a trace cut off before its first event): an empty report would hide
+    that. What could not be read of the rest is said as ReadWarnings, one line each."""
+    import warnings
+
     if not listing.variants and listing.warnings and listing.kind != "empty":
         more = f" (and {len(listing.warnings) - 1} more)" if len(listing.warnings) > 1 else ""
+        fix = ("is the trace complete?" if listing.kind == "trace"
+               else "recompile the kernel or remove that folder")
         raise KinspectError(f"no variant in '{listing.path}' could be read: {listing.warnings[0].removesuffix('; skipped')}{more}; "
-                            f"recompile the kernel or remove that folder (kinspect ls {listing.path})")
+                            f"{fix} (kinspect ls {listing.path})")
+    for w in listing.warnings:
+        warnings.warn(w, ReadWarning, stacklevel=2)
     return listing
 
 
@@ -39,7 +46,7 @@ def find_variant(spec: str, out_dir: str | Path = "kinspect-out", *, prefer=None
         raise UsageError(f"'{spec}' ({listing.kind}) holds {len(listing.variants)} variants; name one by its folder "
                          f"or by its name in it (kinspect show NAME -o {spec}): {names}")
     store = Path(out_dir)
-    variants = sources.discover(store).variants if store.exists() else []
+    variants = readable(sources.discover(store)).variants if store.exists() else []
     matches = [v for v in variants if v.name == spec or v.name.startswith(spec) or v.kernel == spec
                or Path(v.path).parent.name == spec]
     if len(matches) > 1 and prefer is not None:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from kinspect import backends
+from kinspect import backends, traces
 from kinspect.errors import NotFound
 from kinspect.model import StageFile, Target, Variant
 from kinspect.store import is_store, read_records
@@ -367,11 +367,64 @@ def read_store(root: Path) -> tuple[list[Variant], list[str]]:
     return list(read_records(root)), []
 
 
+# -- traces: tritonparse's and Triton's structured logging (kinspect.traces) -------------------------
+
+def read_trace(root: Path) -> tuple[list[Variant], list[str]]:
+    """Every compilation event of a trace as a read-only variant, its stages in kinspect's cache."""
+    import dataclasses
+
+    from kinspect.hooks.record import target_of
+    from kinspect.store import variant_name
+
+    entries, warnings = traces.read(root)
+    variants = []
+    for e in entries:
+        try:
+            target = target_of(e.metadata)
+        except (ValueError, TypeError, KeyError, IndexError):
+            target = Target("unknown", "?")
+        v = _foreign(e.kernel, Path(e.folder), target, "trace", e.metadata, e.notes, names=e.files)
+        constexprs, attributes = _specialization(e)
+        v = dataclasses.replace(v, times=e.times, source=e.source, launches=e.launches, constexprs=constexprs,
+                                attributes=attributes, cache_hit=bool(e.metadata.get("cache_hit")),
+                                extra={**v.extra, "trace": e.file or str(root), "trace_event": e.event})
+        variants.append(dataclasses.replace(v, name=variant_name(v)))
+    return variants, warnings
+
+
+def _specialization(e) -> tuple[dict, dict]:
+    """(constexprs, attributes) by parameter name: Triton's metadata keys them by argument index
+    (`src_constants {"(6,)": 64}`, `src_attrs {"(0,)": [["tt.divisibility", 16]]}`), the names come
+    from the kernel's source the trace carries."""
+    params = traces.parameters(e.source)
+
+    def name(key: str) -> tuple[str, bool]:
+        m = re.fullmatch(r"\((\d+),?\)", str(key).replace(" ", ""))
+        i = int(m.group(1)) if m else -1
+        return (params[i] if 0 <= i < len(params) else (str(key), True))
+
+    constexprs, attributes = {}, {}
+    consts = e.metadata.get("src_constants")
+    for key, value in (consts.items() if isinstance(consts, dict) else ()):
+        arg, declared = name(key)
+        if declared:
+            constexprs[arg] = value
+        else:
+            attributes.setdefault(arg, {})["constant"] = value
+    attrs = e.metadata.get("src_attrs")
+    for key, pairs in (attrs.items() if isinstance(attrs, dict) else ()):
+        for pair in pairs if isinstance(pairs, list) else ():
+            if isinstance(pair, list) and len(pair) == 2:
+                attributes.setdefault(name(key)[0], {})[str(pair[0])] = pair[1]
+    return constexprs, attributes
+
+
 @dataclass(frozen=True)
 class Layout:
     kind: str
     matches: Callable[[Path], bool]
     read: Callable[[Path], tuple[list[Variant], list[str]]]
+    files: bool = False          # it reads a file too, not only a folder
 
 
 LAYOUTS = (
@@ -380,6 +433,7 @@ LAYOUTS = (
     Layout("Triton dump", is_triton_dump, read_triton_dump),
     Layout("spine-triton dump", is_spine_dump, read_spine_dump),
     Layout("triton-shared dump", is_shared_dump, read_shared_dump),
+    Layout("trace", traces.is_trace, read_trace, files=True),
 )
 
 
@@ -460,10 +514,10 @@ def discover(path: str | Path | None = None) -> Listing:
     root = Path(path) if path is not None else default_dir()
     if not root.exists():
         raise NotFound(f"folder '{root}' not found; give a kinspect store, a Triton cache or a dump folder")
-    if not root.is_dir():
-        return Listing(root, "stage file", [read_file(root)], [])
     for layout in LAYOUTS:
-        if layout.matches(root):
+        if (root.is_dir() or layout.files) and layout.matches(root):
             variants, warnings = layout.read(root)
             return Listing(root, layout.kind, variants, warnings)
+    if not root.is_dir():
+        return Listing(root, "stage file", [read_file(root)], [])
     return Listing(root, "empty", [], [f"no kinspect store, Triton cache or dump folder found in '{root}'"])

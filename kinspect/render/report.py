@@ -19,7 +19,9 @@ def vec_report(report) -> str:
     v, m, r = report.variant, report.isa, report.resources
     retarget = v.extra.get("retarget")
     head = f"{v.kernel}  {v.target}  {v.name}"
-    out = [head + (f"  (retargeted from {v.extra.get('retargeted_from')})" if retarget else ""), f"  {v.path}"]
+    where = (f"  {v.extra['trace']} (its compilation event at line {v.extra.get('trace_event')}; the stages it holds "
+             f"are read from {v.path})" if v.extra.get("trace") else f"  {v.path}")
+    out = [head + (f"  (retargeted from {v.extra.get('retargeted_from')})" if retarget else ""), where]
     out += [f"  {line.strip()}" for line in user_lines(v)]   # a kernel from the user's file: config, how loaded
     if m is None:
         failed = [n.split(" not derived: ", 1) for n in v.notes if " not derived: " in n]
@@ -53,7 +55,7 @@ def vec_report(report) -> str:
         out.append(f"  registers {r.registers} ({r.source}){spills}{shared}")
     if r.occupancy:
         out.append(f"  occupancy estimate {r.occupancy.describe()}")
-    elif r.note and r.registers is not None:
+    if r.note:
         out.append(f"  {r.note}")
     out.append("  verdicts:")
     for x in report.verdicts:
