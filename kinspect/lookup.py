@@ -20,7 +20,7 @@ def readable(listing):
                else "recompile the kernel or remove that folder")
         raise KinspectError(f"no variant in '{listing.path}' could be read: {listing.warnings[0].removesuffix('; skipped')}{more}; "
                             f"{fix} (kinspect ls {listing.path})")
-    for w in listing.warnings:
+    for w in listing.warnings if listing.kind != "empty" else ():   # "empty": the caller says what it wanted
         warnings.warn(w, ReadWarning, stacklevel=2)
     return listing
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kinspect import ir
+from kinspect.analysis.matrix_lines import place, relocate
 from kinspect.analysis.metrics import StageMetrics, measure
 from kinspect.analysis.readable import CountedLines, unreadable
 from kinspect.analysis.resources import Resources, resources
@@ -122,9 +123,26 @@ def analyse(v: Variant, *, light: bool = False) -> VariantReport:
     isa_metrics = stages.get(isa.name) if isa else None
     stated = dict(isa_metrics.resources) if isa_metrics else {}
     res = resources(v, stated)
-    findings = Findings(v, isa_metrics, stages, res)
+    findings = Findings(v, isa_metrics, stages, res, first_ir=_first_ir(v))
+    if isa_metrics is not None:
+        findings.placement = place(isa_metrics, findings.ir(), findings.is_kernel_file)
+        if findings.placement is not None:
+            relocate(isa_metrics, findings.placement)
     found = verdicts(findings) + [finding(f"stage {p}", "unreadable_stage") for p in problems]
     return VariantReport(v, isa_metrics, stages, res, found, problems)
+
+
+def _first_ir(v: Variant) -> StageMetrics | None:
+    """The IR as built from the Python AST, before any pass (Triton's `source` stage, in caches and
+    stores): where a tl.dot the compiler later folds away is still seen."""
+    s = v.stage("source")
+    if s is None or s.dialect != "mlir" or s.binary:
+        return None
+    try:
+        m = stage_metrics(v, s)
+    except KinspectError:
+        return None
+    return None if m.unreadable else m
 
 
 PARALLEL_FROM = 8   # analyse this many variants or more in worker processes

@@ -172,7 +172,25 @@ class Layout:
     line: int
 
 
-Record = Union[Instruction, Function, Resource, Layout]
+@dataclass(frozen=True)
+class MatrixOp:
+    """A matrix op of an MLIR stage (`tt.dot`, `ttng.warp_group_dot`, `ttng.tc_gen5_mma`, ...) with its
+    shape: A is m x k, B is k x n (a batch dimension in front is left out). `encoding` is the result's
+    layout as written (`mma`, `mma1` for an alias `#mma`; `blocked` when the dot runs on FMA units),
+    to be looked up among the stage's Layout records. It follows the op's Instruction record."""
+
+    op: str
+    line: int
+    m: int | None
+    n: int | None
+    k: int | None
+    encoding: str = ""
+    elem_bits: int | None = None       # A's element width
+    function: str = ""
+    loc: SourceLoc | None = None
+
+
+Record = Union[Instruction, Function, Resource, Layout, MatrixOp]
 
 
 # Control characters other than tab/newline/CR, DEL, C1 controls and U+FFFD (undecodable bytes):
