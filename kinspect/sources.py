@@ -206,11 +206,10 @@ def _dump_target(folder: Path, name: str, module: dict) -> tuple[Target, list[st
         notes.append("this dump folder holds cuda and hip files of one kernel: Triton keys dump folders by "
                      "source hash only, so targets overwrite each other's ttir/ttgir/llir here")
     stated = str(module.get("ttg.target", ""))
-    if has_cuda and (folder / f"{name}.ptx").exists():
-        arch = _first_match(folder / f"{name}.ptx", PTX_TARGET_RE) or "?"
+    ptx, amdgcn = folder / f"{name}.ptx", folder / f"{name}.amdgcn"
+    if has_cuda and ptx.exists() and (arch := _first_match(ptx, PTX_TARGET_RE)):
         return Target("cuda", arch, 32), notes
-    if has_hip and (folder / f"{name}.amdgcn").exists():
-        arch = _first_match(folder / f"{name}.amdgcn", AMDGCN_TARGET_RE) or "?"
+    if has_hip and amdgcn.exists() and (arch := _first_match(amdgcn, AMDGCN_TARGET_RE)):
         return Target("hip", arch, 64), notes
     if ":" in stated:
         backend, arch = stated.split(":", 1)

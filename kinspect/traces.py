@@ -129,7 +129,8 @@ def read(path: Path) -> tuple[list[Entry], list[str]]:
     from kinspect.cache import cache_dir, file_key, key_of
 
     files = trace_files(path)
-    key = key_of("trace", str(READER_VERSION), *(file_key(p) for p in files))
+    # whether zstd can be read is part of the key: a trace read without it is read again once it is there
+    key = key_of("trace", str(READER_VERSION), str(_zstd_readable()), *(file_key(p) for p in files))
     root = cache_dir() / "traces" / key
     index = root / "index.json"
     if index.is_file():
@@ -295,6 +296,15 @@ def _open_text(path: Path):
     if magic == ZSTD_MAGIC:
         return io.TextIOWrapper(_zstd_reader(path), encoding="utf-8", errors="replace")
     return open(path, encoding="utf-8", errors="replace")
+
+
+def _zstd_readable() -> bool:
+    import importlib.util
+
+    try:
+        return any(importlib.util.find_spec(m) is not None for m in ("zstandard", "compression.zstd"))
+    except (ImportError, ValueError):
+        return False
 
 
 def _zstd_reader(path: Path):
