@@ -1,6 +1,6 @@
 """Make real foreign inputs of one kernel compile, offline, for the trace and differential tests:
 
-    python tests/trace_maker.py OUT KERNEL TARGET [COMPRESSION ...]
+    python tests/trace_maker.py OUT KERNEL TARGET [COMPRESSION ...]    (COMPRESSION "-": no trace)
 
 In one process it compiles KERNEL (file.py:name with kinspect_examples, or a shipped kernel's file
 and name) for TARGET through kinspect's compile-only driver, exactly as `kinspect dump` specializes
@@ -37,14 +37,18 @@ def main(out: Path, kernel: str, target: str, compressions: list[str]) -> None:
     os.environ.update(TRITON_KERNEL_DUMP="1", TRITON_DUMP_DIR=str(out / "dump"), TRITON_CACHE_DIR=str(out / "cache"),
                       TRITON_ALWAYS_COMPILE="1")
     sys.path.insert(0, str(ROOT))
-    import tritonparse.structured_logging as tp
-
     from kinspect.compile.driver import compile_only, fresh_binders
     from kinspect.compile.targets import resolve
     from kinspect.compile.user import load
 
     resolved = resolve(target)
     uk = load(kernel, {}, {}, resolved=resolved)
+    if compressions == ["-"]:             # Triton's dump and cache only (where tritonparse is not installed)
+        with compile_only(resolved.target), fresh_binders(uk.fn):
+            uk.fn.warmup(**uk.args, **uk.constexprs, **uk.options, grid=uk.grid)
+        return
+    import tritonparse.structured_logging as tp
+
     kernel_obj = None
     for compression in compressions:
         tp.init(str(out / f"trace-{compression}"), enable_trace_launch=True, enable_sass_dump=True,
