@@ -509,6 +509,25 @@ def _target_of_text(dialect: str, head: list[str], triple: str) -> Target:
     return Target("cpu", CPU_ARCH[isa]) if isa else Target("unknown", "?")
 
 
+def readable(listing):
+    """The listing, or a KinspectError when it found kernels but could read none of them (every
+    metadata file corrupt, a trace cut off before its first event): an empty report would hide
+    that. What could not be read of the rest is said as ReadWarnings, one line each."""
+    import warnings
+
+    from kinspect.errors import KinspectError, ReadWarning
+
+    if not listing.variants and listing.warnings and listing.kind != "empty":
+        more = f" (and {len(listing.warnings) - 1} more)" if len(listing.warnings) > 1 else ""
+        fix = ("is the trace complete?" if listing.kind == "trace"
+               else "recompile the kernel or remove that folder")
+        raise KinspectError(f"no variant in '{listing.path}' could be read: {listing.warnings[0].removesuffix('; skipped')}{more}; "
+                            f"{fix} (kinspect ls {listing.path})")
+    for w in listing.warnings if listing.kind != "empty" else ():   # "empty": the caller says what it wanted
+        warnings.warn(w, ReadWarning, stacklevel=2)
+    return listing
+
+
 def discover(path: str | Path | None = None) -> Listing:
     root = Path(path) if path is not None else default_dir()
     if not root.exists():

@@ -53,7 +53,6 @@ TRACE_NAME_RE = re.compile(r"\.(?:ndjson|jsonl)(?:\.gz|\.zst|\.zstd)?$")
 PLACEHOLDER_RE = re.compile(r"^<[^\n]{0,2000}>\s*$")
 MAX_BAD_LINES = 3           # bad lines named one by one; the rest are counted
 MAX_SIGNATURES = 4096       # distinct launch signatures tracked per variant (the rest are counted)
-MAX_LINE_BYTES = 1 << 30    # a line this long is not an event
 
 
 @dataclass(frozen=True)
@@ -140,12 +139,22 @@ def read(path: Path) -> tuple[list[Entry], list[str]]:
         except (OSError, ValueError, KeyError, TypeError):
             pass                      # a damaged cache entry: read the trace again
     tmp = _fresh_folder(root)
-    reading = _Reading(tmp)
-    for p in files:
-        reading.file(p)
-    entries, warnings = reading.entries(), reading.warnings
-    (tmp / "index.json").write_text(json.dumps({"entries": [e.to_json() for e in entries], "warnings": warnings},
-                                               default=str))
+    try:
+        reading = _Reading(tmp)
+        for p in files:
+            reading.file(p)
+        entries, warnings = reading.entries(), reading.warnings
+        (tmp / "index.json").write_text(json.dumps({"entries": [e.to_json() for e in entries],
+                                                    "warnings": warnings}, default=str))
+    except OSError as e:          # writing the stages into the cache: the trace itself is only read
+        shutil.rmtree(tmp, ignore_errors=True)
+        from kinspect.errors import KinspectError
+
+        raise KinspectError(f"cannot write kinspect's cache at '{tmp.parent}': {e.strerror}; set "
+                            f"KINSPECT_CACHE_DIR to a writable folder with room") from None
+    except BaseException:         # Ctrl-C, a bug: no half-made entry is left in the cache
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
     final = _move_into_place(tmp, root)
     return [Entry.from_json(e.to_json(), final) for e in entries], warnings
 
@@ -162,7 +171,8 @@ def _fresh_folder(root: Path) -> Path:
 
 
 def _move_into_place(tmp: Path, root: Path) -> Path:
-    shutil.rmtree(root, ignore_errors=True)          # a damaged earlier entry
+    if root.exists() and not (root / "index.json").is_file():
+        shutil.rmtree(root, ignore_errors=True)      # a damaged earlier entry
     try:
         tmp.rename(root)
     except OSError:                                  # another process read the same trace first

@@ -167,13 +167,12 @@ def _saved(item: str, store: Path) -> list[Variant] | None:
     from kinspect import sources
     from kinspect.compile.user import is_user_kernel
     from kinspect.derived import complete
-    from kinspect.lookup import readable
 
     if is_user_kernel(item):
         return None
     p = Path(item)
     if p.exists():
-        return sorted((complete(v) for v in readable(sources.discover(p)).variants), key=_natural)
+        return sorted((complete(v) for v in sources.readable(sources.discover(p)).variants), key=_natural)
     if store.is_dir():
         variants = sources.discover(store).variants
         matches = [v for v in variants if v.name == item or v.name.startswith(item) and item not in ("", ".")]

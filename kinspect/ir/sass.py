@@ -162,9 +162,15 @@ def triton_control(m: re.Match) -> Control:
 
 def decode_control(high: int) -> Control:
     """The control codes in the high 64-bit word of a Volta-and-later instruction encoding."""
-    read, write = high >> 49 & 7, high >> 46 & 7
-    return Control(wait_mask=high >> 52 & 0x3F, read_barrier=None if read == 7 else read,
-                   write_barrier=None if write == 7 else write, yield_=not high >> 45 & 1, stall=high >> 41 & 0xF)
+    return _control(high >> 41 & 0x1FFFF)
+
+
+@functools.lru_cache(maxsize=4096)      # a listing repeats a few hundred distinct combinations
+def _control(bits: int) -> Control:
+    """Control codes from bits 41-57 of an encoding's high word, shifted down to 0-16."""
+    read, write = bits >> 8 & 7, bits >> 5 & 7
+    return Control(wait_mask=bits >> 11 & 0x3F, read_barrier=None if read == 7 else read,
+                   write_barrier=None if write == 7 else write, yield_=not bits >> 4 & 1, stall=bits & 0xF)
 
 
 def parse(lines: str | Iterable[str]) -> Iterator[Record]:
@@ -173,22 +179,21 @@ def parse(lines: str | Iterable[str]) -> Iterator[Record]:
     section = ""           # nvdisasm: the function named by the current .text section
     pending: list[Record] = []    # .sectioninfo figures, held until their Function is out
     loc: SourceLoc | None = None
-    held: Instruction | None = None   # an instruction whose encoding's high word (next line) is due
+    held: tuple | None = None   # an instruction whose encoding's high word (on the next line) is due
     for n, line in iter_lines(lines):
         check_text(n, line, "binary data, not SASS text; disassemble the cubin first (nvdisasm -c -g -gi, or cuobjdump -sass)")
         if held is not None:
             m = ENCODING_HIGH.match(line)
-            yield replace(held, control=decode_control(int(m["word"], 16))) if m else held
+            yield _instruction(*held, decode_control(int(m["word"], 16)) if m else None)
             held = None
             if m:
                 continue
         m = _INSTRUCTION.match(line)
         if m:
-            ins = _instruction(m["mnemonic"], n, function, loc)
             if ENCODING_LOW.search(line):
-                held = ins
+                held = (m["mnemonic"], n, function, loc)
             else:
-                yield ins
+                yield _instruction(m["mnemonic"], n, function, loc)
             continue
         if (m := TRITON_INSTRUCTION.match(line)):
             yield _instruction(m["mnemonic"], n, function, loc, triton_control(m))
@@ -211,7 +216,7 @@ def parse(lines: str | Iterable[str]) -> Iterator[Record]:
             pending.append(Resource(name="registers", value=int(m["count"]), function=section,
                                     line=n))
     if held is not None:
-        yield held
+        yield _instruction(*held)
     yield from pending
 
 

@@ -51,15 +51,15 @@ def captured(name: str, store: str | Path) -> str | None:
 
 def _not_replayable(p: Path) -> None:
     """A Triton cache entry, dump folder or trace named to bench: one line saying what bench takes."""
-    from kinspect import sources
     from kinspect.errors import UsageError
+    from kinspect.lookup import kind_of
 
     if p.is_file() and p.suffix == ".py":
         return
-    listing = sources.discover(p)
-    if listing.kind in ("stage file", "empty"):
+    kind = kind_of(p)
+    if kind in ("stage file", "empty"):
         return
-    raise UsageError(f"'{p}' is a {listing.kind}: bench runs a kernel on the device (a shipped name, or "
+    raise UsageError(f"'{p}' is a {kind}: bench runs a kernel on the device (a shipped name, or "
                      f"file.py:kernel) or replays a variant `kinspect capture` recorded with its launches; "
                      f"see what this one compiles to with `kinspect vec-report {p}`")
 
