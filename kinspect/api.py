@@ -15,7 +15,7 @@ DEFAULT_OUT = "kinspect-out"
 # diff, passes); the api keeps their names for users and the CLI.
 from kinspect.compile.dump import DumpResult, dump  # noqa: E402  (after DEFAULT_OUT, which dump's default is)
 from kinspect.derived import add_retargets, llir_stage, retargeted  # noqa: E402
-from kinspect.lookup import find_variant, readable as _readable  # noqa: E402
+from kinspect.lookup import find_variant  # noqa: E402
 
 
 def stage_text(variant: Variant, stage: str) -> str:
@@ -80,12 +80,12 @@ def resolve_variants(items, *, target=None, constexprs=None, args=None, num_warp
     from kinspect.derived import complete
 
     if not items:
-        return [complete(v) for v in _readable(sources.discover(None)).variants]
+        return [complete(v) for v in sources.readable(sources.discover(None)).variants]
     variants = []
     for item in items:
         p = Path(item)
         if p.exists() and not is_user_kernel(item):
-            variants += [complete(v) for v in _readable(sources.discover(p)).variants]
+            variants += [complete(v) for v in sources.readable(sources.discover(p)).variants]
         else:
             variants.append(dump(item, target=target, constexprs=constexprs, args=args, num_warps=num_warps,
                                  num_stages=num_stages, size=size, out_dir=out_dir, config=config).variant)
@@ -261,6 +261,13 @@ def annotated_stage(variant: Variant, stage: str) -> str:
 def annotated_chunks(variant: Variant, stage: str, size: int = 1 << 20):
     """annotated_stage in chunks of about `size` characters, in memory that does not grow with
     the stage: only the lines where the location changes are kept between the two passes."""
+    s = variant.stage(stage)
+    if s is None or s.binary:
+        stage_text(variant, stage)   # raises the right error, before the first chunk
+    return _chunked(_annotated_lines(variant, stage), size)
+
+
+def _annotated_lines(variant: Variant, stage: str):
     from kinspect import ir
     from kinspect.analysis.stages import open_lines
     from kinspect.analysis.verdicts import Findings
@@ -268,8 +275,6 @@ def annotated_chunks(variant: Variant, stage: str, size: int = 1 << 20):
     from kinspect.render.report import annotate
 
     s = variant.stage(stage)
-    if s is None or s.binary:
-        stage_text(variant, stage)   # raises the right error
     locs, last = {}, None
     with open_lines(variant, s) as lines:
         for r in ir.parse(s.dialect, lines):
@@ -277,15 +282,43 @@ def annotated_chunks(variant: Variant, stage: str, size: int = 1 << 20):
                 last = locs[r.line] = (r.loc.file, r.loc.line)
     finder = Findings(variant, None, {}, None)
     with open_lines(variant, s) as lines:
-        chunk, held = [], 0
-        for text in annotate(lines, locs, finder.code):
-            chunk.append(text)
-            held += len(text)
-            if held >= size:
-                yield "".join(chunk)
-                chunk, held = [], 0
-        if chunk:
+        yield from annotate(lines, locs, finder.code)
+
+
+def _plain_lines(variant: Variant, stage: str):
+    from kinspect.analysis.stages import open_lines
+
+    with open_lines(variant, variant.stage(stage)) as lines:
+        yield from lines
+
+
+def shown_chunks(variant: Variant, stage: str, *, lines: bool = False, raw: bool = False, size: int = 1 << 20):
+    """A stage as `kinspect show` prints it, in chunks of about `size` characters (bounded memory):
+    the file as stored with `raw`; else with `;; file:line` headers when `lines`, and SASS with
+    every instruction's control codes in one notation (kinspect.render.sass_listing)."""
+    from kinspect.render.sass_listing import with_control_codes
+
+    s = variant.stage(stage)
+    if s is None or s.binary:
+        stage_text(variant, stage)   # raises the right error
+    if raw:
+        return stage_chunks(variant, stage, size)
+    text = _annotated_lines(variant, stage) if lines else _plain_lines(variant, stage)
+    if s.dialect == "sass":
+        text = with_control_codes(text)
+    return _chunked(text, size)
+
+
+def _chunked(lines, size: int):
+    chunk, held = [], 0
+    for text in lines:
+        chunk.append(text)
+        held += len(text)
+        if held >= size:
             yield "".join(chunk)
+            chunk, held = [], 0
+    if chunk:
+        yield "".join(chunk)
 
 
 def report(items, *, variant: str | None = None, metrics=(), bench: bool = True, **kwargs):

@@ -17,16 +17,37 @@ CONTEXT = dict(help_option_names=["-h", "--help"], max_content_width=100)
 
 class Group(click.Group):
     def invoke(self, ctx):
+        import warnings
+
         from kinspect.sources import triton_files_elsewhere
 
         try:
-            with triton_files_elsewhere():
+            with triton_files_elsewhere(), warnings.catch_warnings():
+                _say_read_warnings()
                 return super().invoke(ctx)
         except KinspectError as e:
             if ctx.obj and ctx.obj.get("debug"):
                 raise
             click.echo(f"error: {e}", err=True)
             ctx.exit(2)
+
+
+def _say_read_warnings() -> None:
+    """What an input lacked (kinspect.errors.ReadWarning) as one `warning: ...` line each on stderr."""
+    import warnings
+
+    from kinspect.errors import ReadWarning
+
+    shown = warnings.showwarning
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        if issubclass(category, ReadWarning):
+            click.echo(f"warning: {message}", err=True)
+        else:
+            shown(message, category, filename, lineno, file, line)
+
+    warnings.showwarning = show
+    warnings.simplefilter("default", ReadWarning)
 
 
 @click.group(cls=Group, context_settings=CONTEXT)
@@ -82,21 +103,14 @@ def dump(kernel, target, constexprs, args, num_warps, num_stages, config, size, 
     package.module:kernel_name.
     """
     from kinspect.compile.args import parse_args, parse_constexprs
-    from kinspect.render.terminal import highlight, summary, use_color
+    from kinspect.render.terminal import summary
 
     consts = parse_constexprs(constexprs)
     result = api.dump(kernel, target=target, constexprs=consts, args=parse_args(args),
                       num_warps=num_warps, num_stages=num_stages, size=size, out_dir=out_dir, retarget=retarget,
                       config=config)
     if stage:
-        v = result.variant
-        text = api.stage_text(v, stage)
-        shown = highlight(text, v.stage(stage).dialect, use_color())
-        if use_color() and text.count("\n") > 60:
-            click.echo_via_pager(shown)
-        else:
-            click.echo(shown, nl=not shown.endswith("\n"))
-        return
+        return _print_stage(result.variant, stage)
     click.echo(summary(result.variant, label=result.label, target_note=result.target_note))
     if passes:
         from kinspect.render.terminal import passes_table
@@ -531,23 +545,33 @@ def targets():
 @click.argument("variant")
 @click.option("--stage", required=True, help="ttir, ttgir, llir, ptx, sass, amdgcn, asm, ...")
 @click.option("--lines", is_flag=True, help="Mark where each Python line's code starts.")
+@click.option("--raw", is_flag=True, help="The stage's file exactly as stored (SASS without its control-code column).")
 @click.option("-o", "--out", "out_dir", default=api.DEFAULT_OUT, show_default=True, help="Store to look in.")
-def show(variant, stage, lines, out_dir):
-    """Print one stage of VARIANT, highlighted, optionally annotated with Python lines.
+def show(variant, stage, lines, raw, out_dir):
+    """Print one stage of VARIANT, highlighted, optionally annotated with Python lines. SASS shows
+    each instruction's scheduling control codes (wait:read:write:yield:stall) before it.
 
-    VARIANT is a variant folder, or a folder name, kernel name or unique prefix in the store.
+    VARIANT is a folder (a kinspect variant, one Triton cache entry, one TRITON_KERNEL_DUMP folder), a
+    trace or stage file holding one variant, or a folder name, kernel name or unique prefix in the
+    store (-o, which may be a Triton cache, a dump folder or a trace too).
     """
+    if raw and lines:
+        raise click.UsageError("--raw prints the stage as stored; --lines adds headers to it: choose one")
+    v = api.find_variant(variant, out_dir)
+    _print_stage(v, stage, lines=lines, raw=raw)
+
+
+def _print_stage(v, stage: str, *, lines: bool = False, raw: bool = False) -> None:
+    """A stage on the terminal: highlighted (through the pager when long), or streamed plain when
+    output is not a terminal or the stage is too big to highlight."""
     from kinspect.render.terminal import highlight, use_color
 
-    v = api.find_variant(variant, out_dir)
+    chunks = api.shown_chunks(v, stage, lines=lines, raw=raw)
     if not use_color() or api.stage_bytes(v, stage) > api.HIGHLIGHT_MAX_BYTES:   # any size, bounded memory
-        return _stream(api.annotated_chunks(v, stage) if lines else api.stage_chunks(v, stage))
-    text = api.stage_text(v, stage)
-    dialect = v.stage(stage).dialect
-    if lines:
-        text = api.annotated_stage(v, stage)
-    shown = highlight(text, dialect, use_color())
-    if use_color() and text.count("\n") > 60:
+        return _stream(chunks)
+    text = "".join(chunks)
+    shown = highlight(text, v.stage(stage).dialect, use_color())
+    if text.count("\n") > 60:
         click.echo_via_pager(shown)
     else:
         click.echo(shown, nl=not shown.endswith("\n"))

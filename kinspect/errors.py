@@ -9,6 +9,11 @@ class KinspectError(Exception):
     """A problem with the user's input or environment, explained in one line."""
 
 
+class ReadWarning(UserWarning):
+    """Part of an input could not be read (a line of a trace that is not JSON, an empty stage file):
+    the rest was read. The CLI prints it as one `warning: ...` line on stderr."""
+
+
 class UsageError(KinspectError):
     """Malformed option values: -p, --arg, -t, sizes."""
 

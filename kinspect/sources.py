@@ -1,21 +1,25 @@
 """Read variants from folders kinspect did not write: Triton cache dirs and TRITON_KERNEL_DUMP dirs,
-as well as kinspect stores. Strictly read-only: nothing here opens a file for writing.
+as well as kinspect stores, and from traces (kinspect.traces). Strictly read-only: nothing here opens a
+file for writing.
 
 Each layout is a reader with `matches(path)` and `read(path) -> list[Variant]`; `discover` tries
-them in order. A foreign variant's `path` is the folder its stage files are in.
+them in order. A foreign variant's `path` is the folder its stage files are in. A layout reads a
+whole folder of entries or one entry named by its own folder: a Triton cache or one of its
+`<hash>` folders, a dump folder or one of its `<hash>` folders.
 """
 
 from __future__ import annotations
 
-import json
 import contextlib
+import glob
+import json
 import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from kinspect import backends
+from kinspect import backends, traces
 from kinspect.errors import NotFound
 from kinspect.model import StageFile, Target, Variant
 from kinspect.store import is_store, read_records
@@ -128,8 +132,10 @@ def _foreign(name: str, folder: Path, target: Target, origin: str, meta: dict, n
 # -- Triton cache: <cache>/<hash>/{__grp__<name>.json, <name>.json, <name>.<stage>} ---------------
 
 def _cache_kernel_folders(root: Path):
-    for folder in sorted(p for p in root.iterdir() if p.is_dir()):
-        for grp in folder.glob("__grp__*.json"):
+    """(folder, kernel) of every cache entry: the root's `<hash>` folders, or the root when it is one."""
+    entries = [root] if any(root.glob("__grp__*.json")) else sorted(p for p in root.iterdir() if p.is_dir())
+    for folder in entries:
+        for grp in sorted(folder.glob("__grp__*.json")):
             yield folder, grp.name[len("__grp__"):-len(".json")]
 
 
@@ -168,13 +174,21 @@ _DUMP_STAGES = {"ttir", "ttgir", "llir", "ptx", "cubin", "sass", "amdgcn", "hsac
                 # CPU backends: triton-cpu, and spine-triton's per-kernel dump folders
                 "ttcir", "tttcir", "asm", "linalgdir", "ll", "s"}
 CPU_DUMP_STAGES = {"ttcir", "tttcir", "asm", "linalgdir", "ll", "s", "so"}
+# Stages only Triton names so: a folder with one of these files in it is one dump entry (the flat
+# spine-triton dump's `k_.ll`, `k.s` are not, and stay with their own reader)
+_ENTRY_STAGES = _DUMP_STAGES - {"ll", "s", "asm"}
+
+
+def _stage_names(folder: Path, stages: set[str]) -> set[str]:
+    return {p.name.rsplit(".", 1)[0] for p in folder.iterdir()
+            if p.is_file() and p.name.rsplit(".", 1)[-1] in stages}
 
 
 def _dump_kernel_folders(root: Path):
-    for folder in sorted(p for p in root.iterdir() if p.is_dir()):
-        names = {p.name.rsplit(".", 1)[0] for p in folder.iterdir()
-                 if p.is_file() and p.name.rsplit(".", 1)[-1] in _DUMP_STAGES}
-        for name in sorted(names):
+    """(folder, kernel) of every dump entry: the root's `<hash>` folders, or the root when it is one."""
+    entries = [root] if _stage_names(root, _ENTRY_STAGES) else sorted(p for p in root.iterdir() if p.is_dir())
+    for folder in entries:
+        for name in sorted(_stage_names(folder, _DUMP_STAGES)):
             yield folder, name
 
 
@@ -182,22 +196,50 @@ def is_triton_dump(root: Path) -> bool:
     return any(True for _ in _dump_kernel_folders(root))
 
 
-def _dump_target(folder: Path, name: str) -> tuple[Target, list[str]]:
+def _dump_target(folder: Path, name: str, module: dict) -> tuple[Target, list[str]]:
+    """The target of a dump entry: from its PTX or AMDGCN header, else from its TTGIR's `ttg.target`
+    (`module`: the TTGIR's module attributes), else a CPU target from its IR or assembly."""
     notes = []
-    has_cuda = any((folder / f"{name}.{e}").exists() for e in ("ptx", "cubin"))
+    has_cuda = any((folder / f"{name}.{e}").exists() for e in ("ptx", "cubin", "sass"))
     has_hip = any((folder / f"{name}.{e}").exists() for e in ("amdgcn", "hsaco"))
     if has_cuda and has_hip:
         notes.append("this dump folder holds cuda and hip files of one kernel: Triton keys dump folders by "
                      "source hash only, so targets overwrite each other's ttir/ttgir/llir here")
-    if has_cuda and (folder / f"{name}.ptx").exists():
-        arch = _first_match(folder / f"{name}.ptx", PTX_TARGET_RE) or "?"
+    stated = str(module.get("ttg.target", ""))
+    ptx, amdgcn = folder / f"{name}.ptx", folder / f"{name}.amdgcn"
+    if has_cuda and ptx.exists() and (arch := _first_match(ptx, PTX_TARGET_RE)):
         return Target("cuda", arch, 32), notes
-    if has_hip and (folder / f"{name}.amdgcn").exists():
-        arch = _first_match(folder / f"{name}.amdgcn", AMDGCN_TARGET_RE) or "?"
+    if has_hip and amdgcn.exists() and (arch := _first_match(amdgcn, AMDGCN_TARGET_RE)):
         return Target("hip", arch, 64), notes
+    if ":" in stated:
+        backend, arch = stated.split(":", 1)
+        return Target(backend, arch, int(module.get("ttg.threads-per-warp", 0) or 0)), notes
+    if has_cuda or has_hip:
+        return (Target("cuda", "?", 32) if has_cuda else Target("hip", "?", 64)), notes
     if any((folder / f"{name}.{e}").exists() for e in CPU_DUMP_STAGES):
         return cpu_target([folder / f"{name}.{e}" for e in ("llir", "ll", "asm", "s")]), notes
     return Target("unknown", "?"), notes
+
+
+# TTGIR module attributes -> the Triton metadata keys they state (a dump folder has no metadata)
+TTGIR_OPTIONS = {"ttg.num-warps": "num_warps", "ttg.num-ctas": "num_ctas", "ttg.shared": "shared",
+                 "triton_gpu.num-warps": "num_warps", "triton_gpu.num-ctas": "num_ctas",
+                 "triton_gpu.shared": "shared"}
+# module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 4 : i32, ttg.shared = 49152 : i32, ttg.target = "cuda:90"}
+TTGIR_ATTRIBUTE_RE = re.compile(r'(?<![\w.-])"?(?P<key>[\w.-]+)"?\s*=\s*(?:(?P<int>-?\d+)\s*:\s*i\d+|"(?P<str>[^"]*)")')
+
+
+def ttgir_module(path: Path) -> dict:
+    """The module attributes a TTGIR states ({"ttg.num-warps": 4, "ttg.target": "cuda:90", ...}), read
+    from its `module attributes {...}` line near the top; {} when there is none."""
+    if not path.is_file():
+        return {}
+    for line in _head(path, 400):
+        if line.lstrip().startswith("module attributes"):
+            head = line.split("{", 1)[1] if "{" in line else ""
+            return {m["key"]: int(m["int"]) if m["int"] is not None else m["str"]
+                    for m in TTGIR_ATTRIBUTE_RE.finditer(head)}
+    return {}
 
 
 def cpu_target(files: list[Path]) -> Target:
@@ -227,11 +269,27 @@ def _first_match(path: Path, pattern: re.Pattern, limit: int = 2000) -> str | No
 
 
 def read_triton_dump(root: Path) -> tuple[list[Variant], list[str]]:
+    """Every kernel of a dump folder (or of one `<hash>` folder of it). A dump has no metadata: the
+    options its TTGIR states (num_warps, num_ctas, shared) stand in for it. An empty stage file
+    is left out, with a warning; a kernel with no file left is skipped."""
     variants, warnings = [], []
     for folder, name in _dump_kernel_folders(root):
-        target, notes = _dump_target(folder, name)
+        module = ttgir_module(folder / f"{name}.ttgir")
+        target, notes = _dump_target(folder, name, module)
         warnings += [f"{folder.name}: {n}" for n in notes]
-        variants.append(_foreign(name, folder, target, "triton-dump", {}, notes))
+        names = {}
+        for p in sorted(folder.glob(f"{glob.escape(name)}.*")):
+            stage = p.name[len(name) + 1:]
+            if not p.is_file() or "." in stage:
+                continue
+            if p.stat().st_size:
+                names[p.name] = stage
+            else:
+                warnings.append(f"{p}: empty (0 bytes): left out; was it cut off while being written?")
+        if not names:
+            continue
+        meta = {key: module[attr] for attr, key in TTGIR_OPTIONS.items() if attr in module}
+        variants.append(_foreign(name, folder, target, "triton-dump", meta, notes, names=names))
     return variants, warnings
 
 
@@ -308,11 +366,64 @@ def read_store(root: Path) -> tuple[list[Variant], list[str]]:
     return list(read_records(root)), []
 
 
+# -- traces: tritonparse's and Triton's structured logging (kinspect.traces) -------------------------
+
+def read_trace(root: Path) -> tuple[list[Variant], list[str]]:
+    """Every compilation event of a trace as a read-only variant, its stages in kinspect's cache."""
+    import dataclasses
+
+    from kinspect.hooks.record import target_of
+    from kinspect.store import variant_name
+
+    entries, warnings = traces.read(root)
+    variants = []
+    for e in entries:
+        try:
+            target = target_of(e.metadata)
+        except (ValueError, TypeError, KeyError, IndexError):
+            target = Target("unknown", "?")
+        v = _foreign(e.kernel, Path(e.folder), target, "trace", e.metadata, e.notes, names=e.files)
+        constexprs, attributes = _specialization(e)
+        v = dataclasses.replace(v, times=e.times, source=e.source, launches=e.launches, constexprs=constexprs,
+                                attributes=attributes, cache_hit=bool(e.metadata.get("cache_hit")),
+                                extra={**v.extra, "trace": e.file or str(root), "trace_event": e.event})
+        variants.append(dataclasses.replace(v, name=variant_name(v)))
+    return variants, warnings
+
+
+def _specialization(e) -> tuple[dict, dict]:
+    """(constexprs, attributes) by parameter name: Triton's metadata keys them by argument index
+    (`src_constants {"(6,)": 64}`, `src_attrs {"(0,)": [["tt.divisibility", 16]]}`), the names come
+    from the kernel's source the trace carries."""
+    params = traces.parameters(e.source)
+
+    def name(key: str) -> tuple[str, bool]:
+        m = re.fullmatch(r"\((\d+),?\)", str(key).replace(" ", ""))
+        i = int(m.group(1)) if m else -1
+        return (params[i] if 0 <= i < len(params) else (str(key), True))
+
+    constexprs, attributes = {}, {}
+    consts = e.metadata.get("src_constants")
+    for key, value in (consts.items() if isinstance(consts, dict) else ()):
+        arg, declared = name(key)
+        if declared:
+            constexprs[arg] = value
+        else:
+            attributes.setdefault(arg, {})["constant"] = value
+    attrs = e.metadata.get("src_attrs")
+    for key, pairs in (attrs.items() if isinstance(attrs, dict) else ()):
+        for pair in pairs if isinstance(pairs, list) else ():
+            if isinstance(pair, list) and len(pair) == 2:
+                attributes.setdefault(name(key)[0], {})[str(pair[0])] = pair[1]
+    return constexprs, attributes
+
+
 @dataclass(frozen=True)
 class Layout:
     kind: str
     matches: Callable[[Path], bool]
     read: Callable[[Path], tuple[list[Variant], list[str]]]
+    files: bool = False          # it reads a file too, not only a folder
 
 
 LAYOUTS = (
@@ -321,6 +432,7 @@ LAYOUTS = (
     Layout("Triton dump", is_triton_dump, read_triton_dump),
     Layout("spine-triton dump", is_spine_dump, read_spine_dump),
     Layout("triton-shared dump", is_shared_dump, read_shared_dump),
+    Layout("trace", traces.is_trace, read_trace, files=True),
 )
 
 
@@ -397,14 +509,33 @@ def _target_of_text(dialect: str, head: list[str], triple: str) -> Target:
     return Target("cpu", CPU_ARCH[isa]) if isa else Target("unknown", "?")
 
 
+def readable(listing):
+    """The listing, or a KinspectError when it found kernels but could read none of them (every
+    metadata file corrupt, a trace cut off before its first event): an empty report would hide
+    that. What could not be read of the rest is said as ReadWarnings, one line each."""
+    import warnings
+
+    from kinspect.errors import KinspectError, ReadWarning
+
+    if not listing.variants and listing.warnings and listing.kind != "empty":
+        more = f" (and {len(listing.warnings) - 1} more)" if len(listing.warnings) > 1 else ""
+        fix = ("is the trace complete?" if listing.kind == "trace"
+               else "recompile the kernel or remove that folder")
+        raise KinspectError(f"no variant in '{listing.path}' could be read: {listing.warnings[0].removesuffix('; skipped')}{more}; "
+                            f"{fix} (kinspect ls {listing.path})")
+    for w in listing.warnings if listing.kind != "empty" else ():   # "empty": the caller says what it wanted
+        warnings.warn(w, ReadWarning, stacklevel=2)
+    return listing
+
+
 def discover(path: str | Path | None = None) -> Listing:
     root = Path(path) if path is not None else default_dir()
     if not root.exists():
         raise NotFound(f"folder '{root}' not found; give a kinspect store, a Triton cache or a dump folder")
-    if not root.is_dir():
-        return Listing(root, "stage file", [read_file(root)], [])
     for layout in LAYOUTS:
-        if layout.matches(root):
+        if (root.is_dir() or layout.files) and layout.matches(root):
             variants, warnings = layout.read(root)
             return Listing(root, layout.kind, variants, warnings)
+    if not root.is_dir():
+        return Listing(root, "stage file", [read_file(root)], [])
     return Listing(root, "empty", [], [f"no kinspect store, Triton cache or dump folder found in '{root}'"])

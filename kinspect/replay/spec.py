@@ -81,6 +81,10 @@ def from_variant(v: Variant, launch: int = 1) -> ReplaySpec:
     """The spec of a captured variant's `launch`-th most frequent argument signature (1: the top)."""
     la = v.launches
     label = v.name or v.kernel
+    if v.origin == "trace":
+        raise KinspectError(f"'{label}' comes from a trace: kinspect neither runs the source a trace carries nor "
+                            f"opens the files it names, so it does not replay its launches; capture the program "
+                            f"with `kinspect capture -- python PROGRAM` and replay from that store")
     if la is not None and not la.signatures and la.tuning_calls:
         raise KinspectError(f"'{label}' was only launched by an autotuner benchmarking its configs ({la.tuning_calls:,} "
                             f"launches), never by the program: replay one of the kernel's variants the program ran")
