@@ -15,7 +15,7 @@ DEFAULT_OUT = "kinspect-out"
 # diff, passes); the api keeps their names for users and the CLI.
 from kinspect.compile.dump import DumpResult, dump  # noqa: E402  (after DEFAULT_OUT, which dump's default is)
 from kinspect.derived import add_retargets, llir_stage, retargeted  # noqa: E402
-from kinspect.lookup import find_variant, readable as _readable  # noqa: E402
+from kinspect.lookup import find_variant, readable  # noqa: E402
 
 
 def stage_text(variant: Variant, stage: str) -> str:
@@ -24,6 +24,9 @@ def stage_text(variant: Variant, stage: str) -> str:
 
     s = variant.stage(stage)
     if s is None:
+        refused = next((p for p in variant.problems if p.startswith(f"stage {stage}: ")), None)
+        if refused:      # its file leads out of the variant folder (kinspect.store.contained)
+            raise KinspectError(f"variant {variant.name or variant.kernel}: {refused}")
         names = [x.name for x in variant.stages]
         why = next((n.split(": ", 1)[1] for n in variant.notes if n.startswith(f"{stage} not derived: ")), None)
         if why:  # a stage kinspect derives (SASS from the cubin) failed: say why, not "no such stage"
@@ -80,12 +83,12 @@ def resolve_variants(items, *, target=None, constexprs=None, args=None, num_warp
     from kinspect.derived import complete
 
     if not items:
-        return [complete(v) for v in _readable(sources.discover(None)).variants]
+        return [complete(v) for v in readable(sources.discover(None)).variants]
     variants = []
     for item in items:
         p = Path(item)
         if p.exists() and not is_user_kernel(item):
-            variants += [complete(v) for v in _readable(sources.discover(p)).variants]
+            variants += [complete(v) for v in readable(sources.discover(p)).variants]
         else:
             variants.append(dump(item, target=target, constexprs=constexprs, args=args, num_warps=num_warps,
                                  num_stages=num_stages, size=size, out_dir=out_dir, config=config).variant)

@@ -10,23 +10,58 @@ import sys
 import click
 
 from kinspect import api
-from kinspect.errors import KinspectError
+from kinspect.errors import KinspectError, KinspectWarning
 
 CONTEXT = dict(help_option_names=["-h", "--help"], max_content_width=100)
 
 
 class Group(click.Group):
     def invoke(self, ctx):
+        import warnings
+
         from kinspect.sources import triton_files_elsewhere
 
+        # paths are bytes: one that is not UTF-8 is printed back as the bytes it was
+        for stream in (sys.stdout, sys.stderr):
+            if hasattr(stream, "reconfigure"):
+                stream.reconfigure(errors="surrogateescape")
         try:
-            with triton_files_elsewhere():
+            with triton_files_elsewhere(), warnings.catch_warnings():
+                warnings.simplefilter("always", KinspectWarning)
+                warnings.showwarning = _warning(warnings.showwarning)
                 return super().invoke(ctx)
         except KinspectError as e:
             if ctx.obj and ctx.obj.get("debug"):
                 raise
-            click.echo(f"error: {e}", err=True)
+            from kinspect.render.terminal import clean
+
+            click.echo(f"error: {clean(str(e))}", err=True)
             ctx.exit(2)
+
+
+def _warning(previous):
+    """showwarning that prints each KinspectWarning once, as one line on stderr."""
+    shown = set()
+
+    def display(message, category, filename, lineno, file=None, line=None):
+        if not issubclass(category, KinspectWarning):
+            return previous(message, category, filename, lineno, file, line)
+        from kinspect.render.terminal import clean
+
+        text = clean(str(message))
+        if text not in shown:
+            shown.add(text)
+            click.echo(f"warning: {text}", err=True)
+
+    return display
+
+
+def _echo(text: str = "", **kwargs) -> None:
+    """click.echo of text that may hold data from a store or a program (kernel names, notes, stage
+    lines): control characters are shown escaped, never sent to the terminal as they are."""
+    from kinspect.render.terminal import clean
+
+    click.echo(clean(text, lines=True), **kwargs)
 
 
 @click.group(cls=Group, context_settings=CONTEXT)
@@ -82,7 +117,7 @@ def dump(kernel, target, constexprs, args, num_warps, num_stages, config, size, 
     package.module:kernel_name.
     """
     from kinspect.compile.args import parse_args, parse_constexprs
-    from kinspect.render.terminal import highlight, summary, use_color
+    from kinspect.render.terminal import summary
 
     consts = parse_constexprs(constexprs)
     result = api.dump(kernel, target=target, constexprs=consts, args=parse_args(args),
@@ -90,19 +125,27 @@ def dump(kernel, target, constexprs, args, num_warps, num_stages, config, size, 
                       config=config)
     if stage:
         v = result.variant
-        text = api.stage_text(v, stage)
-        shown = highlight(text, v.stage(stage).dialect, use_color())
-        if use_color() and text.count("\n") > 60:
-            click.echo_via_pager(shown)
-        else:
-            click.echo(shown, nl=not shown.endswith("\n"))
-        return
-    click.echo(summary(result.variant, label=result.label, target_note=result.target_note))
+        return _print_stage(api.stage_text(v, stage), v.stage(stage).dialect)
+    _echo(summary(result.variant, label=result.label, target_note=result.target_note))
     if passes:
         from kinspect.render.terminal import passes_table
 
         found = _passes(result.variant.path, kernel, target, consts, args, num_warps, num_stages, size)
-        click.echo("\n" + passes_table(found))
+        _echo("\n" + passes_table(found))
+
+
+def _print_stage(text: str, dialect: str) -> None:
+    """A stage's text, highlighted on a terminal (through the pager when long). On a terminal its
+    control characters are shown escaped; into a pipe or file it goes as it is."""
+    from kinspect.render.terminal import clean, highlight, use_color
+
+    if sys.stdout.isatty():
+        text = clean(text, lines=True)
+    shown = highlight(text, dialect, use_color())
+    if use_color() and text.count("\n") > 60:
+        click.echo_via_pager(shown)
+    else:
+        click.echo(shown, nl=not shown.endswith("\n"))
 
 
 def _passes(variant_path, kernel, target, constexprs, args, num_warps, num_stages, size):
@@ -121,7 +164,7 @@ def ls_cmd(path, show_kernels):
 
     PATH defaults to ./kinspect-out when present, else TRITON_CACHE_DIR (or ~/.triton/cache).
     """
-    from kinspect.render.terminal import variants_table
+    from kinspect.render.terminal import clean, variants_table
 
     if show_kernels:
         from kinspect import kernels
@@ -130,12 +173,12 @@ def ls_cmd(path, show_kernels):
         for name in kernels.names():
             click.echo(f"  {name:<{width}} {kernels.get(name).summary}")
         return
-    listing = api.list_variants(path)
-    click.echo(f"{listing.path} ({listing.kind}): {len(listing.variants)} variant(s)")
+    listing = api.readable(api.list_variants(path), announce=False)
+    _echo(f"{clean(str(listing.path))} ({listing.kind}): {len(listing.variants)} variant(s)")
     for w in listing.warnings:
-        click.echo(f"  warning: {w}")
+        _echo(f"  warning: {clean(w)}")
     if listing.variants:
-        click.echo(variants_table(listing.variants))
+        _echo(variants_table(listing.variants))
 
 
 @main.command(context_settings={**CONTEXT, "ignore_unknown_options": True})
@@ -172,7 +215,7 @@ def capture(out_dir, time_method, interpret, target, as_json, command):
         result = run(list(command), out_dir, time_method=time_method,
                      progress=lambda done, total: progress(done or None, total),
                      interpret=(target or "") if interpret else None, compiling=compiling)
-    click.echo(capture_summary(result, out_dir), err=True)
+    _echo(capture_summary(result, out_dir), err=True)
     if as_json:
         click.echo(json.dumps(result.to_json(), default=str))
     sys.exit(result.code)
@@ -233,7 +276,7 @@ def vec_report(targets, target, constexprs, args, num_warps, num_stages, config,
             width = shutil.get_terminal_size((160, 40)).columns
             parts = [summary(found.rows, where=found.where, width=width, shown=len(found.details))]
             parts += [render(r) + (f"\n  per line:\n{line_table(r)}" if show_lines else "") for r in found.details]
-            click.echo("\n\n".join(parts))
+            _echo("\n\n".join(parts))
             return
         reports = api.vec_report_of(variants)
     else:
@@ -243,7 +286,7 @@ def vec_report(targets, target, constexprs, args, num_warps, num_stages, config,
         return
     if not reports:
         click.echo("no variants found")
-    click.echo("\n\n".join(render(r) + (f"\n  per line:\n{line_table(r)}" if show_lines else "")
+    _echo("\n\n".join(render(r) + (f"\n  per line:\n{line_table(r)}" if show_lines else "")
                              for r in reports))
 
 
@@ -335,7 +378,7 @@ def diff(items, constexprs, targets, num_warps, num_stages, configs, args, size,
     import shutil
 
     from kinspect.render.sweep import render
-    from kinspect.render.terminal import use_color
+    from kinspect.render.terminal import clean, use_color
 
     kwargs = _sweep_kwargs(items, constexprs, targets, num_warps, num_stages, configs, args, size, no_bench, retarget,
                            jobs)
@@ -347,9 +390,9 @@ def diff(items, constexprs, targets, num_warps, num_stages, configs, args, size,
         return
     text = render(result, side=side, width=shutil.get_terminal_size((160, 40)).columns)
     if use_color() and text.count("\n") > 60:
-        click.echo_via_pager(text)
+        click.echo_via_pager(clean(text, lines=True))
     else:
-        click.echo(text)
+        _echo(text)
 
 
 @main.command(context_settings=CONTEXT)
@@ -386,7 +429,7 @@ def report(items, constexprs, targets, num_warps, num_stages, configs, args, siz
                             progress=progress)
     size_written = result.save(path)
     plots = ", ".join(p.name for p in result.plots) or "none"
-    click.echo(f"wrote {path} ({human_bytes(size_written)}): {len(result.rows)} variant"
+    _echo(f"wrote {path} ({human_bytes(size_written)}): {len(result.rows)} variant"
                f"{'s' if len(result.rows) != 1 else ''}; plots: {plots}")
 
 
@@ -457,7 +500,7 @@ def bench(kernel, target, constexprs, args, num_warps, num_stages, size, interpr
             raise click.UsageError(f"{'--profile' if profile else '--passes'} needs a device; --interpret runs on the CPU")
         result = api.interpret(kernel, constexprs=consts, args=args, size=size, num_warps=num_warps,
                                num_stages=num_stages, out_dir=out_dir)
-        click.echo(json.dumps(result.to_json(), indent=1) if as_json else render_interpreted(result))
+        _echo(json.dumps(result.to_json(), indent=1) if as_json else render_interpreted(result))
     else:
         result = api.bench(kernel, target=target, constexprs=consts, args=parse_args(args), num_warps=num_warps,
                            num_stages=num_stages, size=size, out_dir=out_dir, references=not no_reference,
@@ -468,11 +511,11 @@ def bench(kernel, target, constexprs, args, num_warps, num_stages, size, interpr
             click.echo(json.dumps({**result.to_json(), "passes": found.to_json() if found else None}, indent=1,
                                   default=str))
         else:
-            click.echo(render(result))
+            _echo(render(result))
             if found:
                 from kinspect.render.terminal import passes_table
 
-                click.echo("\n" + passes_table(found))
+                _echo("\n" + passes_table(found))
     if result.check is not None and not result.check.ok:
         sys.exit(1)
 
@@ -496,12 +539,14 @@ def repro(variant, output, interpret, embed, launch, out_dir):
 
     Example: kinspect repro triton_red_fused_sum_8 -o repro.py && python repro.py
     """
+    from kinspect.render.terminal import clean
+
     r = api.repro(variant, output, interpret=interpret, embed=embed, launch=launch, out_dir=out_dir)
-    click.echo(f"wrote {r.path}: {r.spec.kernel}, {r.spec.calls:,} of {r.spec.total_calls:,} captured launches: "
+    _echo(f"wrote {r.path}: {r.spec.kernel}, {r.spec.calls:,} of {r.spec.total_calls:,} captured launches: "
                f"{r.spec.describe()}")
-    click.echo(f"  the script {r.how}")
+    _echo(f"  the script {clean(r.how)}")
     run = f"python {r.path}"
-    click.echo(f"  run it: {run}" + ("" if interpret else f"  (no GPU: TRITON_INTERPRET=1 {run})"))
+    _echo(f"  run it: {run}" + ("" if interpret else f"  (no GPU: TRITON_INTERPRET=1 {run})"))
 
 
 @main.command(context_settings=CONTEXT)
@@ -537,26 +582,22 @@ def show(variant, stage, lines, out_dir):
 
     VARIANT is a variant folder, or a folder name, kernel name or unique prefix in the store.
     """
-    from kinspect.render.terminal import highlight, use_color
+    from kinspect.render.terminal import use_color
 
     v = api.find_variant(variant, out_dir)
     if not use_color() or api.stage_bytes(v, stage) > api.HIGHLIGHT_MAX_BYTES:   # any size, bounded memory
         return _stream(api.annotated_chunks(v, stage) if lines else api.stage_chunks(v, stage))
-    text = api.stage_text(v, stage)
-    dialect = v.stage(stage).dialect
-    if lines:
-        text = api.annotated_stage(v, stage)
-    shown = highlight(text, dialect, use_color())
-    if use_color() and text.count("\n") > 60:
-        click.echo_via_pager(shown)
-    else:
-        click.echo(shown, nl=not shown.endswith("\n"))
+    text = api.annotated_stage(v, stage) if lines else api.stage_text(v, stage)
+    _print_stage(text, v.stage(stage).dialect)
 
 
 def _stream(chunks) -> None:
-    """Print a stage chunk by chunk (through the pager on a terminal), ending with a newline."""
-    from kinspect.render.terminal import use_color
+    """Print a stage chunk by chunk (through the pager on a terminal), ending with a newline; on a
+    terminal its control characters are shown escaped."""
+    from kinspect.render.terminal import clean, use_color
 
+    if sys.stdout.isatty():
+        chunks = (clean(c, lines=True) for c in chunks)
     if use_color():
         return click.echo_via_pager(chunks)
     last = ""

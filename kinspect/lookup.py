@@ -4,17 +4,24 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kinspect.errors import KinspectError, UsageError
+from kinspect.errors import KinspectError, UsageError, warn
 from kinspect.model import Variant
 
 
-def readable(listing):
-    """The listing, or a KinspectError when it found kernels but could read none of them (every
-    metadata file corrupt, say): an empty report would hide that."""
-    if not listing.variants and listing.warnings and listing.kind != "empty":
+def readable(listing, *, announce: bool = True):
+    """The listing, or a KinspectError when it holds nothing readable: no kernels at all, or kernels
+    none of which could be read (every record or metadata file corrupt, say): an empty report would
+    hide that. With `announce`, what could not be read is said as warnings (kinspect.errors.warn)."""
+    if listing.kind == "empty":
+        raise KinspectError(f"nothing to read in '{listing.path}': no kinspect store, Triton cache or dump folder "
+                            f"there; give one of those, or a stage file")
+    if not listing.variants and listing.warnings:
         more = f" (and {len(listing.warnings) - 1} more)" if len(listing.warnings) > 1 else ""
         raise KinspectError(f"no variant in '{listing.path}' could be read: {listing.warnings[0].removesuffix('; skipped')}{more}; "
                             f"recompile the kernel or remove that folder (kinspect ls {listing.path})")
+    if announce:
+        for line in listing.warnings:
+            warn(line)
     return listing
 
 
@@ -28,7 +35,7 @@ def find_variant(spec: str, out_dir: str | Path = "kinspect-out", *, prefer=None
 
     p = Path(spec)
     if p.exists():
-        listing = readable(sources.discover(p))
+        listing = readable(sources.discover(p), announce=False)   # the command says what matters to it
         if len(listing.variants) == 1:
             return complete(listing.variants[0])
         raise UsageError(f"'{spec}' holds {len(listing.variants)} variants; name one folder of: "

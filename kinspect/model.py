@@ -255,6 +255,9 @@ class Variant:
     path: str = ""  # the folder on disk, set when read back; not saved
     extra: dict[str, Any] = field(default_factory=dict)
     launches: Launches | None = None  # recorded by `kinspect capture` (record_version 2)
+    # what could not be read of it from its store (a stage file leading out of its folder, a launch
+    # file that is not one), one line each; set when read back, not saved
+    problems: tuple[str, ...] = ()
 
     @property
     def ran(self) -> bool:
@@ -286,6 +289,7 @@ class Variant:
     def to_json(self) -> dict[str, Any]:
         d = asdict(self)
         d.pop("path")
+        d.pop("problems")
         d["record_version"] = RECORD_VERSION
         return d
 

@@ -18,7 +18,7 @@ from typing import Callable
 from kinspect import backends
 from kinspect.errors import NotFound
 from kinspect.model import StageFile, Target, Variant
-from kinspect.store import is_store, read_records
+from kinspect.store import Outside, contained, is_store, read_records, unfinished
 
 # PTX header: ".target sm_90a"
 PTX_TARGET_RE = re.compile(r"^\s*\.target\s+sm_(\d+)")
@@ -92,36 +92,41 @@ def users_environment(env: dict) -> dict:
 
 
 def _stage_files(folder: Path, name: str, target: Target, names: dict[str, str] | None = None
-                 ) -> tuple[StageFile, ...]:
+                 ) -> tuple[tuple[StageFile, ...], list[str]]:
     """The stage files of one kernel in a folder: `<name>.<stage>` files, or the given
-    {file name: stage name} for layouts with other naming."""
+    {file name: stage name} for layouts with other naming; and a line for each file left out (a
+    link out of the folder: kinspect.store.contained)."""
     if names is None:
         prefix = name + "."
         names = {p.name: p.name[len(prefix):] for p in folder.iterdir()
                  if p.is_file() and p.name.startswith(prefix) and not p.name.startswith("__grp__")}
     backend = backends.for_target(target.backend, names.values())
-    stages = []
+    stages, problems = [], []
     for fname, stage in sorted(names.items()):
-        p = folder / fname
+        try:
+            p = contained(folder, fname)
+        except Outside as e:
+            problems.append(f"stage {stage}: {e}; not read")
+            continue
         kind = backend.stage_kind(stage)
         stages.append(StageFile(name=stage, file=fname, bytes=p.stat().st_size, lines=None,
                                 dialect=backends.dialect_of(kind, backend, target.arch, p), binary=kind.binary))
     stages.sort(key=lambda s: (backend.stage_kind(s.name).order, s.name))
-    return tuple(stages)
+    return tuple(stages), problems
 
 
 def _foreign(name: str, folder: Path, target: Target, origin: str, meta: dict, notes=(),
              names: dict[str, str] | None = None, label: str | None = None) -> Variant:
     from kinspect.hooks.record import OPTION_KEYS, jsonable
 
-    stages = _stage_files(folder, name, target, names)
+    stages, problems = _stage_files(folder, name, target, names)
     backend = backends.for_target(target.backend, [s.name for s in stages])
     return Variant(kernel=name, hash=str(meta.get("hash", folder.name)), target=target, offline=False,
                    signature={}, constexprs={}, attributes={},
                    options={k: jsonable(meta[k]) for k in OPTION_KEYS if k in meta},
                    stages=stages, times=None, cache_hit=True,
                    triton_version=str(meta.get("triton_version", "")), origin=origin, notes=tuple(notes),
-                   name=label or folder.name, path=str(folder),
+                   name=label or folder.name, path=str(folder), problems=tuple(problems),
                    extra={"backend": backend.name} if backend.name != target.backend else {})
 
 
@@ -143,6 +148,11 @@ def read_triton_cache(root: Path) -> tuple[list[Variant], list[str]]:
     variants, warnings = [], []
     for folder, name in _cache_kernel_folders(root):
         meta_path = folder / f"{name}.json"
+        try:
+            contained(folder, meta_path.name)
+        except Outside as e:
+            warnings.append(f"{folder.name}: metadata {e}; skipped")
+            continue
         try:
             if meta_path.stat().st_size > MAX_METADATA_BYTES:
                 raise ValueError("too large for Triton metadata")
@@ -305,7 +315,9 @@ def _kernel_name(files: list[Path]) -> str | None:
 
 
 def read_store(root: Path) -> tuple[list[Variant], list[str]]:
-    return list(read_records(root)), []
+    problems: list[str] = []
+    variants = list(read_records(root, problems))
+    return variants, problems + unfinished(root)
 
 
 @dataclass(frozen=True)
@@ -406,5 +418,6 @@ def discover(path: str | Path | None = None) -> Listing:
     for layout in LAYOUTS:
         if layout.matches(root):
             variants, warnings = layout.read(root)
+            warnings += [f"variant {v.name or v.kernel}: {p}" for v in variants for p in v.problems]
             return Listing(root, layout.kind, variants, warnings)
     return Listing(root, "empty", [], [f"no kinspect store, Triton cache or dump folder found in '{root}'"])

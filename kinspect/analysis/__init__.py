@@ -112,7 +112,8 @@ def analyse(v: Variant, *, light: bool = False) -> VariantReport:
     stated = dict(isa_metrics.resources) if isa_metrics else {}
     res = resources(v, stated)
     findings = Findings(v, isa_metrics, stages, res)
-    found = verdicts(findings) + [finding(f"stage {p}", "unreadable_stage") for p in problems]
+    problems = [f"stage {p}" for p in problems] + list(v.problems)    # and what its store could not give
+    found = verdicts(findings) + [finding(p, "unreadable_stage") for p in problems]
     return VariantReport(v, isa_metrics, stages, res, found, problems)
 
 
