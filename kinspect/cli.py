@@ -194,27 +194,43 @@ def ls_cmd(path, show_kernels):
               "(cuda:80, cuda:90, cuda:100, hip:gfx942, ...).")
 @click.option("--json", "as_json", is_flag=True,
               help="After the program's own output, print what was recorded as one JSON line on stdout.")
-@click.argument("command", nargs=-1, type=click.UNPROCESSED, required=True)
-def capture(out_dir, time_method, interpret, target, as_json, command):
+@click.option("--resume", "resume", default=None, metavar="STORE",
+              help="Run no command: finish what a capture into STORE left undone when Ctrl-C stopped it after its "
+                   "program (compiling, deriving stages, merging launch records).")
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
+def capture(out_dir, time_method, interpret, target, as_json, resume, command):
     """Run COMMAND and record every kernel Triton compiles in it, and how often each variant was
     launched, with which grids and arguments (and with --time, its GPU time), and which config
     triton.autotune chose for which key.
+
+    Ctrl-C after the program (while kinspect compiles or derives) keeps every variant finished and
+    exits 130; `kinspect capture --resume STORE` finishes the rest.
 
     Examples: kinspect capture -o out --time -- python train.py --epochs 1;
     kinspect capture --interpret -t cuda:90 -- python script.py
     """
     import json
 
-    from kinspect.hooks.run import run
+    from kinspect.hooks import run as capture_run
     from kinspect.render.terminal import capture_summary
 
     if target is not None and not interpret:
         raise click.UsageError("-t names the target --interpret compiles for; a capture without --interpret records "
                                "what the program compiles for its own device")
+    if resume is not None and (command or interpret or time_method):
+        raise click.UsageError("--resume finishes a capture already run: give it the store alone, no command, "
+                               "--interpret or --time")
+    if resume is None and not command:
+        raise click.UsageError("nothing to run; e.g. kinspect capture -o out -- python script.py "
+                               "(or --resume STORE to finish an interrupted capture)")
     with _progress_bar("deriving SASS / assembly") as progress, _progress_bar("compiling") as compiling:
-        result = run(list(command), out_dir, time_method=time_method,
-                     progress=lambda done, total: progress(done or None, total),
-                     interpret=(target or "") if interpret else None, compiling=compiling)
+        steps = dict(progress=lambda done, total: progress(done or None, total), compiling=compiling)
+        if resume is not None:
+            out_dir = resume
+            result = capture_run.resume(resume, **steps)
+        else:
+            result = capture_run.run(list(command), out_dir, time_method=time_method,
+                                     interpret=(target or "") if interpret else None, **steps)
     _echo(capture_summary(result, out_dir), err=True)
     if as_json:
         click.echo(json.dumps(result.to_json(), default=str))

@@ -212,6 +212,8 @@ def capture_summary(result, out_dir) -> str:
     head = f"kinspect: {len(variants)} variant(s) recorded in {out_dir}"
     if interpret:
         head = f"kinspect: {len(variants)} variant(s) compiled for {interpret} in {out_dir}"
+    if getattr(result, "interrupted", False):
+        head = f"kinspect: interrupted after the program: {len(variants)} variant(s) finished and kept in {out_dir}"
     if result.launches:
         procs = {(p.host, p.pid) for v in launched for p in v.launches.processes}
         kind = "interpreted launch(es)" if interpret else "launch(es)"
