@@ -16,6 +16,7 @@ DEFAULT_OUT = "kinspect-out"
 from kinspect.compile.dump import DumpResult, dump  # noqa: E402  (after DEFAULT_OUT, which dump's default is)
 from kinspect.derived import add_retargets, llir_stage, retargeted  # noqa: E402
 from kinspect.lookup import find_variant, readable  # noqa: E402
+from kinspect.readonly import check_output_path, check_store_folder  # noqa: E402
 
 
 def stage_text(variant: Variant, stage: str) -> str:
@@ -228,32 +229,6 @@ def repro(variant: str, output: str | Path, *, interpret: bool = False, embed: b
     spec = from_variant(v, launch)
     how = script.write(spec, path, interpret=interpret, embed=embed, label=variant, triton_version=v.triton_version)
     return Repro(path=path, variant=v, spec=spec, how=how)
-
-
-def check_output_path(path: str | Path, what: str, items=()) -> Path:
-    """A file kinspect may write (`what`: "script", "report"): in an existing, writable folder, not a
-    folder itself, and outside every Triton cache or dump folder kinspect reads (the default cache, and
-    the folders named in `items` that are not kinspect stores)."""
-    from kinspect import sources
-    from kinspect.store import is_store
-
-    out = Path(path)
-    folder = out.parent if str(out.parent) else Path(".")
-    if out.is_dir():
-        example = out / ("report.html" if what == "report" else "repro.py")
-        raise UsageError(f"-o '{out}' is a folder; give a file name such as {example}")
-    if not folder.is_dir():
-        raise UsageError(f"cannot write '{out}': folder '{folder}' does not exist; create it or choose another -o")
-    if not os.access(folder, os.W_OK):
-        raise UsageError(f"cannot write the {what} '{out}': folder '{folder}' is not writable; choose another -o")
-    guarded = [sources.triton_cache_dir()] + [Path(i) for i in items if Path(i).is_dir() and not is_store(Path(i))]
-    target = folder.resolve()
-    for g in guarded:
-        g = g.resolve()
-        if target == g or g in target.parents:
-            raise UsageError(f"-o '{out}' is inside '{g}', which kinspect only reads (a Triton cache or dump "
-                             f"folder); write the {what} elsewhere")
-    return out
 
 
 def annotated_stage(variant: Variant, stage: str) -> str:

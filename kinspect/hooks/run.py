@@ -25,6 +25,7 @@ from typing import Callable
 
 from kinspect.errors import KinspectError, UsageError
 from kinspect.model import Variant
+from kinspect.readonly import check_store_folder
 from kinspect.sources import users_environment
 from kinspect.store import LAUNCHES_GLOB, Store, merge_launches, read_record, read_records
 
@@ -87,6 +88,7 @@ def run(command: list[str], out_dir: str | Path, *, time_method: str | None = No
                      "compiled afterwards, as with --interpret (-t chooses the target)")
     if interpret is not None:
         interpret = _interpret_target(interpret, time_method)
+    check_store_folder(out_dir)
     out = Path(out_dir).resolve()
     started = time.time()
     # Fails early, with one line, on an unwritable folder or one another kinspect is writing; the
