@@ -136,7 +136,7 @@ def write_atomic(path: Path, data: str | bytes) -> None:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name[:60]}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(data.encode() if isinstance(data, str) else data)
+            f.write(data.encode("utf-8", "surrogateescape") if isinstance(data, str) else data)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -223,7 +223,7 @@ class Store:
             os.close(fd)
             raise
         os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()}\n{_command()}\n".encode())
+        os.write(fd, f"{os.getpid()}\n{_command()}\n".encode("utf-8", "surrogateescape"))
         os.environ[LOCK_ENV] = os.pathsep.join(p for p in (held, root) if p)
         try:
             yield
