@@ -125,7 +125,9 @@ def load_json(folder: Path, name: str, spec, *, limit: int = MAX_RECORD_BYTES):
     try:
         schema.check(spec, data)
     except schema.Invalid as e:
-        raise schema.Invalid(f"{name}: {e}") from None
+        what = str(e)
+        raise schema.Invalid(f"{name} {what.removeprefix('the file ')}" if what.startswith("the file ")
+                             else f"{name}: {what}") from None
     return data
 
 
@@ -146,7 +148,11 @@ def write_atomic(path: Path, data: str | bytes) -> None:
 
 def _open_lock(path: Path) -> int:
     """A lock file's descriptor, never through a link (a store may hold one where its lock goes)."""
-    return os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
+    try:
+        return os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
+    except OSError as e:
+        link = " (it is a link: remove it)" if os.path.islink(path) else ""
+        raise KinspectError(f"cannot open the lock file '{path}': {e.strerror}{link}") from None
 
 
 def variant_name(v: Variant) -> str:
@@ -209,8 +215,8 @@ class Store:
             return
         try:
             fd = _open_lock(folder / LOCK)
-        except OSError as e:
-            raise KinspectError(f"cannot write to '{folder}': {e.strerror}; choose another folder with -o") from None
+        except KinspectError as e:
+            raise KinspectError(f"cannot write to '{folder}': {e}; choose another folder with -o") from None
         try:
             _flock(fd, root)
         except StoreBusy:

@@ -177,7 +177,10 @@ def finish_capture(out: Path, *, started: float | None, progress, compiling, cod
         variants = finish_all(list(touched.values()), progress, done)
         with deferred():
             for v in variants:
-                merge_launches(Path(v.path))
+                try:
+                    merge_launches(Path(v.path))
+                except KinspectError as e:      # that variant's launch files stay; readers merge them too
+                    notes.append(f"variant {v.name}: launch records not merged: {e}")
         variants = [read_record(Path(v.path)) for v in variants]
         derive_s = time.perf_counter() - t0
         with deferred():

@@ -15,17 +15,17 @@ from __future__ import annotations
 
 import ast
 import inspect
-import keyword
 import math
 import textwrap
 from pathlib import Path
 
 from kinspect.errors import KinspectError
-from kinspect.replay.source import INDUCTOR_IMPORTS, TRITON_IMPORTS, KernelSource, kernel_def, runnable_text
+from kinspect.replay.source import (INDUCTOR_IMPORTS, TRITON_IMPORTS, KernelSource, import_ref, kernel_def,
+                                    python_name as name, runnable_text)
 from kinspect.replay.spec import ReplaySpec, generated, importable, plan
 
 # A store is data: its values enter the script as literals (`literal`), its names as checked Python
-# names (`name`), its module paths as checked dotted names (`module_path`). The kernel's source (and
+# names (`name`), its module paths as checked dotted names (`import_ref`). The kernel's source (and
 # its helpers') is the only code from the store: checked to be a definition alone
 # (kinspect.replay.source.kernel_def) and marked with where it came from. The script is parsed
 # before it is written.
@@ -123,25 +123,6 @@ def _parses(text: str, about: str, spec: ReplaySpec) -> None:
 
 
 # -- values from the store, as Python ----------------------------------------------------------------
-
-def name(text, what: str) -> str:
-    """`text` when it is a Python name (an identifier, not a keyword); else a KinspectError: a name
-    from a store enters a script only as a name."""
-    if not isinstance(text, str) or not text.isidentifier() or keyword.iskeyword(text):
-        raise KinspectError(f"{what} {ascii(text)[:60]} is not a Python name: {INCONSISTENT}")
-    return text
-
-
-def module_path(ref, what: str) -> tuple[str, str]:
-    """('pkg.mod', 'Attr.attr' or '') from an import reference 'pkg.mod[:Attr.attr]', each part a
-    checked Python name."""
-    if not isinstance(ref, str):
-        raise KinspectError(f"{what} is not an import reference: {INCONSISTENT}")
-    module, _, attr = ref.partition(":")
-    for part in module.split(".") + (attr.split(".") if attr else []):
-        name(part, f"{what} {ascii(ref)[:60]} has a part")
-    return module, attr
-
 
 def literal(value) -> str:
     """Python source for a value read from a store (JSON: None, booleans, numbers, strings, lists and
@@ -299,7 +280,7 @@ def _embedded(ks: KernelSource, variant: str = "") -> tuple[str, tuple]:
         seen.add(key)
         name(k.name, "a function name in the kernel's source")
         for n, ref in k.imports:
-            module_path(ref, f"the import of '{n}'")
+            import_ref(ref, f"the import of '{n}'")
             bind(n, ("import", ref), k.file)
         for n, value in k.constants:
             bind(n, ("constant", _constant(value)), k.file)
@@ -342,7 +323,7 @@ def _strip_blank_decorators(text: str) -> str:
 
 
 def _import_line(n: str, ref: str) -> str:
-    module, attr = module_path(ref, f"the import of '{n}'")
+    module, attr = import_ref(ref, f"the import of '{n}'")
     if not attr:
         return f"import {module}" if n == module else f"import {module} as {n}"
     if "." not in attr:

@@ -283,9 +283,28 @@ def decode(value) -> Any:
     return value
 
 
+def python_name(text, what: str) -> str:
+    """`text` when it is a Python name (an identifier, not a keyword); else a KinspectError: a name
+    from a store is used only as a name."""
+    if not isinstance(text, str) or not text.isidentifier() or keyword.iskeyword(text):
+        raise KinspectError(f"{what} {ascii(text)[:60]} is not a Python name")
+    return text
+
+
+def import_ref(ref, what: str = "an import reference") -> tuple[str, str]:
+    """('pkg.mod', 'Attr.attr' or '') of an import reference 'pkg.mod[:Attr.attr]', each part a
+    checked Python name."""
+    if not isinstance(ref, str):
+        raise KinspectError(f"{what} is not an import reference")
+    module, _, attr = ref.partition(":")
+    for part in module.split(".") + (attr.split(".") if attr else []):
+        python_name(part, f"{what} {ascii(ref)[:60]} has a part")
+    return module, attr
+
+
 def resolve(ref: str):
     """The object an import reference names: 'pkg.mod' or 'pkg.mod:Attr.attr'."""
-    module, _, attr = ref.partition(":")
+    module, attr = import_ref(ref)
     obj = importlib.import_module(module)
     for part in attr.split(".") if attr else ():
         obj = getattr(obj, part)
@@ -310,8 +329,7 @@ def kernel_def(text: str, name: str) -> tuple[ast.FunctionDef, set[str]]:
     runs when the `def` runs) are names, attributes and constants, calling nothing but the decorator.
     Returns it and the names its decorator uses (they must mean Triton where it is defined). Raises
     KinspectError saying what else the text holds: a store's text is a kernel, never a program."""
-    if not isinstance(name, str) or not name.isidentifier() or keyword.iskeyword(name):
-        raise KinspectError(f"the kernel name {ascii(name)[:60]} is not a Python name")
+    python_name(name, "the kernel name")
     body = runnable_text(text)
     tree = ast.parse(textwrap.dedent(body))
     nodes = [n for n in tree.body]
@@ -375,15 +393,18 @@ def rebuild(ks: KernelSource, memo: dict | None = None):
     for name, ref in TRITON_IMPORTS:
         namespace[name] = resolve(ref)
     for name, ref in ks.imports:
+        python_name(name, "a name the kernel's source imports")
         try:
             namespace[name] = resolve(ref)
+        except KinspectError:
+            raise
         except Exception as e:
             raise KinspectError(f"kernel '{ks.name}' uses '{name}' from '{ref}', which does not import here: "
                                 f"{type(e).__name__}: {e}") from None
     for name, value in ks.constants:
-        namespace[name] = decode(value)
+        namespace[python_name(name, "a constant of the kernel's source")] = decode(value)
     for name, helper in ks.helpers:
-        namespace[name] = rebuild(helper, memo)
+        namespace[python_name(name, "a helper of the kernel's source")] = rebuild(helper, memo)
     memo[key] = found = define(ks.name, ks.text, ks.file, ks.line, namespace)
     return found
 
