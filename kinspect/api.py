@@ -41,7 +41,17 @@ def stage_text(variant: Variant, stage: str) -> str:
     if s.binary:
         text_stages = [x.name for x in variant.stages if not x.binary]
         raise UsageError(f"stage '{stage}' is binary; text stages: {', '.join(text_stages)}")
-    return Path(variant.path, s.file).read_text(errors="replace")
+    with _open_stage(variant, s) as f:
+        return f.read()
+
+
+def _open_stage(variant: Variant, s, newline: str | None = None):
+    """A stage's file opened as text; one that cannot be opened (gone, unreadable) is one line."""
+    try:
+        return open(Path(variant.path, s.file), encoding="utf-8", errors="replace", newline=newline)
+    except OSError as e:
+        raise KinspectError(f"variant {variant.name or variant.kernel}: stage {s.name}: cannot read its file "
+                            f"{ascii(s.file)[:80]} ({e.strerror})") from None
 
 
 HIGHLIGHT_MAX_BYTES = 8 << 20   # past this a stage is shown streamed, without colours (pygments holds it all)
@@ -53,18 +63,22 @@ def stage_chunks(variant: Variant, stage: str, size: int = 1 << 20):
     s = variant.stage(stage)
     if s is None or s.binary:
         stage_text(variant, stage)   # raises the right error
-    path = Path(variant.path, s.file)
+    f = _open_stage(variant, s, newline="")
 
     def chunks():
-        with open(path, encoding="utf-8", errors="replace", newline="") as f:
+        with f:
             yield from iter(lambda: f.read(size), "")
 
     return chunks()
 
 
 def stage_bytes(variant: Variant, stage: str) -> int:
+    """A stage's size on disk (0 when it has none: the error comes when it is read)."""
     s = variant.stage(stage)
-    return Path(variant.path, s.file).stat().st_size if s is not None else 0
+    try:
+        return Path(variant.path, s.file).stat().st_size if s is not None else 0
+    except OSError:
+        return 0
 
 
 def list_variants(path: str | Path | None = None):

@@ -335,4 +335,14 @@ def launches_from_json(d: dict | None) -> Launches | None:
 
 
 def arg_from_json(a: dict) -> ArgSpec:
-    return ArgSpec(**{**a, "shape": tuple(a.get("shape", ())), "strides": tuple(a.get("strides", ()))})
+    return ArgSpec(**{**a, "value": _frozen(a.get("value")), "shape": tuple(a.get("shape", ())),
+                      "strides": tuple(a.get("strides", ()))})
+
+
+def _frozen(value):
+    """A JSON value as a hashable one (launch signatures are counted in dicts): lists as tuples."""
+    if isinstance(value, list):
+        return tuple(_frozen(x) for x in value)
+    if isinstance(value, dict):
+        return tuple((str(k), _frozen(x)) for k, x in value.items())
+    return value

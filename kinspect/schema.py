@@ -249,12 +249,13 @@ SIGNATURE = Obj({"grid": GRID, "args": List(ARG, 1024), "calls": COUNT},
                 {"pid": PID, "rank": Maybe(Int(0, 2**31 - 1))})
 PROCESS = Obj({"pid": PID, "rank": Maybe(Int(0, 2**31 - 1)), "host": NAME, "calls": COUNT})
 GPU_TIME = Obj({"calls": COUNT, "total_ms": Num(0)}, {"samples_ms": List(Num(0), 4096)})
+ATTRIBUTES = Map(Map(Json(4, 64), 64), 1024)     # parameter -> {"tt.divisibility": 16, "constant": 1, ...}
 LAUNCHES = Obj({"calls": COUNT},
                {"grids": List(Tuple((GRID, COUNT)), 1024), "signatures": List(SIGNATURE, 1024), "other_calls": COUNT,
                 "processes": List(PROCESS, 4096), "gpu": Maybe(GPU_TIME), "tuning_calls": COUNT,
                 "tuning_ms": Num(0)})
 RECORD = Obj({"kernel": Str(1024), "hash": NAME, "target": TARGET, "offline": Bool(), "signature": Map(Str(64), 1024),
-              "constexprs": Map(Json(), 1024), "attributes": Map(Json(), 1024), "options": Map(Json(), 256),
+              "constexprs": Map(Json(), 1024), "attributes": ATTRIBUTES, "options": Map(Json(), 256),
               "stages": List(STAGE, 1024), "times": Maybe(TIMES), "cache_hit": Bool(), "triton_version": Str(128),
               "record_version": Int(1, 2)},
              {"source": Maybe(SOURCE_REF), "origin": Str(128), "created": Str(64), "notes": List(Str(), 1024),
@@ -274,7 +275,7 @@ KERNEL_SOURCE = Obj({"name": NAME, "file": Str(), "line": Int(0, 2**31 - 1), "te
                      "helpers": List(Tuple((NAME, Ref("kernel source"))), 256), "unresolved": List(Str(), 1024)})
 REPLAY_SPEC = Obj({"kernel": Str(1024), "target": NAME, "args": List(ARG, 1024), "grid": GRID,
                    "signature": Map(Str(64), 1024)},
-                  {"attributes": Map(Json(), 1024), "options": Map(Json(), 256), "source": Maybe(KERNEL_SOURCE),
+                  {"attributes": ATTRIBUTES, "options": Map(Json(), 256), "source": Maybe(KERNEL_SOURCE),
                    "ref": Maybe(SOURCE_REF), "variant": Str(), "calls": COUNT, "total_calls": COUNT, "origin": Str(128)})
 PENDING = Obj({"host": NAME, "pid": PID, "specs": List(Obj({"spec": REPLAY_SPEC},
                                                           {"trial": Bool(), "launches": Maybe(LAUNCHES)}), 65536)},
