@@ -199,7 +199,9 @@ def link_out(rng, store: Path, secret: Path) -> str:
 
 
 def cut_short(rng, store: Path, secret: Path) -> str:
-    files = [p for p in store.rglob("*.json") if p.is_file()]
+    files = [p for p in store.rglob("*.json") if p.is_file() and not p.is_symlink()]   # not through a link
+    if not files:
+        return "cut (nothing)"
     victim = rng.choice(files)
     data = victim.read_bytes()
     victim.write_bytes(data[:rng.randrange(len(data) + 1)])
@@ -276,7 +278,10 @@ def mutate_store(rng: random.Random, seed: Path, work: Path, secret: Path) -> tu
             f = rng.choices([f for f, _ in FILE_MUTATIONS], [w for _, w in FILE_MUTATIONS])[0]
             done.append(f(rng, store, secret))
             continue
-        path = rng.choice([p for p in docs if p.is_file() and not p.is_symlink()] or docs)
+        mine = [p for p in docs if p.is_file() and not p.is_symlink()]     # never write through a link
+        if not mine:
+            continue
+        path = rng.choice(mine)
         try:
             doc = json.loads(path.read_text())
         except (ValueError, OSError, RecursionError):     # cut short or nested deep by an earlier mutation

@@ -164,7 +164,7 @@ def read_triton_cache(root: Path) -> tuple[list[Variant], list[str]]:
             continue  # a cached launcher or autotune result, not a kernel
         try:
             target = target_of(meta)
-        except (ValueError, TypeError, KeyError, IndexError) as e:
+        except (ValueError, TypeError, KeyError, IndexError, OverflowError) as e:
             warnings.append(f"{folder.name}: metadata {meta_path.name} names no readable target "
                             f"({e.__class__.__name__}: {e}); skipped")
             continue
