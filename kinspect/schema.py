@@ -107,120 +107,194 @@ class Ref:
 
 def check(spec, value, where: str = "") -> None:
     """Raise Invalid when `value` (parsed JSON) does not fit `spec`; `where` starts the path."""
-    _check(spec, value, where, 0)
+    try:
+        _validator(spec)(value, 0)
+    except _Bad as e:
+        path = where
+        for part in reversed(e.parts):
+            if isinstance(part, int):
+                path += f"[{part}]"
+            else:
+                key = part if part.isidentifier() else _short(part)
+                path = f"{path}.{key}" if path else key
+        raise Invalid(f"{path or 'the file'} {e.what}") from None
 
 
-def _check(spec, value, path: str, depth: int) -> None:
-    if depth > 64:
-        raise Invalid(f"{path or 'the file'} is nested too deeply")
+class _Bad(Exception):
+    """What is wrong (`what`, the words after the path) and where: the keys from the bad value up
+    (each container adds its own as the error passes; the path is made only when there is one)."""
+
+    def __init__(self, what: str):
+        super().__init__(what)
+        self.what = what
+        self.parts: list = []
+
+
+_VALIDATORS: dict[int, object] = {}
+
+
+def _validator(spec):
+    """The function that checks a value against `spec`: made once per spec node (records are read
+    by the thousand), each a closure over its node's fields."""
+    found = _VALIDATORS.get(id(spec))
+    if found is None:
+        found = _VALIDATORS[id(spec)] = _make(spec)
+    return found
+
+
+def _make(spec):
     kind = type(spec)
     if kind is Ref:
-        return _check(SPECS[spec.name], value, path, depth + 1)
+        return lambda value, depth: _validator(SPECS[spec.name])(value, depth + 1)
     if kind is Maybe:
-        if value is not None:
-            _check(spec.spec, value, path, depth)
-        return
+        inner = _validator(spec.spec)
+
+        def maybe(value, depth):
+            if value is not None:
+                inner(value, depth)
+        return maybe
     if kind is Int:
-        if type(value) is not int:
-            _wrong(path, value, "a whole number")
-        if not spec.lo <= value <= spec.hi:
-            raise Invalid(f"{_at(path)} is {value}, expected a whole number from {spec.lo:,} to {spec.hi:,}")
-    elif kind is Num:
-        if type(value) not in (int, float):
-            _wrong(path, value, "a number")
-        if not math.isfinite(value) or not spec.lo <= value <= spec.hi:
-            raise Invalid(f"{_at(path)} is {value}, expected a finite number"
-                          + (f" from {spec.lo:g} to {spec.hi:g}" if math.isfinite(value) else ""))
-    elif kind is Str:
-        if type(value) is not str:
-            _wrong(path, value, "a string")
-        if len(value) > spec.max:
-            raise Invalid(f"{_at(path)} is a string of {len(value):,} characters, expected at most {spec.max:,}")
-    elif kind is Bool:
-        if type(value) is not bool:
-            _wrong(path, value, "true or false")
-    elif kind is OneOf:
-        if type(value) is not str:
-            _wrong(path, value, "a string")
-        if value not in spec.values:
-            raise Invalid(f"{_at(path)} is {_short(value)}, expected one of {', '.join(spec.values)}")
-    elif kind is Json:
-        _json(value, path, spec.depth, [spec.items])
-    elif kind is List:
-        if type(value) is not list:
-            _wrong(path, value, "a list")
-        if not spec.min <= len(value) <= spec.max:
-            raise Invalid(f"{_at(path)} has {len(value):,} items, expected {spec.min:,} to {spec.max:,}")
-        for i, item in enumerate(value):
-            _check(spec.item, item, f"{path}[{i}]", depth + 1)
-    elif kind is Tuple:
-        if type(value) is not list:
-            _wrong(path, value, f"a list of {len(spec.items)}")
-        if len(value) != len(spec.items):
-            raise Invalid(f"{_at(path)} has {len(value):,} items, expected {len(spec.items)}")
-        for i, (s, item) in enumerate(zip(spec.items, value)):
-            _check(s, item, f"{path}[{i}]", depth + 1)
-    elif kind is Map:
-        if type(value) is not dict:
-            _wrong(path, value, "an object")
-        if len(value) > spec.max:
-            raise Invalid(f"{_at(path)} has {len(value):,} keys, expected at most {spec.max:,}")
-        for k, item in value.items():
-            if len(k) > spec.key:
-                raise Invalid(f"{_at(path)} has a key of {len(k):,} characters, expected at most {spec.key}")
-            _check(spec.value, item, _join(path, k), depth + 1)
-    elif kind is Obj:
-        if type(value) is not dict:
-            _wrong(path, value, "an object")
-        missing = [k for k in spec.required if k not in value]
-        if missing:
-            raise Invalid(f"{_at(path)} lacks {', '.join(missing[:3])}")
-        for k, item in value.items():
-            sub = spec.required.get(k) or spec.optional.get(k)
-            if sub is None:
-                raise Invalid(f"{_at(path)} has an unknown key {_short(k)}")
-            _check(sub, item, _join(path, k), depth + 1)
-    else:
-        raise TypeError(f"not a spec: {spec!r}")
+        def whole(value, depth):
+            if type(value) is not int:
+                _wrong(value, "a whole number")
+            if not spec.lo <= value <= spec.hi:
+                raise _Bad(f"is {value}, expected a whole number from {spec.lo:,} to {spec.hi:,}")
+        return whole
+    if kind is Num:
+        def number(value, depth):
+            if type(value) not in (int, float):
+                _wrong(value, "a number")
+            if not math.isfinite(value) or not spec.lo <= value <= spec.hi:
+                raise _Bad(f"is {value}, expected a finite number"
+                           + (f" from {spec.lo:g} to {spec.hi:g}" if math.isfinite(value) else ""))
+        return number
+    if kind is Str:
+        def string(value, depth):
+            if type(value) is not str:
+                _wrong(value, "a string")
+            if len(value) > spec.max:
+                raise _Bad(f"is a string of {len(value):,} characters, expected at most {spec.max:,}")
+        return string
+    if kind is Bool:
+        def boolean(value, depth):
+            if type(value) is not bool:
+                _wrong(value, "true or false")
+        return boolean
+    if kind is OneOf:
+        def one_of(value, depth):
+            if type(value) is not str:
+                _wrong(value, "a string")
+            if value not in spec.values:
+                raise _Bad(f"is {_short(value)}, expected one of {', '.join(spec.values)}")
+        return one_of
+    if kind is Json:
+        return lambda value, depth: _json(value, spec.depth, [spec.items])
+    if kind is List:
+        item = _validator(spec.item)
+
+        def items(value, depth):
+            if type(value) is not list:
+                _wrong(value, "a list")
+            if not spec.min <= len(value) <= spec.max:
+                raise _Bad(f"has {len(value):,} items, expected {spec.min:,} to {spec.max:,}")
+            _nested(depth)
+            for i, x in enumerate(value):
+                try:
+                    item(x, depth + 1)
+                except _Bad as e:
+                    e.parts.append(i)
+                    raise
+        return items
+    if kind is Tuple:
+        checks = [_validator(s) for s in spec.items]
+
+        def fixed(value, depth):
+            if type(value) is not list:
+                _wrong(value, f"a list of {len(checks)}")
+            if len(value) != len(checks):
+                raise _Bad(f"has {len(value):,} items, expected {len(checks)}")
+            _nested(depth)
+            for i, (f, x) in enumerate(zip(checks, value)):
+                try:
+                    f(x, depth + 1)
+                except _Bad as e:
+                    e.parts.append(i)
+                    raise
+        return fixed
+    if kind is Map:
+        item = _validator(spec.value)
+
+        def mapping(value, depth):
+            if type(value) is not dict:
+                _wrong(value, "an object")
+            if len(value) > spec.max:
+                raise _Bad(f"has {len(value):,} keys, expected at most {spec.max:,}")
+            _nested(depth)
+            for k, x in value.items():
+                if len(k) > spec.key:
+                    raise _Bad(f"has a key of {len(k):,} characters, expected at most {spec.key}")
+                try:
+                    item(x, depth + 1)
+                except _Bad as e:
+                    e.parts.append(k)
+                    raise
+        return mapping
+    if kind is Obj:
+        fields = {k: _validator(s) for k, s in {**spec.optional, **spec.required}.items()}
+
+        def obj(value, depth):
+            if type(value) is not dict:
+                _wrong(value, "an object")
+            missing = [k for k in spec.required if k not in value]
+            if missing:
+                raise _Bad(f"lacks {', '.join(missing[:3])}")
+            _nested(depth)
+            for k, x in value.items():
+                f = fields.get(k)
+                if f is None:
+                    raise _Bad(f"has an unknown key {_short(k)}")
+                try:
+                    f(x, depth + 1)
+                except _Bad as e:       # the path is made on the way out, only for an error
+                    e.parts.append(k)
+                    raise
+        return obj
+    raise TypeError(f"not a spec: {spec!r}")
 
 
-def _json(value, path: str, depth: int, budget: list) -> None:
+def _nested(depth: int) -> None:
+    if depth > 64:
+        raise _Bad("is nested too deeply")
+
+
+def _json(value, depth: int, budget: list) -> None:
     budget[0] -= 1
     if budget[0] < 0:
-        raise Invalid(f"{_at(path)} holds too many values")
+        raise _Bad("holds too many values")
     if value is None or type(value) in (bool, int, str):
         if type(value) is str and len(value) > LINE:
-            raise Invalid(f"{_at(path)} is a string of {len(value):,} characters, expected at most {LINE:,}")
+            raise _Bad(f"is a string of {len(value):,} characters, expected at most {LINE:,}")
         return
     if type(value) is float:
         if not math.isfinite(value):
-            raise Invalid(f"{_at(path)} is {value}, expected a finite number")
+            raise _Bad(f"is {value}, expected a finite number")
         return
     if depth <= 0:
-        raise Invalid(f"{_at(path)} is nested too deeply")
-    if type(value) is list:
-        for i, item in enumerate(value):
-            _json(item, f"{path}[{i}]", depth - 1, budget)
-    elif type(value) is dict:
-        for k, item in value.items():
-            _json(item, _join(path, k), depth - 1, budget)
+        raise _Bad("is nested too deeply")
+    for key, item in enumerate(value) if type(value) is list else value.items():
+        try:
+            _json(item, depth - 1, budget)
+        except _Bad as e:
+            e.parts.append(key)
+            raise
 
 
 _KINDS = {dict: "an object", list: "a list", str: "a string", bool: "a boolean", int: "a whole number",
           float: "a number", type(None): "null"}
 
 
-def _wrong(path: str, value, expected: str):
-    raise Invalid(f"{_at(path)} is {_KINDS.get(type(value), type(value).__name__)}, expected {expected}")
-
-
-def _at(path: str) -> str:
-    return path or "the file"
-
-
-def _join(path: str, key: str) -> str:
-    key = key if key.isidentifier() else _short(key)
-    return f"{path}.{key}" if path else key
+def _wrong(value, expected: str):
+    raise _Bad(f"is {_KINDS.get(type(value), type(value).__name__)}, expected {expected}")
 
 
 def _short(text: str, n: int = 40) -> str:

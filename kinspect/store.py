@@ -81,10 +81,10 @@ def contained(folder: Path, name: str, real_folder: str | None = None) -> Path:
         raise Outside(f"file {_shown(name)} is an absolute path, outside the variant folder")
     if ".." in parts:
         raise Outside(f"file {_shown(name)} climbs out of the variant folder with '..'")
-    path = Path(folder, name)
+    path = os.path.join(folder, name)
     try:
         if len(parts) == 1 and not os.path.islink(path):
-            return path          # a plain file or folder right in `folder`: inside by construction
+            return Path(path)    # a plain file or folder right in `folder`: inside by construction
     except (OSError, ValueError):
         raise Outside(f"file {_shown(name)} cannot be looked at") from None
     real = os.path.realpath(path)
@@ -92,7 +92,7 @@ def contained(folder: Path, name: str, real_folder: str | None = None) -> Path:
     if real != top and not real.startswith(top.rstrip(os.sep) + os.sep):
         raise Outside(f"file {_shown(name)} is a link to {'a file' if os.path.exists(real) else 'a place'} "
                       f"outside the variant folder")
-    return path
+    return Path(path)
 
 
 def _shown(name: str, n: int = 80) -> str:
@@ -425,11 +425,11 @@ def read_record(folder: Path, label: str | None = None) -> Variant:
     except (ValueError, TypeError, KeyError) as e:    # what the schema lets through and the model refuses
         raise KinspectError(f"variant {label}: {RECORD}: {e}") from None
     stages, problems = [], []
-    real = os.path.realpath(folder)
+    real, where = None, str(folder)
     for s in variant.stages:
         try:
-            if s.file:
-                contained(folder, s.file, real)
+            if s.file and (s.file.startswith(".") or "/" in s.file or os.path.islink(os.path.join(where, s.file))):
+                contained(folder, s.file, real := real or os.path.realpath(folder))
             stages.append(s)
         except Outside as e:
             problems.append(f"stage {s.name}: {e}; not read")
@@ -470,7 +470,8 @@ def read_records(root: Path, problems: list | None = None) -> Iterable[Variant]:
 def _read_one(root: Path, real_root: str, folder: Path, problems: list | None) -> Variant | None:
     label = folder.relative_to(root).as_posix()
     try:
-        contained(root, label, real_root)
+        if os.path.islink(folder) or os.path.islink(folder.parent):     # else inside by construction
+            contained(root, label, real_root)
         return read_record(folder, label)
     except Outside as e:
         error = KinspectError(f"variant {label}: its folder is a link out of the store ({e})")
