@@ -12,6 +12,7 @@ been made out of another file's content) beyond numbers, which say nothing about
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 
 from kinspect.errors import KinspectError
@@ -19,6 +20,9 @@ from kinspect.errors import KinspectError
 BIG = 2**63 - 1          # the largest count or size a record may hold (int64, as Triton's own)
 TEXT = 16 << 20          # a source text
 LINE = 4096              # a name, a path, a version, a note
+# What starts a new line on a terminal: a record's one-line strings hold none (a note with one
+# would show as a line kinspect did not write)
+_BREAK = re.compile("[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
 
 
 class Invalid(KinspectError):
@@ -42,7 +46,9 @@ class Num:
 
 @dataclass(frozen=True)
 class Str:
+    """A string of at most `max` characters; one line (a name, a path, a note) unless `lines`."""
     max: int = LINE
+    lines: bool = False
 
 
 @dataclass(frozen=True)
@@ -174,6 +180,8 @@ def _make(spec):
                 _wrong(value, "a string")
             if len(value) > spec.max:
                 raise _Bad(f"is a string of {len(value):,} characters, expected at most {spec.max:,}")
+            if not spec.lines and _BREAK.search(value):
+                raise _Bad("holds a line break, expected one line")
         return string
     if kind is Bool:
         def boolean(value, depth):
@@ -231,8 +239,9 @@ def _make(spec):
                 raise _Bad(f"has {len(value):,} keys, expected at most {spec.max:,}")
             _nested(depth)
             for k, x in value.items():
-                if len(k) > spec.key:
-                    raise _Bad(f"has a key of {len(k):,} characters, expected at most {spec.key}")
+                if len(k) > spec.key or _BREAK.search(k):
+                    raise _Bad(f"has a key of {len(k):,} characters or more than one line, expected one line of at "
+                               f"most {spec.key}")
                 try:
                     item(x, depth + 1)
                 except _Bad as e:
@@ -314,7 +323,7 @@ STAGE = Obj({"name": NAME, "file": Str(), "bytes": COUNT, "lines": Maybe(COUNT),
             {"binary": Bool(), "derived_by": Maybe(Str()), "section": Maybe(NAME)})
 TIMES = Obj({"ir_initialization_us": COUNT, "stages": List(Tuple((NAME, COUNT)), 256), "store_results_us": COUNT},
             {"startup_us": COUNT})
-SOURCE_REF = Obj({"file": Str(), "line": Int(0, 2**31 - 1)}, {"text": Str(TEXT)})
+SOURCE_REF = Obj({"file": Str(), "line": Int(0, 2**31 - 1)}, {"text": Str(TEXT, lines=True)})
 ARG_KINDS = ("tensor", "int", "float", "bool", "none", "str", "tensordesc", "dtype", "other")
 ARG = Obj({"name": NAME, "kind": OneOf(ARG_KINDS)},
           {"value": Json(4, 64), "shape": List(Int(), 64), "strides": List(Int(-BIG, BIG), 64), "dtype": Str(64),
@@ -332,7 +341,7 @@ RECORD = Obj({"kernel": Str(1024), "hash": NAME, "target": TARGET, "offline": Bo
               "constexprs": Map(Json(), 1024), "attributes": ATTRIBUTES, "options": Map(Json(), 256),
               "stages": List(STAGE, 1024), "times": Maybe(TIMES), "cache_hit": Bool(), "triton_version": Str(128),
               "record_version": Int(1, 2)},
-             {"source": Maybe(SOURCE_REF), "origin": Str(128), "created": Str(64), "notes": List(Str(), 1024),
+             {"source": Maybe(SOURCE_REF), "origin": Str(128), "created": Str(64), "notes": List(Str(lines=True), 1024),
               "name": Str(1024), "extra": Map(Json(), 256), "launches": Maybe(LAUNCHES)})
 LAUNCH_FILE = Obj({"launches": Maybe(LAUNCHES)})
 
@@ -344,7 +353,7 @@ DECISION = Obj({"kernel": Str(1024), "best": CONFIG},
                 "rank": Maybe(Int(0, 2**31 - 1)), "host": NAME})
 AUTOTUNE = List(DECISION, 65536)
 
-KERNEL_SOURCE = Obj({"name": NAME, "file": Str(), "line": Int(0, 2**31 - 1), "text": Str(TEXT)},
+KERNEL_SOURCE = Obj({"name": NAME, "file": Str(), "line": Int(0, 2**31 - 1), "text": Str(TEXT, lines=True)},
                     {"imports": List(Tuple((NAME, Str(1024))), 1024), "constants": List(Tuple((NAME, Json())), 1024),
                      "helpers": List(Tuple((NAME, Ref("kernel source"))), 256), "unresolved": List(Str(), 1024)})
 REPLAY_SPEC = Obj({"kernel": Str(1024), "target": NAME, "args": List(ARG, 1024), "grid": GRID,
@@ -353,7 +362,7 @@ REPLAY_SPEC = Obj({"kernel": Str(1024), "target": NAME, "args": List(ARG, 1024),
                    "ref": Maybe(SOURCE_REF), "variant": Str(), "calls": COUNT, "total_calls": COUNT, "origin": Str(128)})
 PENDING = Obj({"host": NAME, "pid": PID, "specs": List(Obj({"spec": REPLAY_SPEC},
                                                           {"trial": Bool(), "launches": Maybe(LAUNCHES)}), 65536)},
-              {"target": NAME, "errors": List(Str(), 1024)})
+              {"target": NAME, "errors": List(Str(lines=True), 1024)})
 SUMMARY = Obj({}, {"launches": COUNT, "tuning": COUNT, "hook_ms": Num(0), "unattributed": Map(COUNT, 65536),
                    "timing": Maybe(Obj({"method": Str(), "ms": Num(0)}, {"failed": Str()}))})
 

@@ -74,17 +74,22 @@ def contained(folder: Path, name: str, real_folder: str | None = None) -> Path:
     (links followed) is inside the folder's real path. Raises Outside saying why otherwise; a name
     that does not exist passes (opening it says so). `real_folder` is os.path.realpath(folder),
     when the caller checks many names of one folder."""
+    _check_inside(str(folder), name, real_folder)
+    return Path(folder, name)
+
+
+def _check_inside(folder: str, name: str, real_folder: str | None) -> None:
     if not isinstance(name, str) or not name or "\0" in name:
         raise Outside("file name is empty or not text")
-    parts = name.split("/")
     if name.startswith("/"):
         raise Outside(f"file {_shown(name)} is an absolute path, outside the variant folder")
+    parts = name.split("/")
     if ".." in parts:
         raise Outside(f"file {_shown(name)} climbs out of the variant folder with '..'")
     path = os.path.join(folder, name)
     try:
         if len(parts) == 1 and not os.path.islink(path):
-            return Path(path)    # a plain file or folder right in `folder`: inside by construction
+            return               # a plain file or folder right in `folder`: inside by construction
     except (OSError, ValueError):
         raise Outside(f"file {_shown(name)} cannot be looked at") from None
     real = os.path.realpath(path)
@@ -92,7 +97,6 @@ def contained(folder: Path, name: str, real_folder: str | None = None) -> Path:
     if real != top and not real.startswith(top.rstrip(os.sep) + os.sep):
         raise Outside(f"file {_shown(name)} is a link to {'a file' if os.path.exists(real) else 'a place'} "
                       f"outside the variant folder")
-    return Path(path)
 
 
 def _shown(name: str, n: int = 80) -> str:
@@ -425,11 +429,11 @@ def read_record(folder: Path, label: str | None = None) -> Variant:
     except (ValueError, TypeError, KeyError) as e:    # what the schema lets through and the model refuses
         raise KinspectError(f"variant {label}: {RECORD}: {e}") from None
     stages, problems = [], []
-    real, where = None, str(folder)
+    where = str(folder)
+    real = os.path.realpath(where) if any("/" in s.file for s in variant.stages) else None
     for s in variant.stages:
         try:
-            if s.file and (s.file.startswith(".") or "/" in s.file or os.path.islink(os.path.join(where, s.file))):
-                contained(folder, s.file, real := real or os.path.realpath(folder))
+            _check_inside(where, s.file, real)
             stages.append(s)
         except Outside as e:
             problems.append(f"stage {s.name}: {e}; not read")

@@ -237,7 +237,7 @@ def _source(w: World, kernel: str, change, i: int = 0) -> Path:
 @pytest.mark.parametrize("field", ["kernel", "import-name", "import-ref", "helper-name", "constant-name"])
 def test_names_from_a_store_that_are_not_python_names_write_no_script(world, field):
     w = world
-    bad = f"x; {w.inject}  # {{{w.inject}}}\n{w.inject}"
+    bad = f"x; {w.inject}  # {{{w.inject}}}"      # one line: a record's names hold no line break (schema)
 
     def change(d):
         if field == "kernel":
@@ -351,7 +351,7 @@ def test_description_and_paths_cannot_close_the_docstring(world):
     """The variant path, the captured file and the Triton version are data in the script's text."""
     w = world
     v = w.variant("row_sum")
-    odd = f'x"""\n{w.inject}\n"""'
+    odd = f'x"""; {w.inject}; """'
     w.edit(v / "record.json", lambda d: d.update(triton_version=odd[:120]))
     w.edit(v / "source.json", lambda d: d.update(file=f"/tmp/{odd}.py"))
     script = repro(w, v.name, "--interpret")
@@ -371,6 +371,7 @@ def test_description_and_paths_cannot_close_the_docstring(world):
     (": record_version is 99", lambda d: d.__setitem__("record_version", 99)),
     (": constexprs.BLOCK[0][0][0][0][0][0][0][0] is nested too deeply", lambda d: d["constexprs"].__setitem__("BLOCK", [[[[[[[[[[1]]]]]]]]]])),
     (" has an unknown key 'evil'", lambda d: d.__setitem__("evil", 1)),
+    (": kernel holds a line break", lambda d: d.__setitem__("kernel", "row_sum\nfake_kernel  cuda:90")),
     (": notes has 100,000 items", lambda d: d.__setitem__("notes", ["x"] * 100_000)),
 ], ids=lambda c: c[0].strip(": ") if isinstance(c, tuple) else None)
 def test_a_record_of_the_wrong_shape_skips_its_variant_with_one_line(world, case):
@@ -430,10 +431,11 @@ def test_control_characters_from_a_store_are_shown_escaped(world):
         d["notes"] = [f"see \x1b[31mred\x1b[0m\nfake line"]
 
     w.edit(v / "record.json", change)
-    for args in (("ls", w.store), ("vec-report", w.store, "--all"), ("vec-report", v),
-                 ("diff", v, w.variant("row_sum", 1), "--no-bench")):
-        r = cli(w, *args)
-        assert "row\\x1b]0;pwned\\x07\\x1b[2J\\x9b31m\\u202esum" in r.output or args[0] == "diff"
+    shown = "row\\x1b]0;pwned\\x07\\x1b[2J\\x9b31m\\u202esum"
+    for args in (("ls", w.store), ("vec-report", w.store, "--all"), ("vec-report", v)):
+        assert shown in cli(w, *args).output
+    assert "see \\x1b[31mred\\x1b[0m\\x0afake line" in cli(w, "vec-report", v).output     # a note: one line
+    cli(w, "diff", v, w.variant("row_sum", 1), "--no-bench")
     # a stage shown on a terminal: escaped (into a pipe it goes as it is, as the file is)
     import pty
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from typing import Iterable
 
-from kinspect.render.terminal import user_lines
+from kinspect.render.terminal import clean, user_lines
 
 MARK = {"good": "+", "info": "-", "warn": "!"}
 
@@ -55,7 +55,7 @@ def vec_report(report) -> str:
     if not report.verdicts:
         out.append("    (none)")
     out += [f"  problem: {p}" for p in report.problems]
-    out += [f"  note: {n}" for n in v.notes]
+    out += [f"  note: {clean(n)}" for n in v.notes]      # a note is one line, whatever its record holds
     return "\n".join(out)
 
 

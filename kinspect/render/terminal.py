@@ -149,7 +149,7 @@ def summary(v: Variant, *, label: str, target_note: str) -> str:
     loaded = v.extra.get("loaded")
     if loaded:
         out.append(f"  loaded on the device: {loaded['registers']} registers, {loaded['spills']} spills")
-    out += [f"  note: {n}" for n in v.notes]
+    out += [f"  note: {clean(n)}" for n in v.notes]
     return "\n".join(out)
 
 
