@@ -16,6 +16,8 @@ DEFAULT_OUT = "kinspect-out"
 from kinspect.compile.dump import DumpResult, dump  # noqa: E402  (after DEFAULT_OUT, which dump's default is)
 from kinspect.derived import add_retargets, llir_stage, retargeted  # noqa: E402
 from kinspect.lookup import find_variant  # noqa: E402
+from kinspect.sources import readable  # noqa: E402
+from kinspect.readonly import check_output_path, check_store_folder  # noqa: E402
 
 
 def stage_text(variant: Variant, stage: str) -> str:
@@ -24,6 +26,9 @@ def stage_text(variant: Variant, stage: str) -> str:
 
     s = variant.stage(stage)
     if s is None:
+        refused = next((p for p in variant.problems if p.startswith(f"stage {stage}: ")), None)
+        if refused:      # its file leads out of the variant folder (kinspect.store.contained)
+            raise KinspectError(f"variant {variant.name or variant.kernel}: {refused}")
         names = [x.name for x in variant.stages]
         why = next((n.split(": ", 1)[1] for n in variant.notes if n.startswith(f"{stage} not derived: ")), None)
         if why:  # a stage kinspect derives (SASS from the cubin) failed: say why, not "no such stage"
@@ -37,7 +42,17 @@ def stage_text(variant: Variant, stage: str) -> str:
     if s.binary:
         text_stages = [x.name for x in variant.stages if not x.binary]
         raise UsageError(f"stage '{stage}' is binary; text stages: {', '.join(text_stages)}")
-    return Path(variant.path, s.file).read_text(errors="replace")
+    with _open_stage(variant, s) as f:
+        return f.read()
+
+
+def _open_stage(variant: Variant, s, newline: str | None = None):
+    """A stage's file opened as text; one that cannot be opened (gone, unreadable) is one line."""
+    try:
+        return open(Path(variant.path, s.file), encoding="utf-8", errors="replace", newline=newline)
+    except OSError as e:
+        raise KinspectError(f"variant {variant.name or variant.kernel}: stage {s.name}: cannot read its file "
+                            f"{ascii(s.file)[:80]} ({e.strerror})") from None
 
 
 HIGHLIGHT_MAX_BYTES = 8 << 20   # past this a stage is shown streamed, without colours (pygments holds it all)
@@ -49,18 +64,22 @@ def stage_chunks(variant: Variant, stage: str, size: int = 1 << 20):
     s = variant.stage(stage)
     if s is None or s.binary:
         stage_text(variant, stage)   # raises the right error
-    path = Path(variant.path, s.file)
+    f = _open_stage(variant, s, newline="")
 
     def chunks():
-        with open(path, encoding="utf-8", errors="replace", newline="") as f:
+        with f:
             yield from iter(lambda: f.read(size), "")
 
     return chunks()
 
 
 def stage_bytes(variant: Variant, stage: str) -> int:
+    """A stage's size on disk (0 when it has none: the error comes when it is read)."""
     s = variant.stage(stage)
-    return Path(variant.path, s.file).stat().st_size if s is not None else 0
+    try:
+        return Path(variant.path, s.file).stat().st_size if s is not None else 0
+    except OSError:
+        return 0
 
 
 def list_variants(path: str | Path | None = None):
@@ -225,32 +244,6 @@ def repro(variant: str, output: str | Path, *, interpret: bool = False, embed: b
     spec = from_variant(v, launch)
     how = script.write(spec, path, interpret=interpret, embed=embed, label=variant, triton_version=v.triton_version)
     return Repro(path=path, variant=v, spec=spec, how=how)
-
-
-def check_output_path(path: str | Path, what: str, items=()) -> Path:
-    """A file kinspect may write (`what`: "script", "report"): in an existing, writable folder, not a
-    folder itself, and outside every Triton cache or dump folder kinspect reads (the default cache, and
-    the folders named in `items` that are not kinspect stores)."""
-    from kinspect import sources
-    from kinspect.store import is_store
-
-    out = Path(path)
-    folder = out.parent if str(out.parent) else Path(".")
-    if out.is_dir():
-        example = out / ("report.html" if what == "report" else "repro.py")
-        raise UsageError(f"-o '{out}' is a folder; give a file name such as {example}")
-    if not folder.is_dir():
-        raise UsageError(f"cannot write '{out}': folder '{folder}' does not exist; create it or choose another -o")
-    if not os.access(folder, os.W_OK):
-        raise UsageError(f"cannot write the {what} '{out}': folder '{folder}' is not writable; choose another -o")
-    guarded = [sources.triton_cache_dir()] + [Path(i) for i in items if Path(i).is_dir() and not is_store(Path(i))]
-    target = folder.resolve()
-    for g in guarded:
-        g = g.resolve()
-        if target == g or g in target.parents:
-            raise UsageError(f"-o '{out}' is inside '{g}', which kinspect only reads (a Triton cache or dump "
-                             f"folder); write the {what} elsewhere")
-    return out
 
 
 def annotated_stage(variant: Variant, stage: str) -> str:

@@ -10,7 +10,7 @@ import sys
 import click
 
 from kinspect import api
-from kinspect.errors import KinspectError
+from kinspect.errors import KinspectError, KinspectWarning
 
 CONTEXT = dict(help_option_names=["-h", "--help"], max_content_width=100)
 
@@ -21,33 +21,47 @@ class Group(click.Group):
 
         from kinspect.sources import triton_files_elsewhere
 
+        # paths are bytes: one that is not UTF-8 is printed back as the bytes it was
+        for stream in (sys.stdout, sys.stderr):
+            if hasattr(stream, "reconfigure"):
+                stream.reconfigure(errors="surrogateescape")
         try:
             with triton_files_elsewhere(), warnings.catch_warnings():
-                _say_read_warnings()
+                warnings.simplefilter("always", KinspectWarning)
+                warnings.showwarning = _warning(warnings.showwarning)
                 return super().invoke(ctx)
         except KinspectError as e:
             if ctx.obj and ctx.obj.get("debug"):
                 raise
-            click.echo(f"error: {e}", err=True)
+            from kinspect.render.terminal import clean
+
+            click.echo(f"error: {clean(str(e))}", err=True)
             ctx.exit(2)
 
 
-def _say_read_warnings() -> None:
-    """What an input lacked (kinspect.errors.ReadWarning) as one `warning: ...` line each on stderr."""
-    import warnings
+def _warning(previous):
+    """showwarning that prints each KinspectWarning once, as one line on stderr."""
+    shown = set()
 
-    from kinspect.errors import ReadWarning
+    def display(message, category, filename, lineno, file=None, line=None):
+        if not issubclass(category, KinspectWarning):
+            return previous(message, category, filename, lineno, file, line)
+        from kinspect.render.terminal import clean
 
-    shown = warnings.showwarning
+        text = clean(str(message))
+        if text not in shown:
+            shown.add(text)
+            click.echo(f"warning: {text}", err=True)
 
-    def show(message, category, filename, lineno, file=None, line=None):
-        if issubclass(category, ReadWarning):
-            click.echo(f"warning: {message}", err=True)
-        else:
-            shown(message, category, filename, lineno, file, line)
+    return display
 
-    warnings.showwarning = show
-    warnings.simplefilter("default", ReadWarning)
+
+def _echo(text: str = "", **kwargs) -> None:
+    """click.echo of text that may hold data from a store or a program (kernel names, notes, stage
+    lines): control characters are shown escaped, never sent to the terminal as they are."""
+    from kinspect.render.terminal import clean
+
+    click.echo(clean(text, lines=True), **kwargs)
 
 
 @click.group(cls=Group, context_settings=CONTEXT)
@@ -111,12 +125,12 @@ def dump(kernel, target, constexprs, args, num_warps, num_stages, config, size, 
                       config=config)
     if stage:
         return _print_stage(result.variant, stage)
-    click.echo(summary(result.variant, label=result.label, target_note=result.target_note))
+    _echo(summary(result.variant, label=result.label, target_note=result.target_note))
     if passes:
         from kinspect.render.terminal import passes_table
 
         found = _passes(result.variant.path, kernel, target, consts, args, num_warps, num_stages, size)
-        click.echo("\n" + passes_table(found))
+        _echo("\n" + passes_table(found))
 
 
 def _passes(variant_path, kernel, target, constexprs, args, num_warps, num_stages, size):
@@ -135,7 +149,7 @@ def ls_cmd(path, show_kernels):
 
     PATH defaults to ./kinspect-out when present, else TRITON_CACHE_DIR (or ~/.triton/cache).
     """
-    from kinspect.render.terminal import variants_table
+    from kinspect.render.terminal import clean, variants_table
 
     if show_kernels:
         from kinspect import kernels
@@ -144,12 +158,12 @@ def ls_cmd(path, show_kernels):
         for name in kernels.names():
             click.echo(f"  {name:<{width}} {kernels.get(name).summary}")
         return
-    listing = api.list_variants(path)
-    click.echo(f"{listing.path} ({listing.kind}): {len(listing.variants)} variant(s)")
+    listing = api.readable(api.list_variants(path), announce=False)
+    _echo(f"{clean(str(listing.path))} ({listing.kind}): {len(listing.variants)} variant(s)")
     for w in listing.warnings:
-        click.echo(f"  warning: {w}")
+        _echo(f"  warning: {clean(w)}")
     if listing.variants:
-        click.echo(variants_table(listing.variants))
+        _echo(variants_table(listing.variants))
 
 
 @main.command(context_settings={**CONTEXT, "ignore_unknown_options": True})
@@ -165,28 +179,44 @@ def ls_cmd(path, show_kernels):
               "(cuda:80, cuda:90, cuda:100, hip:gfx942, ...).")
 @click.option("--json", "as_json", is_flag=True,
               help="After the program's own output, print what was recorded as one JSON line on stdout.")
-@click.argument("command", nargs=-1, type=click.UNPROCESSED, required=True)
-def capture(out_dir, time_method, interpret, target, as_json, command):
+@click.option("--resume", "resume", default=None, metavar="STORE",
+              help="Run no command: finish what a capture into STORE left undone when Ctrl-C stopped it after its "
+                   "program (compiling, deriving stages, merging launch records).")
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
+def capture(out_dir, time_method, interpret, target, as_json, resume, command):
     """Run COMMAND and record every kernel Triton compiles in it, and how often each variant was
     launched, with which grids and arguments (and with --time, its GPU time), and which config
     triton.autotune chose for which key.
+
+    Ctrl-C after the program (while kinspect compiles or derives) keeps every variant finished and
+    exits 130; `kinspect capture --resume STORE` finishes the rest.
 
     Examples: kinspect capture -o out --time -- python train.py --epochs 1;
     kinspect capture --interpret -t cuda:90 -- python script.py
     """
     import json
 
-    from kinspect.hooks.run import run
+    from kinspect.hooks import run as capture_run
     from kinspect.render.terminal import capture_summary
 
     if target is not None and not interpret:
         raise click.UsageError("-t names the target --interpret compiles for; a capture without --interpret records "
                                "what the program compiles for its own device")
+    if resume is not None and (command or interpret or time_method):
+        raise click.UsageError("--resume finishes a capture already run: give it the store alone, no command, "
+                               "--interpret or --time")
+    if resume is None and not command:
+        raise click.UsageError("nothing to run; e.g. kinspect capture -o out -- python script.py "
+                               "(or --resume STORE to finish an interrupted capture)")
     with _progress_bar("deriving SASS / assembly") as progress, _progress_bar("compiling") as compiling:
-        result = run(list(command), out_dir, time_method=time_method,
-                     progress=lambda done, total: progress(done or None, total),
-                     interpret=(target or "") if interpret else None, compiling=compiling)
-    click.echo(capture_summary(result, out_dir), err=True)
+        steps = dict(progress=lambda done, total: progress(done or None, total), compiling=compiling)
+        if resume is not None:
+            out_dir = resume
+            result = capture_run.resume(resume, **steps)
+        else:
+            result = capture_run.run(list(command), out_dir, time_method=time_method,
+                                     interpret=(target or "") if interpret else None, **steps)
+    _echo(capture_summary(result, out_dir), err=True)
     if as_json:
         click.echo(json.dumps(result.to_json(), default=str))
     sys.exit(result.code)
@@ -247,7 +277,7 @@ def vec_report(targets, target, constexprs, args, num_warps, num_stages, config,
             width = shutil.get_terminal_size((160, 40)).columns
             parts = [summary(found.rows, where=found.where, width=width, shown=len(found.details))]
             parts += [render(r) + (f"\n  per line:\n{line_table(r)}" if show_lines else "") for r in found.details]
-            click.echo("\n\n".join(parts))
+            _echo("\n\n".join(parts))
             return
         reports = api.vec_report_of(variants)
     else:
@@ -257,7 +287,7 @@ def vec_report(targets, target, constexprs, args, num_warps, num_stages, config,
         return
     if not reports:
         click.echo("no variants found")
-    click.echo("\n\n".join(render(r) + (f"\n  per line:\n{line_table(r)}" if show_lines else "")
+    _echo("\n\n".join(render(r) + (f"\n  per line:\n{line_table(r)}" if show_lines else "")
                              for r in reports))
 
 
@@ -349,7 +379,7 @@ def diff(items, constexprs, targets, num_warps, num_stages, configs, args, size,
     import shutil
 
     from kinspect.render.sweep import render
-    from kinspect.render.terminal import use_color
+    from kinspect.render.terminal import clean, use_color
 
     kwargs = _sweep_kwargs(items, constexprs, targets, num_warps, num_stages, configs, args, size, no_bench, retarget,
                            jobs)
@@ -361,9 +391,9 @@ def diff(items, constexprs, targets, num_warps, num_stages, configs, args, size,
         return
     text = render(result, side=side, width=shutil.get_terminal_size((160, 40)).columns)
     if use_color() and text.count("\n") > 60:
-        click.echo_via_pager(text)
+        click.echo_via_pager(clean(text, lines=True))
     else:
-        click.echo(text)
+        _echo(text)
 
 
 @main.command(context_settings=CONTEXT)
@@ -400,7 +430,7 @@ def report(items, constexprs, targets, num_warps, num_stages, configs, args, siz
                             progress=progress)
     size_written = result.save(path)
     plots = ", ".join(p.name for p in result.plots) or "none"
-    click.echo(f"wrote {path} ({human_bytes(size_written)}): {len(result.rows)} variant"
+    _echo(f"wrote {path} ({human_bytes(size_written)}): {len(result.rows)} variant"
                f"{'s' if len(result.rows) != 1 else ''}; plots: {plots}")
 
 
@@ -471,7 +501,7 @@ def bench(kernel, target, constexprs, args, num_warps, num_stages, size, interpr
             raise click.UsageError(f"{'--profile' if profile else '--passes'} needs a device; --interpret runs on the CPU")
         result = api.interpret(kernel, constexprs=consts, args=args, size=size, num_warps=num_warps,
                                num_stages=num_stages, out_dir=out_dir)
-        click.echo(json.dumps(result.to_json(), indent=1) if as_json else render_interpreted(result))
+        _echo(json.dumps(result.to_json(), indent=1) if as_json else render_interpreted(result))
     else:
         result = api.bench(kernel, target=target, constexprs=consts, args=parse_args(args), num_warps=num_warps,
                            num_stages=num_stages, size=size, out_dir=out_dir, references=not no_reference,
@@ -482,11 +512,11 @@ def bench(kernel, target, constexprs, args, num_warps, num_stages, size, interpr
             click.echo(json.dumps({**result.to_json(), "passes": found.to_json() if found else None}, indent=1,
                                   default=str))
         else:
-            click.echo(render(result))
+            _echo(render(result))
             if found:
                 from kinspect.render.terminal import passes_table
 
-                click.echo("\n" + passes_table(found))
+                _echo("\n" + passes_table(found))
     if result.check is not None and not result.check.ok:
         sys.exit(1)
 
@@ -510,12 +540,14 @@ def repro(variant, output, interpret, embed, launch, out_dir):
 
     Example: kinspect repro triton_red_fused_sum_8 -o repro.py && python repro.py
     """
+    from kinspect.render.terminal import clean
+
     r = api.repro(variant, output, interpret=interpret, embed=embed, launch=launch, out_dir=out_dir)
-    click.echo(f"wrote {r.path}: {r.spec.kernel}, {r.spec.calls:,} of {r.spec.total_calls:,} captured launches: "
+    _echo(f"wrote {r.path}: {r.spec.kernel}, {r.spec.calls:,} of {r.spec.total_calls:,} captured launches: "
                f"{r.spec.describe()}")
-    click.echo(f"  the script {r.how}")
+    _echo(f"  the script {clean(r.how)}")
     run = f"python {r.path}"
-    click.echo(f"  run it: {run}" + ("" if interpret else f"  (no GPU: TRITON_INTERPRET=1 {run})"))
+    _echo(f"  run it: {run}" + ("" if interpret else f"  (no GPU: TRITON_INTERPRET=1 {run})"))
 
 
 @main.command(context_settings=CONTEXT)
@@ -564,12 +596,14 @@ def show(variant, stage, lines, raw, out_dir):
 def _print_stage(v, stage: str, *, lines: bool = False, raw: bool = False) -> None:
     """A stage on the terminal: highlighted (through the pager when long), or streamed plain when
     output is not a terminal or the stage is too big to highlight."""
-    from kinspect.render.terminal import highlight, use_color
+    from kinspect.render.terminal import clean, highlight, use_color
 
     chunks = api.shown_chunks(v, stage, lines=lines, raw=raw)
     if not use_color() or api.stage_bytes(v, stage) > api.HIGHLIGHT_MAX_BYTES:   # any size, bounded memory
         return _stream(chunks)
     text = "".join(chunks)
+    if sys.stdout.isatty():
+        text = clean(text, lines=True)
     shown = highlight(text, v.stage(stage).dialect, use_color())
     if text.count("\n") > 60:
         click.echo_via_pager(shown)
@@ -578,9 +612,12 @@ def _print_stage(v, stage: str, *, lines: bool = False, raw: bool = False) -> No
 
 
 def _stream(chunks) -> None:
-    """Print a stage chunk by chunk (through the pager on a terminal), ending with a newline."""
-    from kinspect.render.terminal import use_color
+    """Print a stage chunk by chunk (through the pager on a terminal), ending with a newline; on a
+    terminal its control characters are shown escaped."""
+    from kinspect.render.terminal import clean, use_color
 
+    if sys.stdout.isatty():
+        chunks = (clean(c, lines=True) for c in chunks)
     if use_color():
         return click.echo_via_pager(chunks)
     last = ""

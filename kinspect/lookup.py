@@ -22,7 +22,7 @@ def find_variant(spec: str, out_dir: str | Path = "kinspect-out", *, prefer=None
 
     p = Path(spec)
     if p.exists():
-        listing = sources.readable(sources.discover(p))
+        listing = sources.readable(sources.discover(p), announce=False)   # the command says what matters to it
         if len(listing.variants) == 1:
             return complete(listing.variants[0])
         if not listing.variants:

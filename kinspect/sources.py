@@ -22,7 +22,7 @@ from typing import Callable
 from kinspect import backends, traces
 from kinspect.errors import NotFound
 from kinspect.model import StageFile, Target, Variant
-from kinspect.store import is_store, read_records
+from kinspect.store import Outside, contained, is_store, read_records, unfinished
 
 # PTX header: ".target sm_90a"
 PTX_TARGET_RE = re.compile(r"^\s*\.target\s+sm_(\d+)")
@@ -96,36 +96,41 @@ def users_environment(env: dict) -> dict:
 
 
 def _stage_files(folder: Path, name: str, target: Target, names: dict[str, str] | None = None
-                 ) -> tuple[StageFile, ...]:
+                 ) -> tuple[tuple[StageFile, ...], list[str]]:
     """The stage files of one kernel in a folder: `<name>.<stage>` files, or the given
-    {file name: stage name} for layouts with other naming."""
+    {file name: stage name} for layouts with other naming; and a line for each file left out (a
+    link out of the folder: kinspect.store.contained)."""
     if names is None:
         prefix = name + "."
         names = {p.name: p.name[len(prefix):] for p in folder.iterdir()
                  if p.is_file() and p.name.startswith(prefix) and not p.name.startswith("__grp__")}
     backend = backends.for_target(target.backend, names.values())
-    stages = []
+    stages, problems = [], []
     for fname, stage in sorted(names.items()):
-        p = folder / fname
+        try:
+            p = contained(folder, fname)
+        except Outside as e:
+            problems.append(f"stage {stage}: {e}; not read")
+            continue
         kind = backend.stage_kind(stage)
         stages.append(StageFile(name=stage, file=fname, bytes=p.stat().st_size, lines=None,
                                 dialect=backends.dialect_of(kind, backend, target.arch, p), binary=kind.binary))
     stages.sort(key=lambda s: (backend.stage_kind(s.name).order, s.name))
-    return tuple(stages)
+    return tuple(stages), problems
 
 
 def _foreign(name: str, folder: Path, target: Target, origin: str, meta: dict, notes=(),
              names: dict[str, str] | None = None, label: str | None = None) -> Variant:
     from kinspect.hooks.record import OPTION_KEYS, jsonable
 
-    stages = _stage_files(folder, name, target, names)
+    stages, problems = _stage_files(folder, name, target, names)
     backend = backends.for_target(target.backend, [s.name for s in stages])
     return Variant(kernel=name, hash=str(meta.get("hash", folder.name)), target=target, offline=False,
                    signature={}, constexprs={}, attributes={},
                    options={k: jsonable(meta[k]) for k in OPTION_KEYS if k in meta},
                    stages=stages, times=None, cache_hit=True,
                    triton_version=str(meta.get("triton_version", "")), origin=origin, notes=tuple(notes),
-                   name=label or folder.name, path=str(folder),
+                   name=label or folder.name, path=str(folder), problems=tuple(problems),
                    extra={"backend": backend.name} if backend.name != target.backend else {})
 
 
@@ -150,6 +155,11 @@ def read_triton_cache(root: Path) -> tuple[list[Variant], list[str]]:
     for folder, name in _cache_kernel_folders(root):
         meta_path = folder / f"{name}.json"
         try:
+            contained(folder, meta_path.name)
+        except Outside as e:
+            warnings.append(f"{folder.name}: metadata {e}; skipped")
+            continue
+        try:
             if meta_path.stat().st_size > MAX_METADATA_BYTES:
                 raise ValueError("too large for Triton metadata")
             meta = json.loads(meta_path.read_text())
@@ -160,7 +170,7 @@ def read_triton_cache(root: Path) -> tuple[list[Variant], list[str]]:
             continue  # a cached launcher or autotune result, not a kernel
         try:
             target = target_of(meta)
-        except (ValueError, TypeError, KeyError, IndexError) as e:
+        except (ValueError, TypeError, KeyError, IndexError, OverflowError) as e:
             warnings.append(f"{folder.name}: metadata {meta_path.name} names no readable target "
                             f"({e.__class__.__name__}: {e}); skipped")
             continue
@@ -363,7 +373,9 @@ def _kernel_name(files: list[Path]) -> str | None:
 
 
 def read_store(root: Path) -> tuple[list[Variant], list[str]]:
-    return list(read_records(root)), []
+    problems: list[str] = []
+    variants = list(read_records(root, problems))
+    return variants, problems + unfinished(root)
 
 
 # -- traces: tritonparse's and Triton's structured logging (kinspect.traces) -------------------------
@@ -509,22 +521,26 @@ def _target_of_text(dialect: str, head: list[str], triple: str) -> Target:
     return Target("cpu", CPU_ARCH[isa]) if isa else Target("unknown", "?")
 
 
-def readable(listing):
-    """The listing, or a KinspectError when it found kernels but could read none of them (every
-    metadata file corrupt, a trace cut off before its first event): an empty report would hide
-    that. What could not be read of the rest is said as ReadWarnings, one line each."""
-    import warnings
+def readable(listing, *, announce: bool = True):
+    """The listing, or a KinspectError when it holds nothing readable: no kernels at all, or kernels
+    none of which could be read (every record or metadata file corrupt, a trace cut off before its
+    first event): an empty report would hide that. With `announce`, what could not be read of the
+    rest is said as warnings (kinspect.errors.warn), one line each."""
+    from kinspect.errors import KinspectError, warn
 
-    from kinspect.errors import KinspectError, ReadWarning
-
-    if not listing.variants and listing.warnings and listing.kind != "empty":
+    if listing.kind == "empty":
+        raise KinspectError(f"nothing to read in '{listing.path}': it is not a kinspect store or variant folder, a "
+                            f"Triton cache (or one of its entries), a TRITON_KERNEL_DUMP folder (or one of its "
+                            f"folders), a trace or a stage file")
+    if not listing.variants and listing.warnings:
         more = f" (and {len(listing.warnings) - 1} more)" if len(listing.warnings) > 1 else ""
         fix = ("is the trace complete?" if listing.kind == "trace"
                else "recompile the kernel or remove that folder")
-        raise KinspectError(f"no variant in '{listing.path}' could be read: {listing.warnings[0].removesuffix('; skipped')}{more}; "
-                            f"{fix} (kinspect ls {listing.path})")
-    for w in listing.warnings if listing.kind != "empty" else ():   # "empty": the caller says what it wanted
-        warnings.warn(w, ReadWarning, stacklevel=2)
+        raise KinspectError(f"no variant in '{listing.path}' could be read: "
+                            f"{listing.warnings[0].removesuffix('; skipped')}{more}; {fix} (kinspect ls {listing.path})")
+    if announce:
+        for line in listing.warnings:
+            warn(line)
     return listing
 
 
@@ -535,6 +551,7 @@ def discover(path: str | Path | None = None) -> Listing:
     for layout in LAYOUTS:
         if (root.is_dir() or layout.files) and layout.matches(root):
             variants, warnings = layout.read(root)
+            warnings += [f"variant {v.name or v.kernel}: {p}" for v in variants for p in v.problems]
             return Listing(root, layout.kind, variants, warnings)
     if not root.is_dir():
         return Listing(root, "stage file", [read_file(root)], [])

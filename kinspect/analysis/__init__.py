@@ -128,7 +128,8 @@ def analyse(v: Variant, *, light: bool = False) -> VariantReport:
         findings.placement = place(isa_metrics, findings.ir(), findings.is_kernel_file)
         if findings.placement is not None:
             relocate(isa_metrics, findings.placement)
-    found = verdicts(findings) + [finding(f"stage {p}", "unreadable_stage") for p in problems]
+    problems = [f"stage {p}" for p in problems] + list(v.problems)    # and what its store could not give
+    found = verdicts(findings) + [finding(p, "unreadable_stage") for p in problems]
     return VariantReport(v, isa_metrics, stages, res, found, problems)
 
 

@@ -144,7 +144,7 @@ def _arg_spec(name: str, key) -> ArgSpec:
         return ArgSpec(name, "tensor", shape=tuple(int(x) for x in key[2]), strides=tuple(int(x) for x in key[3]),
                        dtype=str(key[1]).removeprefix("torch."), device=str(key[4]))
     if kind == "tensordesc":
-        return ArgSpec(name, "tensordesc", value=list(key[4]), shape=tuple(int(x) for x in key[2]),
+        return ArgSpec(name, "tensordesc", value=tuple(key[4]), shape=tuple(int(x) for x in key[2]),
                        strides=tuple(int(x) for x in key[3]), dtype=str(key[1]).removeprefix("torch."),
                        device=str(key[5]))
     if kind == "dtype":

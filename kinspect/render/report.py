@@ -6,7 +6,7 @@ import os
 from typing import Iterable
 
 from kinspect.analysis.stages import ISA_DIALECTS
-from kinspect.render.terminal import user_lines
+from kinspect.render.terminal import clean, user_lines
 
 MARK = {"good": "+", "info": "-", "warn": "!"}
 
@@ -25,8 +25,8 @@ def vec_report(report) -> str:
     out += [f"  {line.strip()}" for line in user_lines(v)]   # a kernel from the user's file: config, how loaded
     if m is None:
         failed = [n.split(" not derived: ", 1) for n in v.notes if " not derived: " in n]
-        unread = [p.split(":", 1)[0] for p in report.problems if p.split(":", 1)[0] in
-                  {s.name for s in v.stages if s.dialect in ISA_DIALECTS}]
+        unread = [name for name in (p.removeprefix("stage ").split(":", 1)[0] for p in report.problems)
+                  if name in {s.name for s in v.stages if s.dialect in ISA_DIALECTS}]
         if unread:
             out.append(f"  {unread[0]}: not read (its verdict below says why): no instruction counts and no verdicts "
                        f"from it")
@@ -64,7 +64,7 @@ def vec_report(report) -> str:
             out.append(f"        try: {x.what_to_try}")
     if not report.verdicts:
         out.append("    (none)")
-    out += [f"  note: {n}" for n in v.notes]
+    out += [f"  note: {clean(n)}" for n in v.notes]      # a note is one line, whatever its record holds
     return "\n".join(out)
 
 
