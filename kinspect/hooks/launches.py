@@ -184,6 +184,7 @@ class LaunchRecorder:
         self.folders: dict[str, Path] = {}
         self.unattributed: dict[str, int] = {}    # kernel name -> launches of variants compiled before capture
         self.hook_s = 0.0                         # time spent in the hooks
+        self.after_flush: list = []               # called with `folders` after each flush (hooks.provenance)
         self._lock = threading.Lock()
         self._last_flush = time.monotonic()
         self._rng = random.Random(os.getpid())
@@ -332,6 +333,8 @@ class LaunchRecorder:
                     written.append(folder)
                 except OSError:
                     pass    # the store went away or is read-only: the program goes on
+            for then in self.after_flush:
+                then(self.folders)
             return written
 
     def find(self, kernel: str, key: str) -> Path | None:
