@@ -167,3 +167,32 @@ def by_headroom(speeds: dict[str, Speed]) -> list[str]:
     """Kernel names, most headroom first (kernels without an ideal time last, by GPU time)."""
     return sorted(speeds, key=lambda k: (speeds[k].headroom_ms is None, -(speeds[k].headroom_ms or 0.0),
                                          -(speeds[k].gpu_ms or 0.0), k))
+
+
+@dataclass(frozen=True)
+class ProgramSol:
+    """A program's kernels against the ceilings its store keeps (or what was used instead, said)."""
+
+    speeds: dict                  # kernel name -> Speed
+    total: ProgramSpeed
+    ceilings: Ceilings | None
+    ceilings_note: str            # which ceilings, measured where and when; or why there are none
+
+    def to_json(self) -> dict:
+        c = self.ceilings
+        return {**self.total.to_json(), "ceilings": None if c is None else {**c.to_json(), "source": c.source},
+                "ceilings_note": self.ceilings_note,
+                "ranked_by_headroom": by_headroom(self.speeds)}
+
+
+def for_program(variants: list[Variant]) -> ProgramSol:
+    """Every timed kernel's Speed, against the ceilings of the store the variants are in."""
+    from pathlib import Path
+
+    from kinspect import ceilings
+
+    roots = list(dict.fromkeys(Path(v.path).parent.parent for v in variants if v.path))
+    root = next((r for r in roots if ceilings.read(r) is not None), roots[0] if roots else None)
+    found, note = ceilings.for_store(root)
+    speeds = kernel_speeds(variants, found)
+    return ProgramSol(speeds, program_speed(speeds.values()), found, note)
