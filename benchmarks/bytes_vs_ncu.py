@@ -9,7 +9,8 @@ The CSV is ncu's raw page of the program's own launches (`ncu --metrics dram__by
 dram__bytes_write.sum,lts__t_sectors_srcunit_tex_op_write.sum,... --export R python prog.py`, then
 `ncu --import R.ncu-rep --csv --page raw --print-units base`); its rows are matched to the store's
 variants by kernel name and grid, the median over a kernel's rows taken. `--run-ncu` replays each
-top kernel's captured launch once under ncu instead (kinspect.bench.ncu, as `vec-report --counters`).
+top kernel's captured launch once under ncu instead (kinspect.bench.ncu, as `vec-report --counters`;
+counters a variant keeps from that are reused, unless --fresh).
 
 Two ncu figures per kernel: DRAM read + DRAM write, and kinspect's measured bytes (Counters.dram_bytes):
 DRAM read + writes including the lines still dirty in L2 when the kernel ends. With caches flushed
@@ -57,14 +58,19 @@ def from_csv(path: str, variants) -> dict:
     return out
 
 
-def from_ncu(variants) -> dict:
+def from_ncu(variants, fresh: bool) -> dict:
+    """Replays under ncu; a variant `vec-report --counters` measured already keeps its counters unless `fresh`."""
+    from kinspect import counters
     from kinspect.bench.ncu import measure
 
-    got = measure([v.path for v in variants])
+    kept = {} if fresh else {v.path: counters.read(v.path) for v in variants}
+    kept = {f: c for f, c in kept.items() if c is not None}
+    todo = [v.path for v in variants if v.path not in kept]
+    got = measure(todo) if todo else {}
     for folder, c in got.items():
         if not isinstance(c, Counters):
             print(f"  {Path(folder).parent.name}: {c}")
-    return {f: c for f, c in got.items() if isinstance(c, Counters)}
+    return {**kept, **{f: c for f, c in got.items() if isinstance(c, Counters)}}
 
 
 def within(r: float | None) -> bool:
@@ -76,6 +82,7 @@ def main() -> None:
     ap.add_argument("store")
     ap.add_argument("--ncu-csv")
     ap.add_argument("--run-ncu", action="store_true")
+    ap.add_argument("--fresh", action="store_true", help="with --run-ncu: measure again what a variant keeps")
     ap.add_argument("--top", type=int, default=10)
     a = ap.parse_args()
     if bool(a.ncu_csv) == a.run_ncu:
@@ -83,7 +90,7 @@ def main() -> None:
     timed = [v for v in read_records(Path(a.store)) if v.launches and v.launches.gpu and v.launches.signatures]
     timed.sort(key=lambda v: -v.launches.gpu.total_ms)
     top = timed[:a.top]
-    measured = from_csv(a.ncu_csv, top) if a.ncu_csv else from_ncu(top)
+    measured = from_csv(a.ncu_csv, top) if a.ncu_csv else from_ncu(top, a.fresh)
     print(f"{'#':>2}  {'kernel':52} {'GPU ms':>7} {'estimate MB':>11}  {'method':28} {'ncu R+W':>9} {'ratio':>6} "
           f"{'measured':>9} {'ratio':>6} {'tensors':>9} {'ratio':>6}")
     hits = {"est": 0, "est_l2": 0, "sum": 0}
