@@ -16,6 +16,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kinspect import jsonfile
+
 FILE = "device.json"
 CEILINGS_VERSION = 1
 
@@ -55,22 +57,13 @@ class Ceilings:
 
 
 def write(root: str | os.PathLike, c: Ceilings) -> Path:
-    path = Path(root) / FILE
-    tmp = path.with_name(f".{FILE}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(c.to_json(), indent=1))
-    os.replace(tmp, path)
-    return path
+    return jsonfile.write(Path(root) / FILE, c.to_json())
 
 
 def read(root: str | os.PathLike) -> Ceilings | None:
     """The store's own ceilings; None when it has none or its file is not one this kinspect reads."""
-    path = Path(root) / FILE
-    try:
-        if path.stat().st_size > 1 << 16:
-            return None
-        return Ceilings.from_json(json.loads(path.read_text()), source="measured by the capture on its GPU")
-    except (OSError, ValueError, TypeError, KeyError, AttributeError, RecursionError):
-        return None
+    return jsonfile.read(Path(root) / FILE, lambda d: Ceilings.from_json(d, source="measured by the capture on its GPU"),
+                         limit=1 << 16)
 
 
 def for_store(root: str | os.PathLike | None) -> tuple[Ceilings | None, str]:

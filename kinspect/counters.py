@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import os
 import re
 import statistics
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+
+from kinspect import jsonfile
 
 from kinspect.errors import KinspectError
 
@@ -205,19 +206,9 @@ def by_kernel(rows: list[NcuRow]) -> dict[tuple[str, tuple[int, ...]], list[NcuR
 # -- the file in a variant's folder -------------------------------------------------------------------
 
 def write(folder: str | os.PathLike, c: Counters) -> Path:
-    path = Path(folder) / FILE
-    tmp = path.with_name(f".{FILE}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(c.to_json(), indent=1))
-    os.replace(tmp, path)
-    return path
+    return jsonfile.write(Path(folder) / FILE, c.to_json())
 
 
 def read(folder: str | os.PathLike) -> Counters | None:
     """A variant's measured counters; None when it has none, or its file is not one this kinspect wrote."""
-    path = Path(folder) / FILE
-    try:
-        if path.stat().st_size > 1 << 20:
-            return None
-        return Counters.from_json(json.loads(path.read_text()))
-    except (OSError, ValueError, TypeError, KeyError, AttributeError, RecursionError):
-        return None
+    return jsonfile.read(Path(folder) / FILE, Counters.from_json)

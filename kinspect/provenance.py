@@ -20,11 +20,12 @@ validated when read. Paths in it are data: shown, never opened.
 from __future__ import annotations
 
 import bisect
-import json
 import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
+
+from kinspect import jsonfile
 
 FILE = "provenance.json"
 PROVENANCE_VERSION = 1
@@ -218,22 +219,12 @@ def parse_frames(trace: str) -> tuple[Frame, ...]:
 # -- the file in a variant's folder -------------------------------------------------------------------
 
 def write(folder: str | os.PathLike, origin: Origin) -> Path:
-    path = Path(folder) / FILE
-    tmp = path.with_name(f".{FILE}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(origin.to_json(), indent=1))
-    os.replace(tmp, path)
-    return path
+    return jsonfile.write(Path(folder) / FILE, origin.to_json())
 
 
 def read(folder: str | os.PathLike) -> Origin | None:
     """A variant's provenance, None when it has none or the file is not one this kinspect wrote."""
-    path = Path(folder) / FILE
-    try:
-        if path.stat().st_size > 1 << 20:
-            return None
-        return Origin.from_json(json.loads(path.read_text()))
-    except (OSError, ValueError, TypeError, KeyError, AttributeError, RecursionError):
-        return None
+    return jsonfile.read(Path(folder) / FILE, Origin.from_json)
 
 
 def status(variant) -> dict:

@@ -132,3 +132,15 @@ def test_measured_counters_replace_the_estimate(gpt2, ncu_rows, tmp_path):
     v = dataclasses.replace(src, path=str(folder))
     s = kernel_speeds([v], H200)[src.kernel]
     assert s.bytes_method == MEASURED and s.bytes_per_call == c.dram_bytes
+
+
+def test_a_kernels_variants_combine_by_their_calls():
+    from kinspect.analysis.sol import _figures, combine
+
+    a = _figures("k", 2.0, 10, 1e6, "index expressions", False, None, "", H200, ())
+    b = _figures("k", 1.0, 30, 2e6, "tensor sizes (an upper bound)", True, None, "", H200, ())
+    s = combine("k", [a, b], H200)
+    assert s.timed_calls == 40 and s.gpu_ms == 3.0 and s.bytes_per_call == pytest.approx(1.75e6)
+    assert s.upper_bound and s.ideal_ms == pytest.approx(a.ideal_ms + b.ideal_ms)
+    assert s.headroom_ms == pytest.approx(3.0 - s.ideal_ms)
+    assert s.bytes_method == "index expressions + tensor sizes (an upper bound)"

@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from kinspect.analysis.kernel_ast import assignment, parse
 from kinspect.model import Variant
 
 DOT_OPS = ("tt.dot", "tt.dot_scaled", "ttng.warp_group_dot")
@@ -42,8 +43,6 @@ def flops(v: Variant) -> Flops | None:
     sig = la.top() if la is not None else None
     if sig is None:
         return Flops(None, "", len(dots), "no recorded launch")
-    from kinspect.analysis.kernel_ast import parse
-
     k = parse(v)
     scalars = {a.name: a.value for a in sig.args if a.kind in ("int", "float", "bool")}
     scalars.update({n: x for n, x in v.constexprs.items() if isinstance(x, (int, float, bool))})
@@ -97,14 +96,13 @@ def _trips(body, line: int, env: dict) -> tuple[int | None, str]:
     for stmt in body:
         inside = stmt.lineno <= line <= (stmt.end_lineno or stmt.lineno)
         if not inside:
-            target = stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else \
-                getattr(stmt, "target", None) if isinstance(stmt, ast.AnnAssign) else None
-            if isinstance(target, ast.Name) and stmt.value is not None:
-                value = _value(stmt.value, env)
-                if value is None:
-                    env.pop(target.id, None)
+            target, value = assignment(stmt)
+            if target is not None:
+                known = _value(value, env)
+                if known is None:
+                    env.pop(target, None)
                 else:
-                    env[target.id] = value
+                    env[target] = known
             continue
         if isinstance(stmt, ast.For):
             n, why = _range_trips(stmt.iter, env)

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from kinspect.analysis.kernel_ast import ACCESS_CALLS, KernelSource
+from kinspect.analysis.kernel_ast import ACCESS_CALLS, KernelSource, assignment, call_name
 
 SECTOR = 32
 MAX_POINTS = 1 << 23            # the largest array materialized at once
@@ -178,11 +178,11 @@ def _binds(k: KernelSource, tree: str) -> bool:
 def _binding(stmt, tree: str) -> bool:
     """`xindex = xoffset + tl.arange(0, XBLOCK)[:]` and the like: where the tree's index is made (not an
     alias such as `rindex = r0_index`)."""
-    target, value = _assign(stmt)
+    target, value = assignment(stmt)
     if target != f"{tree}index" or value is None:
         return False
     for n in ast.walk(value):
-        if isinstance(n, ast.Call) and _call_name(n) in ("arange", "full", "program_id"):
+        if isinstance(n, ast.Call) and call_name(n) in ("arange", "full", "program_id"):
             return True
         if isinstance(n, ast.Name) and n.id.endswith(("offset", "base")):
             return True
@@ -194,7 +194,7 @@ def _boundaries(k: KernelSource, numels: dict, scalars: dict) -> dict[str, set[i
     `xindex % M`, `(xindex // D) % M` (D and D*M)."""
     aliases = {f"{t}index": t for t in numels}
     for stmt in _statements(k.body):
-        target, value = _assign(stmt)
+        target, value = assignment(stmt)
         if target and isinstance(value, ast.Name) and value.id in aliases and not _binding(stmt, aliases[value.id]):
             aliases[target] = aliases[value.id]
     out: dict[str, set[int]] = {}
@@ -230,17 +230,6 @@ def _statements(body):
             yield from _statements(getattr(stmt, "orelse", []))
 
 
-def _assign(stmt):
-    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
-        return stmt.targets[0].id, stmt.value
-    if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
-        return stmt.target.id, stmt.value
-    return None, None
-
-
-def _call_name(node: ast.Call) -> str:
-    f = node.func
-    return f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
 
 
 # -- values ---------------------------------------------------------------------------------------------
@@ -442,7 +431,7 @@ class Evaluator:
         return isinstance(v, (bool, np.bool_)) or isinstance(v, Arr) and v.arr.dtype == bool
 
     def call(self, node: ast.Call):
-        name = _call_name(node)
+        name = call_name(node)
         f = node.func
         owner = f.value.id if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) else ""
         if name in IDENTITY_CALLS and isinstance(f, ast.Attribute) and owner not in ("tl", *OPAQUE_MODULES):
@@ -489,11 +478,9 @@ class Evaluator:
                 self.run(stmt.orelse, on_access)
                 continue
             for n in ast.walk(stmt):
-                if isinstance(n, ast.Call) and _call_name(n) in ACCESS_CALLS and isinstance(n.func, ast.Attribute):
+                if isinstance(n, ast.Call) and call_name(n) in ACCESS_CALLS and isinstance(n.func, ast.Attribute):
                     on_access(n)
-            target, value = _assign(stmt)
-            if isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name):
-                target, value = stmt.target.id, ast.BinOp(ast.Name(stmt.target.id, ast.Load()), stmt.op, stmt.value)
+            target, value = assignment(stmt)
             if target is None or value is None:
                 continue
             self.env[target] = self._assigned(stmt, target, value)

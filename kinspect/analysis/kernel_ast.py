@@ -138,7 +138,7 @@ def _name(node) -> str:
     return node.id if isinstance(node, ast.Name) else ""
 
 
-def _call_name(node: ast.Call) -> str:
+def call_name(node: ast.Call) -> str:
     f = node.func
     return f.attr if isinstance(f, ast.Attribute) else _name(f)
 
@@ -148,7 +148,7 @@ def _constants(body) -> dict[str, int]:
     a name assigned from another constant (`RBLOCK: tl.constexpr = R0_BLOCK`) too."""
     out: dict[str, int] = {}
     for stmt in body:
-        target, value = _assignment(stmt)
+        target, value = assignment(stmt)
         if target is None:
             continue
         if isinstance(value, ast.Constant) and type(value.value) is int:
@@ -158,7 +158,8 @@ def _constants(body) -> dict[str, int]:
     return out
 
 
-def _assignment(stmt) -> tuple[str | None, ast.expr | None]:
+def assignment(stmt) -> tuple[str | None, ast.expr | None]:
+    """(name, value) of `x = v`, `x: T = v` and `x += v` (as `x + v`); (None, None) for other statements."""
     if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
         return stmt.targets[0].id, stmt.value
     if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is not None:
@@ -189,7 +190,7 @@ def _deps(node, env: dict[str, _Deps], sizes: dict[str, ast.expr], params) -> _D
         if isinstance(n, ast.Name) and n.id in env:
             out.add(env[n.id])
         elif isinstance(n, ast.Call):
-            name = _call_name(n)
+            name = call_name(n)
             if name == "arange" and len(n.args) >= 2:
                 key = ast.dump(n.args[1])
                 sizes.setdefault(key, n.args[1])
@@ -217,12 +218,12 @@ def _accesses(body, params: tuple[str, ...]):
                 visit(getattr(stmt, "orelse", []))
                 continue
             for node in ast.walk(stmt):
-                if isinstance(node, ast.Call) and _call_name(node) in ACCESS_CALLS and \
+                if isinstance(node, ast.Call) and call_name(node) in ACCESS_CALLS and \
                         isinstance(node.func, ast.Attribute):
                     found = _access(node, params, env, sizes)
                     if found is not None:
                         out.append(found)
-            target, value = _assignment(stmt)
+            target, value = assignment(stmt)
             if target is not None:
                 env[target] = _deps(value, env, sizes, params)
 
@@ -231,13 +232,13 @@ def _accesses(body, params: tuple[str, ...]):
 
 
 def _access(call: ast.Call, params, env, sizes) -> Access | None:
-    kind = ACCESS_CALLS[_call_name(call)]
+    kind = ACCESS_CALLS[call_name(call)]
     owner = call.func.value
     if isinstance(owner, ast.Name) and owner.id in env and env[owner.id].base:     # desc.load([...])
         return Access(kind, env[owner.id].base, ast.Constant(0), None, call.lineno, (), False, block_ptr=True)
     if not call.args:
         return None
-    pointer, index = _split_pointer(call.args[0], params)
+    pointer, index = split_pointer(call.args[0], params)
     if pointer is None:
         first = call.args[0]
         d = _deps(first, env, sizes, params) if isinstance(first, (ast.Name, ast.Call)) else _Deps()
@@ -253,7 +254,7 @@ def _access(call: ast.Call, params, env, sizes) -> Access | None:
                   d.data)
 
 
-def _split_pointer(node, params) -> tuple[str | None, ast.expr | None]:
+def split_pointer(node, params) -> tuple[str | None, ast.expr | None]:
     """`in_ptr0 + (x0 + 768*x1)` -> ("in_ptr0", offset); a bare `in_ptr0` -> offset 0."""
     if isinstance(node, ast.Name) and node.id in params:
         return node.id, ast.Constant(0)

@@ -116,29 +116,32 @@ def kernel_speeds(variants: list[Variant], ceilings: Ceilings | None) -> dict[st
 
 
 def combine(kernel: str, speeds: list[Speed], ceilings: Ceilings | None) -> Speed:
+    """Several variants of one kernel as one: sums, and means per call weighted by their calls; the ideal
+    time is the sum of theirs (each variant's own dot type decides its compute ceiling)."""
     if len(speeds) == 1:
         return speeds[0]
     calls = sum(s.timed_calls for s in speeds)
     gpu_ms = sum(s.gpu_ms or 0.0 for s in speeds)
-    known = all(s.bytes_per_call is not None for s in speeds)
-    per_call = sum(s.bytes_per_call * s.timed_calls for s in speeds) / calls if known and calls else None
-    flops_known = all(s.flops_per_call is not None for s in speeds) and any(s.flops_per_call for s in speeds)
-    flops_per_call = sum(s.flops_per_call * s.timed_calls for s in speeds) / calls if flops_known else None
-    methods = sorted({s.bytes_method for s in speeds if s.bytes_method})
-    ideal = [s.ideal_ms for s in speeds]
-    combined = _figures(kernel, gpu_ms, calls, per_call, " + ".join(methods), any(s.upper_bound for s in speeds),
-                        flops_per_call, "", ceilings, tuple(dict.fromkeys(n for s in speeds for n in s.notes)))
-    if all(x is not None for x in ideal):     # each variant's own ceiling (its dot type) decides its ideal time
-        total = sum(ideal)
-        combined = _with_ideal(combined, total, "compute" if any(s.bound_by == "compute" for s in speeds) else
-                               "memory")
-    return combined
 
+    def per_call(values) -> float | None:
+        values = list(values)
+        if any(x is None for x, _ in values) or not calls:
+            return None
+        return sum(x * n for x, n in values) / calls
 
-def _with_ideal(s: Speed, ideal: float, bound_by: str) -> Speed:
-    from dataclasses import replace
+    bytes_per_call = per_call((s.bytes_per_call, s.timed_calls) for s in speeds)
+    flops = per_call((s.flops_per_call, s.timed_calls) for s in speeds) if any(s.flops_per_call for s in speeds) \
+        else None
+    s = _figures(kernel, gpu_ms, calls, bytes_per_call, " + ".join(sorted({s.bytes_method for s in speeds} - {""})),
+                 any(s.upper_bound for s in speeds), flops, "", ceilings,
+                 tuple(dict.fromkeys(n for s in speeds for n in s.notes)))
+    if all(x.ideal_ms is not None for x in speeds):
+        from dataclasses import replace
 
-    return replace(s, ideal_ms=ideal, headroom_ms=(s.gpu_ms or 0.0) - ideal, bound_by=bound_by)
+        ideal = sum(x.ideal_ms for x in speeds)
+        s = replace(s, ideal_ms=ideal, headroom_ms=gpu_ms - ideal,
+                    bound_by="compute" if any(x.bound_by == "compute" for x in speeds) else "memory")
+    return s
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ import json
 import time
 from dataclasses import dataclass
 
-from kinspect.analysis.kernel_ast import KernelSource, element_bytes, parse
+from kinspect.analysis.kernel_ast import KernelSource, call_name, element_bytes, parse, split_pointer
 from kinspect.model import ArgSpec, Variant
 
 TRAFFIC_VERSION = 1       # bump when an estimate would come out differently
@@ -235,7 +235,7 @@ def _count_all(v: Variant, k: KernelSource, args, domain, scalars) -> Traffic:
     notes: list[str] = []
 
     def on_access(call: ast.Call) -> None:
-        kind = ACCESS_CALLS[ix._call_name(call)]
+        kind = ACCESS_CALLS[call_name(call)]
         pointer, index = _pointer(call, k.params)
         if pointer is None:
             name = _block_pointer_base(call, k)
@@ -300,11 +300,9 @@ def _count_all(v: Variant, k: KernelSource, args, domain, scalars) -> Traffic:
 
 
 def _pointer(call: ast.Call, params) -> tuple[str | None, ast.expr | None]:
-    from kinspect.analysis.kernel_ast import _split_pointer
-
     if isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name) and call.func.value.id != "tl":
         return None, None             # desc.load([...]): a tensor descriptor
-    return _split_pointer(call.args[0], params) if call.args else (None, None)
+    return split_pointer(call.args[0], params) if call.args else (None, None)
 
 
 def _block_pointer_base(call: ast.Call, k: KernelSource) -> str | None:
