@@ -144,3 +144,60 @@ def test_a_kernels_variants_combine_by_their_calls():
     assert s.upper_bound and s.ideal_ms == pytest.approx(a.ideal_ms + b.ideal_ms)
     assert s.headroom_ms == pytest.approx(3.0 - s.ideal_ms)
     assert s.bytes_method == "index expressions + tensor sizes (an upper bound)"
+
+
+class _Event:
+    def __init__(self, name, start, ns, device="DeviceType.CUDA"):
+        self._name, self._start, self._ns, self._device = name, start, ns, device
+
+    def name(self):
+        return self._name
+
+    def start_ns(self):
+        return self._start
+
+    def duration_ns(self):
+        return self._ns
+
+    def device_type(self):
+        return self._device
+
+
+def test_the_profiler_keeps_the_gpu_work_no_hook_saw_and_the_program_view_names_it(gpt2, tmp_path):
+    """Kernels the launch hooks did not see (cuBLAS, copies) are summed by name; the capture keeps the largest
+    in the store, and the program view gives the Triton kernels' share of all the GPU time."""
+    import shutil
+    from types import SimpleNamespace
+
+    from kinspect import gpu_time
+    from kinspect.analysis.sol import for_program
+    from kinspect.hooks.launches import LaunchRecorder, ProfilerTimer, other_kernels
+    from kinspect.hooks.run import _summaries
+
+    timer = ProfilerTimer()
+    events = [_Event("triton_k", 0, 1000), _Event("sm90_xmma_gemm_bf16", 5, 4_000_000),
+              _Event("sm90_xmma_gemm_bf16", 9, 2_000_000), _Event("Memcpy DtoD", 12, 500_000),
+              _Event("cpu_op", 1, 10**9, "DeviceType.CPU")]
+    timer._profiler = SimpleNamespace(stop=lambda: None,
+                                      profiler=SimpleNamespace(kineto_results=SimpleNamespace(events=lambda: events)))
+    timer._order = {"triton_k": ["h1"]}
+    rec = LaunchRecorder()
+    timer.resolve(rec, final=True)
+    assert other_kernels(timer) == {"sm90_xmma_gemm_bf16": {"calls": 2, "ms": 6.0}, "Memcpy DtoD": {"calls": 1, "ms": 0.5}}
+
+    folder = tmp_path / ".kinspect-capture"
+    folder.mkdir()
+    for pid in (1, 2):
+        (folder / f"{pid}.json").write_text(json.dumps({"launches": 1, "timing": {
+            "method": timer.method, "ms": 1.0, "failed": "", "other_kernels": other_kernels(timer)}}))
+    timing = _summaries(folder)[2]
+    assert timing["other_kernels"]["sm90_xmma_gemm_bf16"] == {"calls": 4, "ms": 12.0}
+
+    store = tmp_path / "gpt2"
+    shutil.copytree(gpt2 / "gpt2", store)
+    gpu_time.write_others(store, timing["other_kernels"], timing["method"])
+    d = for_program(list(read_records(store))).to_json()
+    triton = sum(v.launches.gpu.total_ms + v.launches.tuning_ms for v in read_records(store) if v.launches and v.launches.gpu) + \
+        sum(v.launches.tuning_ms for v in read_records(store) if v.launches and not v.launches.gpu)
+    assert d["triton_share_of_gpu_time"] == pytest.approx(triton / (triton + 13.0), abs=1e-4)
+    assert [k["name"] for k in d["largest_other_kernels"]] == ["sm90_xmma_gemm_bf16", "Memcpy DtoD"]

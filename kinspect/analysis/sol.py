@@ -180,22 +180,31 @@ class ProgramSol:
     total: ProgramSpeed
     ceilings: Ceilings | None
     ceilings_note: str            # which ceilings, measured where and when; or why there are none
+    triton_ms: float = 0.0        # the program's Triton kernels' GPU time, autotuners' benchmarks included
+    others: object = None         # kinspect.gpu_time.Others: the GPU work no launch hook saw
 
     def to_json(self) -> dict:
         c = self.ceilings
-        return {**self.total.to_json(), "ceilings": None if c is None else {**c.to_json(), "source": c.source},
-                "ceilings_note": self.ceilings_note,
-                "ranked_by_headroom": by_headroom(self.speeds)}
+        out = {**self.total.to_json(), "ceilings": None if c is None else {**c.to_json(), "source": c.source},
+               "ceilings_note": self.ceilings_note, "ranked_by_headroom": by_headroom(self.speeds),
+               "triton_share_of_gpu_time": None, "largest_other_kernels": None}
+        if self.others is not None and self.triton_ms + self.others.ms > 0:
+            out["triton_share_of_gpu_time"] = round(self.triton_ms / (self.triton_ms + self.others.ms), 4)
+            out["largest_other_kernels"] = [{"name": n, **k} for n, k in list(self.others.kernels.items())[:5]]
+        return out
 
 
 def for_program(variants: list[Variant]) -> ProgramSol:
     """Every timed kernel's Speed, against the ceilings of the store the variants are in."""
     from pathlib import Path
 
-    from kinspect import ceilings
+    from kinspect import ceilings, gpu_time
 
     roots = list(dict.fromkeys(Path(v.path).parent.parent for v in variants if v.path))
     root = next((r for r in roots if ceilings.read(r) is not None), roots[0] if roots else None)
     found, note = ceilings.for_store(root)
     speeds = kernel_speeds(variants, found)
-    return ProgramSol(speeds, program_speed(speeds.values()), found, note)
+    triton = sum((v.launches.gpu.total_ms if v.launches.gpu else 0.0) + v.launches.tuning_ms
+                 for v in variants if v.launches is not None)
+    others = gpu_time.read_others(root) if root is not None else None
+    return ProgramSol(speeds, program_speed(speeds.values()), found, note, triton, others)

@@ -152,6 +152,9 @@ def estimate(v: Variant, k: KernelSource | None, args: tuple[ArgSpec, ...]) -> T
                 return dataclasses.replace(t, inductor_bytes=inductor_bytes, seconds=time.perf_counter() - t0)
             except _GiveUp as e:
                 notes.append(f"index expressions not evaluated: {e}")
+            except Exception as e:      # a kernel this evaluator gets wrong must not cost the program view
+                notes.append(f"index expressions not evaluated (kinspect could not read them: {type(e).__name__}: "
+                             f"{e}); please report the kernel")
         else:
             notes.append("index expressions not evaluated: numpy is not installed (pip install numpy)")
     if inductor_bytes is not None:

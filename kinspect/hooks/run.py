@@ -119,6 +119,10 @@ def run(command: list[str], out_dir: str | Path, *, time_method: str | None = No
         variants = [read_record(Path(v.path)) for v in variants]
         derive_s = time.perf_counter() - t0
         launches, hook_ms, timing, unattributed = _summaries(out / SUMMARIES)
+        if timing and timing.get("other_kernels"):
+            from kinspect import gpu_time
+
+            gpu_time.write_others(out, timing["other_kernels"], timing["method"])
         from kinspect.store import merge_autotune
 
         autotune = tuple(merge_autotune(out))
@@ -201,8 +205,12 @@ def _summaries(folder: Path) -> tuple[int, float, dict | None, dict]:
             unattributed[k] = unattributed.get(k, 0) + int(n)
         t = d.get("timing")
         if t:
+            others = dict((timing or {}).get("other_kernels") or {})
+            for name, o in (t.get("other_kernels") or {}).items():
+                was = others.get(name, {"calls": 0, "ms": 0.0})
+                others[name] = {"calls": was["calls"] + int(o["calls"]), "ms": was["ms"] + float(o["ms"])}
             timing = {"method": t["method"], "ms": (timing or {}).get("ms", 0.0) + float(t.get("ms", 0.0)),
-                      "failed": t.get("failed") or (timing or {}).get("failed", "")}
+                      "failed": t.get("failed") or (timing or {}).get("failed", ""), "other_kernels": others}
     import shutil
 
     shutil.rmtree(folder, ignore_errors=True)
