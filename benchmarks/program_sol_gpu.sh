@@ -40,6 +40,9 @@ sol = d["speed_of_light"]
 rows = {k["kernel"]: k for k in d["kernels"]}
 print(f"{sol['ceilings_note']}")
 print(f"program: GPU {sol['gpu_ms']:.3f} ms, ideal {sol['ideal_ms'] or 0:.3f} ms, headroom {sol['headroom_ms'] or 0:.3f} ms")
+if sol.get("triton_share_of_gpu_time") is not None:
+    others = ", ".join(f"{k['name'][:50]} {k['ms']:.2f} ms" for k in sol["largest_other_kernels"][:3])
+    print(f"Triton kernels: {100 * sol['triton_share_of_gpu_time']:.1f}% of the GPU time the profiler saw; largest others: {others}")
 print(f"{'#':>2} {'kernel':44} {'GPU ms':>7} {'ideal':>7} {'headroom':>8} {'MB/call':>8} {'GB/s':>6} {'%bw':>4}  where  | top finding")
 for i, k in enumerate(sol["ranked_by_headroom"][:15], 1):
     r = rows[k]

@@ -42,6 +42,10 @@ def test_capture_keeps_ceilings_and_provenance(captured):
     assert all(origins.values()), [k for k, o in origins.items() if o is None]
     lines = [f for o in origins.values() for f in o.lines]
     assert lines and any("torch_compile_capture.py" in f.file or "transformer.py" in f.file for f in lines), lines[:3]
+    from kinspect import gpu_time
+
+    others = gpu_time.read_others(captured)
+    assert others is not None and others.ms > 0, "cuBLAS's matmuls of the layer ran beside the Triton kernels"
 
 
 def test_counters_replay_the_top_kernels_under_ncu(captured):
