@@ -107,3 +107,33 @@ def test_status_says_what_is_missing_and_how_to_get_it(gpt2, tmp_path):
     assert got["status"] == "recorded" and got["short"] == "add" and "no model line" in got["why"]
     hand = dataclasses.replace(v, source=dataclasses.replace(v.source, text="@triton.jit\ndef k(x):\n    pass\n"))
     assert provenance.status(hand)["status"] == "own source"
+
+
+def test_every_capture_path_writes_origins_when_its_launches_are_flushed(gpt2, tmp_path, monkeypatch):
+    """kinspect.capture() and `kinspect capture`'s processes both record launches with a LaunchRecorder: its
+    flush reads the output code Inductor loaded (a stand-in PyCodeCache holding the GPT-2 run's wrappers)."""
+    import shutil
+    import types
+
+    from kinspect.hooks.launches import LaunchRecorder
+    from kinspect.store import Store
+
+    store, code = tmp_path / "store", tmp_path / "output_code"
+    shutil.copytree(gpt2 / "gpt2", store)
+    shutil.copytree(gpt2 / "output_code", code)
+    wrappers = {str(p): [] for p in code.rglob("*.py")}
+    v = next(v for v in read_records(store) if v.kernel.endswith("cat_clone_transpose_view_12"))
+    record = json.loads(Path(v.path, "record.json").read_text())
+    local = v.source.file.replace("/tmp/ind", str(code))
+    for path in wrappers:      # the copies live below tmp_path, not at /tmp/ind
+        Path(path).write_text(Path(path).read_text().replace("/tmp/ind", str(code)))
+    record["source"]["file"] = local
+    Path(v.path, "record.json").write_text(json.dumps(record))
+    codecache = types.ModuleType("torch._inductor.codecache")
+    codecache.PyCodeCache = types.SimpleNamespace(linemaps=wrappers, modules=[])
+    monkeypatch.setitem(sys.modules, "torch._inductor.codecache", codecache)
+    rec = LaunchRecorder(Store(store))
+    rec.folders[v.hash] = Path(v.path)
+    rec.flush(final=True)
+    origin = provenance.read(v.path)
+    assert origin is not None and origin.kernel == v.kernel and "aten.cat" in origin.aten

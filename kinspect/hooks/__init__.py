@@ -173,15 +173,12 @@ def capture(out_dir: str | Path = "kinspect-out", *, group: str | None = None, o
     """
     from kinspect.hooks.autotune import AutotuneRecorder
     from kinspect.hooks.launches import ArgumentsToHooks, LaunchRecorder
-    from kinspect.hooks.provenance import InductorOrigins
     from kinspect.hooks.startup import StartupClock
     from kinspect.hooks.tuning import TuningScopes
 
     knobs = _knobs()
     store = Store(out_dir)
     launch_recorder = LaunchRecorder(store, timer=timer(time)) if launches else None
-    if launch_recorder is not None:     # Inductor kernels' ATen ops and model lines, beside their variants
-        launch_recorder.after_flush.append(InductorOrigins().attach)
     # Capturing inside someone's program (not strict) must not break it: an unwritable folder is
     # reported when a variant is recorded, and several processes (ranks) may capture into one store.
     with store.lock(required=strict):

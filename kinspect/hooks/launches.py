@@ -184,7 +184,11 @@ class LaunchRecorder:
         self.folders: dict[str, Path] = {}
         self.unattributed: dict[str, int] = {}    # kernel name -> launches of variants compiled before capture
         self.hook_s = 0.0                         # time spent in the hooks
-        self.after_flush: list = []               # called with `folders` after each flush (hooks.provenance)
+        self.after_flush: list = []               # called with `folders` after each flush
+        if store is not None:                     # Inductor kernels' ATen ops and model lines, beside their variants
+            from kinspect.hooks.provenance import InductorOrigins
+
+            self.after_flush.append(InductorOrigins().attach)
         self._lock = threading.Lock()
         self._last_flush = time.monotonic()
         self._rng = random.Random(os.getpid())
