@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from kinspect.ceilings import Ceilings
 from kinspect.model import Variant
 
-MEASURED = "measured (Nsight Compute: DRAM reads + writes issued)"
+MEASURED = "measured (Nsight Compute: DRAM reads, and writes with those still held in L2 at the kernel's end)"
 
 
 @dataclass(frozen=True)
@@ -41,7 +41,10 @@ class Speed:
     notes: tuple[str, ...] = field(default_factory=tuple)
 
     def to_json(self) -> dict:
+        from kinspect.analysis.traffic import method_text
+
         return {"bytes_per_call": self.bytes_per_call, "bytes_method": self.bytes_method or None,
+                "bytes_method_means": method_text(self.bytes_method) or None,
                 "bytes_upper_bound": self.upper_bound, "flops_per_call": self.flops_per_call,
                 "gb_per_s": _round(self.gb_per_s, 1), "pct_of_bandwidth": _round(self.pct_of_bandwidth, 1),
                 "tflop_per_s": _round(self.tflop_per_s, 2), "pct_of_peak": _round(self.pct_of_peak, 1),

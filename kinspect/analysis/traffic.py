@@ -42,6 +42,11 @@ METHOD_TEXT = {
 # How sure each pointer's count is, least sure last (a pointer takes the least sure of its accesses).
 HOW_ORDER = ("scalar", "exact", "sampled", "masked by data", "indirect", "whole tensor")
 RETRIES = 4               # times a too-large domain is sampled more coarsely before giving up
+def method_text(described: str) -> str:
+    """What a bytes method (as Traffic.describe gives it) means, in a sentence; "" for another."""
+    return next((text for name, text in METHOD_TEXT.items() if described.startswith(name)), "")
+
+
 
 
 @dataclass(frozen=True)
