@@ -226,27 +226,3 @@ def read(folder: str | os.PathLike) -> Origin | None:
     """A variant's provenance, None when it has none or the file is not one this kinspect wrote."""
     return jsonfile.read(Path(folder) / FILE, Origin.from_json)
 
-
-def status(variant) -> dict:
-    """What the program view says about where a kernel came from: {"status", "origin" or "why" and "fix"}."""
-    from kinspect.analysis.kernel_ast import is_inductor
-
-    if not is_inductor(variant):
-        src = variant.source
-        where = f"{src.file}:{src.line}" if src is not None else "its source is not in the record"
-        return {"status": "own source", "why": f"a hand-written kernel: {where}"}
-    origin = read(variant.path) if variant.path else None
-    if origin is None:
-        return {"status": "not recorded",
-                "why": "Inductor's output code for this kernel was not seen in a captured process (the store was "
-                       "captured by an older kinspect, or the graph was compiled ahead of time, by AOTInductor or "
-                       "cpp_wrapper, or in a process the capture did not reach)",
-                "fix": "capture the program with this kinspect: kinspect capture -o DIR -- python prog.py"}
-    out = {"status": "recorded", "origin": origin.to_json(), "short": origin.short(),
-           "lines": [f.describe() for f in origin.lines]}
-    if not origin.lines:
-        out["why"] = ("ATen ops known; no model line: Inductor kept no stack trace for its calls (a graph traced "
-                      "without Dynamo, such as torch.export's)")
-    else:
-        out["note"] = "the line of the last op Inductor fused into the kernel, for each place it is called from"
-    return out

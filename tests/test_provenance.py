@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from kinspect import provenance
+from kinspect.analysis.explain import provenance_status
 from kinspect.hooks.provenance import InductorOrigins
 from kinspect.provenance import Origin, parse_frames, parse_output_code
 from kinspect.store import read_records
@@ -98,15 +99,15 @@ def test_status_says_what_is_missing_and_how_to_get_it(gpt2, tmp_path):
     import dataclasses
 
     v = next(iter(read_records(gpt2 / "gpt2")))
-    missing = provenance.status(v)
+    missing = provenance_status(v)
     assert missing["status"] == "not recorded" and "kinspect capture" in missing["fix"]
     folder = tmp_path / "v"
     folder.mkdir()
     provenance.write(folder, Origin(v.kernel, v.source.file, aten=("aten.add",)))
-    got = provenance.status(dataclasses.replace(v, path=str(folder)))
+    got = provenance_status(dataclasses.replace(v, path=str(folder)))
     assert got["status"] == "recorded" and got["short"] == "add" and "no model line" in got["why"]
     hand = dataclasses.replace(v, source=dataclasses.replace(v.source, text="@triton.jit\ndef k(x):\n    pass\n"))
-    assert provenance.status(hand)["status"] == "own source"
+    assert provenance_status(hand)["status"] == "own source"
 
 
 def test_every_capture_path_writes_origins_when_its_launches_are_flushed(gpt2, tmp_path, monkeypatch):
