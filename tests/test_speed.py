@@ -190,7 +190,14 @@ def test_the_profiler_keeps_the_gpu_work_no_hook_saw_and_the_program_view_names_
     for pid in (1, 2):
         (folder / f"{pid}.json").write_text(json.dumps({"launches": 1, "timing": {
             "method": timer.method, "ms": 1.0, "failed": "", "other_kernels": other_kernels(timer)}}))
-    timing = _summaries(folder)[2]
+    cutlass = "void cutlass::Kernel2<cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_" + "x" * 300 + ">(Params)"
+    long = tmp_path / "long"
+    long.mkdir()
+    (long / "3.json").write_text(json.dumps({"launches": 5, "hook_ms": 0.25, "timing": {
+        "method": timer.method, "ms": 1.0, "other_kernels": {cutlass: {"calls": 1, "ms": 0.5}}}}))
+    assert _summaries(long)[:2] == (5, 0.25)       # read whole, the long C++ name too
+    launches, hook_ms, timing, _ = _summaries(folder)
+    assert launches == 2
     assert timing["other_kernels"]["sm90_xmma_gemm_bf16"] == {"calls": 4, "ms": 12.0}
 
     store = tmp_path / "gpt2"

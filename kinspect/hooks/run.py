@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from kinspect.errors import KinspectError, UsageError
+from kinspect.errors import KinspectError, UsageError, warn
 from kinspect.model import Variant
 from kinspect.readonly import check_store_folder
 from kinspect.sources import users_environment
@@ -282,7 +282,9 @@ def _summaries(folder: Path) -> tuple[int, float, dict | None, dict]:
     for p in sorted(folder.glob("*.json")):
         try:
             d = load_json(folder, p.name, schema.SUMMARY)
-        except KinspectError:
+        except KinspectError as e:
+            warn(f"a process's launch summary could not be read ({e}); its launches, hook time and GPU time "
+                 f"are left out of the totals")
             continue
         launches += int(d.get("launches", 0))
         hook_ms += float(d.get("hook_ms", 0.0))
