@@ -410,17 +410,22 @@ def report(items, *, variant: str | None = None, metrics=(), bench: bool = True,
     reports = [result.reports.get(id(r.variant)) or analyse(r.variant) for r in rows]
     variants = [r.variant for r in rows]
     program = None
-    if is_program(variants):    # a program's kernels: ranked, and no plot across them
-        from kinspect.analysis.summary import kernel_rows, summarize
+    if is_program(variants):    # a program's kernels: ranked as vec-report ranks them, and no plot across them
+        from kinspect.analysis.sol import for_program
+        from kinspect.analysis.summary import kernel_rows, summarize, variant_key
 
-        program = kernel_rows([summarize(v, rep) for v, rep in zip(variants, reports)])
+        kernels = kernel_rows([summarize(v, rep) for v, rep in zip(variants, reports)])
+        by_key = {variant_key(v): v for v in variants}
+        sol = for_program(variants)
+        program = Program(rows=ranked(kernels, sol), details=[], where="", sol=sol,
+                          busiest={r.kernel: by_key[r.busiest.key] for r in kernels if r.busiest.key in by_key})
     if variant:
         chosen = find_row(variant, rows, option="--variant")
     else:
         timed = [i for i, r in enumerate(rows) if r.runtime]
         from kinspect.analysis.summary import variant_key
 
-        first = program[0].busiest.key if program else None
+        first = program.rows[0].busiest.key if program else None
         chosen = (min(timed, key=lambda i: rows[i].runtime.median_ms) if timed
                   else next((i for i, v in enumerate(variants) if variant_key(v) == first), 0))
     return Report(result, reports, chosen=chosen, metrics=metrics, program=program)

@@ -71,12 +71,12 @@ def columns(rows: list[KernelRow], extras: dict | None = None) -> list[tuple[str
     return [c for c in cols if c[1] is None or any(c[1](r) != "-" for r in rows)]
 
 
-def short_finding(f) -> str:
+def short_finding(f, mark: bool = True) -> str:
     """A finding in a few words (its kind's title and line), for a table with little room left."""
     from kinspect.analysis.findings import KINDS
 
     title = KINDS[f.kind].title if f.kind in KINDS else f.text
-    return f"{MARK[f.severity]} {title}" + (f" (line {f.line})" if f.line else "")
+    return (f"{MARK[f.severity]} " if mark else "") + title + (f" (line {f.line})" if f.line else "")
 
 
 def other_name(name: str, width: int = 48) -> str:
