@@ -239,3 +239,22 @@ def test_the_terminal_table_ranks_by_headroom_and_says_what_it_used(store, gpt2)
     assert "nll_loss_backward" in first and "narrow loads (line 72)" in first
     norm = next(x for x in lines if "triton_per_fused_add_native_layer_norm_na…_4" in x)
     assert "0.069ᴸ" in norm, "108 launches at the 0.64 µs floor, not 3 µs of bytes"
+
+
+def test_headroom_is_never_negative_and_an_upper_bound_the_kernel_beat_gives_no_ideal():
+    """An embedding backward's bytes are its tensors' sizes (indices are indirect): a kernel that runs in
+    less time than those bytes take at copy bandwidth reads less than them, so they give no ideal time;
+    a kernel faster than an exact estimate's ideal (data from L2) has headroom 0, said so."""
+    from kinspect.analysis.sol import _figures, program_speed
+
+    h200 = ceilings.Ceilings(device="NVIDIA H200", copy_gbps=4000.0)
+    # 1 GB per call, 1 call, in 0.1 ms: 10,000 GB/s, more than the device moves
+    bound = _figures("emb_bwd", 0.1, 1, 1e9, "tensor sizes", True, None, "", h200, ())
+    assert bound.ideal_ms is None and bound.headroom_ms is None and bound.pct_of_bandwidth is None
+    assert any("upper bound" in n for n in bound.notes)
+    exact = _figures("reuse", 0.1, 1, 1e9, "index expressions", False, None, "", h200, ())
+    assert exact.ideal_ms == pytest.approx(0.25) and exact.headroom_ms == 0.0
+    assert any("faster than its ideal" in n for n in exact.notes)
+    slow = _figures("slow", 1.0, 1, 1e9, "index expressions", False, None, "", h200, ())
+    assert slow.headroom_ms == pytest.approx(0.75)
+    assert program_speed([bound, exact, slow]).headroom_ms == pytest.approx(0.75)

@@ -104,15 +104,33 @@ def _figures(kernel, gpu_ms, calls, per_call, method, bound, flops_per_call, dty
         if flops_per_call and not peak:
             notes = notes + (f"no measured matmul peak for {dtype or 'its dot type'}: the ideal time counts bytes "
                              f"only",)
+        if bound and memory_ms is not None and memory_ms > gpu_ms:
+            # an upper bound the kernel beat: it reads less than its tensors hold (indirect or partial
+            # reads); such bytes say nothing of its ideal time
+            notes = notes + ("its bytes are an upper bound (tensor sizes) that the measured time beats: it reads "
+                             "less than its tensors hold, so no ideal time is drawn from bytes",)
+            memory_ms = None
+            pct_bw = None
         known = [(x, w) for x, w in ((memory_ms, "memory"), (compute_ms, "compute")) if x is not None]
         if known and floor_us:
             known.append((calls * floor_us * 1e-3, "launch"))
         if known:
             ideal, bound_by = max(known)
+    if ideal is not None and ideal > gpu_ms:
+        notes = notes + (_BEATS_IDEAL,)
     return Speed(kernel=kernel, gpu_ms=gpu_ms, timed_calls=calls, bytes_per_call=per_call, bytes_method=method,
                  upper_bound=bound, flops_per_call=flops_per_call, gb_per_s=gbps, pct_of_bandwidth=pct_bw,
                  tflop_per_s=tflops, pct_of_peak=pct_peak, ideal_ms=ideal,
-                 headroom_ms=None if ideal is None else gpu_ms - ideal, bound_by=bound_by, notes=notes)
+                 headroom_ms=_headroom(gpu_ms, ideal), bound_by=bound_by, notes=notes)
+
+
+_BEATS_IDEAL = ("it ran faster than its ideal time at DRAM bandwidth: part of its data came from L2, or its byte "
+                "estimate is high (--counters measures the bytes); headroom 0")
+
+
+def _headroom(gpu_ms: float, ideal: float | None) -> float | None:
+    """GPU time minus ideal, never below 0 (a kernel faster than its DRAM ideal read from L2)."""
+    return None if ideal is None else max(0.0, gpu_ms - ideal)
 
 
 def kernel_speeds(variants: list[Variant], ceilings: Ceilings | None,
@@ -151,7 +169,8 @@ def combine(kernel: str, speeds: list[Speed], ceilings: Ceilings | None) -> Spee
 
         ideal = sum(x.ideal_ms for x in speeds)
         bound_by = max(speeds, key=lambda x: x.ideal_ms).bound_by
-        s = replace(s, ideal_ms=ideal, headroom_ms=gpu_ms - ideal, bound_by=bound_by)
+        notes = s.notes + (_BEATS_IDEAL,) if ideal > gpu_ms and _BEATS_IDEAL not in s.notes else s.notes
+        s = replace(s, ideal_ms=ideal, headroom_ms=_headroom(gpu_ms, ideal), bound_by=bound_by, notes=notes)
     return s
 
 
@@ -173,7 +192,8 @@ def program_speed(speeds) -> ProgramSpeed:
     with_ideal = [s for s in speeds if s.ideal_ms is not None]
     ideal = sum(s.ideal_ms for s in with_ideal) if with_ideal else None
     covered = sum(s.gpu_ms or 0.0 for s in with_ideal)
-    return ProgramSpeed(gpu_ms=gpu, ideal_ms=ideal, headroom_ms=None if ideal is None else covered - ideal,
+    headroom = sum(s.headroom_ms for s in with_ideal) if with_ideal else None
+    return ProgramSpeed(gpu_ms=gpu, ideal_ms=ideal, headroom_ms=headroom,
                         covered_ms=covered)
 
 
