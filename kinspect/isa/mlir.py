@@ -12,8 +12,7 @@ mlir/include/mlir/Dialect/*/IR/*Ops.td).
 
 from __future__ import annotations
 
-from kinspect.isa import merge
-from kinspect.ir.records import Access, Kind, OpInfo, OTHER, Space
+from kinspect.ops import Access, Kind, OpInfo, OTHER, Space, merge, named
 
 
 def _merged(*groups: dict) -> dict:
@@ -22,7 +21,7 @@ def _merged(*groups: dict) -> dict:
 
 def _ops(kind: Kind, names: str, **info) -> dict[str, OpInfo]:
     """One OpInfo for every whitespace-separated op name in `names`."""
-    return {name: OpInfo(kind, **info) for name in names.split()}
+    return named(OpInfo(kind, **info), names)
 
 
 OPS: dict[str, OpInfo] = _merged(

@@ -24,21 +24,9 @@ Decisions worth knowing:
 
 from __future__ import annotations
 
-import functools
 import re
-from typing import NamedTuple
 
-from kinspect.isa import merge
-from kinspect.ir.records import OTHER, Access, Kind, OpInfo, Space
-
-
-def _merged(*groups: dict) -> dict:
-    return merge(*groups, where=__name__)
-
-
-class Match(NamedTuple):
-    info: OpInfo
-    bits: int | None          # element bits the mnemonic itself states (lw 32, vle16.v 16, fadd.d 64)
+from kinspect.ops import Access, Kind, Match, OpInfo, Space, Table, merge, stated
 
 
 def _op(kind: Kind, **kw) -> OpInfo:
@@ -89,7 +77,7 @@ IME_F_MATRIX = _op(Kind.MATRIX, vector=True, fp=True, unit="ime")
 IME_MOVE = _op(Kind.MOVE, vector=True, unit="ime")
 
 # Scalar mnemonics -> (OpInfo, bits moved or computed when the mnemonic says it).
-SCALAR: dict[str, tuple[OpInfo, int | None]] = _merged(
+SCALAR: dict[str, tuple[OpInfo, int | None]] = merge(
     {op: (LOAD, bits) for op, bits in
      (("lb", 8), ("lbu", 8), ("lh", 16), ("lhu", 16), ("lw", 32), ("lwu", 32), ("ld", 64))},
     {op: (STORE, bits) for op, bits in (("sb", 8), ("sh", 16), ("sw", 32), ("sd", 64))},
@@ -116,6 +104,7 @@ SCALAR: dict[str, tuple[OpInfo, int | None]] = _merged(
     {op: (CONFIG, None) for op in (
       "csrr csrw csrs csrc csrrw csrrs csrrc csrrwi csrrsi csrrci csrwi csrsi csrci "
       "frcsr fscsr frrm fsrm fsrmi frflags fsflags fsflagsi rdcycle rdtime rdinstret").split()},
+    where=__name__,
 )
 
 # Compressed forms whose uncompressed name differs beyond the `c.` prefix.
@@ -237,37 +226,19 @@ _FMT_BITS = {"h": 16, "s": 32, "d": 64, "q": 128}
 
 
 def _expand() -> dict[str, OpInfo]:
-    table: dict[str, OpInfo] = {}
-    for bases, forms, info in VECTOR_OPS:
-        for base in bases:
-            for form in forms:
-                key = f"{base}.{form}" if form else base
-                if key in table:
-                    raise ValueError(f"riscv table lists {key} twice")
-                table[key] = info
-    return table
+    return merge(*({f"{base}.{form}" if form else base: info for form in forms}
+                   for bases, forms, info in VECTOR_OPS for base in bases), where=__name__)
 
 
 VECTOR: dict[str, OpInfo] = _expand()
 
+TABLE = Table(__name__, merge(SCALAR, stated(VECTOR), where=__name__), rules=RULES, group_bits=_FMT_BITS,
+              respell=lambda op: COMPRESSED.get(op, op[2:]) if op.startswith("c.") else None)
 
-@functools.lru_cache(maxsize=4096)
+
 def classify(op: str) -> Match:
     """OpInfo and stated element bits for a lower-case mnemonic; OTHER when unknown."""
-    if op in SCALAR:
-        return Match(*SCALAR[op])
-    if op in VECTOR:
-        return Match(VECTOR[op], None)
-    for pattern, info in RULES:
-        m = pattern.match(op)
-        if m:
-            groups = m.groupdict()
-            if groups.get("eew"):
-                return Match(info, int(groups["eew"]))
-            return Match(info, _FMT_BITS.get(groups.get("fmt") or ""))
-    if op.startswith("c."):
-        return classify(COMPRESSED.get(op, op[2:]))
-    return Match(OTHER, None)
+    return TABLE.classify(op)
 
 
 def lookup(op: str) -> OpInfo:
