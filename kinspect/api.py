@@ -289,6 +289,7 @@ def shown_chunks(variant: Variant, stage: str, *, lines: bool = False, raw: bool
     """A stage as `kinspect show` prints it, in chunks of about `size` characters (bounded memory):
     the file as stored with `raw`; else with `;; file:line` headers when `lines`, and SASS with
     every instruction's control codes in one notation (kinspect.render.sass_listing)."""
+    from kinspect import isa
     from kinspect.render.sass_listing import with_control_codes
 
     s = variant.stage(stage)
@@ -297,7 +298,8 @@ def shown_chunks(variant: Variant, stage: str, *, lines: bool = False, raw: bool
     if raw:
         return stage_chunks(variant, stage, size)
     text = _annotated_lines(variant, stage) if lines else _plain_lines(variant, stage)
-    if s.dialect == "sass":
+    spec = isa.find(s.dialect)
+    if spec is not None and spec.control_codes:
         text = with_control_codes(text)
     return _chunked(text, size)
 

@@ -265,7 +265,7 @@ def cpu_target(files: list[Path]) -> Target:
         if isa is None and path.suffix in (".s", ".asm"):
             isa = isa_of_asm(head)
         if isa:
-            return Target("cpu", CPU_ARCH[isa])
+            return Target("cpu", cpu_arch(isa))
     return Target("cpu", "?")
 
 
@@ -450,10 +450,27 @@ LAYOUTS = (
 
 # -- a single stage file ---------------------------------------------------------------------------
 
-EXT_DIALECTS = {".ttir": "mlir", ".ttgir": "mlir", ".mlir": "mlir", ".ttcir": "mlir", ".tttcir": "mlir",
-                ".ll": "llvm", ".llir": "llvm", ".ir": "llvm", ".ptx": "ptx", ".sass": "sass",
-                ".amdgcn": "amdgcn", ".s": "asm", ".asm": "asm", ".S": "asm"}
-CPU_ARCH = {"x86": "x86_64", "aarch64": "aarch64", "riscv": "riscv64"}
+# A lone file of CPU assembly: its ISA is told by its text (kinspect.isa.detect)
+ASM_EXTENSIONS = (".s", ".asm", ".S")
+
+
+def file_dialect(suffix: str) -> str | None:
+    """The dialect a lone stage file's suffix says ("asm": CPU assembly of an ISA its text tells), or None."""
+    from kinspect import isa
+
+    if suffix in ASM_EXTENSIONS:
+        return "asm"
+    spec = isa.of_extension(suffix)
+    return spec.name if spec else None
+
+
+def cpu_arch(isa_name: str) -> str:
+    """The arch of a CPU target whose assembly is in this ISA (riscv -> riscv64); the name itself when
+    no registered ISA has it."""
+    from kinspect import isa
+
+    spec = isa.find(isa_name)
+    return spec.arches[0] if spec is not None and spec.arches else isa_name
 COMBINED_MARK = "//===--"  # triton-cpu test dumps: "//===--LLVM IR---...", then "//===--ASM---..."
 
 
@@ -472,9 +489,12 @@ def read_file(path: Path) -> Variant:
     from kinspect.errors import UsageError
     from kinspect.isa.detect import isa_of_asm, isa_of_triple, triple_of
 
-    dialect = EXT_DIALECTS.get(path.suffix)
+    dialect = file_dialect(path.suffix)
     if dialect is None:
-        raise UsageError(f"'{path.name}': unknown stage file type; give one of {', '.join(sorted(EXT_DIALECTS))}")
+        from kinspect.isa import all_isas
+
+        known = {*ASM_EXTENSIONS, *(x for spec in all_isas() for x in spec.extensions)}
+        raise UsageError(f"'{path.name}': unknown stage file type; give one of {', '.join(sorted(known))}")
     if path.stat().st_size == 0:
         raise UsageError(f"'{path}' is empty (0 bytes); give a complete stage file (was it cut off while being written?)")
     if _is_binary(path):
@@ -488,11 +508,11 @@ def read_file(path: Path) -> Variant:
         isa = isa_of_triple(triple) or isa_of_asm(head) or "unknown"
         stages = [StageFile("llir", path.name, size, None, "llvm", section="LLVM IR"),
                   StageFile("asm", path.name, size, None, isa, section="ASM")]
-        target = Target("cpu", CPU_ARCH.get(isa, isa))
+        target = Target("cpu", cpu_arch(isa))
     elif dialect == "asm":
         isa = isa_of_asm(head) or "unknown"
         stages = [StageFile("asm", path.name, size, None, isa)]
-        target = Target("cpu", CPU_ARCH.get(isa, isa))
+        target = Target("cpu", cpu_arch(isa))
     else:
         stages = [StageFile(path.suffix.lstrip(".") or dialect, path.name, size, None, dialect)]
         target = _target_of_text(dialect, head, triple)
@@ -518,7 +538,7 @@ def _target_of_text(dialect: str, head: list[str], triple: str) -> Target:
     if triple.startswith("amdgcn"):
         return Target("hip", "?", 64)
     isa = isa_of_triple(triple)
-    return Target("cpu", CPU_ARCH[isa]) if isa else Target("unknown", "?")
+    return Target("cpu", cpu_arch(isa)) if isa else Target("unknown", "?")
 
 
 def readable(listing, *, announce: bool = True):

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kinspect import ir
+from kinspect.isa import find as find_isa
 from kinspect.analysis.matrix_lines import place, relocate
 from kinspect.analysis.metrics import StageMetrics, measure
 from kinspect.analysis.readable import CountedLines, unreadable
@@ -109,8 +110,8 @@ def analyse(v: Variant, *, light: bool = False) -> VariantReport:
     stages, problems = {}, []
     isa = isa_stage(v)
     for s in text_stages(v):
-        if light and isa is not None and s.dialect == "ptx":
-            continue
+        if light and isa is not None and getattr(find_isa(s.dialect), "virtual", False):
+            continue          # PTX: the machine code below it says more
         try:
             m = stage_metrics(v, s)
         except KinspectError as e:

@@ -18,6 +18,7 @@ from kinspect.analysis.findings import KINDS
 from kinspect.analysis.matrix_lines import FMA_LAYOUTS, Placement, dot_lines, layout_kind
 from kinspect.analysis.metrics import StageMetrics
 from kinspect.analysis.resources import Resources
+from kinspect.isa import Isa, find
 from kinspect.model import Variant
 
 UNIT_NAMES = {
@@ -25,7 +26,6 @@ UNIT_NAMES = {
     "mfma": "v_mfma (MFMA)", "wmma": "v_wmma (WMMA)", "amx": "AMX tile ops", "ime": "IME (smt.vmadot)",
     "sme": "SME outer products",
 }
-CPU_VECTOR_NAMES = {"riscv": "RVV", "x86": "SIMD (SSE/AVX/AVX-512)", "aarch64": "NEON/SVE"}
 MATRIX_WORDS = {"cuda": "tensor cores used", "hip": "matrix cores used"}
 
 
@@ -76,6 +76,11 @@ class Findings:
     @property
     def gpu(self) -> bool:
         return self.variant.target.backend in ("cuda", "hip")
+
+    @property
+    def spec(self) -> Isa | None:
+        """The machine code's ISA (kinspect.isa): what the verdicts call its parts."""
+        return find(self.isa.dialect) if self.isa is not None else None
 
     def ir(self) -> list[StageMetrics]:
         return [m for m in self.stages.values() if m is not self.isa]
@@ -219,7 +224,7 @@ def dot_rule(f: Findings) -> list[Verdict]:
     if m.matrix:
         machine = ", ".join(f"{n} {UNIT_NAMES.get(u, u)}" for u, n in m.matrix.most_common())
     elif m.fp_forms.get("fma"):
-        machine = f"{m.fp_forms['fma']} vector FMAs ({FMA_NAMES.get(m.dialect, 'fma')}), no matrix unit"
+        machine = f"{m.fp_forms['fma']} vector FMAs ({(f.spec and f.spec.fma_names) or 'fma'}), no matrix unit"
     elif m.fp_forms.get("mul"):
         machine = f"{m.fp_forms['mul']} vector multiplies and separate adds, no matrix unit"
     else:
@@ -283,9 +288,10 @@ def _lines_of(f: Findings, m: StageMetrics, pick) -> list[tuple[str, int, int]]:
 
 
 def cpu_vector_rule(f: Findings) -> list[Verdict]:
-    if f.isa is None or f.gpu or f.isa.dialect not in CPU_VECTOR_NAMES:
+    spec = f.spec
+    if f.isa is None or f.gpu or spec is None or not spec.vector_name:
         return []
-    name = CPU_VECTOR_NAMES[f.isa.dialect]
+    name = spec.vector_name
     m = f.isa
     if m.vector == 0:
         return [finding(f"no vector instructions: {name} unused ({m.instructions - m.vector} scalar instructions, "
@@ -294,11 +300,12 @@ def cpu_vector_rule(f: Findings) -> list[Verdict]:
     units = ", ".join(f"{u} {n}" for u, n in m.vector_units.most_common())
     out = [Verdict(f"{m.vector} vector instructions ({share:.0%} of {m.instructions}): {name} used"
                    + (f" ({units})" if units else "") + f": {_top(m.vector_ops)}", "good")]
-    if f.isa.dialect == "riscv":
-        n = sum(k for op, k in m.mnemonics.items() if op.startswith("vsetvl") or op == "vsetivli")
+    if spec.vector_config is not None:
+        n = sum(k for op, k in m.mnemonics.items() if spec.vector_config.search(op))
         mix = ", ".join(f"{k}×{c}" for k, c in m.vtypes.most_common(6))
-        out.append(Verdict(f"{n} vsetvli/vsetivli; SEW,LMUL mix: {mix or 'none'}", "info"))
-        whole = Counter({op: k for op, k in m.vector_ops.items() if WHOLE_REGISTER.match(op)})
+        out.append(Verdict(f"{n} {spec.vector_config_words}: {mix or 'none'}", "info"))
+    if spec.register_spill is not None:
+        whole = Counter({op: k for op, k in m.vector_ops.items() if spec.register_spill.match(op)})
         if whole:
             out.append(finding(f"whole-register vector loads/stores ({_top(whole)}): LLVM uses these to spill and "
                                f"reload vector registers: register pressure", "cpu_spills"))
@@ -313,48 +320,41 @@ def cpu_vector_rule(f: Findings) -> list[Verdict]:
     return out
 
 
-WHOLE_REGISTER = re.compile(r"^v[ls][1248]r(?:e\d+)?\.v$")
-UNORDERED = {"riscv": "vfredusum", "aarch64": "faddv"}
-FMA_NAMES = {"riscv": "vfmacc/vfmadd", "x86": "vfmadd*ps", "aarch64": "fmla"}
-
-
 def fma_rule(f: Findings) -> list[Verdict]:
     """Fused multiply-add or separate multiply and add, in the vector FP code."""
-    if f.isa is None or f.gpu or f.isa.dialect not in CPU_VECTOR_NAMES:
+    spec = f.spec
+    if f.isa is None or f.gpu or spec is None or not spec.vector_name:
         return []
     forms = f.isa.fp_forms
     fma, mul, add = forms.get("fma", 0), forms.get("mul", 0), forms.get("add", 0)
     if fma:
-        return [Verdict(f"{fma} fused multiply-adds ({FMA_NAMES[f.isa.dialect]}), {mul} separate multiplies", "good")]
+        return [Verdict(f"{fma} fused multiply-adds ({spec.fma_names}), {mul} separate multiplies", "good")]
     if mul:
         reduce = sum(f.isa.reductions.values())
         how = f" and {reduce} reductions" if reduce and not add else f" and {add} adds"
         return [finding(f"no fused multiply-add: {mul} vector multiplies{how} instead of "
-                        f"{FMA_NAMES[f.isa.dialect]} (a dot lowered as multiply then reduce, or fp fusion off)", "no_fma")]
+                        f"{spec.fma_names} (a dot lowered as multiply then reduce, or fp fusion off)", "no_fma")]
     return []
 
 
-def ime_rule(f: Findings) -> list[Verdict]:
-    """SpacemiT IME (smt.vmadot*): used, or why a dot could not use it."""
-    if f.isa is None or f.isa.dialect != "riscv":
+def matrix_engine_rule(f: Findings) -> list[Verdict]:
+    """A CPU's matrix engine (SpacemiT's IME: smt.vmadot*): used, or why a dot could not use it."""
+    spec = f.spec
+    if f.isa is None or spec is None or not spec.matrix_unit:
         return []
-    if f.isa.matrix.get("ime"):
-        return [Verdict(f"IME used: {_top(Counter({op: k for op, k in f.isa.vector_ops.items() if 'vmadot' in op}))}",
-                        "good")]
+    name = f"{spec.matrix_name} ({spec.matrix_ops})"
+    if f.isa.matrix.get(spec.matrix_unit):
+        used = Counter({op: k for op, k in f.isa.vector_ops.items() if op.startswith(spec.matrix_ops)})
+        return [Verdict(f"{spec.matrix_name} used: {_top(used)}", "good")]
     dots = [(file, line) for m in f.ir() for (file, line), ls in m.lines.items() if ls.matrix and f.is_kernel_file(file)]
     if f.isa.fp_forms.get("mul") or f.isa.fp_forms.get("fma") or dots:
         where = f"{f.where(*dots[0])}: " if dots else ""
         arch = f.variant.target.arch
-        why = (": the X60's IME is integer-only, so an fp matmul runs on RVV (vfmacc/vfwmacc at best)"
-               if arch in X60_ARCHES else f": the dot runs on RVV on this {arch} code")
-        return [Verdict(f"{where}no IME (smt.vmadot){why}", "info", dots[0][1] if dots else None,
+        why = next((text for arches, text in spec.matrix_absent if arch in arches),
+                   f"the dot runs on {spec.vector_name or 'vector units'} on this {arch} code")
+        return [Verdict(f"{where}no {name}: {why}", "info", dots[0][1] if dots else None,
                         dots[0][0] if dots else None)]
     return []
-
-
-# Targets that are (or may be) the K1's X60: spine-triton names the core, dumps and other backends
-# only the architecture.
-X60_ARCHES = ("spacemit-x60", "spacemit-a60", "riscv64", "riscv", "?")
 
 
 def spine_lines_rule(f: Findings) -> list[Verdict]:
@@ -401,13 +401,15 @@ def reduction_rule(f: Findings) -> list[Verdict]:
     m = f.isa
     out = []
     if m.reductions.get("ordered"):
-        ordered = {op for op, _ in m.mnemonics.items() if "redosum" in op or op == "fadda"}
+        spec = f.spec
+        ordered = {op for op in m.mnemonics if spec is not None and spec.ordered_reduction is not None
+                   and spec.ordered_reduction.search(op)}
         ops = ", ".join(sorted(ordered)) or "ordered"
         lines = [(file, line, n) for file, line, n in _lines_of(f, m, lambda op: op in ordered)
                  if f.is_kernel_file(file)]
         for file, line, n in lines[:3]:
             out.append(finding(f"{f.where(file, line)} → {n} ordered reductions ({ops}): strictly sequential; "
-                               f"unordered forms ({UNORDERED.get(m.dialect, 'tree reductions')}) need reassociation "
+                               f"unordered forms ({(spec and spec.unordered_reduction) or 'tree reductions'}) need reassociation "
                                f"allowed", "ordered_reduction", line=line, file=file))
         if not lines:
             out.append(finding(f"{m.reductions['ordered']} ordered reductions ({ops}): strictly sequential; "
@@ -478,7 +480,7 @@ def occupancy_advice(target: str, o, warps: int, r: Resources) -> str:
 
 
 RULES: tuple[Callable[[Findings], list[Verdict]], ...] = (
-    matrix_rule, dot_rule, loads_rule, spill_rule, cpu_vector_rule, fma_rule, reduction_rule, ime_rule, calls_rule,
+    matrix_rule, dot_rule, loads_rule, spill_rule, cpu_vector_rule, fma_rule, reduction_rule, matrix_engine_rule, calls_rule,
     spine_lines_rule, resource_rule,
 )
 

@@ -120,23 +120,21 @@ def of(variant) -> Backend:
     return for_target(variant.target.backend, [s.name for s in variant.stages])
 
 
-# Target.arch of CPU targets -> the dialect of their assembly
-CPU_ISAS = {"x86_64": "x86", "x86-64": "x86", "amd64": "x86", "aarch64": "aarch64", "arm64": "aarch64",
-            "riscv64": "riscv", "riscv": "riscv"}
-
-
 def dialect_of(kind: StageKind, backend: Backend, arch: str, path: Path | None = None,
                text: str | None = None) -> str:
     """The parser dialect of a stage file: a backend's generic "asm" becomes the ISA of its
-    target (x86, aarch64, riscv), else the ISA its text (at `path`, or `text`) shows."""
+    target (x86, aarch64, riscv: the ISA whose arches name it), else the ISA its text (at `path`,
+    or `text`) shows."""
+    from kinspect import isa
+    from kinspect.isa.detect import isa_of_asm
+
     if kind.dialect != "asm":
         return kind.dialect
     if backend.isa:
         return backend.isa
-    if arch.lower() in CPU_ISAS:
-        return CPU_ISAS[arch.lower()]
-    from kinspect.isa.detect import isa_of_asm
-
+    spec = isa.of_arch(arch)
+    if spec is not None:
+        return spec.name
     if path is not None and path.is_file():
         with open(path, errors="replace") as f:
             found = isa_of_asm(f)

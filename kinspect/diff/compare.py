@@ -19,7 +19,7 @@ from typing import Callable
 from kinspect.bench.stats import Runtime
 from kinspect.diff.configs import config_verdicts, user_notes
 from kinspect.diff.correlation import explain
-from kinspect.diff.result import STAGE_PREFERENCE, DiffResult
+from kinspect.diff.result import DiffResult, stage_rank
 from kinspect.diff.sweep import Outcome, Sweep
 from kinspect.diff.table import Row, rows as make_rows
 from kinspect.diff.textdiff import StageDiff
@@ -288,11 +288,11 @@ def choose_stage(name: str | None, a: Variant, b: Variant) -> str:
         names = [s.name for s in common]
         raise NotFound(f"stage '{name}' is not in both variants{did_you_mean(name, names)}; "
                        f"stages they share: {', '.join(names) or 'none'}")
-    ranked = [s for s in common if s.dialect in STAGE_PREFERENCE]
+    ranked = [s for s in common if stage_rank(s.dialect) is not None]
     if not ranked:
         raise NotFound(f"the two variants share no text stage to diff ({', '.join(s.name for s in a.stages)} vs "
                        f"{', '.join(s.name for s in b.stages)})")
-    return min(ranked, key=lambda s: STAGE_PREFERENCE.index(s.dialect)).name
+    return min(ranked, key=lambda s: stage_rank(s.dialect)).name
 
 
 def diff_variants(a: Variant, b: Variant, stage: str) -> StageDiff:

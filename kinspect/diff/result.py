@@ -13,9 +13,16 @@ from kinspect.diff.table import Row
 from kinspect.diff.textdiff import StageDiff
 from kinspect.model import Variant
 
-# The stage diffed when none is named, by dialect, best first: PTX and AMDGCN show a block size's
-# effect most readably; CPU assembly next; then SASS, LLVM IR and the MLIR stages.
-STAGE_PREFERENCE = ("ptx", "amdgcn", "riscv", "x86", "aarch64", "sass", "llvm", "mlir")
+
+
+def stage_rank(dialect: str) -> int | None:
+    """Where a stage in this dialect comes among the stages a diff shows when none is named (its
+    spec's diff_rank, kinspect.isa: PTX and AMDGCN show a block size's effect most readably; CPU
+    assembly next; then SASS, LLVM IR and the MLIR stages); None for a dialect with no parser."""
+    from kinspect.isa import find
+
+    spec = find(dialect)
+    return spec.diff_rank if spec is not None else None
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 
+from kinspect.isa import Isa, register
 from kinspect.ops import Kind, Match, OpInfo, Space, Table, merge
 
 
@@ -145,3 +146,12 @@ def classify(op: str) -> Match:
 
 def lookup(op: str) -> OpInfo:
     return classify(op.lower()).info
+
+
+register(Isa(
+    name="aarch64", title="AArch64", parser="kinspect.ir.aarch64", lexer="pygments.lexers:GasLexer", machine=True,
+    rank=50, diff_rank=50, arches=("aarch64", "arm64"), triples=("aarch64", "arm64"),
+    # "ldr q0, [x8]"
+    telltale=re.compile(r"^\s*[a-z][a-z0-9.]*\s+(?:[xwqdsh]\d+|v\d+\.\d*[bhsd]|z\d+\.[bhsd])\b"),
+    elf_machine=0xB7, objdump="aarch64-linux-gnu-objdump", comment="//", vector_name="NEON/SVE", fma_names="fmla",
+    unordered_reduction="faddv", ordered_reduction=re.compile(r"^fadda$")))

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from kinspect.isa import Isa, register
 from kinspect.ops import OTHER, Kind, OpInfo, Space, Table, grouped, stated
 
 # gfx9 and gfx11 names the same register encodings differently; all are one op each
@@ -139,3 +140,7 @@ def memory_width(op: str) -> tuple[int | None, int | None, int | None]:
     if bits > 32:    # dwordx4, b128: that many 32-bit registers
         return bits, 32, bits // 32
     return bits, bits, None
+
+
+register(Isa(name="amdgcn", title="AMDGCN", parser="kinspect.ir.amdgcn", lexer="kinspect.render.lexers:AmdgcnLexer",
+             extensions=(".amdgcn",), machine=True, rank=20, diff_rank=20, comment=";"))

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from kinspect.isa import nvidia
+from kinspect.isa import Isa, nvidia, register
 from kinspect.ops import Access, Kind, OpInfo, OTHER, Space, longest_prefix, merge, named
 
 
@@ -201,3 +201,7 @@ ADDRESS_SPACES: dict[str, dict[int, Space]] = {
     "amdgcn": {1: Space.GLOBAL, 3: Space.SHARED, 4: Space.CONSTANT, 5: Space.LOCAL,
                7: Space.GLOBAL, 8: Space.GLOBAL},     # 7/8: buffer fat pointer / resource
 }
+
+
+register(Isa(name="llvm", title="LLVM IR", parser="kinspect.ir.llvm", lexer="kinspect.render.lexers:LlvmIrLexer",
+             extensions=(".ll", ".llir", ".ir"), diff_rank=70))

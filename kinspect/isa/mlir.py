@@ -12,6 +12,7 @@ mlir/include/mlir/Dialect/*/IR/*Ops.td).
 
 from __future__ import annotations
 
+from kinspect.isa import Isa, register
 from kinspect.ops import Access, Kind, OpInfo, OTHER, Space, merge, named
 
 
@@ -233,3 +234,7 @@ def lookup(name: str, *, has_operands: bool = True) -> OpInfo:
     if not has_operands and name in NO_OPERAND:
         return NO_OPERAND[name]
     return OPS.get(name, OTHER)
+
+
+register(Isa(name="mlir", title="MLIR", parser="kinspect.ir.mlir", lexer="kinspect.render.lexers:MlirLexer",
+             extensions=(".ttir", ".ttgir", ".mlir", ".ttcir", ".tttcir"), diff_rank=80))

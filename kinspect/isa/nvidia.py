@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from kinspect.isa import Isa, register
 from kinspect.ops import OTHER, Kind, OpInfo, Space, grouped, longest_prefix
 
 
@@ -210,3 +211,9 @@ def ptx_info(mnemonic: str) -> tuple[str, OpInfo]:
             and any(q in PTX_FLOAT_TYPES for q in qualifiers)):
         info = replace(info, fp=True)
     return op, info
+
+
+register(Isa(name="ptx", title="PTX", parser="kinspect.ir.ptx", lexer="kinspect.render.lexers:PtxIrLexer",
+             extensions=(".ptx",), diff_rank=10, virtual=True))
+register(Isa(name="sass", title="SASS", parser="kinspect.ir.sass", lexer="kinspect.render.lexers:SassLexer",
+             extensions=(".sass",), machine=True, rank=10, diff_rank=60, control_codes=True))

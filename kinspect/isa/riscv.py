@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import re
 
+from kinspect.isa import Isa, register
 from kinspect.ops import Access, Kind, Match, OpInfo, Space, Table, merge, stated
 
 
@@ -243,3 +244,25 @@ def classify(op: str) -> Match:
 
 def lookup(op: str) -> OpInfo:
     return classify(op.lower()).info
+
+
+# Targets that are (or may be) the K1's X60, whose IME is integer-only: spine-triton names the core,
+# dumps and other backends only the architecture.
+X60_ARCHES = ("spacemit-x60", "spacemit-a60", "riscv64", "riscv", "?")
+
+register(Isa(
+    name="riscv", title="RISC-V", parser="kinspect.ir.riscv", lexer="pygments.lexers:GasLexer", machine=True, rank=40,
+    diff_rank=30, arches=("riscv64", "riscv"), triples=("riscv64", "riscv32"),
+    # "vsetvli a0, zero, e32, m1"
+    telltale=re.compile(r"^\s*(?:vsetvli|vsetivli|addi|auipc|slli|srli|flw|fsw|ld|sd)\s+(?:[astx]\d|ra|sp|zero|f[at]?\d)"),
+    elf_machine=0xF3, objdump="riscv64-linux-gnu-objdump",
+    # what llvm-objdump must be told to decode everything a Triton CPU backend emits (RVV, Zfh, Zb*; the
+    # X60's Zvfh, Zicond and IME as XSMTVDot); an llvm-objdump too old for one ignores it with a warning
+    # (version 14 leaves Zicond's czero.* undecoded)
+    objdump_mattr="+m,+a,+f,+d,+c,+v,+zfh,+zba,+zbb,+zbs,+zvfh,+zicond,+xsmtvdot",
+    vector_name="RVV", fma_names="vfmacc/vfmadd", unordered_reduction="vfredusum",
+    ordered_reduction=re.compile(r"redosum"),                    # vfredosum.vs, vfwredosum.vs
+    vector_config=re.compile(r"^vsetvl|^vsetivli$"), vector_config_words="vsetvli/vsetivli; SEW,LMUL mix",
+    register_spill=re.compile(r"^v[ls][1248]r(?:e\d+)?\.v$"),   # vl1re32.v, vs1r.v
+    matrix_unit="ime", matrix_name="IME", matrix_ops="smt.vmadot",
+    matrix_absent=((X60_ARCHES, "the X60's IME is integer-only, so an fp matmul runs on RVV (vfmacc/vfwmacc at best)"),)))

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 
+from kinspect.isa import Isa, register
 from kinspect.ops import Access, Kind, Match, OpInfo, Space, Table, merge, stated
 
 
@@ -191,3 +192,11 @@ def classify(op: str) -> Match:
 
 def lookup(op: str) -> OpInfo:
     return classify(op.lower()).info
+
+
+register(Isa(
+    name="x86", title="x86-64", parser="kinspect.ir.x86", lexer="pygments.lexers:GasLexer", machine=True, rank=30,
+    diff_rank=40, arches=("x86_64", "x86-64", "amd64"), triples=("x86_64", "i686", "i386"),
+    # "vmovups (%rdi), %zmm0"
+    telltale=re.compile(r"%(?:[re]?[a-d]x|[re]?[sd]i|[re]?[sb]p|r\d+[dwb]?|[xyz]mm\d+|rip)\b"),
+    elf_machine=0x3E, vector_name="SIMD (SSE/AVX/AVX-512)", fma_names="vfmadd*ps"))

@@ -24,7 +24,7 @@ from importlib import resources as package
 from pathlib import Path
 
 from kinspect.analysis import VariantReport
-from kinspect.diff.result import STAGE_PREFERENCE, DiffResult
+from kinspect.diff.result import DiffResult, stage_rank
 from kinspect.diff.table import Row
 from kinspect.errors import KinspectError
 from kinspect.render import plots
@@ -361,7 +361,7 @@ def _code_panes(v, found: list[Packed], entries: list[dict]) -> str:
 
 
 def _default_stage(stages: list[Packed]) -> str | None:
-    ranked = [c for c in stages if c.dialect in STAGE_PREFERENCE and c.lines]
+    ranked = [c for c in stages if stage_rank(c.dialect) is not None and c.lines]
     if ranked:
-        return min(ranked, key=lambda c: STAGE_PREFERENCE.index(c.dialect)).name
+        return min(ranked, key=lambda c: stage_rank(c.dialect)).name
     return stages[0].name if stages else None
