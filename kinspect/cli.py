@@ -554,12 +554,12 @@ def repro(variant, output, interpret, embed, launch, out_dir):
 def targets():
     """Targets kinspect compiles for: Triton targets (-t) and CPUs for --retarget."""
     from kinspect import retarget
-    from kinspect.compile.targets import PRESETS, available
+    from kinspect.compile.targets import available, presets
 
     have = set(available())
     click.echo("Triton targets (-t; offline compile, no device needed):")
-    for name, (backend, arch, _) in PRESETS.items():
-        click.echo(f"  {name:<20} {'' if name in have else '(this triton has no ' + backend + ' backend)'}".rstrip())
+    for name, (backend, arch, _) in presets().items():
+        click.echo(f"  {name:<20} {'' if name in have else '(this triton has no ' + backend.name + ' backend)'}".rstrip())
     click.echo(f"  {'device':<20} the active device's target (a GPU, or a CPU backend such as triton-cpu)")
     from kinspect.optional import has, install_line
 

@@ -14,19 +14,20 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Callable
 
+from kinspect import backends
 from kinspect.analysis.findings import KINDS
 from kinspect.analysis.matrix_lines import FMA_LAYOUTS, Placement, dot_lines, layout_kind
 from kinspect.analysis.metrics import StageMetrics
-from kinspect.analysis.resources import Resources
+from kinspect.backends import Backend
 from kinspect.isa import Isa, find
 from kinspect.model import Variant
+from kinspect.resources import NvidiaLimits, Resources
 
 UNIT_NAMES = {
     "hgmma": "HGMMA (wgmma)", "hmma": "HMMA (mma.sync)", "imma": "IMMA", "tcgen05": "tcgen05 MMA (UTC*MMA)",
     "mfma": "v_mfma (MFMA)", "wmma": "v_wmma (WMMA)", "amx": "AMX tile ops", "ime": "IME (smt.vmadot)",
     "sme": "SME outer products",
 }
-MATRIX_WORDS = {"cuda": "tensor cores used", "hip": "matrix cores used"}
 
 
 @dataclass(frozen=True)
@@ -74,8 +75,12 @@ class Findings:
     placement: Placement | None = None       # where the machine code's matrix instructions came from
 
     @property
+    def backend(self) -> Backend:
+        return backends.of(self.variant)
+
+    @property
     def gpu(self) -> bool:
-        return self.variant.target.backend in ("cuda", "hip")
+        return self.backend.gpu
 
     @property
     def spec(self) -> Isa | None:
@@ -122,7 +127,7 @@ def matrix_rule(f: Findings) -> list[Verdict]:
     if f.isa is None:
         return []
     out = []
-    words = MATRIX_WORDS.get(f.variant.target.backend, "matrix units used")
+    words = f.backend.matrix_words
     total = f.isa.matrix_total
     attributed = 0
     for (file, line), ls in sorted(f.isa.lines.items(), key=lambda kv: kv[0][1]):
@@ -357,16 +362,15 @@ def matrix_engine_rule(f: Findings) -> list[Verdict]:
     return []
 
 
-def spine_lines_rule(f: Findings) -> list[Verdict]:
-    """spine-triton's machine code tied to no Python line: it adds debug info to its llir only when
-    SPINE_TRITON_DUMP_PATH is set (it then runs spine-opt again with -mlir-print-debuginfo), so
-    "where in my kernel" needs a run with it set."""
-    if f.isa is None or f.gpu or (f.variant.extra or {}).get("backend") != "spine-triton":
+def no_lines_rule(f: Findings) -> list[Verdict]:
+    """Machine code tied to no Python line, where the backend says why (spine-triton adds debug info to its
+    llir only when SPINE_TRITON_DUMP_PATH is set), so "where in my kernel" needs a run that has it."""
+    note = f.backend.no_lines_note
+    if f.isa is None or f.gpu or not note:
         return []
     if any(f.is_kernel_file(file) for m in (f.isa, *f.ir()) if m.dialect != "mlir" for file, _ in m.lines):
         return []
-    return [Verdict("no Python lines: this spine-triton code carries no debug info (spine-triton adds it to its "
-                    "LLVM IR only in runs with SPINE_TRITON_DUMP_PATH set)", "info")]
+    return [Verdict(f"no Python lines: {note}", "info")]
 
 
 # Callees by what they are: vector math libraries take a vector per call, libm one element.
@@ -447,7 +451,7 @@ def resource_rule(f: Findings) -> list[Verdict]:
         warps = int(f.variant.options.get("num_warps", 4))
         out.append(finding(f"occupancy {o.fraction:.0%} limited by {o.limiter} "
                            f"({_limited(o.limiter, r)})", "low_occupancy",
-                           advice=occupancy_advice(str(f.variant.target), o, warps, r)))
+                           advice=occupancy_advice(f.backend.limits.get(f.variant.target.arch), o, warps, r)))
     return out
 
 
@@ -459,11 +463,9 @@ def _limited(limiter: str, r: Resources) -> str:
     return f"{r.occupancy.blocks} block(s) per SM"
 
 
-def occupancy_advice(target: str, o, warps: int, r: Resources) -> str:
-    """What would fit one more block per SM, in the variant's own numbers."""
-    from kinspect.analysis.occupancy import LIMITS, NvidiaLimits
-
-    lim = LIMITS.get(target)
+def occupancy_advice(lim, o, warps: int, r: Resources) -> str:
+    """What would fit one more block per SM, in the variant's own numbers (`lim`: the occupancy model of
+    its backend for its arch)."""
     nxt = o.blocks + 1
     if o.limiter == "registers" and isinstance(lim, NvidiaLimits):
         fit = lim.regs_per_sm // (nxt * warps * 32) // 8 * 8
@@ -481,7 +483,7 @@ def occupancy_advice(target: str, o, warps: int, r: Resources) -> str:
 
 RULES: tuple[Callable[[Findings], list[Verdict]], ...] = (
     matrix_rule, dot_rule, loads_rule, spill_rule, cpu_vector_rule, fma_rule, reduction_rule, matrix_engine_rule, calls_rule,
-    spine_lines_rule, resource_rule,
+    no_lines_rule, resource_rule,
 )
 
 

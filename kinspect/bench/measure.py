@@ -115,7 +115,7 @@ def bench(kernel: str, *, target: str | None = None, constexprs: dict | None = N
     from kinspect.store import Store
 
     Store(out_dir).ensure_writable()  # one line now, not after a compile and a timing run
-    gpu = resolved.target.backend in ("cuda", "hip")
+    gpu = resolved.backend.gpu
     from triton.runtime import driver
 
     device = driver.active.get_active_torch_device()
@@ -123,7 +123,7 @@ def bench(kernel: str, *, target: str | None = None, constexprs: dict | None = N
                                        size=size, num_warps=num_warps, num_stages=num_stages, bytes_moved=bytes_moved,
                                        flops=flops)
     sync = _sync_for(gpu)
-    kind = "cuda" if gpu else "cpu"
+    kind = resolved.backend.torch_device
     timer = timer_for(kind)
     with isolated(launch.fn):
         first = first_calls(launch.fn, launch, sync, out_dir=out_dir, group=launch.label, gpu=gpu)
@@ -141,8 +141,8 @@ def bench(kernel: str, *, target: str | None = None, constexprs: dict | None = N
     return BenchResult(
         label=launch.label, target_note=resolved.note, size=launch.size, dtype=launch.dtype, variant=first.variant,
         first=first, in_user_cache=in_user_cache(first.variant.hash), steady=steady,
-        throughput=throughput(launch, steady, figures, kind), references=refs, check=check, metrics=figures,
-        method=method(steady, kind, launch), profile=prof, notes=launch.notes, launch=path)
+        throughput=throughput(launch, steady, figures, resolved.backend), references=refs, check=check,
+        metrics=figures, method=method(steady, resolved.backend, launch), profile=prof, notes=launch.notes, launch=path)
 
 
 def _sync_for(gpu: bool):
@@ -176,7 +176,7 @@ def _profile(launch, path) -> Profile:
     return profile(launch, path)
 
 
-def throughput(launch, steady: Timing, figures: dict, kind: str) -> Throughput:
+def throughput(launch, steady: Timing, figures: dict, backend) -> Throughput:
     """GB/s and TFLOP/s from the kernel's formulas, against the device's measured copy bandwidth
     and (for kernels that use matrix instructions) its measured matmul FLOP/s in the dtype."""
     from kinspect.bench.device import copy_bandwidth, matmul_peak
@@ -185,8 +185,8 @@ def throughput(launch, steady: Timing, figures: dict, kind: str) -> Throughput:
     note = ""
     peak = None
     if tflops is not None:
-        if figures["matrix"] > 0 or kind == "cpu":
-            peak = matmul_peak(launch.dtype, kind)
+        if figures["matrix"] > 0 or not backend.gpu:
+            peak = matmul_peak(launch.dtype, backend.torch_device)
         else:
             note = "no matrix instructions: its FLOP/s is not compared with the matmul peak"
     elif launch.flops is None:
@@ -195,18 +195,18 @@ def throughput(launch, steady: Timing, figures: dict, kind: str) -> Throughput:
         note = "no bytes formula (pass --bytes)" + (f"; {note}" if note else "")
     elif launch.estimate:
         note = launch.estimate + (f"; {note}" if note and launch.flops is not None else "")
-    return Throughput(gbps=gbps, copy=copy_bandwidth(kind) if gbps else None, tflops=tflops, peak=peak,
+    return Throughput(gbps=gbps, copy=copy_bandwidth(backend.torch_device) if gbps else None, tflops=tflops, peak=peak,
                       note=note)
 
 
-def method(steady: Timing, kind: str, launch) -> dict:
+def method(steady: Timing, backend, launch) -> dict:
     from kinspect.bench.device import device_name
     from kinspect.bench.method import describe_clocks, nvidia_clocks, versions
 
-    clocks = nvidia_clocks() if kind == "cuda" else None
+    clocks = nvidia_clocks() if backend.gpu else None
     return {"timing": steady.describe(), "warmup_ms": steady.warmup_ms, "rep_ms": steady.rep_ms,
-            "runs": steady.wall.n, "flush_bytes": steady.flush_bytes, "device": device_name(kind),
-            "clocks": clocks, "clocks_note": describe_clocks(clocks) if kind == "cuda" else "CPU",
+            "runs": steady.wall.n, "flush_bytes": steady.flush_bytes, "device": device_name(backend.torch_device),
+            "clocks": clocks, "clocks_note": describe_clocks(clocks) if backend.gpu else "CPU",
             "versions": versions(), "size": launch.size, "dtype": launch.dtype,
             "grid": list(launch.grid_size()), "constexprs": launch.constexprs, "options": launch.options,
             "bytes_moved": launch.bytes_moved, "flops": launch.flops,

@@ -218,7 +218,7 @@ def _offline_target(t: str | None) -> str | None:
         resolve(t)  # a bad target fails here, once, not in every worker
         return t
     resolved = resolve(t)
-    if resolved.target.backend in ("cuda", "hip"):
+    if resolved.backend.gpu:
         return str(resolved.target)
     return "device"
 

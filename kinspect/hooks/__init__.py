@@ -37,6 +37,7 @@ class Recorder:
     origin: str = "capture"
     defer: bool = False              # record on flush(), so a timed call pays only for the listener call
     launches: LaunchRecorder | None = None   # records the launches of what this records
+    backend: str | None = None       # the kinspect backend that compiles (default: the one Triton's target names)
     startup: StartupClock | None = None      # times Triton's one-time start-up
     variants: list[Variant] = field(default_factory=list)
     autotune: list = field(default_factory=list)     # triton.autotune's decisions (kinspect.model.AutotuneDecision)
@@ -84,7 +85,7 @@ class Recorder:
 
         variant, files = build(src=src, metadata=dict(metadata), metadata_group=dict(metadata_group),
                                times=times, cache_hit=cache_hit, offline=self.offline, origin=self.origin,
-                               triton_version=triton.__version__, startup_us=startup_us)
+                               triton_version=triton.__version__, startup_us=startup_us, backend=self.backend)
         group = self.group or variant.kernel
         with self._lock:
             existing = self.store.exists(group, variant)
@@ -156,7 +157,7 @@ def timer(time) -> object | None:
 @contextlib.contextmanager
 def capture(out_dir: str | Path = "kinspect-out", *, group: str | None = None, offline: bool = False,
             strict: bool = False, origin: str = "capture", defer: bool = False, launches: bool = True,
-            time: bool | str = False):
+            time: bool | str = False, backend: str | None = None):
     """Record every Triton compile inside the block into a kinspect store at `out_dir`, and the
     launches of what it records (count, grids, argument signatures; with `time`, device time per
     launch: True or "profiler" for the torch profiler's kernel records, "events" for CUDA events),
@@ -168,6 +169,7 @@ def capture(out_dir: str | Path = "kinspect-out", *, group: str | None = None, o
         print(rec.variants)
 
     With `defer`, variants are recorded when the block ends rather than inside Triton's compile.
+    `backend` names the kinspect backend compiling (kinspect.backends), where Triton's target does not say it.
     Under TRITON_INTERPRET nothing compiles, so nothing is recorded here: kinspect.capture() then
     records the interpreted launches instead (kinspect.replay.interpreted).
     """
@@ -186,7 +188,7 @@ def capture(out_dir: str | Path = "kinspect-out", *, group: str | None = None, o
         hooks = (knobs.runtime.launch_enter_hook, knobs.runtime.launch_exit_hook)
         clock = StartupClock()
         recorder = Recorder(store, previous=previous, group=group, offline=offline, strict=strict,
-                            origin=origin, defer=defer, launches=launch_recorder, startup=clock)
+                            origin=origin, defer=defer, launches=launch_recorder, startup=clock, backend=backend)
         knobs.compilation.listener = recorder
         clock.install()
         metadata = ArgumentsToHooks(on_first=recorder.adopt)

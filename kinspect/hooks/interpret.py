@@ -150,14 +150,15 @@ class InterpretRecorder:
         the JIT would give them for the target, the launch options and the kernel's source."""
         from kinspect.hooks.record import jsonable, specialization as by_name
         from kinspect.model import SourceRef
-        from kinspect.replay.spec import DEFAULT_LAUNCH_OPTIONS, LAUNCH_OPTIONS, ReplaySpec
+        from kinspect import backends
+        from kinspect.replay.spec import ReplaySpec
 
         debug = bool(kwargs.get("debug", k.twin.debug))
         packed = {**kwargs, "debug": debug}
         _, signature, constexprs, attrs = k.twin._pack_args(k.backend, packed, bound, specialization, options)
         sig, _, attributes = by_name(SimpleNamespace(fn=k.twin, signature=signature, constants=constexprs,
                                                      attrs=attrs))
-        allowed = LAUNCH_OPTIONS.get(self.target.backend, DEFAULT_LAUNCH_OPTIONS)
+        allowed = backends.for_target(self.target.backend).launch_options
         launch_options = {n: jsonable(v) for n, v in options.items() if n in allowed and v is not None}
         if debug:
             launch_options["debug"] = True

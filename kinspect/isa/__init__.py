@@ -18,13 +18,10 @@ asked, so `import kinspect.isa` stays cheap and the layers stay one-way.
 
 from __future__ import annotations
 
-import importlib
 import re
 from dataclasses import dataclass
-from typing import Iterable
 
-from kinspect.errors import NotFound, did_you_mean
-from kinspect.plugins import plugins
+from kinspect.plugins import Registry
 
 ENTRY_POINTS = "kinspect.isas"
 # The modules that declare kinspect's own specs (each registers its specs when imported).
@@ -74,53 +71,24 @@ class Isa:
         return bool(self.arches)
 
 
-_REGISTRY: dict[str, Isa] = {}
-_ORIGIN: dict[str, str] = {}
-_LOADED = False
+REGISTRY: Registry[Isa] = Registry("dialect", Isa, ENTRY_POINTS, BUILTIN)
 
 
-def register(spec: Isa, origin: str | None = None) -> Isa:
-    """Add a spec; its name registered before by another spec is an error."""
-    if not isinstance(spec, Isa):
-        raise TypeError(f"{origin or 'a module'} registered {spec!r}, not a kinspect.isa.Isa")
-    known = _REGISTRY.get(spec.name)
-    if known is not None and known is not spec:
-        raise RuntimeError(f"ISA {spec.name!r} registered twice ({_ORIGIN[spec.name]} and {origin or 'another'})")
-    _REGISTRY[spec.name] = spec
-    _ORIGIN.setdefault(spec.name, origin or "kinspect")
-    return spec
-
-
-def _load() -> None:
-    global _LOADED
-    if _LOADED:
-        return
-    _LOADED = True
-    for module in BUILTIN:
-        importlib.import_module(module)
-    for ep, value in plugins(ENTRY_POINTS):
-        for spec in value if isinstance(value, (list, tuple)) else (value,):
-            register(spec, f"entry point {ep.value!r}")
+def register(spec: Isa) -> Isa:
+    return REGISTRY.register(spec)
 
 
 def get(name: str) -> Isa:
-    _load()
-    try:
-        return _REGISTRY[name]
-    except KeyError:
-        raise NotFound(f"unknown dialect '{name}'{did_you_mean(name, _REGISTRY)}; known: "
-                       f"{', '.join(sorted(_REGISTRY))}") from None
+    return REGISTRY.get(name)
 
 
 def find(name: str) -> Isa | None:
     """The spec of a dialect, or None for one kinspect has no parser for (json, elf, a stage it keeps)."""
-    _load()
-    return _REGISTRY.get(name)
+    return REGISTRY.find(name)
 
 
 def all_isas() -> list[Isa]:
-    _load()
-    return list(_REGISTRY.values())
+    return REGISTRY.values()
 
 
 def machine() -> list[Isa]:
@@ -148,8 +116,4 @@ def of_extension(suffix: str) -> Isa | None:
 
 def telltales() -> list[tuple[Isa, re.Pattern]]:
     return [(s, s.telltale) for s in machine() if s.telltale is not None]
-
-
-def names(specs: Iterable[Isa]) -> list[str]:
-    return [s.name for s in specs]
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from kinspect.errors import KinspectError
 from kinspect.model import Variant
-from kinspect.replay.spec import LAUNCH_OPTIONS, DEFAULT_LAUNCH_OPTIONS, SOURCE_FILE, ReplaySpec
+from kinspect.replay.spec import SOURCE_FILE, ReplaySpec
 
 
 def compile_spec(spec: ReplaySpec, *, out_dir: str | Path, target: str | None = None, overrides: dict | None = None,
@@ -30,7 +30,7 @@ def compile_spec(spec: ReplaySpec, *, out_dir: str | Path, target: str | None = 
     resolved = resolve(target or spec.target)
     fn = kernel(spec)
     vals = values(spec.args, spec.signature, spec.attributes, "cpu", overrides=overrides)
-    allowed = LAUNCH_OPTIONS.get(resolved.target.backend, DEFAULT_LAUNCH_OPTIONS)
+    allowed = resolved.backend.launch_options
     options = {k: v for k, v in spec.options.items() if k in allowed}
     options.update({k: v for k, v in (("num_warps", num_warps), ("num_stages", num_stages)) if v is not None})
     variant = compile_variant(fn, args=vals.args, constexprs=vals.constexprs, grid=spec.grid, resolved=resolved,

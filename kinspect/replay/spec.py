@@ -13,22 +13,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kinspect import schema
+from kinspect import backends, schema
 from kinspect.errors import KinspectError, NotFound, warn
 from kinspect.model import ArgSpec, SourceRef, Variant
 from kinspect.replay.source import KernelSource
 from kinspect.store import load_json
 
 from kinspect.store import SOURCE as SOURCE_FILE     # a variant's captured KernelSource, beside its record.json
-
-# The launch options a replay passes back, per backend: what Triton's options for it accept and
-# the record keeps (the rest of record.options is derived: shared memory, arch, warp size).
-LAUNCH_OPTIONS = {
-    "cuda": ("num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion", "debug"),
-    "hip": ("num_warps", "num_stages", "waves_per_eu", "matrix_instr_nonkdim", "kpack", "enable_fp_fusion", "debug"),
-}
-DEFAULT_LAUNCH_OPTIONS = ("num_warps", "num_stages")
-
 
 @dataclass(frozen=True)
 class ReplaySpec:
@@ -99,7 +90,8 @@ def from_variant(v: Variant, launch: int = 1) -> ReplaySpec:
     sig = ranked[launch - 1]
     for line in (p for p in v.problems if not p.startswith("stage ")):   # a launch file left out
         warn(f"variant {label}: {line}")
-    names = LAUNCH_OPTIONS.get(v.target.backend, DEFAULT_LAUNCH_OPTIONS)
+    # what its backend's launches pass back (the rest of record.options is derived: shared memory, arch)
+    names = backends.of(v).launch_options
     options = {k: v.options[k] for k in names if v.options.get(k) is not None}
     return ReplaySpec(kernel=v.kernel, target=str(v.target), args=sig.args, grid=tuple(sig.grid),
                       signature=dict(v.signature), attributes=dict(v.attributes), options=options,
