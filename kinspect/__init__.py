@@ -9,8 +9,8 @@ __version__ = "0.1.0"
 def capture(out_dir="kinspect-out", *, target=None, **kwargs):
     """Record every Triton compile inside a `with` block into a kinspect store (see kinspect.hooks).
     Under TRITON_INTERPRET the interpreted launches are recorded instead and, when the block ends,
-    compiled for `target` (default cuda:90; see kinspect.replay.interpreted)."""
-    from kinspect.replay import interpreted
+    compiled for `target` (default cuda:90; see kinspect.program.interpreted)."""
+    from kinspect.program import interpreted
 
     if kwargs.get("launches", True) and interpreted.interpreting():
         return interpreted.capture(out_dir, target)

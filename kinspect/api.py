@@ -199,7 +199,7 @@ def bench(kernel: str, **kwargs):
     kinspect.bench.measure.bench, whose keyword arguments it takes. With no device, a UsageError
     that names `--interpret` and `dump`."""
     from kinspect.bench.measure import bench as run
-    from kinspect.replay.launch import captured
+    from kinspect.bench.captured import captured
 
     return run(kernel, replay=captured(kernel, kwargs.get("out_dir", DEFAULT_OUT)), **kwargs)
 
@@ -211,7 +211,7 @@ def interpret(kernel: str, *, out_dir: str | Path = DEFAULT_OUT, **kwargs):
 
     need("numpy", "--interpret (Triton's interpreter)")
     from kinspect.bench.interpret import interpret as run
-    from kinspect.replay.launch import captured
+    from kinspect.bench.captured import captured
 
     return run(kernel, replay=captured(kernel, out_dir), **kwargs)
 
@@ -336,15 +336,15 @@ def report(items, *, variant: str | None = None, metrics=(), bench: bool = True,
         if m not in METRICS:
             raise UsageError(f"--metric '{m}' is not one kinspect plots{did_you_mean(m, METRICS)}; "
                              f"choose from {', '.join(METRICS)}")
-    result = diff(items, bench=bench, text=False, **kwargs)
+    result = diff(items, bench=bench, text=False, keep_reports=True, **kwargs)
     rows = result.rows
-    reports = [result.reports.get(id(r.variant)) or analyse(r.variant) for r in rows]
+    reports = [r.report or analyse(r.variant) for r in rows]
     variants = [r.variant for r in rows]
     program = None
-    if is_program(variants):    # a program's kernels: ranked, and no plot across them
-        from kinspect.analysis.summary import kernel_rows, summarize
+    if is_program(variants):    # a program's kernels: ranked, and no plot across them; the rows' own records
+        from kinspect.analysis.summary import kernel_rows
 
-        program = kernel_rows([summarize(v, rep) for v, rep in zip(variants, reports)])
+        program = kernel_rows([r.metrics for r in rows])
     if variant:
         chosen = find_row(variant, rows, option="--variant")
     else:

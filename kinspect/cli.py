@@ -196,7 +196,7 @@ def capture(out_dir, time_method, interpret, target, as_json, resume, command):
     """
     import json
 
-    from kinspect.hooks import run as capture_run
+    from kinspect.program import run as capture_run
     from kinspect.render.terminal import capture_summary
 
     if target is not None and not interpret:

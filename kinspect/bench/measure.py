@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from kinspect.analysis.summary import VariantMetrics
 from kinspect.bench.check import Check
 from kinspect.bench.first_call import FirstCalls
 from kinspect.bench.launch_path import LaunchPath
@@ -51,7 +52,7 @@ class BenchResult:
     throughput: Throughput
     references: tuple[RefTiming, ...]
     check: Check | None
-    metrics: dict                      # the variant's row figures (kinspect.diff.table.metrics)
+    metrics: VariantMetrics            # the variant's record of figures, as every view shows it
     method: dict
     profile: Profile | None = None
     notes: tuple[str, ...] = ()
@@ -68,7 +69,7 @@ class BenchResult:
             "steady": self.steady.to_json(), "throughput": self.throughput.to_json(),
             "references": [r.to_json() for r in self.references],
             "check": self.check.to_json() if self.check else None,
-            "asm": {**self.metrics, "loaded": v.extra.get("loaded")},
+            "asm": {**self.metrics.figures(), "loaded": v.extra.get("loaded")},
             "method": self.method, "profile": self.profile.to_json() if self.profile else None,
             "launch_path": self.launch.to_json() if self.launch else None,
             "notes": list(self.notes),
@@ -77,7 +78,7 @@ class BenchResult:
 
 def no_device_line(kernel: str, captured: bool = False) -> str:
     if captured:
-        from kinspect.replay.launch import no_device_line as captured_line
+        from kinspect.bench.captured import no_device_line as captured_line
 
         return captured_line(kernel)
     return (f"no device here to run '{kernel}' on (no GPU, no CPU Triton backend such as triton-cpu): "
@@ -107,7 +108,7 @@ def bench(kernel: str, *, target: str | None = None, constexprs: dict | None = N
     from kinspect.bench.first_call import first_calls, in_user_cache, isolated
     from kinspect.bench.profile import check_writable
     from kinspect.bench.timing import timer_for
-    from kinspect.diff.table import metrics
+    from kinspect.analysis.summary import summaries
 
     if profile is not None:
         check_writable(profile)
@@ -129,7 +130,7 @@ def bench(kernel: str, *, target: str | None = None, constexprs: dict | None = N
         first = first_calls(launch.fn, launch, sync, out_dir=out_dir, group=launch.label, gpu=gpu)
         steady = timer(launch, warmup_ms=warmup_ms, rep_ms=rep_ms)
         path = _launch_path(launch, sync, steady, rep_ms) if gpu and launch_path else None
-        figures = metrics(first.variant)
+        figures = summaries([first.variant], jobs=1)[0]
         check = _check(launch, figures, sync)
         prof = _profile(launch, profile) if profile is not None else None
     refs = ()
@@ -159,7 +160,7 @@ def _launch_path(launch, sync, steady: Timing, rep_ms: int) -> LaunchPath:
     return measure_path(launch, sync, steady_ms=steady.wall.median, rep_ms=rep_ms)
 
 
-def _check(launch, figures: dict, sync) -> Check | None:
+def _check(launch, figures: VariantMetrics, sync) -> Check | None:
     from kinspect.bench.check import compare, precision_of
 
     if launch.reference is None or not launch.output:
@@ -167,7 +168,7 @@ def _check(launch, figures: dict, sync) -> Check | None:
     launch()
     sync()
     ref = launch.reference(*launch.input_values())
-    return compare(launch.args[launch.output], ref, precision=precision_of(launch.dtype, figures["matrix"] > 0))
+    return compare(launch.args[launch.output], ref, precision=precision_of(launch.dtype, figures.matrix > 0))
 
 
 def _profile(launch, path) -> Profile:
@@ -176,7 +177,7 @@ def _profile(launch, path) -> Profile:
     return profile(launch, path)
 
 
-def throughput(launch, steady: Timing, figures: dict, backend) -> Throughput:
+def throughput(launch, steady: Timing, figures: VariantMetrics, backend) -> Throughput:
     """GB/s and TFLOP/s from the kernel's formulas, against the device's measured copy bandwidth
     and (for kernels that use matrix instructions) its measured matmul FLOP/s in the dtype."""
     from kinspect.bench.device import copy_bandwidth, matmul_peak
@@ -185,7 +186,7 @@ def throughput(launch, steady: Timing, figures: dict, backend) -> Throughput:
     note = ""
     peak = None
     if tflops is not None:
-        if figures["matrix"] > 0 or not backend.gpu:
+        if figures.matrix > 0 or not backend.gpu:
             peak = matmul_peak(launch.dtype, backend.torch_device)
         else:
             note = "no matrix instructions: its FLOP/s is not compared with the matmul peak"
@@ -218,11 +219,11 @@ def method(steady: Timing, backend, launch) -> dict:
 
 def _preparer(kernel: str, replay: str | None):
     """The function that makes the bench's Launch: from a captured variant's folder (`replay`,
-    kinspect.replay.launch) or from the kernel's example or declared arguments (bench.launch)."""
+    kinspect.bench.captured) or from the kernel's example or declared arguments (bench.launch)."""
     import functools
 
     if replay:
-        from kinspect.replay.launch import prepare as captured
+        from kinspect.bench.captured import prepare as captured
 
         return functools.partial(captured, replay)
     from kinspect.bench.launch import prepare

@@ -16,6 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable
 
+from kinspect.analysis.summary import VariantMetrics
 from kinspect.bench.stats import Runtime
 from kinspect.diff.configs import config_verdicts, user_notes
 from kinspect.diff.correlation import explain
@@ -32,12 +33,13 @@ def compare(items: list[str], *, constexprs: dict[str, list] | None = None, targ
             pair: str | None = None, out_dir: str | Path = "kinspect-out", jobs: int | None = None,
             progress: Callable[[Outcome | None, int], None] | None = None,
             timer: Callable[[Variant], Runtime | None] | None = None, text: bool = True,
-            retarget=(), configs=None, picker=None) -> DiffResult:
+            retarget=(), configs=None, picker=None, keep_reports: bool = False) -> DiffResult:
     """Compile and collect the variants `items` name, tabulate them and diff one stage of two.
     With `retarget` CPU specs, each variant's LLVM IR compiled for each CPU takes its place (the
     variant itself stays when it has machine code of its own). An autotuned kernel from the
     user's file is swept over its configs (`configs`: only these numbers); when they are timed,
-    `picker(variant)` gives what Triton's own autotuner picks, said beside the fastest."""
+    `picker(variant)` gives what Triton's own autotuner picks, said beside the fastest. With
+    `keep_reports`, the analyses made here are kept on the rows (Row.report: a report shows them)."""
     from kinspect.diff import sweep
 
     if not items:
@@ -76,18 +78,17 @@ def compare(items: list[str], *, constexprs: dict[str, list] | None = None, targ
                                   progress=progress, configs=configs, retarget=retarget, least=least,
                                   saved=sum(len(v) for v in saved_at.values()))
         compiled, failed = _collect(result_sweep)
-        known = {o.path: o.metrics for o in result_sweep.outcomes if o.path and o.metrics}
+        known = {o.path: VariantMetrics.from_json(o.metrics) for o in result_sweep.outcomes if o.path and o.metrics}
     else:
         _enough(sum(len(v) for v in saved_at.values()) * max(1, len(retarget)), least=least)
     variants = _in_order(items, compiled, saved_at)
     if retarget:
         variants = _retargeted(variants, retarget)
     _enough(len(variants), f" ({failed[0].job.describe()} failed: {failed[0].error})" if failed else "", least=least)
-    reports: dict = {}
-    rows = make_rows(variants, known, reports)
+    rows = make_rows(variants, known, keep_reports=keep_reports)
     notes = (list(result_sweep.notes) if result_sweep else []) + user_notes(variants)
     if replayed:
-        from kinspect.replay.sweep import replayed_note
+        from kinspect.diff.replayed import replayed_note
 
         notes += [replayed_note(v) for v in replayed]
     if timer is not None:
@@ -100,7 +101,7 @@ def compare(items: list[str], *, constexprs: dict[str, list] | None = None, targ
         chosen_stage = choose_stage(stage, a, b)
         stage_diff = diff_variants(a, b, chosen_stage)
     return DiffResult(rows=rows, failed=failed, stage=chosen_stage, pair=chosen, text=stage_diff,
-                      links=explain(rows), notes=notes, sweep=result_sweep, reports=reports)
+                      links=explain(rows), notes=notes, sweep=result_sweep)
 
 
 def _sweep(kernels, replayed, *, targets, constexprs, num_warps, num_stages, args, size, out_dir, jobs, progress,
@@ -116,7 +117,7 @@ def _sweep(kernels, replayed, *, targets, constexprs, num_warps, num_stages, arg
         job_list = sweep.cross(kernels, targets=target_list, constexprs=constexprs, num_warps=num_warps,
                                num_stages=num_stages, args=args, size=size, out_dir=out_dir, configs=config_list)
         if replayed:
-            from kinspect.replay.sweep import jobs as replay_jobs
+            from kinspect.diff.replayed import jobs as replay_jobs
 
             job_list += replay_jobs(replayed, targets=targets, constexprs=constexprs, num_warps=num_warps,
                                     num_stages=num_stages, out_dir=out_dir)

@@ -35,7 +35,6 @@ class DiffResult:
     links: list[Link] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     sweep: Sweep | None = None
-    reports: dict = field(default_factory=dict)    # analyses made for the rows, by id() of the variant
 
     def to_json(self) -> dict:
         d = self.text

@@ -171,7 +171,7 @@ def capture(out_dir: str | Path = "kinspect-out", *, group: str | None = None, o
     With `defer`, variants are recorded when the block ends rather than inside Triton's compile.
     `backend` names the kinspect backend compiling (kinspect.backends), where Triton's target does not say it.
     Under TRITON_INTERPRET nothing compiles, so nothing is recorded here: kinspect.capture() then
-    records the interpreted launches instead (kinspect.replay.interpreted).
+    records the interpreted launches instead (kinspect.program.interpreted).
     """
     from kinspect.hooks.autotune import AutotuneRecorder
     from kinspect.hooks.launches import ArgumentsToHooks, LaunchRecorder

@@ -2,8 +2,8 @@
 
 A ReplaySpec comes from a captured variant's record (its most frequent launch signature, its
 specialization and options) or from a spec file `kinspect capture --interpret` leaves for its
-compile workers. `kernel(spec)` gets the kernel back (kinspect.replay.source), `values(spec, device)`
-makes its arguments (kinspect.replay.args).
+compile workers. `kinspect.compile.replayed.kernel(spec)` gets the kernel back (`plan(spec)` says
+from where), `values(spec, device)` makes its arguments (kinspect.replay.args).
 """
 
 from __future__ import annotations
@@ -217,18 +217,3 @@ def _is_main_guard(test) -> bool:
 def how(spec: ReplaySpec) -> str:
     """Where `kernel(spec)` gets the kernel from, in words."""
     return plan(spec).why
-
-
-def kernel(spec: ReplaySpec):
-    """The captured kernel in this process (a JITFunction, or an InterpretedFunction under
-    TRITON_INTERPRET), as `plan` says where from."""
-    from kinspect.replay import source
-
-    p = plan(spec)
-    if p.mode == "source":
-        return source.rebuild(spec.source)
-    ref = spec.ref
-    if p.mode == "import":
-        return source.load_kernel(ref.file, spec.kernel)
-    imports = source.INDUCTOR_IMPORTS if generated(ref) else source.TRITON_IMPORTS
-    return source.rebuild_text(spec.kernel, ref.text, ref.file, ref.line, imports=imports)

@@ -156,7 +156,7 @@ def finish_capture(out: Path, *, started: float | None, progress, compiling, cod
     variants recorded since are this run's), or None to finish every variant that needs it. Ctrl-C
     stops it: what is done stays whole, the result says what is left (code 130)."""
     from kinspect.interrupt import Interrupted, deferred
-    from kinspect.replay.sweep import compile_pending
+    from kinspect.program.pending import compile_pending
     from kinspect.store import merge_autotune
 
     compile_s, compiled, done = 0.0, [], []

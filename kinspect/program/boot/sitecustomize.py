@@ -56,7 +56,7 @@ def _install_interpreted(target):
     launches themselves (kinspect.hooks.interpret), for the capture command to compile for `target`."""
     try:
         from kinspect.hooks.autotune import AutotuneRecorder
-        from kinspect.hooks.interpret import InterpretRecorder
+        from kinspect.program.interpret import InterpretRecorder
 
         recorder = InterpretRecorder(os.environ["KINSPECT_CAPTURE_DIR"], target)
         autotune = AutotuneRecorder(recorder.root, interpret=True)

@@ -77,11 +77,12 @@ def prepare(folder: str, *, device, constexprs: dict | None = None, num_warps: i
                          f"grid was computed for its captured sizes and constexprs. Compare block sizes with "
                          f"`kinspect diff VARIANT -p NAME=V1,V2`, or bench the kernel with your own arguments "
                          f"(kinspect bench file.py:kernel --arg ...)")
+    from kinspect import backends
     from kinspect.bench.launch import Launch
     from kinspect.compile import jit_function
+    from kinspect.compile.replayed import kernel
     from kinspect.replay.args import FILL_NOTE, values
-    from kinspect import backends
-    from kinspect.replay.spec import how, kernel, load
+    from kinspect.replay.spec import how, load
 
     spec = load(folder, launch)
     fn = jit_function(kernel(spec))
