@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from kinspect.errors import KinspectError, UsageError
@@ -143,10 +143,19 @@ class Program:
     rows: list            # kinspect.analysis.summary.KernelRow, busiest first
     details: list         # kinspect.analysis.VariantReport of the chosen kernels' busiest variants
     where: str            # what was read: a store, a cache, "3 kernels compiled here"
+    sol: object = None    # kinspect.analysis.sol.ProgramSol: speed of light per kernel
+    busiest: dict = field(default_factory=dict)    # kernel -> its busiest Variant
+    counters: dict = field(default_factory=dict)   # kernel -> why --counters measured nothing for it
 
     def to_json(self) -> dict:
-        return {"where": self.where, "kernels": [r.to_json() for r in self.rows],
-                "variants": [d.to_json() for d in self.details]}
+        from kinspect.analysis.explain import kernel_extras
+
+        kernels = [{**r.to_json(), **kernel_extras(r, self.busiest.get(r.kernel), self.sol)} for r in self.rows]
+        for k in kernels:
+            if k["kernel"] in self.counters:
+                k["counters_failed"] = self.counters[k["kernel"]]
+        return {"where": self.where, "kernels": kernels, "variants": [d.to_json() for d in self.details],
+                "speed_of_light": self.sol.to_json() if self.sol is not None else None}
 
 
 def is_program(variants: list[Variant]) -> bool:
@@ -155,11 +164,14 @@ def is_program(variants: list[Variant]) -> bool:
 
 
 def program(variants: list[Variant], *, top: int = 3, every: bool = False, names=(), where: str = "",
-            jobs: int | None = None) -> Program:
+            jobs: int | None = None, counters: int = 0) -> Program:
     """Rank the kernels of `variants` (kinspect.analysis.summary) and analyse in full the busiest
     variant of the `top` first kernels, of every kernel, or of the kernels whose name contains one
-    of `names`."""
+    of `names`. Each timed kernel's speed of light comes with it (kinspect.analysis.sol); with
+    `counters`, the busiest variants of that many kernels with the most headroom are replayed under
+    Nsight Compute first (measure_counters)."""
     from kinspect.analysis import analyse
+    from kinspect.analysis.sol import for_program
     from kinspect.analysis.summary import kernel_rows, summaries, variant_key
     from kinspect.errors import NotFound, did_you_mean
 
@@ -173,7 +185,47 @@ def program(variants: list[Variant], *, top: int = 3, every: bool = False, names
         chosen = rows if every else rows[:top]
     by_key = {variant_key(v): v for v in variants}
     details = [analyse(by_key[r.busiest.key]) for r in chosen]
-    return Program(rows=rows, details=details, where=where)
+    busiest = {r.kernel: by_key[r.busiest.key] for r in rows if r.busiest.key in by_key}
+    sol = for_program(variants)
+    failed = {}
+    if counters:
+        failed = measure_counters(sol, busiest, counters)
+        sol = for_program(variants)          # measured bytes replace the estimates
+    return Program(rows=rows, details=details, where=where, sol=sol, busiest=busiest, counters=failed)
+
+
+def measure_counters(sol, busiest: dict, top: int) -> dict:
+    """Replay the busiest variant of the `top` kernels with the most headroom under Nsight Compute
+    (kinspect.bench.ncu); their counters are written beside them. Returns {kernel: why nothing was
+    measured} for those that failed; ncu missing or unable to read counters is a KinspectError."""
+    from kinspect.analysis.sol import by_headroom
+    from kinspect.bench.ncu import measure
+
+    if not sol.speeds:
+        raise UsageError("--counters measures the kernels with the most headroom, and no kernel has GPU time: "
+                         "capture the program with `kinspect capture --time`")
+    kernels = [k for k in by_headroom(sol.speeds) if k in busiest][:top]
+    got = measure([busiest[k].path for k in kernels])
+    return {k: got[busiest[k].path] for k in kernels if isinstance(got.get(busiest[k].path), str)}
+
+
+def record_ceilings(out_dir: str | Path) -> str:
+    """Measure the GPU's copy bandwidth and matmul peaks (kinspect.bench.device, cached per device and
+    driver) and keep them in the store (kinspect.ceilings): what `capture --time` does when the program
+    has ended. Returns one line saying what was recorded, or why nothing was."""
+    from kinspect import ceilings
+    from kinspect.bench.device import ceilings as measure
+
+    try:
+        import torch
+
+        if not torch.cuda.is_available():
+            return "device ceilings not measured: no GPU visible to kinspect after the program"
+        c = measure("cuda")
+        ceilings.write(out_dir, c)
+    except Exception as e:      # the capture is done and kept; percentages will say what they use instead
+        return f"device ceilings not measured: {type(e).__name__}: {e}"
+    return f"device ceilings kept in the store: {c.describe()}"
 
 
 def diff(items, *, bench: bool = True, **kwargs):

@@ -217,6 +217,8 @@ def capture(out_dir, time_method, interpret, target, as_json, resume, command):
             result = capture_run.run(list(command), out_dir, time_method=time_method,
                                      interpret=(target or "") if interpret else None, **steps)
     _echo(capture_summary(result, out_dir), err=True)
+    if time_method and any(v.launches and v.launches.gpu for v in result.variants):
+        _echo(f"  {api.record_ceilings(out_dir)}", err=True)
     if as_json:
         click.echo(json.dumps(result.to_json(), default=str))
     sys.exit(result.code)
@@ -242,11 +244,14 @@ def capture(out_dir, time_method, interpret, target, as_json, resume, command):
               help="Several kernels: the details of kernels whose name contains NAME (repeatable).")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
               help="Processes that analyse variants kinspect has not summarized before (default: one per core).")
+@click.option("--counters", "counters", type=click.IntRange(min=1), is_flag=False, flag_value=10, default=None,
+              metavar="[N]", help="A captured program: replay the N kernels with the most headroom (default 10) "
+                                  "under Nsight Compute (ncu) and show their counters beside the findings.")
 @_retarget_option
 @click.option("-o", "--out", "out_dir", default=api.DEFAULT_OUT, show_default=True,
               help="Store for kernels compiled here.")
 def vec_report(targets, target, constexprs, args, num_warps, num_stages, config, as_json, show_lines, top, every,
-               names, jobs, retarget, out_dir):
+               names, jobs, counters, retarget, out_dir):
     """Vector, matrix and register use of each variant, with verdicts tied to source lines.
 
     TARGETS are kernels (shipped names or file.py:name, compiled as in dump), kinspect stores, Triton
@@ -267,18 +272,24 @@ def vec_report(targets, target, constexprs, args, num_warps, num_stages, config,
     if not retarget:
         variants = api.resolve_variants(list(targets), **kwargs)
         if api.is_program(variants):
+            from kinspect.render.counters import section
             from kinspect.render.program import summary
 
             found = api.program(variants, top=top, every=every, names=names, where=_where(targets, variants),
-                                jobs=jobs)
+                                jobs=jobs, counters=counters or 0)
             if as_json:
                 click.echo(json.dumps(found.to_json(), indent=1))
                 return
             width = shutil.get_terminal_size((160, 40)).columns
             parts = [summary(found.rows, where=found.where, width=width, shown=len(found.details))]
+            if counters:
+                parts.append(section(found.to_json()))
             parts += [render(r) + (f"\n  per line:\n{line_table(r)}" if show_lines else "") for r in found.details]
             _echo("\n\n".join(parts))
             return
+        if counters:
+            raise click.UsageError("--counters measures the kernels of a captured program (a store of several "
+                                   "kernels, captured with --time)")
         reports = api.vec_report_of(variants)
     else:
         reports = api.vec_report(list(targets), retarget=retarget, **kwargs)

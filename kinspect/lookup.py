@@ -33,7 +33,9 @@ def find_variant(spec: str, out_dir: str | Path = "kinspect-out", *, prefer=None
         raise UsageError(f"'{spec}' ({listing.kind}) holds {len(listing.variants)} variants; name one by its folder "
                          f"or by its name in it (kinspect show NAME -o {spec}): {names}")
     store = Path(out_dir)
-    variants = sources.readable(sources.discover(store)).variants if store.exists() else []
+    listing = sources.discover(store) if store.exists() else None
+    # an empty store holds no variant of that name: say that, not "nothing to read"
+    variants = sources.readable(listing).variants if listing is not None and listing.kind != "empty" else []
     matches = [v for v in variants if v.name == spec or v.name.startswith(spec) or v.kernel == spec
                or Path(v.path).parent.name == spec]
     if len(matches) > 1 and prefer is not None:

@@ -247,7 +247,10 @@ def loads_rule(f: Findings) -> list[Verdict]:
     fused kernel's 128-bit loads at the tl.exp line in SASS, at the tl.load lines in LLVM IR)."""
     if f.isa is None or not f.gpu:
         return []
+    from kinspect.analysis.kernel_ast import lone_load_lines
+
     source = next((m for m in f.ir() if m.dialect == "llvm" and m.load_widths), f.isa)
+    lone = lone_load_lines(f.variant)     # one element per program (a scalar): nothing to vectorize
     out = []
     for (file, line), ls in sorted(source.lines.items(), key=lambda kv: kv[0][1]):
         if not ls.load_widths or not f.is_kernel_file(file):
@@ -255,6 +258,9 @@ def loads_rule(f: Findings) -> list[Verdict]:
         widest = max(ls.load_widths)
         if min(ls.load_widths) >= 128:
             out.append(Verdict(f"{f.where(file, line)} loads are {widest}-bit", "good", line, file))
+        elif widest <= 32 and line in lone:
+            out.append(Verdict(f"{f.where(file, line)} loads one element per program ({widest}-bit): nothing to "
+                               f"vectorize", "info", line, file))
         elif widest <= 32:
             out.append(finding(f"{f.where(file, line)} loads are {widest}-bit: not vectorized", "narrow_loads",
                                line=line, file=file))
@@ -488,4 +494,12 @@ RULES: tuple[Callable[[Findings], list[Verdict]], ...] = (
 
 
 def verdicts(f: Findings) -> list[Verdict]:
-    return [v for rule in RULES for v in rule(f)]
+    """Every rule's verdicts; a finding's advice speaks to who wrote the kernel (findings.advice_for)."""
+    import dataclasses
+
+    from kinspect.analysis.findings import advice_for
+    from kinspect.analysis.kernel_ast import is_inductor
+
+    inductor = is_inductor(f.variant)
+    return [dataclasses.replace(v, advice=advice_for(v.kind, v.advice, inductor)) if v.kind and inductor else v
+            for rule in RULES for v in rule(f)]

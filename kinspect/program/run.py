@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from kinspect.errors import KinspectError, UsageError
+from kinspect.errors import KinspectError, UsageError, warn
 from kinspect.model import Variant
 from kinspect.readonly import check_store_folder
 from kinspect.sources import users_environment
@@ -185,6 +185,10 @@ def finish_capture(out: Path, *, started: float | None, progress, compiling, cod
         derive_s = time.perf_counter() - t0
         with deferred():
             launches, hook_ms, timing, unattributed = _summaries(out / SUMMARIES)
+            if timing and timing.get("other_kernels"):
+                from kinspect import gpu_time
+
+                gpu_time.write_others(out, timing["other_kernels"], timing["method"])
             autotune = tuple(merge_autotune(out))
     except KeyboardInterrupt:
         import shlex
@@ -278,7 +282,9 @@ def _summaries(folder: Path) -> tuple[int, float, dict | None, dict]:
     for p in sorted(folder.glob("*.json")):
         try:
             d = load_json(folder, p.name, schema.SUMMARY)
-        except KinspectError:
+        except KinspectError as e:
+            warn(f"a process's launch summary could not be read ({e}); its launches, hook time and GPU time "
+                 f"are left out of the totals")
             continue
         launches += int(d.get("launches", 0))
         hook_ms += float(d.get("hook_ms", 0.0))
@@ -286,8 +292,12 @@ def _summaries(folder: Path) -> tuple[int, float, dict | None, dict]:
             unattributed[k] = unattributed.get(k, 0) + int(n)
         t = d.get("timing")
         if t:
+            others = dict((timing or {}).get("other_kernels") or {})
+            for name, o in (t.get("other_kernels") or {}).items():
+                was = others.get(name, {"calls": 0, "ms": 0.0})
+                others[name] = {"calls": was["calls"] + int(o["calls"]), "ms": was["ms"] + float(o["ms"])}
             timing = {"method": t["method"], "ms": (timing or {}).get("ms", 0.0) + float(t.get("ms", 0.0)),
-                      "failed": t.get("failed") or (timing or {}).get("failed", "")}
+                      "failed": t.get("failed") or (timing or {}).get("failed", ""), "other_kernels": others}
     import shutil
 
     shutil.rmtree(folder, ignore_errors=True)
