@@ -73,7 +73,7 @@ def run(command: list[str], out_dir: str | Path, *, time_method: str | None = No
     capture left out and merge the launch records. `time_method` ("profiler" or "events") times every
     launch on the GPU. With `interpret` (a target such as "cuda:90") the command runs under
     TRITON_INTERPRET and each kernel and specialization it launched is compiled for that target
-    afterwards (kinspect.hooks.interpret); `compiling(outcome, total)` follows those compiles."""
+    afterwards (kinspect.program.interpret); `compiling(outcome, total)` follows those compiles."""
     if not command:
         raise UsageError("nothing to run; e.g. kinspect capture -o out -- python script.py")
     if time_method is not None:
