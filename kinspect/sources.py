@@ -22,7 +22,7 @@ from typing import Callable
 from kinspect import backends, traces
 from kinspect.errors import NotFound
 from kinspect.model import StageFile, Target, Variant
-from kinspect.store import Outside, contained, is_store, read_records, unfinished
+from kinspect.store import DEFAULT_OUT, Outside, contained, is_store, read_records, unfinished
 
 # Triton's <kernel>.json is a few KB; a bigger one is not metadata (and is not read into memory)
 MAX_METADATA_BYTES = 16 << 20
@@ -42,8 +42,8 @@ def default_dir() -> Path:
     in either of spine-triton's layouts (3.6.0+spacemit.a5's flat `<k>_tt.mlir, <k>_linalg.mlir, ...`,
     or later releases' `<k>/<k>.ttir, .linalgdir, .ll, .s`); else Triton's cache (TRITON_CACHE_DIR or
     ~/.triton/cache), which holds every backend's kernels, spine-triton's and triton-cpu's included."""
-    if is_store(Path("kinspect-out")):
-        return Path("kinspect-out")
+    if is_store(Path(DEFAULT_OUT)):
+        return Path(DEFAULT_OUT)
     dump = os.environ.get("SPINE_TRITON_DUMP_PATH")
     if dump and Path(dump).is_dir() and (is_spine_dump(Path(dump)) or is_triton_dump(Path(dump))):
         return Path(dump)

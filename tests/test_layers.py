@@ -55,7 +55,7 @@ LAYERS: dict[str, tuple[str, tuple[str, ...]]] = {
                   "optional", "parallel", "provenance", "resources")),
     "derived": ("derived stages (SASS, CPU assembly) of variants kinspect did not write",
                 ("analysis", "backends", "cache", "errors", "model", "retarget", "store")),
-    "lookup": ("a variant found by what a user types", ("derived", "errors", "model", "sources")),
+    "lookup": ("a variant found by what a user types", ("derived", "errors", "model", "sources", "store")),
     # Triton at run time
     "launcher": ("launching a compiled kernel directly, without the JIT's Python", ("backends",)),
     "kernels": ("the kernels kinspect ships", ("errors", "launcher")),

@@ -15,6 +15,7 @@ from kinspect.bench.reference import RefTiming
 from kinspect.bench.timing import REP_MS, WARMUP_MS, Timing
 from kinspect.errors import UsageError
 from kinspect.model import Variant
+from kinspect.store import DEFAULT_OUT
 
 
 @dataclass(frozen=True)
@@ -101,7 +102,7 @@ def device_target(kernel: str, target: str | None, captured: bool = False):
 
 def bench(kernel: str, *, target: str | None = None, constexprs: dict | None = None, args: dict | None = None,
           num_warps: int | None = None, num_stages: int | None = None, size: str | None = None,
-          out_dir: str | Path = "kinspect-out", references: bool = True, compiled_reference: bool = True,
+          out_dir: str | Path = DEFAULT_OUT, references: bool = True, compiled_reference: bool = True,
           bytes_moved: int | None = None, flops: int | None = None, warmup_ms: int = WARMUP_MS,
           rep_ms: int = REP_MS, profile: str | Path | None = None, launch_path: bool = True,
           replay: str | None = None) -> BenchResult:

@@ -9,8 +9,7 @@ from pathlib import Path
 from kinspect.errors import UsageError
 from kinspect.model import Variant
 from kinspect.readonly import check_store_folder
-
-DEFAULT_OUT = "kinspect-out"
+from kinspect.store import DEFAULT_OUT
 
 
 @dataclass(frozen=True)

@@ -26,11 +26,12 @@ from kinspect.diff.table import Row, rows as make_rows
 from kinspect.diff.textdiff import StageDiff
 from kinspect.errors import KinspectError, NotFound, UsageError, did_you_mean, warn
 from kinspect.model import Variant
+from kinspect.store import DEFAULT_OUT
 
 
 def compare(items: list[str], *, constexprs: dict[str, list] | None = None, targets=(None,), num_warps=(None,),
             num_stages=(None,), args=(), size: str | None = None, stage: str | None = None,
-            pair: str | None = None, out_dir: str | Path = "kinspect-out", jobs: int | None = None,
+            pair: str | None = None, out_dir: str | Path = DEFAULT_OUT, jobs: int | None = None,
             progress: Callable[[Outcome | None, int], None] | None = None,
             timer: Callable[[Variant], Runtime | None] | None = None, text: bool = True,
             retarget=(), configs=None, picker=None, keep_reports: bool = False) -> DiffResult:
