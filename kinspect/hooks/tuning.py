@@ -56,8 +56,9 @@ class TuningScopes:
     """Wraps the TARGETS while installed; `restore` puts back each method it replaced (where nothing
     replaced it since) and stops watching imports."""
 
-    def __init__(self, targets=TARGETS):
+    def __init__(self, targets=TARGETS, wrap=None):
         self.targets = tuple(targets)
+        self.wrap = wrap or _wrapped          # method -> its replacement (carrying `kinspect_tuning`)
         self._patched: list[tuple[type, str, object]] = []
         self._watcher: _AfterImport | None = None
 
@@ -79,7 +80,7 @@ class TuningScopes:
             original = vars(cls).get(method) if isinstance(cls, type) else None
             if not isinstance(original, types.FunctionType) or hasattr(original, "kinspect_tuning"):
                 continue
-            setattr(cls, method, _wrapped(original))
+            setattr(cls, method, self.wrap(original))
             self._patched.append((cls, method, original))
 
     def restore(self) -> None:
