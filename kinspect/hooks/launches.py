@@ -401,7 +401,7 @@ class EventTimer:
         self._pending, self._free, self._streams = [], [], {}
 
 
-def _kineto():
+def _kineto(activities=None):
     """(start, stop) of a kineto session collecting CUDA activity records only (no CPU op events, no
     stacks, no shapes), through the calls torch.profiler makes, without the part that tells the
     program a profiler is on (torch.autograd.profiler._is_profiler_enabled, which sends Inductor's
@@ -415,14 +415,15 @@ def _kineto():
         config = ProfilerConfig(*args)
     except TypeError:                     # versions that also take a trace id
         config = ProfilerConfig(*args, "")
-    activities = {ProfilerActivity.CUDA}
+    activities = activities or {ProfilerActivity.CUDA}
 
     def start():
         ap._prepare_profiler(config, activities)
         ap._enable_profiler(config, activities)
 
     def stop():
-        torch.cuda.synchronize()
+        if torch.cuda.is_available():
+            torch.cuda.synchronize()
         return ap._disable_profiler().events()
 
     return start, stop
@@ -471,8 +472,8 @@ class KernelRecordsTimer:
         return "every launch from the first observed launch to the end (autotuners' benchmarks apart)"
 
     def new_variant(self, rec: LaunchRecorder, name: str, key) -> None:
-        if not self._on and not self.failed and (self.sample <= 1 or self.windows == 0):
-            self._start()
+        if not self._on and not self.failed and self.windows == 0:
+            self._toggle(rec)
         if name not in self._keys:
             self._keys[name] = key
         elif self._keys[name] != key and not self.cell(name)[0]:
@@ -559,7 +560,7 @@ class KernelRecordsTimer:
             self.cost_s += time.perf_counter() - t0
 
     def forget(self) -> None:
-        self._on, self._order, self.others = False, {}, {}
+        self._on, self._order, self.others, self.windows = False, {}, {}, 0
 
 
 OTHER_KERNELS = 40      # GPU work no hook saw, kept by name: the largest
