@@ -89,11 +89,7 @@ def test_statically_launched_kernels_are_counted_at_their_autotuners_run():
     assert launches.signatures[0].args[2].value == 4096 and launches.signatures[0].args[0].shape == (4,)
     assert rec.observed == {STATIC: 1}
     # inside an autotuner's benchmark nothing is counted; once restored, nothing at all
-    tuning._state.depth = 1
-    try:
-        at.run(x, x, 4096, stream=7)
-    finally:
-        tuning._state.depth = 0
+    tuning._wrapped(lambda: at.run(x, x, 4096, stream=7))()
     observer.live[0] = False
     at.run(x, x, 4096, stream=7)
     assert tally.calls == 4 and len(calls) == 6

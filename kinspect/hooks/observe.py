@@ -49,7 +49,7 @@ def triton_wrapper(rec: LaunchRecorder, live: list, kernel, launcher, on_first=N
     """`launcher` (a CompiledKernel's) counting its launches into `rec` while `live[0]`. Its
     arguments: grid x, y, z, stream, function, packed metadata, launch metadata, enter and exit
     hooks, then the kernel's arguments (the layout of Triton 3.4 to 3.9)."""
-    state, timer = tuning._state, rec.timer
+    state, busy, timer = tuning._state, tuning.BUSY, rec.timer
     key, name = kernel.hash, kernel.name
     cell = timer.cell(name) if timer is not None else [False]
     tally = counts = keyof = None
@@ -73,7 +73,7 @@ def triton_wrapper(rec: LaunchRecorder, live: list, kernel, launcher, on_first=N
 
     def observed(*a):
         if live[0]:
-            if getattr(state, "depth", 0):
+            if busy[0] and state.depth:
                 _tuning(rec, key, name, a[9:], kernel)
                 if timer is not None:
                     return _timed(rec, timer, (TUNING, key), name, a[3], launcher, a, {})
@@ -242,7 +242,7 @@ class _StaticCounter:
 
     def count(self, args, stream) -> None:
         """The slow path: the call that installed the counter, or one under a subclass's run."""
-        if getattr(tuning._state, "depth", 0):
+        if tuning._state.depth:
             return
         k = self.keyof(args)
         n = self.tally.counts.get(k)
@@ -266,12 +266,12 @@ class _StaticCounter:
 
     def run_of(self, bound):
         """The per-instance run: counts, then calls the autotuner's own `bound` run."""
-        rec, live, state, timer = self.rec, self.live, tuning._state, self.rec.timer
+        rec, live, state, busy, timer = self.rec, self.live, tuning._state, tuning.BUSY, self.rec.timer
         counts, keyof, new_key, key, name = self.tally.counts, self.keyof, self.new_key, self.key, self.name
         cell = timer.cell(name) if timer is not None else [False]
 
         def run(*args, stream, **kwargs):
-            if live[0] and not getattr(state, "depth", 0):
+            if live[0] and not (busy[0] and state.depth):
                 k = keyof(args)
                 n = counts.get(k)
                 if n is not None:
