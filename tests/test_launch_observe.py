@@ -5,6 +5,7 @@ their autotuner's run, and the timer reads kernel records without telling the pr
 The Inductor side runs on a stand-in CachingAutotuner here (Inductor makes C++ on a CPU); the real one
 is in tests/gpu/test_launch_live.py."""
 
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -199,3 +200,23 @@ def test_the_capture_command_leaves_the_static_launcher_setting_alone(tmp_path, 
                           str(probe)], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout.strip().splitlines()[-1]) == env.get("TORCHINDUCTOR_USE_STATIC_CUDA_LAUNCHER")
+
+
+def test_a_static_kernel_from_a_warm_cache_is_recorded_from_its_triton_cache_folder(tmp_path, triton_cache):  # noqa: F811
+    """With a warm FX-graph cache Inductor loads a static kernel's cubin from Triton's cache folder: no
+    compile, no listener call. The capture records the variant from that folder's files."""
+    from kinspect.hooks import Recorder
+    from kinspect.store import Store
+
+    x, y = torch.empty(4096), torch.empty(4096)
+    with dry_run():
+        k = _double.warmup(x, y, 4096, BLOCK=512, grid=(8,))
+    folder = Path(knobs.cache.dir) / next(p.name for p in Path(knobs.cache.dir).iterdir()
+                                          if (p / "_double.json").is_file())
+    store = Store(tmp_path / "out")
+    rec = Recorder(store, launches=LaunchRecorder(store))
+    rec.adopt_cached(k.hash, "_double", folder, SimpleNamespace(fn=_double, signature={"x_ptr": "*fp32"}, constants={"BLOCK": 512}))
+    [v] = read_records(tmp_path / "out")
+    assert v.hash == k.hash and v.cache_hit and v.stage("ptx") is not None and v.constexprs == {"BLOCK": 512}
+    rec.adopt_cached("f" * 64, "_double", folder)         # not that folder's kernel: nothing recorded
+    assert len(list(read_records(tmp_path / "out"))) == 1 and not rec.errors

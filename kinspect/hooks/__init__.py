@@ -63,6 +63,26 @@ class Recorder:
             return
         self._guarded(kernel.src, kernel.metadata._asdict(), dict(kernel.metadata_group), None, True)
 
+    def adopt_cached(self, key: str, name: str, folder, src=None) -> None:
+        """Record, from its Triton cache folder, a variant launched with no compile in this capture:
+        Inductor's static launcher loads the cubin of a warm cache from there (no listener call, no
+        CompiledKernel). `src` stands in for the kernel's source (its JITFunction and signature)."""
+        import json
+
+        if self.launches is None or key in self.launches.folders or self.launches.find(name, key) is not None:
+            return
+        folder = Path(folder)
+        try:
+            group = json.loads((folder / f"__grp__{name}.json").read_text())["child_paths"]
+            metadata = json.loads((folder / f"{name}.json").read_text())
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            self.errors.append(f"kinspect: variant {name} ({key[:12]}) not recorded: its Triton cache folder "
+                               f"{folder} could not be read ({type(e).__name__})")
+            return
+        if metadata.get("hash") != key:
+            return
+        self._guarded(src, metadata, {str(k): str(v) for k, v in group.items()}, None, True)
+
     def flush(self) -> None:
         """Record what a deferred recorder has collected (its files must still be in the cache)."""
         pending, self.pending = self.pending, []
@@ -166,7 +186,8 @@ def capture(out_dir: str | Path = "kinspect-out", *, group: str | None = None, o
                             origin=origin, defer=defer, launches=launch_recorder, startup=clock)
         knobs.compilation.listener = recorder
         clock.install()
-        observer = LaunchObserver(launch_recorder, on_first=recorder.adopt) if launch_recorder is not None else None
+        observer = LaunchObserver(launch_recorder, on_first=recorder.adopt, on_static=recorder.adopt_cached) \
+            if launch_recorder is not None else None
         autotune = AutotuneRecorder(store.root) if launches else None
         scopes = TuningScopes()
         if launch_recorder is not None:

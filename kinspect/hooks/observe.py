@@ -124,8 +124,9 @@ class LaunchObserver:
     methods back. Wrappers already handed out (an Inductor launcher keeps its kernel's) pass launches
     through uncounted once restored."""
 
-    def __init__(self, rec: LaunchRecorder, on_first=None):
+    def __init__(self, rec: LaunchRecorder, on_first=None, on_static=None):
         self.rec, self.on_first = rec, on_first
+        self.on_static = on_static       # (hash, name, Triton cache folder, src) at a static kernel's first call
         self.live = [True]
         self.static_launcher: str | None = None      # Inductor's setting, read at its first kernel's run
         self._patched: list[tuple[type, str, object]] = []
@@ -214,6 +215,11 @@ class LaunchObserver:
         c = at.__dict__.get("_kinspect_counter")
         if c is None or c.launcher is not launcher:
             c = at.__dict__["_kinspect_counter"] = _StaticCounter(self.rec, self.live, at, launcher, args)
+            if c.first and self.on_static is not None:
+                try:
+                    self.on_static(c.key, c.name, static_folder(launcher), _static_src(at, launcher))
+                except Exception:
+                    pass
         return c
 
 
@@ -306,6 +312,32 @@ def static_hash(launcher) -> str:
         except Exception:
             continue
     return path_key
+
+
+def static_folder(launcher):
+    """The Triton cache folder the static launcher loaded its kernel's cubin from."""
+    from pathlib import Path
+
+    runner = getattr(launcher, "__globals__", {}).get("runner")
+    cubin = getattr(getattr(runner, "__self__", None), "cubin_path", None)
+    if cubin:
+        return Path(cubin).parent
+    from triton import knobs
+
+    return Path(knobs.cache.dir) / str(getattr(launcher, "cache_hash", ""))
+
+
+def _static_src(at, launcher):
+    """What the recorder reads of a kernel's source (kinspect.hooks.record.specialization): the
+    autotuner's JITFunction, Inductor's signature and constants and the launcher's config."""
+    from types import SimpleNamespace
+
+    meta = getattr(at, "triton_meta", None) or {}
+    config = dict(getattr(getattr(launcher, "config", None), "kwargs", None) or {})
+    fn = getattr(at, "fn", None)
+    return SimpleNamespace(fn=fn, signature=meta.get("signature") or {}, attrs={},
+                           constants={**(meta.get("constants") or {}), **config},
+                           name=getattr(fn, "__name__", "kernel"))
 
 
 def _static_name(at, launcher) -> str:

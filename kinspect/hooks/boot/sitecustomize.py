@@ -37,7 +37,7 @@ def _install():
     clock.install()
     recorder = Recorder(store, previous=knobs.compilation.listener, origin="capture", launches=launches,
                         startup=clock)
-    observer = LaunchObserver(launches, on_first=recorder.adopt)
+    observer = LaunchObserver(launches, on_first=recorder.adopt, on_static=recorder.adopt_cached)
     observer.install()
     autotune = AutotuneRecorder(store.root)
     autotune.install()
