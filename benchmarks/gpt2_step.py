@@ -6,6 +6,7 @@ round), every run a fresh process with the same warm Inductor and Triton caches 
 them first, not counted).
 
     python benchmarks/gpt2_step.py --rounds 3 --iters 30
+    python benchmarks/gpt2_step.py --caches /tmp/c --warm-only; python benchmarks/gpt2_step.py --caches /tmp/c
 
 Prints per mode the median step time (CUDA events around each step after the first, median over the
 run's steps, then median over rounds), its p20-p80 spread over rounds, the median of the per-round
@@ -101,6 +102,9 @@ def main() -> None:
     ap.add_argument("--batch", type=int, default=8)
     ap.add_argument("--seq", type=int, default=512)
     ap.add_argument("--modes", default="plain,capture,capture-time,capture-sample,tritonparse")
+    ap.add_argument("--caches", default=None, metavar="DIR",
+                    help="Inductor and Triton caches here (kept; default: a new temporary folder)")
+    ap.add_argument("--warm-only", action="store_true", help="only fill the caches (one plain run) and stop")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--out", default="", help=argparse.SUPPRESS)
     ap.add_argument("--tritonparse", default="", help=argparse.SUPPRESS)
@@ -122,13 +126,15 @@ def main() -> None:
     except ImportError:
         modes = [m for m in modes if m != "tritonparse"]
         print("(tritonparse is not installed: left out)")
-    caches = tempfile.mkdtemp(prefix="kinspect-gpt2-caches-")
+    caches = a.caches or tempfile.mkdtemp(prefix="kinspect-gpt2-caches-")
     path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
     env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": f"{caches}/inductor", "TRITON_CACHE_DIR": f"{caches}/triton",
            "PYTHONPATH": path}
     warm = one("plain", a, env)
     print(f"warm-up (cold caches, not counted): first step {warm['first_step_s']:.1f} s, "
           f"median step {warm['median_ms']:.2f} ms", flush=True)
+    if a.warm_only:
+        return
     runs = {m: [] for m in modes}
     for r in range(a.rounds):
         order = modes[r % len(modes):] + modes[:r % len(modes)]
