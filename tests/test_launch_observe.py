@@ -119,21 +119,7 @@ def test_static_hash_comes_from_the_kernel_or_from_the_cache_folder_name():
 
 
 def test_kernel_records_are_matched_by_name_and_by_order_where_a_name_has_two_variants():
-    class Event:
-        def __init__(self, name, start, ns):
-            self._n, self._s, self._d = name, start, ns
-
-        def name(self):
-            return self._n
-
-        def start_ns(self):
-            return self._s
-
-        def duration_ns(self):
-            return self._d
-
-        def device_type(self):
-            return "DeviceType.CUDA"
+    from tests.test_speed import _Event as Event      # a kineto event's reading methods
 
     batches = [[Event("k", 1, 1_000_000)],
                [Event("k", 2, 2_000_000), Event("k", 3, 3_000_000), Event("k", 4, 4_000_000)],

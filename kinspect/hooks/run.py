@@ -38,7 +38,7 @@ class CaptureResult:
     code: int
     variants: list[Variant]                 # recorded or launched in this run, finished
     launches: int = 0                       # launches recorded, all processes
-    hook_ms: float = 0.0                    # time the launch hooks took, all processes
+    hook_ms: float = 0.0                    # time observing launches took, all processes (an estimate: see per_launch_us)
     timing: dict | None = None              # {"method", "ms", "failed", "coverage"} when timed
     unattributed: dict = field(default_factory=dict)
     notes: tuple[str, ...] = ()

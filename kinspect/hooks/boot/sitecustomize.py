@@ -2,8 +2,10 @@
 
 When KINSPECT_CAPTURE_DIR is set it waits for `triton` to be imported (importing it eagerly would
 slow down every Python process, pip and torch.compile workers included), then installs kinspect's
-compilation listener and launch hooks, chaining any already there (KINSPECT_CAPTURE_TIME names a
-device timer: profiler or events). Any other sitecustomize on the path is then run as usual.
+compilation listener, chaining any already there, and its launch observer (kinspect.hooks.observe: per
+compiled kernel, no launch hook set; KINSPECT_CAPTURE_TIME names a device timer, profiler or events, and
+KINSPECT_CAPTURE_TIME_SAMPLE=N times about one launch in N). Any other sitecustomize on the path is then
+run as usual.
 """
 
 import importlib.abc
