@@ -206,3 +206,25 @@ def test_a_static_kernel_from_a_warm_cache_is_recorded_from_its_triton_cache_fol
     assert v.hash == k.hash and v.cache_hit and v.stage("ptx") is not None and v.constexprs == {"BLOCK": 512}
     rec.adopt_cached("f" * 64, "_double", folder)         # not that folder's kernel: nothing recorded
     assert len(list(read_records(tmp_path / "out"))) == 1 and not rec.errors
+
+
+def test_a_second_capture_in_one_process_counts_what_the_first_one_wrapped(tmp_path, triton_cache):  # noqa: F811
+    x, y = torch.empty(4096), torch.empty(4096)
+    with dry_run():
+        k = _double.warmup(x, y, 4096, BLOCK=512, grid=(8,))
+        for out in ("a", "b"):
+            with kinspect.capture(tmp_path / out):
+                for _ in range(2):
+                    k[(8, 1, 1)](x, y, 4096)
+                    k.module = object()      # loaded (as on a GPU): it keeps its launcher, kinspect's wrapper
+        k.module = None
+    for out in ("a", "b"):
+        [v] = read_records(tmp_path / out)
+        assert v.launches.calls == 2, out
+    rec = LaunchRecorder()
+    observer = LaunchObserver(rec)
+    cls, _ = _autotuner_class(observer)
+    at = cls([_StaticLauncher([])])
+    at.run(torch.empty(4), torch.empty(4), 4, stream=0)
+    observer.restore()
+    assert "run" not in at.__dict__ and "_kinspect_counter" not in at.__dict__

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import os
 import time
+import weakref
 from operator import itemgetter
 
 from kinspect.hooks import tuning
@@ -132,6 +133,7 @@ class LaunchObserver:
         self._patched: list[tuple[type, str, object]] = []
         self._scopes = None
         self._class_run = None                        # the class-level CachingAutotuner.run while installed
+        self._instances = weakref.WeakSet()           # autotuners given a run of their own
 
     def install(self) -> None:
         from triton.compiler.compiler import CompiledKernel
@@ -153,19 +155,25 @@ class LaunchObserver:
         for cls, name, original in reversed(self._patched):
             setattr(cls, name, original)
         self._patched.clear()
+        for at in list(self._instances):    # their next run goes through the class's again
+            for name in ("run", "_kinspect_counter"):
+                at.__dict__.pop(name, None)
+        self._instances = weakref.WeakSet()
 
     def _run_property(self, getter):
         rec, live, on_first = self.rec, self.live, self.on_first
 
         def run(kernel):
             r = getter(kernel)
-            if r is None or getattr(r, "kinspect_launcher", None) is not None:
+            inner = getattr(r, "kinspect_launcher", None)
+            if inner is not None:
+                if r.kinspect_live is live:
+                    return r
+                r = inner             # wrapped by an earlier capture, which has ended
+            if r is None:
                 return r
-            d = kernel.__dict__
-            w = d.get("_kinspect_run")
-            if w is None or w.kinspect_launcher is not r:
-                w = d["_kinspect_run"] = triton_wrapper(rec, live, kernel, r, on_first)
-            kernel._run = w
+            w = kernel._run = triton_wrapper(rec, live, kernel, r, on_first)
+            w.kinspect_live = live
             return w
 
         return run
@@ -203,6 +211,7 @@ class LaunchObserver:
         if not static:
             if not overridden and "run" not in at.__dict__:
                 at.__dict__["run"] = original.__get__(at)     # the Triton wrapper counts these
+                self._instances.add(at)
             return
         counter = self._static_counter(at, launcher, args)
         if tuning_first and self.rec.timer is not None:
@@ -210,11 +219,13 @@ class LaunchObserver:
         counter.count(args, stream)
         if not overridden and "run" not in at.__dict__:
             at.__dict__["run"] = counter.run_of(original.__get__(at))
+            self._instances.add(at)
 
     def _static_counter(self, at, launcher, args):
         c = at.__dict__.get("_kinspect_counter")
         if c is None or c.launcher is not launcher:
             c = at.__dict__["_kinspect_counter"] = _StaticCounter(self.rec, self.live, at, launcher, args)
+            self._instances.add(at)
             if c.first and self.on_static is not None:
                 try:
                     self.on_static(c.key, c.name, static_folder(launcher), _static_src(at, launcher))
