@@ -139,9 +139,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=9)
     ap.add_argument("--launches", type=int, default=50000)
+    ap.add_argument("--modes", default="triton plain,triton kinspect,triton hook,static plain,static kinspect",
+                    help="comma-separated: triton plain, triton kinspect, triton hook, static plain, static kinspect")
     a = ap.parse_args()
     k = triton_kernel()
-    modes = ["triton plain", "triton kinspect", "triton hook", "static plain", "static kinspect"]
+    modes = a.modes.split(",")
     runs = {m: [] for m in modes}
     with tempfile.TemporaryDirectory() as tmp:
         for r in range(a.rounds):
@@ -153,7 +155,7 @@ def main() -> None:
     for m in modes:
         xs = sorted(runs[m])
         q = statistics.quantiles(xs, n=5)
-        base = runs["triton plain" if m.startswith("triton") else "static plain"]
+        base = runs.get("triton plain" if m.startswith("triton") else "static plain", [0.0] * len(runs[m]))
         d = sorted(x - b for x, b in zip(runs[m], base))
         dq = statistics.quantiles(d, n=5)
         print(f"  {m:<16} {statistics.median(xs):>10.3f} {q[0]:>7.3f}-{q[3]:<8.3f} {statistics.median(d):>+26.3f} µs "
