@@ -407,15 +407,14 @@ def _kineto(activities=None):
     program a profiler is on (torch.autograd.profiler._is_profiler_enabled, which sends Inductor's
     launches through its profiler path). `stop` returns the session's events."""
     import torch
-    from torch.autograd import profiler as ap
-    from torch._C._profiler import ProfilerActivity, ProfilerConfig, ProfilerState, _ExperimentalConfig
+    from torch.autograd import profiler as ap      # the names it imports: torch 2.11 to 2.13 at least
 
-    args = (ProfilerState.KINETO, False, False, False, False, False, _ExperimentalConfig())
+    args = (ap.ProfilerState.KINETO, False, False, False, False, False, ap._ExperimentalConfig())
     try:
-        config = ProfilerConfig(*args)
+        config = ap.ProfilerConfig(*args)
     except TypeError:                     # versions that also take a trace id
-        config = ProfilerConfig(*args, "")
-    activities = activities or {ProfilerActivity.CUDA}
+        config = ap.ProfilerConfig(*args, "")
+    activities = activities or {ap.ProfilerActivity.CUDA}
 
     def start():
         ap._prepare_profiler(config, activities)
