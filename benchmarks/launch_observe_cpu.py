@@ -99,8 +99,6 @@ def measure(mode: str, n: int, k, out: str) -> float:
     from triton import knobs
 
     import kinspect
-    from kinspect.hooks.launches import LaunchRecorder
-    from kinspect.hooks.observe import LaunchObserver
 
     x = torch.empty(1024)
     if mode.startswith("triton"):
@@ -124,6 +122,9 @@ def measure(mode: str, n: int, k, out: str) -> float:
     args = (x, x, x, 1 << 20)
     cls = type("Autotuner", (FakeAutotuner,), {})
     if mode == "static kinspect":
+        from kinspect.hooks.launches import LaunchRecorder
+        from kinspect.hooks.observe import LaunchObserver
+
         observer = LaunchObserver(LaunchRecorder())
         cls.run = observer._autotuner_run(FakeAutotuner.run)
         at = cls()
