@@ -228,3 +228,27 @@ def test_a_second_capture_in_one_process_counts_what_the_first_one_wrapped(tmp_p
     at.run(torch.empty(4), torch.empty(4), 4, stream=0)
     observer.restore()
     assert "run" not in at.__dict__ and "_kinspect_counter" not in at.__dict__
+
+
+def test_the_programs_own_profiler_takes_the_session_and_gives_it_back(monkeypatch):
+    """One kineto session per process: while kinspect times, the program's torch.profiler still starts
+    (kinspect's session is read and stopped first, and started again once the program's stops). CPU
+    activities stand in for CUDA's here."""
+    from torch.autograd import profiler as ap
+    from torch.profiler import ProfilerActivity, profile
+
+    from kinspect.hooks import launches
+
+    real = launches._kineto
+    monkeypatch.setattr(launches, "_kineto", lambda: real({ProfilerActivity.CPU}))
+    before = ap._prepare_profiler
+    timer = KernelRecordsTimer()
+    rec = LaunchRecorder(timer=timer)
+    rec.tally("h", "k", ())                       # the first launch starts kinspect's session
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        torch.ones(3).mul_(2)
+    assert any(e.name == "aten::mul_" for e in prof.events()), "the program's profiler ran"
+    assert timer._on and timer.paused == 1 and not timer.failed
+    timer.resolve(rec, final=True)                # (CPU records: none of them is a kernel to time)
+    assert "not timed while the program's own profiler ran (1 time(s))" in timer.coverage()
+    assert ap._prepare_profiler is before, "given back at the end"

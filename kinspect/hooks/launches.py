@@ -415,17 +415,54 @@ def _kineto(activities=None):
     except TypeError:                     # versions that also take a trace id
         config = ap.ProfilerConfig(*args, "")
     activities = activities or {ap.ProfilerActivity.CUDA}
+    prepare, enable, disable = ap._prepare_profiler, ap._enable_profiler, ap._disable_profiler   # before any guard
 
     def start():
-        ap._prepare_profiler(config, activities)
-        ap._enable_profiler(config, activities)
+        prepare(config, activities)
+        enable(config, activities)
 
     def stop():
         if torch.cuda.is_available():
             torch.cuda.synchronize()
-        return ap._disable_profiler().events()
+        return disable().events()
 
     return start, stop
+
+
+class ProgramsProfiler:
+    """Makes way for the program's own torch.profiler while a KernelRecordsTimer's session is on (one
+    kineto session per process): the program's prepare first reads and stops the timer's session, its
+    disable then starts it again. The time between is not timed: the timer's `paused` counts those gaps."""
+
+    def __init__(self, timer: "KernelRecordsTimer", rec: LaunchRecorder):
+        from torch.autograd import profiler as ap
+
+        self.ap, self.timer, self.rec = ap, timer, rec
+        self.prepare, self.disable = ap._prepare_profiler, ap._disable_profiler
+        self._resume = False
+        guard = self
+
+        def prepare(*args, **kwargs):
+            if guard.timer._on:
+                guard.timer.paused += 1
+                guard.timer.resolve(guard.rec, final=False, restart=False)
+                guard._resume = True
+            return guard.prepare(*args, **kwargs)
+
+        def disable(*args, **kwargs):
+            try:
+                return guard.disable(*args, **kwargs)
+            finally:
+                if guard._resume:
+                    guard._resume = False
+                    guard.timer._start()
+
+        ap._prepare_profiler, ap._disable_profiler = prepare, disable
+        self._installed = (prepare, disable)
+
+    def restore(self) -> None:
+        if (self.ap._prepare_profiler, self.ap._disable_profiler) == self._installed:
+            self.ap._prepare_profiler, self.ap._disable_profiler = self.prepare, self.disable
 
 
 class KernelRecordsTimer:
@@ -455,6 +492,8 @@ class KernelRecordsTimer:
         self.windows = 0
         self._left = 0                       # launches left in this window (on) or gap (off)
         self._rng = random.Random(os.getpid())
+        self._guard: ProgramsProfiler | None = None
+        self.paused = 0                      # times the program's own profiler took the session
         if self.sample > 1:
             self.method += f", sampled: windows of {self.WINDOW} launches, 1 launch in {self.sample}"
 
@@ -465,13 +504,21 @@ class KernelRecordsTimer:
         return c
 
     def coverage(self) -> str:
+        gaps = f"; not timed while the program's own profiler ran ({self.paused} time(s))" if self.paused else ""
         if self.sample > 1:
             return (f"{self.windows} window(s) of up to {self.WINDOW} launches, about 1 launch in {self.sample}; "
-                    f"a variant's GPU time covers its timed launches only (calls vs timed)")
-        return "every launch from the first observed launch to the end (autotuners' benchmarks apart)"
+                    f"a variant's GPU time covers its timed launches only (calls vs timed){gaps}")
+        return f"every launch from the first observed launch to the end (autotuners' benchmarks apart){gaps}"
 
     def new_variant(self, rec: LaunchRecorder, name: str, key) -> None:
         if not self._on and not self.failed and self.windows == 0:
+            if self._session is None:
+                try:
+                    self._session = _kineto()
+                    self._guard = ProgramsProfiler(self, rec)
+                except Exception as e:
+                    self.failed = f"{type(e).__name__}: {e}"
+                    return
             self._toggle(rec)
         if name not in self._keys:
             self._keys[name] = key
@@ -519,8 +566,6 @@ class KernelRecordsTimer:
     def _start(self) -> None:
         t0 = time.perf_counter()
         try:
-            if self._session is None:
-                self._session = _kineto()
             self._session[0]()
             self._on = True
             self.windows += 1
@@ -531,6 +576,8 @@ class KernelRecordsTimer:
 
     def resolve(self, rec: LaunchRecorder, final: bool, restart: bool = True) -> None:
         if not self._on:
+            if final:
+                self._close()
             return
         t0 = time.perf_counter()
         try:
@@ -556,7 +603,14 @@ class KernelRecordsTimer:
         finally:
             if restart and not final and (self.sample <= 1 or self._left > 0):
                 self._start()
+            elif final:
+                self._close()
             self.cost_s += time.perf_counter() - t0
+
+    def _close(self) -> None:
+        if self._guard is not None:
+            self._guard.restore()
+            self._guard = None
 
     def forget(self) -> None:
         self._on, self._order, self.others, self.windows = False, {}, {}, 0
