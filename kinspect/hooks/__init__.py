@@ -23,7 +23,7 @@ from kinspect.errors import KinspectError
 from kinspect.hooks.launches import LaunchRecorder
 from kinspect.hooks.startup import StartupClock
 from kinspect.model import Variant
-from kinspect.store import Store
+from kinspect.store import DEFAULT_OUT, Store
 
 
 @dataclass
@@ -38,6 +38,7 @@ class Recorder:
     origin: str = "capture"
     defer: bool = False              # record on flush(), so a timed call pays only for the listener call
     launches: LaunchRecorder | None = None   # records the launches of what this records
+    backend: str | None = None       # the kinspect backend that compiles (default: the one Triton's target names)
     startup: StartupClock | None = None      # times Triton's one-time start-up
     variants: list[Variant] = field(default_factory=list)
     autotune: list = field(default_factory=list)     # triton.autotune's decisions (kinspect.model.AutotuneDecision)
@@ -105,7 +106,7 @@ class Recorder:
 
         variant, files = build(src=src, metadata=dict(metadata), metadata_group=dict(metadata_group),
                                times=times, cache_hit=cache_hit, offline=self.offline, origin=self.origin,
-                               triton_version=triton.__version__, startup_us=startup_us)
+                               triton_version=triton.__version__, startup_us=startup_us, backend=self.backend)
         group = self.group or variant.kernel
         with self._lock:
             existing = self.store.exists(group, variant)
@@ -150,9 +151,9 @@ def timer(time, sample: int = 0) -> object | None:
 
 
 @contextlib.contextmanager
-def capture(out_dir: str | Path = "kinspect-out", *, group: str | None = None, offline: bool = False,
+def capture(out_dir: str | Path = DEFAULT_OUT, *, group: str | None = None, offline: bool = False,
             strict: bool = False, origin: str = "capture", defer: bool = False, launches: bool = True,
-            time: bool | str = False, time_sample: int = 0):
+            time: bool | str = False, time_sample: int = 0, backend: str | None = None):
     """Record every Triton compile inside the block into a kinspect store at `out_dir`, and the
     launches of what it records (count, grids, argument signatures; with `time`, device time per
     launch: True or "profiler" for CUPTI's kernel records, "events" for CUDA events; `time_sample`
@@ -165,8 +166,9 @@ def capture(out_dir: str | Path = "kinspect-out", *, group: str | None = None, o
         print(rec.variants)
 
     With `defer`, variants are recorded when the block ends rather than inside Triton's compile.
+    `backend` names the kinspect backend compiling (kinspect.backends), where Triton's target does not say it.
     Under TRITON_INTERPRET nothing compiles, so nothing is recorded here: kinspect.capture() then
-    records the interpreted launches instead (kinspect.replay.interpreted).
+    records the interpreted launches instead (kinspect.program.interpreted).
     """
     from kinspect.hooks.autotune import AutotuneRecorder
     from kinspect.hooks.launches import LaunchRecorder
@@ -179,34 +181,39 @@ def capture(out_dir: str | Path = "kinspect-out", *, group: str | None = None, o
     launch_recorder = LaunchRecorder(store, timer=timer(time, time_sample)) if launches else None
     # Capturing inside someone's program (not strict) must not break it: an unwritable folder is
     # reported when a variant is recorded, and several processes (ranks) may capture into one store.
-    with store.lock(required=strict):
-        previous = knobs.compilation.listener
-        clock = StartupClock()
-        recorder = Recorder(store, previous=previous, group=group, offline=offline, strict=strict,
-                            origin=origin, defer=defer, launches=launch_recorder, startup=clock)
-        knobs.compilation.listener = recorder
-        clock.install()
-        observer = LaunchObserver(launch_recorder, on_first=recorder.adopt, on_static=recorder.adopt_cached) \
-            if launch_recorder is not None else None
+    # Each hook is undone by the ExitStack as soon as it is installed, in the reverse order: a failure
+    # half-way through installing leaves nothing patched, and the records are finished after every
+    # hook is back as it was.
+    with store.lock(required=strict), contextlib.ExitStack() as undo:
         autotune = AutotuneRecorder(store.root) if launches else None
-        scopes = TuningScopes()
         if launch_recorder is not None:
+            undo.callback(_finish_autotune, store, autotune)
+            undo.callback(finish_launches, launch_recorder)
+        clock = StartupClock()
+        recorder = Recorder(store, previous=knobs.compilation.listener, group=group, offline=offline,
+                            strict=strict, origin=origin, defer=defer, launches=launch_recorder, startup=clock,
+                            backend=backend)
+        _patch(undo, knobs.compilation, "listener", recorder)
+        clock.install()
+        undo.callback(clock.restore)
+        if launch_recorder is not None:
+            observer = LaunchObserver(launch_recorder, on_first=recorder.adopt, on_static=recorder.adopt_cached)
             observer.install()
+            undo.callback(observer.restore)
             autotune.install()
+            undo.callback(autotune.restore)
+            scopes = TuningScopes()
             scopes.install()
+            undo.callback(scopes.restore)
             recorder.autotune = autotune.decisions
-        try:
-            yield recorder
-            recorder.flush()
-        finally:
-            knobs.compilation.listener = previous
-            clock.restore()
-            if launch_recorder is not None:
-                observer.restore()
-                scopes.restore()
-                autotune.restore()
-                finish_launches(launch_recorder)
-                _finish_autotune(store, autotune)
+        yield recorder
+        recorder.flush()
+
+
+def _patch(undo: contextlib.ExitStack, owner, name: str, value) -> None:
+    """Set `owner.name` to `value` until `undo` closes, when it gets back what it had."""
+    undo.callback(setattr, owner, name, getattr(owner, name))
+    setattr(owner, name, value)
 
 
 def _finish_autotune(store: Store, autotune) -> None:

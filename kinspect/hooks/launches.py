@@ -159,7 +159,7 @@ class LaunchRecorder:
     def count(self, key: str, kernel, grid, args: dict) -> bool:
         """Count one launch of the variant `key` with `grid` and `args` (parameter name -> value), its
         signature key being every argument's; whether it was the variant's first. For launches no
-        observer wraps (the interpreter's: kinspect.hooks.interpret)."""
+        observer wraps (the interpreter's: kinspect.program.interpret)."""
         tally, first = self.tally(key, kernel, tuple(args))
         values = tuple(args.values())
         sig = (_grid3(grid), tuple(map(_arg_key, values)))
