@@ -195,8 +195,11 @@ def ls_cmd(path, show_kernels):
 @_store_option()
 @click.option("--time", "time_method", is_flag=False, flag_value="profiler", default=None,
               type=click.Choice(["profiler", "events"]),
-              help="Also time every launch on the GPU: the torch profiler's kernel records (the default) or "
-                   "CUDA events around each launch.")
+              help="Also time every launch on the GPU: CUPTI's kernel activity records, nothing else profiled (the "
+                   "default), or CUDA events around each launch.")
+@click.option("--time-sample", "time_sample", type=click.IntRange(min=2), default=None, metavar="N",
+              help="Time about one launch in N (windows of launches, kernel records): less cost on a long run; "
+                   "implies --time profiler.")
 @click.option("--interpret", is_flag=True,
               help="No GPU needed: run COMMAND under TRITON_INTERPRET (kernels run on the CPU) and compile each "
                    "kernel it launched, with the launch's arguments, for -t (default cuda:90).")
@@ -208,7 +211,7 @@ def ls_cmd(path, show_kernels):
               help="Run no command: finish what a capture into STORE left undone when Ctrl-C stopped it after its "
                    "program (compiling, deriving stages, merging launch records).")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
-def capture(out_dir, time_method, interpret, target, as_json, resume, command):
+def capture(out_dir, time_method, time_sample, interpret, target, as_json, resume, command):
     """Run COMMAND and record every kernel Triton compiles in it, and how often each variant was
     launched, with which grids and arguments (and with --time, its GPU time), and which config
     triton.autotune chose for which key.
@@ -227,7 +230,11 @@ def capture(out_dir, time_method, interpret, target, as_json, resume, command):
     if target is not None and not interpret:
         raise click.UsageError("-t names the target --interpret compiles for; a capture without --interpret records "
                                "what the program compiles for its own device")
-    if resume is not None and (command or interpret or time_method):
+    if time_sample and time_method == "events":
+        raise click.UsageError("--time-sample times windows of kernel records: use it with --time profiler")
+    if time_sample and interpret:
+        raise click.UsageError("--time-sample measures GPU time; --interpret runs the kernels on the CPU: drop one")
+    if resume is not None and (command or interpret or time_method or time_sample):
         raise click.UsageError("--resume finishes a capture already run: give it the store alone, no command, "
                                "--interpret or --time")
     if resume is None and not command:
@@ -239,10 +246,10 @@ def capture(out_dir, time_method, interpret, target, as_json, resume, command):
             out_dir = resume
             result = capture_run.resume(resume, **steps)
         else:
-            result = capture_run.run(list(command), out_dir, time_method=time_method,
+            result = capture_run.run(list(command), out_dir, time_method=time_method, time_sample=time_sample or 0,
                                      interpret=(target or "") if interpret else None, **steps)
     _echo(capture_summary(result, out_dir), err=True)
-    if time_method and any(v.launches and v.launches.gpu for v in result.variants):
+    if (time_method or time_sample) and any(v.launches and v.launches.gpu for v in result.variants):
         _echo(f"  {api.record_ceilings(out_dir)}", err=True)
     if as_json:
         click.echo(json.dumps(result.to_json(), default=str))

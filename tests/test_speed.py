@@ -167,22 +167,20 @@ def test_the_profiler_keeps_the_gpu_work_no_hook_saw_and_the_program_view_names_
     """Kernels the launch hooks did not see (cuBLAS, copies) are summed by name; the capture keeps the largest
     in the store, and the program view gives the Triton kernels' share of all the GPU time."""
     import shutil
-    from types import SimpleNamespace
 
     from kinspect import gpu_time
     from kinspect.analysis.sol import for_program
-    from kinspect.hooks.launches import LaunchRecorder, ProfilerTimer, other_kernels
+    from kinspect.hooks.launches import KernelRecordsTimer, LaunchRecorder, other_kernels
     from kinspect.program.run import _summaries
 
-    timer = ProfilerTimer()
     events = [_Event("triton_k", 0, 1000), _Event("sm90_xmma_gemm_bf16", 5, 4_000_000),
               _Event("sm90_xmma_gemm_bf16", 9, 2_000_000), _Event("Memcpy DtoD", 12, 500_000),
               _Event("cpu_op", 1, 10**9, "DeviceType.CPU")]
-    timer._profiler = SimpleNamespace(stop=lambda: None,
-                                      profiler=SimpleNamespace(kineto_results=SimpleNamespace(events=lambda: events)))
-    timer._order = {"triton_k": ["h1"]}
-    rec = LaunchRecorder()
+    timer = KernelRecordsTimer(session=(lambda: None, lambda: events))
+    rec = LaunchRecorder(timer=timer)
+    rec.tally("h1", "triton_k", ())          # its first launch starts the session
     timer.resolve(rec, final=True)
+    assert rec.tallies["h1"].total_ms == pytest.approx(0.001)
     assert other_kernels(timer) == {"sm90_xmma_gemm_bf16": {"calls": 2, "ms": 6.0}, "Memcpy DtoD": {"calls": 1, "ms": 0.5}}
 
     folder = tmp_path / ".kinspect-capture"
@@ -196,7 +194,7 @@ def test_the_profiler_keeps_the_gpu_work_no_hook_saw_and_the_program_view_names_
     (long / "3.json").write_text(json.dumps({"launches": 5, "hook_ms": 0.25, "timing": {
         "method": timer.method, "ms": 1.0, "other_kernels": {cutlass: {"calls": 1, "ms": 0.5}}}}))
     assert _summaries(long)[:2] == (5, 0.25)       # read whole, the long C++ name too
-    launches, hook_ms, timing, _ = _summaries(folder)
+    launches, hook_ms, timing, _, _ = _summaries(folder)
     assert launches == 2
     assert timing["other_kernels"]["sm90_xmma_gemm_bf16"] == {"calls": 4, "ms": 12.0}
 

@@ -2,8 +2,9 @@
 
 `capture(out_dir)` installs Triton's compilation listener (chaining whatever listener was already
 installed), records every compiled or cache-hit variant into a kinspect store, and with it the
-launches of those variants (Triton's launch hooks, chained the same way; see hooks.launches). On
-exit it restores every hook, also on exceptions and sys.exit.
+launches of those variants, observed per compiled kernel (hooks.observe: no launch hook is set, so
+Inductor's static launcher stays as the program has it). On exit it restores what it replaced, also
+on exceptions and sys.exit.
 
 Inside Triton's compile the listener only links or copies the stage files and writes the record:
 derived stages (SASS from the cubin, CPU assembly) are made afterwards (hooks.record.finish), by
@@ -63,6 +64,26 @@ class Recorder:
             return
         self._guarded(kernel.src, kernel.metadata._asdict(), dict(kernel.metadata_group), None, True)
 
+    def adopt_cached(self, key: str, name: str, folder, src=None) -> None:
+        """Record, from its Triton cache folder, a variant launched with no compile in this capture:
+        Inductor's static launcher loads the cubin of a warm cache from there (no listener call, no
+        CompiledKernel). `src` stands in for the kernel's source (its JITFunction and signature)."""
+        import json
+
+        if self.launches is None or key in self.launches.folders or self.launches.find(name, key) is not None:
+            return
+        folder = Path(folder)
+        try:
+            group = json.loads((folder / f"__grp__{name}.json").read_text())["child_paths"]
+            metadata = json.loads((folder / f"{name}.json").read_text())
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            self.errors.append(f"kinspect: variant {name} ({key[:12]}) not recorded: its Triton cache folder "
+                               f"{folder} could not be read ({type(e).__name__})")
+            return
+        if metadata.get("hash") != key:
+            return
+        self._guarded(src, metadata, {str(k): str(v) for k, v in group.items()}, None, True)
+
     def flush(self) -> None:
         """Record what a deferred recorder has collected (its files must still be in the cache)."""
         pending, self.pending = self.pending, []
@@ -103,36 +124,6 @@ class Recorder:
                 self.launches.folders[variant.hash] = Path(variant.path)
 
 
-class ChainedHook:
-    """A launch hook that calls kinspect's first, then whatever hook the program or another tool
-    (tritonparse, proton) installed. `add`/`remove` reach that hook when it is a HookChain, so code
-    that adds to `knobs.runtime.launch_enter_hook` while kinspect is installed still works."""
-
-    def __init__(self, ours, theirs):
-        self.ours, self.theirs = ours, theirs
-
-    def __call__(self, metadata):
-        self.ours(metadata)
-        if self.theirs is not None:
-            self.theirs(metadata)
-
-    def add(self, func) -> None:
-        if self.theirs is None or not hasattr(self.theirs, "add"):
-            from triton.knobs import HookChain
-
-            chain = HookChain()
-            if self.theirs is not None:
-                chain.add(self.theirs)
-            self.theirs = chain
-        self.theirs.add(func)
-
-    def remove(self, func) -> None:
-        if hasattr(self.theirs, "remove"):
-            self.theirs.remove(func)
-        elif self.theirs is func:
-            self.theirs = None
-
-
 def _knobs():
     try:
         from triton import knobs
@@ -142,8 +133,9 @@ def _knobs():
     return knobs
 
 
-def timer(time) -> object | None:
-    """The device timer a capture's `time` names: True or "profiler" (the default method), "events"."""
+def timer(time, sample: int = 0) -> object | None:
+    """The device timer a capture's `time` names: True or "profiler" (the default method: kernel
+    activity records), "events"; `sample` = N times about one launch in N (profiler only)."""
     from kinspect.hooks.launches import TIMERS
 
     if not time:
@@ -151,16 +143,21 @@ def timer(time) -> object | None:
     name = "profiler" if time is True else str(time)
     if name not in TIMERS:
         raise KinspectError(f"unknown timing method '{name}'; use one of: {', '.join(TIMERS)}")
+    if sample and sample > 1:
+        if name != "profiler":
+            raise KinspectError("sampled timing is done with the kernel activity records: use --time profiler")
+        return TIMERS[name](sample=sample)
     return TIMERS[name]()
 
 
 @contextlib.contextmanager
 def capture(out_dir: str | Path = DEFAULT_OUT, *, group: str | None = None, offline: bool = False,
             strict: bool = False, origin: str = "capture", defer: bool = False, launches: bool = True,
-            time: bool | str = False, backend: str | None = None):
+            time: bool | str = False, time_sample: int = 0, backend: str | None = None):
     """Record every Triton compile inside the block into a kinspect store at `out_dir`, and the
     launches of what it records (count, grids, argument signatures; with `time`, device time per
-    launch: True or "profiler" for the torch profiler's kernel records, "events" for CUDA events),
+    launch: True or "profiler" for CUPTI's kernel records, "events" for CUDA events; `time_sample`
+    = N times about one launch in N),
     and triton.autotune's decisions (`rec.autotune`; kinspect.hooks.autotune). Launches an autotuner
     makes while benchmarking configs are counted and timed apart (kinspect.hooks.tuning).
 
@@ -174,13 +171,14 @@ def capture(out_dir: str | Path = DEFAULT_OUT, *, group: str | None = None, offl
     records the interpreted launches instead (kinspect.program.interpreted).
     """
     from kinspect.hooks.autotune import AutotuneRecorder
-    from kinspect.hooks.launches import ArgumentsToHooks, LaunchRecorder
+    from kinspect.hooks.launches import LaunchRecorder
+    from kinspect.hooks.observe import LaunchObserver
     from kinspect.hooks.startup import StartupClock
     from kinspect.hooks.tuning import TuningScopes
 
     knobs = _knobs()
     store = Store(out_dir)
-    launch_recorder = LaunchRecorder(store, timer=timer(time)) if launches else None
+    launch_recorder = LaunchRecorder(store, timer=timer(time, time_sample)) if launches else None
     # Capturing inside someone's program (not strict) must not break it: an unwritable folder is
     # reported when a variant is recorded, and several processes (ranks) may capture into one store.
     # Each hook is undone by the ExitStack as soon as it is installed, in the reverse order: a failure
@@ -199,13 +197,9 @@ def capture(out_dir: str | Path = DEFAULT_OUT, *, group: str | None = None, offl
         clock.install()
         undo.callback(clock.restore)
         if launch_recorder is not None:
-            metadata = ArgumentsToHooks(on_first=recorder.adopt)
-            _patch(undo, knobs.runtime, "launch_enter_hook",
-                   ChainedHook(launch_recorder.enter, knobs.runtime.launch_enter_hook))
-            _patch(undo, knobs.runtime, "launch_exit_hook",
-                   ChainedHook(launch_recorder.exit, knobs.runtime.launch_exit_hook))
-            metadata.install()
-            undo.callback(metadata.restore)
+            observer = LaunchObserver(launch_recorder, on_first=recorder.adopt, on_static=recorder.adopt_cached)
+            observer.install()
+            undo.callback(observer.restore)
             autotune.install()
             undo.callback(autotune.restore)
             scopes = TuningScopes()
