@@ -20,9 +20,9 @@ SECONDS=0
 left() { echo $((BUDGET - SECONDS)); }
 cap() { local t=$1 l; l=$(left); [ "$t" -gt "$l" ] && t=$l; [ "$t" -lt 1 ] && t=1; echo "$t"; }
 
-WHEEL=$(ls .gpu/wheels/tritonparse-*.whl 2>/dev/null | tail -1)
-if [ -n "$WHEEL" ] && ! python3 -c "import tritonparse" 2>/dev/null; then
-    python3 -m pip install -q --no-deps --no-index --target /tmp/tp-site "$WHEEL" > "$OUT/tritonparse_install.txt" 2>&1
+WHEELS=$(ls .gpu/wheels/*.whl 2>/dev/null)
+if [ -n "$WHEELS" ] && ! python3 -c "import tritonparse" 2>/dev/null; then
+    python3 -m pip install -q --no-deps --no-index --target /tmp/tp-site $WHEELS > "$OUT/tritonparse_install.txt" 2>&1
 fi
 export PYTHONPATH=$PWD:/tmp/tp-site:${PYTHONPATH:-}
 
