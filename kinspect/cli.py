@@ -78,6 +78,38 @@ def main(ctx, debug):
     ctx.obj = {"debug": debug}
 
 
+def _store_option(help_text: str = "The kinspect store: where variants are written and looked up.", *,
+                  writes_file: bool = False):
+    """-s/--store DIR: the store, spelled the same in every command. -o/--out DIR, its old spelling
+    in dump, diff, vec-report, show, bench and capture, still works with a deprecation line: -o now
+    names a file a command writes (report's HTML, repro's script) and nothing else."""
+    from click.core import ParameterSource
+
+    def store(ctx, param, value):
+        if ctx.get_parameter_source("out_dir") is ParameterSource.DEFAULT and "old_store" in ctx.meta:
+            return ctx.meta["old_store"]
+        return value
+
+    def old(ctx, param, value):
+        if value is None:
+            return
+        if ctx.get_parameter_source("out_dir") not in (None, ParameterSource.DEFAULT):
+            raise click.UsageError("give the store once: --store DIR (-o DIR is its old spelling)")
+        click.echo(f"warning: -o {value} names the store; write --store {value} (-o is to go: it names a file "
+                   f"written, as in report and repro)", err=True)
+        ctx.meta["old_store"] = value
+
+    def decorate(f):
+        f = click.option("-s", "--store", "out_dir", default=api.DEFAULT_OUT, show_default=True, metavar="DIR",
+                         callback=store, help=help_text)(f)
+        if writes_file:       # its -o is the file it writes
+            return f
+        return click.option("-o", "--out", "old_out", default=None, hidden=True, expose_value=False,
+                            callback=old)(f)
+
+    return decorate
+
+
 def _retarget_option(f):
     return click.option("--retarget", "retarget", multiple=True, metavar="CPU[:FEATURES]",
                         help="Also compile the LLVM IR with llvmlite for this CPU and report it beside the "
@@ -109,7 +141,7 @@ def _target_option(f):
               help="Also time each MLIR pass and keep the IR before each pass that changed it "
                    "(MLIR_ENABLE_TIMING, MLIR_ENABLE_DUMP), in the variant's passes/ folder.")
 @_retarget_option
-@click.option("-o", "--out", "out_dir", default=api.DEFAULT_OUT, show_default=True, help="kinspect store folder.")
+@_store_option()
 def dump(kernel, target, constexprs, args, num_warps, num_stages, config, size, stage, passes, retarget, out_dir):
     """Compile KERNEL and store every stage of that variant.
 
@@ -119,8 +151,14 @@ def dump(kernel, target, constexprs, args, num_warps, num_stages, config, size, 
     from kinspect.compile.args import parse_args, parse_constexprs
     from kinspect.render.terminal import summary
 
+    from kinspect import precheck
+
     consts = parse_constexprs(constexprs)
-    result = api.dump(kernel, target=target, constexprs=consts, args=parse_args(args),
+    parsed_args = parse_args(args)
+    precheck.target(target)
+    precheck.stage(stage, target)
+    precheck.kernel(kernel, consts, args=parsed_args)
+    result = api.dump(kernel, target=target, constexprs=consts, args=parsed_args,
                       num_warps=num_warps, num_stages=num_stages, size=size, out_dir=out_dir, retarget=retarget,
                       config=config)
     if stage:
@@ -167,7 +205,7 @@ def ls_cmd(path, show_kernels):
 
 
 @main.command(context_settings={**CONTEXT, "ignore_unknown_options": True})
-@click.option("-o", "--out", "out_dir", default=api.DEFAULT_OUT, show_default=True, help="kinspect store folder.")
+@_store_option("The kinspect store the capture is written to.")
 @click.option("--time", "time_method", is_flag=False, flag_value="profiler", default=None,
               type=click.Choice(["profiler", "events"]),
               help="Also time every launch on the GPU: the torch profiler's kernel records (the default) or "
@@ -248,8 +286,7 @@ def capture(out_dir, time_method, interpret, target, as_json, resume, command):
               metavar="[N]", help="A captured program: replay the N kernels with the most headroom (default 10) "
                                   "under Nsight Compute (ncu) and show their counters beside the findings.")
 @_retarget_option
-@click.option("-o", "--out", "out_dir", default=api.DEFAULT_OUT, show_default=True,
-              help="Store for kernels compiled here.")
+@_store_option("Store for kernels compiled here.")
 def vec_report(targets, target, constexprs, args, num_warps, num_stages, config, as_json, show_lines, top, every,
                names, jobs, counters, retarget, out_dir):
     """Vector, matrix and register use of each variant, with verdicts tied to source lines.
@@ -269,6 +306,11 @@ def vec_report(targets, target, constexprs, args, num_warps, num_stages, config,
     kwargs = dict(target=target, constexprs=parse_constexprs(constexprs), args=parse_args(args), num_warps=num_warps,
                   num_stages=num_stages, out_dir=out_dir, config=config)
     retarget = _checked(retarget)
+    from kinspect import precheck
+
+    precheck.target(target)
+    for item in targets:
+        precheck.item(item, kwargs["constexprs"], args=kwargs["args"])
     if not retarget:
         variants = api.resolve_variants(list(targets), **kwargs)
         if api.is_program(variants):
@@ -350,14 +392,21 @@ def _sweep_options(f):
 
 
 def _sweep_kwargs(items, constexprs, targets, num_warps, num_stages, configs, args, size, no_bench, retarget,
-                  jobs) -> dict:
+                  jobs, store) -> dict:
     """The sweep options as api.diff / api.report keyword arguments, each checked once."""
     from kinspect.compile.args import parse_int_list, parse_sweep
+
+    from kinspect import precheck
 
     target_list = [t.strip() for t in targets.split(",")] if targets else [None]
     if not all(t for t in target_list if t is not None):
         raise click.UsageError(f"-t '{targets}' has an empty target")
-    return dict(items=list(items), constexprs=parse_sweep(constexprs), targets=target_list,
+    sweep = parse_sweep(constexprs)
+    for t in target_list:
+        precheck.target(t)
+    for item in items:
+        precheck.item(item, sweep, args=[a.partition("=")[0] for a in args], store=store)
+    return dict(items=list(items), constexprs=sweep, targets=target_list,
                 configs=parse_int_list(configs, "--config", least=0) if configs is not None else None,
                 num_warps=parse_int_list(num_warps, "--num-warps"),
                 num_stages=parse_int_list(num_stages, "--num-stages"), args=args, size=size, jobs=jobs,
@@ -373,8 +422,7 @@ def _sweep_kwargs(items, constexprs, targets, num_warps, num_stages, configs, ar
 @click.option("--side-by-side", "side", is_flag=True, help="Show the diff in two columns.")
 @click.option("--table", "table_only", is_flag=True, help="Only the metric table, no stage diff.")
 @click.option("--json", "as_json", is_flag=True, help="Everything as one JSON object.")
-@click.option("-o", "--out", "out_dir", default=api.DEFAULT_OUT, show_default=True,
-              help="Store for variants compiled here, and where variant names are looked up.")
+@_store_option("Store for variants compiled here, and where variant names are looked up.")
 def diff(items, constexprs, targets, num_warps, num_stages, configs, args, size, no_bench, retarget, jobs, stage, pair,
          side, table_only, as_json, out_dir):
     """Compile a sweep and compare its variants: a metric table and a normalized diff of one stage.
@@ -386,14 +434,14 @@ def diff(items, constexprs, targets, num_warps, num_stages, configs, args, size,
 
     Example: kinspect diff fused_mm_softmax -p BLOCK_SIZE=32,64,128 -t cuda:90
     """
+    kwargs = _sweep_kwargs(items, constexprs, targets, num_warps, num_stages, configs, args, size, no_bench, retarget,
+                           jobs, out_dir)
     import json
     import shutil
 
     from kinspect.render.sweep import render
     from kinspect.render.terminal import clean, use_color
 
-    kwargs = _sweep_kwargs(items, constexprs, targets, num_warps, num_stages, configs, args, size, no_bench, retarget,
-                           jobs)
     with _progress_bar() as progress:
         result = api.diff(kwargs.pop("items"), **kwargs, stage=stage, pair=pair, out_dir=out_dir, progress=progress,
                           text=not table_only)
@@ -418,8 +466,7 @@ def diff(items, constexprs, targets, num_warps, num_stages, configs, args, size,
               help="What the sweep plot shows (repeatable): runtime, registers, instructions, code, jit, shared, "
                    "occupancy, spills, vector, matrix, gbps, tflops (default: runtime when timed, else registers, "
                    "instructions, code and jit).")
-@click.option("--store", "out_dir", default=api.DEFAULT_OUT, show_default=True,
-              help="Store for variants compiled here, and where variant names are looked up.")
+@_store_option("Store for variants compiled here, and where variant names are looked up.", writes_file=True)
 def report(items, constexprs, targets, num_warps, num_stages, configs, args, size, no_bench, retarget, jobs, output,
            variant, metrics, out_dir):
     """Write one offline HTML file: the variants' metric table and plots, and per variant its
@@ -434,7 +481,7 @@ def report(items, constexprs, targets, num_warps, num_stages, configs, args, siz
     from kinspect.render.terminal import human_bytes
 
     kwargs = _sweep_kwargs(items, constexprs, targets, num_warps, num_stages, configs, args, size, no_bench, retarget,
-                           jobs)
+                           jobs, out_dir)
     path = api.check_output_path(output, "report", items)
     with _progress_bar() as progress:
         result = api.report(kwargs.pop("items"), **kwargs, variant=variant, metrics=metrics, out_dir=out_dir,
@@ -493,7 +540,7 @@ class _progress_bar:
 @click.option("--rep", "rep_ms", type=click.IntRange(min=1), default=100, show_default=True, metavar="MS",
               help="About how long to keep timing runs.")
 @click.option("--json", "as_json", is_flag=True, help="Everything as one JSON object.")
-@click.option("-o", "--out", "out_dir", default=api.DEFAULT_OUT, show_default=True, help="kinspect store folder.")
+@_store_option()
 def bench(kernel, target, constexprs, args, num_warps, num_stages, size, interpret, profile, bytes_moved, flops,
           passes, no_reference, no_compile, warmup_ms, rep_ms, as_json, out_dir):
     """Time KERNEL on the device: first call (JIT stages, cold and warm) vs steady state, GB/s and
@@ -541,7 +588,7 @@ def bench(kernel, target, constexprs, args, num_warps, num_stages, size, interpr
               help="Carry the kernel's captured source even where its file could be imported (to share the script).")
 @click.option("--launch", type=click.IntRange(min=1), default=1, show_default=True, metavar="N",
               help="Replay the N-th most frequent captured argument signature.")
-@click.option("--store", "out_dir", default=api.DEFAULT_OUT, show_default=True, help="Store to look the variant up in.")
+@_store_option("Store to look the variant up in.", writes_file=True)
 def repro(variant, output, interpret, embed, launch, out_dir):
     """Write a standalone script that launches a captured VARIANT once with its captured arguments:
     fresh tensors of the captured shapes, dtypes and strides, the captured scalars, constexprs,
@@ -589,7 +636,7 @@ def targets():
 @click.option("--stage", required=True, help="ttir, ttgir, llir, ptx, sass, amdgcn, asm, ...")
 @click.option("--lines", is_flag=True, help="Mark where each Python line's code starts.")
 @click.option("--raw", is_flag=True, help="The stage's file exactly as stored (SASS without its control-code column).")
-@click.option("-o", "--out", "out_dir", default=api.DEFAULT_OUT, show_default=True, help="Store to look in.")
+@_store_option("Store to look in (a Triton cache, a dump folder or a trace too).")
 def show(variant, stage, lines, raw, out_dir):
     """Print one stage of VARIANT, highlighted, optionally annotated with Python lines. SASS shows
     each instruction's scheduling control codes (wait:read:write:yield:stall) before it.

@@ -14,6 +14,12 @@ def kind_of(path: Path) -> str:
     return sources.discover(path).kind
 
 
+def matching(spec: str, variants: list[Variant]) -> list[Variant]:
+    """The variants a name typed by a user names: a folder name, a unique prefix of one, a kernel name."""
+    return [v for v in variants if v.name == spec or v.name.startswith(spec) or v.kernel == spec
+            or Path(v.path).parent.name == spec]
+
+
 def find_variant(spec: str, out_dir: str | Path = "kinspect-out", *, prefer=None) -> Variant:
     """A variant by folder path, or by folder name / kernel name / unique prefix in a store. Where
     several match, `prefer` (a test of a variant) may pick the one it accepts."""
@@ -36,8 +42,7 @@ def find_variant(spec: str, out_dir: str | Path = "kinspect-out", *, prefer=None
     listing = sources.discover(store) if store.exists() else None
     # an empty store holds no variant of that name: say that, not "nothing to read"
     variants = sources.readable(listing).variants if listing is not None and listing.kind != "empty" else []
-    matches = [v for v in variants if v.name == spec or v.name.startswith(spec) or v.kernel == spec
-               or Path(v.path).parent.name == spec]
+    matches = matching(spec, variants)
     if len(matches) > 1 and prefer is not None:
         preferred = [v for v in matches if prefer(v)]
         matches = preferred if len(preferred) == 1 else matches

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from kinspect.errors import UsageError
+from kinspect.errors import UsageError, did_you_mean
 from kinspect.model import Target
 
 # name -> (Triton backend, arch, warp size). Triton's GPUTarget takes an int arch for cuda.
@@ -17,6 +17,9 @@ PRESETS: dict[str, tuple[str, str, int]] = {
     "hip:gfx950": ("hip", "gfx950", 64),
 }
 DEFAULT_OFFLINE = "cuda:90"
+# Compute capabilities of NVIDIA GPUs Triton compiles for (sm_75 up); LLVM aborts the process on
+# any other (`-t cuda:91`: "Cannot select: intrinsic"), so an unknown one is refused before the compile.
+CUDA_ARCHS = ("75", "80", "86", "87", "89", "90", "100", "101", "103", "110", "120", "121")
 # e.g. "cuda:86", "hip:gfx90a"
 TARGET_RE = re.compile(r"^(?P<backend>cuda|hip):(?P<arch>[A-Za-z0-9_]+)$")
 _TRITON_BACKEND = {"cuda": "nvidia", "hip": "amd"}
@@ -133,6 +136,9 @@ def resolve(text: str | None) -> Resolved:
     if backend == "cuda" and not arch.isdigit():
         raise UsageError(f"target '{text}': a cuda arch is a number like 80 or 90; "
                          f"use one of: {', '.join(available())}")
+    if backend == "cuda" and arch not in CUDA_ARCHS:
+        raise UsageError(f"target '{text}': no NVIDIA GPU has compute capability {arch}{did_you_mean(arch, CUDA_ARCHS)}; "
+                         f"known: {', '.join(CUDA_ARCHS)}")
     target = Target(backend, arch, PRESETS.get(text, (backend, arch, 32 if backend == "cuda" else 64))[2])
     return Resolved(target, True, f"{target} (offline)")
 
