@@ -201,7 +201,9 @@ def ls_cmd(path, show_kernels):
     for w in listing.warnings:
         _echo(f"  warning: {clean(w)}")
     if listing.variants:
-        _echo(variants_table(listing.variants))
+        from kinspect.lookup import natural
+
+        _echo(variants_table(sorted(listing.variants, key=natural)))
 
 
 @main.command(context_settings={**CONTEXT, "ignore_unknown_options": True})
@@ -229,7 +231,7 @@ def capture(out_dir, time_method, interpret, target, as_json, resume, command):
     Ctrl-C after the program (while kinspect compiles or derives) keeps every variant finished and
     exits 130; `kinspect capture --resume STORE` finishes the rest.
 
-    Examples: kinspect capture -o out --time -- python train.py --epochs 1;
+    Examples: kinspect capture --store out --time -- python train.py --epochs 1;
     kinspect capture --interpret -t cuda:90 -- python script.py
     """
     import json
@@ -244,7 +246,7 @@ def capture(out_dir, time_method, interpret, target, as_json, resume, command):
         raise click.UsageError("--resume finishes a capture already run: give it the store alone, no command, "
                                "--interpret or --time")
     if resume is None and not command:
-        raise click.UsageError("nothing to run; e.g. kinspect capture -o out -- python script.py "
+        raise click.UsageError("nothing to run; e.g. kinspect capture --store out -- python script.py "
                                "(or --resume STORE to finish an interrupted capture)")
     with _progress_bar("deriving SASS / assembly") as progress, _progress_bar("compiling") as compiling:
         steps = dict(progress=lambda done, total: progress(done or None, total), compiling=compiling)
@@ -636,18 +638,22 @@ def targets():
 @click.option("--stage", required=True, help="ttir, ttgir, llir, ptx, sass, amdgcn, asm, ...")
 @click.option("--lines", is_flag=True, help="Mark where each Python line's code starts.")
 @click.option("--raw", is_flag=True, help="The stage's file exactly as stored (SASS without its control-code column).")
+@click.option("-p", "values", multiple=True, metavar="K=V",
+              help="Of several variants of one kernel, the one with this value, e.g. -p BLOCK_SIZE=32.")
 @_store_option("Store to look in (a Triton cache, a dump folder or a trace too).")
-def show(variant, stage, lines, raw, out_dir):
+def show(variant, stage, lines, raw, values, out_dir):
     """Print one stage of VARIANT, highlighted, optionally annotated with Python lines. SASS shows
     each instruction's scheduling control codes (wait:read:write:yield:stall) before it.
 
     VARIANT is a folder (a kinspect variant, one Triton cache entry, one TRITON_KERNEL_DUMP folder), a
-    trace or stage file holding one variant, or a folder name, kernel name or unique prefix in the
-    store (-o, which may be a Triton cache, a dump folder or a trace too).
+    trace or stage file holding one variant, or a folder name, kernel name (with -p values to pick one
+    of its variants), unique prefix or row number of `kinspect ls` in the store (--store, which may be a Triton cache, a dump folder or a trace too).
     """
     if raw and lines:
         raise click.UsageError("--raw prints the stage as stored; --lines adds headers to it: choose one")
-    v = api.find_variant(variant, out_dir)
+    from kinspect.compile.args import parse_constexprs
+
+    v = api.find_variant(variant, out_dir, values=parse_constexprs(values))
     _print_stage(v, stage, lines=lines, raw=raw)
 
 

@@ -30,10 +30,10 @@ def corpus(tmp_path_factory):
         out = stores[e["id"]] = tmp_path_factory.mktemp(f"corpus-{e['id']}")
         flags = e.get("flags", [])
         for t in TARGETS:
-            results[e["id"], "dump", t] = run("dump", kernel_path(e), "-t", t, "-o", out, *flags)
-            results[e["id"], "vec-report", t] = run("vec-report", kernel_path(e), "-t", t, "-o", out, "--json", *flags)
+            results[e["id"], "dump", t] = run("dump", kernel_path(e), "-t", t, "--store", out, *flags)
+            results[e["id"], "vec-report", t] = run("vec-report", kernel_path(e), "-t", t, "--store", out, "--json", *flags)
         results[e["id"], "diff", "all"] = run("diff", kernel_path(e), "-t", ",".join(TARGETS), "-j", "1", "--json",
-                                              "--no-bench", "-o", tmp_path_factory.mktemp(f"diff-{e['id']}"), *flags)
+                                              "--no-bench", "--store", tmp_path_factory.mktemp(f"diff-{e['id']}"), *flags)
     return results, stores
 
 
@@ -104,7 +104,7 @@ def test_tutorial_file_is_loaded_by_its_definitions_and_launches_nothing(corpus)
     assert "loaded   definitions only from" in r.output
     assert "its module-level code launches 'add_kernel' (line 47, via line 38)" in r.output
     # the missing-arguments error: every runtime argument, with a guess, as a command to edit
-    r = run("dump", kernel_path(BY_ID["tutorial"]), "-o", "unused")
+    r = run("dump", kernel_path(BY_ID["tutorial"]), "--store", "unused")
     one_error_line(r, "--arg x_ptr=*fp32 --arg y_ptr=*fp32 --arg output_ptr=*fp32 --arg n_elements=i32 "
                       "-p BLOCK_SIZE=64")
     assert not Path("unused").exists()
@@ -113,7 +113,7 @@ def test_tutorial_file_is_loaded_by_its_definitions_and_launches_nothing(corpus)
 def test_package_module_loads_by_path_and_by_module_name(corpus, monkeypatch, tmp_path):
     assert "loaded   imported" in corpus[0]["package", "dump", "cuda:90"].output
     monkeypatch.chdir(HERE)
-    r = run("dump", "pkg_layers.activations:bias_act_kernel", "-t", "cuda:80", "-o", tmp_path)
+    r = run("dump", "pkg_layers.activations:bias_act_kernel", "-t", "cuda:80", "--store", tmp_path)
     assert r.exit_code == 0, r.output
     assert "kernel   bias_act_kernel" in r.output and "pkg_layers/activations.py" in r.output
 
@@ -189,7 +189,7 @@ def test_an_autotuned_kernels_configs_compile_in_parallel(tmp_path):
     from kinspect.diff.sweep import usable_cores
 
     r = run("diff", kernel_path(BY_ID["autotune"]), "-t", "cuda:90", "--json", "--no-bench", "--table",
-            "-o", tmp_path)
+            "--store", tmp_path)
     assert r.exit_code == 0, r.output
     d = json.loads(r.output)
     assert d["sweep"]["jobs"] == 4 and d["sweep"]["workers"] == min(4, usable_cores())

@@ -263,7 +263,7 @@ def test_bad_fused_tiled_options_are_one_line(tmp_path, argv, words):
 
     from kinspect.cli import main
 
-    r = CliRunner().invoke(main, ["dump", "fused_mm_softmax_tiled", "-t", "cuda:90", *argv, "-o", str(tmp_path)])
+    r = CliRunner().invoke(main, ["dump", "fused_mm_softmax_tiled", "-t", "cuda:90", *argv, "--store", str(tmp_path)])
     assert r.exit_code == 2 and words in r.output and r.output.count("\n") == 1, r.output
 
 

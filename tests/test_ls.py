@@ -70,7 +70,7 @@ def test_ls_dump_folder_warns_about_mixed_targets(triton_cache, tmp_path):
 
 def test_ls_store(tmp_path):
     runner = CliRunner()
-    assert runner.invoke(main, ["dump", "add", "-o", str(tmp_path)]).exit_code == 0
+    assert runner.invoke(main, ["dump", "add", "--store", str(tmp_path)]).exit_code == 0
     r = runner.invoke(main, ["ls", str(tmp_path)])
     assert "(kinspect store): 1 variant(s)" in r.output and "BLOCK_SIZE=1024" in r.output
 

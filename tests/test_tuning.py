@@ -68,7 +68,7 @@ def test_an_autotuners_benchmark_launches_are_counted_apart(tmp_path):
     script = tmp_path / "tuned.py"
     script.write_text(PROGRAM)
     store = tmp_path / "out"
-    proc = subprocess.run([sys.executable, "-m", "kinspect", "capture", "-o", str(store), "--json", "--",
+    proc = subprocess.run([sys.executable, "-m", "kinspect", "capture", "--store", str(store), "--json", "--",
                            sys.executable, str(script)], capture_output=True, text=True, timeout=600,
                           env={**os.environ, "TRITON_CACHE_DIR": str(tmp_path / "cache")})
     assert proc.returncode == 0, proc.stderr

@@ -35,7 +35,7 @@ def profiled(tmp_path_factory):
 @pytest.mark.parametrize("method", ["profiler", "events"])
 def test_capture_time_matches_the_torch_profiler(tmp_path, profiled, method):
     store = tmp_path / "out"
-    proc = subprocess.run([sys.executable, "-m", "kinspect", "capture", "-o", str(store), f"--time={method}", "--",
+    proc = subprocess.run([sys.executable, "-m", "kinspect", "capture", "--store", str(store), f"--time={method}", "--",
                            sys.executable, str(SAMPLE), "--iters", ITERS],
                           capture_output=True, text=True, timeout=900, env=_env(tmp_path, method))
     print(proc.stderr[-6000:])

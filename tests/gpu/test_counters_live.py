@@ -25,7 +25,7 @@ def captured(tmp_path_factory) -> Path:
     tmp = tmp_path_factory.mktemp("sol")
     store = tmp / "out"
     env = {**os.environ, "TRITON_CACHE_DIR": str(tmp / "triton"), "TORCHINDUCTOR_CACHE_DIR": str(tmp / "inductor")}
-    proc = subprocess.run([sys.executable, "-m", "kinspect", "capture", "-o", str(store), "--time", "--",
+    proc = subprocess.run([sys.executable, "-m", "kinspect", "capture", "--store", str(store), "--time", "--",
                            sys.executable, str(SAMPLE), "--iters", "5"],
                           capture_output=True, text=True, timeout=600, env=env)
     print(proc.stderr[-4000:])

@@ -16,7 +16,7 @@ ROOT = Path(__file__).parents[2]
 
 
 def test_default_target_is_the_device(tmp_path):
-    r = CliRunner().invoke(main, ["dump", "fused_mm_softmax", "-o", str(tmp_path)])
+    r = CliRunner().invoke(main, ["dump", "fused_mm_softmax", "--store", str(tmp_path)])
     assert r.exit_code == 0, r.output
     major, minor = torch.cuda.get_device_capability()
     assert f"target   cuda:{major}{minor} (the active device)" in r.output
@@ -30,7 +30,7 @@ def test_offline_target_on_a_gpu_machine_restores_the_driver(tmp_path):
     from triton.runtime import driver
 
     before = driver.active
-    r = CliRunner().invoke(main, ["dump", "add", "-t", "hip:gfx942", "-o", str(tmp_path)])
+    r = CliRunner().invoke(main, ["dump", "add", "-t", "hip:gfx942", "--store", str(tmp_path)])
     assert r.exit_code == 0, r.output
     assert driver.active is before
 
@@ -58,7 +58,7 @@ def test_live_capture_of_a_launched_kernel(tmp_path):
 def test_capture_records_torch_compile_kernels(tmp_path):
     env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "inductor"),
            "TRITON_CACHE_DIR": str(tmp_path / "triton")}
-    proc = subprocess.run([sys.executable, "-m", "kinspect", "capture", "-o", str(tmp_path / "out"), "--",
+    proc = subprocess.run([sys.executable, "-m", "kinspect", "capture", "--store", str(tmp_path / "out"), "--",
                            sys.executable, str(ROOT / "samples" / "torch_compile_capture.py")],
                           capture_output=True, text=True, timeout=900, env=env)
     assert proc.returncode == 0, proc.stderr[-3000:]
