@@ -495,23 +495,39 @@ def report(items, constexprs, targets, num_warps, num_stages, configs, args, siz
 
 
 class _progress_bar:
-    """A progress bar on stderr while a sweep compiles (only on a terminal)."""
+    """Progress of a long step on stderr: a bar on a terminal; elsewhere (a log, CI, a pipe) plain
+    lines, one when the step starts and then at most one every PLAIN_EVERY_S seconds, and the last."""
+
+    PLAIN_EVERY_S = 2.0
 
     def __init__(self, label: str = "compiling"):
         self.label = label
 
     def __enter__(self):
         self.bar = None
+        self.done = 0
+        self.said = None
         return self.update
 
     def update(self, outcome, total=None):
-        if not sys.stderr.isatty():
+        if sys.stderr.isatty():
+            if self.bar is None and total:
+                self.bar = click.progressbar(length=total, label=self.label, file=sys.stderr)
+                self.bar.__enter__()
+            if self.bar is not None and outcome is not None:
+                self.bar.update(1)
             return
-        if self.bar is None and total:
-            self.bar = click.progressbar(length=total, label=self.label, file=sys.stderr)
-            self.bar.__enter__()
-        if self.bar is not None and outcome is not None:
-            self.bar.update(1)
+        import time
+
+        if outcome is not None:
+            self.done += 1
+        self.total = total or getattr(self, "total", None)
+        now = time.monotonic()
+        last = self.total is not None and self.done >= self.total
+        if self.said is None or last or now - self.said >= self.PLAIN_EVERY_S:
+            self.said = now
+            of = f"/{self.total}" if self.total else ""
+            click.echo(f"kinspect: {self.label} {self.done}{of}", err=True)
 
     def __exit__(self, *exc):
         if self.bar is not None:
