@@ -70,11 +70,9 @@ def _echo(text: str = "", **kwargs) -> None:
 @click.pass_context
 def main(ctx, debug):
     """See what your Triton kernels compile to, and why they run as fast as they do."""
-    import warnings
+    from kinspect.errors import quiet_foreign_noise
 
-    # Triton 3.9 warns on every process that TRITON_DEFAULT_FP_FUSION is unset; kinspect records the
-    # fusion setting per variant (options.enable_fp_fusion), so the warning is noise here.
-    warnings.filterwarnings("ignore", message="TRITON_DEFAULT_FP_FUSION is unset")
+    quiet_foreign_noise()
     ctx.obj = {"debug": debug}
 
 
