@@ -14,9 +14,8 @@ import re
 from pathlib import Path
 
 from kinspect.errors import NotFound, UsageError, did_you_mean
+from kinspect.sources import ARCHIVE_SUFFIXES
 
-# Stage files and archives a user may name: an item ending so is a path, never a kernel name.
-ARCHIVE_SUFFIXES = (".tgz", ".tar.gz", ".tar", ".tar.xz", ".tar.bz2", ".zip")
 # "64", "128", "fp16": what is left over when `-p BLOCK_SIZE=32 64` was meant as `-p BLOCK_SIZE=32,64`
 LOOSE_VALUE_RE = re.compile(r"^-?[0-9]+$")
 
@@ -72,20 +71,11 @@ def _in_store(name: str, store: Path) -> bool:
 
 def folder(path: Path) -> None:
     """A path that exists, as an input: an archive or an empty folder is its own one-line error."""
-    if path.is_file() and path.name.lower().endswith(ARCHIVE_SUFFIXES):
-        raise UsageError(f"'{path}' is an archive; unpack it and name the folder: mkdir -p /tmp/k && tar xf "
-                         f"'{path}' -C /tmp/k && kinspect ls /tmp/k")
-    if path.is_dir():
-        entries = list(path.iterdir())
-        if not entries:
-            raise NotFound(f"'{path}' is an empty folder; give a kinspect store, a Triton cache or a dump folder")
-        archives = sorted(p.name for p in entries if p.name.lower().endswith(ARCHIVE_SUFFIXES))
-        if archives and all(p.is_file() for p in entries) and not any(
-                p.name == "record.json" or p.suffix in (".json", ".ttir", ".ptx", ".llir", ".ll", ".sass")
-                for p in entries):
-            first = path / archives[0]
-            raise UsageError(f"'{path}' holds archives ({', '.join(archives)}), not variants; unpack one and name "
-                             f"its folder: mkdir -p /tmp/k && tar xf '{first}' -C /tmp/k && kinspect ls /tmp/k")
+    from kinspect.sources import not_readable
+
+    why = not_readable(path)
+    if why:
+        raise UsageError(why)
 
 
 def target(text: str | None) -> None:
