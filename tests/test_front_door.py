@@ -120,7 +120,7 @@ def test_tutorial_code_runs_as_written_under_capture_interpret(tmp_path):
     the device's properties: with no GPU here the interpreted program gets the CPU and the target's."""
     store = tmp_path / "s"
     p = subprocess.run([sys.executable, "-m", "kinspect", "capture", "--interpret", "--store", str(store), "--",
-                        sys.executable, str(DATA / "tutorials" / "fused_softmax.py")],
+                        sys.executable, str(ROOT / "samples" / "tutorials" / "fused_softmax.py")],
                        capture_output=True, text=True, cwd=ROOT, timeout=600)
     assert p.returncode == 0, p.stderr
     assert "cuda:90: 132 SMs, 232448 bytes of shared memory; softmax matches torch" in \
