@@ -366,12 +366,13 @@ def _chunked(lines, size: int):
         yield "".join(chunk)
 
 
-def report(items, *, variant: str | None = None, metrics=(), bench: bool = True, **kwargs):
+def report(items, *, variant: str | None = None, metrics=(), bench: bool = True, step=None, **kwargs):
     """An HTML report (kinspect.render.html.Report) over the variants `items` name, as `diff`
     collects them (a sweep with -p values, saved folders, stores, caches): the metric table, plots,
     and per variant its verdicts, resources, JIT time per stage, source and highlighted stages.
     `variant` names the one shown first (a row number, label or value; default the first, or the
-    fastest when there are runtimes); `metrics` are what the sweep plot shows (render.plots.METRICS)."""
+    fastest when there are runtimes); `metrics` are what the sweep plot shows (render.plots.METRICS).
+    `step(text)`, if given, is told when the analysis starts (the CLI shows it)."""
     from kinspect.analysis import analyse
     from kinspect.diff.compare import find_row
     from kinspect.errors import did_you_mean
@@ -388,6 +389,8 @@ def report(items, *, variant: str | None = None, metrics=(), bench: bool = True,
                              f"choose from {', '.join(METRICS)}")
     result = diff(items, bench=bench, text=False, **kwargs)
     rows = result.rows
+    if step is not None:
+        step(f"analysing {len(rows)} variant{'s' if len(rows) != 1 else ''}")
     reports = [result.reports.get(id(r.variant)) or analyse(r.variant) for r in rows]
     variants = [r.variant for r in rows]
     program = None

@@ -483,28 +483,78 @@ def report(items, constexprs, targets, num_warps, num_stages, configs, args, siz
     kwargs = _sweep_kwargs(items, constexprs, targets, num_warps, num_stages, configs, args, size, no_bench, retarget,
                            jobs, out_dir)
     path = api.check_output_path(output, "report", items)
-    with _progress_bar() as progress:
-        result = api.report(kwargs.pop("items"), **kwargs, variant=variant, metrics=metrics, out_dir=out_dir,
-                            progress=progress)
-    size_written = result.save(path)
+    step = _steps()
+    step("collecting the variants (loading kernels, compiling what the store does not hold)")
+    try:
+        with _progress_bar() as progress:
+            result = api.report(kwargs.pop("items"), **kwargs, variant=variant, metrics=metrics, out_dir=out_dir,
+                                progress=progress, step=step)
+        step(f"writing {path}")
+        size_written = result.save(path)
+    finally:
+        step.close()
     plots = ", ".join(p.name for p in result.plots) or "none"
     _echo(f"wrote {path} ({human_bytes(size_written)}): {len(result.rows)} variant"
                f"{'s' if len(result.rows) != 1 else ''}; plots: {plots}")
 
 
+class _steps:
+    """Lines on stderr as a long command enters steps that have no count to show as a bar: each
+    step's line is shown once the command has run PROGRESS_AFTER_S seconds, so a quick command (or
+    one that stops at a one-line error) prints nothing but its answer."""
+
+    def __init__(self):
+        import threading
+        import time
+
+        self.started = time.monotonic()
+        self.current = None
+        self.lock = threading.Lock()
+        self.timer = threading.Timer(PROGRESS_AFTER_S, self._due)
+        self.timer.daemon = True
+        self.timer.start()
+
+    def __call__(self, text: str) -> None:
+        import time
+
+        with self.lock:
+            self.current = text
+            if time.monotonic() - self.started >= PROGRESS_AFTER_S:
+                self._say()
+
+    def _due(self):
+        with self.lock:
+            if self.current:
+                self._say()
+
+    def _say(self):
+        click.echo(f"kinspect: {self.current}", err=True)
+        self.current = None
+
+    def close(self):
+        self.timer.cancel()
+
+
+# Progress is shown for steps that take longer than this; on a terminal as a bar, elsewhere as lines.
+PROGRESS_AFTER_S = 2.0
+
+
 class _progress_bar:
     """Progress of a long step on stderr: a bar on a terminal; elsewhere (a log, CI, a pipe) plain
-    lines, one when the step starts and then at most one every PLAIN_EVERY_S seconds, and the last."""
-
-    PLAIN_EVERY_S = 2.0
+    lines, the first once the step has run PROGRESS_AFTER_S seconds, then at most one every
+    PROGRESS_AFTER_S seconds, and the last."""
 
     def __init__(self, label: str = "compiling"):
         self.label = label
 
     def __enter__(self):
+        import time
+
         self.bar = None
         self.done = 0
-        self.said = None
+        self.total = None
+        self.said = time.monotonic()
+        self.spoke = False
         return self.update
 
     def update(self, outcome, total=None):
@@ -519,11 +569,11 @@ class _progress_bar:
 
         if outcome is not None:
             self.done += 1
-        self.total = total or getattr(self, "total", None)
+        self.total = total or self.total
         now = time.monotonic()
         last = self.total is not None and self.done >= self.total
-        if self.said is None or last or now - self.said >= self.PLAIN_EVERY_S:
-            self.said = now
+        if now - self.said >= PROGRESS_AFTER_S or (last and self.spoke):
+            self.said, self.spoke = now, True
             of = f"/{self.total}" if self.total else ""
             click.echo(f"kinspect: {self.label} {self.done}{of}", err=True)
 
