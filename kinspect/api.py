@@ -285,13 +285,14 @@ class Repro:
 
 
 def repro(variant: str, output: str | Path, *, interpret: bool = False, embed: bool = False, launch: int = 1,
-          out_dir: str | Path = DEFAULT_OUT) -> Repro:
+          out_dir: str | Path = DEFAULT_OUT, values: dict | None = None) -> Repro:
     """Write a standalone script that launches a captured variant's `launch`-th most frequent
-    captured launch once (kinspect.replay.script); with `interpret` it runs under TRITON_INTERPRET."""
+    captured launch once (kinspect.replay.script); with `interpret` it runs under TRITON_INTERPRET.
+    `values` (-p) pick one of several variants of a kernel, as in find_variant."""
     from kinspect.replay import script
     from kinspect.replay.spec import from_variant
 
-    v = find_variant(variant, out_dir, prefer=lambda x: x.ran)
+    v = find_variant(variant, out_dir, prefer=lambda x: x.ran, values=values)
     path = check_output_path(output, "script", [variant])
     spec = from_variant(v, launch)
     how = script.write(spec, path, interpret=interpret, embed=embed, label=variant, triton_version=v.triton_version)

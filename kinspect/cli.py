@@ -654,19 +654,25 @@ def bench(kernel, target, constexprs, args, num_warps, num_stages, size, interpr
               help="Carry the kernel's captured source even where its file could be imported (to share the script).")
 @click.option("--launch", type=click.IntRange(min=1), default=1, show_default=True, metavar="N",
               help="Replay the N-th most frequent captured argument signature.")
+@click.option("-p", "values", multiple=True, metavar="K=V",
+              help="Of several variants of one kernel, the one with this value, e.g. -p BLOCK=1024.")
 @_store_option("Store to look the variant up in.", writes_file=True)
-def repro(variant, output, interpret, embed, launch, out_dir):
+def repro(variant, output, interpret, embed, launch, values, out_dir):
     """Write a standalone script that launches a captured VARIANT once with its captured arguments:
     fresh tensors of the captured shapes, dtypes and strides, the captured scalars, constexprs,
     options and grid. It needs torch and triton only.
 
-    VARIANT is a variant folder, or a folder name, kernel name or unique prefix in the store.
+    VARIANT is a variant folder, or a folder name, kernel name (with -p values to pick one of its
+    variants), unique prefix or row number of `kinspect ls` in the store.
 
     Example: kinspect repro triton_red_fused_sum_8 -o repro.py && python repro.py
     """
     from kinspect.render.terminal import clean
 
-    r = api.repro(variant, output, interpret=interpret, embed=embed, launch=launch, out_dir=out_dir)
+    from kinspect.compile.args import parse_constexprs
+
+    r = api.repro(variant, output, interpret=interpret, embed=embed, launch=launch, out_dir=out_dir,
+                  values=parse_constexprs(values))
     _echo(f"wrote {r.path}: {r.spec.kernel}, {r.spec.calls:,} of {r.spec.total_calls:,} captured launches: "
                f"{r.spec.describe()}")
     _echo(f"  the script {clean(r.how)}")

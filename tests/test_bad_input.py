@@ -121,7 +121,7 @@ def _rows():
          ["is binary, not .ptx text", "nvdisasm"]),
         ("empty file", lambda t, c: ["vec-report", str(_empty(t))], ["is empty (0 bytes)", "complete stage file"]),
         ("unwritable output folder", lambda t, c: ["dump", "add", "--store", str(_file(t) / "out")],
-         ["cannot write to", "choose another folder with -o"]),
+         ["cannot write to", "choose another folder with --store"]),
     ]
 
 
@@ -205,7 +205,7 @@ def test_store_written_by_a_second_kinspect_process(tmp_path):
                                 capture_output=True, text=True, timeout=300)
         line = one_line(second.stdout + second.stderr, second.returncode,
                         ["being written by another kinspect process", f"pid {holder.pid}", "kinspect capture",
-                         "wait for it to finish or choose another folder with -o"])
+                         "wait for it to finish or choose another folder with --store"])
         assert tree_digest(store) == before, line
     finally:
         holder.kill()

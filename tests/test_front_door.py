@@ -13,20 +13,14 @@ from click.testing import CliRunner
 from kinspect import kernels
 from kinspect.cli import main
 
+from tests.helpers import one_error_line
+
 ROOT = Path(__file__).parent.parent
 DATA = Path(__file__).parent / "data"
 
 
 def run(*args):
     return CliRunner().invoke(main, [str(a) for a in args])
-
-
-def one_error(r, *needles):
-    assert r.exit_code == 2, r.output
-    lines = r.output.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), r.output
-    for n in needles:
-        assert n in lines[0], lines[0]
 
 
 def test_declared_kernels_are_the_registry():
@@ -62,17 +56,17 @@ def test_mistakes_are_one_line_before_torch_is_imported(tmp_path, args, needle):
 
 
 def test_paths_that_are_not_stores_each_say_what_they_are(tmp_path):
-    one_error(run("vec-report", tmp_path / "missing"), "no such file or folder")
+    one_error_line(run("vec-report", tmp_path / "missing"), "no such file or folder")
     empty = tmp_path / "empty"
     empty.mkdir()
-    one_error(run("vec-report", empty), "is an empty folder")
+    one_error_line(run("vec-report", empty), "is an empty folder")
     archives = tmp_path / "archives"
     archives.mkdir()
     with tarfile.open(archives / "store.tgz", "w:gz") as t:
         t.add(DATA / "user_kernels.py", arcname="x/user_kernels.py")
-    one_error(run("vec-report", archives), "holds archives (store.tgz)", "tar xf")
-    one_error(run("vec-report", archives / "store.tgz"), "is an archive; unpack it", "tar xf")
-    one_error(run("ls", empty), "is an empty folder")
+    one_error_line(run("vec-report", archives), "holds archives (store.tgz)", "tar xf")
+    one_error_line(run("vec-report", archives / "store.tgz"), "is an archive; unpack it", "tar xf")
+    one_error_line(run("ls", empty), "is an empty folder")
 
 
 def test_the_store_is_one_option_everywhere_and_o_still_works_with_a_warning(tmp_path):
@@ -94,12 +88,12 @@ def test_variants_by_values_or_ls_number_in_natural_order(tmp_path):
     assert "BLOCK_SIZE=32;" in listing[2] and listing[2].split()[0] == "1"
     assert "BLOCK_SIZE=128;" in listing[3] and listing[3].split()[0] == "2"
     r = run("show", "fused_mm_softmax", "--stage", "ttir", "--store", tmp_path)
-    one_error(r, "matches 2 variants", "-p BLOCK_SIZE=32 (#1); -p BLOCK_SIZE=128 (#2)")
+    one_error_line(r, "matches 2 variants", "-p BLOCK_SIZE=32 (#1); -p BLOCK_SIZE=128 (#2)")
     by_value = run("show", "fused_mm_softmax", "-p", "BLOCK_SIZE=128", "--stage", "ttir", "--store", tmp_path)
     assert by_value.exit_code == 0 and "tensor<128x128xf32>" in by_value.output
     by_number = run("show", "2", "--stage", "ttir", "--store", tmp_path)
     assert by_number.output == by_value.output
-    one_error(run("show", "fused_mm_softmax", "-p", "BLOCK_SIZE=64", "--stage", "ttir", "--store", tmp_path),
+    one_error_line(run("show", "fused_mm_softmax", "-p", "BLOCK_SIZE=64", "--stage", "ttir", "--store", tmp_path),
               "no variant 'fused_mm_softmax' with -p BLOCK_SIZE=64")
 
 

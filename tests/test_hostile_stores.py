@@ -469,7 +469,7 @@ def test_a_folder_with_nothing_readable_exits_2(world):
     empty = w.tmp / "empty"
     empty.mkdir()
     for command in ("vec-report", "ls", "report"):
-        cli(w, command, empty, *(("--store", w.tmp / "x.html") if command == "report" else ()), code=(2,),
+        cli(w, command, empty, *(("-o", w.tmp / "x.html") if command == "report" else ()), code=(2,),
             line="nothing to read")
 
 

@@ -83,7 +83,7 @@ def test_ls_kernels():
 
 def test_ls_missing_folder(tmp_path):
     r = CliRunner().invoke(main, ["ls", str(tmp_path / "nope")])
-    assert r.exit_code == 2 and r.output.startswith("error: folder")
+    assert r.exit_code == 2 and r.output.startswith("error: no such file or folder")
 
 
 def test_ls_corrupt_metadata_is_a_warning(triton_cache, tmp_path):

@@ -94,7 +94,7 @@ def test_reading_commands_leave_the_folders_byte_identical(argv, folders, tmp_pa
     if args[0] in ("vec-report", "diff", "show"):
         args += ["--store", str(tmp_path / "out")]
     if args[0] == "report":
-        args += ["--store", str(tmp_path / "r.html"), "--store", str(tmp_path / "out")]
+        args += ["-o", str(tmp_path / "r.html"), "--store", str(tmp_path / "out")]
     r = CliRunner().invoke(main, args)
     assert r.exit_code == 0, r.output
     assert {name: tree_digest(p) for name, p in folders.items()} == before

@@ -209,7 +209,7 @@ def test_one_variant_of_a_trace_by_name_and_the_program_view(made, tmp_path):
     r = run("vec-report", two)
     assert r.exit_code == 0 and "attn_fwd" in r.output and "bias_heads_kernel" in r.output
     r = run("show", two, "--stage", "sass")
-    assert r.exit_code == 2 and "holds 2 variants" in r.output and "kinspect show NAME -o" in r.output
+    assert r.exit_code == 2 and "holds 2 variants" in r.output and "kinspect show NAME --store" in r.output
     r = run("show", "bias_heads_kernel", "--stage", "sass", "--store", two)
     assert r.exit_code == 0 and "Function:bias_heads_kernel" in r.output
     r = run("diff", two, "--table", "--no-bench")

@@ -10,20 +10,14 @@ from click.testing import CliRunner
 
 from kinspect.cli import main
 
+from tests.helpers import one_error_line
+
 DATA = Path(__file__).parent / "data"
 CORPUS = Path(__file__).parent / "corpus"
 
 
 def run(*args):
     return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
-
-
-def one_error_line(r, *needles):
-    assert r.exit_code == 2, r.output
-    lines = r.output.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), r.output
-    for n in needles:
-        assert n in lines[0], lines[0]
 
 
 def write(tmp_path, name: str, text: str) -> Path:
