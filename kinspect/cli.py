@@ -717,7 +717,8 @@ def show(variant, stage, lines, raw, values, out_dir):
 
     VARIANT is a folder (a kinspect variant, one Triton cache entry, one TRITON_KERNEL_DUMP folder), a
     trace or stage file holding one variant, or a folder name, kernel name (with -p values to pick one
-    of its variants), unique prefix or row number of `kinspect ls` in the store (--store, which may be a Triton cache, a dump folder or a trace too).
+    of its variants), unique prefix or row number of `kinspect ls` in the store (--store, which may be
+    a Triton cache, a dump folder or a trace too).
     """
     if raw and lines:
         raise click.UsageError("--raw prints the stage as stored; --lines adds headers to it: choose one")

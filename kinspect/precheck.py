@@ -28,6 +28,12 @@ def kernel(text: str, constexprs=(), *, args=()) -> None:
     if is_user_kernel(text):
         source, name = split(text)
         return _user_kernel(text, source, name, set(constexprs) | set(args))
+    if Path(text).is_file() and text.endswith(".py"):
+        raise UsageError(f"name the kernel in '{text}': {text}:KERNEL; its Triton kernels: "
+                         f"{', '.join(_kernels_in(Path(text))) or 'none'}")
+    if Path(text).exists():
+        raise UsageError(f"'{text}' is saved output, not a kernel to compile: read it with kinspect vec-report, "
+                         f"show or ls")
     if _looks_like_path(text):
         raise NotFound(f"no such file or folder: '{text}'")
     if LOOSE_VALUE_RE.match(text):
@@ -54,6 +60,8 @@ def item(text: str, constexprs=(), *, args=(), store=None) -> None:
 
     path = Path(text)
     if path.exists() and not is_user_kernel(text):
+        if path.is_file() and text.endswith(".py"):
+            return kernel(text)          # a kernel file without :KERNEL
         return folder(path)
     try:
         kernel(text, constexprs, args=args)
@@ -141,6 +149,14 @@ def _user_kernel(text: str, source: str, name: str, given: set) -> None:
     if unknown:
         raise UsageError(f"kernel '{name}' has no parameter {', '.join(unknown)}"
                          f"{did_you_mean(unknown[0], params)}; its parameters: {', '.join(params)}")
+
+
+def _kernels_in(path: Path) -> list[str]:
+    try:
+        _, functions = _top_level(ast.parse(path.read_bytes()))
+    except (SyntaxError, ValueError, OSError):
+        return []
+    return [f.name for f in functions.values() if _is_kernel(f)]
 
 
 def _top_level(tree: ast.Module) -> tuple[set[str], dict[str, ast.FunctionDef]]:

@@ -187,7 +187,8 @@ class Store:
         try:
             folder.mkdir(parents=True, exist_ok=True)
         except OSError as e:
-            raise KinspectError(f"cannot write to '{self.root}': {e.strerror}; choose another folder with --store") from None
+            raise KinspectError(f"cannot write to '{self.root}': {e.strerror}; "
+                                f"choose another folder with --store") from None
         if folder != self.root:
             try:
                 contained(self.root, folder.name)

@@ -137,8 +137,8 @@ def resolve(text: str | None) -> Resolved:
         raise UsageError(f"target '{text}': a cuda arch is a number like 80 or 90; "
                          f"use one of: {', '.join(available())}")
     if backend == "cuda" and arch not in CUDA_ARCHS:
-        raise UsageError(f"target '{text}': no NVIDIA GPU has compute capability {arch}{did_you_mean(arch, CUDA_ARCHS)}; "
-                         f"known: {', '.join(CUDA_ARCHS)}")
+        raise UsageError(f"target '{text}': no NVIDIA GPU has compute capability {arch}"
+                         f"{did_you_mean(arch, CUDA_ARCHS)}; known: {', '.join(CUDA_ARCHS)}")
     target = Target(backend, arch, PRESETS.get(text, (backend, arch, 32 if backend == "cuda" else 64))[2])
     return Resolved(target, True, f"{target} (offline)")
 
