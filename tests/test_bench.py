@@ -170,7 +170,7 @@ def _shipped():
 def test_interpret_checks_every_shipped_kernel_against_torch(kernel):
     r = CliRunner().invoke(main, ["bench", kernel, "--interpret", "--json"])
     assert r.exit_code == 0, r.output
-    d = json.loads(r.output)
+    d = json.loads(r.stdout)
     assert d["check"]["ok"], d["check"]
     assert d["check"]["error"] <= d["check"]["tolerance"]
 

@@ -179,7 +179,7 @@ def test_block_size_sweep_on_sm90(tmp_path):
     """The done-when: three rows with the compiler's shared memory, a PTX diff much shorter than raw."""
     r = run("diff", "fused_mm_softmax", "-p", "BLOCK_SIZE=32,64,128", "-t", "cuda:90", "--store", tmp_path, "--json")
     assert r.exit_code == 0, r.output
-    d = json.loads(r.output)
+    d = json.loads(r.stdout)
     rows = d["variants"]
     assert [v["constexprs"]["BLOCK_SIZE"] for v in rows] == [32, 64, 128]
     assert [v["shared_bytes"] for v in rows] == [8 * 1024, 32 * 1024, 128 * 1024]
@@ -254,7 +254,7 @@ def test_two_source_files(tmp_path):
     b = _kernel_file(tmp_path, "b.py", "x")  # x * x: a multiply by itself instead of a constant
     r = run("diff", f"{a}:scale", f"{b}:scale", "--store", tmp_path / "out", "--stage", "ttir", "-j", "1", "--json")
     assert r.exit_code == 0, r.output
-    d = json.loads(r.output)
+    d = json.loads(r.stdout)
     assert [v["label"] for v in d["variants"]] == ["a.py:scale", "b.py:scale"]
     changed = [line for h in d["diff"]["hunks"] for run_ in h["runs"] if run_["tag"] != " "
                for line in run_["lines"]]
@@ -276,7 +276,7 @@ def test_parallel_and_sequential_make_the_same_variants(tmp_path):
         r = run("diff", "add", "-p", "BLOCK_SIZE=256,1024", "-t", "cuda:80", "--store", tmp_path / jobs, "-j", jobs,
                 "--json")
         assert r.exit_code == 0, r.output
-        d = json.loads(r.output)
+        d = json.loads(r.stdout)
         hashes[jobs] = [Path(v["path"]).name for v in d["variants"]]
         assert d["sweep"]["workers"] == int(jobs)
     assert hashes["1"] == hashes["2"]
@@ -340,7 +340,7 @@ def test_retarget_two_cpus_from_one_ll_file():
     ll = CPU_FIXTURES / "triton-shared-riscv-softmax" / "ll.ir"
     r = run("diff", ll, "--retarget", "generic-rv64,spacemit-x60", "--json")
     assert r.exit_code == 0, r.output
-    d = json.loads(r.output)
+    d = json.loads(r.stdout)
     rows = {v["label"]: v for v in d["variants"]}
     assert set(rows) == {"cpu:riscv64@generic-rv64", "cpu:riscv64@spacemit-x60"}
     assert rows["cpu:riscv64@generic-rv64"]["vector_instructions"] == 0

@@ -80,7 +80,7 @@ def test_the_dot_shapes_of_the_ttgir_give_the_same_places(attention, target):
 
 def test_the_shipped_tiled_matmul_puts_every_hgmma_on_its_dot(tmp_path):
     r = run("vec-report", "fused_mm_softmax_tiled", "-t", "cuda:90", "--store", tmp_path, "--json")
-    [rep] = json.loads(r.output)
+    [rep] = json.loads(r.stdout)
     lines = {row["line"]: row["stages"]["sass"].get("matrix_units") for row in rep["per_line"]
              if row["stages"].get("sass", {}).get("matrix_units")}
     dot = next(n for n, text in enumerate((Path(__file__).parent.parent / "kernels" /
@@ -94,7 +94,7 @@ def test_triton_dumps_of_both_versions_place_hgmma_on_the_dot(version):
     """A dump folder's SASS (Triton's format, no line markers) is placed through its PTX."""
     r = run("vec-report", VERSIONS / version / "cuda-90", "--json")
     assert r.exit_code == 0, r.output
-    [rep] = json.loads(r.output)
+    [rep] = json.loads(r.stdout)
     dot = next(n for n, text in enumerate((VERSIONS / "fixture_kernels.py").read_text().splitlines(), 1)
                if "acc = tl.dot(a, b, acc)" in text)
     hgmma = [v for v in rep["verdicts"] if "HGMMA" in v["text"]]

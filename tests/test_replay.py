@@ -135,7 +135,7 @@ def test_diff_of_a_captured_variant_recompiles_it_with_the_captured_signature(ca
     misaligned = rows[0]
     r = run("diff", misaligned.path, "-p", "BLOCK=32,64", "--store", store, "--json", "--no-bench")
     assert r.exit_code == 0, r.output
-    out = json.loads(r.output)
+    out = json.loads(r.stdout)
     assert [v["constexprs"]["BLOCK"] for v in out["variants"]] == [32, 64]
     assert out["variants"][1]["path"] == misaligned.path, "BLOCK=64 is the captured variant itself"
     kept = next(read_records(Path(misaligned.path)))
@@ -156,7 +156,7 @@ def test_bench_of_a_captured_variant_needs_a_device_and_runs_interpreted(capture
     assert r.exit_code == 2 and "-p does not apply to a captured variant" in r.output
     r = run("bench", "softmax_rows", "--store", store, "--interpret", "--json")
     assert r.exit_code == 0, r.output
-    assert json.loads(r.output)["grid"] == [7, 1, 1]
+    assert json.loads(r.stdout)["grid"] == [7, 1, 1]
 
 
 @pytest.fixture(scope="module")
@@ -175,7 +175,7 @@ def test_an_inductor_kernel_is_rebuilt_from_its_record_and_recompiled(inductor, 
     assert plan(spec).mode == "text" and "Inductor-generated" in plan(spec).why
     r = run("diff", v.path, "-p", "XBLOCK=8", "--store", tmp_path / "out", "--json", "--no-bench", "--table")
     assert r.exit_code == 0, r.output
-    [row] = json.loads(r.output)["variants"]
+    [row] = json.loads(r.stdout)["variants"]
     again = next(read_records(Path(row["path"])))
     assert again.constexprs == {**v.constexprs, "XBLOCK": 8} and again.attributes == v.attributes
     assert again.source.line == v.source.line + 7, "the heuristics decorator is blanked, the def keeps its line"

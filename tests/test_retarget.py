@@ -19,7 +19,7 @@ ARM_SUM = CPU_FIXTURES / "triton-cpu-arm64-neon" / "sum_64_torch.float32_nomask.
 def vec_json(*argv):
     r = CliRunner().invoke(main, ["vec-report", *map(str, argv), "--json"])
     assert r.exit_code == 0, r.output
-    return json.loads(r.output)
+    return json.loads(r.stdout)
 
 
 def texts(report: dict) -> list[str]:

@@ -61,7 +61,7 @@ def sources(made: Path) -> dict[str, Path]:
 def report(path: Path) -> dict:
     r = run("vec-report", path, "--json")
     assert r.exit_code == 0, r.output
-    [one] = json.loads(r.output)
+    [one] = json.loads(r.stdout)
     return one
 
 

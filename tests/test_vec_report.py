@@ -19,7 +19,7 @@ from tests.helpers import kernel_line
 def report_json(*args):
     r = CliRunner().invoke(main, ["vec-report", *map(str, args), "--json"])
     assert r.exit_code == 0, r.output
-    return json.loads(r.output)
+    return json.loads(r.stdout)
 
 
 def test_cuda90_json_hgmma_loads_and_registers(tmp_path, real_variant, nvidia_tool):

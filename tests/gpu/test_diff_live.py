@@ -11,7 +11,7 @@ def test_sweep_is_timed_on_the_device(tmp_path):
     r = CliRunner().invoke(main, ["diff", "fused_mm_softmax", "-p", "BLOCK_SIZE=32,64,128", "--store", str(tmp_path),
                                   "--json", "--table"])
     assert r.exit_code == 0, r.output
-    d = json.loads(r.output)
+    d = json.loads(r.stdout)
     for v in d["variants"]:
         t = v["runtime"]
         assert t is not None, v["label"]

@@ -93,7 +93,7 @@ def test_bench_runs_both_passes_of_the_tiled_kernel(tmp_path):
     r = CliRunner().invoke(main, ["bench", "fused_mm_softmax_tiled", "--size", "2048", "--json", "--no-compile",
                                   "--store", str(tmp_path / "out")])
     assert r.exit_code == 0, r.output
-    d = json.loads(r.output)
+    d = json.loads(r.stdout)
     assert d["check"]["ok"], d["check"]
     assert d["constexprs"]["ONE_TILE"] is False and d["asm"]["matrix"] > 0
     assert d["first_call"]["cold"]["cache_hit"] is False
@@ -104,6 +104,6 @@ def test_bench_softmax_narrow_rows(tmp_path):
     r = CliRunner().invoke(main, ["bench", "softmax", "--size", "1048576x2", "--json", "--no-compile",
                                   "--store", str(tmp_path / "out")])
     assert r.exit_code == 0, r.output
-    d = json.loads(r.output)
+    d = json.loads(r.stdout)
     assert d["check"]["ok"] and d["method"]["grid"] == [512] and d["options"]["num_warps"] == 4
     print(json.dumps(d["throughput"], indent=1))
