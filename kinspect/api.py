@@ -5,15 +5,23 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kinspect.errors import KinspectError, UsageError
-from kinspect.model import Variant
+from kinspect.model import Variant, natural  # noqa: F401  (natural: the order of kinspect ls)
+from kinspect.store import DEFAULT_OUT
 
-DEFAULT_OUT = "kinspect-out"
+if TYPE_CHECKING:       # the results the functions below return: records with to_json, or lists of them
+    from kinspect.analysis import VariantReport
+    from kinspect.bench.interpret import Interpreted
+    from kinspect.bench.measure import BenchResult
+    from kinspect.diff.result import DiffResult
+    from kinspect.render.html import Report
+    from kinspect.sources import Listing
 
 # Compiling one variant and retargeting one live below the commands that use them (a sweep's workers,
 # diff, passes); the api keeps their names for users and the CLI.
-from kinspect.compile.dump import DumpResult, dump  # noqa: E402  (after DEFAULT_OUT, which dump's default is)
+from kinspect.compile.dump import DumpResult, dump  # noqa: E402
 from kinspect.derived import add_retargets, llir_stage, retargeted  # noqa: E402
 from kinspect.lookup import find_variant  # noqa: E402
 from kinspect.sources import readable  # noqa: E402
@@ -82,7 +90,7 @@ def stage_bytes(variant: Variant, stage: str) -> int:
         return 0
 
 
-def list_variants(path: str | Path | None = None):
+def list_variants(path: str | Path | None = None) -> Listing:
     """(what was listed, variants) for a kinspect store, a Triton cache or a dump folder. Read-only."""
     from kinspect import sources
 
@@ -111,14 +119,14 @@ def resolve_variants(items, *, target=None, constexprs=None, args=None, num_warp
     return variants
 
 
-def vec_report(items, *, retarget=(), **kwargs):
+def vec_report(items, *, retarget=(), **kwargs) -> list[VariantReport]:
     """Analysis reports (kinspect.analysis.VariantReport) for the variants named by `items`; with
     `retarget` CPU specs, each variant's LLVM IR compiled for those CPUs is reported after it.
     An as-compiled variant with no machine code (a lone .ll file) is left out when retargeting."""
     return vec_report_of(resolve_variants(items, **kwargs), retarget=retarget)
 
 
-def vec_report_of(variants: list[Variant], *, retarget=()):
+def vec_report_of(variants: list[Variant], *, retarget=()) -> list[VariantReport]:
     """vec_report of variants already resolved."""
     from kinspect.analysis import analyse
 
@@ -228,7 +236,7 @@ def record_ceilings(out_dir: str | Path) -> str:
     return f"device ceilings kept in the store: {c.describe()}"
 
 
-def diff(items, *, bench: bool = True, **kwargs):
+def diff(items, *, bench: bool = True, **kwargs) -> DiffResult:
     """Compile a sweep (and/or collect saved variants), tabulate their metrics and diff one stage of
     two of them: kinspect.diff.compare, whose keyword arguments it takes. With `bench`, variants
     compiled for the active GPU are timed on it (runtime, GB/s, % of copy bandwidth): shipped
@@ -244,31 +252,31 @@ def diff(items, *, bench: bool = True, **kwargs):
     return compare(list(items), **kwargs)
 
 
-def bench(kernel: str, **kwargs):
+def bench(kernel: str, **kwargs) -> BenchResult:
     """Run a kernel on the device: its first call (cold and warm, split into JIT stages), steady-state
     quantiles, throughput against the device's measured copy bandwidth and matmul peak, its torch
     reference (eager and torch.compile), a correctness check and its registers and vector/matrix use:
     kinspect.bench.measure.bench, whose keyword arguments it takes. With no device, a UsageError
     that names `--interpret` and `dump`."""
     from kinspect.bench.measure import bench as run
-    from kinspect.replay.launch import captured
+    from kinspect.bench.captured import captured
 
     return run(kernel, replay=captured(kernel, kwargs.get("out_dir", DEFAULT_OUT)), **kwargs)
 
 
-def interpret(kernel: str, *, out_dir: str | Path = DEFAULT_OUT, **kwargs):
+def interpret(kernel: str, *, out_dir: str | Path = DEFAULT_OUT, **kwargs) -> Interpreted:
     """Run a kernel under Triton's interpreter (no device) and check it against its torch reference;
     a captured variant (a folder, or its name in the store `out_dir`) runs its most frequent launch."""
     from kinspect.optional import need
 
     need("numpy", "--interpret (Triton's interpreter)")
     from kinspect.bench.interpret import interpret as run
-    from kinspect.replay.launch import captured
+    from kinspect.bench.captured import captured
 
     return run(kernel, replay=captured(kernel, out_dir), **kwargs)
 
 
-def interpret_many(runs: list[dict]):
+def interpret_many(runs: list[dict]) -> list[Interpreted]:
     """Several interpreter runs (dicts of `interpret`'s keyword arguments plus `kernel`) in one child
     process, so the interpreter's start-up is paid once; one Interpreted per run, in order."""
     from kinspect.bench.interpret import interpret_many as run
@@ -342,6 +350,7 @@ def shown_chunks(variant: Variant, stage: str, *, lines: bool = False, raw: bool
     """A stage as `kinspect show` prints it, in chunks of about `size` characters (bounded memory):
     the file as stored with `raw`; else with `;; file:line` headers when `lines`, and SASS with
     every instruction's control codes in one notation (kinspect.render.sass_listing)."""
+    from kinspect import isa
     from kinspect.render.sass_listing import with_control_codes
 
     s = variant.stage(stage)
@@ -350,7 +359,8 @@ def shown_chunks(variant: Variant, stage: str, *, lines: bool = False, raw: bool
     if raw:
         return stage_chunks(variant, stage, size)
     text = _annotated_lines(variant, stage) if lines else _plain_lines(variant, stage)
-    if s.dialect == "sass":
+    spec = isa.find(s.dialect)
+    if spec is not None and spec.control_codes:
         text = with_control_codes(text)
     return _chunked(text, size)
 
@@ -367,7 +377,8 @@ def _chunked(lines, size: int):
         yield "".join(chunk)
 
 
-def report(items, *, variant: str | None = None, metrics=(), bench: bool = True, step=None, **kwargs):
+def report(items, *, variant: str | None = None, metrics=(), bench: bool = True, step=None,
+           **kwargs) -> Report:
     """An HTML report (kinspect.render.html.Report) over the variants `items` name, as `diff`
     collects them (a sweep with -p values, saved folders, stores, caches): the metric table, plots,
     and per variant its verdicts, resources, JIT time per stage, source and highlighted stages.
@@ -388,17 +399,17 @@ def report(items, *, variant: str | None = None, metrics=(), bench: bool = True,
         if m not in METRICS:
             raise UsageError(f"--metric '{m}' is not one kinspect plots{did_you_mean(m, METRICS)}; "
                              f"choose from {', '.join(METRICS)}")
-    result = diff(items, bench=bench, text=False, **kwargs)
+    result = diff(items, bench=bench, text=False, keep_reports=True, **kwargs)
     rows = result.rows
     if step is not None:
         step(f"analysing {len(rows)} variant{'s' if len(rows) != 1 else ''}")
-    reports = [result.reports.get(id(r.variant)) or analyse(r.variant) for r in rows]
+    reports = [r.report or analyse(r.variant) for r in rows]
     variants = [r.variant for r in rows]
     program = None
-    if is_program(variants):    # a program's kernels: ranked, and no plot across them
-        from kinspect.analysis.summary import kernel_rows, summarize
+    if is_program(variants):    # a program's kernels: ranked, and no plot across them; the rows' own records
+        from kinspect.analysis.summary import kernel_rows
 
-        program = kernel_rows([summarize(v, rep) for v, rep in zip(variants, reports)])
+        program = kernel_rows([r.metrics for r in rows])
     if variant:
         chosen = find_row(variant, rows, option="--variant")
     else:

@@ -76,7 +76,31 @@ def main(ctx, debug):
     ctx.obj = {"debug": debug}
 
 
-def _store_option(help_text: str = "The kinspect store: where variants are written and looked up.", *,
+def _options(*options):
+    """Several click options as one decorator, in the order they are listed (--help shows them so)."""
+    def apply(f):
+        for option in reversed(options):
+            f = option(f)
+        return f
+    return apply
+
+
+# The options that say which one variant of a kernel to compile: dump, vec-report and bench share them
+# (diff and report sweep lists of values instead: _sweep_options).
+_constexpr_option = click.option("-p", "constexprs", multiple=True, metavar="K=V",
+                                 help="A constexpr value, e.g. -p BLOCK_SIZE=64.")
+_arg_option = click.option("--arg", "args", multiple=True, metavar="NAME=TYPE",
+                           help="A runtime argument of a user kernel: *fp32, *fp16[:SHAPE like 1024x64], i32[:VALUE], "
+                                "fp32[:VALUE], 'tensordesc<fp16[64,64]>[:SHAPE]', ...")
+_warps_stages_options = _options(click.option("--num-warps", type=int, default=None),
+                                 click.option("--num-stages", type=int, default=None))
+_config_option = click.option("--config", "config", type=click.IntRange(min=0), default=None, metavar="N",
+                              help="An autotuned kernel's config number, as its file lists them (default: the "
+                                   "first that prune_configs_by keeps).")
+_size_option = click.option("--size", default=None, help="Problem size for the example arguments: N or MxN.")
+
+
+def _store_option(*, help: str = "The kinspect store: where variants are written and looked up.",
                   writes_file: bool = False):
     """-s/--store DIR: the store, spelled the same in every command. -o/--out DIR, its old spelling
     in dump, diff, vec-report, show, bench and capture, still works with a deprecation line: -o now
@@ -99,13 +123,18 @@ def _store_option(help_text: str = "The kinspect store: where variants are writt
 
     def decorate(f):
         f = click.option("-s", "--store", "out_dir", default=api.DEFAULT_OUT, show_default=True, metavar="DIR",
-                         callback=store, help=help_text)(f)
+                         callback=store, help=help)(f)
         if writes_file:       # its -o is the file it writes
             return f
         return click.option("-o", "--out", "old_out", default=None, hidden=True, expose_value=False,
                             callback=old)(f)
 
     return decorate
+
+
+# Of several variants of one kernel in a store, the one with these values (show, repro).
+_values_option = click.option("-p", "values", multiple=True, metavar="K=V",
+                              help="Of several variants of one kernel, the one with this value, e.g. -p BLOCK_SIZE=32.")
 
 
 def _retarget_option(f):
@@ -124,16 +153,11 @@ def _target_option(f):
 @main.command(context_settings=CONTEXT)
 @click.argument("kernel")
 @_target_option
-@click.option("-p", "constexprs", multiple=True, metavar="K=V", help="A constexpr value, e.g. -p BLOCK_SIZE=64.")
-@click.option("--arg", "args", multiple=True, metavar="NAME=TYPE",
-              help="A runtime argument of a user kernel: *fp32, *fp16[:SHAPE like 1024x64], i32[:VALUE], "
-                   "fp32[:VALUE], 'tensordesc<fp16[64,64]>[:SHAPE]', ...")
-@click.option("--num-warps", type=int, default=None)
-@click.option("--num-stages", type=int, default=None)
-@click.option("--config", "config", type=click.IntRange(min=0), default=None, metavar="N",
-              help="An autotuned kernel's config number, as its file lists them (default: the first that "
-                   "prune_configs_by keeps).")
-@click.option("--size", default=None, help="Problem size for the example arguments: N or MxN.")
+@_constexpr_option
+@_arg_option
+@_warps_stages_options
+@_config_option
+@_size_option
 @click.option("--stage", default=None, help="Print this stage (ttir, ttgir, llir, ptx, sass, amdgcn, ...).")
 @click.option("--passes", "passes", is_flag=True,
               help="Also time each MLIR pass and keep the IR before each pass that changed it "
@@ -199,13 +223,11 @@ def ls_cmd(path, show_kernels):
     for w in listing.warnings:
         _echo(f"  warning: {clean(w)}")
     if listing.variants:
-        from kinspect.lookup import natural
-
-        _echo(variants_table(sorted(listing.variants, key=natural)))
+        _echo(variants_table(sorted(listing.variants, key=api.natural)))
 
 
 @main.command(context_settings={**CONTEXT, "ignore_unknown_options": True})
-@_store_option("The kinspect store the capture is written to.")
+@_store_option(help="The kinspect store the capture is written to.")
 @click.option("--time", "time_method", is_flag=False, flag_value="profiler", default=None,
               type=click.Choice(["profiler", "events"]),
               help="Also time every launch on the GPU: the torch profiler's kernel records (the default) or "
@@ -234,7 +256,7 @@ def capture(out_dir, time_method, interpret, target, as_json, resume, command):
     """
     import json
 
-    from kinspect.hooks import run as capture_run
+    from kinspect.program import run as capture_run
     from kinspect.render.terminal import capture_summary
 
     if target is not None and not interpret:
@@ -265,12 +287,10 @@ def capture(out_dir, time_method, interpret, target, as_json, resume, command):
 @main.command(name="vec-report", context_settings=CONTEXT)
 @click.argument("targets", nargs=-1)
 @_target_option
-@click.option("-p", "constexprs", multiple=True, metavar="K=V", help="A constexpr value for kernels compiled here.")
-@click.option("--arg", "args", multiple=True, metavar="NAME=TYPE", help="A runtime argument of a user kernel.")
-@click.option("--num-warps", type=int, default=None)
-@click.option("--num-stages", type=int, default=None)
-@click.option("--config", "config", type=click.IntRange(min=0), default=None, metavar="N",
-              help="An autotuned kernel's config number (default: the first that prune_configs_by keeps).")
+@_constexpr_option
+@_arg_option
+@_warps_stages_options
+@_config_option
 @click.option("--json", "as_json", is_flag=True,
               help="JSON: a list with one object per variant; for several kernels an object with the summary "
                    "table (kernels) and the detailed variants.")
@@ -286,7 +306,7 @@ def capture(out_dir, time_method, interpret, target, as_json, resume, command):
               metavar="[N]", help="A captured program: replay the N kernels with the most headroom (default 10) "
                                   "under Nsight Compute (ncu) and show their counters beside the findings.")
 @_retarget_option
-@_store_option("Store for kernels compiled here.")
+@_store_option(help="Store for kernels compiled here.")
 def vec_report(targets, target, constexprs, args, num_warps, num_stages, config, as_json, show_lines, top, every,
                names, jobs, counters, retarget, out_dir):
     """Vector, matrix and register use of each variant, with verdicts tied to source lines.
@@ -366,7 +386,7 @@ def _checked(specs) -> tuple[str, ...]:
 
 def _sweep_options(f):
     """The options that say which variants to compile or collect: shared by diff and report."""
-    for option in reversed([
+    return _options(
         click.argument("items", nargs=-1),
         click.option("-p", "constexprs", multiple=True, metavar="K=V1,V2", help="Constexpr values to sweep, e.g. "
                      "-p BLOCK_SIZE=32,64,128 (repeat -p for several names: every combination is compiled)."),
@@ -377,8 +397,8 @@ def _sweep_options(f):
         click.option("--config", "configs", default=None, metavar="N1,N2",
                      help="Only these configs of an autotuned kernel (default: every config prune_configs_by "
                           "keeps for the example arguments)."),
-        click.option("--arg", "args", multiple=True, metavar="NAME=TYPE", help="A runtime argument of a user kernel."),
-        click.option("--size", default=None, help="Problem size for the example arguments: N or MxN."),
+        _arg_option,
+        _size_option,
         click.option("--no-bench", "no_bench", is_flag=True,
                      help="Do not time the variants even when a GPU is here."),
         click.option("--retarget", "retarget", multiple=True, metavar="CPU1,CPU2",
@@ -386,9 +406,7 @@ def _sweep_options(f):
                           "e.g. --retarget generic-rv64,spacemit-x60 on a CPU backend's .ll or dump folder."),
         click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
                      help="Compile processes (default: one per core, at most one per variant)."),
-    ]):
-        f = option(f)
-    return f
+    )(f)
 
 
 def _sweep_kwargs(items, constexprs, targets, num_warps, num_stages, configs, args, size, no_bench, retarget,
@@ -422,7 +440,7 @@ def _sweep_kwargs(items, constexprs, targets, num_warps, num_stages, configs, ar
 @click.option("--side-by-side", "side", is_flag=True, help="Show the diff in two columns.")
 @click.option("--table", "table_only", is_flag=True, help="Only the metric table, no stage diff.")
 @click.option("--json", "as_json", is_flag=True, help="Everything as one JSON object.")
-@_store_option("Store for variants compiled here, and where variant names are looked up.")
+@_store_option(help="Store for variants compiled here, and where variant names are looked up.")
 def diff(items, constexprs, targets, num_warps, num_stages, configs, args, size, no_bench, retarget, jobs, stage, pair,
          side, table_only, as_json, out_dir):
     """Compile a sweep and compare its variants: a metric table and a normalized diff of one stage.
@@ -466,7 +484,7 @@ def diff(items, constexprs, targets, num_warps, num_stages, configs, args, size,
               help="What the sweep plot shows (repeatable): runtime, registers, instructions, code, jit, shared, "
                    "occupancy, spills, vector, matrix, gbps, tflops (default: runtime when timed, else registers, "
                    "instructions, code and jit).")
-@_store_option("Store for variants compiled here, and where variant names are looked up.", writes_file=True)
+@_store_option(help="Store for variants compiled here, and where variant names are looked up.", writes_file=True)
 def report(items, constexprs, targets, num_warps, num_stages, configs, args, size, no_bench, retarget, jobs, output,
            variant, metrics, out_dir):
     """Write one offline HTML file: the variants' metric table and plots, and per variant its
@@ -585,11 +603,10 @@ class _progress_bar:
 @main.command(context_settings=CONTEXT)
 @click.argument("kernel")
 @click.option("-t", "--target", default=None, metavar="T", help="device (the default): the active GPU or CPU backend.")
-@click.option("-p", "constexprs", multiple=True, metavar="K=V", help="A constexpr value, e.g. -p BLOCK_SIZE=64.")
-@click.option("--arg", "args", multiple=True, metavar="NAME=TYPE", help="A runtime argument of a user kernel.")
-@click.option("--num-warps", type=int, default=None)
-@click.option("--num-stages", type=int, default=None)
-@click.option("--size", default=None, help="Problem size for the example arguments: N or MxN.")
+@_constexpr_option
+@_arg_option
+@_warps_stages_options
+@_size_option
 @click.option("--interpret", is_flag=True,
               help="No device needed: run under TRITON_INTERPRET at a small size and check against torch.")
 @click.option("--profile", "profile", default=None, metavar="TRACE.json",
@@ -654,9 +671,8 @@ def bench(kernel, target, constexprs, args, num_warps, num_stages, size, interpr
               help="Carry the kernel's captured source even where its file could be imported (to share the script).")
 @click.option("--launch", type=click.IntRange(min=1), default=1, show_default=True, metavar="N",
               help="Replay the N-th most frequent captured argument signature.")
-@click.option("-p", "values", multiple=True, metavar="K=V",
-              help="Of several variants of one kernel, the one with this value, e.g. -p BLOCK=1024.")
-@_store_option("Store to look the variant up in.", writes_file=True)
+@_values_option
+@_store_option(help="Store to look the variant up in.", writes_file=True)
 def repro(variant, output, interpret, embed, launch, values, out_dir):
     """Write a standalone script that launches a captured VARIANT once with its captured arguments:
     fresh tensors of the captured shapes, dtypes and strides, the captured scalars, constexprs,
@@ -684,12 +700,12 @@ def repro(variant, output, interpret, embed, launch, values, out_dir):
 def targets():
     """Targets kinspect compiles for: Triton targets (-t) and CPUs for --retarget."""
     from kinspect import retarget
-    from kinspect.compile.targets import PRESETS, available
+    from kinspect.compile.targets import available, presets
 
     have = set(available())
     click.echo("Triton targets (-t; offline compile, no device needed):")
-    for name, (backend, arch, _) in PRESETS.items():
-        click.echo(f"  {name:<20} {'' if name in have else '(this triton has no ' + backend + ' backend)'}".rstrip())
+    for name, (backend, arch, _) in presets().items():
+        click.echo(f"  {name:<20} {'' if name in have else '(this triton has no ' + backend.name + ' backend)'}".rstrip())
     click.echo(f"  {'device':<20} the active device's target (a GPU, or a CPU backend such as triton-cpu)")
     from kinspect.optional import has, install_line
 
@@ -708,9 +724,8 @@ def targets():
 @click.option("--stage", required=True, help="ttir, ttgir, llir, ptx, sass, amdgcn, asm, ...")
 @click.option("--lines", is_flag=True, help="Mark where each Python line's code starts.")
 @click.option("--raw", is_flag=True, help="The stage's file exactly as stored (SASS without its control-code column).")
-@click.option("-p", "values", multiple=True, metavar="K=V",
-              help="Of several variants of one kernel, the one with this value, e.g. -p BLOCK_SIZE=32.")
-@_store_option("Store to look in (a Triton cache, a dump folder or a trace too).")
+@_values_option
+@_store_option(help="Store to look in (a Triton cache, a dump folder or a trace too).")
 def show(variant, stage, lines, raw, values, out_dir):
     """Print one stage of VARIANT, highlighted, optionally annotated with Python lines. SASS shows
     each instruction's scheduling control codes (wait:read:write:yield:stall) before it.

@@ -6,22 +6,13 @@ from pathlib import Path
 
 from kinspect import sources
 from kinspect.errors import UsageError
-from kinspect.model import Variant
+from kinspect.model import Variant, natural
+from kinspect.store import DEFAULT_OUT
 
 
 def kind_of(path: Path) -> str:
     """What a path holds, as `kinspect ls` names it: "kinspect store", "Triton dump", "trace", ..."""
     return sources.discover(path).kind
-
-
-def natural(v: Variant) -> tuple:
-    """Kernel, target, then constexprs and options by value: BLOCK_SIZE=32 before 128. The order of
-    `kinspect ls`, whose row numbers name variants (`kinspect show 2`)."""
-    def key(x):
-        return (0, x, "") if isinstance(x, (int, float)) and not isinstance(x, bool) else (1, 0, str(x))
-
-    return (v.kernel, str(v.target), tuple((k, key(x)) for k, x in sorted(v.constexprs.items())),
-            key(v.options.get("num_warps")), key(v.options.get("num_stages")), v.name)
 
 
 def matching(spec: str, variants: list[Variant]) -> list[Variant]:
@@ -30,7 +21,8 @@ def matching(spec: str, variants: list[Variant]) -> list[Variant]:
             or Path(v.path).parent.name == spec]
 
 
-def find_variant(spec: str, out_dir: str | Path = "kinspect-out", *, prefer=None, values: dict | None = None) -> Variant:
+def find_variant(spec: str, out_dir: str | Path = DEFAULT_OUT, *, prefer=None,
+                 values: dict | None = None) -> Variant:
     """A variant by folder path, or by folder name / kernel name / unique prefix / row number of
     `kinspect ls` in a store; `values` (constexprs or options, as -p gives them) pick among several
     of one kernel. Where several still match, `prefer` (a test of a variant) may pick the one it accepts."""

@@ -392,7 +392,7 @@ def test_the_bench_launch_of_a_captured_inductor_kernel_goes_through_the_jit(ind
     options the JIT takes, the grid is the captured one, and it compiles to the captured variant's
     specialization."""
     from kinspect.compile.driver import fresh_binders
-    from kinspect.replay.launch import prepare
+    from kinspect.bench.captured import prepare
     from tests.dryrun import dry_run
 
     [v] = read_records(inductor / "triton_red_fused_sum_8")

@@ -172,7 +172,7 @@ def test_the_profiler_keeps_the_gpu_work_no_hook_saw_and_the_program_view_names_
     from kinspect import gpu_time
     from kinspect.analysis.sol import for_program
     from kinspect.hooks.launches import LaunchRecorder, ProfilerTimer, other_kernels
-    from kinspect.hooks.run import _summaries
+    from kinspect.program.run import _summaries
 
     timer = ProfilerTimer()
     events = [_Event("triton_k", 0, 1000), _Event("sm90_xmma_gemm_bf16", 5, 4_000_000),

@@ -22,7 +22,7 @@ from kinspect.errors import KinspectError
 from kinspect.hooks.launches import LaunchRecorder
 from kinspect.hooks.startup import StartupClock
 from kinspect.model import Variant
-from kinspect.store import Store
+from kinspect.store import DEFAULT_OUT, Store
 
 
 @dataclass
@@ -37,6 +37,7 @@ class Recorder:
     origin: str = "capture"
     defer: bool = False              # record on flush(), so a timed call pays only for the listener call
     launches: LaunchRecorder | None = None   # records the launches of what this records
+    backend: str | None = None       # the kinspect backend that compiles (default: the one Triton's target names)
     startup: StartupClock | None = None      # times Triton's one-time start-up
     variants: list[Variant] = field(default_factory=list)
     autotune: list = field(default_factory=list)     # triton.autotune's decisions (kinspect.model.AutotuneDecision)
@@ -84,7 +85,7 @@ class Recorder:
 
         variant, files = build(src=src, metadata=dict(metadata), metadata_group=dict(metadata_group),
                                times=times, cache_hit=cache_hit, offline=self.offline, origin=self.origin,
-                               triton_version=triton.__version__, startup_us=startup_us)
+                               triton_version=triton.__version__, startup_us=startup_us, backend=self.backend)
         group = self.group or variant.kernel
         with self._lock:
             existing = self.store.exists(group, variant)
@@ -154,9 +155,9 @@ def timer(time) -> object | None:
 
 
 @contextlib.contextmanager
-def capture(out_dir: str | Path = "kinspect-out", *, group: str | None = None, offline: bool = False,
+def capture(out_dir: str | Path = DEFAULT_OUT, *, group: str | None = None, offline: bool = False,
             strict: bool = False, origin: str = "capture", defer: bool = False, launches: bool = True,
-            time: bool | str = False):
+            time: bool | str = False, backend: str | None = None):
     """Record every Triton compile inside the block into a kinspect store at `out_dir`, and the
     launches of what it records (count, grids, argument signatures; with `time`, device time per
     launch: True or "profiler" for the torch profiler's kernel records, "events" for CUDA events),
@@ -168,8 +169,9 @@ def capture(out_dir: str | Path = "kinspect-out", *, group: str | None = None, o
         print(rec.variants)
 
     With `defer`, variants are recorded when the block ends rather than inside Triton's compile.
+    `backend` names the kinspect backend compiling (kinspect.backends), where Triton's target does not say it.
     Under TRITON_INTERPRET nothing compiles, so nothing is recorded here: kinspect.capture() then
-    records the interpreted launches instead (kinspect.replay.interpreted).
+    records the interpreted launches instead (kinspect.program.interpreted).
     """
     from kinspect.hooks.autotune import AutotuneRecorder
     from kinspect.hooks.launches import ArgumentsToHooks, LaunchRecorder
@@ -181,37 +183,43 @@ def capture(out_dir: str | Path = "kinspect-out", *, group: str | None = None, o
     launch_recorder = LaunchRecorder(store, timer=timer(time)) if launches else None
     # Capturing inside someone's program (not strict) must not break it: an unwritable folder is
     # reported when a variant is recorded, and several processes (ranks) may capture into one store.
-    with store.lock(required=strict):
-        previous = knobs.compilation.listener
-        hooks = (knobs.runtime.launch_enter_hook, knobs.runtime.launch_exit_hook)
-        clock = StartupClock()
-        recorder = Recorder(store, previous=previous, group=group, offline=offline, strict=strict,
-                            origin=origin, defer=defer, launches=launch_recorder, startup=clock)
-        knobs.compilation.listener = recorder
-        clock.install()
-        metadata = ArgumentsToHooks(on_first=recorder.adopt)
+    # Each hook is undone by the ExitStack as soon as it is installed, in the reverse order: a failure
+    # half-way through installing leaves nothing patched, and the records are finished after every
+    # hook is back as it was.
+    with store.lock(required=strict), contextlib.ExitStack() as undo:
         autotune = AutotuneRecorder(store.root) if launches else None
-        scopes = TuningScopes()
         if launch_recorder is not None:
-            knobs.runtime.launch_enter_hook = ChainedHook(launch_recorder.enter, hooks[0])
-            knobs.runtime.launch_exit_hook = ChainedHook(launch_recorder.exit, hooks[1])
+            undo.callback(_finish_autotune, store, autotune)
+            undo.callback(finish_launches, launch_recorder)
+        clock = StartupClock()
+        recorder = Recorder(store, previous=knobs.compilation.listener, group=group, offline=offline,
+                            strict=strict, origin=origin, defer=defer, launches=launch_recorder, startup=clock,
+                            backend=backend)
+        _patch(undo, knobs.compilation, "listener", recorder)
+        clock.install()
+        undo.callback(clock.restore)
+        if launch_recorder is not None:
+            metadata = ArgumentsToHooks(on_first=recorder.adopt)
+            _patch(undo, knobs.runtime, "launch_enter_hook",
+                   ChainedHook(launch_recorder.enter, knobs.runtime.launch_enter_hook))
+            _patch(undo, knobs.runtime, "launch_exit_hook",
+                   ChainedHook(launch_recorder.exit, knobs.runtime.launch_exit_hook))
             metadata.install()
+            undo.callback(metadata.restore)
             autotune.install()
+            undo.callback(autotune.restore)
+            scopes = TuningScopes()
             scopes.install()
+            undo.callback(scopes.restore)
             recorder.autotune = autotune.decisions
-        try:
-            yield recorder
-            recorder.flush()
-        finally:
-            knobs.compilation.listener = previous
-            knobs.runtime.launch_enter_hook, knobs.runtime.launch_exit_hook = hooks
-            metadata.restore()
-            clock.restore()
-            if launch_recorder is not None:
-                scopes.restore()
-                autotune.restore()
-                finish_launches(launch_recorder)
-                _finish_autotune(store, autotune)
+        yield recorder
+        recorder.flush()
+
+
+def _patch(undo: contextlib.ExitStack, owner, name: str, value) -> None:
+    """Set `owner.name` to `value` until `undo` closes, when it gets back what it had."""
+    undo.callback(setattr, owner, name, getattr(owner, name))
+    setattr(owner, name, value)
 
 
 def _finish_autotune(store: Store, autotune) -> None:

@@ -241,7 +241,7 @@ class LaunchRecorder:
     def count(self, key: str, kernel, grid, args: dict) -> bool:
         """Count one launch of the variant `key` with `grid` and `args` (parameter name -> value);
         whether it was the variant's first. Also called for launches no launch hook sees (the
-        interpreter's: kinspect.hooks.interpret)."""
+        interpreter's: kinspect.program.interpret)."""
         tally, first = self._tally(key, kernel, args)
         tally.calls += 1
         tally.dirty = True

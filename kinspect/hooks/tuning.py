@@ -15,6 +15,7 @@ runtime is imported late) is wrapped as soon as it is imported.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.abc
 import importlib.machinery
 import sys
@@ -121,3 +122,22 @@ class _AfterImport(importlib.abc.MetaPathFinder):
 
         spec.loader.exec_module = exec_then_patch
         return spec
+
+
+# -- an autotuner's trials under TRITON_INTERPRET (kinspect.program.interpret) ------------------------
+
+_TRIAL = threading.local()
+
+
+@contextlib.contextmanager
+def trial():
+    """Launches inside the block are an autotuner's trials: recorded and compiled, not run."""
+    _TRIAL.on = True
+    try:
+        yield
+    finally:
+        _TRIAL.on = False
+
+
+def in_trial() -> bool:
+    return getattr(_TRIAL, "on", False)

@@ -24,7 +24,7 @@ from importlib import resources as package
 from pathlib import Path
 
 from kinspect.analysis import VariantReport
-from kinspect.diff.result import STAGE_PREFERENCE, DiffResult
+from kinspect.diff.result import DiffResult, stage_rank
 from kinspect.diff.table import Row
 from kinspect.errors import KinspectError
 from kinspect.render import plots
@@ -250,7 +250,7 @@ def _variant(i: int, row: Row, analysis: VariantReport, found: list[Packed], ent
     spec = [f"{k}={x}" for k, x in v.constexprs.items()]
     spec += [f"{k}={v.options[k]}" for k in ("num_warps", "num_stages") if k in v.options]
     facts = " · ".join([v.kernel, str(v.target), *spec, v.path])
-    cards = [_resources(row, analysis), _instructions(analysis), _jit(row), _runtime(row)]
+    cards = [_resources(row), _instructions(analysis), _jit(row), _runtime(row)]
     verdicts = "".join(
         f'<li class="{esc(x.level)}"{_line_attr(x, analysis)}>{esc(x.text)}'
         + (f'<span class="try">try: {esc(x.what_to_try)}</span>' if x.kind else "") + "</li>"
@@ -284,14 +284,15 @@ def _card(title: str, items: list[tuple[str, str]]) -> str:
     return f'<div class="card"><h3>{esc(title)}</h3><dl>{body}</dl></div>'
 
 
-def _resources(row: Row, analysis: VariantReport) -> str:
-    r = analysis.resources
+def _resources(row: Row) -> str:
+    """The variant's record, as the tables above show it (kinspect.analysis.summary.VariantMetrics)."""
+    m = row.metrics
     return _card("Resources", [
-        ("registers", None if r.registers is None else f"{r.registers} ({r.source})"),
-        ("spills", None if r.spills is None else f"{r.spills}"),
-        ("shared memory", None if r.shared_bytes is None else f"{r.shared_bytes / 1024:g} KiB"),
-        ("occupancy", r.occupancy.describe() if r.occupancy else None),
-        ("code size", None if row.code_bytes is None else f"{row.code_bytes:,} bytes"),
+        ("registers", None if m.registers is None else f"{m.registers} ({m.registers_from})"),
+        ("spills", None if m.spills is None else f"{m.spills}"),
+        ("shared memory", None if m.shared_bytes is None else f"{m.shared_bytes / 1024:g} KiB"),
+        ("occupancy", m.occupancy_text or None),
+        ("code size", None if m.code_bytes is None else f"{m.code_bytes:,} bytes"),
     ])
 
 
@@ -309,13 +310,13 @@ def _instructions(analysis: VariantReport) -> str:
 
 
 def _jit(row: Row) -> str:
-    stages = row.jit_stages
+    stages = dict(row.metrics.jit_stages)
     if not stages:
         return ""
     top = max(stages.values()) or 1
     body = "".join(f'<dt>{esc(k)}</dt><dd>{us / 1000:,.1f} ms<span class="bar" style="width:{round(90 * us / top)}px">'
                    f"</span></dd>" for k, us in stages.items())
-    total = "" if row.jit_us is None else f"<dt>total</dt><dd>{row.jit_us / 1000:,.1f} ms</dd>"
+    total = "" if row.metrics.jit_us is None else f"<dt>total</dt><dd>{row.metrics.jit_us / 1000:,.1f} ms</dd>"
     times = row.variant.times
     if times is not None and times.startup_us:
         total += (f'<dt>Triton start-up</dt><dd>{times.startup_us / 1000:,.1f} ms <span class="note">(once per '
@@ -361,7 +362,7 @@ def _code_panes(v, found: list[Packed], entries: list[dict]) -> str:
 
 
 def _default_stage(stages: list[Packed]) -> str | None:
-    ranked = [c for c in stages if c.dialect in STAGE_PREFERENCE and c.lines]
+    ranked = [c for c in stages if stage_rank(c.dialect) is not None and c.lines]
     if ranked:
-        return min(ranked, key=lambda c: STAGE_PREFERENCE.index(c.dialect)).name
+        return min(ranked, key=lambda c: stage_rank(c.dialect)).name
     return stages[0].name if stages else None

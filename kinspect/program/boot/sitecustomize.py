@@ -53,10 +53,10 @@ def _install():
 
 def _install_interpreted(target):
     """Under TRITON_INTERPRET nothing compiles and no launch hook runs: record the interpreted
-    launches themselves (kinspect.hooks.interpret), for the capture command to compile for `target`."""
+    launches themselves (kinspect.program.interpret), for the capture command to compile for `target`."""
     try:
         from kinspect.hooks.autotune import AutotuneRecorder
-        from kinspect.hooks.interpret import InterpretRecorder
+        from kinspect.program.interpret import InterpretRecorder
 
         recorder = InterpretRecorder(os.environ["KINSPECT_CAPTURE_DIR"], target)
         autotune = AutotuneRecorder(recorder.root, interpret=True)

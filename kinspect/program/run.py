@@ -73,7 +73,7 @@ def run(command: list[str], out_dir: str | Path, *, time_method: str | None = No
     capture left out and merge the launch records. `time_method` ("profiler" or "events") times every
     launch on the GPU. With `interpret` (a target such as "cuda:90") the command runs under
     TRITON_INTERPRET and each kernel and specialization it launched is compiled for that target
-    afterwards (kinspect.hooks.interpret); `compiling(outcome, total)` follows those compiles."""
+    afterwards (kinspect.program.interpret); `compiling(outcome, total)` follows those compiles."""
     if not command:
         raise UsageError("nothing to run; e.g. kinspect capture --store out -- python script.py")
     if time_method is not None:
@@ -156,7 +156,7 @@ def finish_capture(out: Path, *, started: float | None, progress, compiling, cod
     variants recorded since are this run's), or None to finish every variant that needs it. Ctrl-C
     stops it: what is done stays whole, the result says what is left (code 130)."""
     from kinspect.interrupt import Interrupted, deferred
-    from kinspect.replay.sweep import compile_pending
+    from kinspect.program.pending import compile_pending
     from kinspect.store import merge_autotune
 
     compile_s, compiled, done = 0.0, [], []

@@ -77,16 +77,17 @@ def prepare(folder: str, *, device, constexprs: dict | None = None, num_warps: i
                          f"grid was computed for its captured sizes and constexprs. Compare block sizes with "
                          f"`kinspect diff VARIANT -p NAME=V1,V2`, or bench the kernel with your own arguments "
                          f"(kinspect bench file.py:kernel --arg ...)")
+    from kinspect import backends
     from kinspect.bench.launch import Launch
     from kinspect.compile import jit_function
+    from kinspect.compile.replayed import kernel
     from kinspect.replay.args import FILL_NOTE, values
-    from kinspect.replay.spec import DEFAULT_LAUNCH_OPTIONS, LAUNCH_OPTIONS, how, kernel, load
+    from kinspect.replay.spec import how, load
 
     spec = load(folder, launch)
     fn = jit_function(kernel(spec))
     vals = values(spec.args, spec.signature, spec.attributes, device)
-    backend = _backend(device)
-    allowed = LAUNCH_OPTIONS.get(backend, DEFAULT_LAUNCH_OPTIONS)
+    allowed = backends.for_target(_backend(device)).launch_options
     options = {k: v for k, v in spec.options.items() if k in allowed}
     options.update({k: v for k, v in (("num_warps", num_warps), ("num_stages", num_stages)) if v is not None})
     estimated = bytes_moved is None
