@@ -428,8 +428,8 @@ def test_variants_told_apart_only_by_the_jits_specialization_are_named_by_it(cap
     assert listing.exit_code == 0, listing.output
     # the captured launches were all BLOCK=64 (the diff test adds a BLOCK=32 variant to this store,
     # which nothing else shares a spec with, so it needs no name)
-    rows = [line for line in listing.output.splitlines()
-            if line.strip().startswith("row_sum") and "BLOCK=64;" in line]
+    rows = [line for line in listing.output.splitlines()     # "  3  row_sum  cuda:90  BLOCK=64; ..."
+            if line.split()[1:2] == ["row_sum"] and "BLOCK=64;" in line]
     assert sorted("(x_ptr aligned)" in r for r in rows) == [False, True], rows
     assert sum("(x_ptr unaligned)" in r for r in rows) == 1
     paths = [v.path for v in _by_kernel(store)["row_sum"]]
