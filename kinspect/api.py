@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -155,15 +156,32 @@ class Program:
     busiest: dict = field(default_factory=dict)    # kernel -> its busiest Variant
     counters: dict = field(default_factory=dict)   # kernel -> why --counters measured nothing for it
 
-    def to_json(self) -> dict:
+    @functools.cached_property
+    def extras(self) -> dict:
+        """kernel -> what the view says of it beyond its row (kinspect.analysis.explain.kernel_extras):
+        speed of light, provenance, counters."""
         from kinspect.analysis.explain import kernel_extras
 
-        kernels = [{**r.to_json(), **kernel_extras(r, self.busiest.get(r.kernel), self.sol)} for r in self.rows]
-        for k in kernels:
-            if k["kernel"] in self.counters:
-                k["counters_failed"] = self.counters[k["kernel"]]
+        out = {r.kernel: kernel_extras(r, self.busiest.get(r.kernel), self.sol) for r in self.rows}
+        for k, why in self.counters.items():
+            out[k]["counters_failed"] = why
+        return out
+
+    def to_json(self) -> dict:
+        kernels = [{**r.to_json(), **self.extras[r.kernel]} for r in self.rows]
         return {"where": self.where, "kernels": kernels, "variants": [d.to_json() for d in self.details],
                 "speed_of_light": self.sol.to_json() if self.sol is not None else None}
+
+
+def ranked(rows: list, sol) -> list:
+    """The rows by headroom, most first (what to fix first), when the capture timed them against
+    ceilings; kernels without a headroom follow by GPU time. As they are otherwise."""
+    if sol is None or not any(s.headroom_ms is not None for s in sol.speeds.values()):
+        return rows
+    from kinspect.analysis.sol import by_headroom
+
+    order = {k: i for i, k in enumerate(by_headroom(sol.speeds))}
+    return sorted(rows, key=lambda r: order.get(r.kernel, len(order)))
 
 
 def is_program(variants: list[Variant]) -> bool:
@@ -173,8 +191,8 @@ def is_program(variants: list[Variant]) -> bool:
 
 def program(variants: list[Variant], *, top: int = 3, every: bool = False, names=(), where: str = "",
             jobs: int | None = None, counters: int = 0) -> Program:
-    """Rank the kernels of `variants` (kinspect.analysis.summary) and analyse in full the busiest
-    variant of the `top` first kernels, of every kernel, or of the kernels whose name contains one
+    """Rank the kernels of `variants` (kinspect.analysis.summary; by headroom when the capture timed
+    them, `ranked`) and analyse in full the busiest variant of the `top` first kernels, of every kernel, or of the kernels whose name contains one
     of `names`. Each timed kernel's speed of light comes with it (kinspect.analysis.sol); with
     `counters`, the busiest variants of that many kernels with the most headroom are replayed under
     Nsight Compute first (measure_counters)."""
@@ -184,6 +202,14 @@ def program(variants: list[Variant], *, top: int = 3, every: bool = False, names
     from kinspect.errors import NotFound, did_you_mean
 
     rows = kernel_rows(summaries(variants, jobs=jobs))
+    by_key = {variant_key(v): v for v in variants}
+    busiest = {r.kernel: by_key[r.busiest.key] for r in rows if r.busiest.key in by_key}
+    sol = for_program(variants)
+    failed = {}
+    if counters:
+        failed = measure_counters(sol, busiest, counters)
+        sol = for_program(variants)          # measured bytes replace the estimates
+    rows = ranked(rows, sol)
     if names:
         chosen = [r for r in rows if any(n.lower() in r.kernel.lower() for n in names)]
         if not chosen:
@@ -191,14 +217,7 @@ def program(variants: list[Variant], *, top: int = 3, every: bool = False, names
                            f"kernels: {', '.join(r.name for r in rows[:6])}{' ...' if len(rows) > 6 else ''}")
     else:
         chosen = rows if every else rows[:top]
-    by_key = {variant_key(v): v for v in variants}
     details = [analyse(by_key[r.busiest.key]) for r in chosen]
-    busiest = {r.kernel: by_key[r.busiest.key] for r in rows if r.busiest.key in by_key}
-    sol = for_program(variants)
-    failed = {}
-    if counters:
-        failed = measure_counters(sol, busiest, counters)
-        sol = for_program(variants)          # measured bytes replace the estimates
     return Program(rows=rows, details=details, where=where, sol=sol, busiest=busiest, counters=failed)
 
 
@@ -406,17 +425,22 @@ def report(items, *, variant: str | None = None, metrics=(), bench: bool = True,
     reports = [r.report or analyse(r.variant) for r in rows]
     variants = [r.variant for r in rows]
     program = None
-    if is_program(variants):    # a program's kernels: ranked, and no plot across them; the rows' own records
-        from kinspect.analysis.summary import kernel_rows
+    if is_program(variants):    # a program's kernels: ranked as vec-report ranks them, and no plot across them
+        from kinspect.analysis.sol import for_program
+        from kinspect.analysis.summary import kernel_rows, variant_key
 
-        program = kernel_rows([r.metrics for r in rows])
+        kernels = kernel_rows([r.metrics for r in rows])
+        by_key = {variant_key(v): v for v in variants}
+        sol = for_program(variants)
+        program = Program(rows=ranked(kernels, sol), details=[], where="", sol=sol,
+                          busiest={r.kernel: by_key[r.busiest.key] for r in kernels if r.busiest.key in by_key})
     if variant:
         chosen = find_row(variant, rows, option="--variant")
     else:
         timed = [i for i, r in enumerate(rows) if r.runtime]
         from kinspect.analysis.summary import variant_key
 
-        first = program[0].busiest.key if program else None
+        first = program.rows[0].busiest.key if program else None
         chosen = (min(timed, key=lambda i: rows[i].runtime.median_ms) if timed
                   else next((i for i, v in enumerate(variants) if variant_key(v) == first), 0))
     return Report(result, reports, chosen=chosen, metrics=metrics, program=program)

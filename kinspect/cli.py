@@ -343,7 +343,8 @@ def vec_report(targets, target, constexprs, args, num_warps, num_stages, config,
                 click.echo(json.dumps(found.to_json(), indent=1))
                 return
             width = shutil.get_terminal_size((160, 40)).columns
-            parts = [summary(found.rows, where=found.where, width=width, shown=len(found.details))]
+            parts = [summary(found.rows, where=found.where, width=width, shown=len(found.details), extras=found.extras,
+                             sol=found.sol.to_json() if found.sol is not None else None)]
             if counters:
                 parts.append(section(found.to_json()))
             parts += [render(r) + (f"\n  per line:\n{line_table(r)}" if show_lines else "") for r in found.details]

@@ -401,8 +401,12 @@ def test_the_bench_launch_of_a_captured_inductor_kernel_goes_through_the_jit(ind
         with fresh_binders(launch.fn):
             kernel = launch()
     assert launch.options["debug"] == v.options["debug"] and launch.options["num_warps"] == v.options["num_warps"]
+    from kinspect.analysis.sol import variant_speed
+
     assert launch.bytes_moved == sum(4 * _numel(a) for a in v.launches.top().args if a.kind == "tensor")
-    assert "estimated from the arguments" in launch.estimate
+    assert "as the program view estimates them" in launch.estimate and "index expressions" in launch.estimate
+    if v.launches.gpu is not None:
+        assert launch.bytes_moved == variant_speed(v, None).bytes_per_call, "bench and the program view agree"
     assert [x.grid for x in d.launched] == [v.launches.top().grid]
     signature, _, attributes = _specialization(kernel)
     assert attributes == v.attributes and signature == v.signature

@@ -83,7 +83,7 @@ def test_the_html_and_the_terminal_show_the_same_registers(sweep):
 
     r = run("diff", sweep / "store", "--table", "--json", "--no-bench")
     assert r.exit_code == 0, r.output
-    table = [v["registers"] for v in json.loads(r.output)["variants"]]
+    table = [v["registers"] for v in json.loads(r.stdout)["variants"]]
     text = (sweep / "r.html").read_text()
     cards = [int(n) for n in re.findall(r"<dt>registers</dt><dd>(\d+) \(", text)]
     assert len(table) == 3 and all(isinstance(n, int) and n > 0 for n in table)

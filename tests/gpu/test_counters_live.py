@@ -67,3 +67,17 @@ def test_counters_replay_the_top_kernels_under_ncu(captured):
         est = c["estimate"]
         if est and est["method"] == "index expressions":
             assert 1 / 1.5 <= est["bytes"] / c["dram_bytes"] <= 1.5, (k["kernel"], est, c["dram_bytes"])
+
+
+def test_capture_keeps_the_devices_launch_floor_and_the_ideal_uses_it(captured):
+    """capture --time measures the least GPU time one launch takes (a one-block copy, back to back in a CUDA
+    graph) into device.json; every ideal time allows each launch at least that."""
+    c = ceilings.read(captured)
+    assert c is not None and c.launch_floor_us is not None and 0.1 < c.launch_floor_us < 20
+    from kinspect.analysis.sol import for_program
+
+    sol = for_program(list(read_records(captured)))
+    assert sol.floor_us == c.launch_floor_us and "device's measured floor" in sol.floor_note
+    for s in sol.speeds.values():
+        if s.ideal_ms is not None:
+            assert s.ideal_ms >= s.timed_calls * c.launch_floor_us * 1e-3 * 0.999
