@@ -40,7 +40,7 @@ def bench_medians(kernel: str, size: str, repeats: int) -> list[dict]:
     with tempfile.TemporaryDirectory() as store:
         for _ in range(repeats):
             proc = subprocess.run([sys.executable, "-m", "kinspect", "bench", kernel, "--size", size, "--json",
-                                   "--no-compile", "-o", store], capture_output=True, text=True, check=True)
+                                   "--no-compile", "--store", store], capture_output=True, text=True, check=True)
             out.append(json.loads(proc.stdout))
     return out
 

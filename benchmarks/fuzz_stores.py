@@ -221,7 +221,7 @@ def make_store(work: Path) -> Path:
     (work / "prog.py").write_text(PROGRAM)
     store = work / "store"
     kinspect = Path(sys.executable).parent / "kinspect"
-    r = subprocess.run([str(kinspect), "capture", "--interpret", "-t", "cuda:90", "-o", str(store), "--",
+    r = subprocess.run([str(kinspect), "capture", "--interpret", "-t", "cuda:90", "--store", str(store), "--",
                         sys.executable, str(work / "prog.py")], capture_output=True, text=True, timeout=600)
     if r.returncode != 0:
         raise SystemExit(f"the seed capture failed:\n{r.stderr[-3000:]}")

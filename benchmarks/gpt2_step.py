@@ -77,7 +77,7 @@ def one(mode: str, a, env: dict) -> dict:
         out = str(Path(tmp) / "r.json")
         me = [sys.executable, __file__, "--child", "--out", out, "--iters", str(a.iters), "--layers", str(a.layers),
               "--batch", str(a.batch), "--seq", str(a.seq)]
-        cap = [sys.executable, "-m", "kinspect", "capture", "-o", str(Path(tmp) / "store")]
+        cap = [sys.executable, "-m", "kinspect", "capture", "--store", str(Path(tmp) / "store")]
         cmd = {"plain": me, "capture": cap + ["--"] + me, "capture-time": cap + ["--time", "--"] + me,
                "capture-sample": cap + ["--time-sample", "10", "--"] + me,
                "tritonparse": me + ["--tritonparse", str(Path(tmp) / "tp")]}[mode]

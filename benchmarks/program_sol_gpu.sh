@@ -18,7 +18,7 @@ python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', tr
 ncu --version | tail -1
 
 echo "[$SECONDS s] capture --time"
-timeout 180 python3 -m kinspect capture -o "$STORE" --time -- python3 samples/gpt2_train.py --iters 5 \
+timeout 180 python3 -m kinspect capture --store "$STORE" --time -- python3 samples/gpt2_train.py --iters 5 \
     > "$OUT/capture.txt" 2>&1
 tail -8 "$OUT/capture.txt"
 

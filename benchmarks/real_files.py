@@ -52,7 +52,7 @@ def main() -> None:
             for t in targets:
                 for command in COMMANDS:
                     out = Path(tmp, e["id"], t.replace(":", "-"), command)
-                    argv = [command, kernel_path(e), "-t", t, "-o", str(out), *e.get("flags", [])]
+                    argv = [command, kernel_path(e), "-t", t, "--store", str(out), *e.get("flags", [])]
                     if command == "diff":
                         argv += ["--table", "--no-bench"] + ([] if e.get("configs") else ["--num-warps", "4,8"])
                     start = time.perf_counter()

@@ -24,7 +24,7 @@ import time
 
 def one(argv: list[str], jobs: str | None) -> tuple[float, float, int, int]:
     with tempfile.TemporaryDirectory(prefix="kinspect-bench-") as out:
-        cmd = [sys.executable, "-m", "kinspect.cli", "diff", *argv, "--table", "--no-bench", "--json", "-o", out]
+        cmd = [sys.executable, "-m", "kinspect.cli", "diff", *argv, "--table", "--no-bench", "--json", "--store", out]
         if jobs:
             cmd += ["--jobs", jobs]
         start = time.perf_counter()

@@ -67,6 +67,28 @@ def _load() -> None:
             importlib.import_module(f"{__name__}.{mod}")
 
 
+def declared() -> dict[str, tuple[str, ...]]:
+    """Each shipped kernel's name and the constexprs -p may set, read from the kernel modules'
+    `KernelSpec(name=..., constexprs=dict(...))` with `ast`, without importing them: they import
+    torch, seconds that a command line with a typo in it should not wait for. A test checks this
+    against the registry."""
+    import ast
+    from pathlib import Path
+
+    found = {}
+    for mod in _MODULES:
+        tree = ast.parse(Path(__file__).with_name(f"{mod}.py").read_text(encoding="utf-8"))
+        for call in ast.walk(tree):
+            if not (isinstance(call, ast.Call) and getattr(call.func, "id", None) == "KernelSpec"):
+                continue
+            kw = {k.arg: k.value for k in call.keywords}
+            consts = kw.get("constexprs")
+            keys = ([k.arg for k in consts.keywords] if isinstance(consts, ast.Call) else
+                    [k.value for k in consts.keys] if isinstance(consts, ast.Dict) else [])
+            found[kw["name"].value] = tuple(keys)
+    return found
+
+
 def names() -> list[str]:
     _load()
     return sorted(_REGISTRY)

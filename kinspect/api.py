@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kinspect.errors import KinspectError, UsageError
-from kinspect.model import Variant
+from kinspect.model import Variant, natural  # noqa: F401  (natural: the order of kinspect ls)
 from kinspect.store import DEFAULT_OUT
 
 if TYPE_CHECKING:       # the results the functions below return: records with to_json, or lists of them
@@ -312,13 +312,14 @@ class Repro:
 
 
 def repro(variant: str, output: str | Path, *, interpret: bool = False, embed: bool = False, launch: int = 1,
-          out_dir: str | Path = DEFAULT_OUT) -> Repro:
+          out_dir: str | Path = DEFAULT_OUT, values: dict | None = None) -> Repro:
     """Write a standalone script that launches a captured variant's `launch`-th most frequent
-    captured launch once (kinspect.replay.script); with `interpret` it runs under TRITON_INTERPRET."""
+    captured launch once (kinspect.replay.script); with `interpret` it runs under TRITON_INTERPRET.
+    `values` (-p) pick one of several variants of a kernel, as in find_variant."""
     from kinspect.replay import script
     from kinspect.replay.spec import from_variant
 
-    v = find_variant(variant, out_dir, prefer=lambda x: x.ran)
+    v = find_variant(variant, out_dir, prefer=lambda x: x.ran, values=values)
     path = check_output_path(output, "script", [variant])
     spec = from_variant(v, launch)
     how = script.write(spec, path, interpret=interpret, embed=embed, label=variant, triton_version=v.triton_version)
@@ -395,13 +396,14 @@ def _chunked(lines, size: int):
         yield "".join(chunk)
 
 
-def report(items, *, variant: str | None = None, metrics=(), bench: bool = True,
+def report(items, *, variant: str | None = None, metrics=(), bench: bool = True, step=None,
            **kwargs) -> Report:
     """An HTML report (kinspect.render.html.Report) over the variants `items` name, as `diff`
     collects them (a sweep with -p values, saved folders, stores, caches): the metric table, plots,
     and per variant its verdicts, resources, JIT time per stage, source and highlighted stages.
     `variant` names the one shown first (a row number, label or value; default the first, or the
-    fastest when there are runtimes); `metrics` are what the sweep plot shows (render.plots.METRICS)."""
+    fastest when there are runtimes); `metrics` are what the sweep plot shows (render.plots.METRICS).
+    `step(text)`, if given, is told when the analysis starts (the CLI shows it)."""
     from kinspect.analysis import analyse
     from kinspect.diff.compare import find_row
     from kinspect.errors import did_you_mean
@@ -418,6 +420,8 @@ def report(items, *, variant: str | None = None, metrics=(), bench: bool = True,
                              f"choose from {', '.join(METRICS)}")
     result = diff(items, bench=bench, text=False, keep_reports=True, **kwargs)
     rows = result.rows
+    if step is not None:
+        step(f"analysing {len(rows)} variant{'s' if len(rows) != 1 else ''}")
     reports = [r.report or analyse(r.variant) for r in rows]
     variants = [r.variant for r in rows]
     program = None

@@ -70,11 +70,9 @@ def _echo(text: str = "", **kwargs) -> None:
 @click.pass_context
 def main(ctx, debug):
     """See what your Triton kernels compile to, and why they run as fast as they do."""
-    import warnings
+    from kinspect.errors import quiet_foreign_noise
 
-    # Triton 3.9 warns on every process that TRITON_DEFAULT_FP_FUSION is unset; kinspect records the
-    # fusion setting per variant (options.enable_fp_fusion), so the warning is noise here.
-    warnings.filterwarnings("ignore", message="TRITON_DEFAULT_FP_FUSION is unset")
+    quiet_foreign_noise()
     ctx.obj = {"debug": debug}
 
 
@@ -102,10 +100,41 @@ _config_option = click.option("--config", "config", type=click.IntRange(min=0), 
 _size_option = click.option("--size", default=None, help="Problem size for the example arguments: N or MxN.")
 
 
-def _store_option(*flags: str, help: str = "kinspect store folder."):
-    """The store a command writes to or reads from (-o/--out unless `flags` name others)."""
-    return click.option(*(flags or ("-o", "--out")), "out_dir", default=api.DEFAULT_OUT, show_default=True,
-                        help=help)
+def _store_option(*, help: str = "The kinspect store: where variants are written and looked up.",
+                  writes_file: bool = False):
+    """-s/--store DIR: the store, spelled the same in every command. -o/--out DIR, its old spelling
+    in dump, diff, vec-report, show, bench and capture, still works with a deprecation line: -o now
+    names a file a command writes (report's HTML, repro's script) and nothing else."""
+    from click.core import ParameterSource
+
+    def store(ctx, param, value):
+        if ctx.get_parameter_source("out_dir") is ParameterSource.DEFAULT and "old_store" in ctx.meta:
+            return ctx.meta["old_store"]
+        return value
+
+    def old(ctx, param, value):
+        if value is None:
+            return
+        if ctx.get_parameter_source("out_dir") not in (None, ParameterSource.DEFAULT):
+            raise click.UsageError("give the store once: --store DIR (-o DIR is its old spelling)")
+        click.echo(f"warning: -o {value} names the store; write --store {value} (-o is to go: it names a file "
+                   f"written, as in report and repro)", err=True)
+        ctx.meta["old_store"] = value
+
+    def decorate(f):
+        f = click.option("-s", "--store", "out_dir", default=api.DEFAULT_OUT, show_default=True, metavar="DIR",
+                         callback=store, help=help)(f)
+        if writes_file:       # its -o is the file it writes
+            return f
+        return click.option("-o", "--out", "old_out", default=None, hidden=True, expose_value=False,
+                            callback=old)(f)
+
+    return decorate
+
+
+# Of several variants of one kernel in a store, the one with these values (show, repro).
+_values_option = click.option("-p", "values", multiple=True, metavar="K=V",
+                              help="Of several variants of one kernel, the one with this value, e.g. -p BLOCK_SIZE=32.")
 
 
 def _retarget_option(f):
@@ -144,8 +173,14 @@ def dump(kernel, target, constexprs, args, num_warps, num_stages, config, size, 
     from kinspect.compile.args import parse_args, parse_constexprs
     from kinspect.render.terminal import summary
 
+    from kinspect import precheck
+
     consts = parse_constexprs(constexprs)
-    result = api.dump(kernel, target=target, constexprs=consts, args=parse_args(args),
+    parsed_args = parse_args(args)
+    precheck.target(target)
+    precheck.stage(stage, target)
+    precheck.kernel(kernel, consts, args=parsed_args)
+    result = api.dump(kernel, target=target, constexprs=consts, args=parsed_args,
                       num_warps=num_warps, num_stages=num_stages, size=size, out_dir=out_dir, retarget=retarget,
                       config=config)
     if stage:
@@ -188,11 +223,11 @@ def ls_cmd(path, show_kernels):
     for w in listing.warnings:
         _echo(f"  warning: {clean(w)}")
     if listing.variants:
-        _echo(variants_table(listing.variants))
+        _echo(variants_table(sorted(listing.variants, key=api.natural)))
 
 
 @main.command(context_settings={**CONTEXT, "ignore_unknown_options": True})
-@_store_option()
+@_store_option(help="The kinspect store the capture is written to.")
 @click.option("--time", "time_method", is_flag=False, flag_value="profiler", default=None,
               type=click.Choice(["profiler", "events"]),
               help="Also time every launch on the GPU: CUPTI's kernel activity records, nothing else profiled (the "
@@ -219,7 +254,7 @@ def capture(out_dir, time_method, time_sample, interpret, target, as_json, resum
     Ctrl-C after the program (while kinspect compiles or derives) keeps every variant finished and
     exits 130; `kinspect capture --resume STORE` finishes the rest.
 
-    Examples: kinspect capture -o out --time -- python train.py --epochs 1;
+    Examples: kinspect capture --store out --time -- python train.py --epochs 1;
     kinspect capture --interpret -t cuda:90 -- python script.py
     """
     import json
@@ -238,7 +273,7 @@ def capture(out_dir, time_method, time_sample, interpret, target, as_json, resum
         raise click.UsageError("--resume finishes a capture already run: give it the store alone, no command, "
                                "--interpret or --time")
     if resume is None and not command:
-        raise click.UsageError("nothing to run; e.g. kinspect capture -o out -- python script.py "
+        raise click.UsageError("nothing to run; e.g. kinspect capture --store out -- python script.py "
                                "(or --resume STORE to finish an interrupted capture)")
     with _progress_bar("deriving SASS / assembly") as progress, _progress_bar("compiling") as compiling:
         steps = dict(progress=lambda done, total: progress(done or None, total), compiling=compiling)
@@ -298,6 +333,11 @@ def vec_report(targets, target, constexprs, args, num_warps, num_stages, config,
     kwargs = dict(target=target, constexprs=parse_constexprs(constexprs), args=parse_args(args), num_warps=num_warps,
                   num_stages=num_stages, out_dir=out_dir, config=config)
     retarget = _checked(retarget)
+    from kinspect import precheck
+
+    precheck.target(target)
+    for item in targets:
+        precheck.item(item, kwargs["constexprs"], args=kwargs["args"])
     if not retarget:
         variants = api.resolve_variants(list(targets), **kwargs)
         if api.is_program(variants):
@@ -378,14 +418,21 @@ def _sweep_options(f):
 
 
 def _sweep_kwargs(items, constexprs, targets, num_warps, num_stages, configs, args, size, no_bench, retarget,
-                  jobs) -> dict:
+                  jobs, store) -> dict:
     """The sweep options as api.diff / api.report keyword arguments, each checked once."""
     from kinspect.compile.args import parse_int_list, parse_sweep
+
+    from kinspect import precheck
 
     target_list = [t.strip() for t in targets.split(",")] if targets else [None]
     if not all(t for t in target_list if t is not None):
         raise click.UsageError(f"-t '{targets}' has an empty target")
-    return dict(items=list(items), constexprs=parse_sweep(constexprs), targets=target_list,
+    sweep = parse_sweep(constexprs)
+    for t in target_list:
+        precheck.target(t)
+    for item in items:
+        precheck.item(item, sweep, args=[a.partition("=")[0] for a in args], store=store)
+    return dict(items=list(items), constexprs=sweep, targets=target_list,
                 configs=parse_int_list(configs, "--config", least=0) if configs is not None else None,
                 num_warps=parse_int_list(num_warps, "--num-warps"),
                 num_stages=parse_int_list(num_stages, "--num-stages"), args=args, size=size, jobs=jobs,
@@ -413,14 +460,14 @@ def diff(items, constexprs, targets, num_warps, num_stages, configs, args, size,
 
     Example: kinspect diff fused_mm_softmax -p BLOCK_SIZE=32,64,128 -t cuda:90
     """
+    kwargs = _sweep_kwargs(items, constexprs, targets, num_warps, num_stages, configs, args, size, no_bench, retarget,
+                           jobs, out_dir)
     import json
     import shutil
 
     from kinspect.render.sweep import render
     from kinspect.render.terminal import clean, use_color
 
-    kwargs = _sweep_kwargs(items, constexprs, targets, num_warps, num_stages, configs, args, size, no_bench, retarget,
-                           jobs)
     with _progress_bar() as progress:
         result = api.diff(kwargs.pop("items"), **kwargs, stage=stage, pair=pair, out_dir=out_dir, progress=progress,
                           text=not table_only)
@@ -445,7 +492,7 @@ def diff(items, constexprs, targets, num_warps, num_stages, configs, args, size,
               help="What the sweep plot shows (repeatable): runtime, registers, instructions, code, jit, shared, "
                    "occupancy, spills, vector, matrix, gbps, tflops (default: runtime when timed, else registers, "
                    "instructions, code and jit).")
-@_store_option("--store", help="Store for variants compiled here, and where variant names are looked up.")
+@_store_option(help="Store for variants compiled here, and where variant names are looked up.", writes_file=True)
 def report(items, constexprs, targets, num_warps, num_stages, configs, args, size, no_bench, retarget, jobs, output,
            variant, metrics, out_dir):
     """Write one offline HTML file: the variants' metric table and plots, and per variant its
@@ -460,35 +507,101 @@ def report(items, constexprs, targets, num_warps, num_stages, configs, args, siz
     from kinspect.render.terminal import human_bytes
 
     kwargs = _sweep_kwargs(items, constexprs, targets, num_warps, num_stages, configs, args, size, no_bench, retarget,
-                           jobs)
+                           jobs, out_dir)
     path = api.check_output_path(output, "report", items)
-    with _progress_bar() as progress:
-        result = api.report(kwargs.pop("items"), **kwargs, variant=variant, metrics=metrics, out_dir=out_dir,
-                            progress=progress)
-    size_written = result.save(path)
+    step = _steps()
+    step("collecting the variants (loading kernels, compiling what the store does not hold)")
+    try:
+        with _progress_bar() as progress:
+            result = api.report(kwargs.pop("items"), **kwargs, variant=variant, metrics=metrics, out_dir=out_dir,
+                                progress=progress, step=step)
+        step(f"writing {path}")
+        size_written = result.save(path)
+    finally:
+        step.close()
     plots = ", ".join(p.name for p in result.plots) or "none"
     _echo(f"wrote {path} ({human_bytes(size_written)}): {len(result.rows)} variant"
                f"{'s' if len(result.rows) != 1 else ''}; plots: {plots}")
 
 
+class _steps:
+    """Lines on stderr as a long command enters steps that have no count to show as a bar: each
+    step's line is shown once the command has run PROGRESS_AFTER_S seconds, so a quick command (or
+    one that stops at a one-line error) prints nothing but its answer."""
+
+    def __init__(self):
+        import threading
+        import time
+
+        self.started = time.monotonic()
+        self.current = None
+        self.lock = threading.Lock()
+        self.timer = threading.Timer(PROGRESS_AFTER_S, self._due)
+        self.timer.daemon = True
+        self.timer.start()
+
+    def __call__(self, text: str) -> None:
+        import time
+
+        with self.lock:
+            self.current = text
+            if time.monotonic() - self.started >= PROGRESS_AFTER_S:
+                self._say()
+
+    def _due(self):
+        with self.lock:
+            if self.current:
+                self._say()
+
+    def _say(self):
+        click.echo(f"kinspect: {self.current}", err=True)
+        self.current = None
+
+    def close(self):
+        self.timer.cancel()
+
+
+# Progress is shown for steps that take longer than this; on a terminal as a bar, elsewhere as lines.
+PROGRESS_AFTER_S = 2.0
+
+
 class _progress_bar:
-    """A progress bar on stderr while a sweep compiles (only on a terminal)."""
+    """Progress of a long step on stderr: a bar on a terminal; elsewhere (a log, CI, a pipe) plain
+    lines, the first once the step has run PROGRESS_AFTER_S seconds, then at most one every
+    PROGRESS_AFTER_S seconds, and the last."""
 
     def __init__(self, label: str = "compiling"):
         self.label = label
 
     def __enter__(self):
+        import time
+
         self.bar = None
+        self.done = 0
+        self.total = None
+        self.said = time.monotonic()
+        self.spoke = False
         return self.update
 
     def update(self, outcome, total=None):
-        if not sys.stderr.isatty():
+        if sys.stderr.isatty():
+            if self.bar is None and total:
+                self.bar = click.progressbar(length=total, label=self.label, file=sys.stderr)
+                self.bar.__enter__()
+            if self.bar is not None and outcome is not None:
+                self.bar.update(1)
             return
-        if self.bar is None and total:
-            self.bar = click.progressbar(length=total, label=self.label, file=sys.stderr)
-            self.bar.__enter__()
-        if self.bar is not None and outcome is not None:
-            self.bar.update(1)
+        import time
+
+        if outcome is not None:
+            self.done += 1
+        self.total = total or self.total
+        now = time.monotonic()
+        last = self.total is not None and self.done >= self.total
+        if now - self.said >= PROGRESS_AFTER_S or (last and self.spoke):
+            self.said, self.spoke = now, True
+            of = f"/{self.total}" if self.total else ""
+            click.echo(f"kinspect: {self.label} {self.done}{of}", err=True)
 
     def __exit__(self, *exc):
         if self.bar is not None:
@@ -566,19 +679,24 @@ def bench(kernel, target, constexprs, args, num_warps, num_stages, size, interpr
               help="Carry the kernel's captured source even where its file could be imported (to share the script).")
 @click.option("--launch", type=click.IntRange(min=1), default=1, show_default=True, metavar="N",
               help="Replay the N-th most frequent captured argument signature.")
-@_store_option("--store", help="Store to look the variant up in.")
-def repro(variant, output, interpret, embed, launch, out_dir):
+@_values_option
+@_store_option(help="Store to look the variant up in.", writes_file=True)
+def repro(variant, output, interpret, embed, launch, values, out_dir):
     """Write a standalone script that launches a captured VARIANT once with its captured arguments:
     fresh tensors of the captured shapes, dtypes and strides, the captured scalars, constexprs,
     options and grid. It needs torch and triton only.
 
-    VARIANT is a variant folder, or a folder name, kernel name or unique prefix in the store.
+    VARIANT is a variant folder, or a folder name, kernel name (with -p values to pick one of its
+    variants), unique prefix or row number of `kinspect ls` in the store.
 
     Example: kinspect repro triton_red_fused_sum_8 -o repro.py && python repro.py
     """
     from kinspect.render.terminal import clean
 
-    r = api.repro(variant, output, interpret=interpret, embed=embed, launch=launch, out_dir=out_dir)
+    from kinspect.compile.args import parse_constexprs
+
+    r = api.repro(variant, output, interpret=interpret, embed=embed, launch=launch, out_dir=out_dir,
+                  values=parse_constexprs(values))
     _echo(f"wrote {r.path}: {r.spec.kernel}, {r.spec.calls:,} of {r.spec.total_calls:,} captured launches: "
                f"{r.spec.describe()}")
     _echo(f"  the script {clean(r.how)}")
@@ -614,18 +732,22 @@ def targets():
 @click.option("--stage", required=True, help="ttir, ttgir, llir, ptx, sass, amdgcn, asm, ...")
 @click.option("--lines", is_flag=True, help="Mark where each Python line's code starts.")
 @click.option("--raw", is_flag=True, help="The stage's file exactly as stored (SASS without its control-code column).")
-@_store_option(help="Store to look in.")
-def show(variant, stage, lines, raw, out_dir):
+@_values_option
+@_store_option(help="Store to look in (a Triton cache, a dump folder or a trace too).")
+def show(variant, stage, lines, raw, values, out_dir):
     """Print one stage of VARIANT, highlighted, optionally annotated with Python lines. SASS shows
     each instruction's scheduling control codes (wait:read:write:yield:stall) before it.
 
     VARIANT is a folder (a kinspect variant, one Triton cache entry, one TRITON_KERNEL_DUMP folder), a
-    trace or stage file holding one variant, or a folder name, kernel name or unique prefix in the
-    store (-o, which may be a Triton cache, a dump folder or a trace too).
+    trace or stage file holding one variant, or a folder name, kernel name (with -p values to pick one
+    of its variants), unique prefix or row number of `kinspect ls` in the store (--store, which may be
+    a Triton cache, a dump folder or a trace too).
     """
     if raw and lines:
         raise click.UsageError("--raw prints the stage as stored; --lines adds headers to it: choose one")
-    v = api.find_variant(variant, out_dir)
+    from kinspect.compile.args import parse_constexprs
+
+    v = api.find_variant(variant, out_dir, values=parse_constexprs(values))
     _print_stage(v, stage, lines=lines, raw=raw)
 
 

@@ -53,3 +53,17 @@ def did_you_mean(word: str, choices) -> str:
 
     close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
     return f"; did you mean '{close[0]}'?" if close else ""
+
+
+# Warnings of the libraries kinspect runs that say nothing about the user's kernels, in kinspect's
+# own processes: Triton 3.9 warns in every process that TRITON_DEFAULT_FP_FUSION is unset (kinspect
+# records the fusion setting per variant), and torch without NumPy (kinspect's core install, as on a
+# RISC-V board) warns that it failed to initialize NumPy, which kinspect never hands it.
+FOREIGN_NOISE = ("TRITON_DEFAULT_FP_FUSION is unset", "Failed to initialize NumPy")
+
+
+def quiet_foreign_noise() -> None:
+    import warnings
+
+    for message in FOREIGN_NOISE:
+        warnings.filterwarnings("ignore", message=message)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from kinspect import sources
 from kinspect.errors import UsageError
-from kinspect.model import Variant
+from kinspect.model import Variant, natural
 from kinspect.store import DEFAULT_OUT
 
 
@@ -15,9 +15,17 @@ def kind_of(path: Path) -> str:
     return sources.discover(path).kind
 
 
-def find_variant(spec: str, out_dir: str | Path = DEFAULT_OUT, *, prefer=None) -> Variant:
-    """A variant by folder path, or by folder name / kernel name / unique prefix in a store. Where
-    several match, `prefer` (a test of a variant) may pick the one it accepts."""
+def matching(spec: str, variants: list[Variant]) -> list[Variant]:
+    """The variants a name typed by a user names: a folder name, a unique prefix of one, a kernel name."""
+    return [v for v in variants if v.name == spec or v.name.startswith(spec) or v.kernel == spec
+            or Path(v.path).parent.name == spec]
+
+
+def find_variant(spec: str, out_dir: str | Path = DEFAULT_OUT, *, prefer=None,
+                 values: dict | None = None) -> Variant:
+    """A variant by folder path, or by folder name / kernel name / unique prefix / row number of
+    `kinspect ls` in a store; `values` (constexprs or options, as -p gives them) pick among several
+    of one kernel. Where several still match, `prefer` (a test of a variant) may pick the one it accepts."""
     from kinspect.derived import complete
     from kinspect.errors import NotFound, did_you_mean
 
@@ -32,20 +40,35 @@ def find_variant(spec: str, out_dir: str | Path = DEFAULT_OUT, *, prefer=None) -
                            f"or a stage file")
         names = ", ".join(v.name for v in listing.variants[:8]) + (" ..." if len(listing.variants) > 8 else "")
         raise UsageError(f"'{spec}' ({listing.kind}) holds {len(listing.variants)} variants; name one by its folder "
-                         f"or by its name in it (kinspect show NAME -o {spec}): {names}")
+                         f"or by its name in it (kinspect show NAME --store {spec}): {names}")
     store = Path(out_dir)
     listing = sources.discover(store) if store.exists() else None
     # an empty store holds no variant of that name: say that, not "nothing to read"
     variants = sources.readable(listing).variants if listing is not None and listing.kind != "empty" else []
-    matches = [v for v in variants if v.name == spec or v.name.startswith(spec) or v.kernel == spec
-               or Path(v.path).parent.name == spec]
+    matches = matching(spec, variants)
+    if not matches and spec.isdigit() and 1 <= int(spec) <= len(variants):   # its row in kinspect ls
+        matches = [sorted(variants, key=natural)[int(spec) - 1]]
+    if values:
+        matches = [v for v in matches if all(str(v.constexprs.get(k, v.options.get(k))) == str(x)
+                                             for k, x in values.items())]
     if len(matches) > 1 and prefer is not None:
         preferred = [v for v in matches if prefer(v)]
         matches = preferred if len(preferred) == 1 else matches
     if len(matches) == 1:
         return complete(matches[0])
+    if not matches and values:
+        given = " ".join(f"-p {k}={x}" for k, x in values.items())
+        raise NotFound(f"no variant '{spec}' with {given} in '{store}' (kinspect ls {store})")
     if not matches:
         names = [v.name for v in variants] + sorted({Path(v.path).parent.name for v in variants})
         raise NotFound(f"no variant '{spec}' in '{store}'{did_you_mean(spec, names)} (kinspect ls {store})")
-    raise UsageError(f"'{spec}' matches {len(matches)} variants; name one: "
-                     + ", ".join(v.name for v in matches[:8]))
+    names = "; ".join(_naming(v, matches, variants) for v in sorted(matches, key=natural)[:8])
+    raise UsageError(f"'{spec}' matches {len(matches)} variants; name one by its values or its number in "
+                     f"kinspect ls {store}: {names}")
+
+
+def _naming(v: Variant, among: list[Variant], variants: list[Variant]) -> str:
+    """How to name one of several variants: the -p values that tell it apart, or its ls number."""
+    differ = [k for k in v.constexprs if len({str(o.constexprs.get(k)) for o in among}) > 1]
+    number = sorted(variants, key=natural).index(v) + 1
+    return f"{' '.join(f'-p {k}={v.constexprs[k]}' for k in differ) or v.name} (#{number})"

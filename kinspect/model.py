@@ -346,3 +346,13 @@ def _frozen(value):
     if isinstance(value, dict):
         return tuple((str(k), _frozen(x)) for k, x in value.items())
     return value
+
+
+def natural(v: Variant) -> tuple:
+    """Kernel, target, then constexprs and options by value: BLOCK_SIZE=32 before 128. The order of
+    `kinspect ls`, whose row numbers name variants (`kinspect show 2`)."""
+    def key(x):
+        return (0, x, "") if isinstance(x, (int, float)) and not isinstance(x, bool) else (1, 0, str(x))
+
+    return (v.kernel, str(v.target), tuple((k, key(x)) for k, x in sorted(v.constexprs.items())),
+            key(v.options.get("num_warps")), key(v.options.get("num_stages")), v.name)

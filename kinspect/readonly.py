@@ -32,7 +32,7 @@ def check_output_path(path: str | Path, what: str, items=()) -> Path:
     return out
 
 
-def check_store_folder(out_dir: str | Path, option: str = "-o") -> Path:
+def check_store_folder(out_dir: str | Path, option: str = "--store") -> Path:
     """A folder kinspect may write a store into: outside every Triton cache or dump folder."""
     out = Path(out_dir)
     guard = read_only_folder(out)

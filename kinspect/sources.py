@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Callable
 
 from kinspect import backends, traces
-from kinspect.errors import NotFound
+from kinspect.errors import NotFound, UsageError
 from kinspect.model import StageFile, Target, Variant
 from kinspect.store import DEFAULT_OUT, Outside, contained, is_store, read_records, unfinished
 
@@ -540,6 +540,29 @@ def _target_of_text(dialect: str, head: list[str], triple: str) -> Target:
     return Target("cpu", cpu_arch(isa)) if isa else Target("unknown", "?")
 
 
+# Archives a user may name instead of the folder packed in them.
+ARCHIVE_SUFFIXES = (".tgz", ".tar.gz", ".tar", ".tar.xz", ".tar.bz2", ".zip")
+
+
+def not_readable(path: Path) -> str | None:
+    """Why `path` (which exists) is no input of its own, where it is one of the common mistakes: an
+    archive, an empty folder, a folder of archives. None otherwise."""
+    unpack = "mkdir -p /tmp/k && tar xf '{}' -C /tmp/k && kinspect ls /tmp/k"
+    if path.is_file() and path.name.lower().endswith(ARCHIVE_SUFFIXES):
+        return f"'{path}' is an archive; unpack it and name the folder: {unpack.format(path)}"
+    if not path.is_dir():
+        return None
+    entries = list(path.iterdir())
+    if not entries:
+        return f"'{path}' is an empty folder; give a kinspect store, a Triton cache or a dump folder"
+    archives = sorted(p.name for p in entries if p.name.lower().endswith(ARCHIVE_SUFFIXES))
+    if archives and not any(p.is_dir() or p.suffix in (".json", ".ttir", ".ptx", ".llir", ".ll", ".sass")
+                            for p in entries):
+        return (f"'{path}' holds archives ({', '.join(archives)}), not variants; unpack one and name its folder: "
+                f"{unpack.format(path / archives[0])}")
+    return None
+
+
 def readable(listing, *, announce: bool = True):
     """The listing, or a KinspectError when it holds nothing readable: no kernels at all, or kernels
     none of which could be read (every record or metadata file corrupt, a trace cut off before its
@@ -548,6 +571,9 @@ def readable(listing, *, announce: bool = True):
     from kinspect.errors import KinspectError, warn
 
     if listing.kind == "empty":
+        why = not_readable(Path(listing.path))
+        if why:
+            raise KinspectError(why)
         raise KinspectError(f"nothing to read in '{listing.path}': it is not a kinspect store or variant folder, a "
                             f"Triton cache (or one of its entries), a TRITON_KERNEL_DUMP folder (or one of its "
                             f"folders), a trace or a stage file")
@@ -566,12 +592,15 @@ def readable(listing, *, announce: bool = True):
 def discover(path: str | Path | None = None) -> Listing:
     root = Path(path) if path is not None else default_dir()
     if not root.exists():
-        raise NotFound(f"folder '{root}' not found; give a kinspect store, a Triton cache or a dump folder")
+        raise NotFound(f"no such file or folder: '{root}'; give a kinspect store, a Triton cache or a dump folder")
     for layout in LAYOUTS:
         if (root.is_dir() or layout.files) and layout.matches(root):
             variants, warnings = layout.read(root)
             warnings += [f"variant {v.name or v.kernel}: {p}" for v in variants for p in v.problems]
             return Listing(root, layout.kind, variants, warnings)
     if not root.is_dir():
+        why = not_readable(root)
+        if why:
+            raise UsageError(why)
         return Listing(root, "stage file", [read_file(root)], [])
     return Listing(root, "empty", [], [f"no kinspect store, Triton cache or dump folder found in '{root}'"])

@@ -190,15 +190,16 @@ class Store:
         try:
             folder.mkdir(parents=True, exist_ok=True)
         except OSError as e:
-            raise KinspectError(f"cannot write to '{self.root}': {e.strerror}; choose another folder with -o") from None
+            raise KinspectError(f"cannot write to '{self.root}': {e.strerror}; "
+                                f"choose another folder with --store") from None
         if folder != self.root:
             try:
                 contained(self.root, folder.name)
             except Outside:
                 raise KinspectError(f"'{folder}' is a link out of the store '{self.root}'; kinspect does not write "
-                                    f"through it: remove the link or choose another folder with -o") from None
+                                    f"through it: remove the link or choose another folder with --store") from None
         if not os.access(folder, os.W_OK):
-            raise KinspectError(f"cannot write to '{folder}': permission denied; choose another folder with -o")
+            raise KinspectError(f"cannot write to '{folder}': permission denied; choose another folder with --store")
         return folder
 
     @contextlib.contextmanager
@@ -223,7 +224,7 @@ class Store:
         try:
             fd = _open_lock(folder / LOCK)
         except KinspectError as e:
-            raise KinspectError(f"cannot write to '{folder}': {e}; choose another folder with -o") from None
+            raise KinspectError(f"cannot write to '{folder}': {e}; choose another folder with --store") from None
         try:
             _flock(fd, root)
         except StoreBusy:
@@ -334,7 +335,7 @@ def _link_or_copy(src: Path, dest: Path) -> None:
 
 
 def _command() -> str:
-    """What this process is, as the user typed it: `kinspect dump add -o out`, or the script."""
+    """What this process is, as the user typed it: `kinspect dump add --store out`, or the script."""
     argv = list(sys.argv)
     if argv and Path(argv[0]).name in ("kinspect", "__main__.py"):
         argv[0] = "kinspect"
@@ -358,7 +359,7 @@ def _flock(fd: int, root: str) -> None:
         pid = f"pid {holder[0]}" if holder and holder[0].isdigit() else "another process"
         what = " ".join(holder[1:4]) if len(holder) > 1 else "kinspect"
         raise StoreBusy(f"store '{root}' is being written by another kinspect process ({pid}: {what}); "
-                            f"wait for it to finish or choose another folder with -o") from None
+                            f"wait for it to finish or choose another folder with --store") from None
 
 
 def _keep_launches(final: Path, tmp: Path):

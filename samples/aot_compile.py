@@ -1,7 +1,7 @@
 """A plain Triton script (no kinspect in it): compile a kernel ahead of time for two GPU targets
 and, when a GPU is present, launch it for real.
 
-    kinspect capture -o out -- python samples/aot_compile.py
+    kinspect capture --store out -- python samples/aot_compile.py
 records every variant this script compiles: the two ahead-of-time targets, plus the launched one
 on a GPU machine.
 """

@@ -1,7 +1,7 @@
 """A torch.compile'd GPT-2 training step (forward, backward, AdamW) from `transformers`: the program
 of the speed-of-light, capture-cost and tune figures (docs/program-view.md).
 
-    kinspect capture -o gpt2 --time -- python samples/gpt2_train.py --iters 5
+    kinspect capture --store gpt2 --time -- python samples/gpt2_train.py --iters 5
     python samples/gpt2_train.py --iters 40 --step-times steps.json   # a median step time, no kinspect
     python samples/gpt2_train.py --iters 5 --profile prof.json         # the torch profiler's view
 

@@ -175,7 +175,7 @@ def jit_vs_steady(variants, kernel: str) -> None:
               f"JIT {_expect.ms(v.times.total_us / 1e3)} ms = {stage_times(v.times)}")
     if not recorded:
         print("  FOLDER records no compile times (a Triton cache or dump folder keeps none); on the board,\n"
-              "  `kinspect capture -o DIR -- python your_script.py` records Triton's time per stage, and this\n"
+              "  `kinspect capture --store DIR -- python your_script.py` records Triton's time per stage, and this\n"
               "  sample prints them for DIR")
     with tempfile.TemporaryDirectory(prefix="kinspect-k1-") as out:
         v = api.dump(kernel, target="cuda:90", out_dir=out).variant

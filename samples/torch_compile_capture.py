@@ -1,7 +1,7 @@
 """A torch.compile'd TransformerEncoderLayer, forward and backward: torch.compile generates Triton
 kernels on a GPU, and `kinspect capture` records them, with how often each ran and its GPU time.
 
-    kinspect capture -o out --time -- python samples/torch_compile_capture.py --iters 50
+    kinspect capture --store out --time -- python samples/torch_compile_capture.py --iters 50
     python samples/torch_compile_capture.py --iters 50 --profile prof.json   # the torch profiler's view
 
 With --profile (and no kinspect), the whole run is under torch.profiler and the total GPU time of each

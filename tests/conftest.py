@@ -165,9 +165,9 @@ def interpreted_capture(tmp_path_factory):
     (root / "kernels_mod.py").write_text(CAPTURED_KERNELS)
     (root / "prog.py").write_text(CAPTURED_PROGRAM)
     store = root / "store"
-    r = CliRunner().invoke(main, ["capture", "--interpret", "-t", "cuda:90", "-o", str(store), "--json", "--",
+    r = CliRunner().invoke(main, ["capture", "--interpret", "-t", "cuda:90", "--store", str(store), "--json", "--",
                                   sys.executable, str(root / "prog.py")])
     assert r.exit_code == 0, r.output
     assert "kinspect: 5 variant(s) compiled for cuda:90" in r.output and "5 interpreted launch(es)" in r.output
     assert "autotuned add_kernel [n=777 (float32)]: took BLOCK=64; num_warps=2" in r.output
-    return store, root, json.loads(r.output.strip().splitlines()[-1])
+    return store, root, json.loads(r.stdout.strip().splitlines()[-1])

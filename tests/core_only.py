@@ -54,10 +54,10 @@ def main(stages: Path) -> None:
     assert "needs numpy" in out, out
     out = kinspect("targets")
     assert "llvmlite is not installed: pip install 'kinspect[retarget]'" in out, out
-    out = kinspect("dump", "add", "-t", "cuda:90", "-o", tmp / "store")     # offline GPU compile: core too
+    out = kinspect("dump", "add", "-t", "cuda:90", "--store", tmp / "store")     # offline GPU compile: core too
     assert "sass" in out, out
     kinspect("ls", tmp / "store")
-    kinspect("show", "add", "--stage", "ptx", "-o", tmp / "store")
+    kinspect("show", "add", "--stage", "ptx", "--store", tmp / "store")
 
     # a CPU backend, live: the spine-triton stand-in of tests/spine_plugin
     plugin = tmp / "plugin"
@@ -70,7 +70,7 @@ def main(stages: Path) -> None:
     shutil.copyfile(ROOT / "tests" / "spine_plugin" / "softmax_k1.py", script)
     env = {"PYTHONPATH": os.pathsep.join([str(plugin), str(ROOT)]),
            "KINSPECT_TEST_SPINE_STAGES": str(stages), "TRITON_CACHE_DIR": str(tmp / "cache")}
-    out = kinspect("capture", "-o", tmp / "cap", "--", sys.executable, script, env=env)
+    out = kinspect("capture", "--store", tmp / "cap", "--", sys.executable, script, env=env)
     assert "1 variant(s) recorded" in out and "3 launch(es)" in out, out
     out = kinspect("vec-report", tmp / "cap", env=env)
     assert "softmax_kernel  cpu:spacemit-x60" in out and "scalar libm calls: expf 64" in out, out
@@ -89,7 +89,7 @@ def main(stages: Path) -> None:
     (dump / "softmax_kernel_.o").unlink()   # no object to disassemble, no llvmlite to compile the IR: say so
     out = kinspect("vec-report", env={"SPINE_TRITON_DUMP_PATH": str(dump)}, cwd=here)
     assert "the asm could not be derived here (llvmlite: the assembly from the LLVM IR needs llvmlite" in out, out
-    out = kinspect("bench", f"{script}:softmax_kernel", "-o", tmp / "b", "--rep", "20", "--warmup", "2",
+    out = kinspect("bench", f"{script}:softmax_kernel", "--store", tmp / "b", "--rep", "20", "--warmup", "2",
                    "--no-compile", env=env)
     assert "threads busy on average" in out and "correct:" in out, out
     foreign(tmp)
@@ -108,7 +108,7 @@ def foreign(tmp: Path) -> None:
     made = tmp / "foreign"
     subprocess.run([sys.executable, str(ROOT / "tests" / "trace_maker.py"), str(made), kernel, "cuda:90", "-"],
                    check=True, capture_output=True, timeout=600, cwd=ROOT)
-    kinspect("dump", kernel, "-t", "cuda:90", "-o", tmp / "fa")
+    kinspect("dump", kernel, "-t", "cuda:90", "--store", tmp / "fa")
     reports = {}
     for name, folder in (("kinspect", tmp / "fa"), ("dump", made / "dump"), ("cache", made / "cache")):
         [one] = [p for p in folder.rglob("*") if p.is_dir() and not any(q.is_dir() for q in p.iterdir())]

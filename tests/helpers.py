@@ -38,3 +38,13 @@ def kernel_line(text: str) -> int:
 
 def dot_line() -> int:
     return kernel_line("c = tl.dot(a, b)")
+
+
+def one_error_line(r, *needles) -> str:
+    """A CliRunner result that is one `error:` line holding each needle, exit code 2."""
+    assert r.exit_code == 2, r.output
+    lines = r.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), r.output
+    for n in needles:
+        assert n in lines[0], lines[0]
+    return lines[0]

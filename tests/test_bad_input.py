@@ -120,8 +120,8 @@ def _rows():
         ("binary file as .ptx", lambda t, c: ["vec-report", str(_cubin_as_ptx(t, c))],
          ["is binary, not .ptx text", "nvdisasm"]),
         ("empty file", lambda t, c: ["vec-report", str(_empty(t))], ["is empty (0 bytes)", "complete stage file"]),
-        ("unwritable output folder", lambda t, c: ["dump", "add", "-o", str(_file(t) / "out")],
-         ["cannot write to", "choose another folder with -o"]),
+        ("unwritable output folder", lambda t, c: ["dump", "add", "--store", str(_file(t) / "out")],
+         ["cannot write to", "choose another folder with --store"]),
     ]
 
 
@@ -163,8 +163,8 @@ def test_bad_input_row(row, tmp_path, triton_cache, monkeypatch):
     inputs.mkdir()
     args = argv(inputs, triton_cache)
     out = tmp_path / "out"
-    if "-o" not in args:
-        args += ["-o", str(out)] if args[0] in ("dump", "bench", "show", "vec-report") else []
+    if "--store" not in args and "-o" not in args:
+        args += ["--store", str(out)] if args[0] in ("dump", "bench", "show", "vec-report") else []
     before_in, before_out, before_cache = tree_digest(inputs), tree_digest(out), tree_digest(triton_cache)
     r = CliRunner().invoke(main, args)
     one_line(r.output, r.exit_code, needles)
@@ -179,8 +179,8 @@ def test_read_only_output_folder(tmp_path):
     ro.mkdir()
     ro.chmod(0o500)
     try:
-        r = CliRunner().invoke(main, ["dump", "add", "-o", str(ro / "out")])
-        one_line(r.output, r.exit_code, ["cannot write to", "-o"])
+        r = CliRunner().invoke(main, ["dump", "add", "--store", str(ro / "out")])
+        one_line(r.output, r.exit_code, ["cannot write to", "--store"])
         assert list(ro.iterdir()) == []
     finally:
         ro.chmod(0o700)
@@ -192,7 +192,7 @@ def test_store_written_by_a_second_kinspect_process(tmp_path):
     store = tmp_path / "store"
     started = tmp_path / "started"
     holder = subprocess.Popen(
-        [sys.executable, "-m", "kinspect", "capture", "-o", str(store), "--", sys.executable, "-c",
+        [sys.executable, "-m", "kinspect", "capture", "--store", str(store), "--", sys.executable, "-c",
          f"import pathlib, time; pathlib.Path({str(started)!r}).touch(); time.sleep(60)"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
@@ -201,17 +201,17 @@ def test_store_written_by_a_second_kinspect_process(tmp_path):
             time.sleep(0.1)
         assert started.exists(), holder.stderr.read().decode() if holder.poll() is not None else "not started"
         before = tree_digest(store)
-        second = subprocess.run([sys.executable, "-m", "kinspect", "dump", "add", "-o", str(store)],
+        second = subprocess.run([sys.executable, "-m", "kinspect", "dump", "add", "--store", str(store)],
                                 capture_output=True, text=True, timeout=300)
         line = one_line(second.stdout + second.stderr, second.returncode,
                         ["being written by another kinspect process", f"pid {holder.pid}", "kinspect capture",
-                         "wait for it to finish or choose another folder with -o"])
+                         "wait for it to finish or choose another folder with --store"])
         assert tree_digest(store) == before, line
     finally:
         holder.kill()
         holder.wait(timeout=30)
     # once the holder is gone the lock is free again (the kernel drops a dead process's flock)
-    r = CliRunner().invoke(main, ["dump", "add", "-o", str(store)])
+    r = CliRunner().invoke(main, ["dump", "add", "--store", str(store)])
     assert r.exit_code == 0, r.output
 
 
@@ -244,7 +244,7 @@ def test_the_lock_is_shared_with_the_holders_children(tmp_path):
     """`kinspect capture` records from the program it runs (a child) while it holds the lock."""
     script = tmp_path / "k.py"
     script.write_text((ROOT / "samples" / "aot_compile.py").read_text())
-    proc = subprocess.run([sys.executable, "-m", "kinspect", "capture", "-o", str(tmp_path / "out"), "--",
+    proc = subprocess.run([sys.executable, "-m", "kinspect", "capture", "--store", str(tmp_path / "out"), "--",
                            sys.executable, str(script)], capture_output=True, text=True, timeout=600,
                           env={**os.environ, "TRITON_CACHE_DIR": str(tmp_path / "cache")})
     assert proc.returncode == 0 and "could not record" not in proc.stderr, proc.stderr

@@ -135,7 +135,7 @@ def test_in_user_cache_looks_for_the_hash_folder_without_writing(tmp_path):
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="a GPU is here")
 def test_no_device_is_one_line_naming_interpret_and_dump(tmp_path):
-    r = CliRunner().invoke(main, ["bench", "softmax", "-o", str(tmp_path / "out")])
+    r = CliRunner().invoke(main, ["bench", "softmax", "--store", str(tmp_path / "out")])
     assert r.exit_code == 2
     lines = r.output.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in r.output
@@ -152,7 +152,7 @@ def test_no_device_is_one_line_naming_interpret_and_dump(tmp_path):
     (["softmax", "--rep", "0"], "is not in the range"),
 ])
 def test_bad_bench_input_is_one_line_exit_2(tmp_path, argv, words):
-    r = CliRunner().invoke(main, ["bench", *argv, "-o", str(tmp_path / "out")])
+    r = CliRunner().invoke(main, ["bench", *argv, "--store", str(tmp_path / "out")])
     assert r.exit_code == 2, r.output
     assert words in r.output and "Traceback" not in r.output
     assert not (tmp_path / "out").exists()
@@ -170,7 +170,7 @@ def _shipped():
 def test_interpret_checks_every_shipped_kernel_against_torch(kernel):
     r = CliRunner().invoke(main, ["bench", kernel, "--interpret", "--json"])
     assert r.exit_code == 0, r.output
-    d = json.loads(r.output)
+    d = json.loads(r.stdout)
     assert d["check"]["ok"], d["check"]
     assert d["check"]["error"] <= d["check"]["tolerance"]
 
@@ -302,7 +302,7 @@ def test_snapshots_split_on_pass_headers_and_skip_a_pass_internal_dump():
 
 def test_dump_passes_times_each_pass_and_keeps_the_ir_that_changed(tmp_path):
     out = tmp_path / "out"
-    r = CliRunner().invoke(main, ["dump", "softmax", "-t", "cuda:90", "--passes", "-o", str(out)])
+    r = CliRunner().invoke(main, ["dump", "softmax", "-t", "cuda:90", "--passes", "--store", str(out)])
     assert r.exit_code == 0, r.output
     assert "JIT ms" in r.output and "MLIR passes: 3 pipelines" in r.output, r.output
     [folder] = list(out.glob("softmax/*/passes"))

@@ -101,7 +101,7 @@ def test_a_recording_failure_does_not_break_the_users_compile(tmp_path, private_
 def test_capture_cli_runs_a_script_and_records_every_kernel(tmp_path):
     out = tmp_path / "out"
     env_cache = tmp_path / "cache"
-    proc = subprocess.run([sys.executable, "-m", "kinspect", "capture", "-o", str(out), "--",
+    proc = subprocess.run([sys.executable, "-m", "kinspect", "capture", "--store", str(out), "--",
                            sys.executable, str(ROOT / "samples" / "aot_compile.py")],
                           capture_output=True, text=True, timeout=600,
                           env={**__import__("os").environ, "TRITON_CACHE_DIR": str(env_cache)})
@@ -120,7 +120,7 @@ def test_capture_survives_find_spec_before_import(tmp_path):
     script.write_text("import importlib.util, runpy\n"
                       "assert importlib.util.find_spec('triton') is not None\n"
                       f"runpy.run_path({str(ROOT / 'samples' / 'aot_compile.py')!r}, run_name='__main__')\n")
-    proc = subprocess.run([sys.executable, "-m", "kinspect", "capture", "-o", str(tmp_path / "out"), "--",
+    proc = subprocess.run([sys.executable, "-m", "kinspect", "capture", "--store", str(tmp_path / "out"), "--",
                            sys.executable, str(script)], capture_output=True, text=True, timeout=600,
                           env={**__import__("os").environ, "TRITON_CACHE_DIR": str(tmp_path / "cache")})
     assert proc.returncode == 0, proc.stderr
@@ -130,7 +130,7 @@ def test_capture_survives_find_spec_before_import(tmp_path):
 def test_capture_cli_passes_the_scripts_exit_code(tmp_path):
     script = tmp_path / "fail.py"
     script.write_text("import sys; sys.exit(3)\n")
-    proc = subprocess.run([sys.executable, "-m", "kinspect", "capture", "-o", str(tmp_path / "out"), "--",
+    proc = subprocess.run([sys.executable, "-m", "kinspect", "capture", "--store", str(tmp_path / "out"), "--",
                            sys.executable, str(script)], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 3
     assert "0 variant(s) recorded" in proc.stderr

@@ -30,10 +30,10 @@ def corpus(tmp_path_factory):
         out = stores[e["id"]] = tmp_path_factory.mktemp(f"corpus-{e['id']}")
         flags = e.get("flags", [])
         for t in TARGETS:
-            results[e["id"], "dump", t] = run("dump", kernel_path(e), "-t", t, "-o", out, *flags)
-            results[e["id"], "vec-report", t] = run("vec-report", kernel_path(e), "-t", t, "-o", out, "--json", *flags)
+            results[e["id"], "dump", t] = run("dump", kernel_path(e), "-t", t, "--store", out, *flags)
+            results[e["id"], "vec-report", t] = run("vec-report", kernel_path(e), "-t", t, "--store", out, "--json", *flags)
         results[e["id"], "diff", "all"] = run("diff", kernel_path(e), "-t", ",".join(TARGETS), "-j", "1", "--json",
-                                              "--no-bench", "-o", tmp_path_factory.mktemp(f"diff-{e['id']}"), *flags)
+                                              "--no-bench", "--store", tmp_path_factory.mktemp(f"diff-{e['id']}"), *flags)
     return results, stores
 
 
@@ -60,7 +60,7 @@ def stage(v, name: str) -> str:
 def report(corpus, entry_id: str, target: str) -> dict:
     r = corpus[0][entry_id, "vec-report", target]
     assert r.exit_code == 0, r.output
-    return json.loads(r.output)[0]
+    return json.loads(r.stdout)[0]
 
 
 @pytest.mark.parametrize("entry", CORPUS, ids=lambda e: e["id"])
@@ -88,7 +88,7 @@ def test_diff_compares_the_targets_triton_compiles_for(corpus, entry):
         one_error_line(r, next(iter(refused.values())))
         return
     assert r.exit_code == 0, r.output
-    d = json.loads(r.output)
+    d = json.loads(r.stdout)
     configs = entry.get("configs", 1)   # an autotuned kernel: every config, per target
     assert sorted({v["target"] for v in d["variants"]}) == sorted(t for t in TARGETS if t not in refused)
     assert len(d["variants"]) == configs * (len(TARGETS) - len(refused))
@@ -104,7 +104,7 @@ def test_tutorial_file_is_loaded_by_its_definitions_and_launches_nothing(corpus)
     assert "loaded   definitions only from" in r.output
     assert "its module-level code launches 'add_kernel' (line 47, via line 38)" in r.output
     # the missing-arguments error: every runtime argument, with a guess, as a command to edit
-    r = run("dump", kernel_path(BY_ID["tutorial"]), "-o", "unused")
+    r = run("dump", kernel_path(BY_ID["tutorial"]), "--store", "unused")
     one_error_line(r, "--arg x_ptr=*fp32 --arg y_ptr=*fp32 --arg output_ptr=*fp32 --arg n_elements=i32 "
                       "-p BLOCK_SIZE=64")
     assert not Path("unused").exists()
@@ -113,7 +113,7 @@ def test_tutorial_file_is_loaded_by_its_definitions_and_launches_nothing(corpus)
 def test_package_module_loads_by_path_and_by_module_name(corpus, monkeypatch, tmp_path):
     assert "loaded   imported" in corpus[0]["package", "dump", "cuda:90"].output
     monkeypatch.chdir(HERE)
-    r = run("dump", "pkg_layers.activations:bias_act_kernel", "-t", "cuda:80", "-o", tmp_path)
+    r = run("dump", "pkg_layers.activations:bias_act_kernel", "-t", "cuda:80", "--store", tmp_path)
     assert r.exit_code == 0, r.output
     assert "kernel   bias_act_kernel" in r.output and "pkg_layers/activations.py" in r.output
 
@@ -126,7 +126,7 @@ def test_autotuned_kernel_compiles_its_configs_and_heuristics(corpus):
     v = stored(corpus, "autotune", "cuda:90")
     assert {k: v.constexprs[k] for k in ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "EVEN_K")} == \
         {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "GROUP_M": 8, "EVEN_K": True}
-    d = json.loads(corpus[0]["autotune", "diff", "all"].output)
+    d = json.loads(corpus[0]["autotune", "diff", "all"].stdout)
     by_target = {}
     for row in d["variants"]:
         by_target.setdefault(row["target"], []).append(row)
@@ -189,9 +189,9 @@ def test_an_autotuned_kernels_configs_compile_in_parallel(tmp_path):
     from kinspect.diff.sweep import usable_cores
 
     r = run("diff", kernel_path(BY_ID["autotune"]), "-t", "cuda:90", "--json", "--no-bench", "--table",
-            "-o", tmp_path)
+            "--store", tmp_path)
     assert r.exit_code == 0, r.output
-    d = json.loads(r.output)
+    d = json.loads(r.stdout)
     assert d["sweep"]["jobs"] == 4 and d["sweep"]["workers"] == min(4, usable_cores())
     assert not d["failed"]
     for row in d["variants"]:
@@ -229,7 +229,7 @@ def test_config_verdicts_rank_the_timed_configs_beside_the_autotuners_pick(corpu
     from kinspect.diff.table import rows as make_rows
     from kinspect.store import read_records
 
-    d = json.loads(corpus[0]["autotune", "diff", "all"].output)
+    d = json.loads(corpus[0]["autotune", "diff", "all"].stdout)
     paths = [Path(v["path"]) for v in d["variants"] if v["target"] == "cuda:90"]
     variants = [v for v in read_records(paths[0].parent.parent) if str(v.target) == "cuda:90"]
     ms = {0: 0.30, 1: 0.20, 2: 0.10, 3: 0.12}

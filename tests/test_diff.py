@@ -181,9 +181,9 @@ def test_spearman_and_explain(real_variant):
 
 def test_block_size_sweep_on_sm90(tmp_path):
     """The done-when: three rows with the compiler's shared memory, a PTX diff much shorter than raw."""
-    r = run("diff", "fused_mm_softmax", "-p", "BLOCK_SIZE=32,64,128", "-t", "cuda:90", "-o", tmp_path, "--json")
+    r = run("diff", "fused_mm_softmax", "-p", "BLOCK_SIZE=32,64,128", "-t", "cuda:90", "--store", tmp_path, "--json")
     assert r.exit_code == 0, r.output
-    d = json.loads(r.output)
+    d = json.loads(r.stdout)
     rows = d["variants"]
     assert [v["constexprs"]["BLOCK_SIZE"] for v in rows] == [32, 64, 128]
     assert [v["shared_bytes"] for v in rows] == [8 * 1024, 32 * 1024, 128 * 1024]
@@ -224,7 +224,7 @@ def test_code_size_agrees_with_readelf_and_sass(real_variant):
 
 
 def test_two_targets(tmp_path):
-    r = run("diff", "fused_mm_softmax", "-p", "BLOCK_SIZE=32", "-t", "cuda:80,cuda:90", "-o", tmp_path, "-j", "1")
+    r = run("diff", "fused_mm_softmax", "-p", "BLOCK_SIZE=32", "-t", "cuda:80,cuda:90", "--store", tmp_path, "-j", "1")
     assert r.exit_code == 0, r.output
     assert re.search(r"^\s+1\s+cuda:80\s", r.output, re.M) and re.search(r"^\s+2\s+cuda:90\s", r.output, re.M)
     assert "- .target sm_80" in r.output and "+ .target sm_90a" in r.output
@@ -256,9 +256,9 @@ def _kernel_file(folder: Path, name: str, factor: str) -> Path:
 def test_two_source_files(tmp_path):
     a = _kernel_file(tmp_path, "a.py", "2.0")
     b = _kernel_file(tmp_path, "b.py", "x")  # x * x: a multiply by itself instead of a constant
-    r = run("diff", f"{a}:scale", f"{b}:scale", "-o", tmp_path / "out", "--stage", "ttir", "-j", "1", "--json")
+    r = run("diff", f"{a}:scale", f"{b}:scale", "--store", tmp_path / "out", "--stage", "ttir", "-j", "1", "--json")
     assert r.exit_code == 0, r.output
-    d = json.loads(r.output)
+    d = json.loads(r.stdout)
     assert [v["label"] for v in d["variants"]] == ["a.py:scale", "b.py:scale"]
     changed = [line for h in d["diff"]["hunks"] for run_ in h["runs"] if run_["tag"] != " "
                for line in run_["lines"]]
@@ -268,7 +268,7 @@ def test_two_source_files(tmp_path):
 
 def test_a_failing_variant_is_reported_and_the_rest_compared(tmp_path):
     a = _kernel_file(tmp_path, "a.py", "2.0")
-    r = run("diff", f"{a}:scale", "-p", "BLOCK=64,128,512", "-o", tmp_path / "out", "--table")
+    r = run("diff", f"{a}:scale", "-p", "BLOCK=64,128,512", "--store", tmp_path / "out", "--table")
     assert r.exit_code == 0, r.output
     assert "BLOCK=64" in r.output and "BLOCK=128" in r.output
     assert re.search(r"failed: .*BLOCK=512.*BLOCK too big", r.output)
@@ -277,10 +277,10 @@ def test_a_failing_variant_is_reported_and_the_rest_compared(tmp_path):
 def test_parallel_and_sequential_make_the_same_variants(tmp_path):
     hashes = {}
     for jobs in ("1", "2"):
-        r = run("diff", "add", "-p", "BLOCK_SIZE=256,1024", "-t", "cuda:80", "-o", tmp_path / jobs, "-j", jobs,
+        r = run("diff", "add", "-p", "BLOCK_SIZE=256,1024", "-t", "cuda:80", "--store", tmp_path / jobs, "-j", jobs,
                 "--json")
         assert r.exit_code == 0, r.output
-        d = json.loads(r.output)
+        d = json.loads(r.stdout)
         hashes[jobs] = [Path(v["path"]).name for v in d["variants"]]
         assert d["sweep"]["workers"] == int(jobs)
     assert hashes["1"] == hashes["2"]
@@ -312,7 +312,7 @@ def test_saved_stage_files_are_diffed_in_place_read_only():
       "--pair", "1,5"], "--pair: '5' matches no variant"),
 ])
 def test_bad_input_is_one_line_and_exit_2(tmp_path, args, message):
-    r = run("diff", *args, "-o", tmp_path / "out", "-j", "1")
+    r = run("diff", *args, "--store", tmp_path / "out", "-j", "1")
     assert r.exit_code == 2, r.output
     lines = [line for line in r.output.splitlines() if line.strip()]
     assert len(lines) == 1 and message in lines[0], r.output
@@ -344,7 +344,7 @@ def test_retarget_two_cpus_from_one_ll_file():
     ll = CPU_FIXTURES / "triton-shared-riscv-softmax" / "ll.ir"
     r = run("diff", ll, "--retarget", "generic-rv64,spacemit-x60", "--json")
     assert r.exit_code == 0, r.output
-    d = json.loads(r.output)
+    d = json.loads(r.stdout)
     rows = {v["label"]: v for v in d["variants"]}
     assert set(rows) == {"cpu:riscv64@generic-rv64", "cpu:riscv64@spacemit-x60"}
     assert rows["cpu:riscv64@generic-rv64"]["vector_instructions"] == 0

@@ -73,7 +73,7 @@ def test_a_version_1_record_still_reads(real_variant, tmp_path):
 
 
 def test_dump_cli_summary(tmp_path):
-    r = run("dump", "fused_mm_softmax", "-t", "cuda:90", "-p", "BLOCK_SIZE=32", "-o", tmp_path)
+    r = run("dump", "fused_mm_softmax", "-t", "cuda:90", "-p", "BLOCK_SIZE=32", "--store", tmp_path)
     assert r.exit_code == 0, r.output
     assert "target   cuda:90 (offline)" in r.output
     for stage in ("ttir", "ttgir", "llir", "ptx", "cubin", "sass"):
@@ -86,13 +86,13 @@ def test_default_target_without_a_device_is_cuda90_offline(tmp_path):
 
     if active_device_target() is not None:
         pytest.skip("a device is present: the default is the device (tests/gpu checks that)")
-    r = run("dump", "add", "-o", tmp_path)
+    r = run("dump", "add", "--store", tmp_path)
     assert "target   cuda:90 (offline: no device here)" in r.output
 
 
 def test_block_sizes_land_in_separate_folders(tmp_path):
     for bs in (32, 64):
-        assert run("dump", "fused_mm_softmax", "-t", "cuda:90", "-p", f"BLOCK_SIZE={bs}", "-o", tmp_path).exit_code == 0
+        assert run("dump", "fused_mm_softmax", "-t", "cuda:90", "-p", f"BLOCK_SIZE={bs}", "--store", tmp_path).exit_code == 0
     folders = sorted(p.name for p in (tmp_path / "fused_mm_softmax").iterdir())
     assert len(folders) == 2
     assert folders[0].startswith("cuda-90_BLOCK_SIZE-32_") and folders[1].startswith("cuda-90_BLOCK_SIZE-64_")
@@ -100,27 +100,27 @@ def test_block_sizes_land_in_separate_folders(tmp_path):
 
 def test_two_targets_do_not_overwrite(tmp_path):
     for t in ("cuda:90", "hip:gfx942"):
-        assert run("dump", "add", "-t", t, "-o", tmp_path).exit_code == 0
+        assert run("dump", "add", "-t", t, "--store", tmp_path).exit_code == 0
     folders = {p.name.split("_")[0]: p for p in (tmp_path / "add").iterdir()}
     assert set(folders) == {"cuda-90", "hip-gfx942"}
     assert not list(folders["cuda-90"].glob("*.amdgcn")) and not list(folders["hip-gfx942"].glob("*.cubin"))
 
 
 def test_num_warps_option(tmp_path):
-    r = run("dump", "softmax", "-t", "cuda:90", "--num-warps", "8", "--size", "64x256", "-o", tmp_path)
+    r = run("dump", "softmax", "-t", "cuda:90", "--num-warps", "8", "--size", "64x256", "--store", tmp_path)
     assert r.exit_code == 0, r.output
     assert "num_warps=8" in r.output
 
 
 def test_stage_option_prints_plain_text_when_not_a_tty(tmp_path):
-    r = run("dump", "add", "-t", "cuda:90", "--stage", "ptx", "-o", tmp_path)
+    r = run("dump", "add", "-t", "cuda:90", "--stage", "ptx", "--store", tmp_path)
     assert r.exit_code == 0
     assert ".visible .entry add_kernel" in r.output and "\x1b[" not in r.output
 
 
 def test_user_kernel_with_cli_args(tmp_path):
     r = run("dump", f"{DATA}/user_kernels.py:good_kernel", "--arg", "x_ptr=*fp32", "--arg", "y_ptr=*fp32",
-            "--arg", "n=i32:100", "-p", "BLOCK=128", "-t", "hip:gfx942", "-o", tmp_path)
+            "--arg", "n=i32:100", "-p", "BLOCK=128", "-t", "hip:gfx942", "--store", tmp_path)
     assert r.exit_code == 0, r.output
     [folder] = (tmp_path / "good_kernel").iterdir()
     record = json.loads((folder / "record.json").read_text())
@@ -129,7 +129,7 @@ def test_user_kernel_with_cli_args(tmp_path):
 
 
 def test_user_kernel_declares_its_examples(tmp_path):
-    r = run("dump", f"{DATA}/user_kernels.py:good_kernel", "-o", tmp_path)
+    r = run("dump", f"{DATA}/user_kernels.py:good_kernel", "--store", tmp_path)
     assert r.exit_code == 0, r.output
     [folder] = (tmp_path / "good_kernel").iterdir()
     record = json.loads((folder / "record.json").read_text())
@@ -165,14 +165,14 @@ def one_error_line(r, *needles):
     (["dump", "add", "--stage", "ptxx"], ["did you mean 'ptx'"]),
 ])
 def test_bad_input_is_one_line(tmp_path, args, needles):
-    one_error_line(run(*args, "-o", tmp_path), *needles)
+    one_error_line(run(*args, "--store", tmp_path), *needles)
 
 
 def test_compile_error_names_triton_message_and_python_line(tmp_path):
     src = (DATA / "user_kernels.py").read_text().splitlines()
     line = 1 + next(i for i, ln in enumerate(src) if "tl.store(y_ptr" in ln)
     r = run("dump", f"{DATA}/user_kernels.py:bad_kernel", "--arg", "x_ptr=*fp32", "--arg", "n=i32",
-            "-p", "BLOCK=64", "-o", tmp_path)
+            "-p", "BLOCK=64", "--store", tmp_path)
     one_error_line(r, "failed to compile", f"user_kernels.py:{line}", "y_ptr is not defined")
     assert not list(tmp_path.rglob("*.ttir")), "nothing half-written"
 
@@ -180,16 +180,16 @@ def test_compile_error_names_triton_message_and_python_line(tmp_path):
 def test_unwritable_output_folder(tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("")
-    one_error_line(run("dump", "add", "-o", blocker / "out"), "cannot write to", "-o")
+    one_error_line(run("dump", "add", "--store", blocker / "out"), "cannot write to", "--store")
 
 
 def test_debug_shows_the_traceback(tmp_path):
-    r = CliRunner().invoke(main, ["--debug", "dump", "no_such_kernel", "-o", str(tmp_path)])
+    r = CliRunner().invoke(main, ["--debug", "dump", "no_such_kernel", "--store", str(tmp_path)])
     assert r.exit_code != 0 and r.exception is not None
 
 
 def test_no_temporary_folders_left(tmp_path):
-    run("dump", "add", "-o", tmp_path)
-    run("dump", "add", "-o", tmp_path)  # same variant again: replaced, not duplicated
+    run("dump", "add", "--store", tmp_path)
+    run("dump", "add", "--store", tmp_path)  # same variant again: replaced, not duplicated
     assert not [p for p in tmp_path.rglob(".*") if p.is_dir()]
     assert len(list((tmp_path / "add").iterdir())) == 1

@@ -111,7 +111,7 @@ def test_capture_cli_keeps_recording_when_the_script_installs_tritonparse(tmp_pa
     script = tmp_path / "script.py"
     script.write_text(SCRIPT.format(root=str(ROOT), sig=SIG))
     before = dict(os.environ)
-    proc = subprocess.run([sys.executable, "-m", "kinspect", "capture", "-o", str(tmp_path / "out"), "--",
+    proc = subprocess.run([sys.executable, "-m", "kinspect", "capture", "--store", str(tmp_path / "out"), "--",
                            sys.executable, str(script), str(tmp_path / "trace"), ending],
                           capture_output=True, text=True, timeout=600,
                           env={**os.environ, "TRITON_CACHE_DIR": str(tmp_path / "cache")})

@@ -200,12 +200,12 @@ def test_writes_never_follow_links_planted_in_a_store(world):
     w = world
     (w.store / ".kinspect.lock").unlink(missing_ok=True)
     (w.store / ".kinspect.lock").symlink_to(w.secret)
-    r = cli(w, "diff", w.variant("row_sum"), "-p", "BLOCK=32", "-o", w.store, "--no-bench", "--table",
+    r = cli(w, "diff", w.variant("row_sum"), "-p", "BLOCK=32", "--store", w.store, "--no-bench", "--table",
             code=(2,), line="lock file")
     assert len(r.output.strip().splitlines()) == 1
     (w.store / ".kinspect.lock").unlink()
     (w.store / "add").symlink_to(w.secret.parent, target_is_directory=True)
-    cli(w, "dump", "add", "-o", w.store, code=(2,), line="is a link out of the store")
+    cli(w, "dump", "add", "--store", w.store, code=(2,), line="is a link out of the store")
 
 
 def test_a_triton_cache_entry_with_a_link_out_is_read_without_it(world, real_variant):
@@ -221,8 +221,8 @@ def test_a_triton_cache_entry_with_a_link_out_is_read_without_it(world, real_var
     (entry / "add_kernel.ptx").unlink()
     (entry / "add_kernel.ptx").symlink_to(w.secret)
     cli(w, "ls", entry.parent, line="stage ptx: file 'add_kernel.ptx' is a link")
-    cli(w, "show", "ABCDEF", "-o", entry.parent, "--stage", "ptx", code=(2,), line="not read")
-    cli(w, "show", "ABCDEF", "-o", entry.parent, "--stage", "ttir")
+    cli(w, "show", "ABCDEF", "--store", entry.parent, "--stage", "ptx", code=(2,), line="not read")
+    cli(w, "show", "ABCDEF", "--store", entry.parent, "--stage", "ttir")
     cli(w, "vec-report", entry.parent)
 
 
@@ -280,7 +280,7 @@ def test_a_kernel_source_that_is_more_than_its_definition_is_refused(world, text
     for extra in ((), ("--interpret",)):
         repro(w, v.name, *extra, code=(2,), line="the captured source")
     cli(w, "bench", v, "--interpret", code=(2,), line="the captured source")
-    cli(w, "diff", v, "-p", "BLOCK=32", "-o", w.tmp / "out", "--no-bench", "--table", code=(2,))
+    cli(w, "diff", v, "-p", "BLOCK=32", "--store", w.tmp / "out", "--no-bench", "--table", code=(2,))
 
 
 def test_a_decorator_bound_to_something_else_than_triton_is_refused(world):
@@ -480,9 +480,9 @@ def test_stores_are_not_written_into_a_triton_cache_or_dump_folder(world, monkey
     dump.mkdir()
     monkeypatch.setenv("TRITON_CACHE_DIR", str(cache))
     monkeypatch.setenv("TRITON_DUMP_DIR", str(dump))
-    cli(w, "dump", "add", "-o", cache / "ABC" / "out", code=(2,), line="which kinspect only reads")
-    cli(w, "dump", "add", "-o", dump, code=(2,), line="which kinspect only reads")
-    cli(w, "capture", "-o", cache, "--", sys.executable, "-c", "pass", code=(2,), line="which kinspect only reads")
+    cli(w, "dump", "add", "--store", cache / "ABC" / "out", code=(2,), line="which kinspect only reads")
+    cli(w, "dump", "add", "--store", dump, code=(2,), line="which kinspect only reads")
+    cli(w, "capture", "--store", cache, "--", sys.executable, "-c", "pass", code=(2,), line="which kinspect only reads")
     cli(w, "repro", w.variant("row_sum"), "-o", cache / "ABC" / "r.py", code=(2,), line="which kinspect only reads")
     assert list(cache.rglob("*")) == [cache / "ABC"] and list(dump.iterdir()) == []
 
@@ -498,5 +498,5 @@ def test_stores_are_not_written_into_a_triton_cache_or_dump_folder(world, monkey
 ])
 def test_every_option_value_error_is_one_line(world, argv, needle, monkeypatch):
     monkeypatch.chdir(Path(__file__).parent.parent)
-    r = cli(world, *argv, "-o", world.tmp / "out", code=(2,), line=needle)
+    r = cli(world, *argv, "--store", world.tmp / "out", code=(2,), line=needle)
     assert len(r.output.strip().splitlines()) == 1

@@ -64,7 +64,7 @@ def test_ctrl_c_during_the_compile_step_keeps_what_was_done(tmp_path, to):
     store = tmp_path / "store"
     tag = f"KINSPECT_TEST_TAG={uuid.uuid4().hex}"
     env = {**os.environ, tag.split("=")[0]: tag.split("=")[1]}
-    proc = subprocess.Popen([str(KINSPECT), "capture", "--interpret", "-t", "cuda:90", "-o", str(store), "--",
+    proc = subprocess.Popen([str(KINSPECT), "capture", "--interpret", "-t", "cuda:90", "--store", str(store), "--",
                              sys.executable, "prog.py"], cwd=tmp_path, env=env, start_new_session=True,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     deadline = time.monotonic() + 240
@@ -99,7 +99,7 @@ def test_ctrl_c_during_the_compile_step_keeps_what_was_done(tmp_path, to):
 
 def test_a_program_killed_by_a_signal_gives_128_plus_it(tmp_path):
     for sig, code in ((signal.SIGKILL, 137), (signal.SIGTERM, 143)):
-        r = subprocess.run([str(KINSPECT), "capture", "-o", str(tmp_path / "s"), "--", sys.executable, "-c",
+        r = subprocess.run([str(KINSPECT), "capture", "--store", str(tmp_path / "s"), "--", sys.executable, "-c",
                             f"import os; os.kill(os.getpid(), {int(sig)})"], capture_output=True, text=True,
                            timeout=120)
         assert r.returncode == code, r.stderr
@@ -113,7 +113,7 @@ def test_ctrl_c_while_the_program_runs_is_the_programs(tmp_path):
         "pathlib.Path('started').touch()\n"
         "try:\n    time.sleep(120)\n"
         "except KeyboardInterrupt:\n    time.sleep(1.5)\n    print('cleaned up', flush=True)\n    sys.exit(3)\n")
-    proc = subprocess.Popen([str(KINSPECT), "capture", "-o", str(tmp_path / "s"), "--", sys.executable, "prog.py"],
+    proc = subprocess.Popen([str(KINSPECT), "capture", "--store", str(tmp_path / "s"), "--", sys.executable, "prog.py"],
                             cwd=tmp_path, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             text=True)
     deadline = time.monotonic() + 120

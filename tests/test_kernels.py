@@ -248,7 +248,7 @@ def test_cli_interpret_runs_both_passes_and_dim_0():
     r = CliRunner().invoke(main, ["bench", "fused_mm_softmax_tiled", "--interpret", "--size", "100x257x33",
                                   "-p", "DIM=0", "-p", "BLOCK_N=32", "--json"])
     assert r.exit_code == 0, r.output
-    d = json.loads(r.output)
+    d = json.loads(r.stdout)
     assert d["check"]["ok"], d["check"]
     # dim=0 is the transposed problem: 257 rows in 3 tiles of 128, 100 columns in 4 tiles of 32
     assert d["size"] == "100x257x33" and d["grid"] == [3 * 4]
@@ -263,7 +263,7 @@ def test_bad_fused_tiled_options_are_one_line(tmp_path, argv, words):
 
     from kinspect.cli import main
 
-    r = CliRunner().invoke(main, ["dump", "fused_mm_softmax_tiled", "-t", "cuda:90", *argv, "-o", str(tmp_path)])
+    r = CliRunner().invoke(main, ["dump", "fused_mm_softmax_tiled", "-t", "cuda:90", *argv, "--store", str(tmp_path)])
     assert r.exit_code == 2 and words in r.output and r.output.count("\n") == 1, r.output
 
 

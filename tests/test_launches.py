@@ -172,7 +172,7 @@ os._exit(0)
 
 def capture_cli(tmp_path, script):
     """`kinspect capture -o tmp_path/out -- python script`, which must succeed."""
-    proc = subprocess.run([sys.executable, "-m", "kinspect", "capture", "-o", str(tmp_path / "out"), "--",
+    proc = subprocess.run([sys.executable, "-m", "kinspect", "capture", "--store", str(tmp_path / "out"), "--",
                            sys.executable, str(script)], capture_output=True, text=True, timeout=600,
                           env={**os.environ, "TRITON_CACHE_DIR": str(tmp_path / "cache")})
     assert proc.returncode == 0, proc.stderr

@@ -82,8 +82,11 @@ LAYERS: dict[str, tuple[str, tuple[str, ...]]] = {
     "api": ("the functions a user or the CLI calls",
             ("analysis", "backends", "bench", "ceilings", "compile", "derived", "diff", "errors", "ir", "isa",
              "lookup", "model", "optional", "program", "readonly", "render", "replay", "sources", "store")),
+    "precheck": ("a command line checked from text before any work: no torch, no compile",
+                 ("backends", "compile", "errors", "kernels", "lookup", "sources")),
     "cli": ("click: each command a thin shell over api",
-            ("api", "compile", "errors", "kernels", "optional", "program", "render", "retarget", "sources")),
+            ("api", "compile", "errors", "kernels", "optional", "precheck", "program", "render", "retarget",
+             "sources")),
     "__main__": ("python -m kinspect", ("cli",)),
 }
 # The package itself (kinspect/__init__.py: kinspect.capture, __version__) is the public front door, above

@@ -70,7 +70,7 @@ def test_ls_dump_folder_warns_about_mixed_targets(triton_cache, tmp_path):
 
 def test_ls_store(tmp_path):
     runner = CliRunner()
-    assert runner.invoke(main, ["dump", "add", "-o", str(tmp_path)]).exit_code == 0
+    assert runner.invoke(main, ["dump", "add", "--store", str(tmp_path)]).exit_code == 0
     r = runner.invoke(main, ["ls", str(tmp_path)])
     assert "(kinspect store): 1 variant(s)" in r.output and "BLOCK_SIZE=1024" in r.output
 
@@ -83,7 +83,7 @@ def test_ls_kernels():
 
 def test_ls_missing_folder(tmp_path):
     r = CliRunner().invoke(main, ["ls", str(tmp_path / "nope")])
-    assert r.exit_code == 2 and r.output.startswith("error: folder")
+    assert r.exit_code == 2 and r.output.startswith("error: no such file or folder")
 
 
 def test_ls_corrupt_metadata_is_a_warning(triton_cache, tmp_path):

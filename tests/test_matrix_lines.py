@@ -79,8 +79,8 @@ def test_the_dot_shapes_of_the_ttgir_give_the_same_places(attention, target):
 
 
 def test_the_shipped_tiled_matmul_puts_every_hgmma_on_its_dot(tmp_path):
-    r = run("vec-report", "fused_mm_softmax_tiled", "-t", "cuda:90", "-o", tmp_path, "--json")
-    [rep] = json.loads(r.output)
+    r = run("vec-report", "fused_mm_softmax_tiled", "-t", "cuda:90", "--store", tmp_path, "--json")
+    [rep] = json.loads(r.stdout)
     lines = {row["line"]: row["stages"]["sass"].get("matrix_units") for row in rep["per_line"]
              if row["stages"].get("sass", {}).get("matrix_units")}
     dot = next(n for n, text in enumerate((Path(__file__).parent.parent / "kernels" /
@@ -94,7 +94,7 @@ def test_triton_dumps_of_both_versions_place_hgmma_on_the_dot(version):
     """A dump folder's SASS (Triton's format, no line markers) is placed through its PTX."""
     r = run("vec-report", VERSIONS / version / "cuda-90", "--json")
     assert r.exit_code == 0, r.output
-    [rep] = json.loads(r.output)
+    [rep] = json.loads(r.stdout)
     dot = next(n for n, text in enumerate((VERSIONS / "fixture_kernels.py").read_text().splitlines(), 1)
                if "acc = tl.dot(a, b, acc)" in text)
     hgmma = [v for v in rep["verdicts"] if "HGMMA" in v["text"]]
@@ -103,7 +103,7 @@ def test_triton_dumps_of_both_versions_place_hgmma_on_the_dot(version):
 
 
 def test_a_dot_folded_away_is_said_to_make_nothing(tmp_path):
-    r = run("vec-report", f"{DATA / 'dots.py'}:unused_dot_kernel", "-t", "cuda:90", "-o", tmp_path)
+    r = run("vec-report", f"{DATA / 'dots.py'}:unused_dot_kernel", "-t", "cuda:90", "--store", tmp_path)
     assert r.exit_code == 0, r.output
     line = next(x for x in r.output.splitlines() if "unused = tl.dot" in x)
     assert "no instructions: the compiler folded this dot away before the TTGIR" in line
@@ -111,7 +111,7 @@ def test_a_dot_folded_away_is_said_to_make_nothing(tmp_path):
 
 
 def test_a_dot_on_fma_units_is_said_so_from_its_layout(tmp_path):
-    r = run("vec-report", f"{DATA / 'dots.py'}:ieee_dot_kernel", "-t", "cuda:90", "-o", tmp_path)
+    r = run("vec-report", f"{DATA / 'dots.py'}:ieee_dot_kernel", "-t", "cuda:90", "--store", tmp_path)
     assert r.exit_code == 0, r.output
     line = next(x for x in r.output.splitlines() if "p = tl.dot" in x)
     assert "the TTGIR gives this dot a #blocked layout, so it runs on FMA/vector units" in line

@@ -59,7 +59,7 @@ def test_vec_report_opens_with_every_kernel_ranked_by_gpu_time(store, profile):
 
 def test_json_carries_the_table(store, profile):
     r = run("vec-report", store, "--json")
-    d = json.loads(r.output)
+    d = json.loads(r.stdout)
     assert [k["kernel"] for k in d["kernels"]] == sorted(profile, key=lambda k: -profile[k])
     assert abs(sum(k["gpu_share"] for k in d["kernels"]) - 1) < 1e-9
     top = d["kernels"][0]

@@ -47,16 +47,16 @@ def kernels(output: str) -> dict:
 def test_json_rows_carry_the_speed_of_light_against_the_stores_ceilings(store):
     r = run("vec-report", store, "--json")
     assert r.exit_code == 0, r.output
-    d = json.loads(r.output)
+    d = json.loads(r.stdout)
     assert "no device ceilings" in d["speed_of_light"]["ceilings_note"]
-    cat = kernels(r.output)[CAT]
+    cat = kernels(r.stdout)[CAT]
     assert cat["bytes_per_call"] == 50_331_648 and cat["bytes_method"] == "index expressions"
     assert cat["gb_per_s"] > 0 and cat["pct_of_bandwidth"] is None and cat["headroom_ms"] is None
 
     ceilings.write(store, H200)
     r = run("vec-report", store, "--json")
-    d = json.loads(r.output)
-    rows = kernels(r.output)
+    d = json.loads(r.stdout)
+    rows = kernels(r.stdout)
     cat = rows[CAT]
     assert cat["pct_of_bandwidth"] == pytest.approx(100 * cat["gb_per_s"] / 4249.0, abs=0.1)
     timed = next(v for v in read_records(store) if v.kernel == CAT).launches.gpu.calls    # 23 of its 24 calls
@@ -74,7 +74,7 @@ def test_json_rows_carry_provenance_where_the_capture_kept_it(store, gpt2):
     origin = next(o for p in (gpt2 / "output_code").rglob("*.py") for o in parse_output_code(p.read_text())
                   if o.kernel_path == v.source.file)
     provenance.write(v.path, origin)
-    rows = kernels(run("vec-report", store, "--json").output)
+    rows = kernels(run("vec-report", store, "--json").stdout)
     assert rows[CAT]["provenance"]["status"] == "recorded"
     assert "aten.cat" in rows[CAT]["provenance"]["origin"]["aten"]
     other = next(k for k in rows if k != CAT)
@@ -82,7 +82,7 @@ def test_json_rows_carry_provenance_where_the_capture_kept_it(store, gpt2):
 
 
 def test_findings_leave_out_one_element_loads_and_speak_to_inductors_users(store):
-    rows = kernels(run("vec-report", store, "--json").output)
+    rows = kernels(run("vec-report", store, "--json").stdout)
     per_row = rows["triton_per_fused_add_native_dropout_backward_native_layer_norm_native_layer_norm_backward_view_10"]
     assert "narrow_loads" not in per_row["findings"], "its 32-bit loads read one value per row, XBLOCK=1"
     top = rows[CAT]["top_finding"]
@@ -141,8 +141,8 @@ def test_counters_measure_the_top_kernels_by_headroom_and_sit_beside_the_finding
     ceilings.write(store, H200)
     r = run("vec-report", store, "--counters", "4", "--json")
     assert r.exit_code == 0, r.output
-    d = json.loads(r.output)
-    rows = kernels(r.output)
+    d = json.loads(r.stdout)
+    rows = kernels(r.stdout)
     measured = [k for k in d["speed_of_light"]["ranked_by_headroom"] if "counters" in rows[k]]
     assert len(measured) == 4 and all(rows[k]["bytes_method"].startswith("measured") for k in measured)
     cat = rows[CAT]["counters"]

@@ -92,7 +92,7 @@ def test_reading_commands_leave_the_folders_byte_identical(argv, folders, tmp_pa
     before = {name: tree_digest(p) for name, p in folders.items()}
     args = [str(a) for a in argv(folders)]
     if args[0] in ("vec-report", "diff", "show"):
-        args += ["-o", str(tmp_path / "out")]
+        args += ["--store", str(tmp_path / "out")]
     if args[0] == "report":
         args += ["-o", str(tmp_path / "r.html"), "--store", str(tmp_path / "out")]
     r = CliRunner().invoke(main, args)

@@ -133,9 +133,9 @@ def test_diff_of_a_captured_variant_recompiles_it_with_the_captured_signature(ca
     store, _, _ = captured
     rows = sorted(_by_kernel(store)["row_sum"], key=lambda v: v.launches.calls)
     misaligned = rows[0]
-    r = run("diff", misaligned.path, "-p", "BLOCK=32,64", "-o", store, "--json", "--no-bench")
+    r = run("diff", misaligned.path, "-p", "BLOCK=32,64", "--store", store, "--json", "--no-bench")
     assert r.exit_code == 0, r.output
-    out = json.loads(r.output)
+    out = json.loads(r.stdout)
     assert [v["constexprs"]["BLOCK"] for v in out["variants"]] == [32, 64]
     assert out["variants"][1]["path"] == misaligned.path, "BLOCK=64 is the captured variant itself"
     kept = next(read_records(Path(misaligned.path)))
@@ -143,20 +143,20 @@ def test_diff_of_a_captured_variant_recompiles_it_with_the_captured_signature(ca
     for row in out["variants"]:
         again = read_records(Path(row["path"])).__next__()
         assert again.attributes == misaligned.attributes and again.signature == misaligned.signature
-    unknown = run("diff", misaligned.path, "-p", "BLOK=32", "-o", store)
+    unknown = run("diff", misaligned.path, "-p", "BLOK=32", "--store", store)
     assert unknown.exit_code == 2 and "did you mean 'BLOCK'" in unknown.output
 
 
 def test_bench_of_a_captured_variant_needs_a_device_and_runs_interpreted(captured):
     store, _, _ = captured
-    r = run("bench", "softmax_rows", "-o", store)
+    r = run("bench", "softmax_rows", "--store", store)
     assert r.exit_code == 2 and r.output.count("\n") == 1
     assert "kinspect bench softmax_rows --interpret" in r.output and "kinspect repro softmax_rows" in r.output
-    r = run("bench", "softmax_rows", "-o", store, "--interpret", "-p", "BLOCK=256")
+    r = run("bench", "softmax_rows", "--store", store, "--interpret", "-p", "BLOCK=256")
     assert r.exit_code == 2 and "-p does not apply to a captured variant" in r.output
-    r = run("bench", "softmax_rows", "-o", store, "--interpret", "--json")
+    r = run("bench", "softmax_rows", "--store", store, "--interpret", "--json")
     assert r.exit_code == 0, r.output
-    assert json.loads(r.output)["grid"] == [7, 1, 1]
+    assert json.loads(r.stdout)["grid"] == [7, 1, 1]
 
 
 @pytest.fixture(scope="module")
@@ -173,9 +173,9 @@ def test_an_inductor_kernel_is_rebuilt_from_its_record_and_recompiled(inductor, 
 
     spec = from_variant(v)
     assert plan(spec).mode == "text" and "Inductor-generated" in plan(spec).why
-    r = run("diff", v.path, "-p", "XBLOCK=8", "-o", tmp_path / "out", "--json", "--no-bench", "--table")
+    r = run("diff", v.path, "-p", "XBLOCK=8", "--store", tmp_path / "out", "--json", "--no-bench", "--table")
     assert r.exit_code == 0, r.output
-    [row] = json.loads(r.output)["variants"]
+    [row] = json.loads(r.stdout)["variants"]
     again = next(read_records(Path(row["path"])))
     assert again.constexprs == {**v.constexprs, "XBLOCK": 8} and again.attributes == v.attributes
     assert again.source.line == v.source.line + 7, "the heuristics decorator is blanked, the def keeps its line"
@@ -274,9 +274,9 @@ def test_replaying_a_variant_without_launches_is_one_clear_error(real_variant):
 
 
 def test_capture_interpret_refuses_to_time(tmp_path):
-    r = run("capture", "--interpret", "--time", "-o", tmp_path / "o", "--", sys.executable, "-c", "pass")
+    r = run("capture", "--interpret", "--time", "--store", tmp_path / "o", "--", sys.executable, "-c", "pass")
     assert r.exit_code == 2 and "--interpret runs the kernels on the CPU" in r.output
-    r = run("capture", "-t", "cuda:90", "-o", tmp_path / "o", "--", sys.executable, "-c", "pass")
+    r = run("capture", "-t", "cuda:90", "--store", tmp_path / "o", "--", sys.executable, "-c", "pass")
     assert r.exit_code == 2 and "--interpret" in r.output
     assert not (tmp_path / "o").exists()
 
@@ -432,8 +432,8 @@ def test_variants_told_apart_only_by_the_jits_specialization_are_named_by_it(cap
     assert listing.exit_code == 0, listing.output
     # the captured launches were all BLOCK=64 (the diff test adds a BLOCK=32 variant to this store,
     # which nothing else shares a spec with, so it needs no name)
-    rows = [line for line in listing.output.splitlines()
-            if line.strip().startswith("row_sum") and "BLOCK=64;" in line]
+    rows = [line for line in listing.output.splitlines()     # "  3  row_sum  cuda:90  BLOCK=64; ..."
+            if line.split()[1:2] == ["row_sum"] and "BLOCK=64;" in line]
     assert sorted("(x_ptr aligned)" in r for r in rows) == [False, True], rows
     assert sum("(x_ptr unaligned)" in r for r in rows) == 1
     paths = [v.path for v in _by_kernel(store)["row_sum"]]
@@ -471,7 +471,7 @@ def test_launches_differing_only_in_a_constexpr_are_two_variants(tmp_path):
         tuned[lambda meta: (triton.cdiv(500, meta["BLOCK"]),)](x, y, 500)
         '''))
     store = tmp_path / "store"
-    r = run("capture", "--interpret", "-t", "cuda:90", "-o", store, "--", sys.executable, tmp_path / "prog.py")
+    r = run("capture", "--interpret", "-t", "cuda:90", "--store", store, "--", sys.executable, tmp_path / "prog.py")
     assert r.exit_code == 0, r.output
     found = _by_kernel(store)
     assert sorted(v.constexprs["BLOCK"] for v in found["scale"]) == [32, 128]

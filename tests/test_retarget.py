@@ -19,7 +19,7 @@ ARM_SUM = CPU_FIXTURES / "triton-cpu-arm64-neon" / "sum_64_torch.float32_nomask.
 def vec_json(*argv):
     r = CliRunner().invoke(main, ["vec-report", *map(str, argv), "--json"])
     assert r.exit_code == 0, r.output
-    return json.loads(r.output)
+    return json.loads(r.stdout)
 
 
 def texts(report: dict) -> list[str]:
@@ -121,7 +121,7 @@ def test_a_variant_without_llvm_ir_is_refused(tmp_path):
 
 def test_dump_retarget_of_a_gpu_target_fails_before_compiling(tmp_path):
     out = tmp_path / "store"
-    r = CliRunner().invoke(main, ["dump", "add", "-t", "cuda:90", "--retarget", "spacemit-x60", "-o", str(out)])
+    r = CliRunner().invoke(main, ["dump", "add", "-t", "cuda:90", "--retarget", "spacemit-x60", "--store", str(out)])
     assert r.exit_code == 2 and "--retarget compiles a CPU backend's LLVM IR" in r.output
     assert not out.exists()
 

@@ -182,7 +182,7 @@ def test_vec_report_with_no_argument_reads_the_spine_dump(tmp_path, monkeypatch)
     assert r.exit_code == 0, r.output
     import json
 
-    [rep] = json.loads(r.output)
+    [rep] = json.loads(r.stdout)
     assert rep["kernel"] == "softmax_kernel" and rep["backend"] == "spine-triton" and rep["path"] == str(dump)
 
 
@@ -200,7 +200,7 @@ def test_vec_report_with_no_argument_reads_the_later_per_kernel_dump(tmp_path, m
     monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "elsewhere"))
     r = CliRunner().invoke(main, ["vec-report", "--json"])
     assert r.exit_code == 0, r.output
-    [rep] = json.loads(r.output)
+    [rep] = json.loads(r.stdout)
     assert rep["kernel"] == "softmax_kernel" and rep["backend"] == "spine-triton"
     assert rep["path"] == str(dump / "softmax_kernel") and rep["isa"] == "riscv"
 

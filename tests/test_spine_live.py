@@ -65,7 +65,7 @@ def test_triton_finds_the_plugin_and_a_program_activates_it(spine):
 
 def test_capture_of_a_program_on_the_cpu_backend(spine, tmp_path):
     env, script = spine
-    r = kinspect(env, "capture", "-o", tmp_path / "out", "--", sys.executable, script)
+    r = kinspect(env, "capture", "--store", tmp_path / "out", "--", sys.executable, script)
     assert r.returncode == 0, r.stderr
     assert "softmax on the spine test backend: ok" in r.stdout
     assert "kinspect: 1 variant(s) recorded" in r.stderr and "3 launch(es) in 1 process(es)" in r.stderr
@@ -88,7 +88,7 @@ def test_capture_of_a_program_on_the_cpu_backend(spine, tmp_path):
                            "spine-triton's own triton has no GPU backend")
 def test_bench_on_the_cpu_backend(spine, tmp_path):
     env, script = spine
-    r = kinspect(env, "bench", f"{script}:softmax_kernel", "-o", tmp_path / "out", "--rep", "50", "--warmup", "5",
+    r = kinspect(env, "bench", f"{script}:softmax_kernel", "--store", tmp_path / "out", "--rep", "50", "--warmup", "5",
                  "--no-compile")
     assert r.returncode == 0, r.stderr + r.stdout
     out = r.stdout

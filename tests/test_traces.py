@@ -44,7 +44,7 @@ def make(out: Path, kernel: str = KERNEL, *compressions: str) -> Path:
 @pytest.fixture(scope="module")
 def made(tmp_path_factory):
     out = make(tmp_path_factory.mktemp("foreign"))
-    r = run("dump", KERNEL, "-t", "cuda:90", "-o", out / "store")
+    r = run("dump", KERNEL, "-t", "cuda:90", "--store", out / "store")
     assert r.exit_code == 0, r.output
     return out
 
@@ -61,7 +61,7 @@ def sources(made: Path) -> dict[str, Path]:
 def report(path: Path) -> dict:
     r = run("vec-report", path, "--json")
     assert r.exit_code == 0, r.output
-    [one] = json.loads(r.output)
+    [one] = json.loads(r.stdout)
     return one
 
 
@@ -209,8 +209,8 @@ def test_one_variant_of_a_trace_by_name_and_the_program_view(made, tmp_path):
     r = run("vec-report", two)
     assert r.exit_code == 0 and "attn_fwd" in r.output and "bias_heads_kernel" in r.output
     r = run("show", two, "--stage", "sass")
-    assert r.exit_code == 2 and "holds 2 variants" in r.output and "kinspect show NAME -o" in r.output
-    r = run("show", "bias_heads_kernel", "--stage", "sass", "-o", two)
+    assert r.exit_code == 2 and "holds 2 variants" in r.output and "kinspect show NAME --store" in r.output
+    r = run("show", "bias_heads_kernel", "--stage", "sass", "--store", two)
     assert r.exit_code == 0 and "Function:bias_heads_kernel" in r.output
     r = run("diff", two, "--table", "--no-bench")
     assert r.exit_code == 0 and "attn_fwd" in r.output

@@ -68,7 +68,7 @@ def test_an_autotuners_benchmark_launches_are_counted_apart(tmp_path):
     script = tmp_path / "tuned.py"
     script.write_text(PROGRAM)
     store = tmp_path / "out"
-    proc = subprocess.run([sys.executable, "-m", "kinspect", "capture", "-o", str(store), "--json", "--",
+    proc = subprocess.run([sys.executable, "-m", "kinspect", "capture", "--store", str(store), "--json", "--",
                            sys.executable, str(script)], capture_output=True, text=True, timeout=600,
                           env={**os.environ, "TRITON_CACHE_DIR": str(tmp_path / "cache")})
     assert proc.returncode == 0, proc.stderr
@@ -91,7 +91,7 @@ def test_an_autotuners_benchmark_launches_are_counted_apart(tmp_path):
     r = run("vec-report", store)
     assert r.exit_code == 0, r.output
     assert f"not counted above: {2 * BENCH_RUNS} launches by autotuners benchmarking configs" in r.output
-    j = json.loads(run("vec-report", store, "--json").output)
+    j = json.loads(run("vec-report", store, "--json").stdout)
     rows = {k["kernel"]: k for k in j["kernels"]}
     assert rows["scale"]["calls"] == 3 and rows["scale"]["tuning_calls"] == 2 * BENCH_RUNS
     # a config only the autotuner ran cannot be replayed, and the error says why

@@ -10,20 +10,14 @@ from click.testing import CliRunner
 
 from kinspect.cli import main
 
+from tests.helpers import one_error_line
+
 DATA = Path(__file__).parent / "data"
 CORPUS = Path(__file__).parent / "corpus"
 
 
 def run(*args):
     return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
-
-
-def one_error_line(r, *needles):
-    assert r.exit_code == 2, r.output
-    lines = r.output.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), r.output
-    for n in needles:
-        assert n in lines[0], lines[0]
 
 
 def write(tmp_path, name: str, text: str) -> Path:
@@ -33,7 +27,7 @@ def write(tmp_path, name: str, text: str) -> Path:
 
 
 def test_module_level_code_never_launches_and_never_prints_into_the_output(tmp_path):
-    r = run("dump", f"{DATA}/module_level.py:scale_kernel", "-o", tmp_path)
+    r = run("dump", f"{DATA}/module_level.py:scale_kernel", "--store", tmp_path)
     assert r.exit_code == 0, r.output
     # the launch was inside `except BaseException: pass`, and still stopped the import
     assert "definitions only from" in r.output and "launches 'scale_kernel' (line 29)" in r.output
@@ -43,7 +37,7 @@ def test_module_level_code_never_launches_and_never_prints_into_the_output(tmp_p
 
 def test_a_script_that_parses_its_arguments_at_import_is_loaded_by_definitions(tmp_path):
     r = run("dump", f"{DATA}/guarded_script.py:fill_kernel", "--arg", "out_ptr=*fp32", "--arg", "value=fp32",
-            "--arg", "n=i32", "-p", "BLOCK=128", "-o", tmp_path)
+            "--arg", "n=i32", "-p", "BLOCK=128", "--store", tmp_path)
     assert r.exit_code == 0, r.output
     assert "its module-level code calls sys.exit(2) (line 8)" in r.output
     assert "required" not in r.output                        # argparse's own complaint stays out
@@ -139,7 +133,7 @@ def test_a_package_module_with_relative_imports_loads_definitions_too(tmp_path):
             offs = tl.arange(0, BLOCK)
             tl.store(x_ptr + offs, twice(tl.load(x_ptr + offs)))
     """))
-    r = run("dump", f"{pkg / 'kern.py'}:twice_kernel", "--arg", "x_ptr=*fp32", "-p", "BLOCK=64", "-o",
+    r = run("dump", f"{pkg / 'kern.py'}:twice_kernel", "--arg", "x_ptr=*fp32", "-p", "BLOCK=64", "--store",
             tmp_path / "out", "-t", "cuda:80")
     assert r.exit_code == 0, r.output
     assert "definitions only from" in r.output, r.output
@@ -148,40 +142,40 @@ def test_a_package_module_with_relative_imports_loads_definitions_too(tmp_path):
 
 
 def test_names_that_are_not_kernels_point_to_the_kernel(tmp_path):
-    one_error_line(run("dump", f"{DATA}/module_level.py:_plain_copy", "-o", tmp_path),
+    one_error_line(run("dump", f"{DATA}/module_level.py:_plain_copy", "--store", tmp_path),
                    "is the Python function under the kernel 'copy_kernel'", "module_level.py:copy_kernel")
-    one_error_line(run("dump", f"{CORPUS}/autotuned_matmul.py:matmul", "-o", tmp_path),
+    one_error_line(run("dump", f"{CORPUS}/autotuned_matmul.py:matmul", "--store", tmp_path),
                    "a Python function that launches 'matmul_kernel'", "autotuned_matmul.py:matmul_kernel")
-    one_error_line(run("dump", f"{CORPUS}/autotuned_matmul.py:M", "-o", tmp_path),
+    one_error_line(run("dump", f"{CORPUS}/autotuned_matmul.py:M", "--store", tmp_path),
                    "a value of type int", "kernels here: matmul_kernel")
     assert not tmp_path.joinpath("kinspect-out").exists() and not list(tmp_path.iterdir())
 
 
 def test_a_file_whose_import_and_definitions_both_fail_is_one_line(tmp_path):
     out = tmp_path / "out"
-    one_error_line(run("dump", f"{DATA}/broken_import.py:copy_kernel", "-o", out),
+    one_error_line(run("dump", f"{DATA}/broken_import.py:copy_kernel", "--store", out),
                    "importing it failed at line 7", "'copy_kernel' itself failed at line 13: NameError: "
                    "name 'CONFIGS' is not defined")
     bad = write(tmp_path, "bad.py", "import triton\ndef oops(:\n")
-    one_error_line(run("dump", f"{bad}:oops", "-o", out), "has a syntax error at line 2")
+    one_error_line(run("dump", f"{bad}:oops", "--store", out), "has a syntax error at line 2")
     assert not out.exists()
 
 
 def test_config_numbers_are_checked(tmp_path):
     out = tmp_path / "out"
-    one_error_line(run("dump", f"{CORPUS}/autotuned_matmul.py:matmul_kernel", "--config", "5", "-o", out),
+    one_error_line(run("dump", f"{CORPUS}/autotuned_matmul.py:matmul_kernel", "--config", "5", "--store", out),
                    "--config 5 is out of range", "has 5 autotune configs (0..4)")
     one_error_line(run("diff", f"{CORPUS}/autotuned_matmul.py:matmul_kernel", "--config", "1,7", "-j", "1",
-                       "-o", out), "--config 7 is out of range")
-    one_error_line(run("dump", f"{CORPUS}/string_constexpr.py:activation_kernel", "--config", "0", "-o", out),
+                       "--store", out), "--config 7 is out of range")
+    one_error_line(run("dump", f"{CORPUS}/string_constexpr.py:activation_kernel", "--config", "0", "--store", out),
                    "is not autotuned")
-    one_error_line(run("dump", "add", "--config", "0", "-o", out), "is a shipped kernel")
+    one_error_line(run("dump", "add", "--config", "0", "--store", out), "is a shipped kernel")
     assert not out.exists()
 
 
 def test_a_pruned_config_compiles_when_asked_and_p_overrides_with_a_note(tmp_path):
     r = run("dump", f"{CORPUS}/autotuned_matmul.py:matmul_kernel", "--config", "4", "-p", "GROUP_M=4",
-            "-p", "EVEN_K=False", "-t", "cuda:80", "-o", tmp_path)
+            "-p", "EVEN_K=False", "-t", "cuda:80", "--store", tmp_path)
     assert r.exit_code == 0, r.output
     assert "autotuned: config 4 of 5  BLOCK_M=64 BLOCK_N=64 BLOCK_K=128 GROUP_M=8" in r.output
     assert "prune_configs_by drops config 4 for these arguments; compiled as asked" in r.output
@@ -200,7 +194,7 @@ def test_the_missing_arguments_error_is_a_command_to_edit(tmp_path):
                eps, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, GROUP_SIZE_M: tl.constexpr, EPILOGUE: tl.constexpr):
             pass
     """)
-    r = run("dump", f"{f}:mm", "--arg", "M=i32:512", "-p", "EPILOGUE=none", "-o", tmp_path / "out")
+    r = run("dump", f"{f}:mm", "--arg", "M=i32:512", "-p", "EPILOGUE=none", "--store", tmp_path / "out")
     one_error_line(r, "needs example values for 12 runtime arguments and constexprs BLOCK_M, BLOCK_N, GROUP_SIZE_M",
                    f"kinspect dump {f}:mm --arg a_ptr=*fp32 --arg b_ptr=*fp32 --arg c_ptr=*fp32 --arg M=i32:512 "
                    "--arg N=i32 --arg K=i32 --arg stride_am=i32 --arg stride_ak=i32:1 --arg stride_bk=i32 "
@@ -306,14 +300,14 @@ def test_heuristics_alone_are_computed_from_the_example_arguments(tmp_path):
             offs = tl.arange(0, BLOCK)
             tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
     """)
-    r = run("dump", f"{f}:row_kernel", "--arg", "x_ptr=*fp32", "--arg", "n=i32:1000", "-o", tmp_path / "out")
+    r = run("dump", f"{f}:row_kernel", "--arg", "x_ptr=*fp32", "--arg", "n=i32:1000", "--store", tmp_path / "out")
     assert r.exit_code == 0, r.output
     assert "heuristics BLOCK=1024, WIDE=True" in r.output and "autotuned" not in r.output
 
 
 def test_vec_report_compiles_the_config_asked_for(tmp_path):
     r = run("vec-report", f"{CORPUS}/autotuned_matmul.py:matmul_kernel", "--config", "2", "-t", "cuda:80",
-            "-o", tmp_path)
+            "--store", tmp_path)
     assert r.exit_code == 0, r.output
     assert "autotuned: config 2 of 5  BLOCK_M=64 BLOCK_N=128 BLOCK_K=64" in r.output
     assert "HMMA" in r.output       # the config's tile runs on the tensor cores

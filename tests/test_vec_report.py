@@ -19,11 +19,11 @@ from tests.helpers import kernel_line
 def report_json(*args):
     r = CliRunner().invoke(main, ["vec-report", *map(str, args), "--json"])
     assert r.exit_code == 0, r.output
-    return json.loads(r.output)
+    return json.loads(r.stdout)
 
 
 def test_cuda90_json_hgmma_loads_and_registers(tmp_path, real_variant, nvidia_tool):
-    [rep] = report_json("fused_mm_softmax", "-t", "cuda:90", "-o", tmp_path)
+    [rep] = report_json("fused_mm_softmax", "-t", "cuda:90", "--store", tmp_path)
     for key in ("variant", "isa", "instructions", "vector_instructions", "matrix_instructions", "mnemonics",
                 "registers", "spills", "verdicts"):
         assert key in rep
@@ -44,19 +44,19 @@ def test_cuda90_json_hgmma_loads_and_registers(tmp_path, real_variant, nvidia_to
 
 
 def test_cuda80_reports_hmma(tmp_path):
-    [rep] = report_json("fused_mm_softmax", "-t", "cuda:80", "-p", "BLOCK_SIZE=64", "-o", tmp_path)
+    [rep] = report_json("fused_mm_softmax", "-t", "cuda:80", "-p", "BLOCK_SIZE=64", "--store", tmp_path)
     assert rep["matrix_by_unit"].get("hmma", 0) > 0 and "HMMA" in rep["mnemonics"]
 
 
 def test_gfx942_reports_mfma(tmp_path):
-    [rep] = report_json("fused_mm_softmax", "-t", "hip:gfx942", "-p", "BLOCK_SIZE=64", "-o", tmp_path)
+    [rep] = report_json("fused_mm_softmax", "-t", "hip:gfx942", "-p", "BLOCK_SIZE=64", "--store", tmp_path)
     assert rep["isa"] == "amdgcn"
     assert sum(n for op, n in rep["mnemonics"].items() if op.startswith("v_mfma")) > 0
     assert rep["registers"] and rep["registers"] > 0 and rep["spills"] == 0
 
 
 def test_elementwise_kernel_has_no_matrix_and_vector_loads(tmp_path):
-    [rep] = report_json("add", "-t", "cuda:90", "-o", tmp_path)
+    [rep] = report_json("add", "-t", "cuda:90", "--store", tmp_path)
     assert rep["matrix_instructions"] == 0
     assert set(rep["load_widths"]) == {"128"}, "add with aligned pointers loads 128 bits at a time"
 
@@ -94,12 +94,12 @@ def test_generic_rv64_style_no_vector_verdict(tmp_path):
 def test_text_report_and_show_lines(tmp_path):
     runner = CliRunner()
     r = runner.invoke(main, ["vec-report", "fused_mm_softmax", "-t", "cuda:90", "-p", "BLOCK_SIZE=32",
-                             "--lines", "-o", str(tmp_path)])
+                             "--lines", "--store", str(tmp_path)])
     assert r.exit_code == 0, r.output
     assert "verdicts:" in r.output and "tensor cores used" in r.output
     dot_row = next(ln for ln in r.output.splitlines() if re.match(rf"\s+{kernel_line('c = tl.dot(a, b)')}\s+c = tl.dot", ln))
     assert int(dot_row.split()[-2]) > 0, dot_row  # the matrix column of the tl.dot line
-    r = runner.invoke(main, ["show", "fused_mm_softmax", "--stage", "sass", "--lines", "-o", str(tmp_path)])
+    r = runner.invoke(main, ["show", "fused_mm_softmax", "--stage", "sass", "--lines", "--store", str(tmp_path)])
     assert r.exit_code == 0, r.output
     dot = kernel_line("c = tl.dot(a, b)")
     assert f";; fused_mm_softmax.py:{dot}  c = tl.dot(a, b)" in r.output
@@ -108,7 +108,7 @@ def test_text_report_and_show_lines(tmp_path):
 
 def test_store_and_single_stage_file_inputs(tmp_path):
     runner = CliRunner()
-    assert runner.invoke(main, ["dump", "softmax", "-t", "cuda:90", "-o", str(tmp_path)]).exit_code == 0
+    assert runner.invoke(main, ["dump", "softmax", "-t", "cuda:90", "--store", str(tmp_path)]).exit_code == 0
     reps = report_json(tmp_path)
     assert len(reps) == 1 and reps[0]["isa"] == "sass"
     [folder] = (tmp_path / "softmax").iterdir()
@@ -144,7 +144,7 @@ def test_unknown_file_type(tmp_path):
 
 
 def test_show_unknown_variant(tmp_path):
-    one_error(CliRunner().invoke(main, ["show", "nothing", "--stage", "sass", "-o", str(tmp_path)]),
+    one_error(CliRunner().invoke(main, ["show", "nothing", "--stage", "sass", "--store", str(tmp_path)]),
               "no variant 'nothing'")
 
 

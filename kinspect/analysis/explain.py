@@ -53,7 +53,7 @@ def provenance_status(variant: Variant) -> dict:
                 "why": "Inductor's output code for this kernel was not seen in a captured process (the store was "
                        "captured by an older kinspect, or the graph was compiled ahead of time, by AOTInductor or "
                        "cpp_wrapper, or in a process the capture did not reach)",
-                "fix": "capture the program with this kinspect: kinspect capture -o DIR -- python prog.py"}
+                "fix": "capture the program with this kinspect: kinspect capture --store DIR -- python prog.py"}
     out = {"status": "recorded", "origin": origin.to_json(), "short": origin.short(),
            "lines": [f.describe() for f in origin.lines]}
     if not origin.lines:

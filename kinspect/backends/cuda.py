@@ -78,8 +78,10 @@ BACKEND = register(Backend(
     plugin="nvidia",
     presets=(Preset("cuda:80", "80", 32), Preset("cuda:90", "90", 32), Preset("cuda:100", "100", 32)),
     warp_size=32,
-    arch_re=re.compile(r"\d+"),
-    arch_words="a number like 80 or 90",
+    # the compute capabilities Triton compiles for: LLVM aborts the process on any other (`-t cuda:91`:
+    # "Cannot select: intrinsic"), so an unknown one is refused before the compile
+    arch_re=re.compile(r"75|80|86|87|89|90|100|101|103|110|120|121"),
+    arch_words="a compute capability Triton compiles for: 75, 80, 86, 87, 89, 90, 100, 101, 103, 110, 120 or 121",
     int_arch=True,           # Triton's GPUTarget takes an int arch for cuda
     launch_options=("num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion", "debug"),
     stages=STAGES,

@@ -52,6 +52,60 @@ class CompileOnlyDriver(DriverBase):
         pass
 
 
+# What Triton's `driver.active.utils.get_device_properties(i)` reports, for a program run under the
+# interpreter with no device (`capture --interpret`): the figures of the device each preset most
+# likely is (vendors' data sheets: H100 SXM, A100, B200, MI300X, MI355X). A program sizes its grid or
+# its pipelining by them (Triton's softmax tutorial: multiprocessor_count, max_shared_mem).
+DEVICE_PROPERTIES = {
+    "cuda:80": dict(multiprocessor_count=108, max_shared_mem=166912, max_num_regs=65536, sm_clock_rate=1410000,
+                    mem_clock_rate=1593000, mem_bus_width=5120),
+    "cuda:90": dict(multiprocessor_count=132, max_shared_mem=232448, max_num_regs=65536, sm_clock_rate=1980000,
+                    mem_clock_rate=2619000, mem_bus_width=5120),
+    "cuda:100": dict(multiprocessor_count=148, max_shared_mem=232448, max_num_regs=65536, sm_clock_rate=1965000,
+                     mem_clock_rate=3996000, mem_bus_width=8192),
+    "hip:gfx942": dict(multiprocessor_count=304, max_shared_mem=65536, max_num_regs=131072, sm_clock_rate=2100000,
+                       mem_clock_rate=1300000, mem_bus_width=8192),
+    "hip:gfx950": dict(multiprocessor_count=256, max_shared_mem=163840, max_num_regs=131072, sm_clock_rate=2400000,
+                       mem_clock_rate=2000000, mem_bus_width=8192),
+}
+
+
+class InterpretedDriver(CompileOnlyDriver):
+    """The active driver of a program run under TRITON_INTERPRET where no device driver is active
+    (`capture --interpret` on a machine without a GPU): tutorials ask it for their tensors' device
+    (`get_active_torch_device()`: the CPU, where the interpreter runs), the target
+    (`get_current_target()`: the one the capture compiles for), the device index and its properties
+    (`utils.get_device_properties`: DEVICE_PROPERTIES, a typical device of that target)."""
+
+    def __init__(self, target: GPUTarget):
+        super().__init__(target)
+        key = f"{target.backend}:{target.arch}"
+        facts = {**DEVICE_PROPERTIES.get(key, DEVICE_PROPERTIES["cuda:90"]), "warpSize": target.warp_size}
+        self.utils = _Utils(facts)
+
+    def get_device_interface(self):
+        return torch.cuda
+
+    def get_benchmarker(self):
+        from triton.testing import do_bench   # the interpreter runs what it times: CPU time, said as such
+
+        return do_bench
+
+    def get_empty_cache_for_benchmark(self):
+        return torch.empty(256 * 1024 * 1024 // 4, dtype=torch.int)
+
+    def clear_cache(self, cache):
+        cache.zero_()
+
+
+class _Utils:
+    def __init__(self, properties: dict):
+        self.properties = properties
+
+    def get_device_properties(self, device=None) -> dict:
+        return dict(self.properties)
+
+
 @contextlib.contextmanager
 def fresh_binders(fn):
     """Give a JITFunction empty per-device caches for the block, then put the user's back.

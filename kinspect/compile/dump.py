@@ -22,12 +22,13 @@ class DumpResult:
 
 def dump(kernel: str, *, target: str | None = None, constexprs: dict | None = None, args: dict | None = None,
          num_warps: int | None = None, num_stages: int | None = None, size: str | None = None,
-         out_dir: str | Path = DEFAULT_OUT, retarget=(), config: int | None = None) -> DumpResult:
+         out_dir: str | Path = DEFAULT_OUT, retarget=(), config: int | None = None, reuse: bool = False) -> DumpResult:
     """Compile one variant of a shipped kernel (`fused_mm_softmax`) or a user kernel
     (`path/file.py:name`, `pkg.mod:name`) for a target and store every stage; with `retarget` CPU
     specs, the variant's LLVM IR compiled for those CPUs is stored beside them as `asm@<cpu>`
     stages. An autotuned user kernel is compiled with its config number `config` (default: the
-    first that prune_configs_by keeps)."""
+    first that prune_configs_by keeps). With `reuse`, a variant the store holds from the same
+    request is returned as stored (kinspect.compile.variant.compile_variant)."""
     from kinspect.compile.variant import compile_variant
     from kinspect.compile.targets import resolve
     from kinspect.compile.user import is_user_kernel, load
@@ -57,7 +58,7 @@ def dump(kernel: str, *, target: str | None = None, constexprs: dict | None = No
 
     with Store(out_dir).lock():
         variant = compile_variant(fn, args=call_args, constexprs=consts, grid=grid, resolved=resolved,
-                                  out_dir=out_dir, group=label, options=options, extra=extra)
+                                  out_dir=out_dir, group=label, options=options, extra=extra, reuse=reuse)
         if retarget:
             from kinspect.derived import add_retargets
 

@@ -89,7 +89,7 @@ def load(text: str, cli_args: dict, cli_constexprs: dict, *, config: int | None 
     c = chain(obj, name, f" in '{source}'")
     declared = (getattr(module, "kinspect_examples", None) or {}).get(name, {})
     if declared and not isinstance(declared, dict):
-        raise UsageError(f"kinspect_examples['{name}'] in '{source}' is not a dict of 'args', 'constexprs', 'grid', ...; see the README, 'Your kernel files'")
+        raise UsageError(f"kinspect_examples['{name}'] in '{source}' is not a dict of 'args', 'constexprs', 'grid', ...; see docs/commands.md, 'Your kernel files'")
     args = {k: (parse_arg_type(k, v) if isinstance(v, str) else v) for k, v in declared.get("args", {}).items()}
     args.update(cli_args)
     given = {**declared.get("constexprs", {}), **cli_constexprs}

@@ -13,15 +13,24 @@ from kinspect.model import Variant
 
 
 def compile_variant(fn, *, args: dict, constexprs: dict, grid, resolved: Resolved, out_dir: str | Path,
-                    group: str, options: dict | None = None, extra: dict | None = None) -> Variant:
+                    group: str, options: dict | None = None, extra: dict | None = None,
+                    reuse: bool = False) -> Variant:
     """Compile one variant and store it; returns the stored Variant, with `extra` (how a user
-    kernel was loaded, its autotune config) added to its record."""
+    kernel was loaded, its autotune config) added to its record. With `reuse`, a variant the store
+    holds from the same request (request_key) is returned as stored, its JIT times those of its
+    own compile: a sweep run twice, or `report` after `diff`, shows the same figures."""
     from kinspect.compile.driver import compile_only, fresh_binders
     from kinspect.hooks import capture
     from kinspect.hooks.record import finish
 
     fn = jit_function(fn)
     options = {k: v for k, v in (options or {}).items() if v is not None}
+    request = request_key(fn, args, constexprs, resolved, options)
+    if reuse:
+        stored = _stored(out_dir, group, request)
+        if stored is not None:
+            return stored
+    extra = {**(extra or {}), "request": request}
     on_device = not resolved.offline
     driver = contextlib.nullcontext() if on_device else compile_only(resolved.target)
     with private_cache(), driver, fresh_binders(fn), \
@@ -42,6 +51,48 @@ def compile_variant(fn, *, args: dict, constexprs: dict, grid, resolved: Resolve
         # Load inside the block: the private cache still holds the binary Triton may read lazily.
         # a CPU backend has no registers to load
         return with_loaded_resources(variant, kernel) if on_device and resolved.backend.gpu else variant
+
+
+def request_key(fn, args: dict, constexprs: dict, resolved: Resolved, options: dict) -> str:
+    """What decides a compile, before it runs: the kernel's source and that of everything it calls
+    (the JIT's own cache_key), the arguments as specialization sees them (dtype, shape, strides,
+    16-byte alignment; scalars by value), constexprs, options, target, Triton's version and the
+    TRITON_* settings of the environment (cache and dump folders aside)."""
+    import hashlib
+    import os
+
+    import triton
+
+    def arg(v):
+        if hasattr(v, "data_ptr") and hasattr(v, "stride"):
+            return ("tensor", str(v.dtype), tuple(v.shape), tuple(v.stride()), v.data_ptr() % 16 == 0)
+        return repr(v)
+
+    env = sorted((k, v) for k, v in os.environ.items()
+                 if k.startswith(("TRITON_", "MLIR_", "LLVM_")) and not k.endswith(("_CACHE_DIR", "_DUMP_DIR")))
+    parts = (fn.cache_key, sorted((k, arg(v)) for k, v in args.items()), sorted((k, repr(v)) for k, v in
+             constexprs.items()), sorted(options.items()), str(resolved.target), resolved.offline,
+             triton.__version__, env)
+    return hashlib.sha256(repr(parts).encode()).hexdigest()[:32]
+
+
+def _stored(out_dir: str | Path, group: str, request: str) -> Variant | None:
+    """The variant of the store's `group` compiled from `request`, as stored, or None."""
+    import dataclasses
+
+    from kinspect.errors import KinspectError
+    from kinspect.store import kernel_folder, read_record
+
+    folder = kernel_folder(Path(out_dir), group)
+    for record in sorted(folder.glob("*/record.json")) if folder.is_dir() else ():
+        try:
+            v = read_record(record.parent)
+        except KinspectError:
+            continue
+        if v.extra.get("request") == request and not v.problems:
+            note = "reused from the store: its JIT times are those of its own compile (a fresh --store compiles again)"
+            return dataclasses.replace(v, notes=v.notes + (note,))
+    return None
 
 
 def with_extra(variant: Variant, extra: dict) -> Variant:

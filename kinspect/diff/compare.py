@@ -25,7 +25,7 @@ from kinspect.diff.sweep import Outcome, Sweep
 from kinspect.diff.table import Row, rows as make_rows
 from kinspect.diff.textdiff import StageDiff
 from kinspect.errors import KinspectError, NotFound, UsageError, did_you_mean, warn
-from kinspect.model import Variant
+from kinspect.model import Variant, natural
 from kinspect.store import DEFAULT_OUT
 
 
@@ -174,7 +174,7 @@ def _saved(item: str, store: Path) -> list[Variant] | None:
         return None
     p = Path(item)
     if p.exists():
-        return sorted((complete(v) for v in sources.readable(sources.discover(p)).variants), key=_natural)
+        return sorted((complete(v) for v in sources.readable(sources.discover(p)).variants), key=natural)
     if store.is_dir():
         variants = sources.discover(store).variants
         matches = [v for v in variants if v.name == item or v.name.startswith(item) and item not in ("", ".")]
@@ -183,7 +183,7 @@ def _saved(item: str, store: Path) -> list[Variant] | None:
         for line in (f"variant {v.name}: {x}" for v in matches for x in v.problems):
             warn(line)
         if matches:
-            return sorted((complete(v) for v in matches), key=_natural)
+            return sorted((complete(v) for v in matches), key=natural)
     return None
 
 
@@ -200,15 +200,6 @@ def _one_launched(item: str, found: list[Variant]) -> list[Variant]:
         raise UsageError(f"'{item}' names {len(launched)} captured variants; sweep one of them: " + ", ".join(
             f"{v.name} ({v.launches.calls} calls)" for v in launched[:6]))
     return launched
-
-
-def _natural(v: Variant) -> tuple:
-    """Kernel, target, then constexprs and options by value: BLOCK_SIZE=32 before 128."""
-    def key(x):
-        return (0, x, "") if isinstance(x, (int, float)) and not isinstance(x, bool) else (1, 0, str(x))
-
-    return (v.kernel, str(v.target), tuple((k, key(x)) for k, x in sorted(v.constexprs.items())),
-            key(v.options.get("num_warps")), key(v.options.get("num_stages")), v.name)
 
 
 def _offline_target(t: str | None) -> str | None:

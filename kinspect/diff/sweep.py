@@ -67,7 +67,7 @@ def compile_job(job: Job) -> Outcome:
     try:
         result = dump(job.kernel, target=job.target, constexprs=dict(job.constexprs),
                       args=parse_args(job.args), num_warps=job.num_warps, num_stages=job.num_stages,
-                      size=job.size, out_dir=job.out_dir, config=job.config)
+                      size=job.size, out_dir=job.out_dir, config=job.config, reuse=True)
         figures = summaries([result.variant], jobs=1)[0]
     except KinspectError as e:
         return Outcome(job, error=str(e))

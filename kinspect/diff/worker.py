@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import json
 import sys
-import warnings
 
 
 def main() -> None:
-    # the filter the CLI installs: Triton 3.9 warns in every process that this knob is unset
-    warnings.filterwarnings("ignore", message="TRITON_DEFAULT_FP_FUSION is unset")
+    from kinspect.errors import quiet_foreign_noise
+
+    quiet_foreign_noise()    # as the CLI does
     answers = sys.stdout
     sys.stdout = sys.stderr  # a print inside a kernel file or Triton must not corrupt the answers
     from kinspect.diff.sweep import Job, compile_job, configs_of

@@ -95,6 +95,23 @@ class InterpretRecorder:
 
         InterpretedFunction.run = run
         self._saved = (InterpretedFunction, original)
+        self._answer_for_device()
+
+    def _answer_for_device(self) -> None:
+        """With no device driver active (no GPU here), make the interpreted program's active driver
+        answer as the target's device would (kinspect.compile.driver.InterpretedDriver), so code
+        written for a GPU, as Triton's tutorials are, runs as it is:
+        `DEVICE = triton.runtime.driver.active.get_active_torch_device()` gives the CPU."""
+        from triton.runtime import driver
+
+        try:
+            driver.active.get_current_target()
+            return                     # a GPU (or a CPU backend) answers for itself
+        except RuntimeError:           # Triton's "0 active drivers ([]). There should only be one."
+            pass
+        from kinspect.compile.driver import InterpretedDriver, gpu_target
+
+        driver.set_active(InterpretedDriver(gpu_target(self.target)))
 
     def restore(self) -> None:
         if self._saved is not None:
@@ -104,9 +121,16 @@ class InterpretRecorder:
 
     def launched(self, fn, args, kwargs, grid, trial_only: bool) -> None:
         """Record one launch; never raises (the program goes on whatever kinspect fails at)."""
+        import warnings
+
         t0 = time.perf_counter()
         try:
-            self._launched(fn, args, kwargs, grid, trial_only)
+            with warnings.catch_warnings():
+                # Triton 3.9 warns, once, that TRITON_DEFAULT_FP_FUSION is unset when options are read:
+                # here kinspect's specialization reads them, not the program (the interpreter compiles
+                # nothing), and the fusion setting is recorded per variant.
+                warnings.filterwarnings("ignore", message="TRITON_DEFAULT_FP_FUSION is unset")
+                self._launched(fn, args, kwargs, grid, trial_only)
         except Exception as e:
             msg = f"kinspect: could not record a launch of '{getattr(fn, '__name__', fn)}': {type(e).__name__}: {e}"
             if msg not in self.errors:

@@ -1,4 +1,4 @@
-"""`kinspect capture -o DIR -- CMD ...`: run a command with every Python process under capture.
+"""`kinspect capture --store DIR -- CMD ...`: run a command with every Python process under capture.
 
 The command's processes record each variant as Triton compiles it (stage files and record only)
 and its launches (hooks.launches). Once the command has ended, this process makes what capture left
@@ -76,7 +76,7 @@ def run(command: list[str], out_dir: str | Path, *, time_method: str | None = No
     target such as "cuda:90") the command runs under TRITON_INTERPRET and each kernel and specialization it launched is compiled for that target
     afterwards (kinspect.program.interpret); `compiling(outcome, total)` follows those compiles."""
     if not command:
-        raise UsageError("nothing to run; e.g. kinspect capture -o out -- python script.py")
+        raise UsageError("nothing to run; e.g. kinspect capture --store out -- python script.py")
     if time_method is not None:
         from kinspect.hooks.launches import TIMERS
 

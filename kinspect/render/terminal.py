@@ -174,9 +174,10 @@ def user_lines(v: Variant) -> list[str]:
 def variants_table(variants: list[Variant]) -> str:
     if not variants:
         return "  (no variants)"
-    rows = [("kernel", "target", "spec", "stages", "folder")]
-    for v, spec in zip(variants, spec_lines(variants)):
-        rows.append((v.kernel, str(v.target), spec, ",".join(s.name for s in v.stages if s.name != "json"), v.name))
+    rows = [("#", "kernel", "target", "spec", "stages", "folder")]
+    for i, (v, spec) in enumerate(zip(variants, spec_lines(variants)), 1):
+        rows.append((str(i), v.kernel, str(v.target), spec, ",".join(s.name for s in v.stages if s.name != "json"),
+                     v.name))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
     return "\n".join("  " + "  ".join(c.ljust(w) for c, w in zip(r, widths)) + "  " + r[-1] for r in rows)
 

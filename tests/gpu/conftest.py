@@ -34,7 +34,7 @@ def cold_capture(tmp_path_factory, inductor_env):
     """`kinspect capture --time` of the torch.compile sample with empty caches, once for every test that
     only reads what it recorded (records, replay, repro, counters): (store, the capture's stderr)."""
     store = tmp_path_factory.mktemp("cold") / "out"
-    proc = subprocess.run([sys.executable, "-m", "kinspect", "capture", "-o", str(store), "--time", "--",
+    proc = subprocess.run([sys.executable, "-m", "kinspect", "capture", "--store", str(store), "--time", "--",
                            sys.executable, str(SAMPLE), "--iters", "5"],
                           capture_output=True, text=True, timeout=600, env=inductor_env)
     print(proc.stderr[-4000:])

@@ -10,7 +10,7 @@ from kinspect.cli import main
 
 
 def _bench(tmp_path, *argv):
-    r = CliRunner().invoke(main, ["bench", *argv, "-o", str(tmp_path / "out")])
+    r = CliRunner().invoke(main, ["bench", *argv, "--store", str(tmp_path / "out")])
     assert r.exit_code == 0, r.output
     return r
 

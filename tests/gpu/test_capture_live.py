@@ -40,7 +40,7 @@ def _ours(store):
 @pytest.mark.parametrize("method", ["profiler", "events"])
 def test_capture_counts_and_times_like_the_torch_profiler(tmp_path, profiled, inductor_env, method):
     store = tmp_path / "out"
-    proc = subprocess.run([sys.executable, "-m", "kinspect", "capture", "-o", str(store), f"--time={method}", "--",
+    proc = subprocess.run([sys.executable, "-m", "kinspect", "capture", "--store", str(store), f"--time={method}", "--",
                            sys.executable, str(SAMPLE), "--iters", ITERS],
                           capture_output=True, text=True, timeout=600, env=inductor_env)
     print(proc.stderr[-6000:])
@@ -87,7 +87,7 @@ def test_the_static_launcher_is_left_as_the_program_has_it(tmp_path, inductor_en
     script = tmp_path / "probe.py"
     script.write_text(PROBE)
     runs = {}
-    for name, prefix in (("plain", []), ("capture", [sys.executable, "-m", "kinspect", "capture", "-o",
+    for name, prefix in (("plain", []), ("capture", [sys.executable, "-m", "kinspect", "capture", "--store",
                                                        str(tmp_path / "out"), "--"])):
         env = {**inductor_env, "TRITON_CACHE_DIR": str(tmp_path / f"t-{name}"),
                "TORCHINDUCTOR_CACHE_DIR": str(tmp_path / f"i-{name}")}

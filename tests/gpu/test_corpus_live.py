@@ -26,9 +26,9 @@ def timed(d: dict) -> list[dict]:
 
 
 def test_autotuned_configs_are_timed_and_ranked_beside_the_autotuners_pick(tmp_path):
-    r = run("diff", kernel_path(BY_ID["autotune"]), "-o", tmp_path, "--json", "--table")
+    r = run("diff", kernel_path(BY_ID["autotune"]), "--store", tmp_path, "--json", "--table")
     assert r.exit_code == 0, r.output
-    d = json.loads(r.output)
+    d = json.loads(r.stdout)
     rows = timed(d)
     assert [v["config"] for v in rows] == [0, 1, 2, 3]
     assert all(v["runtime"]["tflops"] > 0 for v in rows)        # the file's flops formula
@@ -37,35 +37,35 @@ def test_autotuned_configs_are_timed_and_ranked_beside_the_autotuners_pick(tmp_p
     assert f"matmul_kernel: fastest config {fastest} (" in notes and "faster than the slowest" in notes
     assert "matmul_kernel: Triton's autotuner picks config " in notes and "for key M=1024, N=1024, K=64" in notes
     print(notes)
-    text = run("diff", kernel_path(BY_ID["autotune"]), "-o", tmp_path, "--table")
+    text = run("diff", kernel_path(BY_ID["autotune"]), "--store", tmp_path, "--table")
     print(text.output)
 
 
 def test_host_descriptors_with_a_pre_hook_are_timed_per_config(tmp_path):
-    r = run("diff", kernel_path(BY_ID["host_descriptor"]), "-o", tmp_path, "--json", "--table")
+    r = run("diff", kernel_path(BY_ID["host_descriptor"]), "--store", tmp_path, "--json", "--table")
     assert r.exit_code == 0, r.output
-    d = json.loads(r.output)
+    d = json.loads(r.stdout)
     assert [v["config"] for v in timed(d)] == [0, 1]
     assert any("Triton's autotuner picks config" in n for n in d["notes"]), d["notes"]
 
 
 def test_in_kernel_descriptors_get_a_scratch_allocator(tmp_path):
-    r = run("diff", kernel_path(BY_ID["device_descriptor"]), "-p", "BLOCK_M=32,64", "-o", tmp_path, "--json",
+    r = run("diff", kernel_path(BY_ID["device_descriptor"]), "-p", "BLOCK_M=32,64", "--store", tmp_path, "--json",
             "--table")
     assert r.exit_code == 0, r.output
-    assert len(timed(json.loads(r.output))) == 2
+    assert len(timed(json.loads(r.stdout))) == 2
 
 
 def test_a_plain_user_kernel_is_timed_with_its_declared_grid(tmp_path):
-    r = run("diff", kernel_path(BY_ID["grid3d"]), "-p", "BLOCK_S=16,32", "-o", tmp_path, "--json", "--table")
+    r = run("diff", kernel_path(BY_ID["grid3d"]), "-p", "BLOCK_S=16,32", "--store", tmp_path, "--json", "--table")
     assert r.exit_code == 0, r.output
-    rows = timed(json.loads(r.output))
+    rows = timed(json.loads(r.stdout))
     assert all("grid (2, 4, 4)" in v["runtime"]["method"] for v in rows)
 
 
 def test_module_level_launches_are_not_run_on_the_gpu_either(tmp_path):
     e = BY_ID["tutorial"]
-    r = run("dump", kernel_path(e), "-o", tmp_path, *e["flags"])
+    r = run("dump", kernel_path(e), "--store", tmp_path, *e["flags"])
     assert r.exit_code == 0, r.output
     assert "its module-level code launches 'add_kernel'" in r.output
     assert "which kinspect never does while loading a file" in r.output

@@ -8,10 +8,10 @@ from kinspect.cli import main
 
 
 def test_sweep_is_timed_on_the_device(tmp_path):
-    r = CliRunner().invoke(main, ["diff", "fused_mm_softmax", "-p", "BLOCK_SIZE=32,64,128", "-o", str(tmp_path),
+    r = CliRunner().invoke(main, ["diff", "fused_mm_softmax", "-p", "BLOCK_SIZE=32,64,128", "--store", str(tmp_path),
                                   "--json", "--table"])
     assert r.exit_code == 0, r.output
-    d = json.loads(r.output)
+    d = json.loads(r.stdout)
     for v in d["variants"]:
         t = v["runtime"]
         assert t is not None, v["label"]
@@ -26,7 +26,7 @@ def test_sweep_is_timed_on_the_device(tmp_path):
 
 def test_sweep_text_shows_runtime_columns(tmp_path):
     r = CliRunner().invoke(main, ["diff", "softmax", "--size", "4096x1024", "--num-warps", "1,2,4,8,16",
-                                  "-o", str(tmp_path), "--table"])
+                                  "--store", str(tmp_path), "--table"])
     assert r.exit_code == 0, r.output
     assert "time ms (p20-p80)" in r.output and "GB/s" in r.output and "% roofline" in r.output
     print(r.output)

@@ -91,9 +91,9 @@ def test_elementwise_at_real_sizes(dtype):
 def test_bench_runs_both_passes_of_the_tiled_kernel(tmp_path):
     """kinspect bench on the two-pass path: the check sees pass 2's output, the variant is pass 1's."""
     r = CliRunner().invoke(main, ["bench", "fused_mm_softmax_tiled", "--size", "2048", "--json", "--no-compile",
-                                  "-o", str(tmp_path / "out")])
+                                  "--store", str(tmp_path / "out")])
     assert r.exit_code == 0, r.output
-    d = json.loads(r.output)
+    d = json.loads(r.stdout)
     assert d["check"]["ok"], d["check"]
     assert d["constexprs"]["ONE_TILE"] is False and d["asm"]["matrix"] > 0
     assert d["first_call"]["cold"]["cache_hit"] is False
@@ -102,8 +102,8 @@ def test_bench_runs_both_passes_of_the_tiled_kernel(tmp_path):
 
 def test_bench_softmax_narrow_rows(tmp_path):
     r = CliRunner().invoke(main, ["bench", "softmax", "--size", "1048576x2", "--json", "--no-compile",
-                                  "-o", str(tmp_path / "out")])
+                                  "--store", str(tmp_path / "out")])
     assert r.exit_code == 0, r.output
-    d = json.loads(r.output)
+    d = json.loads(r.stdout)
     assert d["check"]["ok"] and d["method"]["grid"] == [512] and d["options"]["num_warps"] == 4
     print(json.dumps(d["throughput"], indent=1))

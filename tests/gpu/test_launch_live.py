@@ -20,7 +20,7 @@ from kinspect.kernels import softmax as sm
 
 
 def _bench(tmp_path, *argv):
-    r = CliRunner().invoke(main, ["bench", *argv, "--no-compile", "-o", str(tmp_path / "out")])
+    r = CliRunner().invoke(main, ["bench", *argv, "--no-compile", "--store", str(tmp_path / "out")])
     assert r.exit_code == 0, r.output
     return r.output
 

@@ -12,7 +12,7 @@ from kinspect.store import read_records
 
 
 def test_default_target_is_the_device(tmp_path):
-    r = CliRunner().invoke(main, ["dump", "fused_mm_softmax", "-o", str(tmp_path)])
+    r = CliRunner().invoke(main, ["dump", "fused_mm_softmax", "--store", str(tmp_path)])
     assert r.exit_code == 0, r.output
     major, minor = torch.cuda.get_device_capability()
     assert f"target   cuda:{major}{minor} (the active device)" in r.output
@@ -26,7 +26,7 @@ def test_offline_target_on_a_gpu_machine_restores_the_driver(tmp_path):
     from triton.runtime import driver
 
     before = driver.active
-    r = CliRunner().invoke(main, ["dump", "add", "-t", "hip:gfx942", "-o", str(tmp_path)])
+    r = CliRunner().invoke(main, ["dump", "add", "-t", "hip:gfx942", "--store", str(tmp_path)])
     assert r.exit_code == 0, r.output
     assert driver.active is before
 

@@ -27,7 +27,7 @@ def test_a_fresh_process_leaves_the_users_triton_cache_alone(argv, tmp_path):
                     "target=GPUTarget('cuda', 90, 32))\n"],
                    check=True, env={**os.environ, "TRITON_CACHE_DIR": str(cache)}, cwd=Path(__file__).parents[2])
     before = tree_digest(cache)
-    proc = subprocess.run([sys.executable, "-m", "kinspect", *argv, "-o", str(tmp_path / "out")],
+    proc = subprocess.run([sys.executable, "-m", "kinspect", *argv, "--store", str(tmp_path / "out")],
                           capture_output=True, text=True, timeout=600,
                           env={**os.environ, "TRITON_CACHE_DIR": str(cache),
                                "KINSPECT_CACHE_DIR": str(tmp_path / "kinspect-cache")})

@@ -60,7 +60,7 @@ def _busiest_inductor_variant(store: Path):
 
 def test_bench_of_a_captured_inductor_kernel(captured, tmp_path):
     v = _busiest_inductor_variant(captured)
-    proc = _kinspect("bench", v.path, "-o", tmp_path / "bench", "--json")
+    proc = _kinspect("bench", v.path, "--store", tmp_path / "bench", "--json")
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = json.loads(proc.stdout)
     assert out["kernel"] == v.kernel and out["constexprs"] == v.constexprs
@@ -72,7 +72,7 @@ def test_bench_of_a_captured_inductor_kernel(captured, tmp_path):
     assert out["first_call"]["cold"]["jit_ms"] > 0
     # the replay runs the captured work: within a factor of the time the program's launches took
     assert 0.25 < steady / captured_ms < 4, (steady, captured_ms)
-    text = _kinspect("bench", v.path, "-o", tmp_path / "bench")
+    text = _kinspect("bench", v.path, "--store", tmp_path / "bench")
     assert text.returncode == 0 and "steady state  median" in text.stdout and "first call" in text.stdout
     assert "replays the captured launch" in text.stdout
 
@@ -90,7 +90,7 @@ def test_a_real_autotuning_decision_is_recorded(tmp_path):
     script = tmp_path / "autotuned.py"
     script.write_text(AUTOTUNED)
     env = {**os.environ, "TRITON_CACHE_DIR": str(tmp_path / "triton")}
-    proc = _kinspect("capture", "-o", tmp_path / "out", "--json", "--", sys.executable, script, env=env)
+    proc = _kinspect("capture", "--store", tmp_path / "out", "--json", "--", sys.executable, script, env=env)
     assert proc.returncode == 0, proc.stderr[-3000:]
     [d] = read_autotune(tmp_path / "out")
     assert d.kernel == "axpy" and d.how == "benchmarked" and d.key[0] == 1 << 24 and d.bench_s > 0

@@ -14,9 +14,9 @@ from kinspect.cli import main
 
 def test_registers_at_load_equal_cuobjdump(tmp_path):
     r = CliRunner().invoke(main, ["vec-report", "fused_mm_softmax", "-p", "BLOCK_SIZE=64", "--json",
-                                  "-o", str(tmp_path)])
+                                  "--store", str(tmp_path)])
     assert r.exit_code == 0, r.output
-    [rep] = json.loads(r.output)
+    [rep] = json.loads(r.stdout)
     assert rep["registers_from"] == "the loaded kernel (driver)"
     cubin = next(Path(rep["path"]).glob("*.cubin"))
     raw = subprocess.run([nvidia_tool("cuobjdump"), "--dump-resource-usage", str(cubin)],

@@ -11,7 +11,7 @@ from tests.test_spine_live import kinspect, spine  # noqa: F401  (the fixture)
 
 def test_the_gpu_stays_the_device_with_a_cpu_backend_installed(spine, tmp_path):  # noqa: F811
     env, _ = spine
-    r = kinspect(env, "bench", "add", "--size", "1048576", "--json", "-o", tmp_path / "out")
+    r = kinspect(env, "bench", "add", "--size", "1048576", "--json", "--store", tmp_path / "out")
     assert r.returncode == 0, r.stderr + r.stdout
     d = json.loads(r.stdout)
     assert d["target"].startswith("cuda:"), d["target"]
@@ -19,7 +19,7 @@ def test_the_gpu_stays_the_device_with_a_cpu_backend_installed(spine, tmp_path):
 
 def test_a_program_that_activates_the_cpu_backend_is_captured_on_it(spine, tmp_path):  # noqa: F811
     env, script = spine
-    r = kinspect(env, "capture", "-o", tmp_path / "out", "--", sys.executable, script)
+    r = kinspect(env, "capture", "--store", tmp_path / "out", "--", sys.executable, script)
     assert r.returncode == 0, r.stderr
     [v] = read_records(tmp_path / "out")
     assert str(v.target) == "cpu:spacemit-x60" and v.launches.calls == 3
