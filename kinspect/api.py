@@ -404,7 +404,8 @@ def report(items, *, variant: str | None = None, metrics=(), bench: bool = True,
         first = program[0].busiest.key if program else None
         chosen = (min(timed, key=lambda i: rows[i].runtime.median_ms) if timed
                   else next((i for i, v in enumerate(variants) if variant_key(v) == first), 0))
-    return Report(result, reports, chosen=chosen, metrics=metrics, program=program)
+    tunes = {i: t for i, v in enumerate(variants) if (t := tuned(v)) is not None}
+    return Report(result, reports, chosen=chosen, metrics=metrics, program=program, tunes=tunes)
 
 
 def tune(name: str, *, out_dir: str | Path = DEFAULT_OUT, trials: int | None = None, budget_s: float | None = None,

@@ -38,8 +38,11 @@ def summary(r: TuneResult, o: Outcome) -> list[str]:
         return ["no candidate ran correctly: nothing to choose (see the statuses above)"]
     out = []
     if o.winner.candidate.origin == "original":
+        fastest = r.best("kinspect")
+        near = "" if fastest is None or fastest is o.winner else \
+            f"; the fastest, {fastest.candidate.label()}, is within the spread of the timings"
         out.append(f"winner: what the program ran ({o.winner.candidate.label()}): none of "
-                   f"{r.trials_of('kinspect')} candidate(s) was faster")
+                   f"{r.trials_of('kinspect')} candidate(s) was measurably faster{near}")
     else:
         out.append(f"winner: {o.winner.candidate.label()}: {o.speedup.describe() if o.speedup else '?'} against what "
                    f"the program ran ({o.winner.candidate.changes(o.original.candidate) if o.original else ''})")

@@ -29,6 +29,8 @@ def outcome(r: TuneResult, lookup_key: str | None = None) -> Outcome:
     orig, win = r.original, r.best("kinspect")
     mx, ind = r.best("max_autotune"), r.best("inductor")
     sp = speedup(orig, win) if orig and win else None
+    if sp is not None and sp.low <= 1.0 and win is not orig:     # within the spread: not measurably faster
+        win, sp = orig, speedup(orig, orig)
     return Outcome(original=orig, winner=win, speedup=sp, inductor=ind, max_autotune=mx,
                    versus_max_autotune=speedup(mx, win) if mx and win else None,
                    code=code_changes(orig, win), fixed=fixed(orig, win), apply=apply_line(r, win, lookup_key))

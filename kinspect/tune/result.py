@@ -29,6 +29,11 @@ class Trial:
     code: dict = field(default_factory=dict)       # CODE figures
     findings: tuple[str, ...] = ()                  # finding kinds of its compiled code
 
+    @property
+    def ran(self) -> bool:
+        """It ran on the device (a trial that cost device time): timed, wrong, or failed at launch."""
+        return self.status in ("timed", "wrong") or self.status == "failed" and self.why.startswith("run:")
+
     def to_json(self) -> dict:
         return {"candidate": self.candidate.to_json(), "status": self.status, "why": self.why, "grid": list(self.grid),
                 "median_ms": self.median_ms, "p20_ms": self.p20_ms, "p80_ms": self.p80_ms, "runs": self.runs,
@@ -96,8 +101,8 @@ class TuneResult:
         return min(timed, key=lambda t: t.median_ms) if timed else None
 
     def trials_of(self, origin: str) -> int:
-        """Candidates of `origin` that were timed or run (pruned ones cost no time on the device)."""
-        return sum(1 for t in self._by(origin) if t.status in ("timed", "wrong"))
+        """Candidates of `origin` that ran on the device (pruned ones and compile failures cost no device time)."""
+        return sum(1 for t in self._by(origin) if t.ran)
 
     def to_json(self) -> dict:
         return {"version": VERSION, "kernel": self.kernel, "variant": self.variant, "target": self.target,

@@ -72,7 +72,7 @@ def tune(v: Variant, *, runner, trials: int | None = DEFAULT_TRIALS, budget_s: f
     notes = list(knobs.notes)
 
     def left() -> bool:
-        ran = sum(1 for t in trials_out if t.candidate.origin == "kinspect" and t.status in ("timed", "wrong"))
+        ran = sum(1 for t in trials_out if t.candidate.origin == "kinspect" and t.ran)
         return (trials is None or ran < trials) and (budget_s is None or time.perf_counter() - t0 < budget_s)
 
     def measure(batch: list[Candidate]) -> None:
@@ -113,8 +113,8 @@ def tune(v: Variant, *, runner, trials: int | None = DEFAULT_TRIALS, budget_s: f
         best = new
     return TuneResult(kernel=v.kernel, variant=Path(v.path).name, target=str(v.target), findings=tuple(s.kinds),
                       trials=tuple(trials_out), seconds=time.perf_counter() - t0,
-                      budget=" and ".join(x for x in (f"--trials {trials}" * (trials is not None),
-                                                      f"--budget {budget_s:g} s" * (budget_s is not None)) if x),
+                      budget=" and ".join(x for x in (f"--trials {trials}" if trials is not None else "",
+                                                      f"--budget {budget_s:g} s" if budget_s is not None else "") if x),
                       notes=tuple(notes), torch=torch_version)
 
 
@@ -136,20 +136,25 @@ def _compile(s: Setup, batch: list[Candidate], compiler, out_dir: Path) -> dict:
     jobs = [Job(kernel=s.variant.kernel, target=str(s.variant.target), constexprs=c.constexprs, num_warps=c.num_warps,
                 num_stages=c.num_stages, out_dir=str(out_dir), replay=str(Path(s.variant.path).resolve()))
             for c in batch]
-    return {c.key(): o for c, o in zip(batch, compiler(jobs))}
+    from kinspect.store import Store
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with Store(out_dir).lock():      # the workers write under this process's lock
+        return {c.key(): o for c, o in zip(batch, compiler(jobs))}
 
 
 def _measure(s: Setup, c: Candidate, outcome, runner, say, original: Trial | None) -> Trial:
     knobs = s.knobs
     grid = knobs.grid(c)
     is_original = c.key() == knobs.original.key()
-    code = s.original_code if is_original else (outcome.metrics or {}) if outcome is not None else {}
+    code = (outcome.metrics or {}) if outcome is not None and outcome.metrics else s.original_code if is_original \
+        else {}
     kept = {k: code.get(k) for k in CODE if k in code}
     kinds = tuple(dict.fromkeys(f["kind"] for f in code.get("findings", ()) if f.get("kind")))
     base = Trial(candidate=c, status="timed", grid=grid, code=kept, findings=kinds)
     if not is_original and (outcome is None or outcome.error):
         t = replace(base, status="failed", why=f"compile: {outcome.error if outcome else 'not compiled'}")
-    elif not is_original and (why := knobs.valid(c) or prune(code, s.original_code)):
+    elif not is_original and (why := knobs.valid(c) or prune(code, original.code if original else s.original_code)):
         t = replace(base, status="pruned", why=why)
     else:
         try:
