@@ -246,6 +246,8 @@ def capture(out_dir, time_method, interpret, target, as_json, resume, command):
               help="Processes that analyse variants kinspect has not summarized before (default: one per core).")
 @click.option("--tune", "tune_top", type=click.IntRange(min=1), default=None, metavar="N",
               help="A captured program: tune the N kernels with the most headroom on the GPU (kinspect tune).")
+@click.option("--trials", "tune_trials", type=click.IntRange(min=1), default=None, metavar="N",
+              help="With --tune: at most N of kinspect's candidates run per kernel (default 12).")
 @click.option("--counters", "counters", type=click.IntRange(min=1), is_flag=False, flag_value=10, default=None,
               metavar="[N]", help="A captured program: replay the N kernels with the most headroom (default 10) "
                                   "under Nsight Compute (ncu) and show their counters beside the findings.")
@@ -253,7 +255,7 @@ def capture(out_dir, time_method, interpret, target, as_json, resume, command):
 @click.option("-o", "--out", "out_dir", default=api.DEFAULT_OUT, show_default=True,
               help="Store for kernels compiled here.")
 def vec_report(targets, target, constexprs, args, num_warps, num_stages, config, as_json, show_lines, top, every,
-               names, jobs, tune_top, counters, retarget, out_dir):
+               names, jobs, tune_top, tune_trials, counters, retarget, out_dir):
     """Vector, matrix and register use of each variant, with verdicts tied to source lines.
 
     TARGETS are kernels (shipped names or file.py:name, compiled as in dump), kinspect stores, Triton
@@ -281,8 +283,8 @@ def vec_report(targets, target, constexprs, args, num_warps, num_stages, config,
                 _no_gpu_first()
             found = api.program(variants, top=top, every=every, names=names, where=_where(targets, variants),
                                 jobs=jobs, counters=counters or 0)
-            tunes = api.tune_program(found, tune_top, out_dir=out_dir, jobs=jobs,
-                                     progress=None if as_json else _progress) if tune_top else []
+            tunes = api.tune_program(found, tune_top, out_dir=out_dir, jobs=jobs, trials=tune_trials,
+                                     progress=_progress) if tune_top else []
             if as_json:
                 out = found.to_json()
                 if tune_top:
@@ -298,7 +300,7 @@ def vec_report(targets, target, constexprs, args, num_warps, num_stages, config,
                 parts.append(_tune_section(tunes))
             _echo("\n\n".join(parts))
             return
-        if tune_top:
+        if tune_top or tune_trials:
             raise click.UsageError("--tune tunes the kernels of a captured program (a store of several kernels, "
                                    "captured with --time); one variant: kinspect tune VARIANT")
         if counters:
