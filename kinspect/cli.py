@@ -314,8 +314,20 @@ def vec_report(targets, target, constexprs, args, num_warps, num_stages, config,
         return
     if not reports:
         click.echo("no variants found")
-    _echo("\n\n".join(render(r) + (f"\n  per line:\n{line_table(r)}" if show_lines else "")
+    _echo("\n\n".join(render(r) + (f"\n  per line:\n{line_table(r)}" if show_lines else "") + _tuned(r.variant)
                              for r in reports))
+
+
+def _tuned(variant) -> str:
+    """The tune stored beside a variant, in a few lines (kinspect tune wrote it)."""
+    found = api.tuned(variant)
+    if found is None:
+        return ""
+    from kinspect.render.tune import summary
+
+    r = found[0]
+    return (f"\n  tuned ({len(r.trials)} candidates, {r.budget or 'no limit'}):\n" +
+            "\n".join(f"    {line}" for line in summary(*found)))
 
 
 def _where(targets, variants) -> str:

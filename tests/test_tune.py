@@ -16,7 +16,7 @@ from kinspect.bench.timing import Timing
 from kinspect.cli import main
 from kinspect.errors import KinspectError
 from kinspect.replay.spec import from_variant
-from kinspect.store import read_record
+from kinspect.store import read_record, read_records
 from kinspect.tune import heuristic, inductor
 from kinspect.tune.result import Trial
 from kinspect.tune.search import prune
@@ -213,3 +213,29 @@ def test_no_device_is_one_line(store):
     assert r.exit_code == 2 and "no GPU here" in r.output
     r = CliRunner().invoke(main, ["tune", "no_such_kernel", "-o", str(store)])
     assert r.exit_code == 2 and "no variant" in r.output
+
+
+def test_a_user_kernels_autotune_configs_and_grid_rule(interpreted_capture):
+    """An autotuned user kernel captured (interpreted, compiled for cuda:90): its own configs as the capture
+    recorded them are what Triton's autotuner is compared by; its grid follows BLOCK by the rule guessed
+    from the captured values (said in a note); a kernel whose grid is its rows keeps its grid."""
+    from kinspect.tune.search import autotune_configs
+
+    store, _, _ = interpreted_capture
+    by = {}
+    for v in read_records(store):
+        if v.launches and v.launches.signatures:
+            by[v.kernel] = v
+    add = by["add_kernel"]
+    spec = from_variant(add)
+    k = Knobs.of(spec, heuristic.read(spec.ref.text or ""))
+    assert k.heuristic is None and k.original.constexprs == (("BLOCK", 64),)
+    assert k.grid(k.original) == (13, 1, 1) and k.grid(Candidate((("BLOCK", 128),), 4, 3)) == (7, 1, 1)
+    assert any("guessed as cdiv(n, BLOCK)" in n for n in k.notes)
+    configs = autotune_configs(add, k, spec)
+    assert [(c.label(), c.origin) for c in configs] == [("BLOCK=64 w2 s3", "autotune"), ("BLOCK=128 w4 s3", "autotune")]
+    sm = by["softmax_rows"]
+    spec = from_variant(sm)
+    k = Knobs.of(spec, None)
+    assert k.grid_axes == (None, None, None) or all(a is None for a in k.grid_axes)
+    assert k.grid(Candidate((("BLOCK", 256),), 4, 3)) == (7, 1, 1)

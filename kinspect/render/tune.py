@@ -50,7 +50,8 @@ def summary(r: TuneResult, o: Outcome) -> list[str]:
         out.append(f"  finding: {o.fixed}")
         out.append(f"  apply: {o.apply}")
     for label, t, origin in (("Inductor's own configs (its autotuner)", o.inductor, "inductor"),
-                             ("max_autotune's configs", o.max_autotune, "max_autotune")):
+                             ("max_autotune's configs", o.max_autotune, "max_autotune"),
+                             ("the kernel's @triton.autotune configs (Triton's autotuner)", o.autotune, "autotune")):
         n = sum(1 for x in r.trials if x.candidate.origin == origin)
         if not n:
             continue
@@ -74,6 +75,7 @@ def table_row(r: TuneResult, o: Outcome) -> dict:
             "winner_us": us(o.winner), "kinspect_trials": r.trials_of("kinspect"),
             "max_autotune": o.max_autotune.candidate.label() if o.max_autotune else None,
             "max_autotune_us": us(o.max_autotune), "max_autotune_trials": r.trials_of("max_autotune"),
-            "speedup": o.speedup.describe() if o.speedup else None,
+            "autotune": o.autotune.candidate.label() if o.autotune else None, "autotune_us": us(o.autotune),
+            "autotune_trials": r.trials_of("autotune"), "speedup": o.speedup.describe() if o.speedup else None,
             "vs_max_autotune": o.versus_max_autotune.describe() if o.versus_max_autotune else None,
             "reason": "; ".join(x for x in (o.fixed, o.code) if x) or "the program's config was the fastest"}

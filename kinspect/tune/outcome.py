@@ -19,6 +19,7 @@ class Outcome:
     speedup: Speedup | None              # winner against the original
     inductor: Trial | None               # the best of Inductor's default configs (its autotuner's pick)
     max_autotune: Trial | None           # the best of max_autotune's configs
+    autotune: Trial | None               # the best of the kernel's own @triton.autotune configs
     versus_max_autotune: Speedup | None  # winner against max_autotune's pick
     code: str                            # what changed in the winner's code
     fixed: str                           # the finding it addressed, and whether its code still has it
@@ -31,7 +32,7 @@ def outcome(r: TuneResult, lookup_key: str | None = None) -> Outcome:
     sp = speedup(orig, win) if orig and win else None
     if sp is not None and sp.low <= 1.0 and win is not orig:     # within the spread: not measurably faster
         win, sp = orig, speedup(orig, orig)
-    return Outcome(original=orig, winner=win, speedup=sp, inductor=ind, max_autotune=mx,
+    return Outcome(original=orig, winner=win, speedup=sp, inductor=ind, max_autotune=mx, autotune=r.best("autotune"),
                    versus_max_autotune=speedup(mx, win) if mx and win else None,
                    code=code_changes(orig, win), fixed=fixed(orig, win), apply=apply_line(r, win, lookup_key))
 
@@ -59,7 +60,9 @@ def fixed(orig: Trial | None, win: Trial | None) -> str:
         state = "gone from its code" if why not in win.findings else "still reported in its code"
         return f"{why} ({state})"
     gone = [k for k in orig.findings if k not in win.findings]
-    return f"{why}" + (f"; findings gone from its code: {', '.join(gone)}" if gone else "")
+    if why == "widening":
+        why = "none named this step: found by widening from the best so far"
+    return why + (f"; findings gone from its code: {', '.join(gone)}" if gone else "")
 
 
 def apply_line(r: TuneResult, win: Trial | None, lookup_key: str | None) -> str:

@@ -98,6 +98,8 @@ def tune(v: Variant, *, runner, trials: int | None = DEFAULT_TRIALS, budget_s: f
                 inductor.configs(knobs.heuristic, knobs, max_autotune=True)
         except Exception as e:     # noqa: BLE001 - torch's heuristics on another torch's arguments
             notes.append(f"Inductor's configs not compared: {e}")
+    if compare:
+        theirs += autotune_configs(v, knobs, s.spec)
     first = from_findings(knobs, s.kinds)
     measure(theirs + first)          # one parallel compile for both
     best = _best(trials_out)
@@ -116,6 +118,32 @@ def tune(v: Variant, *, runner, trials: int | None = DEFAULT_TRIALS, budget_s: f
                       budget=" and ".join(x for x in (f"--trials {trials}" if trials is not None else "",
                                                       f"--budget {budget_s:g} s" if budget_s is not None else "") if x),
                       notes=tuple(notes), torch=torch_version)
+
+
+def autotune_configs(v: Variant, knobs: Knobs, spec) -> list[Candidate]:
+    """The configs of the kernel's own @triton.autotune, as the capture recorded its decisions (kinspect's
+    store keeps them): what Triton's autotuner chooses from. Configs that set a constexpr the tune does not
+    vary to another value than the captured launch's are left out."""
+    from kinspect.store import read_autotune
+
+    names = dict(knobs.original.constexprs)
+    fixed = {a.name: a.value for a in spec.args}
+    out: list[Candidate] = []
+    for d in read_autotune(Path(v.path).parent.parent):
+        if d.kernel != v.kernel:
+            continue
+        configs = [t.config for t in d.timings] or [d.best]
+        for i, cfg in enumerate(configs):
+            if any(k not in names and fixed.get(k, val) != val for k, val in cfg.kwargs.items()):
+                continue
+            c = Candidate(constexprs=tuple(sorted({**names, **{k: int(x) for k, x in cfg.kwargs.items()
+                                                                 if k in names}}.items())),
+                          num_warps=int(cfg.options.get("num_warps", knobs.original.num_warps)),
+                          num_stages=int(cfg.options.get("num_stages", knobs.original.num_stages)),
+                          why=f"autotune config {i + 1} of {len(configs)}", origin="autotune")
+            if all(c.key() != x.key() for x in out):
+                out.append(c)
+    return out
 
 
 def _best(trials: list[Trial]) -> Trial | None:
@@ -154,7 +182,8 @@ def _measure(s: Setup, c: Candidate, outcome, runner, say, original: Trial | Non
     base = Trial(candidate=c, status="timed", grid=grid, code=kept, findings=kinds)
     if not is_original and (outcome is None or outcome.error):
         t = replace(base, status="failed", why=f"compile: {outcome.error if outcome else 'not compiled'}")
-    elif not is_original and (why := knobs.valid(c) or prune(code, original.code if original else s.original_code)):
+    elif not is_original and (why := (knobs.valid(c) if c.origin == "kinspect" else "") or
+                              prune(code, original.code if original else s.original_code)):
         t = replace(base, status="pruned", why=why)
     else:
         try:
