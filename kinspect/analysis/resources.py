@@ -66,7 +66,7 @@ def cuda_resources(v: Variant) -> Resources:
         regs, spills, source = loaded["registers"], loaded["spills"], "the loaded kernel (driver)"
     occ, note = _estimate(v, registers=regs)
     if regs is None and cubin is None:
-        note = ("registers and spills unknown: this variant has no cubin to read them from"
+        note = ("registers unknown: this variant has no cubin to read them from"
                 + (" (a trace holds its stages' text only)" if v.origin == "trace" else ""))
     return Resources(regs, spills, shared, source, occ, extra, note)
 

@@ -267,7 +267,11 @@ def spill_rule(f: Findings) -> list[Verdict]:
         if m.spill_loads or m.spill_stores or (r.spills or 0) > 0:
             return [finding(f"register spills: {m.spill_stores} spill stores, {m.spill_loads} spill loads "
                             f"({r.spills or 0} bytes of local memory/scratch)", "spills")]
-        return [Verdict("no register spills", "good")] if r.registers is not None or m.instructions else []
+        if r.registers is not None:
+            return [Verdict("no register spills", "good")]
+        # no cubin: the sass alone says it, as local-memory loads and stores
+        return [Verdict("no register spills (no local-memory loads or stores in the sass)", "good")] \
+            if m.instructions else []
     if m.spills_in_loops:
         return [finding(f"{m.spills_in_loops} stack loads/stores inside loops: register pressure spills in the "
                         f"hot path", "cpu_spills")]
