@@ -239,3 +239,14 @@ def test_a_user_kernels_autotune_configs_and_grid_rule(interpreted_capture):
     k = Knobs.of(spec, None)
     assert k.grid_axes == (None, None, None) or all(a is None for a in k.grid_axes)
     assert k.grid(Candidate((("BLOCK", 256),), 4, 3)) == (7, 1, 1)
+
+
+def test_candidates_never_compile_through_a_link_out_of_the_store(store, tmp_path):
+    from kinspect import api
+
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (store / ".kinspect-tune").symlink_to(outside)
+    with pytest.raises(KinspectError, match="link out of the store"):
+        api.tune(POI, out_dir=store, trials=1, runner_for=FakeRunner)
+    assert not any(outside.iterdir())

@@ -127,7 +127,10 @@ def write(folder: str | Path, result: TuneResult) -> Path:
     from kinspect.store import write_atomic
 
     path = Path(folder) / RESULT_FILE
-    write_atomic(path, json.dumps(result.to_json(), indent=1))
+    try:
+        write_atomic(path, json.dumps(result.to_json(), indent=1))
+    except OSError as e:
+        raise KinspectError(f"cannot store the tune in '{path}': {e.strerror}") from None
     return path
 
 

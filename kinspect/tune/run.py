@@ -33,7 +33,7 @@ class Replayer:
     def _outputs(self, c: Candidate, grid) -> dict:
         import torch
 
-        args = {k: v.clone() if isinstance(v, torch.Tensor) else v for k, v in self.inputs.items()}
+        args = self._copy()
         self._launch(c, grid, args)
         torch.cuda.synchronize()
         return {k: v for k, v in args.items() if isinstance(v, torch.Tensor)}
@@ -62,8 +62,13 @@ class Replayer:
         """kinspect.bench.timing.Timing of `c` on the captured inputs (do_bench, L2 flushed)."""
         from kinspect.bench.timing import time_gpu
 
-        args = {k: v for k, v in self.inputs.items()}
+        args = self._copy()      # a kernel that writes its inputs (in_out_ptr) leaves the check's inputs alone
         return time_gpu(lambda: self._launch(c, grid, args), rep_ms=rep_ms)
+
+    def _copy(self) -> dict:
+        import torch
+
+        return {k: v.clone() if isinstance(v, torch.Tensor) else v for k, v in self.inputs.items()}
 
 
 def device_line(name: str, compare: str = "") -> str | None:

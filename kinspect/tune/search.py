@@ -65,7 +65,7 @@ def tune(v: Variant, *, runner, trials: int | None = DEFAULT_TRIALS, budget_s: f
     s = setup(v)
     say = progress or (lambda line: None)
     compiler = compiler or (lambda jobs: _sweep(jobs, workers))
-    out_dir = Path(v.path).parent.parent / TUNE_DIR
+    out_dir = _tune_dir(Path(v.path).parent.parent)
     knobs = s.knobs
     done: dict[tuple, Trial] = {}
     trials_out: list[Trial] = []
@@ -76,7 +76,9 @@ def tune(v: Variant, *, runner, trials: int | None = DEFAULT_TRIALS, budget_s: f
         return (trials is None or ran < trials) and (budget_s is None or time.perf_counter() - t0 < budget_s)
 
     def measure(batch: list[Candidate]) -> None:
-        fresh = [c for c in batch if c.key() not in done]
+        fresh = list({c.key(): c for c in batch if c.key() not in done}.values())
+        if fresh:
+            say(f"  compiling {len(fresh)} candidate(s) in parallel ...")
         compiled = _compile(s, fresh, compiler, out_dir) if fresh else {}
         for c in batch:
             if c.origin == "kinspect" and not left():
@@ -88,7 +90,6 @@ def tune(v: Variant, *, runner, trials: int | None = DEFAULT_TRIALS, budget_s: f
 
     say(f"tuning {v.kernel}: {knobs.original.label()} grid {knobs.captured_grid}; findings: "
         f"{', '.join(s.kinds) or 'none'}; knobs: {', '.join(knobs.limits) or 'none'}, num_warps, num_stages")
-    measure([knobs.original])
     theirs: list[Candidate] = []
     torch_version = ""
     if compare and knobs.heuristic is not None:
@@ -101,7 +102,7 @@ def tune(v: Variant, *, runner, trials: int | None = DEFAULT_TRIALS, budget_s: f
     if compare:
         theirs += autotune_configs(v, knobs, s.spec)
     first = from_findings(knobs, s.kinds)
-    measure(theirs + first)          # one parallel compile for both
+    measure([knobs.original] + theirs + first)          # one parallel compile for all; the original runs first
     best = _best(trials_out)
     while left():
         more = neighbours(knobs, best.candidate if best else knobs.original, set(done))
@@ -144,6 +145,18 @@ def autotune_configs(v: Variant, knobs: Knobs, spec) -> list[Candidate]:
             if all(c.key() != x.key() for x in out):
                 out.append(c)
     return out
+
+
+def _tune_dir(root: Path) -> Path:
+    """Where the candidates are compiled: a folder of the store that no link leads out of."""
+    from kinspect.errors import KinspectError
+    from kinspect.store import Outside, contained
+
+    try:
+        return contained(root, TUNE_DIR)
+    except Outside:
+        raise KinspectError(f"'{root / TUNE_DIR}' is a link out of the store; kinspect does not compile or write "
+                            f"through it: remove it") from None
 
 
 def _best(trials: list[Trial]) -> Trial | None:

@@ -4,33 +4,10 @@
 and max_autotune's configs timed beside, the result stored and shown by `report`."""
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
-import pytest
-
 from kinspect.store import read_records
-
-ROOT = Path(__file__).parents[2]
-SAMPLE = ROOT / "samples" / "torch_compile_capture.py"
-
-
-def _kinspect(*args, env=None, timeout=600):
-    proc = subprocess.run([sys.executable, "-m", "kinspect", *map(str, args)], capture_output=True, text=True,
-                          timeout=timeout, env=env)
-    print(proc.stdout[-4000:], proc.stderr[-6000:])
-    return proc
-
-
-@pytest.fixture(scope="module")
-def captured(tmp_path_factory) -> Path:
-    tmp = tmp_path_factory.mktemp("tf")
-    env = {**os.environ, "TRITON_CACHE_DIR": str(tmp / "triton"), "TORCHINDUCTOR_CACHE_DIR": str(tmp / "inductor")}
-    proc = _kinspect("capture", "-o", tmp / "out", "--time", "--", sys.executable, SAMPLE, "--iters", "5", env=env)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return tmp / "out"
+from tests.gpu.test_replay_live import _kinspect, captured  # noqa: F401  (the same capture of the same sample)
 
 
 def test_tune_the_kernel_with_the_most_headroom(captured, tmp_path):
