@@ -13,7 +13,7 @@ export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD:${PYTHONPATH:-}
 export TORCHINDUCTOR_CACHE_DIR=${TORCHINDUCTOR_CACHE_DIR:-/tmp/tune-ind} TRITON_CACHE_DIR=${TRITON_CACHE_DIR:-/tmp/tune-tc}
 OUT=${OUT:-/tmp/tune-out}
 STORE=/tmp/tune-gpt2
-TRIALS=${TRIALS:-8}
+TRIALS=${TRIALS:-6}
 mkdir -p "$OUT"
 rm -rf "$STORE"
 SECONDS=0
@@ -25,7 +25,7 @@ timeout 200 python3 -m kinspect capture -o "$STORE" --time -- python3 samples/gp
 tail -4 "$OUT/capture.txt"
 
 echo "[$SECONDS s] vec-report --tune 5 --trials $TRIALS"
-timeout 420 python3 -m kinspect vec-report "$STORE" --top 0 --tune 5 --trials "$TRIALS" --json \
+timeout 360 python3 -m kinspect vec-report "$STORE" --top 0 --tune 5 --trials "$TRIALS" --json \
     > "$OUT/tune.json" 2> "$OUT/tune.progress"
 echo "rc=$? ($(wc -l < "$OUT/tune.progress") progress lines in tune.progress)"
 
