@@ -250,3 +250,8 @@ def test_candidates_never_compile_through_a_link_out_of_the_store(store, tmp_pat
     with pytest.raises(KinspectError, match="link out of the store"):
         api.tune(POI, out_dir=store, trials=1, runner_for=FakeRunner)
     assert not any(outside.iterdir())
+
+
+def test_the_autotuners_configs_are_not_pruned_for_spills():
+    assert prune({"spills": 8, "occupancy": 0.5}, {"spills": 0}, spills_too=False) == ""
+    assert "does not fit" in prune({"occupancy": 0}, {}, spills_too=False)

@@ -44,12 +44,14 @@ def setup(v: Variant) -> Setup:
     return Setup(v, spec, knobs, finding_kinds(code["findings"], knobs), code)
 
 
-def prune(code: dict, original: dict) -> str:
-    """Why the compiled code rules a candidate out before it is timed ("" when it does not)."""
+def prune(code: dict, original: dict, *, spills_too: bool = True) -> str:
+    """Why the compiled code rules a candidate out before it is timed ("" when it does not): it cannot
+    launch (no block fits an SM), or (`spills_too`: kinspect's own candidates) it spills more than the
+    original. The autotuners' configs are timed as their autotuners would time them, spills or not."""
     if code.get("occupancy") == 0:
         return f"does not fit on an SM ({code.get('occupancy_limiter') or 'resources'})"
     spills, before = code.get("spills") or 0, original.get("spills") or 0
-    if spills > before:
+    if spills_too and spills > before:
         return f"spills {spills} registers (the original {before})"
     return ""
 
@@ -196,7 +198,8 @@ def _measure(s: Setup, c: Candidate, outcome, runner, say, original: Trial | Non
     if not is_original and (outcome is None or outcome.error):
         t = replace(base, status="failed", why=f"compile: {outcome.error if outcome else 'not compiled'}")
     elif not is_original and (why := (knobs.valid(c) if c.origin == "kinspect" else "") or
-                              prune(code, original.code if original else s.original_code)):
+                              prune(code, original.code if original else s.original_code,
+                                    spills_too=c.origin == "kinspect")):
         t = replace(base, status="pruned", why=why)
     else:
         try:
