@@ -255,3 +255,24 @@ def test_candidates_never_compile_through_a_link_out_of_the_store(store, tmp_pat
 def test_the_autotuners_configs_are_not_pruned_for_spills():
     assert prune({"spills": 8, "occupancy": 0.5}, {"spills": 0}, spills_too=False) == ""
     assert "does not fit" in prune({"occupancy": 0}, {}, spills_too=False)
+
+
+def test_report_and_vec_report_show_a_stored_tune(store, tmp_path):
+    from kinspect.tune.result import TuneResult, write
+
+    folder = next((store / POI).iterdir())
+    o = Trial(Candidate((("XBLOCK", 1024),), 4, 1, origin="original"), "timed", median_ms=0.1, p20_ms=0.099,
+              p80_ms=0.101, runs=100, code={"registers": 20})
+    w = Trial(Candidate((("XBLOCK", 2048),), 8, 1, why="widening"), "timed", median_ms=0.09, p20_ms=0.089,
+              p80_ms=0.091, runs=100, code={"registers": 24})
+    write(folder, TuneResult(POI, folder.name, "cuda:90", (), (o, w), budget="--trials 3"))
+    r = CliRunner().invoke(main, ["vec-report", str(folder)])
+    assert r.exit_code == 0 and "tuned (2 candidates, --trials 3)" in r.output
+    assert "winner: XBLOCK=2048 w8 s1: 1.11x" in r.output and "autotune_lookup_table[" in r.output
+    html = tmp_path / "r.html"
+    r = CliRunner().invoke(main, ["report", str(folder), "--no-bench", "-o", str(html)])
+    assert r.exit_code == 0, r.output
+    assert "<h3>Tune</h3>" in html.read_text() and "XBLOCK=2048 w8 s1" in html.read_text()
+    (folder / "tune.json").write_text('{"version": 1, "kernel": "k"}')
+    r = CliRunner().invoke(main, ["vec-report", str(folder)])
+    assert r.exit_code == 2 and "not a tune result" in r.output
