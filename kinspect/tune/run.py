@@ -17,18 +17,22 @@ class Replayer:
     def __init__(self, spec, device: str = "cuda"):
         from kinspect.compile import jit_function
         from kinspect.replay.args import values
-        from kinspect.replay.spec import kernel
+        from kinspect.replay.spec import DEFAULT_LAUNCH_OPTIONS, LAUNCH_OPTIONS, kernel
 
         self.spec = spec
         self.fn = jit_function(kernel(spec))
         vals = values(spec.args, spec.signature, spec.attributes, device)
         self.inputs = vals.args
         self.constexprs = vals.constexprs
+        # the captured launch options (fp fusion, maxnreg, ...) but those a candidate sets
+        backend = spec.target.split(":")[0]
+        self.options = {k: v for k, v in spec.options.items()
+                        if k in LAUNCH_OPTIONS.get(backend, DEFAULT_LAUNCH_OPTIONS) and k not in ("num_warps", "num_stages")}
         self.reference: dict | None = None
 
     def _launch(self, c: Candidate, grid, args: dict):
         consts = {**self.constexprs, **dict(c.constexprs)}
-        return self.fn[tuple(grid)](**args, **consts, num_warps=c.num_warps, num_stages=c.num_stages)
+        return self.fn[tuple(grid)](**args, **consts, **self.options, num_warps=c.num_warps, num_stages=c.num_stages)
 
     def _outputs(self, c: Candidate, grid) -> dict:
         import torch
