@@ -417,9 +417,9 @@ def tune(name: str, *, out_dir: str | Path = DEFAULT_OUT, trials: int | None = N
     `runner_for(spec)` makes the object that checks and times candidates (default: the GPU Replayer);
     without one and without a GPU, a UsageError of one line."""
     from kinspect.replay.launch import captured
-    from kinspect.replay.spec import from_variant, generated
+    from kinspect.replay.spec import from_variant
     from kinspect.store import read_record
-    from kinspect.tune import heuristic, outcome, result, run, search
+    from kinspect.tune import result, run, search
 
     folder = captured(name, out_dir)
     if folder is None and not _names_kernel(name):
@@ -442,9 +442,7 @@ def tune(name: str, *, out_dir: str | Path = DEFAULT_OUT, trials: int | None = N
     found = search.tune(v, runner=runner_for(spec), trials=trials, budget_s=budget_s, compare=compare,
                         progress=progress, workers=jobs)
     result.write(folder, found)
-    h = heuristic.read(spec.ref.text) if generated(spec.ref) else None
-    key = heuristic.lookup_key(spec.ref.text, h.size_hints) if h is not None else None
-    return found, outcome.outcome(found, key)
+    return found, _meaning(found, v)
 
 
 def _names_kernel(name: str) -> bool:
@@ -456,22 +454,31 @@ def _names_kernel(name: str) -> bool:
 
 def tuned(variant: Variant):
     """The tune stored beside a variant, with what it means; None when it was never tuned."""
-    from kinspect.replay.spec import generated
-    from kinspect.tune import heuristic, outcome, result
+    from kinspect.tune import result
 
     found = result.read(variant.path) if variant.path else None
-    if found is None:
-        return None
+    return None if found is None else (found, _meaning(found, variant))
+
+
+def _meaning(found, variant: Variant):
+    """kinspect.tune.outcome.Outcome of a tune of `variant`; an Inductor kernel's names the key of
+    Inductor's autotune lookup table for it."""
+    from kinspect.replay.spec import generated
+    from kinspect.tune import heuristic, outcome
+
     h = heuristic.read(variant.source.text) if generated(variant.source) else None
-    key = heuristic.lookup_key(variant.source.text, h.size_hints) if h is not None else None
-    return found, outcome.outcome(found, key)
+    return outcome.outcome(found, heuristic.lookup_key(variant.source.text, h.size_hints) if h is not None else None)
 
 
 def tune_program(found, n: int, **kwargs) -> list[tuple[str, object]]:
     """Tune the busiest variant of each of the `n` kernels of a program view (api.program) with the most
     headroom: [(kernel, (TuneResult, Outcome)) or (kernel, the error line)], most headroom first."""
     from kinspect.analysis.sol import by_headroom
+    from kinspect.tune.run import device_line
 
+    line = device_line("the kernels of this program", "VARIANT") if kwargs.get("runner_for") is None else None
+    if line:
+        raise UsageError(line)
     out = []
     for kernel in by_headroom(found.sol.speeds)[:n]:
         v = found.busiest.get(kernel)
@@ -481,7 +488,5 @@ def tune_program(found, n: int, **kwargs) -> list[tuple[str, object]]:
         try:
             out.append((kernel, tune(v.path, **kwargs)))
         except KinspectError as e:
-            if kwargs.get("runner_for") is None and "no GPU here" in str(e):
-                raise
             out.append((kernel, str(e)))
     return out

@@ -10,7 +10,7 @@ import sys
 import click
 
 from kinspect import api
-from kinspect.errors import KinspectError, KinspectWarning, UsageError
+from kinspect.errors import KinspectError, KinspectWarning
 
 CONTEXT = dict(help_option_names=["-h", "--help"], max_content_width=100)
 
@@ -279,8 +279,6 @@ def vec_report(targets, target, constexprs, args, num_warps, num_stages, config,
             from kinspect.render.counters import section
             from kinspect.render.program import summary
 
-            if tune_top:
-                _no_gpu_first()
             found = api.program(variants, top=top, every=every, names=names, where=_where(targets, variants),
                                 jobs=jobs, counters=counters or 0)
             tunes = api.tune_program(found, tune_top, out_dir=out_dir, jobs=jobs, trials=tune_trials,
@@ -600,15 +598,6 @@ def tune(variant, trials, budget_s, no_compare, constexprs, args, size, jobs, as
 
 def _progress(line: str) -> None:
     click.echo(line, err=True)
-
-
-def _no_gpu_first() -> None:
-    """--tune without a GPU: say so before the program view's work."""
-    from kinspect.tune.run import device_line
-
-    line = device_line("the kernels of this program", "VARIANT")
-    if line:
-        raise UsageError(line)
 
 
 def _tune_json(kernel: str, t) -> dict:
