@@ -50,14 +50,14 @@ def main(argv=None) -> int:
 
 
 def sweep(kernel: str, param: str, values: list[int], target: str) -> None:
-    from kinspect.diff.table import metrics
+    from kinspect.analysis.summary import summarize
 
     rows = []
     with tempfile.TemporaryDirectory(prefix="kinspect-jit-") as out:
         api.dump(kernel, target=target, constexprs={param: values[0]}, out_dir=Path(out, "warm-up"))
         for value in values:
             v = api.dump(kernel, target=target, constexprs={param: value}, out_dir=out).variant
-            rows.append((value, v, metrics(v)))
+            rows.append((value, v, summarize(v).to_json()))
     stages = list(dict.fromkeys(s for _, _, m in rows for s in m["jit_stages"]))
     print(f"{kernel} compiled offline for {target}, {param} = {', '.join(map(str, values))}")
     print("JIT time in ms per stage (Triton's listener; source = parsing the Python and building TTIR):")

@@ -59,7 +59,7 @@ def main(argv=None) -> int:
 
 
 def compiled(blocks: list[int], out: str) -> None:
-    from kinspect.diff.table import metrics
+    from kinspect.analysis.summary import summarize
 
     print("square_kernel compiled offline for cuda:90 (registers from cuobjdump on the cubin; occupancy: kinspect's "
           "estimate)")
@@ -68,7 +68,7 @@ def compiled(blocks: list[int], out: str) -> None:
     for b in blocks:
         v = api.dump("square", target="cuda:90", constexprs={"BLOCK_SIZE": b}, size=f"{CHECK_ROWS}x{b}",
                      out_dir=out).variant
-        m = metrics(v)
+        m = summarize(v).to_json()
         occ = "-" if m["occupancy"] is None else f"{m['occupancy']:.0%} (limited by {m['occupancy_limiter']})"
         print(f"  {b:>10}{v.options.get('num_warps', '-'):>7}{m['registers']:>11}{m['spills']:>8}  {occ:<34}"
               f"{m['instructions']:>6}{m['vector']:>8}{m['code_bytes']:>12,}")

@@ -121,7 +121,7 @@ def test_lookup_key_is_inductors(gpt2):
     if not hasattr(th, "generate_lookup_hash_from_source_code"):
         pytest.skip("this torch has no autotune lookup table")
     from kinspect.compile import jit_function
-    from kinspect.replay.spec import kernel
+    from kinspect.compile.replayed import kernel
 
     v = _variant(gpt2, POI)
     spec = from_variant(v)

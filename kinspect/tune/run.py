@@ -17,7 +17,8 @@ class Replayer:
     def __init__(self, spec, device: str = "cuda"):
         from kinspect.compile import jit_function
         from kinspect.replay.args import values
-        from kinspect.replay.spec import DEFAULT_LAUNCH_OPTIONS, LAUNCH_OPTIONS, kernel
+        from kinspect.compile.replayed import kernel
+        from kinspect.compile.targets import resolve
 
         self.spec = spec
         self.fn = jit_function(kernel(spec))
@@ -25,9 +26,8 @@ class Replayer:
         self.inputs = vals.args
         self.constexprs = vals.constexprs
         # the captured launch options (fp fusion, maxnreg, ...) but those a candidate sets
-        backend = spec.target.split(":")[0]
-        self.options = {k: v for k, v in spec.options.items()
-                        if k in LAUNCH_OPTIONS.get(backend, DEFAULT_LAUNCH_OPTIONS) and k not in ("num_warps", "num_stages")}
+        allowed = resolve(spec.target).backend.launch_options
+        self.options = {k: v for k, v in spec.options.items() if k in allowed and k not in ("num_warps", "num_stages")}
         self.reference: dict | None = None
 
     def _launch(self, c: Candidate, grid, args: dict):

@@ -33,14 +33,14 @@ class Setup:
 
 
 def setup(v: Variant) -> Setup:
-    from kinspect.diff.table import metrics
+    from kinspect.analysis.summary import summarize
     from kinspect.replay.spec import from_variant, generated
     from kinspect.tune import heuristic
 
     spec = from_variant(v)
     h = heuristic.read(spec.ref.text) if generated(spec.ref) else None
     knobs = Knobs.of(spec, h)
-    code = metrics(v)
+    code = summarize(v).to_json()
     return Setup(v, spec, knobs, finding_kinds(code["findings"], knobs), code)
 
 
