@@ -443,4 +443,89 @@ def report(items, *, variant: str | None = None, metrics=(), bench: bool = True,
         first = program.rows[0].busiest.key if program else None
         chosen = (min(timed, key=lambda i: rows[i].runtime.median_ms) if timed
                   else next((i for i, v in enumerate(variants) if variant_key(v) == first), 0))
-    return Report(result, reports, chosen=chosen, metrics=metrics, program=program)
+    tunes = {i: t for i, v in enumerate(variants) if (t := tuned(v)) is not None}
+    return Report(result, reports, chosen=chosen, metrics=metrics, program=program, tunes=tunes)
+
+
+def tune(name: str, *, out_dir: str | Path = DEFAULT_OUT, trials: int | None = None, budget_s: float | None = None,
+         compare: bool = True, progress=None, jobs: int | None = None, runner_for=None, constexprs=None,
+         args=None, size: str | None = None):
+    """Tune a captured variant (a name or folder in the store at `out_dir`), or a kernel (shipped, or
+    FILE:KERNEL with example values) whose one launch is captured here first: kinspect.tune.search.tune.
+    Stores the result beside the variant and returns (TuneResult, kinspect.tune.outcome.Outcome).
+    `runner_for(spec)` makes the object that checks and times candidates (default: the GPU Replayer);
+    without one and without a GPU, a UsageError of one line."""
+    from kinspect.bench.captured import captured
+    from kinspect.replay.spec import from_variant
+    from kinspect.store import read_record
+    from kinspect.tune import result, run, search
+
+    folder = captured(name, out_dir)
+    if folder is None and not _names_kernel(name):
+        find_variant(name, out_dir)         # not found: its one line, with the names that are there
+        raise UsageError(f"'{name}' is a variant without a captured launch: tune replays a variant "
+                         f"`kinspect capture` recorded, or launches a kernel (shipped, or FILE:KERNEL) once here")
+    if runner_for is None:
+        line = run.device_line(f"'{name}'", name)
+        if line:
+            raise UsageError(line)
+        runner_for = run.Replayer
+    if folder is None:
+        folder = run.record_launch(name, out_dir=out_dir, constexprs=constexprs or {}, args=args or {}, size=size)
+    elif constexprs or args or size:
+        raise UsageError(f"-p/--arg/--size do not apply to the captured '{name}': tune replays its captured launch")
+    v = read_record(Path(folder))
+    spec = from_variant(v)
+    if trials is None and budget_s is None:
+        trials = search.DEFAULT_TRIALS
+    found = search.tune(v, runner=runner_for(spec), trials=trials, budget_s=budget_s, compare=compare,
+                        progress=progress, workers=jobs)
+    result.write(folder, found)
+    return found, _meaning(found, v)
+
+
+def _names_kernel(name: str) -> bool:
+    from kinspect import kernels
+    from kinspect.compile.user import is_user_kernel
+
+    return is_user_kernel(name) or name in kernels.names()
+
+
+def tuned(variant: Variant):
+    """The tune stored beside a variant, with what it means; None when it was never tuned."""
+    from kinspect.tune import result
+
+    found = result.read(variant.path) if variant.path else None
+    return None if found is None else (found, _meaning(found, variant))
+
+
+def _meaning(found, variant: Variant):
+    """kinspect.tune.outcome.Outcome of a tune of `variant`; an Inductor kernel's names the key of
+    Inductor's autotune lookup table for it."""
+    from kinspect.replay.spec import generated
+    from kinspect.tune import heuristic, outcome
+
+    h = heuristic.read(variant.source.text) if generated(variant.source) else None
+    return outcome.outcome(found, heuristic.lookup_key(variant.source.text, h.size_hints) if h is not None else None)
+
+
+def tune_program(found, n: int, **kwargs) -> list[tuple[str, object]]:
+    """Tune the busiest variant of each of the `n` kernels of a program view (api.program) with the most
+    headroom: [(kernel, (TuneResult, Outcome)) or (kernel, the error line)], most headroom first."""
+    from kinspect.analysis.sol import by_headroom
+    from kinspect.tune.run import device_line
+
+    line = device_line("the kernels of this program", "VARIANT") if kwargs.get("runner_for") is None else None
+    if line:
+        raise UsageError(line)
+    out = []
+    for kernel in by_headroom(found.sol.speeds)[:n]:
+        v = found.busiest.get(kernel)
+        if v is None or not v.path:
+            out.append((kernel, "no variant of it was launched with its arguments recorded"))
+            continue
+        try:
+            out.append((kernel, tune(v.path, **kwargs)))
+        except KinspectError as e:
+            out.append((kernel, str(e)))
+    return out

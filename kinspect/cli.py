@@ -309,13 +309,17 @@ def capture(out_dir, time_method, time_sample, interpret, target, as_json, resum
               help="Several kernels: the details of kernels whose name contains NAME (repeatable).")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
               help="Processes that analyse variants kinspect has not summarized before (default: one per core).")
+@click.option("--tune", "tune_top", type=click.IntRange(min=1), default=None, metavar="N",
+              help="A captured program: tune the N kernels with the most headroom on the GPU (kinspect tune).")
+@click.option("--trials", "tune_trials", type=click.IntRange(min=1), default=None, metavar="N",
+              help="With --tune: at most N of kinspect's candidates run per kernel (default 12).")
 @click.option("--counters", "counters", type=click.IntRange(min=1), is_flag=False, flag_value=10, default=None,
               metavar="[N]", help="A captured program: replay the N kernels with the most headroom (default 10) "
                                   "under Nsight Compute (ncu) and show their counters beside the findings.")
 @_retarget_option
 @_store_option(help="Store for kernels compiled here.")
 def vec_report(targets, target, constexprs, args, num_warps, num_stages, config, as_json, show_lines, top, every,
-               names, jobs, counters, retarget, out_dir):
+               names, jobs, tune_top, tune_trials, counters, retarget, out_dir):
     """Vector, matrix and register use of each variant, with verdicts tied to source lines.
 
     TARGETS are kernels (shipped names or file.py:name, compiled as in dump), kinspect stores, Triton
@@ -346,8 +350,13 @@ def vec_report(targets, target, constexprs, args, num_warps, num_stages, config,
 
             found = api.program(variants, top=top, every=every, names=names, where=_where(targets, variants),
                                 jobs=jobs, counters=counters or 0)
+            tunes = api.tune_program(found, tune_top, out_dir=out_dir, jobs=jobs, trials=tune_trials,
+                                     progress=_progress) if tune_top else []
             if as_json:
-                click.echo(json.dumps(found.to_json(), indent=1))
+                out = found.to_json()
+                if tune_top:
+                    out["tune"] = [_tune_json(k, t) for k, t in tunes]
+                click.echo(json.dumps(out, indent=1))
                 return
             width = shutil.get_terminal_size((160, 40)).columns
             parts = [summary(found.rows, where=found.where, width=width, shown=len(found.details), extras=found.extras,
@@ -355,8 +364,13 @@ def vec_report(targets, target, constexprs, args, num_warps, num_stages, config,
             if counters:
                 parts.append(section(found.to_json()))
             parts += [render(r) + (f"\n  per line:\n{line_table(r)}" if show_lines else "") for r in found.details]
+            if tune_top:
+                parts.append(_tune_section(tunes))
             _echo("\n\n".join(parts))
             return
+        if tune_top or tune_trials:
+            raise click.UsageError("--tune tunes the kernels of a captured program (a store of several kernels, "
+                                   "captured with --time); one variant: kinspect tune VARIANT")
         if counters:
             raise click.UsageError("--counters measures the kernels of a captured program (a store of several "
                                    "kernels, captured with --time)")
@@ -368,8 +382,20 @@ def vec_report(targets, target, constexprs, args, num_warps, num_stages, config,
         return
     if not reports:
         click.echo("no variants found")
-    _echo("\n\n".join(render(r) + (f"\n  per line:\n{line_table(r)}" if show_lines else "")
+    _echo("\n\n".join(render(r) + (f"\n  per line:\n{line_table(r)}" if show_lines else "") + _tuned(r.variant)
                              for r in reports))
+
+
+def _tuned(variant) -> str:
+    """The tune stored beside a variant, in a few lines (kinspect tune wrote it)."""
+    found = api.tuned(variant)
+    if found is None:
+        return ""
+    from kinspect.render.tune import summary
+
+    r = found[0]
+    return (f"\n  tuned ({len(r.trials)} candidates, {r.budget or 'no limit'}):\n" +
+            "\n".join(f"    {line}" for line in summary(*found)))
 
 
 def _where(targets, variants) -> str:
@@ -668,6 +694,62 @@ def bench(kernel, target, constexprs, args, num_warps, num_stages, size, interpr
                 _echo("\n" + passes_table(found))
     if result.check is not None and not result.check.ok:
         sys.exit(1)
+
+
+@main.command(context_settings=CONTEXT)
+@click.argument("variant")
+@click.option("--trials", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Run at most N of kinspect's candidates (default 12 when no --budget).")
+@click.option("--budget", "budget_s", type=click.FloatRange(min=1), default=None, metavar="SECONDS",
+              help="Stop widening the search after this many seconds.")
+@click.option("--no-compare", "no_compare", is_flag=True,
+              help="Do not time Inductor's own and max_autotune's configs beside kinspect's.")
+@click.option("-p", "constexprs", multiple=True, metavar="K=V", help="FILE:KERNEL: a constexpr of its example launch.")
+@click.option("--arg", "args", multiple=True, metavar="NAME=TYPE", help="FILE:KERNEL: a runtime argument.")
+@click.option("--size", default=None, help="A shipped kernel's example size: N or MxN.")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="Compile in at most this many processes.")
+@click.option("--json", "as_json", is_flag=True, help="The tune as one JSON object.")
+@click.option("-o", "--out", "out_dir", default=api.DEFAULT_OUT, show_default=True, help="kinspect store folder.")
+def tune(variant, trials, budget_s, no_compare, constexprs, args, size, jobs, as_json, out_dir):
+    """Turn VARIANT's findings into a measured fix: candidates from its findings (block sizes, num_warps,
+    num_stages within what the kernel accepts), widened step by step within --trials/--budget, pruned by
+    their compiled code's resources, replayed on the captured launch, checked against the original's
+    output and timed on the GPU; the winner with its reason, and Inductor's own and max_autotune's picks.
+
+    VARIANT: a variant `kinspect capture` recorded (name or folder), or a kernel (shipped, or FILE:KERNEL
+    with example values) launched once here first. Example: kinspect tune triton_poi_fused_add_0 -o out
+    """
+    import json
+
+    from kinspect.compile.args import parse_args, parse_constexprs
+
+    found = api.tune(variant, out_dir=out_dir, trials=trials, budget_s=budget_s, compare=not no_compare,
+                     progress=None if as_json else _progress, jobs=jobs, constexprs=parse_constexprs(constexprs),
+                     args=parse_args(args), size=size)
+    if as_json:
+        click.echo(json.dumps(_tune_json(found[0].kernel, found), indent=1))
+        return
+    from kinspect.render.tune import render
+
+    _echo(render(*found))
+
+
+def _progress(line: str) -> None:
+    click.echo(line, err=True)
+
+
+def _tune_json(kernel: str, t) -> dict:
+    if isinstance(t, str):
+        return {"kernel": kernel, "error": t}
+    from kinspect.render.tune import table_row
+
+    return {**t[0].to_json(), "summary": table_row(*t)}
+
+
+def _tune_section(tunes) -> str:
+    from kinspect.render.tune import render
+
+    return "\n\n".join(render(*t) if not isinstance(t, str) else f"tune of {k}: not tuned: {t}" for k, t in tunes)
 
 
 @main.command(context_settings=CONTEXT)

@@ -41,11 +41,12 @@ class Report:
     metric across unrelated kernels, and each variant is headed by its kernel's number in the table."""
 
     def __init__(self, result: DiffResult, reports: list[VariantReport], *, chosen: int = 0, metrics=(),
-                 program=None):
+                 program=None, tunes: dict | None = None):
         if len(reports) != len(result.rows):
             raise ValueError("one analysis per row")
         self.result, self.reports, self.chosen, self.metrics = result, reports, chosen, tuple(metrics)
         self.program = program
+        self.tunes = tunes or {}     # row index -> (kinspect.tune.result.TuneResult, kinspect.tune.outcome.Outcome)
 
     @property
     def rows(self) -> list[Row]:
@@ -95,7 +96,7 @@ def page(report: Report) -> str:
         entries = [{"name": c.name, "dialect": c.dialect, "blob": _blob(c, blobs)} for c in found]
         variants.append({"label": row.label, "codes": entries})
         sections.append(_variant(i, row, analysis, found, entries, hidden=i != report.chosen,
-                                 kernel=_kernel_of(report, row)))
+                                 kernel=_kernel_of(report, row), tune=report.tunes.get(i)))
     data = {"chosen": report.chosen, "variants": variants}
     script = package.files("kinspect.render").joinpath("report.js").read_text(encoding="utf-8")
     css = package.files("kinspect.render").joinpath("report.css").read_text(encoding="utf-8")
@@ -266,7 +267,7 @@ def _plots(report: Report) -> str:
 
 
 def _variant(i: int, row: Row, analysis: VariantReport, found: list[Packed], entries: list[dict], hidden: bool,
-             kernel=None) -> str:
+             kernel=None, tune=None) -> str:
     v = row.variant
     spec = [f"{k}={x}" for k, x in v.constexprs.items()]
     spec += [f"{k}={v.options[k]}" for k in ("num_warps", "num_stages") if k in v.options]
@@ -294,8 +295,17 @@ def _variant(i: int, row: Row, analysis: VariantReport, found: list[Packed], ent
         f"<h2>{esc(title)}</h2>", f'<p class="sub mono">{esc(facts)}</p>',
         f'<div class="cards">{"".join(c for c in cards if c)}</div>', _counters(kernel),
         f'<h3>Verdicts</h3><ul class="verdicts">{verdicts or "<li class=info>none</li>"}</ul>',
-        "".join(f'<p class="note">{esc(n)}</p>' for n in notes),
+        "".join(f'<p class="note">{esc(n)}</p>' for n in notes), _tune(tune),
         _code_panes(v, found, entries), "</section>"])
+
+
+def _tune(tune) -> str:
+    """What `kinspect tune` measured for this variant: its candidates and timings, and the winner."""
+    if tune is None:
+        return ""
+    from kinspect.render.tune import render
+
+    return f'<h3>Tune</h3><pre class="tune">{esc(render(*tune))}</pre>'
 
 
 def _line_attr(verdict, analysis: VariantReport) -> str:

@@ -1,0 +1,81 @@
+"""A tune as text: every candidate with what became of it, then the winner and the comparison."""
+
+from __future__ import annotations
+
+from kinspect.tune.outcome import Outcome
+from kinspect.tune.result import Trial, TuneResult
+
+
+def render(r: TuneResult, o: Outcome) -> str:
+    head = (f"tune of {r.kernel} ({r.variant}, {r.target}): {len(r.trials)} candidates in {r.seconds:.0f} s"
+            f"{' (' + r.budget + ')' if r.budget else ''}; findings: {', '.join(r.findings) or 'none'}")
+    lines = [head, "", f"  {'origin':<12} {'config':<34} {'proposed by':<26} {'µs median (p20-p80)':>22} "
+                       f"{'vs ran':>7} {'regs':>5} {'occ':>5}  status"]
+    base = o.original.median_ms if o.original and o.original.median_ms else None
+    for t in r.trials:
+        lines.append(_row(t, base))
+    lines += [""] + summary(r, o)
+    lines += [f"note: {n}" for n in r.notes]
+    return "\n".join(lines)
+
+
+def _row(t: Trial, base: float | None) -> str:
+    c = t.candidate
+    if t.status == "timed" and t.median_ms is not None:
+        us = f"{t.median_ms * 1e3:.1f} ({t.p20_ms * 1e3:.1f}-{t.p80_ms * 1e3:.1f})"
+        vs = f"{base / t.median_ms:.2f}x" if base else "-"
+        status = "ok"
+    else:
+        us, vs, status = "-", "-", f"{t.status}: {t.why}"
+    occ = t.code.get("occupancy")
+    return (f"  {c.origin:<12} {c.label():<34} {c.why[:26]:<26} {us:>22} {vs:>7} "
+            f"{t.code.get('registers') if t.code.get('registers') is not None else '-':>5} "
+            f"{f'{100 * occ:.0f}%' if occ is not None else '-':>5}  {status}")
+
+
+def summary(r: TuneResult, o: Outcome) -> list[str]:
+    if o.winner is None:
+        return ["no candidate ran correctly: nothing to choose (see the statuses above)"]
+    out = []
+    if o.winner.candidate.origin == "original":
+        fastest = r.best("kinspect")
+        near = "" if fastest is None or fastest is o.winner else \
+            f"; the fastest, {fastest.candidate.label()}, is within the spread of the timings"
+        out.append(f"winner: what the program ran ({o.winner.candidate.label()}): none of "
+                   f"{r.trials_of('kinspect')} candidate(s) was measurably faster{near}")
+    else:
+        out.append(f"winner: {o.winner.candidate.label()}: {o.speedup.describe() if o.speedup else '?'} against what "
+                   f"the program ran ({o.winner.candidate.changes(o.original.candidate) if o.original else ''})")
+        out.append(f"  its code: {o.code}")
+        out.append(f"  finding: {o.fixed}")
+        out.append(f"  apply: {o.apply}")
+    for label, t, origin in (("Inductor's own configs (its autotuner)", o.inductor, "inductor"),
+                             ("max_autotune's configs", o.max_autotune, "max_autotune"),
+                             ("the kernel's @triton.autotune configs (Triton's autotuner)", o.autotune, "autotune")):
+        n = sum(1 for x in r.trials if x.candidate.origin == origin)
+        if not n:
+            continue
+        if t is None:
+            out.append(f"{label}: {n} config(s), none ran correctly")
+            continue
+        vs = o.original.median_ms / t.median_ms if o.original and o.original.median_ms else None
+        out.append(f"{label}: {n} config(s), {r.trials_of(origin)} run; picks {t.candidate.label()}"
+                   f"{f' at {vs:.2f}x of what the program ran' if vs else ''}")
+    if o.versus_max_autotune is not None:
+        out.append(f"kinspect's winner against max_autotune's pick: {o.versus_max_autotune.describe()}, in "
+                   f"{r.trials_of('kinspect')} trials against its {r.trials_of('max_autotune')}"
+                   + (f" (Inductor heuristics of torch {r.torch})" if r.torch else ""))
+    return out
+
+
+def table_row(r: TuneResult, o: Outcome) -> dict:
+    """One row of the tune table of a program (the benchmark prints these)."""
+    us = lambda t: None if t is None or t.median_ms is None else round(t.median_ms * 1e3, 2)   # noqa: E731
+    return {"kernel": r.kernel, "original_us": us(o.original), "winner": o.winner.candidate.label() if o.winner else None,
+            "winner_us": us(o.winner), "kinspect_trials": r.trials_of("kinspect"),
+            "max_autotune": o.max_autotune.candidate.label() if o.max_autotune else None,
+            "max_autotune_us": us(o.max_autotune), "max_autotune_trials": r.trials_of("max_autotune"),
+            "autotune": o.autotune.candidate.label() if o.autotune else None, "autotune_us": us(o.autotune),
+            "autotune_trials": r.trials_of("autotune"), "speedup": o.speedup.describe() if o.speedup else None,
+            "vs_max_autotune": o.versus_max_autotune.describe() if o.versus_max_autotune else None,
+            "reason": "; ".join(x for x in (o.fixed, o.code) if x) or "the program's config was the fastest"}

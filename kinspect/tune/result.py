@@ -1,0 +1,148 @@
+"""What a tune found: every candidate with what became of it (pruned, failed, wrong, timed), the
+winner and the autotuners' picks; stored beside the variant (`tune.json`) and read back for `report`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kinspect.errors import KinspectError
+from kinspect.tune.space import Candidate
+
+RESULT_FILE = "tune.json"
+VERSION = 1
+# the figures of the compiled code a trial keeps (kinspect.diff.table.metrics names)
+CODE = ("registers", "spills", "shared_bytes", "occupancy", "occupancy_limiter", "instructions", "vector")
+STATUSES = ("timed", "pruned", "failed", "wrong")
+
+
+@dataclass(frozen=True)
+class Trial:
+    candidate: Candidate
+    status: str                   # timed, pruned (resources rule it out), failed (compile/launch), wrong (output)
+    why: str = ""                 # the reason for pruned/failed/wrong; the check's line for timed
+    grid: tuple[int, ...] = ()
+    median_ms: float | None = None
+    p20_ms: float | None = None
+    p80_ms: float | None = None
+    runs: int = 0
+    code: dict = field(default_factory=dict)       # CODE figures
+    findings: tuple[str, ...] = ()                  # finding kinds of its compiled code
+
+    @property
+    def ran(self) -> bool:
+        """It ran on the device (a trial that cost device time): timed, wrong, or failed at launch."""
+        return self.status in ("timed", "wrong") or self.status == "failed" and self.why.startswith("run:")
+
+    def to_json(self) -> dict:
+        return {"candidate": self.candidate.to_json(), "status": self.status, "why": self.why, "grid": list(self.grid),
+                "median_ms": self.median_ms, "p20_ms": self.p20_ms, "p80_ms": self.p80_ms, "runs": self.runs,
+                "code": self.code, "findings": list(self.findings)}
+
+    @classmethod
+    def from_json(cls, d: dict) -> "Trial":
+        status = str(d["status"])
+        if status not in STATUSES:
+            raise KinspectError(f"a trial's status '{status[:20]}' is none of {', '.join(STATUSES)}")
+        num = lambda x: None if x is None else float(x)   # noqa: E731
+        return cls(candidate=Candidate.from_json(d["candidate"]), status=status, why=str(d.get("why", "")),
+                   grid=tuple(int(x) for x in d.get("grid", ())), median_ms=num(d.get("median_ms")),
+                   p20_ms=num(d.get("p20_ms")), p80_ms=num(d.get("p80_ms")), runs=int(d.get("runs", 0)),
+                   code={k: d["code"][k] for k in CODE if k in (d.get("code") or {})},
+                   findings=tuple(str(x) for x in d.get("findings", ())))
+
+
+@dataclass(frozen=True)
+class Speedup:
+    ratio: float
+    low: float       # original's fast quantile over the other's slow one
+    high: float
+
+    @property
+    def spread(self) -> float:
+        return (self.high - self.low) / 2
+
+    def describe(self) -> str:
+        return f"{self.ratio:.2f}x ± {self.spread:.2f}"
+
+
+def speedup(original: Trial, other: Trial) -> Speedup | None:
+    """original time / other time, with the spread their p20..p80 give."""
+    if not (original.median_ms and other.median_ms and other.p20_ms and other.p80_ms):
+        return None
+    return Speedup(original.median_ms / other.median_ms, (original.p20_ms or 0) / other.p80_ms,
+                   (original.p80_ms or 0) / other.p20_ms)
+
+
+@dataclass(frozen=True)
+class TuneResult:
+    kernel: str
+    variant: str                  # the variant folder's name
+    target: str
+    findings: tuple[str, ...]     # the finding kinds the tune started from
+    trials: tuple[Trial, ...]
+    seconds: float = 0.0
+    budget: str = ""              # "--trials 12" / "--budget 60 s"
+    notes: tuple[str, ...] = ()
+    torch: str = ""               # the torch whose Inductor heuristics gave its and max_autotune's configs
+
+    def _by(self, origin: str) -> list[Trial]:
+        return [t for t in self.trials if t.candidate.origin == origin]
+
+    @property
+    def original(self) -> Trial | None:
+        return next(iter(self._by("original")), None)
+
+    def best(self, origin: str) -> Trial | None:
+        """The fastest correct timed trial among `origin`'s candidates (kinspect's also counts the original:
+        its winner is never slower than what the program ran)."""
+        pool = self._by(origin) + (self._by("original") if origin == "kinspect" else [])
+        timed = [t for t in pool if t.status == "timed" and t.median_ms is not None]
+        return min(timed, key=lambda t: t.median_ms) if timed else None
+
+    def trials_of(self, origin: str) -> int:
+        """Candidates of `origin` that ran on the device (pruned ones and compile failures cost no device time)."""
+        return sum(1 for t in self._by(origin) if t.ran)
+
+    def to_json(self) -> dict:
+        return {"version": VERSION, "kernel": self.kernel, "variant": self.variant, "target": self.target,
+                "findings": list(self.findings), "trials": [t.to_json() for t in self.trials],
+                "seconds": round(self.seconds, 2), "budget": self.budget, "notes": list(self.notes),
+                "torch": self.torch}
+
+    @classmethod
+    def from_json(cls, d: dict) -> "TuneResult":
+        if d.get("version") != VERSION:
+            raise KinspectError(f"tune result version {d.get('version')!r}, this kinspect reads {VERSION}")
+        return cls(kernel=str(d["kernel"]), variant=str(d["variant"]), target=str(d["target"]),
+                   findings=tuple(str(x) for x in d.get("findings", ())),
+                   trials=tuple(Trial.from_json(t) for t in d["trials"]), seconds=float(d.get("seconds", 0)),
+                   budget=str(d.get("budget", "")), notes=tuple(str(x) for x in d.get("notes", ())),
+                   torch=str(d.get("torch", "")))
+
+
+def write(folder: str | Path, result: TuneResult) -> Path:
+    import json
+
+    from kinspect.store import write_atomic
+
+    path = Path(folder) / RESULT_FILE
+    try:
+        write_atomic(path, json.dumps(result.to_json(), indent=1))
+    except OSError as e:
+        raise KinspectError(f"cannot store the tune in '{path}': {e.strerror}") from None
+    return path
+
+
+def read(folder: str | Path) -> TuneResult | None:
+    """The tune stored beside a variant; None when it was never tuned. A malformed file is an error."""
+    import json
+
+    path = Path(folder) / RESULT_FILE
+    if not path.is_file() or path.is_symlink():
+        return None
+    try:
+        return TuneResult.from_json(json.loads(path.read_text()))
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
+        raise KinspectError(f"{path}: not a tune result kinspect can read ({type(e).__name__}: {str(e)[:80]})") \
+            from None

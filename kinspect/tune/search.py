@@ -1,0 +1,221 @@
+"""A tune, start to end: the findings' candidates first, then widening steps from the best so far,
+within a budget; each round compiled in parallel (kinspect.diff.sweep), pruned by the resources of its
+compiled code, then checked and timed on the device through a runner (kinspect.tune.run.Replayer).
+
+Inductor's own configs and max_autotune's are measured the same way, for the comparison.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Callable
+
+from kinspect.model import Variant
+from kinspect.tune.result import CODE, Trial, TuneResult
+from kinspect.tune.space import Candidate, Knobs, finding_kinds, from_findings, neighbours
+
+DEFAULT_TRIALS = 12
+TUNE_DIR = ".kinspect-tune"      # candidates' compiled variants, in the store beside the tuned one
+IMPROVES = 0.99                  # a step counts as better below 99% of the best median
+
+
+@dataclass
+class Setup:
+    """What a tune works on: the variant's launch, knobs, findings, Inductor heuristic."""
+
+    variant: Variant
+    spec: object
+    knobs: Knobs
+    kinds: list[str]
+    original_code: dict
+
+
+def setup(v: Variant) -> Setup:
+    from kinspect.analysis.summary import summarize
+    from kinspect.replay.spec import from_variant, generated
+    from kinspect.tune import heuristic
+
+    spec = from_variant(v)
+    h = heuristic.read(spec.ref.text) if generated(spec.ref) else None
+    knobs = Knobs.of(spec, h)
+    code = summarize(v).to_json()
+    return Setup(v, spec, knobs, finding_kinds(code["findings"], knobs), code)
+
+
+def prune(code: dict, original: dict, *, spills_too: bool = True) -> str:
+    """Why the compiled code rules a candidate out before it is timed ("" when it does not): it cannot
+    launch (no block fits an SM), or (`spills_too`: kinspect's own candidates) it spills more than the
+    original. The autotuners' configs are timed as their autotuners would time them, spills or not."""
+    if code.get("occupancy") == 0:
+        return f"does not fit on an SM ({code.get('occupancy_limiter') or 'resources'})"
+    spills, before = code.get("spills") or 0, original.get("spills") or 0
+    if spills_too and spills > before:
+        return f"spills {spills} registers (the original {before})"
+    return ""
+
+
+def tune(v: Variant, *, runner, trials: int | None = DEFAULT_TRIALS, budget_s: float | None = None,
+         compare: bool = True, progress: Callable[[str], None] | None = None, workers: int | None = None,
+         compiler: Callable | None = None) -> TuneResult:
+    """Tune the captured variant `v` on `runner` (check/time), at most `trials` kinspect candidates run
+    and/or `budget_s` seconds. `compiler(jobs)` compiles sweep Jobs (default: kinspect.diff.sweep.run)."""
+    from kinspect.tune import inductor
+
+    t0 = time.perf_counter()
+    s = setup(v)
+    say = progress or (lambda line: None)
+    compiler = compiler or (lambda jobs: _sweep(jobs, workers))
+    out_dir = _tune_dir(Path(v.path).parent.parent)
+    knobs = s.knobs
+    done: dict[tuple, Trial] = {}
+    trials_out: list[Trial] = []
+    notes = list(knobs.notes)
+
+    def left() -> bool:
+        ran = sum(1 for t in trials_out if t.candidate.origin == "kinspect" and t.ran)
+        return (trials is None or ran < trials) and (budget_s is None or time.perf_counter() - t0 < budget_s)
+
+    def measure(batch: list[Candidate]) -> None:
+        fresh = list({c.key(): c for c in batch if c.key() not in done}.values())
+        if fresh:
+            say(f"  compiling {len(fresh)} candidate(s) in parallel ...")
+        compiled = _compile(s, fresh, compiler, out_dir) if fresh else {}
+        for c in batch:
+            if c.origin == "kinspect" and not left():
+                break
+            if c.key() not in done:
+                done[c.key()] = _measure(s, c, compiled.get(c.key()), runner, say, done.get(knobs.original.key()))
+            t = done[c.key()]
+            trials_out.append(replace(t, candidate=c))
+
+    say(f"tuning {v.kernel}: {knobs.original.label()} grid {knobs.captured_grid}; findings: "
+        f"{', '.join(s.kinds) or 'none'}; knobs: {', '.join(knobs.limits) or 'none'}, num_warps, num_stages")
+    theirs: list[Candidate] = []
+    torch_version = ""
+    if compare and knobs.heuristic is not None:
+        try:
+            torch_version = inductor.torch_version()
+            theirs = inductor.configs(knobs.heuristic, knobs, max_autotune=False) + \
+                inductor.configs(knobs.heuristic, knobs, max_autotune=True)
+        except Exception as e:     # noqa: BLE001 - torch's heuristics on another torch's arguments
+            notes.append(f"Inductor's configs not compared: {e}")
+    if compare:
+        theirs += autotune_configs(v, knobs, s.spec)
+    first = from_findings(knobs, s.kinds)
+    measure([knobs.original] + theirs + first)          # one parallel compile for all; the original runs first
+    best = _best(trials_out)
+    while left():
+        more = neighbours(knobs, best.candidate if best else knobs.original, set(done))
+        if not more:
+            break
+        measure(more)
+        new = _best(trials_out)
+        if best is not None and new is not None and new.median_ms >= best.median_ms * IMPROVES:
+            best = new
+            break
+        best = new
+    return TuneResult(kernel=v.kernel, variant=Path(v.path).name, target=str(v.target), findings=tuple(s.kinds),
+                      trials=tuple(trials_out), seconds=time.perf_counter() - t0,
+                      budget=" and ".join(x for x in (f"--trials {trials}" if trials is not None else "",
+                                                      f"--budget {budget_s:g} s" if budget_s is not None else "") if x),
+                      notes=tuple(notes), torch=torch_version)
+
+
+def autotune_configs(v: Variant, knobs: Knobs, spec) -> list[Candidate]:
+    """The configs of the kernel's own @triton.autotune, as the capture recorded its decisions (kinspect's
+    store keeps them): what Triton's autotuner chooses from. Configs that set a constexpr the tune does not
+    vary to another value than the captured launch's are left out."""
+    from kinspect.store import read_autotune
+
+    names = dict(knobs.original.constexprs)
+    fixed = {a.name: a.value for a in spec.args}
+    out: list[Candidate] = []
+    for d in read_autotune(Path(v.path).parent.parent):
+        if d.kernel != v.kernel:
+            continue
+        configs = [t.config for t in d.timings] or [d.best]
+        for i, cfg in enumerate(configs):
+            if any(k not in names and fixed.get(k, val) != val for k, val in cfg.kwargs.items()):
+                continue
+            c = Candidate(constexprs=tuple(sorted({**names, **{k: int(x) for k, x in cfg.kwargs.items()
+                                                                 if k in names}}.items())),
+                          num_warps=int(cfg.options.get("num_warps", knobs.original.num_warps)),
+                          num_stages=int(cfg.options.get("num_stages", knobs.original.num_stages)),
+                          why=f"autotune config {i + 1} of {len(configs)}", origin="autotune")
+            if all(c.key() != x.key() for x in out):
+                out.append(c)
+    return out
+
+
+def _tune_dir(root: Path) -> Path:
+    """Where the candidates are compiled: a folder of the store that no link leads out of."""
+    from kinspect.errors import KinspectError
+    from kinspect.store import Outside, contained
+
+    try:
+        return contained(root, TUNE_DIR)
+    except Outside:
+        raise KinspectError(f"'{root / TUNE_DIR}' is a link out of the store; kinspect does not compile or write "
+                            f"through it: remove it") from None
+
+
+def _best(trials: list[Trial]) -> Trial | None:
+    timed = [t for t in trials if t.candidate.origin in ("kinspect", "original") and t.status == "timed"]
+    return min(timed, key=lambda t: t.median_ms) if timed else None
+
+
+def _sweep(jobs, workers):
+    from kinspect.diff import sweep
+
+    return list(sweep.run(jobs, workers=workers).outcomes)
+
+
+def _compile(s: Setup, batch: list[Candidate], compiler, out_dir: Path) -> dict:
+    """{candidate key: sweep Outcome}, compiled in parallel workers."""
+    from kinspect.diff.jobs import Job
+
+    jobs = [Job(kernel=s.variant.kernel, target=str(s.variant.target), constexprs=c.constexprs, num_warps=c.num_warps,
+                num_stages=c.num_stages, out_dir=str(out_dir), replay=str(Path(s.variant.path).resolve()))
+            for c in batch]
+    from kinspect.store import Store
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with Store(out_dir).lock():      # the workers write under this process's lock
+        return {c.key(): o for c, o in zip(batch, compiler(jobs))}
+
+
+def _measure(s: Setup, c: Candidate, outcome, runner, say, original: Trial | None) -> Trial:
+    knobs = s.knobs
+    grid = knobs.grid(c)
+    is_original = c.key() == knobs.original.key()
+    code = (outcome.metrics or {}) if outcome is not None and outcome.metrics else s.original_code if is_original \
+        else {}
+    kept = {k: code.get(k) for k in CODE if k in code}
+    kinds = tuple(dict.fromkeys(f["kind"] for f in code.get("findings", ()) if f.get("kind")))
+    base = Trial(candidate=c, status="timed", grid=grid, code=kept, findings=kinds)
+    if not is_original and (outcome is None or outcome.error):
+        t = replace(base, status="failed", why=f"compile: {outcome.error if outcome else 'not compiled'}")
+    elif not is_original and (why := (knobs.valid(c) if c.origin == "kinspect" else "") or
+                              prune(code, original.code if original else s.original_code,
+                                    spills_too=c.origin == "kinspect")):
+        t = replace(base, status="pruned", why=why)
+    else:
+        try:
+            ok, line = runner.check(c, grid, knobs.original, knobs.grid(knobs.original)) if not is_original \
+                else (True, "the reference")
+            if not ok:
+                t = replace(base, status="wrong", why=line)
+            else:
+                timing = runner.time(c, grid)
+                w = timing.wall
+                t = replace(base, why=line, median_ms=w.median, p20_ms=w.p20, p80_ms=w.p80, runs=w.n)
+        except Exception as e:     # noqa: BLE001 - a launch that fails is a candidate that failed
+            t = replace(base, status="failed", why=f"run: {type(e).__name__}: {str(e).splitlines()[0][:160]}")
+    speed = ""
+    if t.status == "timed" and original is not None and original.median_ms:
+        speed = f" ({original.median_ms / t.median_ms:.2f}x)"
+    say(f"  {c.origin:<12} {c.label():<32} {c.why[:28]:<28} " +
+        (f"{t.median_ms * 1000:9.1f} µs{speed}" if t.status == "timed" else f"{t.status}: {t.why[:90]}"))
+    return t

@@ -1,0 +1,278 @@
+"""kinspect tune on the real GPT-2 capture (H200, torch 2.11's Inductor kernels): everything but the timing.
+
+The timer is the one seam: `FakeRunner` answers check/time in place of the GPU Replayer, so what is tested
+here is what kinspect does around the measurements (candidates, grids, compiles, pruning, choice, store,
+views), on real captured launches and real cuda:90 compiles.
+"""
+
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from kinspect.bench.stats import summarize
+from kinspect.bench.timing import Timing
+from kinspect.cli import main
+from kinspect.errors import KinspectError
+from kinspect.replay.spec import from_variant
+from kinspect.store import read_record, read_records
+from kinspect.tune import heuristic, inductor
+from kinspect.tune.result import Trial
+from kinspect.tune.search import prune
+from kinspect.tune.space import Candidate, Knobs, from_findings, neighbours
+from tests.captured import gpt2  # noqa: F401
+
+POI = "triton_poi_fused_add_mul_pow_tanh_view_7"                  # pointwise, XBLOCK=1024 w4
+RED = "triton_red_fused_native_layer_norm_native_layer_norm_backward_view_11"   # looped reduction, spills
+PER = "triton_per_fused_add_native_dropout_native_layer_norm_view_8"           # persistent reduction
+SOFTMAX = "triton_red_fused__log_softmax__to_copy_prepare_softmax_online_view_0"  # INNER reduction
+
+
+def _variant(root: Path, kernel: str):
+    return read_record(next((root / "gpt2" / kernel).iterdir()))
+
+
+def _knobs(root, kernel):
+    v = _variant(root, kernel)
+    spec = from_variant(v)
+    return Knobs.of(spec, heuristic.read(spec.ref.text)), v
+
+
+class FakeRunner:
+    """Checks and times by rule, so a test knows the answer: XBLOCK=512 gives a wrong output; the time
+    falls with XBLOCK (a made-up model, for the search logic only)."""
+
+    def __init__(self, spec=None):
+        self.checked = []
+
+    def check(self, c, grid, original, original_grid):
+        self.checked.append((c.label(), grid))
+        wrong = dict(c.constexprs).get("XBLOCK") == 512
+        return (not wrong, "fake: XBLOCK=512 is wrong" if wrong else "fake: same")
+
+    def time(self, c, grid):
+        ms = 0.1 / (1 + dict(c.constexprs).get("XBLOCK", 1) / 1024) + 0.001 * c.num_warps
+        return Timing(wall=summarize([ms * 0.99, ms, ms * 1.01]), tool="fake")
+
+
+def test_heuristic_read_every_captured_kernel(gpt2):
+    kinds = {}
+    for folder in sorted((gpt2 / "gpt2").glob("*/*/")):
+        v = read_record(folder)
+        h = heuristic.read(v.source.text)
+        assert h is not None and h.grid_type == "Grid1D" and h.sm_count == 132
+        kinds[h.kind] = kinds.get(h.kind, 0) + 1
+    assert set(kinds) == {"pointwise", "reduction", "persistent_reduction"}
+
+
+def test_heuristic_never_runs_the_decorator():
+    text = "@triton_heuristics.pointwise(size_hints={'x': __import__('os').system('true')})\n@triton.jit\ndef k(): pass"
+    with pytest.raises(KinspectError, match="does not evaluate"):
+        heuristic.read(text)
+    assert heuristic.read("@triton.jit\ndef k(): pass") is None
+
+
+def test_grid_rule_gives_the_captured_grid_and_follows_the_block(gpt2):
+    for folder in sorted((gpt2 / "gpt2").glob("*/*/")):
+        v = read_record(folder)
+        if not (v.launches and v.launches.signatures):
+            continue
+        spec = from_variant(v)
+        k = Knobs.of(spec, heuristic.read(spec.ref.text))
+        assert k.grid(k.original) == tuple(spec.grid) + (1,) * (3 - len(spec.grid)), v.kernel
+        assert k.limits, f"{v.kernel}: {k.notes}"
+    k, v = _knobs(gpt2, POI)
+    xnumel = next(a.value for a in from_variant(v).args if a.name == "xnumel")
+    half = Candidate(constexprs=(("XBLOCK", 512),), num_warps=4, num_stages=1)
+    assert k.grid(half) == (-(-xnumel // 512), 1, 1) == (2 * k.captured_grid[0], 1, 1)
+
+
+def test_candidates_come_from_the_findings(gpt2):
+    k, _ = _knobs(gpt2, RED)
+    assert k.original.label() == "R0_BLOCK=32 XBLOCK=16 w4 s1"
+    spills = from_findings(k, ["spills"])
+    assert {c.label() for c in spills} == {"R0_BLOCK=16 XBLOCK=16 w4 s1", "R0_BLOCK=32 XBLOCK=8 w4 s1",
+                                           "R0_BLOCK=32 XBLOCK=16 w8 s1"}     # smaller tiles, more warps
+    assert all(c.why == "spills" for c in spills)
+    # narrow loads in an INNER reduction: a longer block along the contiguous axis (R0_BLOCK)
+    k2, _ = _knobs(gpt2, SOFTMAX)
+    assert [c.label() for c in from_findings(k2, ["narrow_loads"])][0] == "R0_BLOCK=4096 XBLOCK=1 w16 s1"
+    # a persistent reduction's R0_BLOCK is the whole row: not a knob
+    k3, _ = _knobs(gpt2, PER)
+    assert set(k3.limits) == {"XBLOCK"}
+    # widening: one step of every knob, within Inductor's limits, never one seen
+    more = neighbours(k, k.original, {k.original.key()})
+    assert all(not k.valid(c) for c in more) and k.original.key() not in {c.key() for c in more}
+    assert k.valid(Candidate((("R0_BLOCK", 8192), ("XBLOCK", 16)), 4, 1))     # R0_BLOCK over 4096
+
+
+def test_inductor_and_max_autotune_configs(gpt2):
+    k, _ = _knobs(gpt2, "triton_per_fused_sum_view_9")
+    own = inductor.configs(k.heuristic, k, max_autotune=False)
+    mx = inductor.configs(k.heuristic, k, max_autotune=True)
+    assert len(mx) > len(own) >= 1
+    assert {c.origin for c in mx} == {"max_autotune"} and all(dict(c.constexprs).keys() == {"XBLOCK"} for c in mx)
+
+
+def test_lookup_key_is_inductors(gpt2):
+    """Our key for torch._inductor.config.autotune_lookup_table equals torch's own on the kernel's JIT source."""
+    th = pytest.importorskip("torch._inductor.runtime.triton_heuristics")
+    if not hasattr(th, "generate_lookup_hash_from_source_code"):
+        pytest.skip("this torch has no autotune lookup table")
+    from kinspect.compile import jit_function
+    from kinspect.compile.replayed import kernel
+
+    v = _variant(gpt2, POI)
+    spec = from_variant(v)
+    h = heuristic.read(spec.ref.text)
+    jit = jit_function(kernel(spec))
+    assert heuristic.lookup_key(spec.ref.text, h.size_hints) == \
+        th.generate_lookup_hash_from_source_code(str(h.size_hints), jit.src)
+
+
+def test_prune_from_the_code():
+    assert "does not fit" in prune({"occupancy": 0, "occupancy_limiter": "registers"}, {})
+    assert "spills 8" in prune({"spills": 8, "occupancy": 0.5}, {"spills": 0})
+    assert prune({"spills": 0, "occupancy": 0.5}, {"spills": 0}) == ""
+
+
+@pytest.fixture()
+def store(gpt2, tmp_path):
+    shutil.copytree(gpt2 / "gpt2", tmp_path / "gpt2")
+    return tmp_path / "gpt2"
+
+
+def test_tune_end_to_end_with_a_fake_timer(store):
+    """Real cuda:90 compiles of the candidates, pruned from their code; the fake timer's choice; wrong
+    ones listed with why and never chosen; the result stored and read back, shown by the views."""
+    from kinspect import api
+    from kinspect.render.tune import render, table_row
+
+    lines = []
+    runners = []
+
+    def runner_for(spec):
+        runners.append(FakeRunner(spec))
+        return runners[-1]
+
+    r, o = api.tune(POI, out_dir=store, trials=3, runner_for=runner_for, progress=lines.append)
+    origins = {t.candidate.origin for t in r.trials}
+    assert {"original", "inductor", "max_autotune", "kinspect"} <= origins
+    assert r.trials_of("kinspect") <= 3
+    wrong = [t for t in r.trials if t.status == "wrong"]
+    assert wrong and all(dict(t.candidate.constexprs)["XBLOCK"] == 512 and "is wrong" in t.why for t in wrong)
+    assert o.winner.status == "timed" and dict(o.winner.candidate.constexprs)["XBLOCK"] != 512
+    assert o.winner.candidate.origin == "kinspect"         # the fake makes larger XBLOCK faster
+    # the grid each candidate ran with follows its XBLOCK
+    for label, grid in runners[0].checked:
+        xb = int(label.split("XBLOCK=")[1].split()[0])
+        assert grid[0] == -(-12582912 // xb) or grid[0] * xb >= 12582912
+    timed = [t for t in r.trials if t.status == "timed"]
+    assert all(t.code.get("instructions") for t in timed)       # figures of the real compiled code
+    assert (Path(next((store / POI).iterdir())) / "tune.json").is_file()
+    again = api.tuned(read_record(next((store / POI).iterdir())))
+    assert again[0].to_json() == r.to_json()
+    text = render(r, o)
+    assert "winner:" in text and "max_autotune's configs" in text and "wrong: fake: XBLOCK=512 is wrong" in text
+    assert table_row(r, o)["kinspect_trials"] == r.trials_of("kinspect")
+    assert lines[0].startswith(f"tuning {POI}")
+    assert "autotune_lookup_table[" in o.apply and "triton.Config({'XBLOCK': " in o.apply
+
+
+def test_pruned_from_real_compiled_code(store):
+    """A candidate whose compiled cuda:90 code spills where the original did not is pruned before timing."""
+    from kinspect.tune import search
+
+    k, v = _knobs(store.parent, POI)
+    s = search.setup(v)
+    big = Candidate((("XBLOCK", 4096),), 1, 1, why="test", origin="kinspect")
+    compiled = search._compile(s, [k.original, big], lambda jobs: search._sweep(jobs, 2),
+                               store / search.TUNE_DIR)
+    orig = search._measure(s, k.original, compiled[k.original.key()], FakeRunner(), lambda line: None, None)
+    t = search._measure(s, big, compiled[big.key()], FakeRunner(), lambda line: None, orig)
+    assert orig.code["registers"] and t.code["registers"] >= orig.code["registers"]
+    expected = prune(t.code, orig.code)
+    assert (t.status == "pruned") == bool(expected)
+    if expected:
+        assert t.why == expected
+
+
+def test_trial_round_trip_refuses_bad_status():
+    t = Trial(Candidate((("XBLOCK", 8),), 4, 1), "timed", median_ms=1.0, p20_ms=0.9, p80_ms=1.1, runs=3)
+    assert Trial.from_json(t.to_json()) == t
+    bad = {**t.to_json(), "status": "great"}
+    with pytest.raises(KinspectError):
+        Trial.from_json(bad)
+
+
+def test_no_device_is_one_line(store):
+    r = CliRunner().invoke(main, ["tune", POI, "-o", str(store)])
+    assert r.exit_code == 2 and "no GPU here to tune" in r.output and len(r.output.strip().splitlines()) == 1
+    r = CliRunner().invoke(main, ["vec-report", str(store), "--tune", "2", "-o", str(store)])
+    assert r.exit_code == 2 and "no GPU here" in r.output
+    r = CliRunner().invoke(main, ["tune", "no_such_kernel", "-o", str(store)])
+    assert r.exit_code == 2 and "no variant" in r.output
+
+
+def test_a_user_kernels_autotune_configs_and_grid_rule(interpreted_capture):
+    """An autotuned user kernel captured (interpreted, compiled for cuda:90): its own configs as the capture
+    recorded them are what Triton's autotuner is compared by; its grid follows BLOCK by the rule guessed
+    from the captured values (said in a note); a kernel whose grid is its rows keeps its grid."""
+    from kinspect.tune.search import autotune_configs
+
+    store, _, _ = interpreted_capture
+    by = {}
+    for v in read_records(store):
+        if v.launches and v.launches.signatures:
+            by[v.kernel] = v
+    add = by["add_kernel"]
+    spec = from_variant(add)
+    k = Knobs.of(spec, heuristic.read(spec.ref.text or ""))
+    assert k.heuristic is None and k.original.constexprs == (("BLOCK", 64),)
+    assert k.grid(k.original) == (13, 1, 1) and k.grid(Candidate((("BLOCK", 128),), 4, 3)) == (7, 1, 1)
+    assert any("guessed as cdiv(n, BLOCK)" in n for n in k.notes)
+    configs = autotune_configs(add, k, spec)
+    assert [(c.label(), c.origin) for c in configs] == [("BLOCK=64 w2 s3", "autotune"), ("BLOCK=128 w4 s3", "autotune")]
+    sm = by["softmax_rows"]
+    spec = from_variant(sm)
+    k = Knobs.of(spec, None)
+    assert k.grid_axes == (None, None, None) or all(a is None for a in k.grid_axes)
+    assert k.grid(Candidate((("BLOCK", 256),), 4, 3)) == (7, 1, 1)
+
+
+def test_candidates_never_compile_through_a_link_out_of_the_store(store, tmp_path):
+    from kinspect import api
+
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (store / ".kinspect-tune").symlink_to(outside)
+    with pytest.raises(KinspectError, match="link out of the store"):
+        api.tune(POI, out_dir=store, trials=1, runner_for=FakeRunner)
+    assert not any(outside.iterdir())
+
+
+def test_the_autotuners_configs_are_not_pruned_for_spills():
+    assert prune({"spills": 8, "occupancy": 0.5}, {"spills": 0}, spills_too=False) == ""
+    assert "does not fit" in prune({"occupancy": 0}, {}, spills_too=False)
+
+
+def test_report_and_vec_report_show_a_stored_tune(store, tmp_path):
+    from kinspect.tune.result import TuneResult, write
+
+    folder = next((store / POI).iterdir())
+    o = Trial(Candidate((("XBLOCK", 1024),), 4, 1, origin="original"), "timed", median_ms=0.1, p20_ms=0.099,
+              p80_ms=0.101, runs=100, code={"registers": 20})
+    w = Trial(Candidate((("XBLOCK", 2048),), 8, 1, why="widening"), "timed", median_ms=0.09, p20_ms=0.089,
+              p80_ms=0.091, runs=100, code={"registers": 24})
+    write(folder, TuneResult(POI, folder.name, "cuda:90", (), (o, w), budget="--trials 3"))
+    r = CliRunner().invoke(main, ["vec-report", str(folder)])
+    assert r.exit_code == 0 and "tuned (2 candidates, --trials 3)" in r.output
+    assert "winner: XBLOCK=2048 w8 s1: 1.11x" in r.output and "autotune_lookup_table[" in r.output
+    html = tmp_path / "r.html"
+    r = CliRunner().invoke(main, ["report", str(folder), "--no-bench", "-o", str(html)])
+    assert r.exit_code == 0, r.output
+    assert "<h3>Tune</h3>" in html.read_text() and "XBLOCK=2048 w8 s1" in html.read_text()
+    (folder / "tune.json").write_text('{"version": 1, "kernel": "k"}')
+    r = CliRunner().invoke(main, ["vec-report", str(folder)])
+    assert r.exit_code == 2 and "not a tune result" in r.output
