@@ -20,7 +20,7 @@ SECONDS=0
 python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__, torch.cuda.get_device_name())"
 
 echo "[$SECONDS s] capture --time"
-timeout 200 python3 -m kinspect capture -o "$STORE" --time -- python3 samples/gpt2_train.py --iters 5 \
+timeout 200 python3 -m kinspect capture --store "$STORE" --time -- python3 samples/gpt2_train.py --iters 5 \
     > "$OUT/capture.txt" 2>&1
 tail -4 "$OUT/capture.txt"
 
