@@ -189,3 +189,40 @@ def test_a_lookup_before_the_import_does_not_use_the_watch_up(tmp_path):
                           env={**os.environ, "PYTHONPATH": str(tmp_path)})
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.strip() == "True"
+
+
+def test_two_watchers_of_one_late_module_both_wrap_it(tmp_path, monkeypatch):
+    """Capture watches Inductor's triton_heuristics twice (the autotuners' benchmarks, and
+    CachingAutotuner.run for the static launcher's launches); a program that imports torch after the
+    capture began must get both. The first watcher asked PathFinder itself, so the second never saw
+    the import and the H200 capture of GPT-2 counted 6 of its launches."""
+    (tmp_path / "late_heuristics.py").write_text(textwrap.dedent("""\
+        class Autotuner:
+            def bench(self, fn):
+                return fn()
+
+            def run(self):
+                return "ran"
+        """))
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+    def marked(original):
+        def run(self):
+            return "counted " + original(self)
+        run.kinspect_tuning = original
+        return run
+
+    benches = tuning.TuningScopes([("late_heuristics", "Autotuner", "bench")])
+    runs = tuning.TuningScopes([("late_heuristics", "Autotuner", "run")], wrap=marked)
+    benches.install()
+    runs.install()
+    try:
+        import late_heuristics
+
+        assert late_heuristics.Autotuner().bench(tuning.active) is True
+        assert late_heuristics.Autotuner().run() == "counted ran"
+    finally:
+        runs.restore()
+        benches.restore()
+        sys.modules.pop("late_heuristics", None)
+    assert late_heuristics.Autotuner().run() == "ran"

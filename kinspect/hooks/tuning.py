@@ -119,7 +119,7 @@ class _AfterImport(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path=None, target=None):
         if name not in self.waiting:
             return None
-        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        spec = self._next_spec(name, path, target)
         if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
             return spec
         exec_module, waiting, patch = spec.loader.exec_module, self.waiting, self.patch
@@ -134,6 +134,20 @@ class _AfterImport(importlib.abc.MetaPathFinder):
 
         spec.loader.exec_module = exec_then_patch
         return spec
+
+    def _next_spec(self, name, path, target):
+        """The spec the finders after this one give: another watcher of the same module (capture
+        installs two, one for the autotuners' benchmarks, one for Inductor's launches) wraps it too.
+        Asking PathFinder directly would hide the module from every watcher but the first."""
+        later = sys.meta_path[sys.meta_path.index(self) + 1:] if self in sys.meta_path else []
+        for finder in later:
+            find = getattr(finder, "find_spec", None)
+            if find is None:
+                continue
+            spec = find(name, path, target)
+            if spec is not None:
+                return spec
+        return importlib.machinery.PathFinder.find_spec(name, path)
 
 
 # -- an autotuner's trials under TRITON_INTERPRET (kinspect.program.interpret) ------------------------
