@@ -50,6 +50,16 @@ def _retarget_option(f):
                              "... (kinspect targets lists them). Repeatable.")(f)
 
 
+def _launch_options(f):
+    """Which of the file's own launches gives a user kernel's example values."""
+    f = click.option("--from", "from_", default=None, metavar="FUNC",
+                     help="Take the example values from the launch that calling FUNC in the kernel's file makes "
+                          "(`main`, or a call such as 'test_op(4096)'); recorded, never run.")(f)
+    return click.option("--launch", "launch", type=click.IntRange(min=0), default=None, metavar="N",
+                        help="Use the file's launch number N of the kernel (0: the first; module-level code, then "
+                             "its __main__ block, or --from FUNC).")(f)
+
+
 def _target_option(f):
     return click.option("-t", "--target", default=None, metavar="T",
                         help="cuda:80, cuda:90, cuda:100, hip:gfx942, hip:gfx950 or device "
@@ -68,6 +78,7 @@ def _target_option(f):
 @click.option("--config", "config", type=click.IntRange(min=0), default=None, metavar="N",
               help="An autotuned kernel's config number, as its file lists them (default: the first that "
                    "prune_configs_by keeps).")
+@_launch_options
 @click.option("--size", default=None, help="Problem size for the example arguments: N or MxN.")
 @click.option("--stage", default=None, help="Print this stage (ttir, ttgir, llir, ptx, sass, amdgcn, ...).")
 @click.option("--passes", "passes", is_flag=True,
@@ -75,7 +86,8 @@ def _target_option(f):
                    "(MLIR_ENABLE_TIMING, MLIR_ENABLE_DUMP), in the variant's passes/ folder.")
 @_retarget_option
 @click.option("-o", "--out", "out_dir", default=api.DEFAULT_OUT, show_default=True, help="kinspect store folder.")
-def dump(kernel, target, constexprs, args, num_warps, num_stages, config, size, stage, passes, retarget, out_dir):
+def dump(kernel, target, constexprs, args, num_warps, num_stages, config, launch, from_, size, stage, passes, retarget,
+         out_dir):
     """Compile KERNEL and store every stage of that variant.
 
     KERNEL is a shipped kernel (kinspect ls --kernels), path/to/file.py:kernel_name, or
@@ -87,7 +99,7 @@ def dump(kernel, target, constexprs, args, num_warps, num_stages, config, size, 
     consts = parse_constexprs(constexprs)
     result = api.dump(kernel, target=target, constexprs=consts, args=parse_args(args),
                       num_warps=num_warps, num_stages=num_stages, size=size, out_dir=out_dir, retarget=retarget,
-                      config=config)
+                      config=config, launch=launch, from_=from_)
     if stage:
         v = result.variant
         text = api.stage_text(v, stage)
@@ -187,6 +199,7 @@ def capture(out_dir, time_method, interpret, target, as_json, command):
 @click.option("--num-stages", type=int, default=None)
 @click.option("--config", "config", type=click.IntRange(min=0), default=None, metavar="N",
               help="An autotuned kernel's config number (default: the first that prune_configs_by keeps).")
+@_launch_options
 @click.option("--json", "as_json", is_flag=True,
               help="JSON: a list with one object per variant; for several kernels an object with the summary "
                    "table (kernels) and the detailed variants.")
@@ -201,8 +214,8 @@ def capture(out_dir, time_method, interpret, target, as_json, command):
 @_retarget_option
 @click.option("-o", "--out", "out_dir", default=api.DEFAULT_OUT, show_default=True,
               help="Store for kernels compiled here.")
-def vec_report(targets, target, constexprs, args, num_warps, num_stages, config, as_json, show_lines, top, every,
-               names, jobs, retarget, out_dir):
+def vec_report(targets, target, constexprs, args, num_warps, num_stages, config, launch, from_, as_json, show_lines,
+               top, every, names, jobs, retarget, out_dir):
     """Vector, matrix and register use of each variant, with verdicts tied to source lines.
 
     TARGETS are kernels (shipped names or file.py:name, compiled as in dump), kinspect stores, Triton
@@ -218,7 +231,7 @@ def vec_report(targets, target, constexprs, args, num_warps, num_stages, config,
     from kinspect.render.report import line_table, vec_report as render
 
     kwargs = dict(target=target, constexprs=parse_constexprs(constexprs), args=parse_args(args), num_warps=num_warps,
-                  num_stages=num_stages, out_dir=out_dir, config=config)
+                  num_stages=num_stages, out_dir=out_dir, config=config, launch=launch, from_=from_)
     retarget = _checked(retarget)
     if not retarget:
         variants = api.resolve_variants(list(targets), **kwargs)
