@@ -20,6 +20,7 @@ from kinspect.compile.args import DEFAULT_INT, DTYPES, POINTER_ELEMENTS
 from kinspect.compile.infer import EXPLICIT, HABIT, NEED, PAIRED, Walk, _tl, walk
 
 BLOCK = 64                 # a constexpr block size: a power of two that tl.dot accepts on every target
+BLOCK_3D = 16              # in a kernel with 3-D tiles: 64**3 elements take ptxas minutes
 LOOP = 2                   # a tl.static_range count: the loop is unrolled, keep it short
 OTHER_INT = 4              # an int constexpr the code says nothing more of
 CANDIDATES = {"pow2": (64, 128, 32, 256, 16, 512, 8, 1024, 4, 2, 1), "loop": (2, 1, 3, 4, 8),
@@ -129,7 +130,18 @@ def _runtime(w: Walk, p: str, pointers: set, links: dict, constexprs: dict) -> A
 
 
 def _elem(w: Walk, p: str, links: dict, constexprs: dict, default: str = "fp32", depth: int = 0) -> tuple[str, str]:
-    """The element type of pointer `p` and why."""
+    """The element type of pointer `p` and why: what the code needs of it, else says of it; where the
+    code compares its element type with some (`X.dtype.element_ty == tl.float16`), one of those."""
+    options = w.facts[p].options
+    if options:
+        needs = [e for e in w.facts[p].elem if e[0] == NEED]
+        wants_int = any(e[1][:1] in "iu" for e in needs)
+        fit = [o for o in options if (o[0][:1] in "iu") == wants_int] or options
+        dtype, line = fit[0]
+        why = f"its element type is compared with {_tl(dtype)} at line {line}"
+        if needs and wants_int:
+            why += f", and {needs[0][3]}"
+        return dtype, f"element type {dtype}: {why}"
     evidence = sorted(w.facts[p].elem, key=lambda e: (e[0], e[2]))
     if evidence:
         rank = evidence[0][0]
@@ -187,17 +199,29 @@ def _constexpr(w: Walk, p: str) -> Assumed:
         return Assumed(p, value, repr(value) if value == "" else value,
                        f"a string: compared with {value!r} at line {line}", True, "str")
     kinds = [k for k in f.kinds if k[0] in ("str", "none", "bool", "int")]
+    if f.contiguous and not f.pow2:
+        return Assumed(p, 1, "1", f"multiplies a tl.arange along the last axis at line {f.contiguous[0][0]}: a "
+                                  f"contiguous stride", True, "int")
+    if f.numbers:      # the values the code branches on are the ones it is written for
+        fits = [(v, line) for v, line in f.numbers if not f.pow2 or (v > 0 and v & (v - 1) == 0)]
+        if fits:
+            value, line = fits[0]
+            return Assumed(p, value, str(value), f"an int: compared with {value} at line {line}", True,
+                           "pow2" if f.pow2 else "int")
+    if f.divides:
+        if f.pow2:      # it divides a block size that tl.arange takes: the quotient must stay >= 1
+            return Assumed(p, 2, "2", f"it divides a block size at line {f.divides[0][0]} ({f.pow2[0][1]}): small",
+                           True, "pow2")
+        return Assumed(p, BLOCK, str(BLOCK), f"a group or tile size: it divides at line {f.divides[0][0]}", True,
+                       "pow2")
     if f.pow2:
         line, why = f.pow2[0]
+        if w.rank >= 3:
+            return Assumed(p, BLOCK_3D, str(BLOCK_3D), f"a power of two: {why}; small, for the kernel's {w.rank}-D "
+                                                       f"tiles", True, "pow2")
         return Assumed(p, BLOCK, str(BLOCK), f"a power of two: {why}", True, "pow2")
     if f.loops:
         return Assumed(p, LOOP, str(LOOP), f"a tl.static_range count at line {f.loops[0][0]}", True, "loop")
-    if f.divides and not f.numbers:
-        return Assumed(p, BLOCK, str(BLOCK), f"a group or tile size: it divides at line {f.divides[0][0]}", True,
-                       "pow2")
-    if f.numbers:
-        value, line = f.numbers[0]
-        return Assumed(p, value, str(value), f"an int: compared with {value} at line {line}", True, "int")
     if kinds and kinds[0][0] in ("str", "int"):
         kind, value, line, why = kinds[0]
         return Assumed(p, value, repr(value) if value == "" else str(value), why, True, kind)

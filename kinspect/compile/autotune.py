@@ -214,14 +214,17 @@ def prune(autotuner, args: dict, kwargs: dict, strict: bool = False) -> tuple[tu
     if not (getattr(autotuner, "early_config_prune", None) or getattr(autotuner, "perf_model", None)):
         return everything, ""
     saved = getattr(autotuner, "nargs", None)
-    autotuner.nargs = {**kwargs, **args}
+    everything_named = {**kwargs, **args}
+    autotuner.nargs = everything_named
     try:
-        try:
-            pruned = list(autotuner.prune_configs(dict(kwargs)))   # a generator raises while it is read
+        try:   # as a launch passing every argument by keyword (gemlite's pruner reads kwargs[...] of one)
+            pruned = list(autotuner.prune_configs(dict(everything_named)))   # a generator raises while read
         except TypeError as e:
-            if "unexpected keyword argument" not in str(e) or not kwargs:
+            if not any(w in str(e) for w in ("unexpected keyword argument", "multiple values for keyword")) or \
+                    not everything_named:
                 raise
-            # a pruner written for launches that pass everything positionally takes no keywords
+            # a pruner (or perf model, which also gets nargs by name) written for launches that pass
+            # everything positionally takes no keywords
             pruned = list(autotuner.prune_configs({}))
     except Exception as e:
         what = f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}".rstrip(": ")

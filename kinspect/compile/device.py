@@ -216,7 +216,8 @@ def _answers(f: DeviceFacts, target: Target) -> dict:
             "max_memory_reserved": zero(), "reset_peak_memory_stats": nothing(), "empty_cache": nothing(),
             "synchronize": nothing(), "set_device": nothing(), "init": nothing(), "_lazy_init": nothing(),
             "current_stream": stream(), "default_stream": stream(), "Stream": _Stream, "device": _DeviceGuard,
-            "stream": _DeviceGuard}
+            "stream": _DeviceGuard, "manual_seed": nothing(), "manual_seed_all": nothing(), "seed": nothing(),
+            "seed_all": nothing()}
 
 
 def questions() -> set:
@@ -247,6 +248,12 @@ def as_target(target: Target):
     try:
         for name, fn in answers.items():
             put(torch.cuda, name, fn)
+        # what libraries take from torch._C at import (bitsandbytes, unsloth: the raw stream getter);
+        # torch's own modules that bound device_count at import then see one device, so the device's
+        # random generators are answered above (torch.manual_seed seeds every device's)
+        for name, fn in (("_cuda_getCurrentRawStream", lambda device=0: 0), ("_cuda_getDevice", lambda: 0),
+                         ("_cuda_getDeviceCount", lambda: 1)):
+            put(torch._C, name, fn)
         put(torch.version, "cuda", CUDA_VERSION if target.backend == "cuda" else None)
         put(torch.version, "hip", HIP_VERSION if target.backend == "hip" else None)
         import torch.utils._triton as torch_triton

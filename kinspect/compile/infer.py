@@ -73,6 +73,8 @@ class Val:
     axis: str | None = None   # for tl.arange-derived values: "last" when it runs along the last axis
     desc: frozenset = E       # block pointers / device descriptors over these pointer parameters
     items: tuple | None = None   # a tuple's items
+    isdtype: bool = False     # the value is a dtype itself (tl.float16), `dtype` naming which
+    const: object = None      # a constant string it holds ("e4m3"); of two branches, the first's
 
     def all(self) -> frozenset:
         return self.params | self.derived
@@ -86,7 +88,8 @@ def join(a: Val | None, b: Val | None) -> Val:
     return Val(a.ptr | b.ptr, a.loads | b.loads, a.pure & b.pure if (a.pure and b.pure) else a.pure | b.pure,
                a.params | b.params, a.derived | b.derived, a.dtype if a.dtype == b.dtype else None,
                a.axis if a.axis == b.axis else None, a.desc | b.desc,
-               a.items if a.items == b.items else None)
+               a.items if a.items == b.items else None, a.isdtype and b.isdtype,
+               a.const if a.const is not None else b.const)
 
 
 @dataclass
@@ -95,6 +98,7 @@ class Facts:
 
     pointer: list = field(default_factory=list)
     elem: list = field(default_factory=list)      # (rank, dtype, line, why); lower rank wins
+    options: list = field(default_factory=list)   # element types the code compares its element type with
     desc: list = field(default_factory=list)      # (dims, line)
     ints: list = field(default_factory=list)      # scalar used as an integer
     floats: list = field(default_factory=list)    # scalar used as a float
@@ -140,6 +144,7 @@ class Walk:
         self.kernel_globals = fn.__globals__
         self._stack: list = []
         self._loops = 0           # loops the walk is inside
+        self.rank = 1             # the most dimensions a tile is broadcast to
         self._acc = None          # the dtype of the accumulator a `acc += tl.dot(a, b)` adds to
         self._fns: list = []      # helpers being walked (no recursion)
         self._seen: set = set()   # helpers walked with these arguments already
@@ -272,9 +277,11 @@ class Walk:
                     self.facts[p].used.append((self.line(n),))
                 return v
             obj = self.frame.globals.get(n.id)
-            return Val(dtype=_dtype_name(obj)) if _dtype_name(obj) else Val()
+            return Val(dtype=_dtype_name(obj), isdtype=True) if _dtype_name(obj) else Val()
         if isinstance(n, ast.Constant):
             c = n.value
+            if isinstance(c, str):
+                return Val(const=c)
             return Val(dtype="i1" if isinstance(c, bool) else "i32" if isinstance(c, int) else
                        "fp32" if isinstance(c, float) else None)
         if isinstance(n, ast.Attribute):
@@ -316,13 +323,13 @@ class Walk:
     def attribute(self, n: ast.Attribute) -> Val:
         obj = self.resolve(n)
         if _dtype_name(obj):
-            return Val(dtype=_dtype_name(obj))
+            return Val(dtype=_dtype_name(obj), isdtype=True)
         # X.dtype.element_ty: X is a pointer, and this is its element type
         if n.attr == "element_ty" and isinstance(n.value, ast.Attribute) and n.value.attr == "dtype":
             base = self.expr(n.value.value)
             for p in base.ptr:
                 self.facts[p].pointer.append((self.line(n), f"{p}.dtype.element_ty at line {self.line(n)}"))
-            return Val(dtype=("elem", next(iter(base.ptr))) if len(base.ptr) == 1 else None)
+            return Val(dtype=("elem", next(iter(base.ptr))) if len(base.ptr) == 1 else None, isdtype=True)
         base = self.expr(n.value)
         if n.attr == "T":
             return base
@@ -371,11 +378,9 @@ class Walk:
 
     def _compared(self, xn, xv: Val, yn, yv: Val, op, n) -> None:
         line = self.line(n)
-        if isinstance(xn, ast.Attribute) and xn.attr == "element_ty" and yv.dtype and isinstance(yv.dtype, str):
-            base = self.expr(xn.value.value) if isinstance(xn.value, ast.Attribute) else Val()
-            for p in base.ptr:
-                self.facts[p].elem.append((EXPLICIT, yv.dtype, line, f"its element type is compared with "
-                                           f"{_tl(yv.dtype)} at line {line}"))
+        if isinstance(xv.dtype, tuple) and xv.dtype[0] == "elem" and isinstance(yv.dtype, str) and yv.isdtype:
+            p = xv.dtype[1]      # X.dtype.element_ty (or a name given it) == tl.float16
+            self.facts[p].options.append((yv.dtype, line))
             return
         for p in xv.params:
             f = self.facts[p]
@@ -397,7 +402,7 @@ class Walk:
                         f.strs.append((e.value, line))
                     elif isinstance(e, ast.Constant) and isinstance(e.value, int):
                         f.numbers.append((e.value, line))
-            elif isinstance(yv.dtype, str) and not yv.loads:
+            elif isinstance(yv.dtype, str) and yv.isdtype:
                 f.dtypes.append((yv.dtype, line, f"compared with {_tl(yv.dtype)} at line {line}"))
 
     def subscript(self, n: ast.Subscript) -> Val:
@@ -408,6 +413,8 @@ class Walk:
                 and -len(base.items) <= sl.value < len(base.items):
             return base.items[sl.value]
         axis = base.axis
+        if isinstance(sl, ast.Tuple) and any(isinstance(e, ast.Constant) and e.value is None for e in sl.elts):
+            self.rank = max(self.rank, len(sl.elts))      # x[:, None, None]: a 3-D tile
         if isinstance(sl, ast.Tuple) and base.axis is not None:
             last = sl.elts[-1] if sl.elts else None
             axis = "last" if isinstance(last, ast.Slice) else "other"
@@ -542,10 +549,10 @@ class Walk:
                             vals.get("out_dtype"), args.get("out_dtype"), line)
         if name == "dot_scaled":
             for operand, fmt in (("lhs", "lhs_format"), ("rhs", "rhs_format")):
-                node = args.get(fmt)
-                if isinstance(node, ast.Constant) and node.value in SCALED_FORMATS and operand in vals:
-                    self.need(vals[operand].pure, SCALED_FORMATS[node.value], line,
-                              f"a tl.dot_scaled '{node.value}' operand at line {line}", rank=EXPLICIT)
+                const = vals[fmt].const if fmt in vals else None
+                if const in SCALED_FORMATS and operand in vals:
+                    self.need(vals[operand].pure, SCALED_FORMATS[const], line,
+                              f"a tl.dot_scaled '{const}' operand at line {line}", rank=EXPLICIT)
                 elif fmt in vals:
                     for p in vals[fmt].params:
                         self.facts[p].strs.append(("e4m3", line))
@@ -579,7 +586,12 @@ class Walk:
                     self.facts[p].floats.append((line, f"tl.{name}({p}) at line {line}"))
             return Val(loads=frozenset().union(*(v.loads for v in vals.values())) if vals else E)
         if name == "pointer_type":
-            return Val(dtype="pointer")
+            return Val(dtype="pointer", isdtype=True)
+        if name in ("rand", "randn", "randint", "randint4x", "rand4x", "randn4x"):
+            for k in ("seed", "offset", "offsets"):
+                if k in vals:
+                    self.need_int(vals[k], n, f"tl.{name}'s {k}")
+            return Val(dtype="fp32" if name.startswith("rand") and "int" not in name else "i32")
         return Val(loads=frozenset().union(*(v.loads for v in vals.values())) if vals else E)
 
     def method(self, attr: str, base: Val, n: ast.Call, line: int) -> Val:
@@ -686,12 +698,12 @@ class Walk:
         """The dtype an argument names: a literal tl dtype, a constexpr (noted as a dtype), or None."""
         if v is None:
             return None
-        if isinstance(v.dtype, str):
+        if isinstance(v.dtype, str) and v.isdtype:
             return v.dtype
         for p in v.params:
             self.facts[p].dtypes.append((None, line, why))
             return ("param", p)
-        if isinstance(v.dtype, tuple):
+        if isinstance(v.dtype, tuple) and v.isdtype:
             return v.dtype
         return None
 

@@ -277,7 +277,20 @@ def _why(e: BaseException, file: Path) -> str:
         return f"its module-level code calls sys.exit({e.code!r})" + (f" ({at})" if at else "")
     text = str(e).strip().splitlines()
     what = f"{type(e).__name__}: {text[0]}" if text else type(e).__name__
-    return "importing it failed" + (f" at {at}" if at else "") + f": {what}"
+    return "importing it failed" + (f" at {at}" if at else "") + f": {what}{_in_triton(e)}"
+
+
+def _in_triton(e: BaseException) -> str:
+    """` (inside Triton: triton/runtime/autotuner.py:141)` when Triton's own code raised it, called
+    by the file's: the file asks this Triton for something it does not do (an API that changed)."""
+    frames = traceback.extract_tb(e.__traceback__)
+    if not frames or isinstance(e, (ImportError, AssertionError)):
+        return ""
+    last = frames[-1].filename.replace(os.sep, "/")
+    i = last.rfind("/triton/")
+    if i < 0 or "/kinspect/" in last:
+        return ""
+    return f" (inside Triton: {last[i + 1:]}:{frames[-1].lineno})"
 
 
 def _lines_in(e: BaseException, file: Path) -> list[int]:

@@ -21,7 +21,9 @@ def compile_variant(fn, *, args: dict, constexprs: dict, grid, resolved: Resolve
     from kinspect.hooks.record import finish
 
     fn = jit_function(fn)
-    options = {k: v for k, v in (options or {}).items() if v is not None}
+    # an option the kernel has a parameter of the same name for (gemlite's `num_stages: tl.constexpr`)
+    # is that parameter's value, passed once
+    options = {k: v for k, v in (options or {}).items() if v is not None and k not in constexprs and k not in args}
     on_device = not resolved.offline
     driver = contextlib.nullcontext() if on_device else compile_only(resolved.target)
     with private_cache(), driver, fresh_binders(fn), \
