@@ -89,11 +89,36 @@ def checked(name: str, constexprs: dict, args: dict | None = None) -> KernelSpec
     if args:
         raise UsageError(f"--arg is for user kernels (file.py:name); '{name}' ships with its own arguments")
     spec = get(name)
-    for key in constexprs:
+    for key, value in constexprs.items():
         if key not in spec.constexprs:
             raise UsageError(f"kernel '{name}' has no constexpr '{key}'{did_you_mean(key, spec.constexprs)}; "
                              f"its constexprs: {', '.join(spec.constexprs) or 'none'}")
+        default = spec.constexprs[key]
+        for kind, words in ((bool, "true or false"), (int, "a whole number"), (str, "a word")):
+            if isinstance(default, kind):
+                if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+                    raise UsageError(f"-p {key}={value}: '{name}' takes {words} for {key}; e.g. -p {key}={default}")
+                break
     return spec
+
+
+def example(spec: KernelSpec, size: str, dtype, device, constexprs: dict) -> Example:
+    """spec.example(...) for the command line's -p values: one that the kernel's example cannot use
+    (-p BLOCK_N=0 where it divides by it) is a UsageError naming the values, not a traceback."""
+    from kinspect.errors import KinspectError, UsageError
+
+    try:
+        return spec.example(size, dtype, device, **constexprs)
+    except KinspectError:
+        raise
+    except (TypeError, ValueError, ArithmeticError, IndexError, KeyError, RuntimeError) as e:
+        if not constexprs:
+            raise
+        given = " ".join(f"-p {k}={v}" for k, v in constexprs.items())
+        why = (str(e).strip().splitlines() or [""])[0][:200]
+        raise UsageError(f"{given}: kernel '{spec.name}' cannot make its example arguments with "
+                         f"{'this value' if len(constexprs) == 1 else 'these values'} ({type(e).__name__}: {why}); "
+                         f"its defaults: {', '.join(f'{k}={v}' for k, v in spec.constexprs.items())}") from None
 
 
 def parse_size(text: str) -> tuple[int, ...]:

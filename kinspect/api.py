@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from kinspect.errors import KinspectError, UsageError
@@ -15,7 +15,9 @@ DEFAULT_OUT = "kinspect-out"
 # diff, passes); the api keeps their names for users and the CLI.
 from kinspect.compile.dump import DumpResult, dump  # noqa: E402  (after DEFAULT_OUT, which dump's default is)
 from kinspect.derived import add_retargets, llir_stage, retargeted  # noqa: E402
-from kinspect.lookup import find_variant, readable as _readable  # noqa: E402
+from kinspect.lookup import find_variant  # noqa: E402
+from kinspect.sources import readable  # noqa: E402
+from kinspect.readonly import check_output_path, check_store_folder  # noqa: E402
 
 
 def stage_text(variant: Variant, stage: str) -> str:
@@ -24,6 +26,9 @@ def stage_text(variant: Variant, stage: str) -> str:
 
     s = variant.stage(stage)
     if s is None:
+        refused = next((p for p in variant.problems if p.startswith(f"stage {stage}: ")), None)
+        if refused:      # its file leads out of the variant folder (kinspect.store.contained)
+            raise KinspectError(f"variant {variant.name or variant.kernel}: {refused}")
         names = [x.name for x in variant.stages]
         why = next((n.split(": ", 1)[1] for n in variant.notes if n.startswith(f"{stage} not derived: ")), None)
         if why:  # a stage kinspect derives (SASS from the cubin) failed: say why, not "no such stage"
@@ -37,7 +42,17 @@ def stage_text(variant: Variant, stage: str) -> str:
     if s.binary:
         text_stages = [x.name for x in variant.stages if not x.binary]
         raise UsageError(f"stage '{stage}' is binary; text stages: {', '.join(text_stages)}")
-    return Path(variant.path, s.file).read_text(errors="replace")
+    with _open_stage(variant, s) as f:
+        return f.read()
+
+
+def _open_stage(variant: Variant, s, newline: str | None = None):
+    """A stage's file opened as text; one that cannot be opened (gone, unreadable) is one line."""
+    try:
+        return open(Path(variant.path, s.file), encoding="utf-8", errors="replace", newline=newline)
+    except OSError as e:
+        raise KinspectError(f"variant {variant.name or variant.kernel}: stage {s.name}: cannot read its file "
+                            f"{ascii(s.file)[:80]} ({e.strerror})") from None
 
 
 HIGHLIGHT_MAX_BYTES = 8 << 20   # past this a stage is shown streamed, without colours (pygments holds it all)
@@ -49,18 +64,22 @@ def stage_chunks(variant: Variant, stage: str, size: int = 1 << 20):
     s = variant.stage(stage)
     if s is None or s.binary:
         stage_text(variant, stage)   # raises the right error
-    path = Path(variant.path, s.file)
+    f = _open_stage(variant, s, newline="")
 
     def chunks():
-        with open(path, encoding="utf-8", errors="replace", newline="") as f:
+        with f:
             yield from iter(lambda: f.read(size), "")
 
     return chunks()
 
 
 def stage_bytes(variant: Variant, stage: str) -> int:
+    """A stage's size on disk (0 when it has none: the error comes when it is read)."""
     s = variant.stage(stage)
-    return Path(variant.path, s.file).stat().st_size if s is not None else 0
+    try:
+        return Path(variant.path, s.file).stat().st_size if s is not None else 0
+    except OSError:
+        return 0
 
 
 def list_variants(path: str | Path | None = None):
@@ -81,12 +100,12 @@ def resolve_variants(items, *, target=None, constexprs=None, args=None, num_warp
     from kinspect.derived import complete
 
     if not items:
-        return [complete(v) for v in _readable(sources.discover(None)).variants]
+        return [complete(v) for v in sources.readable(sources.discover(None)).variants]
     variants = []
     for item in items:
         p = Path(item)
         if p.exists() and not is_user_kernel(item):
-            variants += [complete(v) for v in _readable(sources.discover(p)).variants]
+            variants += [complete(v) for v in sources.readable(sources.discover(p)).variants]
         else:
             variants.append(dump(item, target=target, constexprs=constexprs, args=args, num_warps=num_warps,
                                  num_stages=num_stages, size=size, out_dir=out_dir, config=config, launch=launch,
@@ -126,10 +145,19 @@ class Program:
     rows: list            # kinspect.analysis.summary.KernelRow, busiest first
     details: list         # kinspect.analysis.VariantReport of the chosen kernels' busiest variants
     where: str            # what was read: a store, a cache, "3 kernels compiled here"
+    sol: object = None    # kinspect.analysis.sol.ProgramSol: speed of light per kernel
+    busiest: dict = field(default_factory=dict)    # kernel -> its busiest Variant
+    counters: dict = field(default_factory=dict)   # kernel -> why --counters measured nothing for it
 
     def to_json(self) -> dict:
-        return {"where": self.where, "kernels": [r.to_json() for r in self.rows],
-                "variants": [d.to_json() for d in self.details]}
+        from kinspect.analysis.explain import kernel_extras
+
+        kernels = [{**r.to_json(), **kernel_extras(r, self.busiest.get(r.kernel), self.sol)} for r in self.rows]
+        for k in kernels:
+            if k["kernel"] in self.counters:
+                k["counters_failed"] = self.counters[k["kernel"]]
+        return {"where": self.where, "kernels": kernels, "variants": [d.to_json() for d in self.details],
+                "speed_of_light": self.sol.to_json() if self.sol is not None else None}
 
 
 def is_program(variants: list[Variant]) -> bool:
@@ -138,11 +166,14 @@ def is_program(variants: list[Variant]) -> bool:
 
 
 def program(variants: list[Variant], *, top: int = 3, every: bool = False, names=(), where: str = "",
-            jobs: int | None = None) -> Program:
+            jobs: int | None = None, counters: int = 0) -> Program:
     """Rank the kernels of `variants` (kinspect.analysis.summary) and analyse in full the busiest
     variant of the `top` first kernels, of every kernel, or of the kernels whose name contains one
-    of `names`."""
+    of `names`. Each timed kernel's speed of light comes with it (kinspect.analysis.sol); with
+    `counters`, the busiest variants of that many kernels with the most headroom are replayed under
+    Nsight Compute first (measure_counters)."""
     from kinspect.analysis import analyse
+    from kinspect.analysis.sol import for_program
     from kinspect.analysis.summary import kernel_rows, summaries, variant_key
     from kinspect.errors import NotFound, did_you_mean
 
@@ -156,7 +187,47 @@ def program(variants: list[Variant], *, top: int = 3, every: bool = False, names
         chosen = rows if every else rows[:top]
     by_key = {variant_key(v): v for v in variants}
     details = [analyse(by_key[r.busiest.key]) for r in chosen]
-    return Program(rows=rows, details=details, where=where)
+    busiest = {r.kernel: by_key[r.busiest.key] for r in rows if r.busiest.key in by_key}
+    sol = for_program(variants)
+    failed = {}
+    if counters:
+        failed = measure_counters(sol, busiest, counters)
+        sol = for_program(variants)          # measured bytes replace the estimates
+    return Program(rows=rows, details=details, where=where, sol=sol, busiest=busiest, counters=failed)
+
+
+def measure_counters(sol, busiest: dict, top: int) -> dict:
+    """Replay the busiest variant of the `top` kernels with the most headroom under Nsight Compute
+    (kinspect.bench.ncu); their counters are written beside them. Returns {kernel: why nothing was
+    measured} for those that failed; ncu missing or unable to read counters is a KinspectError."""
+    from kinspect.analysis.sol import by_headroom
+    from kinspect.bench.ncu import measure
+
+    if not sol.speeds:
+        raise UsageError("--counters measures the kernels with the most headroom, and no kernel has GPU time: "
+                         "capture the program with `kinspect capture --time`")
+    kernels = [k for k in by_headroom(sol.speeds) if k in busiest][:top]
+    got = measure([busiest[k].path for k in kernels])
+    return {k: got[busiest[k].path] for k in kernels if isinstance(got.get(busiest[k].path), str)}
+
+
+def record_ceilings(out_dir: str | Path) -> str:
+    """Measure the GPU's copy bandwidth and matmul peaks (kinspect.bench.device, cached per device and
+    driver) and keep them in the store (kinspect.ceilings): what `capture --time` does when the program
+    has ended. Returns one line saying what was recorded, or why nothing was."""
+    from kinspect import ceilings
+    from kinspect.bench.device import ceilings as measure
+
+    try:
+        import torch
+
+        if not torch.cuda.is_available():
+            return "device ceilings not measured: no GPU visible to kinspect after the program"
+        c = measure("cuda")
+        ceilings.write(out_dir, c)
+    except Exception as e:      # the capture is done and kept; percentages will say what they use instead
+        return f"device ceilings not measured: {type(e).__name__}: {e}"
+    return f"device ceilings kept in the store: {c.describe()}"
 
 
 def diff(items, *, bench: bool = True, **kwargs):
@@ -229,32 +300,6 @@ def repro(variant: str, output: str | Path, *, interpret: bool = False, embed: b
     return Repro(path=path, variant=v, spec=spec, how=how)
 
 
-def check_output_path(path: str | Path, what: str, items=()) -> Path:
-    """A file kinspect may write (`what`: "script", "report"): in an existing, writable folder, not a
-    folder itself, and outside every Triton cache or dump folder kinspect reads (the default cache, and
-    the folders named in `items` that are not kinspect stores)."""
-    from kinspect import sources
-    from kinspect.store import is_store
-
-    out = Path(path)
-    folder = out.parent if str(out.parent) else Path(".")
-    if out.is_dir():
-        example = out / ("report.html" if what == "report" else "repro.py")
-        raise UsageError(f"-o '{out}' is a folder; give a file name such as {example}")
-    if not folder.is_dir():
-        raise UsageError(f"cannot write '{out}': folder '{folder}' does not exist; create it or choose another -o")
-    if not os.access(folder, os.W_OK):
-        raise UsageError(f"cannot write the {what} '{out}': folder '{folder}' is not writable; choose another -o")
-    guarded = [sources.triton_cache_dir()] + [Path(i) for i in items if Path(i).is_dir() and not is_store(Path(i))]
-    target = folder.resolve()
-    for g in guarded:
-        g = g.resolve()
-        if target == g or g in target.parents:
-            raise UsageError(f"-o '{out}' is inside '{g}', which kinspect only reads (a Triton cache or dump "
-                             f"folder); write the {what} elsewhere")
-    return out
-
-
 def annotated_stage(variant: Variant, stage: str) -> str:
     """The stage's text with a `;; file:line  code` header wherever the Python line changes."""
     return "".join(annotated_chunks(variant, stage))
@@ -263,6 +308,13 @@ def annotated_stage(variant: Variant, stage: str) -> str:
 def annotated_chunks(variant: Variant, stage: str, size: int = 1 << 20):
     """annotated_stage in chunks of about `size` characters, in memory that does not grow with
     the stage: only the lines where the location changes are kept between the two passes."""
+    s = variant.stage(stage)
+    if s is None or s.binary:
+        stage_text(variant, stage)   # raises the right error, before the first chunk
+    return _chunked(_annotated_lines(variant, stage), size)
+
+
+def _annotated_lines(variant: Variant, stage: str):
     from kinspect import ir
     from kinspect.analysis.stages import open_lines
     from kinspect.analysis.verdicts import Findings
@@ -270,8 +322,6 @@ def annotated_chunks(variant: Variant, stage: str, size: int = 1 << 20):
     from kinspect.render.report import annotate
 
     s = variant.stage(stage)
-    if s is None or s.binary:
-        stage_text(variant, stage)   # raises the right error
     locs, last = {}, None
     with open_lines(variant, s) as lines:
         for r in ir.parse(s.dialect, lines):
@@ -279,15 +329,43 @@ def annotated_chunks(variant: Variant, stage: str, size: int = 1 << 20):
                 last = locs[r.line] = (r.loc.file, r.loc.line)
     finder = Findings(variant, None, {}, None)
     with open_lines(variant, s) as lines:
-        chunk, held = [], 0
-        for text in annotate(lines, locs, finder.code):
-            chunk.append(text)
-            held += len(text)
-            if held >= size:
-                yield "".join(chunk)
-                chunk, held = [], 0
-        if chunk:
+        yield from annotate(lines, locs, finder.code)
+
+
+def _plain_lines(variant: Variant, stage: str):
+    from kinspect.analysis.stages import open_lines
+
+    with open_lines(variant, variant.stage(stage)) as lines:
+        yield from lines
+
+
+def shown_chunks(variant: Variant, stage: str, *, lines: bool = False, raw: bool = False, size: int = 1 << 20):
+    """A stage as `kinspect show` prints it, in chunks of about `size` characters (bounded memory):
+    the file as stored with `raw`; else with `;; file:line` headers when `lines`, and SASS with
+    every instruction's control codes in one notation (kinspect.render.sass_listing)."""
+    from kinspect.render.sass_listing import with_control_codes
+
+    s = variant.stage(stage)
+    if s is None or s.binary:
+        stage_text(variant, stage)   # raises the right error
+    if raw:
+        return stage_chunks(variant, stage, size)
+    text = _annotated_lines(variant, stage) if lines else _plain_lines(variant, stage)
+    if s.dialect == "sass":
+        text = with_control_codes(text)
+    return _chunked(text, size)
+
+
+def _chunked(lines, size: int):
+    chunk, held = [], 0
+    for text in lines:
+        chunk.append(text)
+        held += len(text)
+        if held >= size:
             yield "".join(chunk)
+            chunk, held = [], 0
+    if chunk:
+        yield "".join(chunk)
 
 
 def report(items, *, variant: str | None = None, metrics=(), bench: bool = True, **kwargs):

@@ -32,7 +32,7 @@ def file_key(path: Path) -> str:
 
 
 def key_of(*parts: str) -> str:
-    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:20]
+    return hashlib.sha256("\0".join(parts).encode("utf-8", "surrogateescape")).hexdigest()[:20]
 
 
 def write_text(path: Path, text: str) -> Path:

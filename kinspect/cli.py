@@ -10,23 +10,58 @@ import sys
 import click
 
 from kinspect import api
-from kinspect.errors import KinspectError
+from kinspect.errors import KinspectError, KinspectWarning
 
 CONTEXT = dict(help_option_names=["-h", "--help"], max_content_width=100)
 
 
 class Group(click.Group):
     def invoke(self, ctx):
+        import warnings
+
         from kinspect.sources import triton_files_elsewhere
 
+        # paths are bytes: one that is not UTF-8 is printed back as the bytes it was
+        for stream in (sys.stdout, sys.stderr):
+            if hasattr(stream, "reconfigure"):
+                stream.reconfigure(errors="surrogateescape")
         try:
-            with triton_files_elsewhere():
+            with triton_files_elsewhere(), warnings.catch_warnings():
+                warnings.simplefilter("always", KinspectWarning)
+                warnings.showwarning = _warning(warnings.showwarning)
                 return super().invoke(ctx)
         except KinspectError as e:
             if ctx.obj and ctx.obj.get("debug"):
                 raise
-            click.echo(f"error: {e}", err=True)
+            from kinspect.render.terminal import clean
+
+            click.echo(f"error: {clean(str(e))}", err=True)
             ctx.exit(2)
+
+
+def _warning(previous):
+    """showwarning that prints each KinspectWarning once, as one line on stderr."""
+    shown = set()
+
+    def display(message, category, filename, lineno, file=None, line=None):
+        if not issubclass(category, KinspectWarning):
+            return previous(message, category, filename, lineno, file, line)
+        from kinspect.render.terminal import clean
+
+        text = clean(str(message))
+        if text not in shown:
+            shown.add(text)
+            click.echo(f"warning: {text}", err=True)
+
+    return display
+
+
+def _echo(text: str = "", **kwargs) -> None:
+    """click.echo of text that may hold data from a store or a program (kernel names, notes, stage
+    lines): control characters are shown escaped, never sent to the terminal as they are."""
+    from kinspect.render.terminal import clean
+
+    click.echo(clean(text, lines=True), **kwargs)
 
 
 @click.group(cls=Group, context_settings=CONTEXT)
@@ -94,27 +129,20 @@ def dump(kernel, target, constexprs, args, num_warps, num_stages, config, launch
     package.module:kernel_name.
     """
     from kinspect.compile.args import parse_args, parse_constexprs
-    from kinspect.render.terminal import highlight, summary, use_color
+    from kinspect.render.terminal import summary
 
     consts = parse_constexprs(constexprs)
     result = api.dump(kernel, target=target, constexprs=consts, args=parse_args(args),
                       num_warps=num_warps, num_stages=num_stages, size=size, out_dir=out_dir, retarget=retarget,
                       config=config, launch=launch, from_=from_)
     if stage:
-        v = result.variant
-        text = api.stage_text(v, stage)
-        shown = highlight(text, v.stage(stage).dialect, use_color())
-        if use_color() and text.count("\n") > 60:
-            click.echo_via_pager(shown)
-        else:
-            click.echo(shown, nl=not shown.endswith("\n"))
-        return
-    click.echo(summary(result.variant, label=result.label, target_note=result.target_note))
+        return _print_stage(result.variant, stage)
+    _echo(summary(result.variant, label=result.label, target_note=result.target_note))
     if passes:
         from kinspect.render.terminal import passes_table
 
         found = _passes(result.variant.path, kernel, target, consts, args, num_warps, num_stages, size)
-        click.echo("\n" + passes_table(found))
+        _echo("\n" + passes_table(found))
 
 
 def _passes(variant_path, kernel, target, constexprs, args, num_warps, num_stages, size):
@@ -133,7 +161,7 @@ def ls_cmd(path, show_kernels):
 
     PATH defaults to ./kinspect-out when present, else TRITON_CACHE_DIR (or ~/.triton/cache).
     """
-    from kinspect.render.terminal import variants_table
+    from kinspect.render.terminal import clean, variants_table
 
     if show_kernels:
         from kinspect import kernels
@@ -142,12 +170,12 @@ def ls_cmd(path, show_kernels):
         for name in kernels.names():
             click.echo(f"  {name:<{width}} {kernels.get(name).summary}")
         return
-    listing = api.list_variants(path)
-    click.echo(f"{listing.path} ({listing.kind}): {len(listing.variants)} variant(s)")
+    listing = api.readable(api.list_variants(path), announce=False)
+    _echo(f"{clean(str(listing.path))} ({listing.kind}): {len(listing.variants)} variant(s)")
     for w in listing.warnings:
-        click.echo(f"  warning: {w}")
+        _echo(f"  warning: {clean(w)}")
     if listing.variants:
-        click.echo(variants_table(listing.variants))
+        _echo(variants_table(listing.variants))
 
 
 @main.command(context_settings={**CONTEXT, "ignore_unknown_options": True})
@@ -163,28 +191,46 @@ def ls_cmd(path, show_kernels):
               "(cuda:80, cuda:90, cuda:100, hip:gfx942, ...).")
 @click.option("--json", "as_json", is_flag=True,
               help="After the program's own output, print what was recorded as one JSON line on stdout.")
-@click.argument("command", nargs=-1, type=click.UNPROCESSED, required=True)
-def capture(out_dir, time_method, interpret, target, as_json, command):
+@click.option("--resume", "resume", default=None, metavar="STORE",
+              help="Run no command: finish what a capture into STORE left undone when Ctrl-C stopped it after its "
+                   "program (compiling, deriving stages, merging launch records).")
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
+def capture(out_dir, time_method, interpret, target, as_json, resume, command):
     """Run COMMAND and record every kernel Triton compiles in it, and how often each variant was
     launched, with which grids and arguments (and with --time, its GPU time), and which config
     triton.autotune chose for which key.
+
+    Ctrl-C after the program (while kinspect compiles or derives) keeps every variant finished and
+    exits 130; `kinspect capture --resume STORE` finishes the rest.
 
     Examples: kinspect capture -o out --time -- python train.py --epochs 1;
     kinspect capture --interpret -t cuda:90 -- python script.py
     """
     import json
 
-    from kinspect.hooks.run import run
+    from kinspect.hooks import run as capture_run
     from kinspect.render.terminal import capture_summary
 
     if target is not None and not interpret:
         raise click.UsageError("-t names the target --interpret compiles for; a capture without --interpret records "
                                "what the program compiles for its own device")
+    if resume is not None and (command or interpret or time_method):
+        raise click.UsageError("--resume finishes a capture already run: give it the store alone, no command, "
+                               "--interpret or --time")
+    if resume is None and not command:
+        raise click.UsageError("nothing to run; e.g. kinspect capture -o out -- python script.py "
+                               "(or --resume STORE to finish an interrupted capture)")
     with _progress_bar("deriving SASS / assembly") as progress, _progress_bar("compiling") as compiling:
-        result = run(list(command), out_dir, time_method=time_method,
-                     progress=lambda done, total: progress(done or None, total),
-                     interpret=(target or "") if interpret else None, compiling=compiling)
-    click.echo(capture_summary(result, out_dir), err=True)
+        steps = dict(progress=lambda done, total: progress(done or None, total), compiling=compiling)
+        if resume is not None:
+            out_dir = resume
+            result = capture_run.resume(resume, **steps)
+        else:
+            result = capture_run.run(list(command), out_dir, time_method=time_method,
+                                     interpret=(target or "") if interpret else None, **steps)
+    _echo(capture_summary(result, out_dir), err=True)
+    if time_method and any(v.launches and v.launches.gpu for v in result.variants):
+        _echo(f"  {api.record_ceilings(out_dir)}", err=True)
     if as_json:
         click.echo(json.dumps(result.to_json(), default=str))
     sys.exit(result.code)
@@ -211,11 +257,14 @@ def capture(out_dir, time_method, interpret, target, as_json, command):
               help="Several kernels: the details of kernels whose name contains NAME (repeatable).")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
               help="Processes that analyse variants kinspect has not summarized before (default: one per core).")
+@click.option("--counters", "counters", type=click.IntRange(min=1), is_flag=False, flag_value=10, default=None,
+              metavar="[N]", help="A captured program: replay the N kernels with the most headroom (default 10) "
+                                  "under Nsight Compute (ncu) and show their counters beside the findings.")
 @_retarget_option
 @click.option("-o", "--out", "out_dir", default=api.DEFAULT_OUT, show_default=True,
               help="Store for kernels compiled here.")
 def vec_report(targets, target, constexprs, args, num_warps, num_stages, config, launch, from_, as_json, show_lines,
-               top, every, names, jobs, retarget, out_dir):
+               top, every, names, jobs, counters, retarget, out_dir):
     """Vector, matrix and register use of each variant, with verdicts tied to source lines.
 
     TARGETS are kernels (shipped names or file.py:name, compiled as in dump), kinspect stores, Triton
@@ -236,18 +285,24 @@ def vec_report(targets, target, constexprs, args, num_warps, num_stages, config,
     if not retarget:
         variants = api.resolve_variants(list(targets), **kwargs)
         if api.is_program(variants):
+            from kinspect.render.counters import section
             from kinspect.render.program import summary
 
             found = api.program(variants, top=top, every=every, names=names, where=_where(targets, variants),
-                                jobs=jobs)
+                                jobs=jobs, counters=counters or 0)
             if as_json:
                 click.echo(json.dumps(found.to_json(), indent=1))
                 return
             width = shutil.get_terminal_size((160, 40)).columns
             parts = [summary(found.rows, where=found.where, width=width, shown=len(found.details))]
+            if counters:
+                parts.append(section(found.to_json()))
             parts += [render(r) + (f"\n  per line:\n{line_table(r)}" if show_lines else "") for r in found.details]
-            click.echo("\n\n".join(parts))
+            _echo("\n\n".join(parts))
             return
+        if counters:
+            raise click.UsageError("--counters measures the kernels of a captured program (a store of several "
+                                   "kernels, captured with --time)")
         reports = api.vec_report_of(variants)
     else:
         reports = api.vec_report(list(targets), retarget=retarget, **kwargs)
@@ -256,7 +311,7 @@ def vec_report(targets, target, constexprs, args, num_warps, num_stages, config,
         return
     if not reports:
         click.echo("no variants found")
-    click.echo("\n\n".join(render(r) + (f"\n  per line:\n{line_table(r)}" if show_lines else "")
+    _echo("\n\n".join(render(r) + (f"\n  per line:\n{line_table(r)}" if show_lines else "")
                              for r in reports))
 
 
@@ -348,7 +403,7 @@ def diff(items, constexprs, targets, num_warps, num_stages, configs, args, size,
     import shutil
 
     from kinspect.render.sweep import render
-    from kinspect.render.terminal import use_color
+    from kinspect.render.terminal import clean, use_color
 
     kwargs = _sweep_kwargs(items, constexprs, targets, num_warps, num_stages, configs, args, size, no_bench, retarget,
                            jobs)
@@ -360,9 +415,9 @@ def diff(items, constexprs, targets, num_warps, num_stages, configs, args, size,
         return
     text = render(result, side=side, width=shutil.get_terminal_size((160, 40)).columns)
     if use_color() and text.count("\n") > 60:
-        click.echo_via_pager(text)
+        click.echo_via_pager(clean(text, lines=True))
     else:
-        click.echo(text)
+        _echo(text)
 
 
 @main.command(context_settings=CONTEXT)
@@ -399,7 +454,7 @@ def report(items, constexprs, targets, num_warps, num_stages, configs, args, siz
                             progress=progress)
     size_written = result.save(path)
     plots = ", ".join(p.name for p in result.plots) or "none"
-    click.echo(f"wrote {path} ({human_bytes(size_written)}): {len(result.rows)} variant"
+    _echo(f"wrote {path} ({human_bytes(size_written)}): {len(result.rows)} variant"
                f"{'s' if len(result.rows) != 1 else ''}; plots: {plots}")
 
 
@@ -470,7 +525,7 @@ def bench(kernel, target, constexprs, args, num_warps, num_stages, size, interpr
             raise click.UsageError(f"{'--profile' if profile else '--passes'} needs a device; --interpret runs on the CPU")
         result = api.interpret(kernel, constexprs=consts, args=args, size=size, num_warps=num_warps,
                                num_stages=num_stages, out_dir=out_dir)
-        click.echo(json.dumps(result.to_json(), indent=1) if as_json else render_interpreted(result))
+        _echo(json.dumps(result.to_json(), indent=1) if as_json else render_interpreted(result))
     else:
         result = api.bench(kernel, target=target, constexprs=consts, args=parse_args(args), num_warps=num_warps,
                            num_stages=num_stages, size=size, out_dir=out_dir, references=not no_reference,
@@ -481,11 +536,11 @@ def bench(kernel, target, constexprs, args, num_warps, num_stages, size, interpr
             click.echo(json.dumps({**result.to_json(), "passes": found.to_json() if found else None}, indent=1,
                                   default=str))
         else:
-            click.echo(render(result))
+            _echo(render(result))
             if found:
                 from kinspect.render.terminal import passes_table
 
-                click.echo("\n" + passes_table(found))
+                _echo("\n" + passes_table(found))
     if result.check is not None and not result.check.ok:
         sys.exit(1)
 
@@ -509,12 +564,14 @@ def repro(variant, output, interpret, embed, launch, out_dir):
 
     Example: kinspect repro triton_red_fused_sum_8 -o repro.py && python repro.py
     """
+    from kinspect.render.terminal import clean
+
     r = api.repro(variant, output, interpret=interpret, embed=embed, launch=launch, out_dir=out_dir)
-    click.echo(f"wrote {r.path}: {r.spec.kernel}, {r.spec.calls:,} of {r.spec.total_calls:,} captured launches: "
+    _echo(f"wrote {r.path}: {r.spec.kernel}, {r.spec.calls:,} of {r.spec.total_calls:,} captured launches: "
                f"{r.spec.describe()}")
-    click.echo(f"  the script {r.how}")
+    _echo(f"  the script {clean(r.how)}")
     run = f"python {r.path}"
-    click.echo(f"  run it: {run}" + ("" if interpret else f"  (no GPU: TRITON_INTERPRET=1 {run})"))
+    _echo(f"  run it: {run}" + ("" if interpret else f"  (no GPU: TRITON_INTERPRET=1 {run})"))
 
 
 @main.command(context_settings=CONTEXT)
@@ -544,32 +601,47 @@ def targets():
 @click.argument("variant")
 @click.option("--stage", required=True, help="ttir, ttgir, llir, ptx, sass, amdgcn, asm, ...")
 @click.option("--lines", is_flag=True, help="Mark where each Python line's code starts.")
+@click.option("--raw", is_flag=True, help="The stage's file exactly as stored (SASS without its control-code column).")
 @click.option("-o", "--out", "out_dir", default=api.DEFAULT_OUT, show_default=True, help="Store to look in.")
-def show(variant, stage, lines, out_dir):
-    """Print one stage of VARIANT, highlighted, optionally annotated with Python lines.
+def show(variant, stage, lines, raw, out_dir):
+    """Print one stage of VARIANT, highlighted, optionally annotated with Python lines. SASS shows
+    each instruction's scheduling control codes (wait:read:write:yield:stall) before it.
 
-    VARIANT is a variant folder, or a folder name, kernel name or unique prefix in the store.
+    VARIANT is a folder (a kinspect variant, one Triton cache entry, one TRITON_KERNEL_DUMP folder), a
+    trace or stage file holding one variant, or a folder name, kernel name or unique prefix in the
+    store (-o, which may be a Triton cache, a dump folder or a trace too).
     """
-    from kinspect.render.terminal import highlight, use_color
-
+    if raw and lines:
+        raise click.UsageError("--raw prints the stage as stored; --lines adds headers to it: choose one")
     v = api.find_variant(variant, out_dir)
+    _print_stage(v, stage, lines=lines, raw=raw)
+
+
+def _print_stage(v, stage: str, *, lines: bool = False, raw: bool = False) -> None:
+    """A stage on the terminal: highlighted (through the pager when long), or streamed plain when
+    output is not a terminal or the stage is too big to highlight."""
+    from kinspect.render.terminal import clean, highlight, use_color
+
+    chunks = api.shown_chunks(v, stage, lines=lines, raw=raw)
     if not use_color() or api.stage_bytes(v, stage) > api.HIGHLIGHT_MAX_BYTES:   # any size, bounded memory
-        return _stream(api.annotated_chunks(v, stage) if lines else api.stage_chunks(v, stage))
-    text = api.stage_text(v, stage)
-    dialect = v.stage(stage).dialect
-    if lines:
-        text = api.annotated_stage(v, stage)
-    shown = highlight(text, dialect, use_color())
-    if use_color() and text.count("\n") > 60:
+        return _stream(chunks)
+    text = "".join(chunks)
+    if sys.stdout.isatty():
+        text = clean(text, lines=True)
+    shown = highlight(text, v.stage(stage).dialect, use_color())
+    if text.count("\n") > 60:
         click.echo_via_pager(shown)
     else:
         click.echo(shown, nl=not shown.endswith("\n"))
 
 
 def _stream(chunks) -> None:
-    """Print a stage chunk by chunk (through the pager on a terminal), ending with a newline."""
-    from kinspect.render.terminal import use_color
+    """Print a stage chunk by chunk (through the pager on a terminal), ending with a newline; on a
+    terminal its control characters are shown escaped."""
+    from kinspect.render.terminal import clean, use_color
 
+    if sys.stdout.isatty():
+        chunks = (clean(c, lines=True) for c in chunks)
     if use_color():
         return click.echo_via_pager(chunks)
     last = ""

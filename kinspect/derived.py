@@ -55,19 +55,15 @@ def complete(variant: Variant) -> Variant:
 def add_retargets(variant: Variant, specs) -> Variant:
     """Store `asm@<cpu>` stages (the variant's LLVM IR compiled for each CPU) in its store folder."""
     import dataclasses
-    import os
-    import shutil
 
-    from kinspect.store import Store
+    from kinspect.store import Store, write_atomic
 
     stages = list(variant.stages)
     for spec in specs:
         asm = retargeted(variant, spec).stage("asm")
         name = f"asm@{spec}"
         fname = f"{variant.kernel[:100]}.{name.replace(':', '_').replace(',', '_')}.s"
-        tmp = Path(variant.path, f".{fname}.{os.getpid()}.tmp")
-        shutil.copyfile(asm.file, tmp)
-        os.replace(tmp, Path(variant.path, fname))
+        write_atomic(Path(variant.path, fname), Path(asm.file).read_bytes())
         stages = [s for s in stages if s.name != name] + [dataclasses.replace(asm, name=name, file=fname)]
     variant = dataclasses.replace(variant, stages=tuple(stages))
     Store(Path(variant.path).parent.parent).update_record(variant)

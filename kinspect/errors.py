@@ -2,11 +2,23 @@
 
 Anything raised as a KinspectError is shown by the CLI as one line (`error: ...`) with exit
 code 2 and no traceback (unless --debug). The message says what was wrong and what to do.
+What kinspect leaves out and goes on without (a stage of a store that cannot be read) is a
+KinspectWarning (`warn`): the CLI shows each as one line `warning: ...` on stderr.
 """
+
+import warnings
 
 
 class KinspectError(Exception):
     """A problem with the user's input or environment, explained in one line."""
+
+
+class KinspectWarning(UserWarning):
+    """Something kinspect left out and went on without, in one line."""
+
+
+def warn(line: str) -> None:
+    warnings.warn(line, KinspectWarning, stacklevel=2)
 
 
 class UsageError(KinspectError):

@@ -4,37 +4,38 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kinspect.errors import KinspectError, UsageError
+from kinspect import sources
+from kinspect.errors import UsageError
 from kinspect.model import Variant
 
 
-def readable(listing):
-    """The listing, or a KinspectError when it found kernels but could read none of them (every
-    metadata file corrupt, say): an empty report would hide that."""
-    if not listing.variants and listing.warnings and listing.kind != "empty":
-        more = f" (and {len(listing.warnings) - 1} more)" if len(listing.warnings) > 1 else ""
-        raise KinspectError(f"no variant in '{listing.path}' could be read: {listing.warnings[0].removesuffix('; skipped')}{more}; "
-                            f"recompile the kernel or remove that folder (kinspect ls {listing.path})")
-    return listing
+def kind_of(path: Path) -> str:
+    """What a path holds, as `kinspect ls` names it: "kinspect store", "Triton dump", "trace", ..."""
+    return sources.discover(path).kind
 
 
 def find_variant(spec: str, out_dir: str | Path = "kinspect-out", *, prefer=None) -> Variant:
     """A variant by folder path, or by folder name / kernel name / unique prefix in a store. Where
     several match, `prefer` (a test of a variant) may pick the one it accepts."""
-    from kinspect import sources
-    from kinspect.errors import NotFound, did_you_mean
-
     from kinspect.derived import complete
+    from kinspect.errors import NotFound, did_you_mean
 
     p = Path(spec)
     if p.exists():
-        listing = readable(sources.discover(p))
+        listing = sources.readable(sources.discover(p), announce=False)   # the command says what matters to it
         if len(listing.variants) == 1:
             return complete(listing.variants[0])
-        raise UsageError(f"'{spec}' holds {len(listing.variants)} variants; name one folder of: "
-                         + ", ".join(v.name for v in listing.variants[:8]))
+        if not listing.variants:
+            raise NotFound(f"no variant in '{spec}': it is not a kinspect store or variant folder, a Triton cache "
+                           f"(or one of its entries), a TRITON_KERNEL_DUMP folder (or one of its folders), a trace "
+                           f"or a stage file")
+        names = ", ".join(v.name for v in listing.variants[:8]) + (" ..." if len(listing.variants) > 8 else "")
+        raise UsageError(f"'{spec}' ({listing.kind}) holds {len(listing.variants)} variants; name one by its folder "
+                         f"or by its name in it (kinspect show NAME -o {spec}): {names}")
     store = Path(out_dir)
-    variants = sources.discover(store).variants if store.exists() else []
+    listing = sources.discover(store) if store.exists() else None
+    # an empty store holds no variant of that name: say that, not "nothing to read"
+    variants = sources.readable(listing).variants if listing is not None and listing.kind != "empty" else []
     matches = [v for v in variants if v.name == spec or v.name.startswith(spec) or v.kernel == spec
                or Path(v.path).parent.name == spec]
     if len(matches) > 1 and prefer is not None:

@@ -255,6 +255,9 @@ class Variant:
     path: str = ""  # the folder on disk, set when read back; not saved
     extra: dict[str, Any] = field(default_factory=dict)
     launches: Launches | None = None  # recorded by `kinspect capture` (record_version 2)
+    # what could not be read of it from its store (a stage file leading out of its folder, a launch
+    # file that is not one), one line each; set when read back, not saved
+    problems: tuple[str, ...] = ()
 
     @property
     def ran(self) -> bool:
@@ -286,6 +289,7 @@ class Variant:
     def to_json(self) -> dict[str, Any]:
         d = asdict(self)
         d.pop("path")
+        d.pop("problems")
         d["record_version"] = RECORD_VERSION
         return d
 
@@ -331,4 +335,14 @@ def launches_from_json(d: dict | None) -> Launches | None:
 
 
 def arg_from_json(a: dict) -> ArgSpec:
-    return ArgSpec(**{**a, "shape": tuple(a.get("shape", ())), "strides": tuple(a.get("strides", ()))})
+    return ArgSpec(**{**a, "value": _frozen(a.get("value")), "shape": tuple(a.get("shape", ())),
+                      "strides": tuple(a.get("strides", ()))})
+
+
+def _frozen(value):
+    """A JSON value as a hashable one (launch signatures are counted in dicts): lists as tuples."""
+    if isinstance(value, list):
+        return tuple(_frozen(x) for x in value)
+    if isinstance(value, dict):
+        return tuple((str(k), _frozen(x)) for k, x in value.items())
+    return value

@@ -1,24 +1,28 @@
 """Read variants from folders kinspect did not write: Triton cache dirs and TRITON_KERNEL_DUMP dirs,
-as well as kinspect stores. Strictly read-only: nothing here opens a file for writing.
+as well as kinspect stores, and from traces (kinspect.traces). Strictly read-only: nothing here opens a
+file for writing.
 
 Each layout is a reader with `matches(path)` and `read(path) -> list[Variant]`; `discover` tries
-them in order. A foreign variant's `path` is the folder its stage files are in.
+them in order. A foreign variant's `path` is the folder its stage files are in. A layout reads a
+whole folder of entries or one entry named by its own folder: a Triton cache or one of its
+`<hash>` folders, a dump folder or one of its `<hash>` folders.
 """
 
 from __future__ import annotations
 
-import json
 import contextlib
+import glob
+import json
 import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from kinspect import backends
+from kinspect import backends, traces
 from kinspect.errors import NotFound
 from kinspect.model import StageFile, Target, Variant
-from kinspect.store import is_store, read_records
+from kinspect.store import Outside, contained, is_store, read_records, unfinished
 
 # PTX header: ".target sm_90a"
 PTX_TARGET_RE = re.compile(r"^\s*\.target\s+sm_(\d+)")
@@ -92,44 +96,51 @@ def users_environment(env: dict) -> dict:
 
 
 def _stage_files(folder: Path, name: str, target: Target, names: dict[str, str] | None = None
-                 ) -> tuple[StageFile, ...]:
+                 ) -> tuple[tuple[StageFile, ...], list[str]]:
     """The stage files of one kernel in a folder: `<name>.<stage>` files, or the given
-    {file name: stage name} for layouts with other naming."""
+    {file name: stage name} for layouts with other naming; and a line for each file left out (a
+    link out of the folder: kinspect.store.contained)."""
     if names is None:
         prefix = name + "."
         names = {p.name: p.name[len(prefix):] for p in folder.iterdir()
                  if p.is_file() and p.name.startswith(prefix) and not p.name.startswith("__grp__")}
     backend = backends.for_target(target.backend, names.values())
-    stages = []
+    stages, problems = [], []
     for fname, stage in sorted(names.items()):
-        p = folder / fname
+        try:
+            p = contained(folder, fname)
+        except Outside as e:
+            problems.append(f"stage {stage}: {e}; not read")
+            continue
         kind = backend.stage_kind(stage)
         stages.append(StageFile(name=stage, file=fname, bytes=p.stat().st_size, lines=None,
                                 dialect=backends.dialect_of(kind, backend, target.arch, p), binary=kind.binary))
     stages.sort(key=lambda s: (backend.stage_kind(s.name).order, s.name))
-    return tuple(stages)
+    return tuple(stages), problems
 
 
 def _foreign(name: str, folder: Path, target: Target, origin: str, meta: dict, notes=(),
              names: dict[str, str] | None = None, label: str | None = None) -> Variant:
     from kinspect.hooks.record import OPTION_KEYS, jsonable
 
-    stages = _stage_files(folder, name, target, names)
+    stages, problems = _stage_files(folder, name, target, names)
     backend = backends.for_target(target.backend, [s.name for s in stages])
     return Variant(kernel=name, hash=str(meta.get("hash", folder.name)), target=target, offline=False,
                    signature={}, constexprs={}, attributes={},
                    options={k: jsonable(meta[k]) for k in OPTION_KEYS if k in meta},
                    stages=stages, times=None, cache_hit=True,
                    triton_version=str(meta.get("triton_version", "")), origin=origin, notes=tuple(notes),
-                   name=label or folder.name, path=str(folder),
+                   name=label or folder.name, path=str(folder), problems=tuple(problems),
                    extra={"backend": backend.name} if backend.name != target.backend else {})
 
 
 # -- Triton cache: <cache>/<hash>/{__grp__<name>.json, <name>.json, <name>.<stage>} ---------------
 
 def _cache_kernel_folders(root: Path):
-    for folder in sorted(p for p in root.iterdir() if p.is_dir()):
-        for grp in folder.glob("__grp__*.json"):
+    """(folder, kernel) of every cache entry: the root's `<hash>` folders, or the root when it is one."""
+    entries = [root] if any(root.glob("__grp__*.json")) else sorted(p for p in root.iterdir() if p.is_dir())
+    for folder in entries:
+        for grp in sorted(folder.glob("__grp__*.json")):
             yield folder, grp.name[len("__grp__"):-len(".json")]
 
 
@@ -144,6 +155,11 @@ def read_triton_cache(root: Path) -> tuple[list[Variant], list[str]]:
     for folder, name in _cache_kernel_folders(root):
         meta_path = folder / f"{name}.json"
         try:
+            contained(folder, meta_path.name)
+        except Outside as e:
+            warnings.append(f"{folder.name}: metadata {e}; skipped")
+            continue
+        try:
             if meta_path.stat().st_size > MAX_METADATA_BYTES:
                 raise ValueError("too large for Triton metadata")
             meta = json.loads(meta_path.read_text())
@@ -154,7 +170,7 @@ def read_triton_cache(root: Path) -> tuple[list[Variant], list[str]]:
             continue  # a cached launcher or autotune result, not a kernel
         try:
             target = target_of(meta)
-        except (ValueError, TypeError, KeyError, IndexError) as e:
+        except (ValueError, TypeError, KeyError, IndexError, OverflowError) as e:
             warnings.append(f"{folder.name}: metadata {meta_path.name} names no readable target "
                             f"({e.__class__.__name__}: {e}); skipped")
             continue
@@ -168,13 +184,21 @@ _DUMP_STAGES = {"ttir", "ttgir", "llir", "ptx", "cubin", "sass", "amdgcn", "hsac
                 # CPU backends: triton-cpu, and spine-triton's per-kernel dump folders
                 "ttcir", "tttcir", "asm", "linalgdir", "ll", "s"}
 CPU_DUMP_STAGES = {"ttcir", "tttcir", "asm", "linalgdir", "ll", "s", "so"}
+# Stages only Triton names so: a folder with one of these files in it is one dump entry (the flat
+# spine-triton dump's `k_.ll`, `k.s` are not, and stay with their own reader)
+_ENTRY_STAGES = _DUMP_STAGES - {"ll", "s", "asm"}
+
+
+def _stage_names(folder: Path, stages: set[str]) -> set[str]:
+    return {p.name.rsplit(".", 1)[0] for p in folder.iterdir()
+            if p.is_file() and p.name.rsplit(".", 1)[-1] in stages}
 
 
 def _dump_kernel_folders(root: Path):
-    for folder in sorted(p for p in root.iterdir() if p.is_dir()):
-        names = {p.name.rsplit(".", 1)[0] for p in folder.iterdir()
-                 if p.is_file() and p.name.rsplit(".", 1)[-1] in _DUMP_STAGES}
-        for name in sorted(names):
+    """(folder, kernel) of every dump entry: the root's `<hash>` folders, or the root when it is one."""
+    entries = [root] if _stage_names(root, _ENTRY_STAGES) else sorted(p for p in root.iterdir() if p.is_dir())
+    for folder in entries:
+        for name in sorted(_stage_names(folder, _DUMP_STAGES)):
             yield folder, name
 
 
@@ -182,22 +206,50 @@ def is_triton_dump(root: Path) -> bool:
     return any(True for _ in _dump_kernel_folders(root))
 
 
-def _dump_target(folder: Path, name: str) -> tuple[Target, list[str]]:
+def _dump_target(folder: Path, name: str, module: dict) -> tuple[Target, list[str]]:
+    """The target of a dump entry: from its PTX or AMDGCN header, else from its TTGIR's `ttg.target`
+    (`module`: the TTGIR's module attributes), else a CPU target from its IR or assembly."""
     notes = []
-    has_cuda = any((folder / f"{name}.{e}").exists() for e in ("ptx", "cubin"))
+    has_cuda = any((folder / f"{name}.{e}").exists() for e in ("ptx", "cubin", "sass"))
     has_hip = any((folder / f"{name}.{e}").exists() for e in ("amdgcn", "hsaco"))
     if has_cuda and has_hip:
         notes.append("this dump folder holds cuda and hip files of one kernel: Triton keys dump folders by "
                      "source hash only, so targets overwrite each other's ttir/ttgir/llir here")
-    if has_cuda and (folder / f"{name}.ptx").exists():
-        arch = _first_match(folder / f"{name}.ptx", PTX_TARGET_RE) or "?"
+    stated = str(module.get("ttg.target", ""))
+    ptx, amdgcn = folder / f"{name}.ptx", folder / f"{name}.amdgcn"
+    if has_cuda and ptx.exists() and (arch := _first_match(ptx, PTX_TARGET_RE)):
         return Target("cuda", arch, 32), notes
-    if has_hip and (folder / f"{name}.amdgcn").exists():
-        arch = _first_match(folder / f"{name}.amdgcn", AMDGCN_TARGET_RE) or "?"
+    if has_hip and amdgcn.exists() and (arch := _first_match(amdgcn, AMDGCN_TARGET_RE)):
         return Target("hip", arch, 64), notes
+    if ":" in stated:
+        backend, arch = stated.split(":", 1)
+        return Target(backend, arch, int(module.get("ttg.threads-per-warp", 0) or 0)), notes
+    if has_cuda or has_hip:
+        return (Target("cuda", "?", 32) if has_cuda else Target("hip", "?", 64)), notes
     if any((folder / f"{name}.{e}").exists() for e in CPU_DUMP_STAGES):
         return cpu_target([folder / f"{name}.{e}" for e in ("llir", "ll", "asm", "s")]), notes
     return Target("unknown", "?"), notes
+
+
+# TTGIR module attributes -> the Triton metadata keys they state (a dump folder has no metadata)
+TTGIR_OPTIONS = {"ttg.num-warps": "num_warps", "ttg.num-ctas": "num_ctas", "ttg.shared": "shared",
+                 "triton_gpu.num-warps": "num_warps", "triton_gpu.num-ctas": "num_ctas",
+                 "triton_gpu.shared": "shared"}
+# module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 4 : i32, ttg.shared = 49152 : i32, ttg.target = "cuda:90"}
+TTGIR_ATTRIBUTE_RE = re.compile(r'(?<![\w.-])"?(?P<key>[\w.-]+)"?\s*=\s*(?:(?P<int>-?\d+)\s*:\s*i\d+|"(?P<str>[^"]*)")')
+
+
+def ttgir_module(path: Path) -> dict:
+    """The module attributes a TTGIR states ({"ttg.num-warps": 4, "ttg.target": "cuda:90", ...}), read
+    from its `module attributes {...}` line near the top; {} when there is none."""
+    if not path.is_file():
+        return {}
+    for line in _head(path, 400):
+        if line.lstrip().startswith("module attributes"):
+            head = line.split("{", 1)[1] if "{" in line else ""
+            return {m["key"]: int(m["int"]) if m["int"] is not None else m["str"]
+                    for m in TTGIR_ATTRIBUTE_RE.finditer(head)}
+    return {}
 
 
 def cpu_target(files: list[Path]) -> Target:
@@ -227,11 +279,27 @@ def _first_match(path: Path, pattern: re.Pattern, limit: int = 2000) -> str | No
 
 
 def read_triton_dump(root: Path) -> tuple[list[Variant], list[str]]:
+    """Every kernel of a dump folder (or of one `<hash>` folder of it). A dump has no metadata: the
+    options its TTGIR states (num_warps, num_ctas, shared) stand in for it. An empty stage file
+    is left out, with a warning; a kernel with no file left is skipped."""
     variants, warnings = [], []
     for folder, name in _dump_kernel_folders(root):
-        target, notes = _dump_target(folder, name)
+        module = ttgir_module(folder / f"{name}.ttgir")
+        target, notes = _dump_target(folder, name, module)
         warnings += [f"{folder.name}: {n}" for n in notes]
-        variants.append(_foreign(name, folder, target, "triton-dump", {}, notes))
+        names = {}
+        for p in sorted(folder.glob(f"{glob.escape(name)}.*")):
+            stage = p.name[len(name) + 1:]
+            if not p.is_file() or "." in stage:
+                continue
+            if p.stat().st_size:
+                names[p.name] = stage
+            else:
+                warnings.append(f"{p}: empty (0 bytes): left out; was it cut off while being written?")
+        if not names:
+            continue
+        meta = {key: module[attr] for attr, key in TTGIR_OPTIONS.items() if attr in module}
+        variants.append(_foreign(name, folder, target, "triton-dump", meta, notes, names=names))
     return variants, warnings
 
 
@@ -305,7 +373,61 @@ def _kernel_name(files: list[Path]) -> str | None:
 
 
 def read_store(root: Path) -> tuple[list[Variant], list[str]]:
-    return list(read_records(root)), []
+    problems: list[str] = []
+    variants = list(read_records(root, problems))
+    return variants, problems + unfinished(root)
+
+
+# -- traces: tritonparse's and Triton's structured logging (kinspect.traces) -------------------------
+
+def read_trace(root: Path) -> tuple[list[Variant], list[str]]:
+    """Every compilation event of a trace as a read-only variant, its stages in kinspect's cache."""
+    import dataclasses
+
+    from kinspect.hooks.record import target_of
+    from kinspect.store import variant_name
+
+    entries, warnings = traces.read(root)
+    variants = []
+    for e in entries:
+        try:
+            target = target_of(e.metadata)
+        except (ValueError, TypeError, KeyError, IndexError):
+            target = Target("unknown", "?")
+        v = _foreign(e.kernel, Path(e.folder), target, "trace", e.metadata, e.notes, names=e.files)
+        constexprs, attributes = _specialization(e)
+        v = dataclasses.replace(v, times=e.times, source=e.source, launches=e.launches, constexprs=constexprs,
+                                attributes=attributes, cache_hit=bool(e.metadata.get("cache_hit")),
+                                extra={**v.extra, "trace": e.file or str(root), "trace_event": e.event})
+        variants.append(dataclasses.replace(v, name=variant_name(v)))
+    return variants, warnings
+
+
+def _specialization(e) -> tuple[dict, dict]:
+    """(constexprs, attributes) by parameter name: Triton's metadata keys them by argument index
+    (`src_constants {"(6,)": 64}`, `src_attrs {"(0,)": [["tt.divisibility", 16]]}`), the names come
+    from the kernel's source the trace carries."""
+    params = traces.parameters(e.source)
+
+    def name(key: str) -> tuple[str, bool]:
+        m = re.fullmatch(r"\((\d+),?\)", str(key).replace(" ", ""))
+        i = int(m.group(1)) if m else -1
+        return (params[i] if 0 <= i < len(params) else (str(key), True))
+
+    constexprs, attributes = {}, {}
+    consts = e.metadata.get("src_constants")
+    for key, value in (consts.items() if isinstance(consts, dict) else ()):
+        arg, declared = name(key)
+        if declared:
+            constexprs[arg] = value
+        else:
+            attributes.setdefault(arg, {})["constant"] = value
+    attrs = e.metadata.get("src_attrs")
+    for key, pairs in (attrs.items() if isinstance(attrs, dict) else ()):
+        for pair in pairs if isinstance(pairs, list) else ():
+            if isinstance(pair, list) and len(pair) == 2:
+                attributes.setdefault(name(key)[0], {})[str(pair[0])] = pair[1]
+    return constexprs, attributes
 
 
 @dataclass(frozen=True)
@@ -313,6 +435,7 @@ class Layout:
     kind: str
     matches: Callable[[Path], bool]
     read: Callable[[Path], tuple[list[Variant], list[str]]]
+    files: bool = False          # it reads a file too, not only a folder
 
 
 LAYOUTS = (
@@ -321,6 +444,7 @@ LAYOUTS = (
     Layout("Triton dump", is_triton_dump, read_triton_dump),
     Layout("spine-triton dump", is_spine_dump, read_spine_dump),
     Layout("triton-shared dump", is_shared_dump, read_shared_dump),
+    Layout("trace", traces.is_trace, read_trace, files=True),
 )
 
 
@@ -397,14 +521,38 @@ def _target_of_text(dialect: str, head: list[str], triple: str) -> Target:
     return Target("cpu", CPU_ARCH[isa]) if isa else Target("unknown", "?")
 
 
+def readable(listing, *, announce: bool = True):
+    """The listing, or a KinspectError when it holds nothing readable: no kernels at all, or kernels
+    none of which could be read (every record or metadata file corrupt, a trace cut off before its
+    first event): an empty report would hide that. With `announce`, what could not be read of the
+    rest is said as warnings (kinspect.errors.warn), one line each."""
+    from kinspect.errors import KinspectError, warn
+
+    if listing.kind == "empty":
+        raise KinspectError(f"nothing to read in '{listing.path}': it is not a kinspect store or variant folder, a "
+                            f"Triton cache (or one of its entries), a TRITON_KERNEL_DUMP folder (or one of its "
+                            f"folders), a trace or a stage file")
+    if not listing.variants and listing.warnings:
+        more = f" (and {len(listing.warnings) - 1} more)" if len(listing.warnings) > 1 else ""
+        fix = ("is the trace complete?" if listing.kind == "trace"
+               else "recompile the kernel or remove that folder")
+        raise KinspectError(f"no variant in '{listing.path}' could be read: "
+                            f"{listing.warnings[0].removesuffix('; skipped')}{more}; {fix} (kinspect ls {listing.path})")
+    if announce:
+        for line in listing.warnings:
+            warn(line)
+    return listing
+
+
 def discover(path: str | Path | None = None) -> Listing:
     root = Path(path) if path is not None else default_dir()
     if not root.exists():
         raise NotFound(f"folder '{root}' not found; give a kinspect store, a Triton cache or a dump folder")
+    for layout in LAYOUTS:
+        if (root.is_dir() or layout.files) and layout.matches(root):
+            variants, warnings = layout.read(root)
+            warnings += [f"variant {v.name or v.kernel}: {p}" for v in variants for p in v.problems]
+            return Listing(root, layout.kind, variants, warnings)
     if not root.is_dir():
         return Listing(root, "stage file", [read_file(root)], [])
-    for layout in LAYOUTS:
-        if layout.matches(root):
-            variants, warnings = layout.read(root)
-            return Listing(root, layout.kind, variants, warnings)
     return Listing(root, "empty", [], [f"no kinspect store, Triton cache or dump folder found in '{root}'"])

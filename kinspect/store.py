@@ -17,6 +17,14 @@ that writes a store holds `<root>/.kinspect.lock` (flock) meanwhile: a second on
 process holds it instead of interleaving its variants (the holder's own children share the lock). Two variants differ
 in Triton's hash whenever target, options, constexprs or specialization differ, so they never
 share a folder.
+
+A store is data from wherever it came from: every file read from it goes through `contained` (a
+name from a record is a relative path that stays inside its variant folder, links followed) and
+every JSON file through `load_json` (size, then kinspect.schema). A stage that breaks the rule is
+left out of its Variant with a line in `Variant.problems`; a record that breaks its schema leaves
+its variant out of the listing with a line saying why. Files are written through `write_atomic` (a
+fresh temporary file renamed into place) and locks opened without following links, so a link
+planted in a store never makes kinspect write outside it.
 """
 
 from __future__ import annotations
@@ -32,6 +40,7 @@ import tempfile
 from pathlib import Path
 from typing import Iterable, Mapping
 
+from kinspect import schema
 from kinspect.errors import KinspectError, NotFound
 from kinspect.model import Variant
 
@@ -52,6 +61,102 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._+-]+")
 
 def _safe(text: str) -> str:
     return _UNSAFE.sub("-", str(text)).strip("-") or "x"
+
+
+# -- reading and writing inside a store ------------------------------------------------------------
+
+class Outside(KinspectError):
+    """A name from a store that leads out of the folder it belongs to."""
+
+
+def contained(folder: Path, name: str, real_folder: str | None = None) -> Path:
+    """`folder/name` when it stays inside `folder`: a relative path without `..` whose real path
+    (links followed) is inside the folder's real path. Raises Outside saying why otherwise; a name
+    that does not exist passes (opening it says so). `real_folder` is os.path.realpath(folder),
+    when the caller checks many names of one folder."""
+    _check_inside(str(folder), name, real_folder)
+    return Path(folder, name)
+
+
+def _check_inside(folder: str, name: str, real_folder: str | None) -> None:
+    if not isinstance(name, str) or not name or "\0" in name:
+        raise Outside("file name is empty or not text")
+    if name.startswith("/"):
+        raise Outside(f"file {_shown(name)} is an absolute path, outside the variant folder")
+    parts = name.split("/")
+    if ".." in parts:
+        raise Outside(f"file {_shown(name)} climbs out of the variant folder with '..'")
+    path = os.path.join(folder, name)
+    try:
+        if len(parts) == 1 and not os.path.islink(path):
+            return               # a plain file or folder right in `folder`: inside by construction
+    except (OSError, ValueError):
+        raise Outside(f"file {_shown(name)} cannot be looked at") from None
+    real = os.path.realpath(path)
+    top = real_folder or os.path.realpath(folder)
+    if real != top and not real.startswith(top.rstrip(os.sep) + os.sep):
+        raise Outside(f"file {_shown(name)} is a link to {'a file' if os.path.exists(real) else 'a place'} "
+                      f"outside the variant folder")
+
+
+def _shown(name: str, n: int = 80) -> str:
+    """A name from a store in a message: quoted, control characters escaped, cut to `n`."""
+    return ascii(name if len(name) <= n else name[:n] + "...")
+
+
+def load_json(folder: Path, name: str, spec, *, limit: int = MAX_RECORD_BYTES):
+    """The JSON file `name` of a store folder, checked: inside the folder, at most `limit` bytes,
+    and of the shape `spec` (kinspect.schema) says. Raises NotFound when it is not there, and a
+    KinspectError `name: what is wrong` otherwise."""
+    path = contained(folder, name)
+    try:
+        size = path.stat().st_size
+        if size > limit:
+            raise KinspectError(f"{name}: {size:,} bytes, too large (at most {limit:,})")
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise NotFound(f"{name}: not there") from None
+    except UnicodeDecodeError:
+        raise KinspectError(f"{name}: not UTF-8 text") from None
+    except OSError as e:
+        raise KinspectError(f"{name}: cannot be read ({e.strerror})") from None
+    try:
+        data = json.loads(text)
+    except RecursionError:
+        raise KinspectError(f"{name}: nested too deeply") from None
+    except ValueError as e:
+        raise KinspectError(f"{name}: not JSON ({str(e).split(':')[0]})") from None
+    try:
+        schema.check(spec, data)
+    except schema.Invalid as e:
+        what = str(e)
+        raise schema.Invalid(f"{name} {what.removeprefix('the file ')}" if what.startswith("the file ")
+                             else f"{name}: {what}") from None
+    return data
+
+
+def write_atomic(path: Path, data: str | bytes) -> None:
+    """Replace `path` with `data`: written to a fresh temporary file beside it (never a name a store
+    could hold a link at), then renamed into place, so readers see the old file or the new one."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name[:60]}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data.encode("utf-8", "surrogateescape") if isinstance(data, str) else data)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def _open_lock(path: Path) -> int:
+    """A lock file's descriptor, never through a link (a store may hold one where its lock goes)."""
+    try:
+        return os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
+    except OSError as e:
+        link = " (it is a link: remove it)" if os.path.islink(path) else ""
+        raise KinspectError(f"cannot open the lock file '{path}': {e.strerror}{link}") from None
 
 
 def variant_name(v: Variant) -> str:
@@ -83,6 +188,12 @@ class Store:
             folder.mkdir(parents=True, exist_ok=True)
         except OSError as e:
             raise KinspectError(f"cannot write to '{self.root}': {e.strerror}; choose another folder with -o") from None
+        if folder != self.root:
+            try:
+                contained(self.root, folder.name)
+            except Outside:
+                raise KinspectError(f"'{folder}' is a link out of the store '{self.root}'; kinspect does not write "
+                                    f"through it: remove the link or choose another folder with -o") from None
         if not os.access(folder, os.W_OK):
             raise KinspectError(f"cannot write to '{folder}': permission denied; choose another folder with -o")
         return folder
@@ -107,9 +218,9 @@ class Store:
             yield
             return
         try:
-            fd = os.open(folder / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
-        except OSError as e:
-            raise KinspectError(f"cannot write to '{folder}': {e.strerror}; choose another folder with -o") from None
+            fd = _open_lock(folder / LOCK)
+        except KinspectError as e:
+            raise KinspectError(f"cannot write to '{folder}': {e}; choose another folder with -o") from None
         try:
             _flock(fd, root)
         except StoreBusy:
@@ -122,7 +233,7 @@ class Store:
             os.close(fd)
             raise
         os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()}\n{_command()}\n".encode())
+        os.write(fd, f"{os.getpid()}\n{_command()}\n".encode("utf-8", "surrogateescape"))
         os.environ[LOCK_ENV] = os.pathsep.join(p for p in (held, root) if p)
         try:
             yield
@@ -154,6 +265,8 @@ class Store:
         folder = self._prepare(group)
         name = variant_name(v)
         final = folder / name
+        if final.is_symlink():      # not a variant kinspect wrote: a link planted in the store
+            final.unlink()
         if (final / RECORD).is_file() and (not replace or _captured(final)):
             return read_record(final)
         tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{name[:40]}-", dir=folder))
@@ -170,7 +283,7 @@ class Store:
             data = stored.to_json()
             if replace:
                 data["launches"] = _keep_launches(final, tmp)
-            (tmp / RECORD).write_text(json.dumps(data, indent=1, sort_keys=True, default=str))
+            write_atomic(tmp / RECORD, json.dumps(data, indent=1, sort_keys=True, default=str))
             if replace:
                 _move_into_place(tmp, final)
             elif not _move_if_absent(tmp, final):
@@ -186,13 +299,8 @@ class Store:
         which stay files until merge_launches takes them."""
         folder = Path(v.path)
         data = v.to_json()
-        try:
-            data["launches"] = json.loads((folder / RECORD).read_text()).get("launches")
-        except (OSError, ValueError, AttributeError):
-            data["launches"] = None
-        tmp = folder / f".{RECORD}.{os.getpid()}.tmp"
-        tmp.write_text(json.dumps(data, indent=1, sort_keys=True, default=str))
-        os.replace(tmp, folder / RECORD)
+        data["launches"] = _stored_launches(folder)
+        write_atomic(folder / RECORD, json.dumps(data, indent=1, sort_keys=True, default=str))
 
     # -- reading ------------------------------------------------------------------------------
 
@@ -203,9 +311,17 @@ class Store:
 def _captured(folder: Path) -> bool:
     """Whether the record in `folder` was made by a capture of a program."""
     try:
-        return str(json.loads((folder / RECORD).read_text()).get("origin", "")).startswith("capture")
-    except (OSError, ValueError, AttributeError):
+        return str(load_json(folder, RECORD, schema.RECORD).get("origin", "")).startswith("capture")
+    except KinspectError:
         return False
+
+
+def _stored_launches(folder: Path):
+    """The launches record.json in `folder` holds (as JSON), or None."""
+    try:
+        return load_json(folder, RECORD, schema.RECORD).get("launches")
+    except KinspectError:
+        return None
 
 
 def _link_or_copy(src: Path, dest: Path) -> None:
@@ -253,13 +369,10 @@ def _keep_launches(final: Path, tmp: Path):
         return None
     for p in final.glob(LAUNCHES_GLOB):
         try:
-            _link_or_copy(p, tmp / p.name)
-        except OSError:
+            _link_or_copy(contained(final, p.name), tmp / p.name)
+        except (OSError, Outside):
             pass
-    try:
-        return json.loads((final / RECORD).read_text()).get("launches")
-    except (OSError, ValueError, AttributeError):
-        return None
+    return _stored_launches(final)
 
 
 def _move_if_absent(tmp: Path, final: Path) -> bool:
@@ -300,40 +413,92 @@ def _move_into_place(tmp: Path, final: Path) -> None:
             shutil.rmtree(tmp, ignore_errors=True)
 
 
-def read_record(folder: Path) -> Variant:
-    path = folder / RECORD
+def read_record(folder: Path, label: str | None = None) -> Variant:
+    """The variant stored in `folder`, with its pending launch files merged in. Its record is
+    checked (kinspect.schema.RECORD): a wrong one raises a KinspectError `variant LABEL: record.json:
+    what`. A stage whose file leads out of the folder, or a launch file that is not one, is left out
+    and said in the variant's `problems`."""
+    folder = Path(folder)
+    label = label or folder.name
     try:
-        if path.stat().st_size > MAX_RECORD_BYTES:
-            raise ValueError(f"{path.stat().st_size:,} bytes, too large for a record")
-        data = json.loads(path.read_text())
-        variant = Variant.from_json(data, path=str(folder))
-        pending = _pending_launches(folder)
-        if pending:
-            from kinspect.launches import merge
-
-            variant = dataclasses.replace(variant, launches=merge([variant.launches, *pending.values()]))
-        return variant
-    except FileNotFoundError:
+        variant = Variant.from_json(load_json(folder, RECORD, schema.RECORD), path=str(folder))
+    except NotFound:
         raise NotFound(f"no {RECORD} in '{folder}'; is it a kinspect variant folder?") from None
-    except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as e:
-        raise KinspectError(f"'{path}' is not a kinspect record ({e}); re-run kinspect dump to recreate it") from None
-    except OSError as e:
-        raise KinspectError(f"cannot read '{path}': {e.strerror}") from None
+    except KinspectError as e:
+        raise KinspectError(f"variant {label}: {e}") from None
+    except (ValueError, TypeError, KeyError) as e:    # what the schema lets through and the model refuses
+        raise KinspectError(f"variant {label}: {RECORD}: {e}") from None
+    stages, problems = [], []
+    where = str(folder)
+    real = os.path.realpath(where) if any("/" in s.file for s in variant.stages) else None
+    for s in variant.stages:
+        try:
+            _check_inside(where, s.file, real)
+            stages.append(s)
+        except Outside as e:
+            problems.append(f"stage {s.name}: {e}; not read")
+    pending, bad = _pending_launches(folder)
+    problems += bad
+    launches = variant.launches
+    if pending:
+        from kinspect.launches import merge
+
+        launches = merge([launches, *pending.values()])
+    if problems or pending:
+        variant = dataclasses.replace(variant, stages=tuple(stages), launches=launches, problems=tuple(problems))
+    return variant
 
 
-def read_records(root: Path) -> Iterable[Variant]:
-    """Every variant under a store root, skipping temporary folders of writers in progress."""
+def read_records(root: Path, problems: list | None = None) -> Iterable[Variant]:
+    """Every variant under a store root, skipping temporary folders of writers in progress. A variant
+    whose record cannot be read, or whose folder is a link out of the store, is skipped with a line
+    in `problems` when a list is given (else its error is raised)."""
     root = Path(root)
     if (root / RECORD).is_file():
         yield read_record(root)
         return
+    real = os.path.realpath(root)
     for group in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")):
         if (group / RECORD).is_file():
-            yield read_record(group)
+            found = _read_one(root, real, group, problems)
+            if found is not None:
+                yield found
             continue
         for folder in sorted(p for p in group.iterdir() if p.is_dir() and not p.name.startswith(".")):
             if (folder / RECORD).is_file():
-                yield read_record(folder)
+                found = _read_one(root, real, folder, problems)
+                if found is not None:
+                    yield found
+
+
+def _read_one(root: Path, real_root: str, folder: Path, problems: list | None) -> Variant | None:
+    label = folder.relative_to(root).as_posix()
+    try:
+        if os.path.islink(folder) or os.path.islink(folder.parent):     # else inside by construction
+            contained(root, label, real_root)
+        return read_record(folder, label)
+    except Outside as e:
+        error = KinspectError(f"variant {label}: its folder is a link out of the store ({e})")
+    except KinspectError as e:
+        error = e
+    if problems is None:
+        raise error
+    problems.append(f"{error}; skipped")
+    return None
+
+
+def unfinished(root: Path) -> list[str]:
+    """A line saying what a capture left to do in this store, with the command that finishes it:
+    launches recorded under the interpreter and not compiled yet (an interrupted `capture
+    --interpret`, or one whose program is still running)."""
+    import shlex
+
+    folder = Path(root) / INTERPRET_PENDING
+    files = sorted(folder.glob("*.json")) if folder.is_dir() else []
+    if not files:
+        return []
+    return [f"a capture left {len(files)} process(es)' interpreted launches to compile here (interrupted, or "
+            f"still running); finish it with: kinspect capture --resume {shlex.quote(str(root))}"]
 
 
 def is_store(path: Path) -> bool:
@@ -355,53 +520,49 @@ def launches_path(folder: Path, host: str, pid: int) -> Path:
 
 def write_launches(folder: Path, launches, *, host: str, pid: int) -> None:
     """One process's launches of one variant (cumulative), replacing its earlier file atomically."""
-    path = launches_path(folder, host, pid)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps({"launches": dataclasses.asdict(launches)}, default=str))
-    os.replace(tmp, path)
+    write_atomic(launches_path(folder, host, pid), json.dumps({"launches": dataclasses.asdict(launches)}, default=str))
 
 
-def _pending_launches(folder: Path) -> dict[Path, object]:
-    """Launch files not merged into record.json yet; a torn or foreign file is skipped."""
+def _pending_launches(folder: Path) -> tuple[dict[Path, object], list[str]]:
+    """Launch files not merged into record.json yet, and a line for each one that is not a launch
+    record (it is left out)."""
     from kinspect.model import launches_from_json
 
-    found = {}
+    found, problems = {}, []
     for p in sorted(Path(folder).glob(LAUNCHES_GLOB)):
         try:
-            if p.stat().st_size > MAX_RECORD_BYTES:
-                continue
-            found[p] = launches_from_json(json.loads(p.read_text()).get("launches"))
-        except (OSError, ValueError, TypeError, KeyError, AttributeError, RecursionError):
-            continue
-    return found
+            found[p] = launches_from_json(load_json(folder, p.name, schema.LAUNCH_FILE)["launches"])
+        except NotFound:
+            continue      # merged and removed meanwhile
+        except KinspectError as e:
+            problems.append(f"{e}; not read")
+    return found, problems
 
 
 def merge_launches(folder: Path, only: Path | None = None) -> None:
     """Merge a variant's launch files (or the one file `only`) into its record.json and remove them.
     Several processes may do this at once (ranks leaving their captures): a lock on the variant
-    folder makes each read-merge-write whole."""
+    folder makes each read-merge-write whole. A record or launch file that is not one is left as
+    it is (readers say why)."""
     import fcntl
 
     from kinspect.launches import merge
 
     folder = Path(folder)
-    fd = os.open(folder / LAUNCHES_LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+    fd = _open_lock(folder / LAUNCHES_LOCK)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
-        pending = _pending_launches(folder)
+        pending, _ = _pending_launches(folder)
         if only is not None:
             pending = {p: x for p, x in pending.items() if p == only}
         if not pending:
             return
-        path = folder / RECORD
-        data = json.loads(path.read_text())
+        data = load_json(folder, RECORD, schema.RECORD)
         variant = Variant.from_json(data, path=str(folder))
         merged = merge([variant.launches, *pending.values()])
         data["launches"] = dataclasses.asdict(merged) if merged else None
         data["record_version"] = max(int(data.get("record_version") or 1), 2)
-        tmp = folder / f".{RECORD}.{os.getpid()}.tmp"
-        tmp.write_text(json.dumps(data, indent=1, sort_keys=True, default=str))
-        os.replace(tmp, path)
+        write_atomic(folder / RECORD, json.dumps(data, indent=1, sort_keys=True, default=str))
         for p in pending:
             p.unlink(missing_ok=True)
     finally:
@@ -414,9 +575,9 @@ def find_variant_folder(root: Path, kernel: str, hash_hex: str) -> Path | None:
     group = Path(root) / _safe(kernel)
     for folder in sorted(group.glob(f"*_{hash_hex[:8]}")) if group.is_dir() else ():
         try:
-            if json.loads((folder / RECORD).read_text()).get("hash") == hash_hex:
+            if load_json(folder, RECORD, schema.RECORD).get("hash") == hash_hex:
                 return folder
-        except (OSError, ValueError, AttributeError):
+        except KinspectError:
             continue
     return None
 
@@ -434,25 +595,28 @@ def write_autotune(root: Path, kernel: str, decisions, *, host: str, pid: int) -
     folder = kernel_folder(root, kernel)
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"autotune-{_safe(host)}-{pid}.json"
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps([d.to_json() for d in decisions], default=str))
-    os.replace(tmp, path)
+    write_atomic(path, json.dumps([d.to_json() for d in decisions], default=str))
     return path
 
 
-def _decisions(path: Path) -> list:
+def _decisions(path: Path, problems: list | None = None) -> list:
+    """The decisions in one autotune file; one that is not an autotune record is left out (with a
+    line in `problems`)."""
     from kinspect.model import AutotuneDecision
 
     try:
-        if path.stat().st_size > MAX_RECORD_BYTES:
-            return []
-        return [AutotuneDecision.from_json(d) for d in json.loads(path.read_text())]
-    except (OSError, ValueError, TypeError, KeyError, AttributeError, RecursionError, OverflowError):
+        return [AutotuneDecision.from_json(d) for d in load_json(path.parent, path.name, schema.AUTOTUNE)]
+    except NotFound:
+        return []
+    except KinspectError as e:
+        if problems is not None:
+            problems.append(f"kernel {path.parent.name}: {e}; not read")
         return []
 
 
-def read_autotune(root: Path) -> list:
-    """Every autotuning decision recorded in a store (merged and per-process files), by kernel."""
+def read_autotune(root: Path, problems: list | None = None) -> list:
+    """Every autotuning decision recorded in a store (merged and per-process files), by kernel; a
+    file that is not an autotune record is left out, with a line in `problems`."""
     root = Path(root)
     found = []
     if not root.is_dir():
@@ -460,7 +624,7 @@ def read_autotune(root: Path) -> list:
     for group in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")):
         for path in [group / AUTOTUNE, *sorted(group.glob(AUTOTUNE_GLOB))]:
             if path.is_file():
-                found += _decisions(path)
+                found += _decisions(path, problems)
     return found
 
 
@@ -478,14 +642,12 @@ def merge_autotune(root: Path, only_pid: int | None = None) -> list:
                  if only_pid is None or p.stem.endswith(f"-{only_pid}")]
         if not files:
             continue
-        fd = os.open(group / LAUNCHES_LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = _open_lock(group / LAUNCHES_LOCK)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             kept = _decisions(group / AUTOTUNE)
             new = [d for p in files for d in _decisions(p)]
-            tmp = group / f".{AUTOTUNE}.{os.getpid()}.tmp"
-            tmp.write_text(json.dumps([d.to_json() for d in kept + new], indent=1, default=str))
-            os.replace(tmp, group / AUTOTUNE)
+            write_atomic(group / AUTOTUNE, json.dumps([d.to_json() for d in kept + new], indent=1, default=str))
             for p in files:
                 p.unlink(missing_ok=True)
             merged += new

@@ -72,3 +72,102 @@ def _kinspect_cache(tmp_path_factory):
         os.environ.pop("KINSPECT_CACHE_DIR", None)
     else:
         os.environ["KINSPECT_CACHE_DIR"] = old
+
+
+# -- one program captured under the interpreter (tests/test_replay.py, tests/test_hostile_stores.py) ------
+
+CAPTURED_KERNELS = '''\
+"""Kernels as a project keeps them: a module of definitions."""
+import triton
+import triton.language as tl
+
+LOG2E = tl.constexpr(1.4426950408889634)
+
+
+@triton.jit
+def _exp(x):
+    return tl.exp2(x * LOG2E)
+
+
+@triton.jit
+def softmax_rows(x_ptr, y_ptr, n_cols, stride, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    x = tl.load(x_ptr + row * stride + cols, mask=mask, other=-float("inf"))
+    e = _exp(x - tl.max(x, axis=0))
+    tl.store(y_ptr + row * stride + cols, e / tl.sum(e, axis=0), mask=mask)
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": 64}, num_warps=2), triton.Config({"BLOCK": 128}, num_warps=4)],
+                 key=["n"])
+@triton.jit
+def add_kernel(a_ptr, b_ptr, c_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(c_ptr + offs, tl.load(a_ptr + offs, mask=mask) + tl.load(b_ptr + offs, mask=mask), mask=mask)
+'''
+
+CAPTURED_PROGRAM = '''\
+import torch
+import triton
+import triton.language as tl
+
+from kernels_mod import add_kernel, softmax_rows
+
+
+@triton.jit
+def row_sum(x_ptr, out_ptr, n_cols, stride, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    for start in range(0, n_cols, BLOCK):
+        cols = start + tl.arange(0, BLOCK)
+        acc += tl.load(x_ptr + row * stride + cols, mask=cols < n_cols, other=0.0)
+    tl.store(out_ptr + row, tl.sum(acc, axis=0))
+
+
+x = torch.randn(7, 100)
+y = torch.empty_like(x)
+softmax_rows[(7,)](x, y, 100, x.stride(0), BLOCK=128)
+assert torch.allclose(y, torch.softmax(x, 1), atol=1e-5)
+
+s = torch.empty(7)
+for _ in range(2):
+    row_sum[(7,)](x, s, 100, x.stride(0), BLOCK=64)
+assert torch.allclose(s, x.sum(1), atol=1e-4)
+flat = torch.randn(1001)
+view = flat[1:].view(4, 250)          # starts 4 bytes past an aligned address
+row_sum[(4,)](view, s, 250, 250, BLOCK=64)
+assert torch.allclose(s[:4], view.sum(1), atol=1e-4)
+
+a, b = torch.randn(777), torch.randn(777)
+c = torch.empty(777)
+add_kernel[lambda meta: (triton.cdiv(777, meta["BLOCK"]),)](a, b, c, 777)
+assert torch.allclose(c, a + b)
+print("program ok")
+'''
+
+
+@pytest.fixture(scope="session")
+def interpreted_capture(tmp_path_factory):
+    """CAPTURED_PROGRAM (kernels in a module of definitions and in the script itself: a helper and a
+    constexpr global, a loop, masks, a misaligned view, an autotuned kernel) captured by `kinspect
+    capture --interpret -t cuda:90`: (store, program folder, capture --json). Tests that change the
+    store work on a copy, or expect other tests' additions."""
+    import json
+    import sys
+
+    from click.testing import CliRunner
+
+    from kinspect.cli import main
+
+    root = tmp_path_factory.mktemp("interp")
+    (root / "kernels_mod.py").write_text(CAPTURED_KERNELS)
+    (root / "prog.py").write_text(CAPTURED_PROGRAM)
+    store = root / "store"
+    r = CliRunner().invoke(main, ["capture", "--interpret", "-t", "cuda:90", "-o", str(store), "--json", "--",
+                                  sys.executable, str(root / "prog.py")])
+    assert r.exit_code == 0, r.output
+    assert "kinspect: 5 variant(s) compiled for cuda:90" in r.output and "5 interpreted launch(es)" in r.output
+    assert "autotuned add_kernel [n=777 (float32)]: took BLOCK=64; num_warps=2" in r.output
+    return store, root, json.loads(r.output.strip().splitlines()[-1])

@@ -92,10 +92,31 @@ def main(stages: Path) -> None:
     out = kinspect("bench", f"{script}:softmax_kernel", "-o", tmp / "b", "--rep", "20", "--warmup", "2",
                    "--no-compile", env=env)
     assert "threads busy on average" in out and "correct:" in out, out
+    foreign(tmp)
     shutil.rmtree(tmp, ignore_errors=True)
     print(f"core install (no llvmlite, matplotlib or numpy; triton {triton}): {len(checks)} commands as expected")
     for c in checks:
         print(f"  kinspect {c}")
+
+
+def foreign(tmp: Path) -> None:
+    """This Triton's own TRITON_KERNEL_DUMP folder and cache entry of one kernel read as kinspect dump
+    reads its compile: the same instructions, matrix use and registers, the HGMMA on both tl.dot lines."""
+    import json
+
+    kernel = f"{ROOT / 'tests' / 'corpus' / 'flash_attention.py'}:attn_fwd"
+    made = tmp / "foreign"
+    subprocess.run([sys.executable, str(ROOT / "tests" / "trace_maker.py"), str(made), kernel, "cuda:90", "-"],
+                   check=True, capture_output=True, timeout=600, cwd=ROOT)
+    kinspect("dump", kernel, "-t", "cuda:90", "-o", tmp / "fa")
+    reports = {}
+    for name, folder in (("kinspect", tmp / "fa"), ("dump", made / "dump"), ("cache", made / "cache")):
+        [one] = [p for p in folder.rglob("*") if p.is_dir() and not any(q.is_dir() for q in p.iterdir())]
+        [reports[name]] = json.loads(kinspect("vec-report", one, "--json"))
+    figures = {name: (r["instructions"], r["mnemonics"], r["matrix_by_unit"], r["registers"]) for name, r in reports.items()}
+    assert len({json.dumps(f) for f in figures.values()}) == 1, figures
+    for name, r in reports.items():
+        assert {v["line"] for v in r["verdicts"] if "HGMMA" in v["text"]} == {28, 36}, (name, r["verdicts"])
 
 
 if __name__ == "__main__":

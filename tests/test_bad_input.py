@@ -114,7 +114,7 @@ def _rows():
         ("corrupt metadata json", lambda t, c: ["vec-report", str(_cache_copy(c, t, corrupt_metadata))],
          ["could be read", "unreadable metadata _double.json", "recompile"]),
         ("corrupt record.json", lambda t, c: ["ls", str(_store_with_bad_record(t))],
-         ["is not a kinspect record", "re-run kinspect dump"]),
+         ["could be read: variant add/cuda-90_w4_s3_deadbeef: record.json: not JSON", "remove that folder"]),
         ("binary junk in a .ptx", lambda t, c: ["vec-report", str(_junk_file(t, c))],
          ["junk.ptx: line ", "binary data, not PTX text", "pass the .ptx stage"]),
         ("binary file as .ptx", lambda t, c: ["vec-report", str(_cubin_as_ptx(t, c))],

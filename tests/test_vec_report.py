@@ -189,7 +189,7 @@ def test_a_triton_cache_gets_sass_derived_into_kinspects_cache(tmp_path):
     before = sorted((p, p.stat().st_mtime_ns) for p in cache.rglob("*"))
     (rep,) = api.vec_report([str(cache)])
     sass = rep.variant.stage("sass")
-    assert rep.isa_name == "sass" and sass.derived_by == "nvdisasm -c -g -gi"
+    assert rep.isa_name == "sass" and sass.derived_by == "nvdisasm -c -g -gi -hex"
     assert sass.file.startswith(os.environ["KINSPECT_CACHE_DIR"])
     assert rep.isa.mnemonics["LDG"] > 0
     assert sorted((p, p.stat().st_mtime_ns) for p in cache.rglob("*")) == before

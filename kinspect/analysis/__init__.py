@@ -9,7 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kinspect import ir
+from kinspect.analysis.matrix_lines import place, relocate
 from kinspect.analysis.metrics import StageMetrics, measure
+from kinspect.analysis.readable import CountedLines, unreadable
 from kinspect.analysis.resources import Resources, resources
 from kinspect.analysis.stages import isa_stage, open_lines, text_stages
 from kinspect.analysis.verdicts import Findings, Verdict, finding, verdicts
@@ -90,9 +92,14 @@ def per_line(report: VariantReport) -> list[dict]:
 
 
 def stage_metrics(v: Variant, stage) -> StageMetrics:
+    """A stage parsed and measured; `unreadable` says why it is no evidence when it did not parse."""
     gpu = v.target.backend in ("cuda", "hip")
     with open_lines(v, stage) as lines:
-        return measure(stage.name, stage.dialect, ir.parse(stage.dialect, lines), gpu=gpu)
+        counted = CountedLines(lines)
+        m = measure(stage.name, stage.dialect, ir.parse(stage.dialect, counted), gpu=gpu)
+    m.text_lines, m.first_line = counted.count, counted.first
+    m.unreadable = unreadable(stage.name, stage.dialect, m.instructions, counted.count, counted.first)
+    return m
 
 
 def analyse(v: Variant, *, light: bool = False) -> VariantReport:
@@ -105,15 +112,38 @@ def analyse(v: Variant, *, light: bool = False) -> VariantReport:
         if light and isa is not None and s.dialect == "ptx":
             continue
         try:
-            stages[s.name] = stage_metrics(v, s)
+            m = stage_metrics(v, s)
         except KinspectError as e:
             problems.append(f"{s.name}: {e}")
+            continue
+        if m.unreadable:        # never evidence: no verdict, no figure is drawn from it
+            problems.append(m.unreadable)
+        else:
+            stages[s.name] = m
     isa_metrics = stages.get(isa.name) if isa else None
     stated = dict(isa_metrics.resources) if isa_metrics else {}
     res = resources(v, stated)
-    findings = Findings(v, isa_metrics, stages, res)
-    found = verdicts(findings) + [finding(f"stage {p}", "unreadable_stage") for p in problems]
+    findings = Findings(v, isa_metrics, stages, res, first_ir=_first_ir(v))
+    if isa_metrics is not None:
+        findings.placement = place(isa_metrics, findings.ir(), findings.is_kernel_file)
+        if findings.placement is not None:
+            relocate(isa_metrics, findings.placement)
+    problems = [f"stage {p}" for p in problems] + list(v.problems)    # and what its store could not give
+    found = verdicts(findings) + [finding(p, "unreadable_stage") for p in problems]
     return VariantReport(v, isa_metrics, stages, res, found, problems)
+
+
+def _first_ir(v: Variant) -> StageMetrics | None:
+    """The IR as built from the Python AST, before any pass (Triton's `source` stage, in caches and
+    stores): where a tl.dot the compiler later folds away is still seen."""
+    s = v.stage("source")
+    if s is None or s.dialect != "mlir" or s.binary:
+        return None
+    try:
+        m = stage_metrics(v, s)
+    except KinspectError:
+        return None
+    return None if m.unreadable else m
 
 
 PARALLEL_FROM = 8   # analyse this many variants or more in worker processes

@@ -58,5 +58,35 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
 )}
 
 
+# What to try when Inductor wrote the kernel: its user changes the model or Inductor's choices, not the
+# kernel's code (Inductor regenerates it). Kinds not listed keep their advice.
+INDUCTOR_ADVICE: dict[str, str] = {
+    "narrow_loads": "Inductor keeps loads narrow where it cannot prove the index contiguous and 16-byte aligned: "
+                    "make the tensor contiguous with a last dimension that is a multiple of 16 bytes (a "
+                    "`.contiguous()` before the op, or torch._inductor.config.comprehensive_padding=True), and avoid "
+                    "slicing or concatenating it at odd offsets in the model",
+    "low_occupancy": "another config for this kernel: XBLOCK / R0_BLOCK (powers of two, XBLOCK <= 4096) and num_warps, "
+                     "searched by torch.compile(mode='max-autotune-no-cudagraphs') or set per kernel in "
+                     "torch._inductor.config.autotune_lookup_table",
+    "spills": "smaller blocks for this kernel (XBLOCK / R0_BLOCK: mode='max-autotune-no-cudagraphs' tries them and "
+              "drops configs that spill), or less fused into it (torch._inductor.config.max_fusion_size)",
+    "gather_loads": "a layout Inductor can index with unit stride: a `.contiguous()` (or the permute moved) before "
+                    "the op that reads the tensor",
+    "launch_bound": "fewer launches per step: CUDA graphs (torch.compile(mode='reduce-overhead')) or more work per "
+                    "launch (a larger batch)",
+    "dot_without_matrix_units": "bf16/fp16 matmul inputs (torch.autocast), or torch.backends.cuda.matmul."
+                                "allow_tf32=True for fp32",
+}
+
+
 def kind(name: str) -> Kind:
     return KINDS[name]
+
+
+def advice_for(name: str, advice: str, inductor: bool) -> str:
+    """What to try for a finding of kind `name` whose rule said `advice` ("" for the kind's default): for a
+    kernel Inductor wrote, the config Inductor accepts and the model-level change, with the rule's
+    figures kept in brackets."""
+    if not inductor or name not in INDUCTOR_ADVICE:
+        return advice or KINDS[name].advice
+    return INDUCTOR_ADVICE[name] + (f" ({advice})" if advice else "")

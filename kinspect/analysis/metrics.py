@@ -6,7 +6,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Iterable
 
-from kinspect.ir.records import Access, Function, Instruction, Kind, Layout, Resource, Space
+from kinspect.ir.records import Access, Function, Instruction, Kind, Layout, MatrixOp, Resource, SourceLoc, Space
 
 SCALAR_WIDTH = 32  # a GPU memory access wider than one 32-bit register per thread is vectorized
 # Loads and stores whose widths are reported: device/host memory (CPU tables leave the space NONE),
@@ -64,6 +64,13 @@ class StageMetrics:
     calls: Counter = field(default_factory=Counter)           # callee -> count
     layouts: Counter = field(default_factory=Counter)         # TTGIR layout kind -> count
     lines: dict[tuple[str, int], LineStats] = field(default_factory=dict)
+    matrix_ops: list[MatrixOp] = field(default_factory=list)  # MLIR: dot ops with their shapes and layouts
+    layout_text: dict[str, str] = field(default_factory=dict)  # MLIR: layout alias -> its definition
+    # matrix instructions in text order: (mnemonic as written, op, unit, source location)
+    matrix_code: list[tuple[str, str, str, SourceLoc | None]] = field(default_factory=list)
+    text_lines: int = 0                                       # non-blank lines of the stage's text
+    first_line: str = ""                                      # its first non-blank line
+    unreadable: str | None = None                             # why it is no evidence (analysis.readable)
 
     @property
     def matrix_total(self) -> int:
@@ -106,6 +113,9 @@ def measure(stage: str, dialect: str, records: Iterable, *, gpu: bool) -> StageM
             m.functions.append(r.name)
         elif isinstance(r, Layout):
             m.layouts[r.kind] += 1
+            m.layout_text[r.alias] = r.text
+        elif isinstance(r, MatrixOp):
+            m.matrix_ops.append(r)
     return m
 
 
@@ -136,6 +146,7 @@ def _add(m: StageMetrics, ins: Instruction, gpu: bool) -> None:
         m.scalar_fp += 1
     if kind is Kind.MATRIX:
         m.matrix[info.unit or "matrix"] += 1
+        m.matrix_code.append((ins.mnemonic, ins.op, info.unit or "matrix", ins.loc))
     elif kind is Kind.OTHER:
         m.other += 1
     elif kind is Kind.SPECIAL:

@@ -23,6 +23,20 @@ class Resources:
     source: str = ""                   # where the register figure came from
     occupancy: Occupancy | None = None
     extra: tuple[tuple[str, int], ...] = ()
+    note: str = ""                     # why a figure is missing (no occupancy without shared memory)
+
+
+def _estimate(v: Variant, **figures) -> tuple[Occupancy | None, str]:
+    """The occupancy estimate, or None and why: it needs the kernel's warps and its shared memory, which
+    Triton's metadata states (a cache entry, a kinspect store) and a TRITON_KERNEL_DUMP folder does not
+    (Triton sizes shared memory after the TTGIR it dumps); an estimate from a guess would be a guess."""
+    missing = [what for what, ok in (("num_warps", "num_warps" in v.options), ("shared memory", "shared" in v.options))
+               if not ok]
+    if missing:
+        return None, (f"occupancy not estimated: {' and '.join(missing)} unknown (this {v.origin} variant has no "
+                      f"Triton metadata stating it)")
+    return estimate(str(v.target), num_warps=int(v.options["num_warps"]),
+                    shared_bytes=int(v.options.get("shared") or 0), **figures), ""
 
 
 def cuda_resources(v: Variant) -> Resources:
@@ -50,9 +64,11 @@ def cuda_resources(v: Variant) -> Resources:
             source = f"cuobjdump failed: {e}"
     if loaded:
         regs, spills, source = loaded["registers"], loaded["spills"], "the loaded kernel (driver)"
-    occ = estimate(str(v.target), num_warps=int(v.options.get("num_warps", 4)), registers=regs,
-                   shared_bytes=int(shared or 0))
-    return Resources(regs, spills, shared, source, occ, extra)
+    occ, note = _estimate(v, registers=regs)
+    if regs is None and cubin is None:
+        note = ("registers and spills unknown: this variant has no cubin to read them from"
+                + (" (a trace holds its stages' text only)" if v.origin == "trace" else ""))
+    return Resources(regs, spills, shared, source, occ, extra, note)
 
 
 def amd_resources(v: Variant, stated: dict[str, int]) -> Resources:
@@ -65,10 +81,9 @@ def amd_resources(v: Variant, stated: dict[str, int]) -> Resources:
         spills = stated.get("spill_vgprs", 0) + stated.get("spill_sgprs", 0)
     # Triton allocates LDS dynamically at launch: its metadata's `shared` is the figure, the static
     # .amdhsa_group_segment_fixed_size in the text is 0.
-    shared = v.options.get("shared", stated.get("shared_bytes"))
-    occ = estimate(str(v.target), num_warps=int(v.options.get("num_warps", 4)), registers=None,
-                   shared_bytes=int(shared or 0), vgprs=total)
-    return Resources(total, spills, shared, "AMDGCN metadata", occ, tuple(sorted(stated.items())))
+    shared = v.options.get("shared")
+    occ, note = _estimate(v, registers=None, vgprs=total)
+    return Resources(total, spills, shared, "AMDGCN metadata", occ, tuple(sorted(stated.items())), note)
 
 
 def resources(v: Variant, stated: dict[str, int]) -> Resources:

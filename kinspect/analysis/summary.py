@@ -18,7 +18,7 @@ from pathlib import Path
 
 from kinspect.model import Variant
 
-SUMMARY_VERSION = 3      # bump when what a summary holds or how it is computed changes
+SUMMARY_VERSION = 4      # bump when what a summary holds or how it is computed changes
 PARALLEL_FROM = 8        # analyse in worker processes from this many uncached variants on
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from kinspect.analysis.findings import KINDS
+from kinspect.analysis.matrix_lines import FMA_LAYOUTS, Placement, dot_lines, layout_kind
 from kinspect.analysis.metrics import StageMetrics
 from kinspect.analysis.resources import Resources
 from kinspect.model import Variant
@@ -69,6 +70,8 @@ class Findings:
     isa: StageMetrics | None
     stages: dict[str, StageMetrics]
     resources: Resources
+    first_ir: StageMetrics | None = None     # the IR as built from the AST (Triton's `source` stage)
+    placement: Placement | None = None       # where the machine code's matrix instructions came from
 
     @property
     def gpu(self) -> bool:
@@ -109,6 +112,8 @@ MINOR_SHARE = 0.1  # a line with less than this share of the matrix ops is folde
 
 
 def matrix_rule(f: Findings) -> list[Verdict]:
+    """Matrix instructions by the kernel line of the op that made them (analysis.matrix_lines), and
+    what became of each tl.dot that made none."""
     if f.isa is None:
         return []
     out = []
@@ -126,14 +131,52 @@ def matrix_rule(f: Findings) -> list[Verdict]:
         units = ", ".join(f"{n} {UNIT_NAMES.get(u, u)}" for u, n in f.isa.matrix.most_common())
         out.append(Verdict(f"{units}: {words}" if not out else f"(+{rest} matrix instructions at other lines)",
                            "good"))
-    if total == 0 and f.gpu:     # a CPU backend's dots: dot_rule says where each went
-        for m in f.ir():
-            for (file, line), ls in sorted(m.lines.items()):
-                if ls.matrix and f.is_kernel_file(file):
-                    text = f"{f.where(file, line)} → no matrix instructions in {f.isa.dialect}: the dot runs on FMA/vector units"
-                    out.append(finding(text, "dot_without_matrix_units", line=line, file=file))
-            if out:
-                break
+    if f.placement is not None and f.placement.moved:
+        out.append(Verdict(f"matrix instructions {f.placement.how}: the {f.isa.dialect} line table, after "
+                           f"scheduling, credits them to other lines", "info"))
+    return out + folded_dots(f) + (fma_dots(f) if total == 0 and f.gpu else [])
+
+
+def folded_dots(f: Findings) -> list[Verdict]:
+    """tl.dot lines of the IR built from the AST that no op of the TTGIR comes from: the compiler
+    folded them away (an unused result, a constant operand), so they make no instruction at all."""
+    last = f.stages.get("ttgir")
+    first = f.first_ir or f.stages.get("ttir")
+    if last is None or first is None or first is last:
+        return []
+    kept = dot_lines(last, f.is_kernel_file)
+    out = []
+    for file, line in sorted(set(dot_lines(first, f.is_kernel_file)) - set(kept)):
+        out.append(Verdict(f"{f.where(file, line)} → no instructions: the compiler folded this dot away before "
+                           f"the {last.stage.upper()} (its result is unused or constant)", "info", line, file))
+    return out
+
+
+def fma_dots(f: Findings) -> list[Verdict]:
+    """No matrix instruction in the machine code: each dot the TTGIR keeps, and what its layout says."""
+    ttgir = f.stages.get("ttgir")
+    out = []
+    if ttgir is not None:
+        for (file, line), ops in sorted(dot_lines(ttgir, f.is_kernel_file).items()):
+            kinds = {layout_kind(ttgir, op.encoding) for op in ops}
+            if kinds <= set(FMA_LAYOUTS):
+                text = (f"{f.where(file, line)} → no matrix instructions in {f.isa.dialect}: the TTGIR gives this "
+                        f"dot a #{'/#'.join(sorted(kinds))} layout, so it runs on FMA/vector units (its shape or "
+                        f"element types do not fit the matrix units of {f.variant.target})")
+                out.append(finding(text, "dot_without_matrix_units", line=line, file=file))
+            else:
+                out.append(Verdict(f"{f.where(file, line)} → the TTGIR maps this dot to matrix units "
+                                   f"(#{'/#'.join(sorted(kinds))}) but the {f.isa.dialect} shows no matrix "
+                                   f"instruction: is the {f.isa.dialect} of this variant?", "warn", line, file))
+        return out
+    for m in f.ir():                 # no TTGIR: say what cannot be told apart
+        for (file, line), ls in sorted(m.lines.items()):
+            if ls.matrix and f.is_kernel_file(file):
+                text = (f"{f.where(file, line)} → no matrix instructions in {f.isa.dialect}: the dot runs on "
+                        f"FMA/vector units, or was folded away (no TTGIR here to tell which)")
+                out.append(finding(text, "dot_without_matrix_units", line=line, file=file))
+        if out:
+            break
     return out
 
 
@@ -194,7 +237,10 @@ def loads_rule(f: Findings) -> list[Verdict]:
     fused kernel's 128-bit loads at the tl.exp line in SASS, at the tl.load lines in LLVM IR)."""
     if f.isa is None or not f.gpu:
         return []
+    from kinspect.analysis.kernel_ast import lone_load_lines
+
     source = next((m for m in f.ir() if m.dialect == "llvm" and m.load_widths), f.isa)
+    lone = lone_load_lines(f.variant)     # one element per program (a scalar): nothing to vectorize
     out = []
     for (file, line), ls in sorted(source.lines.items(), key=lambda kv: kv[0][1]):
         if not ls.load_widths or not f.is_kernel_file(file):
@@ -202,6 +248,9 @@ def loads_rule(f: Findings) -> list[Verdict]:
         widest = max(ls.load_widths)
         if min(ls.load_widths) >= 128:
             out.append(Verdict(f"{f.where(file, line)} loads are {widest}-bit", "good", line, file))
+        elif widest <= 32 and line in lone:
+            out.append(Verdict(f"{f.where(file, line)} loads one element per program ({widest}-bit): nothing to "
+                               f"vectorize", "info", line, file))
         elif widest <= 32:
             out.append(finding(f"{f.where(file, line)} loads are {widest}-bit: not vectorized", "narrow_loads",
                                line=line, file=file))
@@ -394,9 +443,9 @@ def resource_rule(f: Findings) -> list[Verdict]:
     r = f.resources
     if not f.gpu or r.registers is None:
         return []
-    shared = f"{(r.shared_bytes or 0) / 1024:g} KiB shared memory" if r.shared_bytes is not None else ""
+    shared = f", {r.shared_bytes / 1024:g} KiB shared memory" if r.shared_bytes is not None else ""
     occ = f"; occupancy {r.occupancy.describe()}" if r.occupancy else ""
-    out = [Verdict(f"{r.registers} registers, {shared}{occ}", "info")]
+    out = [Verdict(f"{r.registers} registers{shared}{occ}", "info")]
     o = r.occupancy
     if o is not None and o.fraction < LOW_OCCUPANCY:
         warps = int(f.variant.options.get("num_warps", 4))
@@ -441,4 +490,12 @@ RULES: tuple[Callable[[Findings], list[Verdict]], ...] = (
 
 
 def verdicts(f: Findings) -> list[Verdict]:
-    return [v for rule in RULES for v in rule(f)]
+    """Every rule's verdicts; a finding's advice speaks to who wrote the kernel (findings.advice_for)."""
+    import dataclasses
+
+    from kinspect.analysis.findings import advice_for
+    from kinspect.analysis.kernel_ast import is_inductor
+
+    inductor = is_inductor(f.variant)
+    return [dataclasses.replace(v, advice=advice_for(v.kind, v.advice, inductor)) if v.kind and inductor else v
+            for rule in RULES for v in rule(f)]

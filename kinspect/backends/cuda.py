@@ -1,4 +1,5 @@
-"""NVIDIA: Triton's cuda backend. SASS is derived from the cubin with nvdisasm (Python line markers kept)."""
+"""NVIDIA: Triton's cuda backend. SASS is derived from the cubin with nvdisasm (Python line markers kept,
+and each instruction's encoding, which holds its scheduling control codes)."""
 
 from pathlib import Path
 
@@ -14,8 +15,10 @@ def cubin_to_sass(cubin: Path) -> str:
     tool = nvidia_tool("nvdisasm")
     if tool is None:
         raise KinspectError("nvdisasm not found (the triton wheel ships it; or set TRITON_NVDISASM_PATH)")
-    # -c: code sections only; -g/-gi: `//## File "...", line N` markers, inlined-at chains included.
-    return run_tool([tool, "-c", "-g", "-gi", str(cubin)])
+    # -c: code sections only; -g/-gi: `//## File "...", line N` markers, inlined-at chains included;
+    # -hex: each instruction's encoding, whose high word holds its control codes (stall cycles,
+    # yield, scoreboard barriers: kinspect.ir.sass reads them, `show --stage sass` prints them).
+    return run_tool([tool, "-c", "-g", "-gi", "-hex", str(cubin)])
 
 
 register(Backend(
@@ -31,5 +34,5 @@ register(Backend(
         StageKind("cubin", "cubin", "elf", binary=True, order=50, title="cubin"),
         StageKind("json", "json", "json", order=90, title="metadata"),
     ),
-    derivers=(Deriver(SASS, cubin_to_sass, "nvdisasm -c -g -gi"),),
+    derivers=(Deriver(SASS, cubin_to_sass, "nvdisasm -c -g -gi -hex"),),
 ))

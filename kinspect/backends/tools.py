@@ -30,9 +30,12 @@ def nvidia_tool(name: str) -> str | None:
 
 
 def run_tool(argv: list[str], *, timeout: float = 120) -> str:
-    """Run a tool, return stdout; a failure becomes a KinspectError naming the tool and its message."""
+    """Run a tool, return stdout; a failure becomes a KinspectError naming the tool and its message.
+    The tool runs in a session of its own: a terminal's Ctrl-C is kinspect's to handle (it lets a
+    running tool finish), not a failure of the tool to record."""
     try:
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False,
+                              start_new_session=True)
     except (OSError, subprocess.TimeoutExpired) as e:
         raise KinspectError(f"{Path(argv[0]).name} failed: {e}") from None
     if proc.returncode != 0:

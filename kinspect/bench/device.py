@@ -95,3 +95,21 @@ def matmul_peak(dtype: str, device: str = "cuda") -> dict:
                           f"median of {t.wall.n} runs ({t.tool})"}
 
     return _cached(f"matmul-{dtype}", device, measure)
+
+
+CEILING_DTYPES = ("bfloat16", "float16", "float32")
+
+
+def ceilings(device: str = "cuda"):
+    """This device's copy bandwidth and matmul peaks (bf16, fp16, fp32 with TF32) as a store keeps them
+    (kinspect.ceilings): what `kinspect capture --time` records when the program ends. Each figure is
+    measured once per device and driver and cached (about a second in all the first time)."""
+    from kinspect.ceilings import Ceilings
+
+    copy = copy_bandwidth(device)
+    peaks = {dtype: matmul_peak(dtype, device) for dtype in CEILING_DTYPES}
+    method = "; ".join([copy["method"]] + [p["method"] for p in peaks.values()])
+    return Ceilings(device=copy["device"], copy_gbps=float(copy["gbps"]),
+                    matmul_tflops={d: float(p["tflops"]) for d, p in peaks.items()},
+                    measured=min([copy["measured"]] + [p["measured"] for p in peaks.values()]), method=method,
+                    source="measured by the capture on its GPU")

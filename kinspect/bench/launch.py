@@ -81,7 +81,7 @@ def prepare(kernel: str, *, device, constexprs: dict, args: dict, size: str | No
                       dtype=_dtype_of(on_device))
     spec = kernels.checked(kernel, constexprs, args)
     size = size or spec.default_size
-    ex = spec.example(size, getattr(torch, spec.dtype), device, **constexprs)
+    ex = kernels.example(spec, size, getattr(torch, spec.dtype), device, constexprs)
     return Launch(label=kernel, fn=jit_function(spec.fn), args=ex.args, constexprs=ex.constexprs, grid=ex.grid,
                   options={**ex.options, **options}, dtype=spec.dtype, size=ex.size or size,
                   reference=ex.reference or spec.reference, inputs=ex.inputs, output=ex.output, then=ex.then,

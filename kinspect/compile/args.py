@@ -137,7 +137,6 @@ class DescriptorSpec:
         return f"tensordesc<{self.dtype}[{','.join(map(str, self.block))}]>{shape}"
 
     def make(self, constexprs: dict, name: str):
-        import torch
         from triton.tools.tensor_descriptor import TensorDescriptor
 
         block = []
@@ -151,21 +150,38 @@ class DescriptorSpec:
         if len(shape) != len(block):
             raise UsageError(f"--arg {name}={self.text()}: the shape has {len(shape)} dimensions, the block "
                              f"{len(block)}")
-        tensor = torch.zeros(shape, dtype=getattr(torch, DTYPES[self.dtype]))
+        tensor = example_tensor(name, self.text(), shape, DTYPES[self.dtype], zeros=True)
         return TensorDescriptor.from_tensor(tensor, block)
 
 
 def parse_shape(name: str, spec: str, value: str) -> tuple[int, ...]:
     if not SHAPE_RE.match(value):
         raise UsageError(f"--arg {name}={spec}: '{value}' is not a shape; write e.g. 4096 or 1024x1024")
-    return tuple(int(v) for v in value.split("x"))
+    shape = tuple(int(v) for v in value.split("x"))
+    numel = 1
+    for n in shape:
+        numel *= n
+    if numel >= 2**48:
+        raise UsageError(f"--arg {name}={spec}: {numel:,} elements is more than any tensor kinspect can make; "
+                         f"give a smaller shape")
+    return shape
+
+
+def example_tensor(name: str, spec: str, shape: tuple, dtype: str, *, zeros: bool = False):
+    """The CPU tensor kinspect makes for an --arg; one too large for this machine is one line."""
+    import torch
+
+    try:
+        return (torch.zeros if zeros else torch.empty)(shape, dtype=getattr(torch, dtype))
+    except (RuntimeError, MemoryError, OverflowError) as e:
+        why = (str(e).strip().splitlines() or [""])[0][:160]
+        raise UsageError(f"--arg {name}={spec}: cannot make a tensor of shape {'x'.join(map(str, shape))} here "
+                         f"({why}); give a smaller shape") from None
 
 
 def parse_arg_type(name: str, spec: str):
     """'*fp32[:SHAPE]' -> a CPU tensor; 'i32[:VALUE]' -> an int; 'fp32[:VALUE]' -> a float;
     'tensordesc<fp16[64,64]>[:SHAPE]' -> a host TensorDescriptor (or its DescriptorSpec)."""
-    import torch
-
     ty, _, value = spec.partition(":")
     desc = DESC_RE.match(ty.replace(" ", ""))
     if desc:
@@ -186,7 +202,7 @@ def parse_arg_type(name: str, spec: str):
                          f"tensordesc<fp16[64,64]>")
     if pointer:
         shape = parse_shape(name, spec, value) if value else (POINTER_ELEMENTS,)
-        return torch.empty(shape, dtype=getattr(torch, DTYPES[base]))
+        return example_tensor(name, spec, shape, DTYPES[base])
     if base.startswith(("fp", "bf")):
         try:
             return float(value) if value else 1.0

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from kinspect.errors import CompileError, UsageError
 from kinspect.model import Variant
+from kinspect.readonly import check_store_folder
 
 DEFAULT_OUT = "kinspect-out"
 
@@ -35,6 +36,7 @@ def dump(kernel: str, *, target: str | None = None, constexprs: dict | None = No
     from kinspect.compile.targets import resolve
     from kinspect.compile.user import is_user_kernel, load
 
+    check_store_folder(out_dir)
     constexprs = dict(constexprs or {})
     resolved = resolve(target)
     if retarget and resolved.target.backend in ("cuda", "hip"):
@@ -86,5 +88,5 @@ def _shipped(name: str, constexprs: dict, args: dict | None, size: str | None, r
         from triton.runtime import driver
 
         device = driver.active.get_active_torch_device()
-    example = spec.example(size or spec.default_size, getattr(torch, spec.dtype), device, **constexprs)
+    example = kernels.example(spec, size or spec.default_size, getattr(torch, spec.dtype), device, constexprs)
     return spec.fn, example.args, example.constexprs, example.grid, example.options

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kinspect.errors import KinspectError
+from kinspect.store import write_atomic
 
 TIMEOUT_S = 600
 # "                         ... Execution time report ..."
@@ -116,9 +117,7 @@ def collect(variant_path: str | Path, request: dict) -> Passes:
                     snapshots=count, changed=tuple(written), folder=str(folder), notes=notes)
     if written or pipelines:
         folder.mkdir(parents=True, exist_ok=True)
-        tmp_json = folder / f".passes.json.{os.getpid()}.tmp"
-        tmp_json.write_text(json.dumps(result.to_json(), indent=1))
-        os.replace(tmp_json, folder / "passes.json")
+        write_atomic(folder / "passes.json", json.dumps(result.to_json(), indent=1))
     return result
 
 

@@ -23,7 +23,7 @@ from kinspect.diff.result import STAGE_PREFERENCE, DiffResult
 from kinspect.diff.sweep import Outcome, Sweep
 from kinspect.diff.table import Row, rows as make_rows
 from kinspect.diff.textdiff import StageDiff
-from kinspect.errors import KinspectError, NotFound, UsageError, did_you_mean
+from kinspect.errors import KinspectError, NotFound, UsageError, did_you_mean, warn
 from kinspect.model import Variant
 
 
@@ -172,12 +172,14 @@ def _saved(item: str, store: Path) -> list[Variant] | None:
         return None
     p = Path(item)
     if p.exists():
-        return sorted((complete(v) for v in sources.discover(p).variants), key=_natural)
+        return sorted((complete(v) for v in sources.readable(sources.discover(p)).variants), key=_natural)
     if store.is_dir():
         variants = sources.discover(store).variants
         matches = [v for v in variants if v.name == item or v.name.startswith(item) and item not in ("", ".")]
         if not matches and not _shipped(item):   # a kernel's name in the store (a captured program's kernel)
             matches = [v for v in variants if v.kernel == item or Path(v.path).parent.name == item]
+        for line in (f"variant {v.name}: {x}" for v in matches for x in v.problems):
+            warn(line)
         if matches:
             return sorted((complete(v) for v in matches), key=_natural)
     return None

@@ -99,12 +99,17 @@ SASS_FILE_RE = re.compile(r"^\s*//##")
 #         /*0010*/                   S2R R0, SR_TID.X ;
 #         /* 0x000fe20000000f00 */
 SASS_ADDRESS_RE = re.compile(r"/\*\s*(?:0x)?[0-9a-f]+\s*\*/\s*")
+# 02:-:1:Y:4	LEA R244, R3, R2, 0x7;   (Triton's dump: control codes before the instruction)
+SASS_CONTROL_RE = re.compile(r"^(?:--|\d\d):[-0-7]:[-0-7]:[-Y]:[0-9a-fA-F]+\t")
+# LDC R1, c[0x0][0x28] ;   (nvdisasm and cuobjdump put a space before the `;`, Triton's dump none)
+SASS_SEMICOLON_RE = re.compile(r"\s+(?=;)")
 # IMAD R3, R2.reuse, R4, RZ ;
 # @P0 BRA `(.L_x_1) ;
 # ULDC.64 UR4, c[0x0][0x210] ;
 SASS_REG_RE = re.compile(r"\b(?P<base>R|UR|P|UP|B)(?P<n>\d+)\b")
 # .L_x_12:
-SASS_LABEL_RE = re.compile(r"(?P<base>\.L_x_)(?P<n>\d+)\b")
+# @P0 BRA LBB3;
+SASS_LABEL_RE = re.compile(r"(?P<base>\.L_x_|\bLBB)(?P<n>\d+)\b")
 
 # -- AMDGCN and CPU assembly (LLVM's assembly printer) -------------------------------------------
 
@@ -136,7 +141,7 @@ RULES: dict[str, Rules] = {
                   erase=(LLVM_VALUE_RE, LLVM_LABEL_DEF_RE, LLVM_META_RE)),
     "ptx": Rules(drop=(PTX_DEBUG_RE, PTX_DEBUG_LABEL_RE), strip=(SLASH_COMMENT_RE,), erase=(PTX_REG_RE, PTX_LABEL_RE),
                  blocks=(PTX_DEBUG_SECTION,)),
-    "sass": Rules(drop=(SASS_FILE_RE,), strip=(SASS_ADDRESS_RE, SLASH_COMMENT_RE),
+    "sass": Rules(drop=(SASS_FILE_RE,), strip=(SASS_CONTROL_RE, SASS_ADDRESS_RE, SLASH_COMMENT_RE, SASS_SEMICOLON_RE),
                   erase=(SASS_REG_RE, SASS_LABEL_RE)),
     "amdgcn": Rules(drop=(ASM_DEBUG_RE,), strip=(SEMI_COMMENT_RE,), erase=(AMD_REG_RE, ASM_LABEL_RE),
                     blocks=(ASM_DEBUG_SECTION,)),

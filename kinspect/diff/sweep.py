@@ -7,6 +7,10 @@ OpenMP threads) is forked, and the caller's __main__ is never re-imported in a w
 pays the torch/triton import once (about 3 s), in parallel with the others, and then compiles job
 after job; the caller itself never imports Triton for a sweep. One worker per usable core, at most
 one per job; with one job, or jobs=1, the compile runs in this process.
+
+Ctrl-C stops a sweep: the workers run in process groups of their own (a terminal's Ctrl-C reaches
+this process only, never a compile halfway), and this process kills them and raises
+kinspect.interrupt.Interrupted with the outcomes finished before.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from typing import Callable
 
 from kinspect.diff.jobs import Job, Outcome
 from kinspect.errors import KinspectError
+from kinspect.interrupt import Interrupted
 from kinspect.parallel import usable_cores
 
 
@@ -106,10 +111,13 @@ def run(jobs: list[Job], *, workers: int | None = None,
         outcomes = _in_pool(jobs, workers, progress, started)
     elif workers == 1 and not subprocesses:
         outcomes = []
-        for job in jobs:
-            outcomes.append(compile_job(job))
-            if progress:
-                progress(outcomes[-1], len(jobs))
+        try:
+            for job in jobs:
+                outcomes.append(compile_job(job))
+                if progress:
+                    progress(outcomes[-1], len(jobs))
+        except KeyboardInterrupt:
+            raise Interrupted(dict(enumerate(outcomes))) from None
     else:
         outcomes = _in_pool(jobs, workers, progress)
     notes = ()
@@ -119,7 +127,8 @@ def run(jobs: list[Job], *, workers: int | None = None,
 
 
 def _in_pool(jobs: list[Job], workers: int, progress, started: list | None = None) -> list[Outcome]:
-    """Feed jobs to `workers` worker processes, one thread per worker to talk to it."""
+    """Feed jobs to `workers` worker processes, one thread per worker to talk to it. Ctrl-C (or any
+    exception here) kills every worker; Interrupted carries the outcomes finished before."""
     import queue
     import threading
 
@@ -128,12 +137,13 @@ def _in_pool(jobs: list[Job], workers: int, progress, started: list | None = Non
         todo.put(i)
     results: dict[int, Outcome] = {}
     lock = threading.Lock()
-
+    stop = threading.Event()
     ready = list(started or ())
+    pool = [ready.pop() if ready else Worker() for _ in range(workers)]
 
-    def serve():
-        with (ready.pop() if ready else Worker()) as w:
-            while True:
+    def serve(w: Worker):
+        with w:
+            while not stop.is_set():
                 try:
                     i = todo.get_nowait()
                 except queue.Empty:
@@ -143,15 +153,29 @@ def _in_pool(jobs: list[Job], workers: int, progress, started: list | None = Non
                 except Exception as e:  # the worker could not even start (no memory, no python)
                     outcome = Outcome(jobs[i], error=f"could not run a compile worker: {type(e).__name__}: {e}")
                 with lock:
+                    if stop.is_set():      # killed: the outcome is the kill's, not the job's
+                        return
                     results[i] = outcome
                     if progress:
                         progress(outcome, len(jobs))
 
-    threads = [threading.Thread(target=serve, daemon=True) for _ in range(workers)]
+    threads = [threading.Thread(target=serve, args=(w,), daemon=True) for w in pool]
     for t in threads:
         t.start()
-    for t in threads:
-        t.join()
+    try:
+        for t in threads:
+            t.join()
+    except BaseException as e:
+        with lock:
+            stop.set()
+            done = dict(results)
+        for w in pool:
+            w.kill()
+        for t in threads:
+            t.join(timeout=10)
+        if isinstance(e, KeyboardInterrupt):
+            raise Interrupted(done) from None
+        raise
     return [results[i] for i in range(len(jobs))]
 
 
@@ -160,7 +184,11 @@ class Worker:
     job gets a fresh process."""
 
     def __init__(self):
+        import threading
+
         self.proc = None
+        self.killed = False
+        self._lock = threading.Lock()
 
     def __enter__(self):
         return self
@@ -173,9 +201,29 @@ class Worker:
         import sys
         import tempfile
 
-        self.stderr = tempfile.TemporaryFile()
-        self.proc = subprocess.Popen([sys.executable, "-m", "kinspect.diff.worker"], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=self.stderr, text=True, bufsize=1)
+        with self._lock:
+            if self.killed:
+                raise KinspectError("the sweep was stopped")
+            self.stderr = tempfile.TemporaryFile()
+            # a process group of its own: a terminal's Ctrl-C is the caller's to handle (kill)
+            self.proc = subprocess.Popen([sys.executable, "-m", "kinspect.diff.worker"], stdin=subprocess.PIPE,
+                                         stdout=subprocess.PIPE, stderr=self.stderr, text=True, bufsize=1,
+                                         start_new_session=True)
+
+    def kill(self) -> None:
+        """Stop the worker now, with what it runs (ptxas: its whole process group); it starts no more."""
+        import os
+        import signal
+
+        with self._lock:
+            self.killed = True
+            proc = self.proc
+        if proc is not None and proc.poll() is None:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                proc.kill()
+            proc.wait()
 
     def _stop(self):
         if self.proc is not None:

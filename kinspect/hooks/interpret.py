@@ -175,7 +175,7 @@ class InterpretRecorder:
         """This process's records, replacing its earlier file atomically."""
         import dataclasses
 
-        from kinspect.store import INTERPRET_PENDING
+        from kinspect.store import INTERPRET_PENDING, write_atomic
 
         with self._lock:
             self._last_write = time.monotonic()
@@ -192,10 +192,8 @@ class InterpretRecorder:
             try:
                 folder.mkdir(parents=True, exist_ok=True)
                 path = folder / f"{host}-{pid}.json"
-                tmp = path.with_name(f".{path.name}.tmp")
-                tmp.write_text(json.dumps({"host": host, "pid": pid, "target": str(self.target), "specs": entries,
-                                           "errors": self.errors}, default=str))
-                os.replace(tmp, path)
+                write_atomic(path, json.dumps({"host": host, "pid": pid, "target": str(self.target), "specs": entries,
+                                               "errors": self.errors}, default=str))
                 return path
             except OSError as e:
                 print(f"kinspect capture: could not write interpreted launches ({e})", file=sys.stderr)

@@ -144,7 +144,7 @@ def _arg_spec(name: str, key) -> ArgSpec:
         return ArgSpec(name, "tensor", shape=tuple(int(x) for x in key[2]), strides=tuple(int(x) for x in key[3]),
                        dtype=str(key[1]).removeprefix("torch."), device=str(key[4]))
     if kind == "tensordesc":
-        return ArgSpec(name, "tensordesc", value=list(key[4]), shape=tuple(int(x) for x in key[2]),
+        return ArgSpec(name, "tensordesc", value=tuple(key[4]), shape=tuple(int(x) for x in key[2]),
                        strides=tuple(int(x) for x in key[3]), dtype=str(key[1]).removeprefix("torch."),
                        device=str(key[5]))
     if kind == "dtype":
@@ -184,6 +184,11 @@ class LaunchRecorder:
         self.folders: dict[str, Path] = {}
         self.unattributed: dict[str, int] = {}    # kernel name -> launches of variants compiled before capture
         self.hook_s = 0.0                         # time spent in the hooks
+        self.after_flush: list = []               # called with `folders` after each flush
+        if store is not None:                     # Inductor kernels' ATen ops and model lines, beside their variants
+            from kinspect.hooks.provenance import InductorOrigins
+
+            self.after_flush.append(InductorOrigins().attach)
         self._lock = threading.Lock()
         self._last_flush = time.monotonic()
         self._rng = random.Random(os.getpid())
@@ -332,6 +337,8 @@ class LaunchRecorder:
                     written.append(folder)
                 except OSError:
                     pass    # the store went away or is read-only: the program goes on
+            for then in self.after_flush:
+                then(self.folders)
             return written
 
     def find(self, kernel: str, key: str) -> Path | None:
@@ -366,7 +373,8 @@ class LaunchRecorder:
                 "hook_ms": 1e3 * self.hook_s,
                 "timing": None if self.timer is None else {"method": self.timer.method,
                                                             "ms": 1e3 * self.timer.cost_s,
-                                                            "failed": getattr(self.timer, "failed", "")},
+                                                            "failed": getattr(self.timer, "failed", ""),
+                                                            "other_kernels": other_kernels(self.timer)},
                 "unattributed": unstored}
 
 
@@ -455,6 +463,7 @@ class ProfilerTimer:
     def __init__(self):
         self._profiler = None
         self._order: dict[str, list] = {}   # kernel name -> hashes in launch order since the last read
+        self.others: dict[str, list] = {}   # GPU work no hook saw (cuBLAS, flash attention, copies): [calls, ns]
         self.cost_s = 0.0
         self.failed = ""
 
@@ -486,8 +495,14 @@ class ProfilerTimer:
             self._profiler.stop()
             kernels = {}
             for e in self._profiler.profiler.kineto_results.events():
-                if str(e.device_type()).endswith("CUDA") and e.name() in self._order:
+                if not str(e.device_type()).endswith("CUDA"):
+                    continue
+                if e.name() in self._order:
                     kernels.setdefault(e.name(), []).append((e.start_ns(), e.duration_ns()))
+                else:
+                    other = self.others.setdefault(e.name(), [0, 0])
+                    other[0] += 1
+                    other[1] += e.duration_ns()
             order, self._order = self._order, {}
             for key, ms in attribute(order, kernels):
                 rec.add_time(key, ms)
@@ -498,7 +513,17 @@ class ProfilerTimer:
             self.cost_s += time.perf_counter() - t0
 
     def forget(self) -> None:
-        self._profiler, self._order = None, {}
+        self._profiler, self._order, self.others = None, {}, {}
+
+
+OTHER_KERNELS = 40      # GPU work no hook saw, kept by name: the largest
+
+
+def other_kernels(timer) -> dict:
+    """{name: {"calls", "ms"}} of the largest GPU work the timer saw that no launch hook did."""
+    others = getattr(timer, "others", None) or {}
+    top = sorted(others.items(), key=lambda kv: -kv[1][1])[:OTHER_KERNELS]
+    return {name: {"calls": n, "ms": ns / 1e6} for name, (n, ns) in top}
 
 
 def attribute(order: dict[str, list], kernels: dict[str, list[tuple[int, int]]]) -> list[tuple[object, float]]:

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import datetime
 import inspect
-import os
 from pathlib import Path
 from typing import Any
 
 from kinspect import backends
 from kinspect.model import CompileTimes, SourceRef, StageFile, Target, Variant
-from kinspect.store import SOURCE, Store
+from kinspect.store import SOURCE, Store, write_atomic
 
 # metadata keys kept as the variant's options (the rest stays in the stored <name>.json)
 OPTION_KEYS = ("num_warps", "num_stages", "num_ctas", "warp_size", "maxnreg", "shared", "tmem_size",
@@ -213,9 +212,7 @@ def finish(variant: Variant) -> Variant:
     files = {s.file: folder / s.file for s in variant.stages}
     new, notes, texts = derive(variant, files)
     for fname, text in texts.items():
-        tmp = folder / f".{fname}.{os.getpid()}.tmp"
-        tmp.write_text(text)
-        tmp.replace(folder / fname)
+        write_atomic(folder / fname, text)
     stages = sorted(variant.stages + tuple(new), key=lambda s: (backend.stage_kind(s.name).order, s.name))
     variant = dataclasses.replace(variant, stages=tuple(stages), notes=variant.notes + tuple(notes))
     Store(folder.parent.parent).update_record(variant)

@@ -2,13 +2,20 @@
 
 The command's processes record each variant as Triton compiles it (stage files and record only)
 and its launches (hooks.launches). Once the command has ended, this process makes what capture left
-out of the user's compile: the derived stages (SASS, CPU assembly), in parallel, and merges every
-process's launch files into the records.
+out of the user's compile (`finish`): under --interpret it compiles what the command launched, then
+the derived stages (SASS, CPU assembly), in parallel, and merges every process's launch files into
+the records.
+
+Ctrl-C: while the command runs it is the command's (a terminal sends it to the command too; kinspect
+waits for the command to end, as a shell does, and goes on to keep what it recorded). During the
+steps after it, Ctrl-C stops them: the compile workers are stopped, every variant finished so far
+stays whole, and what is left stays in the store for `kinspect capture --resume STORE` (or the next
+capture into it) to finish; the exit code is then 130.
 """
 
 from __future__ import annotations
 
-import json
+import dataclasses
 import os
 import subprocess
 import time
@@ -16,8 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from kinspect.errors import KinspectError, UsageError
+from kinspect.errors import KinspectError, UsageError, warn
 from kinspect.model import Variant
+from kinspect.readonly import check_store_folder
 from kinspect.sources import users_environment
 from kinspect.store import LAUNCHES_GLOB, Store, merge_launches, read_record, read_records
 
@@ -41,6 +49,7 @@ class CaptureResult:
     autotune: tuple = ()                    # kinspect.model.AutotuneDecision made in this run
     interpret: str | None = None            # the target launches under the interpreter were compiled for
     compile_s: float = 0.0                  # compiling them, after the program
+    interrupted: bool = False               # Ctrl-C stopped the steps after the program: see notes
 
     def to_json(self) -> dict:
         """What the capture recorded, for `kinspect capture --json`."""
@@ -79,6 +88,7 @@ def run(command: list[str], out_dir: str | Path, *, time_method: str | None = No
                      "compiled afterwards, as with --interpret (-t chooses the target)")
     if interpret is not None:
         interpret = _interpret_target(interpret, time_method)
+    check_store_folder(out_dir)
     out = Path(out_dir).resolve()
     started = time.time()
     # Fails early, with one line, on an unwritable folder or one another kinspect is writing; the
@@ -96,36 +106,98 @@ def run(command: list[str], out_dir: str | Path, *, time_method: str | None = No
         if interpret is not None:
             env["TRITON_INTERPRET"] = "1"
             env["KINSPECT_CAPTURE_INTERPRET"] = interpret
-        try:
-            code = subprocess.call(command, env=env)
-        except FileNotFoundError:
-            raise KinspectError(f"command '{command[0]}' not found") from None
-        except KeyboardInterrupt:
-            code = 130
+        code = _run_program(command, env)
         if not out.is_dir():   # an empty store folder is removed again when the command compiled nothing
             return CaptureResult(code, [])
-        compile_s = 0.0
-        if interpret is not None:
-            from kinspect.replay.sweep import compile_pending
+        result = finish_capture(out, started=started, progress=progress, compiling=compiling, code=code, notes=notes,
+                        interpret=interpret)
+    if env.get(STATIC_LAUNCHER) == "0" and STATIC_LAUNCHER not in os.environ and any(
+            v.kernel.startswith("triton_") for v in result.variants):
+        result = dataclasses.replace(result, notes=result.notes + (
+            f"Inductor's static CUDA launcher was off ({STATIC_LAUNCHER}=0) so that its launches reach Triton's launch "
+            f"hooks",))
+    return result
 
-            compiled = compile_pending(out, progress=compiling)
-            compile_s = compiled.seconds
-            notes += [f"'{k}' was not compiled for {interpret}: {err}" for k, err in compiled.failed]
+
+def _run_program(command: list[str], env: dict) -> int:
+    """Run the command and wait for it; its exit code as a shell gives it (128 + N when signal N
+    killed it). A SIGINT reaching kinspect meanwhile is the command's to act on: kinspect waits."""
+    from kinspect.interrupt import deferred, exit_code
+
+    try:
+        proc = subprocess.Popen(command, env=env)
+    except FileNotFoundError:
+        raise KinspectError(f"command '{command[0]}' not found") from None
+    except PermissionError:
+        raise KinspectError(f"command '{command[0]}' cannot be run (permission denied)") from None
+    with deferred(reraise=False):
+        proc.wait()
+    return exit_code(proc.returncode)
+
+
+def resume(out_dir: str | Path, *, progress: Callable[[int, int], None] | None = None,
+           compiling: Callable | None = None) -> CaptureResult:
+    """Finish what a capture into `out_dir` left undone (it was interrupted after its program): compile
+    what its program launched under the interpreter, derive the stages, merge the launch files."""
+    from kinspect.store import INTERPRET_PENDING, is_store
+
+    out = Path(out_dir).resolve()
+    if not out.is_dir() or not (is_store(out) or (out / INTERPRET_PENDING).is_dir()):
+        raise UsageError(f"--resume {out_dir}: not a kinspect store; give the folder a capture wrote (its -o)")
+    with Store(out).lock():
+        return finish_capture(out, started=None, progress=progress, compiling=compiling, code=0, notes=[], interpret=None)
+
+
+def finish_capture(out: Path, *, started: float | None, progress, compiling, code: int, notes: list,
+           interpret: str | None) -> CaptureResult:
+    """The steps after the program, on the store `out`: compile what ran under the interpreter (its
+    pending files), derive the stages capture left out of the user's compile, merge the launch and
+    autotune files, and read the processes' summaries. `started`: the time the program started (the
+    variants recorded since are this run's), or None to finish every variant that needs it. Ctrl-C
+    stops it: what is done stays whole, the result says what is left (code 130)."""
+    from kinspect.interrupt import Interrupted, deferred
+    from kinspect.replay.sweep import compile_pending
+    from kinspect.store import merge_autotune
+
+    compile_s, compiled, done = 0.0, [], []
+    try:
+        try:
+            c = compile_pending(out, progress=compiling)
+        except Interrupted as e:
+            c = e.done
+            compiled = c.variants if c else []
+            raise
+        compiled, compile_s = c.variants, c.seconds
+        interpret = interpret or ", ".join(c.targets) or None
+        notes += list(c.notes) + [f"'{k}' was not compiled for {interpret}: {err}" for k, err in c.failed]
         t0 = time.perf_counter()
-        touched = _touched(out, started)
-        variants = finish_all(touched, progress)
-        for v in variants:
-            merge_launches(Path(v.path))
+        problems: list[str] = []
+        touched = {v.path: v for v in [*_touched(out, started, problems), *compiled]}
+        notes += problems
+        variants = finish_all(list(touched.values()), progress, done)
+        with deferred():
+            for v in variants:
+                try:
+                    merge_launches(Path(v.path))
+                except KinspectError as e:      # that variant's launch files stay; readers merge them too
+                    notes.append(f"variant {v.name}: launch records not merged: {e}")
         variants = [read_record(Path(v.path)) for v in variants]
         derive_s = time.perf_counter() - t0
-        launches, hook_ms, timing, unattributed = _summaries(out / SUMMARIES)
-        from kinspect.store import merge_autotune
+        with deferred():
+            launches, hook_ms, timing, unattributed = _summaries(out / SUMMARIES)
+            if timing and timing.get("other_kernels"):
+                from kinspect import gpu_time
 
-        autotune = tuple(merge_autotune(out))
-    if env.get(STATIC_LAUNCHER) == "0" and STATIC_LAUNCHER not in os.environ and any(
-            v.kernel.startswith("triton_") for v in variants):
-        notes.append(f"Inductor's static CUDA launcher was off ({STATIC_LAUNCHER}=0) so that its launches reach "
-                     f"Triton's launch hooks")
+                gpu_time.write_others(out, timing["other_kernels"], timing["method"])
+            autotune = tuple(merge_autotune(out))
+    except KeyboardInterrupt:
+        import shlex
+
+        kept = {v.path: v for v in [*compiled, *done]}
+        notes.append(f"what is left stays in the store: finish it with kinspect capture --resume "
+                     f"{shlex.quote(str(out))}")
+        return CaptureResult(130, list(kept.values()), notes=tuple(notes), interpret=interpret, compile_s=compile_s,
+                             interrupted=True)
     return CaptureResult(code, variants, launches, hook_ms, timing, unattributed, tuple(notes), derive_s,
                          autotune=autotune, interpret=interpret, compile_s=compile_s)
 
@@ -145,20 +217,30 @@ def _interpret_target(target: str, time_method: str | None) -> str:
     return str(resolve(text).target)
 
 
-def _touched(out: Path, started: float) -> list[Variant]:
-    """Variants recorded in this run, and older ones this run launched (they have launch files)."""
+def _touched(out: Path, started: float | None, problems: list) -> list[Variant]:
+    """Variants recorded in this run, and older ones this run launched (they have launch files); with
+    no `started`, every variant with launch files or stages to derive. A record that cannot be read
+    is left out with a line in `problems`."""
+    from kinspect.hooks.record import pending_derivers
+
     found = []
-    for v in read_records(out):
+    for v in read_records(out, problems):
         folder = Path(v.path)
-        if _mtime(folder / "record.json") >= started - 1 or any(folder.glob(LAUNCHES_GLOB)):
+        if started is None:
+            if any(folder.glob(LAUNCHES_GLOB)) or pending_derivers(v):
+                found.append(v)
+        elif _mtime(folder / "record.json") >= started - 1 or any(folder.glob(LAUNCHES_GLOB)):
             found.append(v)
     return found
 
 
-def finish_all(variants: list[Variant], progress: Callable[[int, int], None] | None = None) -> list[Variant]:
+def finish_all(variants: list[Variant], progress: Callable[[int, int], None] | None = None,
+               done: list | None = None) -> list[Variant]:
     """Derive the stages each variant lacks (SASS from the cubin, CPU assembly), several at once:
-    the tools are subprocesses, so threads overlap them. `progress(done, total)` after each."""
-    from concurrent.futures import ThreadPoolExecutor
+    the tools are subprocesses, so threads overlap them. `progress(done, total)` after each. Each
+    finished variant is appended to `done` as it finishes; Ctrl-C lets the running ones finish and
+    starts no more."""
+    from concurrent.futures import ThreadPoolExecutor, as_completed
 
     from kinspect.hooks.record import finish, pending_derivers
 
@@ -168,11 +250,17 @@ def finish_all(variants: list[Variant], progress: Callable[[int, int], None] | N
         return out
     if progress:
         progress(0, len(todo))
-    with ThreadPoolExecutor(max_workers=max(1, min(os.cpu_count() or 1, len(todo)))) as pool:
-        for n, (i, v) in enumerate(zip(todo, pool.map(lambda i: _finished(variants[i], finish), todo)), 1):
-            out[i] = v
+    pool = ThreadPoolExecutor(max_workers=max(1, min(os.cpu_count() or 1, len(todo))))
+    try:
+        futures = {pool.submit(_finished, variants[i], finish): i for i in todo}
+        for n, f in enumerate(as_completed(futures), 1):
+            out[futures[f]] = f.result()
+            if done is not None:
+                done.append(out[futures[f]])
             if progress:
                 progress(n, len(todo))
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
     return out
 
 
@@ -180,20 +268,23 @@ def _finished(v: Variant, finish) -> Variant:
     try:
         return finish(v)
     except Exception as e:   # one broken binary must not cost the others: the record says why
-        import dataclasses
-
         return dataclasses.replace(v, notes=v.notes + (f"derived stages not made: {type(e).__name__}: {e}",))
 
 
 def _summaries(folder: Path) -> tuple[int, float, dict | None, dict]:
     """What every process's launch hooks reported at exit, summed; the files are removed."""
+    from kinspect import schema
+    from kinspect.store import load_json
+
     launches, hook_ms, timing, unattributed = 0, 0.0, None, {}
     if not folder.is_dir():
         return launches, hook_ms, timing, unattributed
     for p in sorted(folder.glob("*.json")):
         try:
-            d = json.loads(p.read_text())
-        except (OSError, ValueError):
+            d = load_json(folder, p.name, schema.SUMMARY)
+        except KinspectError as e:
+            warn(f"a process's launch summary could not be read ({e}); its launches, hook time and GPU time "
+                 f"are left out of the totals")
             continue
         launches += int(d.get("launches", 0))
         hook_ms += float(d.get("hook_ms", 0.0))
@@ -201,8 +292,12 @@ def _summaries(folder: Path) -> tuple[int, float, dict | None, dict]:
             unattributed[k] = unattributed.get(k, 0) + int(n)
         t = d.get("timing")
         if t:
+            others = dict((timing or {}).get("other_kernels") or {})
+            for name, o in (t.get("other_kernels") or {}).items():
+                was = others.get(name, {"calls": 0, "ms": 0.0})
+                others[name] = {"calls": was["calls"] + int(o["calls"]), "ms": was["ms"] + float(o["ms"])}
             timing = {"method": t["method"], "ms": (timing or {}).get("ms", 0.0) + float(t.get("ms", 0.0)),
-                      "failed": t.get("failed") or (timing or {}).get("failed", "")}
+                      "failed": t.get("failed") or (timing or {}).get("failed", ""), "other_kernels": others}
     import shutil
 
     shutil.rmtree(folder, ignore_errors=True)

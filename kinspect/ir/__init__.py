@@ -33,5 +33,10 @@ def parser(dialect: str):
     return importlib.import_module(module)
 
 
+def formats(dialect: str) -> tuple[str, ...]:
+    """What the dialect's parser reads (its FORMATS), in words."""
+    return getattr(parser(dialect), "FORMATS", ())
+
+
 def parse(dialect: str, lines: str | Iterable[str]) -> Iterator[Record]:
     return parser(dialect).parse(lines)

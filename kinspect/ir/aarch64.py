@@ -30,6 +30,9 @@ from kinspect.ir.cpu_asm import Decoded, Flow, Stmt
 from kinspect.ir.records import Access, Kind, OpInfo, Record
 from kinspect.isa import aarch64 as isa
 
+# What this parser reads, for the one line that says a stage could not be read.
+FORMATS = ("AArch64 assembly as LLVM or GNU objdump prints it",)
+
 # add.16b	v0, v1, v2
 APPLE_ARRANGEMENT_RE = re.compile(r"^([a-z][a-z0-9]*)\.(\d*)([bhsdq])\b")   # Apple: `ld1.s` = one lane
 # fadd	v0.4s, v1.4s, v2.4s

@@ -41,6 +41,9 @@ from kinspect.ir.records import (check_text, Access, Function, Instruction, Kind
                                  Resource, SourceLoc, Space, iter_lines)
 from kinspect.isa import amd
 
+# What this parser reads, for the one line that says a stage could not be read.
+FORMATS = ("AMDGCN assembly as LLVM's AMDGPU backend prints it (Triton's .amdgcn, any version)",)
+
 # 	global_load_dwordx4 v[0:3], v[4:5], off
 _INSTRUCTION = re.compile(r"^\s+(?P<mnemonic>[a-z][a-z0-9_]*)(?=\s|$)(?P<rest>.*)$")
 

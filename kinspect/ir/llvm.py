@@ -34,6 +34,9 @@ from kinspect.ir.records import (check_text, Access, Function, Instruction, Kind
                                  Space, iter_lines)
 from kinspect.isa import llvm as table
 
+# What this parser reads, for the one line that says a stage could not be read.
+FORMATS = ("LLVM IR text (.llir, .ll, .ir)",)
+
 # target triple = "x86_64-unknown-linux-gnu"
 TRIPLE = re.compile(r'^\s*target\s+triple\s*=\s*"(?P<triple>[^"]*)"')
 

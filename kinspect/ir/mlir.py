@@ -8,7 +8,10 @@ Yields, in line order:
   `ttg.threads-per-warp` -> threads_per_warp, `ttg.shared` -> shared_bytes, `ttg.num-ctas` ->
   num_ctas).
 - Function for every function definition (`tt.func`, `func.func`, `llvm.func`, `gpu.func`).
-- Instruction for every op, nested region bodies included (tt.reduce combiners, scf.for bodies).
+- Instruction for every op, nested region bodies included (tt.reduce combiners, scf.for bodies);
+  for a matrix op (tt.dot, ttng.warp_group_dot, ttng.tc_gen5_mma, ...) a MatrixOp after it, with
+  the m, n, k its operand types give and its result's layout (what ties machine code's matrix
+  instructions to the op's line: kinspect.analysis.matrix_lines).
   mnemonic = op = the op name (`tt.dot`); info from kinspect/isa/mlir.py; lanes/elem_bits from
   the result type (the input type for reductions); width for vector<> and scalar types;
   in_loop for ops inside scf.for/scf.while/scf.parallel/scf.forall/affine.for regions or inside
@@ -29,9 +32,12 @@ import functools
 import re
 from typing import Iterable, Iterator
 
-from kinspect.ir.records import (check_text, Function, Instruction, Kind, Layout, OpInfo, Record, Resource,
-                                 SourceLoc, iter_lines)
+from kinspect.ir.records import (check_text, Function, Instruction, Kind, Layout, MatrixOp, OpInfo, Record,
+                                 Resource, SourceLoc, iter_lines)
 from kinspect.isa import mlir as table
+
+# What this parser reads, for the one line that says a stage could not be read.
+FORMATS = ("MLIR as Triton and its CPU backends print it (.ttir, .ttgir, .ttcir, linalg, the LLVM dialect)",)
 
 # #loc38 = loc("c_max"(#loc11))
 LOC_DEF = re.compile(r'^#(?P<alias>loc[\w.$]*)\s*=\s*loc\((?P<body>.*)\)\s*$')
@@ -73,6 +79,9 @@ TYPE = re.compile(r'(?P<shaped>tensor|vector|memref|!ttg\.memdesc|!tt\.memdesc)<
 #  : (tensor<128x128xf32, #mma>) -> tensor<128xf32, #ttg.slice<{dim = 0, parent = #mma}>>
 TYPE_SYNTAX = re.compile(r'"(?:[^"\\]|\\.)*"|->| : | to | into |[()\[\]{}<>]')
 
+#  -> tensor<128x64xf32, #mma>     , !ttg.memdesc<128x128xf32, #tmem, #ttng.tensor_memory, mutable>
+ENCODING = re.compile(r"(?:tensor|!ttg\.memdesc)<[\dx?]*[A-Za-z_]\w*,\s*#(?P<name>[\w.]+)")
+
 MAX_LOC_DEPTH = 64
 
 # scalar type name -> bits (iN and the f8/f6/f4 families are worked out in _bits)
@@ -104,6 +113,7 @@ class _Op:
     in_loop: bool
     loc: object = None  # parsed loc expression, resolved at the end
     shape: tuple = ()   # (width, elem_bits, lanes, vector type?, fp elements?); () = no types yet
+    matrix: tuple = ()  # a matrix op's (m, n, k, encoding, A's element bits)
 
 
 @dataclasses.dataclass
@@ -226,7 +236,8 @@ class _State:
         info = table.lookup(name, has_operands=has_operands)
         opens = s.endswith("{")
         op = _Op(name, info, n, top.function, top.ctx, top.loop,
-                 loc=_parse_loc(loc) if loc is not None else None, shape=_shape(name, info, text))
+                 loc=_parse_loc(loc) if loc is not None else None, shape=_shape(name, info, text),
+                 matrix=_matrix_shape(text) if info.kind is Kind.MATRIX else ())
         if info.ordered and ("reassoc" in text or "fastmath<fast>" in text):
             op.info = _replace(info, ordered=False)
         index = len(self.out)
@@ -263,10 +274,15 @@ class _State:
             info = item.info
             if (vector and not info.vector) or (fp and not info.fp):
                 info = _replace(info, vector=info.vector or vector, fp=info.fp or fp)
+            loc = self._resolve(item.loc, memo)
             yield Instruction(mnemonic=item.name, op=item.name, info=info, line=item.line,
                               width=width, elem_bits=elem_bits, lanes=lanes,
-                              function=item.function, loc=self._resolve(item.loc, memo),
+                              function=item.function, loc=loc,
                               in_loop=item.in_loop or self._in_cfg_loop(item.ctx))
+            if item.matrix:
+                m, n, k, encoding, bits = item.matrix
+                yield MatrixOp(op=item.name, line=item.line, m=m, n=n, k=k, encoding=encoding, elem_bits=bits,
+                               function=item.function, loc=loc)
 
     def _in_cfg_loop(self, ctx: tuple) -> bool:
         for fid, block in ctx:
@@ -411,6 +427,28 @@ def _skip_range(t: list, i: int) -> int:
 
 
 # --- types -------------------------------------------------------------------------------------
+def _matrix_shape(text: str) -> tuple:
+    """(m, n, k, result encoding, A's element bits) of a matrix op from its operand types: A (m x k)
+    and B (k x n) are the first two shaped types; the result's (or, for tcgen05, the accumulator's)
+    layout is the encoding of the type after `->`, else of the third."""
+    parts = _top_level(text, (" : ",))
+    if len(parts) < 2:
+        return (None, None, None, "", None)
+    section = parts[-1]
+    shaped = [m for m in TYPE.finditer(section) if m["shaped"] and m["dims"]]
+    if len(shaped) < 2:
+        return (None, None, None, "", None)
+    a = [int(d) for d in shaped[0]["dims"].split("x")[:-1] if d.isdigit()]
+    b = [int(d) for d in shaped[1]["dims"].split("x")[:-1] if d.isdigit()]
+    if len(a) < 2 or len(b) < 2:
+        return (None, None, None, "", None)
+    arrow = _top_level(section, ("->",))
+    encodings = list(ENCODING.finditer(arrow[-1] if len(arrow) > 1 else section))
+    result = encodings[-1 if len(arrow) > 1 else min(2, len(encodings) - 1)]["name"] if encodings else ""
+    return (a[-2], b[-1], a[-1], result, _bits(shaped[0]["elem"] or shaped[0]["pointee"]))
+
+
+
 def _top_level(text: str, seps: tuple) -> list[str]:
     """Split `text` at the separators (" : ", "->", " to ", " into ") that sit outside (), [],
     {}, <> and strings. `->` is one token, so its `>` never closes a bracket."""

@@ -33,6 +33,9 @@ from kinspect.ir.records import (check_text, Access, Function, Instruction, Kind
                                  Resource, SourceLoc, Space, iter_lines)
 from kinspect.isa import nvidia
 
+# What this parser reads, for the one line that says a stage could not be read.
+FORMATS = ("PTX text (.ptx)",)
+
 # .visible .entry fused_mm_softmax_kernel(
 # .func  (.param .b32 func_retval0) helper(
 _FUNCTION = re.compile(r"^\s*(?P<extern>\.extern\s+)?(?:\.(?:visible|weak)\s+)*\.(?:entry|func)\s+"

@@ -84,6 +84,33 @@ class SourceLoc:
 
 
 @dataclass(frozen=True)
+class Control:
+    """The scheduling control codes NVIDIA's Volta-and-later SASS carries with every instruction
+    (ptxas sets them; they say why a warp waits): which of the six scoreboard barriers it waits on,
+    the barrier it sets when its operands are read or its result is written, whether the warp may
+    yield, and the cycles to stall before the next instruction issues."""
+
+    wait_mask: int                  # bit i: wait on barrier i (0..5) before issuing
+    read_barrier: int | None        # barrier 0..5 set until the sources are read, None: none
+    write_barrier: int | None       # barrier 0..5 set until the result is written, None: none
+    yield_: bool                    # the scheduler may switch to another warp here
+    stall: int                      # cycles (0..15) before the next instruction issues
+
+    @property
+    def waits_on(self) -> tuple[int, ...]:
+        return tuple(b for b in range(6) if self.wait_mask >> b & 1)
+
+    def notation(self) -> str:
+        """Triton's notation (its TRITON_KERNEL_DUMP .sass): `wait:read:write:yield:stall`, e.g.
+        `02:-:1:Y:4` (the wait mask printed as a two-digit decimal number, as Triton prints it)."""
+        def barrier(b):
+            return "-" if b is None else str(b)
+        wait = "--" if not self.wait_mask else f"{self.wait_mask:02d}"
+        return (f"{wait}:{barrier(self.read_barrier)}:{barrier(self.write_barrier)}:"
+                f"{'Y' if self.yield_ else '-'}:{self.stall:x}")
+
+
+@dataclass(frozen=True)
 class Instruction:
     """One instruction (assembly) or one op (MLIR, LLVM IR).
 
@@ -97,6 +124,8 @@ class Instruction:
     function: the enclosing function/kernel name when the dialect has one.
     line: 1-based line number in the stage text.
     loc: source location from line markers / #loc / .loc / !dbg, when present.
+    control: SASS scheduling control codes, where the listing carries them (Triton's dump format,
+      or the instruction encodings nvdisasm -hex and cuobjdump print).
     """
 
     mnemonic: str
@@ -109,6 +138,7 @@ class Instruction:
     function: str = ""
     loc: SourceLoc | None = None
     in_loop: bool = False
+    control: Control | None = None
 
 
 @dataclass(frozen=True)
@@ -142,7 +172,25 @@ class Layout:
     line: int
 
 
-Record = Union[Instruction, Function, Resource, Layout]
+@dataclass(frozen=True)
+class MatrixOp:
+    """A matrix op of an MLIR stage (`tt.dot`, `ttng.warp_group_dot`, `ttng.tc_gen5_mma`, ...) with its
+    shape: A is m x k, B is k x n (a batch dimension in front is left out). `encoding` is the result's
+    layout as written (`mma`, `mma1` for an alias `#mma`; `blocked` when the dot runs on FMA units),
+    to be looked up among the stage's Layout records. It follows the op's Instruction record."""
+
+    op: str
+    line: int
+    m: int | None
+    n: int | None
+    k: int | None
+    encoding: str = ""
+    elem_bits: int | None = None       # A's element width
+    function: str = ""
+    loc: SourceLoc | None = None
+
+
+Record = Union[Instruction, Function, Resource, Layout, MatrixOp]
 
 
 # Control characters other than tab/newline/CR, DEL, C1 controls and U+FFFD (undecodable bytes):

@@ -23,6 +23,9 @@ from kinspect.ir.cpu_asm import Decoded, Flow, Stmt
 from kinspect.ir.records import Kind, Record
 from kinspect.isa import riscv as isa
 
+# What this parser reads, for the one line that says a stage could not be read.
+FORMATS = ("RISC-V assembly as LLVM or GNU objdump prints it",)
+
 # vsetvli	a0, a1, e32, m1, ta, ma
 VTYPE_RE = re.compile(r"\b(?:e(?P<sew>8|16|32|64)|m(?P<f>f)?(?P<lmul>[1248])|(?P<tail>t[au])"
                       r"|(?P<mask>m[au]))\b")

@@ -32,6 +32,9 @@ from kinspect.ir.cpu_asm import Decoded, Flow, Stmt
 from kinspect.ir.records import Access, Kind, OpInfo, Record, Space
 from kinspect.isa import x86 as isa
 
+# What this parser reads, for the one line that says a stage could not be read.
+FORMATS = ("x86-64 assembly (AT&T or Intel syntax) as LLVM or GNU objdump prints it",)
+
 # vmovups	(%rdi), %zmm0
 VREG_RE = re.compile(r"%([xyz])mm(\d+)")
 # vaddps	%zmm1, %zmm0, %zmm0 {%k1} {z}

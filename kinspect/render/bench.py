@@ -7,7 +7,7 @@ from kinspect.bench.call_profile import GROUPS
 from kinspect.bench.first_call import FirstCall
 from kinspect.bench.interpret import NOTE, Interpreted
 from kinspect.bench.launch_path import CallTiming, LaunchPath
-from kinspect.render.terminal import relative, human_bytes, spec_line
+from kinspect.render.terminal import clean, relative, human_bytes, spec_line
 
 
 def _ms(x: float) -> str:
@@ -101,7 +101,7 @@ def render(r) -> str:
     m = r.method
     out += ["", f"method   {m['timing']}", f"         {m['device']}; {m['clocks_note']}",
             "         " + ", ".join(f"{k} {val}" for k, val in m["versions"].items())]
-    out += [f"  note: {n}" for n in r.notes + v.notes]
+    out += [f"  note: {clean(n)}" for n in r.notes + v.notes]
     return "\n".join(out)
 
 

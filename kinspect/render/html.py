@@ -73,14 +73,13 @@ class Report:
 
     def save(self, path: str | Path) -> int:
         """Write the file whole or not at all (a temporary file renamed over it); its size in bytes."""
+        from kinspect.store import write_atomic
+
         path = Path(path)
-        data = self.html.encode("utf-8")
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        data = self.html.encode("utf-8", "backslashreplace")    # a path's bytes that are not UTF-8: shown escaped
         try:
-            tmp.write_bytes(data)
-            os.replace(tmp, path)
+            write_atomic(path, data)
         except OSError as e:
-            tmp.unlink(missing_ok=True)
             raise KinspectError(f"cannot write the report to '{path}': {e.strerror}; "
                                 f"choose another place with -o") from None
         return len(data)

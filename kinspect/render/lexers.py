@@ -78,6 +78,8 @@ class SassLexer(RegexLexer):
     tokens = {
         "root": [
             (r"\s+", Whitespace),
+            # 02:-:1:Y:4  control codes before an instruction (Triton's dump, `kinspect show`)
+            (r"^(?:--|\d\d):[-0-7]:[-0-7]:[-Y]:[0-9a-fA-F]+(?=\s)", Comment.Preproc),
             (r"//##.*?$", Comment.Special),                       # //## File "...", line N
             (r"//.*?$", Comment.Single),
             # /*0040*/  @!P0 HGMMA.64x128x8.F32.TF32 ...: address, guard, opcode
@@ -85,6 +87,7 @@ class SassLexer(RegexLexer):
              bygroups(Comment.Special, Whitespace, Name.Decorator, Keyword)),
             (r"/\*.*?\*/", Comment.Multiline),                    # /* 0x000fe40000000f00 */
             (r"@!?U?P[0-7T]\b", Name.Decorator),
+            (r"(?<=\t)([A-Z][A-Z0-9_]*(?:\.[A-Za-z0-9_]+)*)(?=[\s;])", Keyword),   # Triton's dump: opcode after a tab
             (r"^\s*[\w.$]+:", Name.Label),                        # .L_x_1:
             (r"`\([\w.$]+\)", Name.Label),                        # BRA `(.L_x_0)
             (r"\bc\[0x[0-9a-fA-F]+\]\[0x[0-9a-fA-F]+\]", Name.Constant),  # c[0x0][0x210]

@@ -84,9 +84,11 @@ def summary(rows: list[KernelRow], *, where: str, width: int = 160, shown: int =
         head += "; ranked by their worst finding (no GPU time captured: kinspect capture --time)"
     out = [head] + table(rows, width)
     kinds: dict[str, list[str]] = {}
+    advice: dict[str, set[str]] = {}
     for i, r in enumerate(rows, 1):
         for v in r.variants:
             for f in v.findings:
+                advice.setdefault(f.kind, set()).add(f.advice)
                 if str(i) not in kinds.setdefault(f.kind, []):
                     kinds[f.kind].append(str(i))
     if kinds:
@@ -96,7 +98,8 @@ def summary(rows: list[KernelRow], *, where: str, width: int = 160, shown: int =
         for kind in sorted(kinds, key=lambda k: (-KINDS[k].severity, k)):
             k = KINDS[kind]
             out.append(f"    {MARK[k.severity]} {k.title} ({SEVERITY_NAMES[k.severity]}): "
-                       f"{', '.join(kinds[kind][:12])}{' …' if len(kinds[kind]) > 12 else ''}; try: {k.advice}")
+                       f"{', '.join(kinds[kind][:12])}{' …' if len(kinds[kind]) > 12 else ''}; try: "
+                       f"{next(iter(advice[kind])) if len(advice[kind]) == 1 else k.advice}")
     note = tuning_note(rows)
     if note:
         out.append(f"  {note}")

@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 from typing import Iterable
 
-from kinspect.render.terminal import user_lines
+from kinspect.analysis.stages import ISA_DIALECTS
+from kinspect.render.terminal import clean, user_lines
 
 MARK = {"good": "+", "info": "-", "warn": "!"}
 
@@ -18,11 +19,18 @@ def vec_report(report) -> str:
     v, m, r = report.variant, report.isa, report.resources
     retarget = v.extra.get("retarget")
     head = f"{v.kernel}  {v.target}  {v.name}"
-    out = [head + (f"  (retargeted from {v.extra.get('retargeted_from')})" if retarget else ""), f"  {v.path}"]
+    where = (f"  {v.extra['trace']} (its compilation event at line {v.extra.get('trace_event')}; the stages it holds "
+             f"are read from {v.path})" if v.extra.get("trace") else f"  {v.path}")
+    out = [head + (f"  (retargeted from {v.extra.get('retargeted_from')})" if retarget else ""), where]
     out += [f"  {line.strip()}" for line in user_lines(v)]   # a kernel from the user's file: config, how loaded
     if m is None:
         failed = [n.split(" not derived: ", 1) for n in v.notes if " not derived: " in n]
-        if failed:      # the backend's assembly could not be made here: say what it needs, not --retarget
+        unread = [name for name in (p.removeprefix("stage ").split(":", 1)[0] for p in report.problems)
+                  if name in {s.name for s in v.stages if s.dialect in ISA_DIALECTS}]
+        if unread:
+            out.append(f"  {unread[0]}: not read (its verdict below says why): no instruction counts and no verdicts "
+                       f"from it")
+        elif failed:      # the backend's assembly could not be made here: say what it needs, not --retarget
             out.append(f"  no machine-code stage to analyse: the {failed[0][0]} could not be derived here "
                        f"({failed[0][1]})")
         else:
@@ -47,6 +55,8 @@ def vec_report(report) -> str:
         out.append(f"  registers {r.registers} ({r.source}){spills}{shared}")
     if r.occupancy:
         out.append(f"  occupancy estimate {r.occupancy.describe()}")
+    if r.note:
+        out.append(f"  {r.note}")
     out.append("  verdicts:")
     for x in report.verdicts:
         out.append(f"    {MARK[x.level]} {x.text}")
@@ -54,8 +64,7 @@ def vec_report(report) -> str:
             out.append(f"        try: {x.what_to_try}")
     if not report.verdicts:
         out.append("    (none)")
-    out += [f"  problem: {p}" for p in report.problems]
-    out += [f"  note: {n}" for n in v.notes]
+    out += [f"  note: {clean(n)}" for n in v.notes]      # a note is one line, whatever its record holds
     return "\n".join(out)
 
 

@@ -3,10 +3,35 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 from pathlib import Path
 
 from kinspect.model import Variant
+
+
+# What a terminal acts on instead of showing: C0 and C1 controls (ESC starts sequences that move the
+# cursor, clear the screen or retitle the window; CSI is ESC [ in one byte), DEL, the bidirectional
+# overrides and isolates (they reorder what is shown), the line and paragraph separators, and path
+# bytes that are not UTF-8 in the C1 range (decoded as lone surrogates, printed back as those bytes).
+_WIDE = "\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\udc80-\udc9f"
+_ANY_CONTROL = re.compile("[\x00-\x1f" + _WIDE + "]")
+# in text shown as lines: newlines, tabs and the CR of a CRLF line end are kept
+_LINE_CONTROL = re.compile("\r(?!\n)|[\x00-\x08\x0b\x0c\x0e-\x1f" + _WIDE + "]")
+
+
+def clean(text: str, *, lines: bool = False) -> str:
+    """`text` with every control character shown as an escape (`\\x1b`) instead of acted on: data
+    from a store (a kernel name, a note, a stage) is shown, never run by the terminal. With `lines`,
+    newlines and tabs are kept (text shown as lines); without, they are escaped too (a field)."""
+    return (_LINE_CONTROL if lines else _ANY_CONTROL).sub(_escape, text)
+
+
+def _escape(m: re.Match) -> str:
+    code = ord(m.group())
+    if 0xdc80 <= code <= 0xdcff:          # a byte that was not UTF-8 (os.fsdecode's surrogateescape)
+        return f"\\x{code - 0xdc00:02x}"
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def use_color(stream=None) -> bool:
@@ -124,7 +149,7 @@ def summary(v: Variant, *, label: str, target_note: str) -> str:
     loaded = v.extra.get("loaded")
     if loaded:
         out.append(f"  loaded on the device: {loaded['registers']} registers, {loaded['spills']} spills")
-    out += [f"  note: {n}" for n in v.notes]
+    out += [f"  note: {clean(n)}" for n in v.notes]
     return "\n".join(out)
 
 
@@ -195,6 +220,8 @@ def capture_summary(result, out_dir) -> str:
     head = f"kinspect: {len(variants)} variant(s) recorded in {out_dir}"
     if interpret:
         head = f"kinspect: {len(variants)} variant(s) compiled for {interpret} in {out_dir}"
+    if getattr(result, "interrupted", False):
+        head = f"kinspect: interrupted after the program: {len(variants)} variant(s) finished and kept in {out_dir}"
     if result.launches:
         procs = {(p.host, p.pid) for v in launched for p in v.launches.processes}
         kind = "interpreted launch(es)" if interpret else "launch(es)"

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 from pathlib import Path
 
 from kinspect.errors import KinspectError
@@ -45,13 +44,11 @@ def compile_spec(spec: ReplaySpec, *, out_dir: str | Path, target: str | None = 
 def _finished(variant: Variant, spec: ReplaySpec, notes: list[str]) -> Variant:
     """Keep the captured source beside the variant (so it replays without the program's files) and
     add `notes` to its record."""
-    from kinspect.store import Store
+    from kinspect.store import Store, write_atomic
 
     folder = Path(variant.path)
     if spec.source is not None and not (folder / SOURCE_FILE).exists():
-        tmp = folder / f".{SOURCE_FILE}.{os.getpid()}.tmp"
-        tmp.write_text(json.dumps(spec.source.to_json()))
-        tmp.replace(folder / SOURCE_FILE)
+        write_atomic(folder / SOURCE_FILE, json.dumps(spec.source.to_json()))
     new = [n for n in notes if n not in variant.notes]
     if new or (spec.origin and variant.origin != spec.origin):
         variant = dataclasses.replace(variant, notes=variant.notes + tuple(new), origin=spec.origin or variant.origin)

@@ -37,6 +37,7 @@ def captured(name: str, store: str | Path) -> str | None:
     p = Path(name)
     if p.exists():      # a variant folder, or a store or kernel folder holding one captured variant
         if not (p.is_dir() and is_store(p)):
+            _not_replayable(p)
             return None
         return str(Path(find_variant(name, store, prefer=lambda v: v.ran).path).resolve())
     if not Path(store).is_dir():
@@ -46,6 +47,21 @@ def captured(name: str, store: str | Path) -> str | None:
         return str(Path(find_variant(name, store, prefer=lambda v: v.ran).path).resolve())
     except NotFound:
         return None
+
+
+def _not_replayable(p: Path) -> None:
+    """A Triton cache entry, dump folder or trace named to bench: one line saying what bench takes."""
+    from kinspect.errors import UsageError
+    from kinspect.lookup import kind_of
+
+    if p.is_file() and p.suffix == ".py":
+        return
+    kind = kind_of(p)
+    if kind in ("stage file", "empty"):
+        return
+    raise UsageError(f"'{p}' is a {kind}: bench runs a kernel on the device (a shipped name, or "
+                     f"file.py:kernel) or replays a variant `kinspect capture` recorded with its launches; "
+                     f"see what this one compiles to with `kinspect vec-report {p}`")
 
 
 def prepare(folder: str, *, device, constexprs: dict | None = None, num_warps: int | None = None,

@@ -19,6 +19,7 @@ import ast
 import builtins
 import importlib
 import inspect
+import keyword
 import linecache
 import textwrap
 from dataclasses import dataclass
@@ -159,7 +160,11 @@ def _cell_full(cell) -> bool:
 
 
 def _function_def(text: str) -> ast.FunctionDef:
-    tree = ast.parse(textwrap.dedent(text))
+    try:
+        tree = ast.parse(textwrap.dedent(text))
+    except (SyntaxError, ValueError) as e:     # ValueError: a NUL in the text
+        where = f" (line {e.lineno}: {e.msg})" if isinstance(e, SyntaxError) else ""
+        raise KinspectError(f"the captured source text is not Python{where}") from None
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             return node
@@ -278,9 +283,28 @@ def decode(value) -> Any:
     return value
 
 
+def python_name(text, what: str) -> str:
+    """`text` when it is a Python name (an identifier, not a keyword); else a KinspectError: a name
+    from a store is used only as a name."""
+    if not isinstance(text, str) or not text.isidentifier() or keyword.iskeyword(text):
+        raise KinspectError(f"{what} {ascii(text)[:60]} is not a Python name")
+    return text
+
+
+def import_ref(ref, what: str = "an import reference") -> tuple[str, str]:
+    """('pkg.mod', 'Attr.attr' or '') of an import reference 'pkg.mod[:Attr.attr]', each part a
+    checked Python name."""
+    if not isinstance(ref, str):
+        raise KinspectError(f"{what} is not an import reference")
+    module, _, attr = ref.partition(":")
+    for part in module.split(".") + (attr.split(".") if attr else []):
+        python_name(part, f"{what} {ascii(ref)[:60]} has a part")
+    return module, attr
+
+
 def resolve(ref: str):
     """The object an import reference names: 'pkg.mod' or 'pkg.mod:Attr.attr'."""
-    module, _, attr = ref.partition(":")
+    module, attr = import_ref(ref)
     obj = importlib.import_module(module)
     for part in attr.split(".") if attr else ():
         obj = getattr(obj, part)
@@ -299,6 +323,63 @@ def runnable_text(text: str) -> str:
     return "".join(lines)
 
 
+def kernel_def(text: str, name: str) -> tuple[ast.FunctionDef, set[str]]:
+    """The definition of kernel `name` in its captured source text, checked to be nothing else: one
+    function definition of that name, whose @triton.jit decorator, defaults and annotations (what
+    runs when the `def` runs) are names, attributes and constants, calling nothing but the decorator.
+    Returns it and the names its decorator uses (they must mean Triton where it is defined). Raises
+    KinspectError saying what else the text holds: a store's text is a kernel, never a program."""
+    python_name(name, "the kernel name")
+    body = runnable_text(text)
+    tree = ast.parse(textwrap.dedent(body))
+    nodes = [n for n in tree.body]
+    if len(nodes) != 1 or not isinstance(nodes[0], ast.FunctionDef) or nodes[0].name != name:
+        what = ", ".join(type(n).__name__ for n in nodes[:4])
+        raise KinspectError(f"the captured source of '{name}' is not one definition of '{name}' (it holds: "
+                            f"{what or 'nothing'})")
+    fn = nodes[0]
+    args = fn.args
+    evaluated = [*args.defaults, *(d for d in args.kw_defaults if d is not None), fn.returns,
+                 *(a.annotation for a in (*args.posonlyargs, *args.args, args.vararg, *args.kwonlyargs, args.kwarg)
+                   if a is not None)]
+    for node in evaluated:
+        if node is not None and not _inert(node):
+            raise KinspectError(f"the captured source of '{name}' computes something when it is defined (line "
+                                f"{node.lineno}): only names, attributes and constants may stand in its defaults "
+                                f"and annotations")
+    used = set()
+    for d in fn.decorator_list:
+        call = d if isinstance(d, ast.Call) else None
+        target = call.func if call else d
+        if not _inert(target) or call and not all(_inert(a) for a in (*call.args, *(k.value for k in call.keywords))):
+            raise KinspectError(f"the captured source of '{name}' computes something in its @triton.jit decorator "
+                                f"(line {d.lineno}): only names, attributes and constants may stand there")
+        used.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
+    return fn, used
+
+
+def _inert(node: ast.AST) -> bool:
+    """An expression that calls nothing when evaluated: constants, names, attribute chains, and
+    tuples, lists, dicts and signs of these (`tl.constexpr`, `-1`, `["n"]`)."""
+    if isinstance(node, (ast.Constant, ast.Name)):
+        return True
+    if isinstance(node, ast.Attribute):
+        return _inert(node.value)
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return all(_inert(e) for e in node.elts)
+    if isinstance(node, ast.Dict):
+        return all(x is None or _inert(x) for x in (*node.keys, *node.values))
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        return isinstance(node.operand, ast.Constant)
+    return False
+
+
+def is_triton(obj) -> bool:
+    """Triton's own module or object (what a kernel's decorator must name)."""
+    name = obj.__name__ if inspect.ismodule(obj) else getattr(obj, "__module__", None) or ""
+    return name == "triton" or name.startswith("triton.")
+
+
 def rebuild(ks: KernelSource, memo: dict | None = None):
     """The kernel `ks` describes, as this process's Triton makes it (a JITFunction, or an
     InterpretedFunction under TRITON_INTERPRET), defined in a namespace of its own."""
@@ -312,15 +393,18 @@ def rebuild(ks: KernelSource, memo: dict | None = None):
     for name, ref in TRITON_IMPORTS:
         namespace[name] = resolve(ref)
     for name, ref in ks.imports:
+        python_name(name, "a name the kernel's source imports")
         try:
             namespace[name] = resolve(ref)
+        except KinspectError:
+            raise
         except Exception as e:
             raise KinspectError(f"kernel '{ks.name}' uses '{name}' from '{ref}', which does not import here: "
                                 f"{type(e).__name__}: {e}") from None
     for name, value in ks.constants:
-        namespace[name] = decode(value)
+        namespace[python_name(name, "a constant of the kernel's source")] = decode(value)
     for name, helper in ks.helpers:
-        namespace[name] = rebuild(helper, memo)
+        namespace[python_name(name, "a helper of the kernel's source")] = rebuild(helper, memo)
     memo[key] = found = define(ks.name, ks.text, ks.file, ks.line, namespace)
     return found
 
@@ -342,7 +426,13 @@ def define(name: str, text: str, file: str, line: int, namespace: dict):
 
     The text is registered in linecache under the captured file name and keeps its line numbers,
     so Triton reads this source (not the file as it is now, or no file at all) and its line info
-    names the captured file."""
+    names the captured file. The text must be the kernel's definition alone (kernel_def), and the
+    names its decorator uses must mean Triton in `namespace`: nothing else of it runs here."""
+    _, decorator_names = kernel_def(text, name)
+    for n in sorted(decorator_names):
+        if n not in namespace or not is_triton(namespace[n]):
+            raise KinspectError(f"the captured source of kernel '{name}' decorates it with '{n}', which is not "
+                                f"Triton's here")
     body = runnable_text(text)
     if body != textwrap.dedent(body) and line >= 2:
         # defined inside a function or class: run it in an `if` block so it keeps its columns too

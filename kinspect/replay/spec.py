@@ -9,14 +9,15 @@ makes its arguments (kinspect.replay.args).
 from __future__ import annotations
 
 import ast
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kinspect.errors import KinspectError, NotFound
+from kinspect import schema
+from kinspect.errors import KinspectError, NotFound, warn
 from kinspect.model import ArgSpec, SourceRef, Variant
 from kinspect.replay.source import KernelSource
+from kinspect.store import load_json
 
 from kinspect.store import SOURCE as SOURCE_FILE     # a variant's captured KernelSource, beside its record.json
 
@@ -81,6 +82,10 @@ def from_variant(v: Variant, launch: int = 1) -> ReplaySpec:
     """The spec of a captured variant's `launch`-th most frequent argument signature (1: the top)."""
     la = v.launches
     label = v.name or v.kernel
+    if v.origin == "trace":
+        raise KinspectError(f"'{label}' comes from a trace: kinspect neither runs the source a trace carries nor "
+                            f"opens the files it names, so it does not replay its launches; capture the program "
+                            f"with `kinspect capture -- python PROGRAM` and replay from that store")
     if la is not None and not la.signatures and la.tuning_calls:
         raise KinspectError(f"'{label}' was only launched by an autotuner benchmarking its configs ({la.tuning_calls:,} "
                             f"launches), never by the program: replay one of the kernel's variants the program ran")
@@ -92,6 +97,8 @@ def from_variant(v: Variant, launch: int = 1) -> ReplaySpec:
         raise KinspectError(f"'{label}' has {len(ranked)} recorded argument signature(s); "
                             f"--launch takes 1..{len(ranked)}")
     sig = ranked[launch - 1]
+    for line in (p for p in v.problems if not p.startswith("stage ")):   # a launch file left out
+        warn(f"variant {label}: {line}")
     names = LAUNCH_OPTIONS.get(v.target.backend, DEFAULT_LAUNCH_OPTIONS)
     options = {k: v.options[k] for k in names if v.options.get(k) is not None}
     return ReplaySpec(kernel=v.kernel, target=str(v.target), args=sig.args, grid=tuple(sig.grid),
@@ -101,28 +108,29 @@ def from_variant(v: Variant, launch: int = 1) -> ReplaySpec:
 
 
 def read_source(folder: Path) -> KernelSource | None:
-    path = Path(folder) / SOURCE_FILE
-    if not path.is_file():
-        return None
+    """The kernel source captured beside a variant (checked: kinspect.schema.KERNEL_SOURCE), or None."""
+    folder = Path(folder)
     try:
-        return KernelSource.from_json(json.loads(path.read_text()))
-    except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError, OverflowError) as e:
-        raise KinspectError(f"'{path}' is not a kernel source kinspect wrote ({type(e).__name__}: {e})") from None
+        return KernelSource.from_json(load_json(folder, SOURCE_FILE, schema.KERNEL_SOURCE))
+    except NotFound:
+        return None
+    except KinspectError as e:
+        raise KinspectError(f"variant {folder.name}: {e}; it cannot be replayed from its captured source") from None
 
 
 def load(path: str | Path, launch: int = 1) -> ReplaySpec:
-    """A spec from a variant folder (its record) or a spec file (.json)."""
+    """A spec from a variant folder (its record) or a spec file (.json, checked: kinspect.schema.REPLAY_SPEC)."""
     p = Path(path)
     if p.is_dir():
         from kinspect.store import read_record
 
         return from_variant(read_record(p), launch)
     try:
-        return ReplaySpec.from_json(json.loads(p.read_text()))
-    except FileNotFoundError:
+        return ReplaySpec.from_json(load_json(p.parent, p.name, schema.REPLAY_SPEC))
+    except NotFound:
         raise NotFound(f"no replay spec '{p}'") from None
-    except (ValueError, KeyError, TypeError, AttributeError, RecursionError, OverflowError) as e:
-        raise KinspectError(f"'{p}' is not a replay spec ({type(e).__name__}: {e})") from None
+    except KinspectError as e:
+        raise KinspectError(f"'{p}' is not a replay spec: {e}") from None
 
 
 # -- the kernel -----------------------------------------------------------------------------------------

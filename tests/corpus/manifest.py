@@ -67,6 +67,7 @@ CORPUS = [
      "flags": _args(x_ptr="*fp32:256x128", w_ptr="*fp32:128x256", y_ptr="*fp32:256x256", M="i32:256", N="i32:256",
                     K="i32:128", stride_xm="i32:128", stride_wk="i32:256", stride_ym="i32:256")
      + _p(BLOCK_M=64, BLOCK_N=64, BLOCK_K=32)},
+    {"id": "flash_attention", "kernel": "flash_attention.py:attn_fwd"},
 ]
 
 

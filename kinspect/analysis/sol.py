@@ -1,0 +1,213 @@
+"""How far each kernel of a captured program is from what the device allows ("speed of light").
+
+    speeds = kernel_speeds(variants, ceilings)      # {kernel name: Speed}
+    total = program_speed(speeds.values())
+
+Per variant launched with GPU time (`kinspect capture --time`): bytes per call (the estimate of
+kinspect.analysis.traffic, or what Nsight Compute measured when `--counters` measured it), FLOPs per
+call for kernels with tl.dot (kinspect.analysis.flops), the achieved GB/s and TFLOP/s, their share
+of the device's measured copy bandwidth and matmul peak (kinspect.ceilings), the ideal time (what
+the bytes take at the copy bandwidth, or the FLOPs at the peak, whichever is longer) and the
+headroom: GPU time minus ideal time, what fixing the kernel could win at most. A kernel's figures
+sum its variants'.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kinspect.ceilings import Ceilings
+from kinspect.model import Variant
+
+MEASURED = "measured (Nsight Compute: DRAM reads, and writes with those still held in L2 at the kernel's end)"
+
+
+@dataclass(frozen=True)
+class Speed:
+    kernel: str
+    gpu_ms: float | None = None           # GPU time of the timed launches
+    timed_calls: int = 0
+    bytes_per_call: float | None = None
+    bytes_method: str = ""                # kinspect.analysis.traffic's method, or MEASURED
+    upper_bound: bool = False             # the bytes are an upper bound (indirect indices, tensor sizes)
+    flops_per_call: float | None = None
+    gb_per_s: float | None = None
+    pct_of_bandwidth: float | None = None
+    tflop_per_s: float | None = None
+    pct_of_peak: float | None = None
+    ideal_ms: float | None = None
+    headroom_ms: float | None = None
+    bound_by: str = ""                    # "memory" or "compute": which ceiling the ideal time comes from
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    def to_json(self) -> dict:
+        from kinspect.analysis.traffic import method_text
+
+        return {"bytes_per_call": self.bytes_per_call, "bytes_method": self.bytes_method or None,
+                "bytes_method_means": method_text(self.bytes_method) or None,
+                "bytes_upper_bound": self.upper_bound, "flops_per_call": self.flops_per_call,
+                "gb_per_s": _round(self.gb_per_s, 1), "pct_of_bandwidth": _round(self.pct_of_bandwidth, 1),
+                "tflop_per_s": _round(self.tflop_per_s, 2), "pct_of_peak": _round(self.pct_of_peak, 1),
+                "ideal_ms": _round(self.ideal_ms, 4), "headroom_ms": _round(self.headroom_ms, 4),
+                "bound_by": self.bound_by or None, "speed_notes": list(self.notes)}
+
+
+def _round(x: float | None, digits: int) -> float | None:
+    return None if x is None else round(x, digits)
+
+
+def variant_speed(v: Variant, ceilings: Ceilings | None) -> Speed | None:
+    """The figures of one variant; None when no launch of it was timed."""
+    la = v.launches
+    gpu = la.gpu if la is not None else None
+    if gpu is None or not gpu.calls:
+        return None
+    from kinspect import counters
+    from kinspect.analysis.flops import flops
+    from kinspect.analysis.traffic import traffic
+
+    notes = []
+    measured = counters.read(v.path) if v.path else None
+    if measured is not None and measured.dram_bytes is not None:
+        per_call, method, bound = measured.dram_bytes, MEASURED, False
+        notes += list(measured.notes)
+    else:
+        t = traffic(v)
+        per_call, method, bound = (t.bytes, t.describe(), t.upper_bound) if t is not None else (None, "", False)
+        if t is not None:
+            notes += list(t.notes)
+    f = flops(v)
+    flops_per_call = f.per_call if f is not None else None
+    if f is not None and f.per_call is None:
+        notes.append(f"FLOPs not counted: {f.how}")
+    return _figures(v.kernel, gpu.total_ms, gpu.calls, per_call, method, bound, flops_per_call,
+                    f.dtype if f is not None else "", ceilings, tuple(notes))
+
+
+def _figures(kernel, gpu_ms, calls, per_call, method, bound, flops_per_call, dtype, ceilings, notes) -> Speed:
+    seconds = gpu_ms * 1e-3
+    gbps = per_call * calls / seconds / 1e9 if per_call is not None and seconds > 0 else None
+    tflops = flops_per_call * calls / seconds / 1e12 if flops_per_call and seconds > 0 else None
+    pct_bw = pct_peak = ideal = None
+    bound_by = ""
+    if ceilings is not None:
+        pct_bw = 100 * gbps / ceilings.copy_gbps if gbps is not None else None
+        memory_ms = 1e3 * per_call * calls / (ceilings.copy_gbps * 1e9) if per_call is not None else None
+        peak = ceilings.peak(dtype) if dtype else None
+        compute_ms = 1e3 * flops_per_call * calls / (peak * 1e12) if flops_per_call and peak else None
+        pct_peak = 100 * tflops / peak if tflops is not None and peak else None
+        if flops_per_call and not peak:
+            notes = notes + (f"no measured matmul peak for {dtype or 'its dot type'}: the ideal time counts bytes "
+                             f"only",)
+        known = [(x, w) for x, w in ((memory_ms, "memory"), (compute_ms, "compute")) if x is not None]
+        if known:
+            ideal, bound_by = max(known)
+    return Speed(kernel=kernel, gpu_ms=gpu_ms, timed_calls=calls, bytes_per_call=per_call, bytes_method=method,
+                 upper_bound=bound, flops_per_call=flops_per_call, gb_per_s=gbps, pct_of_bandwidth=pct_bw,
+                 tflop_per_s=tflops, pct_of_peak=pct_peak, ideal_ms=ideal,
+                 headroom_ms=None if ideal is None else gpu_ms - ideal, bound_by=bound_by, notes=notes)
+
+
+def kernel_speeds(variants: list[Variant], ceilings: Ceilings | None) -> dict[str, Speed]:
+    """One Speed per kernel name: its timed variants' figures summed (per call: the mean over calls)."""
+    by_kernel: dict[str, list[Speed]] = {}
+    for v in variants:
+        s = variant_speed(v, ceilings)
+        if s is not None:
+            by_kernel.setdefault(v.kernel, []).append(s)
+    return {k: combine(k, ss, ceilings) for k, ss in by_kernel.items()}
+
+
+def combine(kernel: str, speeds: list[Speed], ceilings: Ceilings | None) -> Speed:
+    """Several variants of one kernel as one: sums, and means per call weighted by their calls; the ideal
+    time is the sum of theirs (each variant's own dot type decides its compute ceiling)."""
+    if len(speeds) == 1:
+        return speeds[0]
+    calls = sum(s.timed_calls for s in speeds)
+    gpu_ms = sum(s.gpu_ms or 0.0 for s in speeds)
+
+    def per_call(values) -> float | None:
+        values = list(values)
+        if any(x is None for x, _ in values) or not calls:
+            return None
+        return sum(x * n for x, n in values) / calls
+
+    bytes_per_call = per_call((s.bytes_per_call, s.timed_calls) for s in speeds)
+    flops = per_call((s.flops_per_call, s.timed_calls) for s in speeds) if any(s.flops_per_call for s in speeds) \
+        else None
+    s = _figures(kernel, gpu_ms, calls, bytes_per_call, " + ".join(sorted({s.bytes_method for s in speeds} - {""})),
+                 any(s.upper_bound for s in speeds), flops, "", ceilings,
+                 tuple(dict.fromkeys(n for s in speeds for n in s.notes)))
+    if all(x.ideal_ms is not None for x in speeds):
+        from dataclasses import replace
+
+        ideal = sum(x.ideal_ms for x in speeds)
+        s = replace(s, ideal_ms=ideal, headroom_ms=gpu_ms - ideal,
+                    bound_by="compute" if any(x.bound_by == "compute" for x in speeds) else "memory")
+    return s
+
+
+@dataclass(frozen=True)
+class ProgramSpeed:
+    gpu_ms: float             # every timed kernel's GPU time
+    ideal_ms: float | None    # the sum of the ideal times of the kernels that have one
+    headroom_ms: float | None
+    covered_ms: float         # GPU time of the kernels with an ideal time
+
+    def to_json(self) -> dict:
+        return {"gpu_ms": round(self.gpu_ms, 4), "ideal_ms": _round(self.ideal_ms, 4),
+                "headroom_ms": _round(self.headroom_ms, 4), "gpu_ms_with_ideal": round(self.covered_ms, 4)}
+
+
+def program_speed(speeds) -> ProgramSpeed:
+    speeds = list(speeds)
+    gpu = sum(s.gpu_ms or 0.0 for s in speeds)
+    with_ideal = [s for s in speeds if s.ideal_ms is not None]
+    ideal = sum(s.ideal_ms for s in with_ideal) if with_ideal else None
+    covered = sum(s.gpu_ms or 0.0 for s in with_ideal)
+    return ProgramSpeed(gpu_ms=gpu, ideal_ms=ideal, headroom_ms=None if ideal is None else covered - ideal,
+                        covered_ms=covered)
+
+
+def by_headroom(speeds: dict[str, Speed]) -> list[str]:
+    """Kernel names, most headroom first (kernels without an ideal time last, by GPU time)."""
+    return sorted(speeds, key=lambda k: (speeds[k].headroom_ms is None, -(speeds[k].headroom_ms or 0.0),
+                                         -(speeds[k].gpu_ms or 0.0), k))
+
+
+@dataclass(frozen=True)
+class ProgramSol:
+    """A program's kernels against the ceilings its store keeps (or what was used instead, said)."""
+
+    speeds: dict                  # kernel name -> Speed
+    total: ProgramSpeed
+    ceilings: Ceilings | None
+    ceilings_note: str            # which ceilings, measured where and when; or why there are none
+    triton_ms: float = 0.0        # the program's Triton kernels' GPU time, autotuners' benchmarks included
+    others: object = None         # kinspect.gpu_time.Others: the GPU work no launch hook saw
+
+    def to_json(self) -> dict:
+        c = self.ceilings
+        out = {**self.total.to_json(), "ceilings": None if c is None else {**c.to_json(), "source": c.source},
+               "ceilings_note": self.ceilings_note, "ranked_by_headroom": by_headroom(self.speeds),
+               "triton_share_of_gpu_time": None, "largest_other_kernels": None}
+        if self.others is not None and self.triton_ms + self.others.ms > 0:
+            out["triton_share_of_gpu_time"] = round(self.triton_ms / (self.triton_ms + self.others.ms), 4)
+            out["largest_other_kernels"] = [{"name": n, **k} for n, k in list(self.others.kernels.items())[:5]]
+        return out
+
+
+def for_program(variants: list[Variant]) -> ProgramSol:
+    """Every timed kernel's Speed, against the ceilings of the store the variants are in."""
+    from pathlib import Path
+
+    from kinspect import ceilings, gpu_time
+
+    roots = list(dict.fromkeys(Path(v.path).parent.parent for v in variants if v.path))
+    root = next((r for r in roots if ceilings.read(r) is not None), roots[0] if roots else None)
+    found, note = ceilings.for_store(root)
+    speeds = kernel_speeds(variants, found)
+    triton = sum((v.launches.gpu.total_ms if v.launches.gpu else 0.0) + v.launches.tuning_ms
+                 for v in variants if v.launches is not None)
+    others = gpu_time.read_others(root) if root is not None else None
+    return ProgramSol(speeds, program_speed(speeds.values()), found, note, triton, others)

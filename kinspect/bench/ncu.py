@@ -1,0 +1,147 @@
+"""`--counters`: captured kernels replayed under Nsight Compute, their counters read back.
+
+    measured = measure(folders)      # {folder: Counters}, written into each folder as counters.json
+
+Each variant's most frequent captured launch is replayed once (kinspect.replay.launch: the kernel
+rebuilt from its captured source, fresh tensors of the captured shapes, strides and dtypes) in one
+child process that ncu profiles, with boost clocks as the program ran (`--clock-control none`) and
+caches flushed before each launch (`--cache-control all`). Replayed integer tensors hold zeros, so a
+kernel that gathers by index (an embedding) reads one row in the replay: its counters say so.
+
+Run this module (`python -m kinspect.bench.ncu FOLDER...`) and it is that child: it launches each
+folder's kernel once, in order, and prints one line per folder.
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from kinspect.counters import METRICS, STALLS, Counters, by_kernel, parse_csv, write
+from kinspect.errors import KinspectError
+
+TIMEOUT_S = 540
+NO_PERMISSION = "ERR_NVGPUCTRPERM"
+# The child's line per folder, in order: `kinspect-ncu 3 ok 4096,1,1 zeros triton_poi_fused_add_0` (zeros:
+# it had integer tensors, replayed as zeros; `-` otherwise), or `kinspect-ncu 3 failed - - ValueError: ...`.
+CHILD_LINE = re.compile(r"^kinspect-ncu (?P<i>\d+) (?P<status>ok|failed) (?P<grid>\S+) (?P<zeros>\S+) (?P<rest>.*)$")
+ZEROS_NOTE = "integer tensors replayed as zeros: an index read from them (an embedding) reads one row"
+
+
+def ncu_path() -> str | None:
+    return shutil.which("ncu")
+
+
+def missing_line() -> str:
+    return ("--counters needs Nsight Compute: `ncu` is not on PATH (it ships with the CUDA toolkit; add its "
+            "folder to PATH, e.g. /usr/local/cuda/bin)")
+
+
+def command(ncu: str, names: list[str], report: Path, folders: list[str]) -> list[str]:
+    """The ncu command line that profiles one replay of each folder's kernel."""
+    pattern = "regex:^(" + "|".join(re.escape(n) for n in dict.fromkeys(names)) + ")$"
+    return [ncu, "--target-processes", "all", "--kernel-name", pattern,
+            "--metrics", ",".join(METRICS.values()) + "," + STALLS,
+            "--clock-control", "none", "--cache-control", "all", "--replay-mode", "kernel",
+            "--export", str(report), "--force-overwrite",
+            sys.executable, "-m", "kinspect.bench.ncu", *folders]
+
+
+def measure(folders: list[str], *, ncu: str | None = None, timeout: int = TIMEOUT_S) -> dict[str, Counters | str]:
+    """Replay each variant folder's top launch once under ncu; {folder: its Counters (also written to
+    the folder), or why it has none}. Raises KinspectError, with one line, when ncu is missing, cannot
+    read the counters, or measured nothing."""
+    from kinspect.store import read_record
+
+    ncu = ncu or ncu_path()
+    if ncu is None:
+        raise KinspectError(missing_line())
+    variants = [read_record(Path(f)) for f in folders]
+    with tempfile.TemporaryDirectory(prefix="kinspect-ncu-") as tmp:
+        report = Path(tmp) / "run"
+        cmd = command(ncu, [v.kernel for v in variants], report, [str(Path(f).resolve()) for f in folders])
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise KinspectError(f"ncu did not finish within {timeout} s on {len(folders)} kernels; ask for fewer "
+                                f"(--counters N)") from None
+        log = proc.stdout + proc.stderr
+        if NO_PERMISSION in log:
+            raise KinspectError("ncu cannot read the GPU's performance counters here (ERR_NVGPUCTRPERM): run as root, "
+                                "or let users profile (the driver option NVreg_RestrictProfilingToAdminUsers=0)")
+        rep = report.with_suffix(".ncu-rep")
+        if not rep.is_file():
+            raise KinspectError(f"ncu measured nothing (exit {proc.returncode}): {_last_line(log)}")
+        csv_text = subprocess.run([ncu, "--import", str(rep), "--csv", "--page", "raw", "--print-units", "base"],
+                                  capture_output=True, text=True, timeout=timeout).stdout
+    rows = parse_csv(csv_text)
+    launched = {int(m["i"]): m for m in map(CHILD_LINE.match, log.splitlines()) if m}
+    version = ncu_version(ncu)
+    today = datetime.date.today().isoformat()
+    how = " ".join(cmd[:cmd.index(sys.executable)]) + " python -m kinspect.bench.ncu FOLDER..."
+    groups = by_kernel(rows)
+    taken: dict = {}
+    out: dict[str, Counters | str] = {}
+    for i, (folder, v) in enumerate(zip(folders, variants)):
+        status = launched.get(i)
+        if status is None or status["status"] != "ok":
+            out[folder] = f"not replayed: {status['rest'] if status else _last_line(log)}"
+            continue
+        key = (v.kernel, tuple(int(x) for x in status["grid"].split(",")))
+        pool = groups.get(key) or []
+        n = taken.get(key, 0)
+        if n >= len(pool):
+            out[folder] = "ncu has no row for its launch"
+            continue
+        taken[key] = n + 1
+        notes = (ZEROS_NOTE,) if status["zeros"] == "zeros" else ()
+        c = Counters.from_rows([pool[n]], how=how, ncu_version=version, measured=today, notes=notes)
+        write(folder, c)
+        out[folder] = c
+    return out
+
+
+def ncu_version(ncu: str) -> str:
+    try:
+        text = subprocess.run([ncu, "--version"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    m = re.search(r"Version\s+(\S+)", text)
+    return m.group(1) if m else text.strip().splitlines()[-1] if text.strip() else ""
+
+
+def _last_line(log: str) -> str:
+    lines = [x for x in log.splitlines() if x.strip() and not x.startswith("==PROF==")]
+    return lines[-1].strip()[:300] if lines else "no output"
+
+
+# -- the child ncu profiles ----------------------------------------------------------------------------
+
+def replay(folders: list[str]) -> None:
+    """Launch each folder's captured top launch once, in order; one line each on stdout."""
+    import torch
+
+    from kinspect.bench.first_call import isolated
+    from kinspect.replay.launch import prepare
+
+    device = torch.device("cuda")
+    for i, folder in enumerate(folders):
+        try:
+            launch = prepare(folder, device=device)
+            with isolated(launch.fn):
+                launch()
+                torch.cuda.synchronize()
+            grid = ",".join(str(int(x)) for x in (tuple(launch.grid_size()) + (1, 1))[:3])
+            zeros = "zeros" if any(n.startswith("integer tensors") for n in launch.notes) else "-"
+            print(f"kinspect-ncu {i} ok {grid} {zeros} {launch.label}", flush=True)
+        except Exception as e:       # one kernel that does not replay must not cost the others
+            print(f"kinspect-ncu {i} failed - - {type(e).__name__}: {str(e)[:200]}", flush=True)
+
+
+if __name__ == "__main__":
+    replay(sys.argv[1:])

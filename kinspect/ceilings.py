@@ -1,0 +1,109 @@
+"""What the device can do, as a store keeps it: the copy bandwidth and matmul peaks `kinspect capture
+--time` measured on the program's GPU when the program ended (`<store>/device.json`).
+
+    c, why = for_store(root)     # the store's ceilings; else the ones measured on this machine, saying so
+
+Every percentage of bandwidth or peak, every ideal time, says which ceilings it used: a store made
+before kinspect recorded them (or by a capture without --time) falls back to the measurements in
+kinspect's cache on this machine (kinspect bench and capture make them), named with their device and
+date, and to none at all when there are none.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kinspect import jsonfile
+
+FILE = "device.json"
+CEILINGS_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Ceilings:
+    device: str
+    copy_gbps: float                                 # device-to-device copy, bytes read + written per second
+    matmul_tflops: dict = field(default_factory=dict)    # torch dtype name -> torch.matmul's TFLOP/s
+    measured: str = ""                               # ISO date of the measurement
+    method: str = ""                                 # how they were measured, in words
+    source: str = ""                                 # where these figures come from, for this store
+
+    def peak(self, dtype: str) -> float | None:
+        """TFLOP/s for a dot's input dtype (`bfloat16`, `float16`, `float32`; fp8 has no measurement)."""
+        return self.matmul_tflops.get(dtype)
+
+    def describe(self) -> str:
+        peaks = ", ".join(f"{k} {v:,.0f}" for k, v in self.matmul_tflops.items())
+        return (f"{self.device}: copy {self.copy_gbps:,.0f} GB/s" + (f", matmul TFLOP/s {peaks}" if peaks else "") +
+                f" (measured {self.measured}; {self.source})")
+
+    def to_json(self) -> dict:
+        return {"version": CEILINGS_VERSION, "device": self.device, "copy_gbps": self.copy_gbps,
+                "matmul_tflops": dict(self.matmul_tflops), "measured": self.measured, "method": self.method}
+
+    @classmethod
+    def from_json(cls, d: dict, source: str = "") -> "Ceilings":
+        if not isinstance(d, dict) or d.get("version") != CEILINGS_VERSION:
+            raise ValueError(f"device ceilings version {d.get('version') if isinstance(d, dict) else None!r}")
+        copy = float(d["copy_gbps"])
+        if not copy > 0:
+            raise ValueError("copy_gbps must be positive")
+        peaks = {str(k): float(v) for k, v in (d.get("matmul_tflops") or {}).items() if float(v) > 0}
+        return cls(device=str(d["device"]), copy_gbps=copy, matmul_tflops=peaks, measured=str(d.get("measured", "")),
+                   method=str(d.get("method", "")), source=source)
+
+
+def write(root: str | os.PathLike, c: Ceilings) -> Path:
+    return jsonfile.write(Path(root) / FILE, c.to_json())
+
+
+def read(root: str | os.PathLike) -> Ceilings | None:
+    """The store's own ceilings; None when it has none or its file is not one this kinspect reads."""
+    return jsonfile.read(Path(root) / FILE, lambda d: Ceilings.from_json(d, source="measured by the capture on its GPU"),
+                         limit=1 << 16)
+
+
+def for_store(root: str | os.PathLike | None) -> tuple[Ceilings | None, str]:
+    """The ceilings a store's percentages use, and a line saying where they come from (or why there are
+    none)."""
+    if root is not None:
+        own = read(root)
+        if own is not None:
+            return own, f"ceilings of {own.describe()}"
+    cached = cached_on_this_machine()
+    if cached is not None:
+        return cached, (f"the store has no device ceilings (captured without --time, or by an older kinspect): "
+                        f"using {cached.describe()}")
+    return None, ("no device ceilings: the store has none (kinspect capture --time records them on the GPU) and "
+                  "none were measured on this machine (kinspect bench measures them): no % of bandwidth, no ideal "
+                  "time")
+
+
+def cached_on_this_machine() -> Ceilings | None:
+    """The newest copy-bandwidth measurement in kinspect's cache (kinspect.bench.device), with the matmul
+    peaks of the same device; None when this machine measured none (read without torch or a GPU)."""
+    from kinspect.cache import cache_dir
+
+    folder = cache_dir() / "device"
+    copies, peaks = [], {}
+    for p in sorted(folder.glob("*.json")) if folder.is_dir() else ():
+        try:
+            d = json.loads(p.read_text())
+        except (OSError, ValueError):
+            continue
+        if not isinstance(d, dict) or not isinstance(d.get("device"), str):
+            continue
+        if p.name.startswith("copy-") and isinstance(d.get("gbps"), (int, float)) and d["gbps"] > 0:
+            copies.append(d)
+        elif p.name.startswith("matmul-") and isinstance(d.get("tflops"), (int, float)) and d.get("dtype"):
+            peaks.setdefault(d["device"], {})[str(d["dtype"])] = float(d["tflops"])
+    gpu = [d for d in copies if " on cpu" not in str(d.get("method", ""))]
+    if not gpu:
+        return None
+    d = max(gpu, key=lambda x: str(x.get("measured", "")))
+    return Ceilings(device=d["device"], copy_gbps=float(d["gbps"]), matmul_tflops=peaks.get(d["device"], {}),
+                    measured=str(d.get("measured", "")), method=str(d.get("method", "")),
+                    source="kinspect's cache on this machine")

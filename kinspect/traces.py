@@ -1,0 +1,468 @@
+"""Read traces other tools wrote: tritonparse's and Triton's own structured logging.
+
+Both write NDJSON, one event per line: a `compilation` event carries a kernel's metadata, the text
+of its stages (`payload.file_content`, `{"k.ttir": "...", "k.sass": "..."}`), the Python source of
+its function and Triton's compile times; tritonparse adds `launch` events (grid, the launch's
+arguments, the compiled kernel's metadata). Forms read here, by content, not by name:
+
+- tritonparse's raw trace (`tritonparse.structured_logging.init(folder)`): `*.ndjson`, or with
+  compression `*.bin.ndjson` of concatenated gzip members or zstd frames;
+- any such file gzipped (`.ndjson.gz`) or zstd-compressed;
+- tritonparse's parsed output (`tritonparse.parse`): a folder of `*_mapped.ndjson.gz` files, the
+  same events with more added (launch_diff, ir_analysis, ... are skipped);
+- Triton's upstream `triton/tools/structured_logging.py` (not shipped by Triton 3.6 or 3.9), whose
+  compilation events have the same shape;
+- a folder of such files.
+
+Every compilation event is one variant (events of one compile hash are one variant: a cache hit
+logs the compile again). The trace is never written, and nothing is written beside it: each
+variant's stage files are written into kinspect's cache (kinspect.cache), keyed by the trace's
+path, size and time, and read from there next time. Paths inside a trace (its `file_path` table,
+the source's `file_path`, the stack) are data: none names a file kinspect opens. A binary stage
+(the cubin) is not in a trace, so what needs it (SASS derived from it, registers from cuobjdump)
+is only there when the trace carries it (tritonparse writes `.sass` with `enable_sass_dump`).
+
+Bad lines (not JSON, an event that is not an object) and a file cut off mid-way each give one
+warning naming the file (and line) and what was wrong; the rest is read.
+"""
+
+from __future__ import annotations
+
+import ast
+import gzip
+import io
+import json
+import re
+import shutil
+import tempfile
+import textwrap
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+from kinspect.model import (ArgSpec, CompileTimes, Launches, LaunchSignature, ProcessLaunches, SourceRef,
+                            launches_from_json)
+
+READER_VERSION = 1          # bump when what is extracted from an event changes: the cache is keyed on it
+GZIP_MAGIC = b"\x1f\x8b"
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+# tritonparse: dedicated_log_triton_trace_<user>_rank_none_pid_1_host_x_.ndjson, .bin.ndjson, _mapped.ndjson.gz
+TRACE_NAME_RE = re.compile(r"\.(?:ndjson|jsonl)(?:\.gz|\.zst|\.zstd)?$")
+# tritonparse's placeholder for a stage it could not record: "<file too large: 123 bytes>", "<nvdisasm failed: ...>"
+PLACEHOLDER_RE = re.compile(r"^<[^\n]{0,2000}>\s*$")
+MAX_BAD_LINES = 3           # bad lines named one by one; the rest are counted
+MAX_SIGNATURES = 4096       # distinct launch signatures tracked per variant (the rest are counted)
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One compiled variant of a trace, its stages written into kinspect's cache folder `folder`."""
+
+    folder: str
+    kernel: str
+    files: dict                 # file name in `folder` -> stage name
+    metadata: dict              # the event's Triton metadata, as the trace has it
+    source: SourceRef | None
+    times: CompileTimes | None
+    launches: Launches | None
+    notes: tuple[str, ...]
+    event: int                  # the event's line number in its file
+    file: str = ""              # the trace file the event is in
+
+    def to_json(self) -> dict:
+        import dataclasses
+
+        d = dataclasses.asdict(self)
+        d["folder"] = Path(self.folder).name
+        return d
+
+    @classmethod
+    def from_json(cls, d: dict, root: Path) -> "Entry":
+        times, source = d.get("times"), d.get("source")
+        return cls(folder=str(root / d["folder"]), kernel=d["kernel"], files=dict(d["files"]),
+                   metadata=dict(d["metadata"]), source=SourceRef(**source) if source else None,
+                   times=CompileTimes(times["ir_initialization_us"], tuple(tuple(x) for x in times["stages"]),
+                                      times["store_results_us"], times.get("startup_us", 0)) if times else None,
+                   launches=launches_from_json(d.get("launches")), notes=tuple(d["notes"]), event=int(d["event"]),
+                   file=str(d.get("file", "")))
+
+
+# -- what is a trace -------------------------------------------------------------------------------
+
+def trace_files(path: Path) -> list[Path]:
+    """The trace files a path names: itself, or the trace files of a folder (tritonparse's parsed
+    output: its `*_mapped.ndjson.gz` only, the raw files it was made from being elsewhere)."""
+    path = Path(path)
+    if path.is_file():
+        return [path] if _looks_like_trace(path) else []
+    if not path.is_dir():
+        return []
+    files = sorted(p for p in path.iterdir() if p.is_file() and TRACE_NAME_RE.search(p.name))
+    mapped = [p for p in files if p.name.endswith("_mapped.ndjson.gz")]
+    return mapped or [p for p in files if _looks_like_trace(p)]
+
+
+def is_trace(path: Path) -> bool:
+    return bool(trace_files(path))
+
+
+def _looks_like_trace(path: Path) -> bool:
+    """A trace file by its start: compressed (gzip or zstd) with a trace's name, or text whose first
+    line is a JSON object naming an `event_type`."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4096)
+    except OSError:
+        return False
+    if head[:2] == GZIP_MAGIC or head[:4] == ZSTD_MAGIC:
+        return TRACE_NAME_RE.search(path.name) is not None
+    return head.lstrip().startswith(b"{") and b'"event_type"' in head
+
+
+# -- reading ---------------------------------------------------------------------------------------
+
+def read(path: Path) -> tuple[list[Entry], list[str]]:
+    """The variants of a trace (a file or a folder of them) and the warnings met reading it. Read
+    once: the result is kept in kinspect's cache, keyed by the files' paths, sizes and times."""
+    from kinspect.cache import cache_dir, file_key, key_of
+
+    files = trace_files(path)
+    # whether zstd can be read is part of the key: a trace read without it is read again once it is there
+    key = key_of("trace", str(READER_VERSION), str(_zstd_readable()), *(file_key(p) for p in files))
+    root = cache_dir() / "traces" / key
+    index = root / "index.json"
+    if index.is_file():
+        try:
+            data = json.loads(index.read_text())
+            return [Entry.from_json(d, root) for d in data["entries"]], list(data["warnings"])
+        except (OSError, ValueError, KeyError, TypeError):
+            pass                      # a damaged cache entry: read the trace again
+    tmp = _fresh_folder(root)
+    try:
+        reading = _Reading(tmp)
+        for p in files:
+            reading.file(p)
+        entries, warnings = reading.entries(), reading.warnings
+        (tmp / "index.json").write_text(json.dumps({"entries": [e.to_json() for e in entries],
+                                                    "warnings": warnings}, default=str))
+    except OSError as e:          # writing the stages into the cache: the trace itself is only read
+        shutil.rmtree(tmp, ignore_errors=True)
+        from kinspect.errors import KinspectError
+
+        raise KinspectError(f"cannot write kinspect's cache at '{tmp.parent}': {e.strerror}; set "
+                            f"KINSPECT_CACHE_DIR to a writable folder with room") from None
+    except BaseException:         # Ctrl-C, a bug: no half-made entry is left in the cache
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    final = _move_into_place(tmp, root)
+    return [Entry.from_json(e.to_json(), final) for e in entries], warnings
+
+
+def _fresh_folder(root: Path) -> Path:
+    from kinspect.errors import KinspectError
+
+    try:
+        root.parent.mkdir(parents=True, exist_ok=True)
+        return Path(tempfile.mkdtemp(prefix=f".tmp-{root.name}-", dir=root.parent))
+    except OSError as e:
+        raise KinspectError(f"cannot write kinspect's cache at '{root.parent}': {e.strerror}; set "
+                            f"KINSPECT_CACHE_DIR to a writable folder") from None
+
+
+def _move_into_place(tmp: Path, root: Path) -> Path:
+    if root.exists() and not (root / "index.json").is_file():
+        shutil.rmtree(root, ignore_errors=True)      # a damaged earlier entry
+    try:
+        tmp.rename(root)
+    except OSError:                                  # another process read the same trace first
+        shutil.rmtree(tmp, ignore_errors=True)
+    return root
+
+
+class _Variant:
+    """What the events of one compile hash add up to while the file is read."""
+
+    def __init__(self, folder: Path, kernel: str, files: dict, metadata: dict, source, times, notes, event: int,
+                 file: Path):
+        self.folder, self.kernel, self.files, self.metadata = folder, kernel, files, metadata
+        self.source, self.times, self.notes, self.event, self.file = source, times, notes, event, file
+        self.calls = 0
+        self.grids: Counter = Counter()
+        self.signatures: Counter = Counter()
+        self.other = 0
+        self.processes: Counter = Counter()
+
+    def launch(self, grid: tuple, args: tuple, pid: int) -> None:
+        self.calls += 1
+        self.grids[grid] += 1
+        key = (grid, args, pid)
+        if key in self.signatures or len(self.signatures) < MAX_SIGNATURES:
+            self.signatures[key] += 1
+        else:
+            self.other += 1
+        self.processes[pid] += 1
+
+    def entry(self) -> Entry:
+        from kinspect.launches import GRIDS, SIGNATURES
+
+        launches = None
+        if self.calls:
+            ranked = self.signatures.most_common()
+            kept, dropped = ranked[:SIGNATURES], ranked[SIGNATURES:]
+            launches = Launches(
+                calls=self.calls, grids=tuple(self.grids.most_common(GRIDS)),
+                signatures=tuple(LaunchSignature(grid=g, args=a, calls=n, pid=pid) for (g, a, pid), n in kept),
+                other_calls=self.other + sum(n for _, n in dropped),
+                processes=tuple(ProcessLaunches(pid=pid, rank=None, host="", calls=n)
+                                for pid, n in sorted(self.processes.items())))
+        return Entry(folder=str(self.folder), kernel=self.kernel, files=self.files, metadata=self.metadata,
+                     source=self.source, times=self.times, launches=launches, notes=tuple(self.notes),
+                     event=self.event, file=str(self.file))
+
+
+class _Reading:
+    """The variants of one or more trace files (a rank's or process's each), by compile hash: a
+    variant compiled in several processes is one, its launches added up."""
+
+    def __init__(self, out: Path):
+        self.out = out
+        self.by_hash: dict[str, _Variant] = {}
+        self.pending: list[tuple[str, tuple, tuple, int]] = []   # launches met before their compilation
+        self.warnings: list[str] = []
+        self.made = 0
+
+    def file(self, path: Path) -> None:
+        bad = 0
+        for n, event in _events(path, self.warnings):
+            if not isinstance(event, dict):
+                bad += 1
+                if bad <= MAX_BAD_LINES:
+                    self.warnings.append(f"{path}:{n}: not an event (a JSON {type(event).__name__}, not an object); "
+                                         f"skipped")
+                continue
+            kind = event.get("event_type")
+            if kind == "compilation":
+                self.compilation(event, n, path)
+            elif kind == "launch" and (launch := _launch(event)) is not None:
+                found = self.by_hash.get(launch[0])
+                if found is not None:
+                    found.launch(*launch[1:])
+                elif len(self.pending) < MAX_SIGNATURES * 16:
+                    self.pending.append(launch)
+        if bad > MAX_BAD_LINES:
+            self.warnings.append(f"{path}: {bad - MAX_BAD_LINES} more lines that are not events; skipped")
+
+    def compilation(self, event: dict, n: int, path: Path) -> None:
+        payload = event.get("payload")
+        if not isinstance(payload, dict):
+            self.warnings.append(f"{path}:{n}: a compilation event without its payload; skipped")
+            return
+        metadata = payload.get("metadata") if isinstance(payload.get("metadata"), dict) else {}
+        hash_ = str(metadata.get("hash") or f"{path.name}:{n}")
+        if hash_ in self.by_hash:           # the same compile logged again (a cache hit, another rank)
+            return
+        self.by_hash[hash_] = _compilation(payload, metadata, n, path, self.out, self.made)
+        self.made += 1
+
+    def entries(self) -> list[Entry]:
+        for hash_, *launch in self.pending:
+            if hash_ in self.by_hash:
+                self.by_hash[hash_].launch(*launch)
+        return [v.entry() for v in self.by_hash.values()]
+
+
+def _events(path: Path, warnings: list[str]) -> Iterator[tuple[int, object]]:
+    """(line number, decoded JSON) of each line of a trace file; a line that is not JSON, or a file
+    that ends early, gives one warning."""
+    n = 0
+    try:
+        with _open_text(path) as f:
+            for n, line in enumerate(f, 1):
+                if not line.strip():
+                    continue
+                try:
+                    yield n, json.loads(line)
+                except (ValueError, RecursionError) as e:
+                    why = "cut off (the file ends inside it)" if not line.endswith("\n") else \
+                        f"not JSON ({type(e).__name__}: {str(e)[:80]})"
+                    warnings.append(f"{path}:{n}: {why}; skipped")
+    except (EOFError, gzip.BadGzipFile, OSError, UnicodeDecodeError) as e:
+        warnings.append(f"{path}: cut off or damaged after line {n} ({type(e).__name__}: {str(e)[:80]}); "
+                        f"the lines before it were read")
+    except _ZstdMissing as e:
+        warnings.append(f"{path}: {e}")
+
+
+class _ZstdMissing(Exception):
+    pass
+
+
+def _open_text(path: Path):
+    with open(path, "rb") as f:
+        magic = f.read(4)
+    if magic[:2] == GZIP_MAGIC:
+        return gzip.open(path, "rt", encoding="utf-8", errors="replace")
+    if magic == ZSTD_MAGIC:
+        return io.TextIOWrapper(_zstd_reader(path), encoding="utf-8", errors="replace")
+    return open(path, encoding="utf-8", errors="replace")
+
+
+def _zstd_readable() -> bool:
+    import importlib.util
+
+    try:
+        return any(importlib.util.find_spec(m) is not None for m in ("zstandard", "compression.zstd"))
+    except (ImportError, ValueError):
+        return False
+
+
+def _zstd_reader(path: Path):
+    """A binary stream of a zstd file of one or more frames (tritonparse writes one frame per event)."""
+    try:
+        import zstandard
+    except ImportError:
+        try:
+            from compression import zstd     # Python 3.14
+        except ImportError:
+            raise _ZstdMissing("zstd-compressed, and no zstd module is installed here: pip install zstandard "
+                               "(or decompress it: zstd -d)") from None
+        return zstd.open(path, "rb")
+    return zstandard.ZstdDecompressor().stream_reader(open(path, "rb"), read_across_frames=True, closefd=True)
+
+
+# -- one compilation event -------------------------------------------------------------------------
+
+def _compilation(payload: dict, metadata: dict, n: int, path: Path, out: Path, index: int) -> _Variant:
+    content = payload.get("file_content") if isinstance(payload.get("file_content"), dict) else {}
+    kernel = str(metadata.get("name") or _kernel_of(content) or f"kernel{index}")
+    folder = out / f"{index:05d}-{_file_safe(kernel)[:60]}"
+    folder.mkdir()
+    files, notes = {}, []
+    for fname, text in content.items():
+        stage = _stage_of(str(fname))
+        if stage is None or not isinstance(text, str) or not text:
+            continue
+        if PLACEHOLDER_RE.match(text):
+            notes.append(f"the trace holds no {stage}: its writer recorded {text.strip()[:160]}")
+            continue
+        name = f"{_file_safe(kernel)[:100]}.{stage}"
+        if name not in files:
+            (folder / name).write_text(text, encoding="utf-8")
+            files[name] = stage
+    if "target" not in metadata:
+        notes.append("the trace's metadata names no target")
+    return _Variant(folder, kernel, files, _jsonable(metadata), _source(payload.get("python_source")),
+                    _times(metadata.get("times")), notes, n, path)
+
+
+def _file_safe(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._+-]+", "-", name).strip("-.") or "kernel"
+
+
+def _stage_of(fname: str) -> str | None:
+    """`k.ttgir` -> "ttgir"; None for names that are no plain `<kernel>.<stage>` (a path, a dot file)."""
+    if "/" in fname or "\\" in fname or fname.startswith("."):
+        return None
+    stem, dot, ext = fname.rpartition(".")
+    if not dot or not stem or not re.fullmatch(r"[A-Za-z0-9_]+", ext):
+        return None
+    return ext
+
+
+def _kernel_of(content: dict) -> str | None:
+    stems = {str(f).rpartition(".")[0] for f in content if "." in str(f)}
+    return sorted(stems)[0] if stems else None
+
+
+def _jsonable(value, depth: int = 0):
+    if depth > 20:
+        return None
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(x, depth + 1) for x in value]
+    if isinstance(value, dict):
+        return {str(k): _jsonable(x, depth + 1) for k, x in value.items()}
+    return str(value)
+
+
+def _times(t) -> CompileTimes | None:
+    """Triton's CompileTimes as the listener gives it: µs of IR initialisation, each lowering stage
+    (`[["ttir", 3906], ...]`) and storing."""
+    if not isinstance(t, dict):
+        return None
+    try:
+        stages = tuple((str(name), int(us)) for name, us in t.get("lowering_stages") or ())
+        return CompileTimes(int(t.get("ir_initialization") or 0), stages, int(t.get("store_results") or 0))
+    except (TypeError, ValueError):
+        return None
+
+
+def _source(src) -> SourceRef | None:
+    """The kernel's Python source as the trace carries it (its function, or the whole file with the
+    function's range); the file path is kept as a name only."""
+    if not isinstance(src, dict) or not isinstance(src.get("code"), str):
+        return None
+    try:
+        code, start = src["code"], int(src.get("start_line") or 1)
+        first, last = src.get("function_start_line"), src.get("function_end_line")
+        if first and last:                  # the whole file: keep the function
+            lines = code.splitlines()
+            code, start = "\n".join(lines[int(first) - start: int(last) - start + 1]), int(first)
+        return SourceRef(file=str(src.get("file_path") or "<trace>"), line=start, text=code)
+    except (TypeError, ValueError):
+        return None
+
+
+def parameters(source: SourceRef | None) -> list[tuple[str, bool]]:
+    """(name, declared tl.constexpr) of the kernel's parameters, from the source text the trace
+    carries (parsed, never run)."""
+    if source is None or not source.text:
+        return []
+    try:
+        tree = ast.parse(textwrap.dedent(source.text))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    fn = next((node for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
+    if fn is None:
+        return []
+    return [(a.arg, a.annotation is not None and "constexpr" in ast.unparse(a.annotation))
+            for a in fn.args.posonlyargs + fn.args.args]
+
+
+# -- one launch event ------------------------------------------------------------------------------
+
+def _launch(event: dict) -> tuple[str, tuple, tuple, int] | None:
+    """(compile hash, grid, argument specs, pid) of a tritonparse launch event."""
+    meta = event.get("compilation_metadata")
+    if not isinstance(meta, dict) or not meta.get("hash"):
+        return None
+    try:
+        grid = tuple(int(x) for x in event.get("grid") or ())
+        pid = int(event.get("pid") or 0)
+    except (TypeError, ValueError):
+        return None
+    args = event.get("extracted_args") if isinstance(event.get("extracted_args"), dict) else {}
+    return str(meta["hash"]), grid, tuple(_arg(str(k), v) for k, v in args.items()), pid
+
+
+def _arg(name: str, info) -> ArgSpec:
+    if not isinstance(info, dict):
+        return ArgSpec(name, "other", value=str(info)[:200])
+    kind = info.get("type")
+    ints = (lambda xs: tuple(int(x) for x in xs if isinstance(x, (int, float))))
+    if kind == "tensor":
+        return ArgSpec(name, "tensor", shape=ints(info.get("shape") or ()), strides=ints(info.get("stride") or ()),
+                       dtype=str(info.get("dtype", "")).removeprefix("torch."), device=str(info.get("device", "")))
+    if kind == "TensorDescriptor":
+        base = info.get("base") if isinstance(info.get("base"), dict) else {}
+        return ArgSpec(name, "tensordesc", value=list(ints(info.get("block_shape") or ())),
+                       shape=ints(info.get("shape") or ()), strides=ints(info.get("strides") or ()),
+                       dtype=str(base.get("dtype", "")).removeprefix("torch."), device=str(base.get("device", "")))
+    if kind in ("int", "float", "bool", "str"):
+        value = info.get("value")
+        return ArgSpec(name, kind, value=value if isinstance(value, (int, float, bool, str)) else str(value))
+    if kind == "NoneType":
+        return ArgSpec(name, "none")
+    return ArgSpec(name, "other", value=str(info.get("repr", kind))[:200])

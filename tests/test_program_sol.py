@@ -1,0 +1,198 @@
+"""The program view's speed of light, provenance and counters as `vec-report` gives them, on the GPT-2
+capture from an H200: JSON rows with bytes per call, GB/s, % of bandwidth, ideal and headroom time; the
+ceilings the store keeps (or the fallback, said); `--counters` end to end with a stand-in `ncu` that
+plays back the real counters ncu measured for that program (the replay itself runs on the GPU:
+tests/gpu/test_counters_live.py); findings that speak to Inductor's users; the counters beside them."""
+
+import gzip
+import json
+import os
+import shutil
+import stat
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from kinspect import ceilings, provenance
+from kinspect.analysis.counters import pair
+from kinspect.cli import main
+from kinspect.counters import Counters, by_kernel, parse_csv
+from kinspect.provenance import Origin, parse_output_code
+from kinspect.store import read_records
+from tests.captured import gpt2  # noqa: F401
+from tests.test_speed import H200
+
+CAT = "triton_poi_fused__unsafe_view_add_cat_clone_transpose_view_12"
+
+
+@pytest.fixture()
+def store(gpt2, tmp_path, monkeypatch) -> Path:
+    """A fresh copy of the GPT-2 store (tests write into it), with an empty kinspect cache."""
+    monkeypatch.setenv("KINSPECT_CACHE_DIR", str(tmp_path / "cache"))
+    out = tmp_path / "gpt2"
+    shutil.copytree(gpt2 / "gpt2", out)
+    return out
+
+
+def run(*args, env=None):
+    return CliRunner().invoke(main, [str(a) for a in args], env=env)
+
+
+def kernels(output: str) -> dict:
+    return {k["kernel"]: k for k in json.loads(output)["kernels"]}
+
+
+def test_json_rows_carry_the_speed_of_light_against_the_stores_ceilings(store):
+    r = run("vec-report", store, "--json")
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.output)
+    assert "no device ceilings" in d["speed_of_light"]["ceilings_note"]
+    cat = kernels(r.output)[CAT]
+    assert cat["bytes_per_call"] == 50_331_648 and cat["bytes_method"] == "index expressions"
+    assert cat["gb_per_s"] > 0 and cat["pct_of_bandwidth"] is None and cat["headroom_ms"] is None
+
+    ceilings.write(store, H200)
+    r = run("vec-report", store, "--json")
+    d = json.loads(r.output)
+    rows = kernels(r.output)
+    cat = rows[CAT]
+    assert cat["pct_of_bandwidth"] == pytest.approx(100 * cat["gb_per_s"] / 4249.0, abs=0.1)
+    timed = next(v for v in read_records(store) if v.kernel == CAT).launches.gpu.calls    # 23 of its 24 calls
+    assert cat["ideal_ms"] == pytest.approx(timed * 50_331_648 / 4249e9 * 1e3, rel=1e-3)
+    assert cat["headroom_ms"] == pytest.approx(cat["gpu_ms"] - cat["ideal_ms"], abs=1e-3)
+    sol = d["speed_of_light"]
+    assert sol["ceilings"]["copy_gbps"] == 4249.0 and "measured by the capture" in sol["ceilings_note"]
+    head = [rows[k]["headroom_ms"] for k in sol["ranked_by_headroom"]]
+    assert head == sorted(head, reverse=True)
+    assert sol["headroom_ms"] == pytest.approx(sum(head), abs=1e-3)
+
+
+def test_json_rows_carry_provenance_where_the_capture_kept_it(store, gpt2):
+    v = next(v for v in read_records(store) if v.kernel == CAT)
+    origin = next(o for p in (gpt2 / "output_code").rglob("*.py") for o in parse_output_code(p.read_text())
+                  if o.kernel_path == v.source.file)
+    provenance.write(v.path, origin)
+    rows = kernels(run("vec-report", store, "--json").output)
+    assert rows[CAT]["provenance"]["status"] == "recorded"
+    assert "aten.cat" in rows[CAT]["provenance"]["origin"]["aten"]
+    other = next(k for k in rows if k != CAT)
+    assert rows[other]["provenance"]["status"] == "not recorded"
+
+
+def test_findings_leave_out_one_element_loads_and_speak_to_inductors_users(store):
+    rows = kernels(run("vec-report", store, "--json").output)
+    per_row = rows["triton_per_fused_add_native_dropout_backward_native_layer_norm_native_layer_norm_backward_view_10"]
+    assert "narrow_loads" not in per_row["findings"], "its 32-bit loads read one value per row, XBLOCK=1"
+    top = rows[CAT]["top_finding"]
+    assert top["kind"] == "narrow_loads" and "16-bit" in top["text"]
+    assert ".contiguous()" in top["advice"] and "tl.multiple_of" not in top["advice"]
+    flagged = sum("narrow_loads" in r["findings"] for r in rows.values())
+    assert flagged == 7, "10 of the 37 carried it before: 3 for loads of one value per row (XBLOCK=1)"
+
+
+def test_hand_written_kernels_keep_the_kernel_authors_advice(real_variant):
+    from kinspect.analysis import analyse
+
+    v = real_variant("fused_mm_softmax", "cuda:90", BLOCK_SIZE=128)
+    found = [x for x in analyse(v).verdicts if x.kind]
+    assert any(x.kind == "low_occupancy" for x in found)
+    assert all("Inductor" not in x.what_to_try and "torch._inductor" not in x.what_to_try for x in found)
+
+
+# -- counters -------------------------------------------------------------------------------------------
+
+FAKE_NCU = r'''#!{python}
+"""Stands in for Nsight Compute: plays back the counters the real ncu measured for the GPT-2 program."""
+import gzip, json, os, sys
+from pathlib import Path
+args = sys.argv[1:]
+if "--version" in args:
+    print("NVIDIA (R) Nsight Compute Command Line Profiler\nVersion 2025.3.1.0 (build 36398880)")
+elif "--import" in args:
+    sys.stdout.write(gzip.open(os.environ["FAKE_NCU_CSV"], "rt").read())
+elif os.environ.get("FAKE_NCU_PERM"):
+    print("==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU Performance Counters")
+    sys.exit(1)
+else:
+    Path(args[args.index("--export") + 1] + ".ncu-rep").write_text("report")
+    folders = args[args.index("kinspect.bench.ncu") + 1:]
+    for i, folder in enumerate(folders):
+        d = json.loads(Path(folder, "record.json").read_text())
+        top = max(d["launches"]["signatures"], key=lambda s: s["calls"])
+        print(f"kinspect-ncu {{i}} ok {{','.join(map(str, top['grid']))}} - {{d['kernel']}}")
+'''
+
+
+@pytest.fixture()
+def fake_ncu(tmp_path, gpt2) -> dict:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    ncu = bin_dir / "ncu"
+    ncu.write_text(FAKE_NCU.format(python=sys.executable))
+    ncu.chmod(ncu.stat().st_mode | stat.S_IEXEC)
+    return {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "FAKE_NCU_CSV": str(gpt2 / "ncu.csv.gz")}
+
+
+def test_counters_measure_the_top_kernels_by_headroom_and_sit_beside_the_findings(store, fake_ncu, monkeypatch):
+    for k, v in fake_ncu.items():
+        monkeypatch.setenv(k, v)
+    ceilings.write(store, H200)
+    r = run("vec-report", store, "--counters", "4", "--json")
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.output)
+    rows = kernels(r.output)
+    measured = [k for k in d["speed_of_light"]["ranked_by_headroom"] if "counters" in rows[k]]
+    assert len(measured) == 4 and all(rows[k]["bytes_method"].startswith("measured") for k in measured)
+    cat = rows[CAT]["counters"]
+    assert cat["ncu_version"] == "2025.3.1.0" and cat["l1_over_dram"] == pytest.approx(6.6, abs=0.05)
+    narrow = [p for p in cat["findings"] if p["kind"] == "narrow_loads"]
+    assert narrow and all(p["verdict"] == "confirms" for p in narrow)
+    assert narrow[0]["measured"].startswith("16-bit loads → 6.6x the bytes requested that DRAM moved")
+    assert cat["estimate"]["bytes"] == 50_331_648
+    assert rows[CAT]["bytes_per_call"] == pytest.approx(cat["dram_bytes"])
+    folder = Path(next(v.path for v in read_records(store) if v.kernel == CAT))
+    assert (folder / "counters.json").is_file(), "the measurement is kept with the variant"
+
+    text = run("vec-report", store, "--counters", "4", "--top", "0")
+    assert text.exit_code == 0, text.output
+    assert "counters (Nsight Compute 2025.3.1.0" in text.output
+    assert "✓ line 38" in text.output and "16-bit loads → 6.6x" in text.output
+    assert "measured 50.4 MB (used from now on), estimated 50.3 MB (index expressions): 1.00x" in text.output
+
+
+def test_without_ncu_or_its_permission_counters_say_so_in_one_line(store, fake_ncu, monkeypatch, tmp_path):
+    monkeypatch.setenv("PATH", str(tmp_path / "nothing"))
+    r = run("vec-report", store, "--counters")
+    assert r.exit_code == 2 and "`ncu` is not on PATH" in r.output and len(r.output.strip().splitlines()) == 1
+    for k, v in fake_ncu.items():
+        monkeypatch.setenv(k, v)
+    monkeypatch.setenv("FAKE_NCU_PERM", "1")
+    r = run("vec-report", store, "--counters")
+    assert r.exit_code == 2 and "ERR_NVGPUCTRPERM" in r.output and "NVreg_RestrictProfilingToAdminUsers=0" in r.output
+
+
+def test_a_kernel_at_the_copy_bandwidth_has_its_findings_demoted(gpt2):
+    rows = by_kernel(parse_csv(gzip.open(gpt2 / "ncu.csv.gz", "rt").read()))
+    c = Counters.from_rows(rows[("triton_poi_fused_mm_t_view_0", (201056, 1, 1))])
+    finding = type("F", (), {"kind": "narrow_loads", "text": "line 28 loads are 16-bit: not vectorized"})
+    [p] = pair([finding], c, 4249.0)
+    assert p.demoted and "94% of the copy bandwidth: nothing to gain inside it" in p.text
+    [p] = pair([finding], c, 10_000.0)
+    assert p.verdict == "confirms" and "8.2x" in p.text
+
+
+def test_record_ceilings_without_a_gpu_says_why(tmp_path):
+    from kinspect import api
+
+    line = api.record_ceilings(tmp_path)
+    assert line.startswith("device ceilings not measured") and not (tmp_path / ceilings.FILE).exists()
+
+
+def test_origin_files_that_are_not_sound_are_not_read(tmp_path):
+    provenance.write(tmp_path, Origin("k", "/x.py"))
+    data = json.loads((tmp_path / provenance.FILE).read_text())
+    data["call_sites"] = "not a list"
+    (tmp_path / provenance.FILE).write_text(json.dumps(data))
+    assert provenance.read(tmp_path) is None
