@@ -14,8 +14,11 @@ median seconds a kernel. Kernels written for other vendors' Triton forks (FlagGe
 runtime/backend/_<vendor>, Liger's and fla's Ascend backends) are counted apart and not run.
 The goals' denominator leaves out kernels whose failure is Triton 3.9 refusing the code (an API
 it removed) or a compiled extension the project needs (flash_attn_2_cuda, vllm._C): both are
-listed, so the reader can check them. --python runs kinspect with another interpreter (a venv
-holding the projects' pure-Python dependencies); --json writes every kernel's result.
+listed, so the reader can check them. --sample N takes N kernels a project, seeded by the project's
+name, spread over as many files as possible (the same N picks the same kernels every run).
+--rerun-failed JSON keeps a previous run's successes and runs only the rest again. --python runs
+kinspect with another interpreter (a venv holding the projects' pure-Python dependencies); --json
+writes every kernel's result. Seconds are the wall clock and the CPU time of the dump process.
 
 Without CORPUS_DIR: the corpus of real-style files in tests/corpus, through dump, vec-report and
 diff for each target, in this process (click's CliRunner), with its table of successes.
@@ -34,6 +37,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections import Counter, defaultdict
 from concurrent.futures import ThreadPoolExecutor
@@ -165,16 +169,26 @@ def sample(kernels: list[dict], n: int | None, seed: str) -> list[dict]:
 
 # -- running one kernel ---------------------------------------------------------------------------
 
-def _run(python: str, argv: list[str], cwd: str) -> tuple[int, float, str]:
+def _run(python: str, argv: list[str], cwd: str) -> tuple[int, float, str, float]:
+    """Exit code, wall seconds, output, and CPU seconds (the process and what it waited for: ptxas,
+    nvdisasm), which on a shared machine say more than the wall clock."""
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "TRITON_CACHE_DIR": os.path.join(cwd, ".triton")}
     t0 = time.perf_counter()
-    try:
-        p = subprocess.run([python, "-m", "kinspect", *argv], cwd=cwd, env=env, capture_output=True, text=True,
-                           timeout=TIMEOUT_S)
-        return p.returncode, time.perf_counter() - t0, p.stdout + p.stderr
-    except subprocess.TimeoutExpired as e:
-        out = (e.stdout or b"").decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
-        return 124, time.perf_counter() - t0, out + f"\nTIMEOUT after {TIMEOUT_S} s"
+    with tempfile.TemporaryFile(mode="w+") as out:
+        p = subprocess.Popen([python, "-m", "kinspect", *argv], cwd=cwd, env=env, stdout=out,
+                             stderr=subprocess.STDOUT, text=True)
+        timer = threading.Timer(TIMEOUT_S, p.kill)
+        timer.start()
+        _, status, usage = os.wait4(p.pid, 0)
+        timed_out = not timer.is_alive()
+        timer.cancel()
+        p.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        text = out.read()
+    cpu = usage.ru_utime + usage.ru_stime
+    if timed_out:
+        return 124, time.perf_counter() - t0, text + f"\nTIMEOUT after {TIMEOUT_S} s", cpu
+    return p.returncode, time.perf_counter() - t0, text, cpu
 
 
 def _error(out: str) -> str:
@@ -210,20 +224,21 @@ def cause(rc: int, out: str) -> str:
 def one_kernel(task: dict) -> dict:
     python, file, name = task["python"], task["path"], task["name"]
     with tempfile.TemporaryDirectory(prefix="kinspect-real-") as tmp:
-        rc, secs, out = _run(python, ["dump", f"{file}:{name}", "-o", "out"], tmp)
+        rc, secs, out, cpu = _run(python, ["dump", f"{file}:{name}", "-o", "out"], tmp)
         result = {**{k: task[k] for k in ("project", "file", "name")}, "rc": rc, "seconds": round(secs, 2),
+                  "cpu_seconds": round(cpu, 2),
                   "imported": "loaded   imported" in out, "defs_only": "loaded   definitions only" in out,
                   "launch": "launch   " in out, "assumed": out.count("\n         ") if "assumed  " in out else 0,
                   "line": _error(out) if rc else "", "cause": cause(rc, out) if rc else ""}
         if rc == 0:
-            vrc, vsecs, vout = _run(python, ["vec-report", "out"], tmp)
+            vrc, vsecs, vout, _ = _run(python, ["vec-report", "out"], tmp)
             result.update(vec_report=vrc == 0, vec_report_seconds=round(vsecs, 2),
                           vec_report_line="" if vrc == 0 else _error(vout))
         else:
             m = SUGGESTION_RE.search(out)
             if m:
                 words = shlex.split(m[1])[2:]
-                src, srecs, sout = _run(python, ["dump", *words, "-o", "out"], tmp)
+                src, _, sout, _ = _run(python, ["dump", *words, "-o", "out"], tmp)
                 result.update(suggestion=m[1], suggestion_rc=src, suggestion_line=_error(sout) if src else "")
     return result
 
@@ -243,7 +258,15 @@ def corpus(opts) -> None:
             tasks.append({**k, "project": p.name, "path": str(p / k["file"]), "python": opts.python})
     print(f"{len(tasks)} kernels from {len(projects)} projects in {base} "
           f"({sum(vendor.values())} other vendors' kernels counted apart, not run); -j {opts.jobs}", flush=True)
-    results = []
+    results, kept = [], {}
+    if opts.rerun_failed:       # keep a previous run's successes, run its failures again
+        before = json.loads(Path(opts.rerun_failed).read_text())["results"]
+        kept = {(r["project"], r["file"], r["name"]): r for r in before if r["rc"] == 0}
+        results = [r for r in before if (r["project"], r["file"], r["name"]) in kept
+                   and any((t["project"], t["file"], t["name"]) == (r["project"], r["file"], r["name"]) for t in tasks)]
+        tasks = [t for t in tasks if (t["project"], t["file"], t["name"]) not in kept]
+        print(f"--rerun-failed: {len(results)} successes kept from {opts.rerun_failed}, {len(tasks)} run again",
+              flush=True)
     t0 = time.perf_counter()
     with ThreadPoolExecutor(max_workers=opts.jobs) as pool:
         for r in pool.map(one_kernel, tasks):
@@ -264,7 +287,7 @@ def print_table(results: list[dict], vendor: Counter, wall: float) -> None:
         by[r["project"]].append(r)
     excluded = ("needs a compiled extension", "Triton 3.9 refuses the code")
     head = (f"{'project':<17}{'kernels':>8}{'loaded':>8}{'imported':>9}{'no flags':>9}{'+vec-rep':>9}"
-            f"{'+sugg.':>7}{'s/kernel':>9}  failed by cause")
+            f"{'+sugg.':>7}{'s/kernel':>9}{'cpu s':>7}  failed by cause")
     print(head)
     print("-" * len(head))
     total = defaultdict(int)
@@ -278,7 +301,8 @@ def print_table(results: list[dict], vendor: Counter, wall: float) -> None:
         sugg = sum(1 for r in rows if r.get("suggestion_rc") == 0)
         causes = Counter(r["cause"] for r in rows if r["rc"])
         med = statistics.median(r["seconds"] for r in rows) if rows else 0
-        print(f"{project:<17}{len(rows):>8}{loaded:>8}{imported:>9}{ok:>9}{vec:>9}{ok + sugg:>7}{med:>9.1f}  "
+        cpu = statistics.median(r.get("cpu_seconds", 0) for r in rows) if rows else 0
+        print(f"{project:<17}{len(rows):>8}{loaded:>8}{imported:>9}{ok:>9}{vec:>9}{ok + sugg:>7}{med:>9.1f}{cpu:>7.1f}  "
               + ", ".join(f"{n} {c}" for c, n in causes.most_common()))
     n = len(results)
     out = [r for r in results if r["cause"] in excluded]
@@ -294,8 +318,11 @@ def print_table(results: list[dict], vendor: Counter, wall: float) -> None:
               f"({100 * vec / denominator:.1f}%); with the printed suggestion: {ok + sugg}/{denominator} "
               f"({100 * (ok + sugg) / denominator:.1f}%)")
     if secs:
+        cpus = sorted(r.get("cpu_seconds", 0) for r in results)
         print(f"seconds a kernel (dump, a fresh process): median {statistics.median(secs):.1f}, "
-              f"p90 {sorted(secs)[int(0.9 * (len(secs) - 1))]:.1f}; wall {wall:.0f} s")
+              f"p90 {sorted(secs)[int(0.9 * (len(secs) - 1))]:.1f}; CPU seconds (user+system, ptxas included) "
+              f"median {statistics.median(cpus):.1f}, p90 {cpus[int(0.9 * (len(cpus) - 1))]:.1f}; wall {wall:.0f} s; "
+              f"load average at the end {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     fails = [r for r in results if r["rc"]]
     if fails:
         print("\nfailures:")
@@ -362,6 +389,8 @@ def main() -> None:
     ap.add_argument("-j", "--jobs", type=int, default=2, help="Kernels run at once (processes).")
     ap.add_argument("--python", default=sys.executable, help="The Python that runs kinspect (a venv's).")
     ap.add_argument("--json", default=None, help="Write every kernel's result to this file.")
+    ap.add_argument("--rerun-failed", default=None, metavar="JSON",
+                    help="Keep the successes of a previous --json run and run only its other kernels again.")
     ap.add_argument("-t", "--targets", default=",".join(TARGETS), help="tests/corpus mode: targets.")
     ap.add_argument("--only", default=None, help="tests/corpus mode: entry ids, comma-separated.")
     ap.add_argument("--verbose", action="store_true", help="Print each run as it finishes.")

@@ -208,10 +208,11 @@ def _constexpr(w: Walk, p: str) -> Assumed:
             value, line = fits[0]
             return Assumed(p, value, str(value), f"an int: compared with {value} at line {line}", True,
                            "pow2" if f.pow2 else "int")
-    if f.divides:
-        if f.pow2:      # it divides a block size that tl.arange takes: the quotient must stay >= 1
-            return Assumed(p, 2, "2", f"it divides a block size at line {f.divides[0][0]} ({f.pow2[0][1]}): small",
-                           True, "pow2")
+    of_block = [line for line, constexpr_dividend in f.divides if constexpr_dividend]
+    if of_block and f.pow2:   # `BLOCK_N // SPLIT` where tl.arange takes the quotient: it must stay >= 1
+        return Assumed(p, 2, "2", f"it divides a block size at line {of_block[0]} ({f.pow2[0][1]}): small",
+                       True, "pow2")
+    if f.divides and not f.pow2:
         return Assumed(p, BLOCK, str(BLOCK), f"a group or tile size: it divides at line {f.divides[0][0]}", True,
                        "pow2")
     if f.pow2:

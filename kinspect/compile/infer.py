@@ -109,7 +109,8 @@ class Facts:
     numbers: list = field(default_factory=list)   # compared with int constants: (value, line)
     pow2: list = field(default_factory=list)      # (line, why)
     loops: list = field(default_factory=list)     # a static loop count: (line,)
-    divides: list = field(default_factory=list)   # the right side of // or %: a group or tile size (line,)
+    divides: list = field(default_factory=list)   # the right side of // or %: a group or tile size
+    #                                               (line, whether the left side is a constexpr)
     called: list = field(default_factory=list)    # (arity, line)
     nones: list = field(default_factory=list)     # (line,)
     kinds: list = field(default_factory=list)     # from a tl keyword: (kind, value, line, why)
@@ -356,7 +357,7 @@ class Walk:
             self.need_int(b, n, "integer division (//)")
         if isinstance(op, (ast.FloorDiv, ast.Mod)):
             for p in b.params & self.constexprs:
-                self.facts[p].divides.append((line,))
+                self.facts[p].divides.append((line, bool(a.all() & self.constexprs)))
         elif isinstance(op, ast.Mult):
             for x, y in ((a, b), (b, a)):
                 if x.axis == "last":
