@@ -293,3 +293,63 @@ def test_a_pruner_reads_constexprs_and_a_raising_pruner_is_one_line(tmp_path):
     # with --config the pruner's failure is a note: the compile goes on (and fails where None is divided by)
     one_error_line(run("dump", f"{CORPUS}/packed_gemv.py:gemv_int4_kernel", "-p", "group_size=None", "--config", "1",
                        "-o", tmp_path / "c"), "failed to compile at", "packed_gemv.py:32")
+
+
+# -- what real files do that the first pass missed ---------------------------------------------------
+
+def test_a_constexpr_dividing_a_runtime_int_keeps_its_block_size(tmp_path):
+    # a GPTQ-style dequantising matmul: `groupsize // BLOCK_K` is a runtime int divided by the block
+    # size, and BLOCK_K is also tl.dot's K; only `BLOCK_N // SPLIT` makes SPLIT small
+    f = tmp_path / "qlinear.py"
+    f.write_text(textwrap.dedent("""
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def qmm(a_ptr, b_ptr, c_ptr, groupsize, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                BLOCK_K: tl.constexpr, SPLIT: tl.constexpr):
+            rm = tl.arange(0, BLOCK_M)
+            rn = tl.arange(0, BLOCK_N)
+            rk = tl.arange(0, BLOCK_K)
+            acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+            for k in range(0, K // BLOCK_K):
+                g = k // (groupsize // BLOCK_K)
+                a = tl.load(a_ptr + rm[:, None] * K + rk[None, :] + k * BLOCK_K)
+                b = tl.load(b_ptr + (rk[:, None] // 8) * BLOCK_N + rn[None, :] + g)
+                b = ((b >> ((rk[:, None] % 8) * 4)) & 0xF).to(tl.float16)
+                acc += tl.dot(a, b)
+            part = tl.arange(0, BLOCK_N // SPLIT)
+            tl.store(c_ptr + rm[:, None] * BLOCK_N + part[None, :], tl.sum(acc, axis=1)[:, None] + part[None, :])
+    """))
+    a = assumed(ok("dump", f"{f}:qmm", "-o", tmp_path / "out"))
+    assert a["BLOCK_K"] == "64" and a["SPLIT"] == "2" and a["b_ptr"] == "*i32", a
+
+
+def test_what_files_ask_the_driver_and_torch_at_import_is_answered(tmp_path):
+    # tutorials read the driver's device properties and seed torch's generators at import; kernels
+    # take a tl.rand seed, an option named like a launch option, and compare their element type
+    f = tmp_path / "tut.py"
+    f.write_text(textwrap.dedent("""
+        import torch
+        import triton
+        import triton.language as tl
+
+        torch.manual_seed(0)
+        PROPS = triton.runtime.driver.active.utils.get_device_properties(0)
+        assert PROPS["max_shared_mem"] > 100_000 and PROPS["multiprocessor_count"] == 132   # an H100's
+
+        @triton.jit
+        def drop(x_ptr, out_ptr, n, p, seed, BLOCK: tl.constexpr, num_stages: tl.constexpr):
+            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            mask = offs < n
+            x = tl.load(x_ptr + offs, mask=mask)
+            if x_ptr.dtype.element_ty == tl.float16:
+                x = x * 2
+            keep = tl.rand(seed, offs) > p
+            for _ in tl.range(0, 1, num_stages=num_stages):
+                tl.store(out_ptr + offs, tl.where(keep, x / (1 - p), 0.0), mask=mask)
+    """))
+    out = ok("dump", f"{f}:drop", "-o", tmp_path / "out")
+    assert "loaded   imported" in out, out
+    a = assumed(out)
+    assert a["seed"].startswith("i32") and a["x_ptr"] == "*fp16" and a["p"].startswith("fp32"), a
