@@ -353,3 +353,24 @@ def test_what_files_ask_the_driver_and_torch_at_import_is_answered(tmp_path):
     assert "loaded   imported" in out, out
     a = assumed(out)
     assert a["seed"].startswith("i32") and a["x_ptr"] == "*fp16" and a["p"].startswith("fp32"), a
+
+
+def test_assumed_tiles_shrink_with_the_warps_of_the_first_autotune_config(tmp_path):
+    # linear-attention style: configs sweep num_warps from 1; 64-wide tiles on one warp take minutes
+    f = tmp_path / "chunk.py"
+    f.write_text(textwrap.dedent("""
+        import triton
+        import triton.language as tl
+
+        @triton.autotune(configs=[triton.Config({}, num_warps=w) for w in (1, 2, 4)], key=["BT", "BK"])
+        @triton.jit
+        def chunk_fwd(k, v, o, T, BT: tl.constexpr, BK: tl.constexpr):
+            o_t = tl.arange(0, BT)
+            o_k = tl.arange(0, BK)
+            b_k = tl.load(k + o_t[:, None] * BK + o_k[None, :], mask=o_t[:, None] < T)
+            b_v = tl.load(v + o_k[:, None] * BK + o_k[None, :])
+            tl.store(o + o_t[:, None] * BK + o_k[None, :], tl.dot(b_k, b_v), mask=o_t[:, None] < T)
+    """))
+    out = ok("dump", f"{f}:chunk_fwd", "-o", tmp_path / "out")
+    a = assumed(out)
+    assert a["BT"] == a["BK"] == "16" and "16, for the 1 warp of its first autotune config" in out, out

@@ -59,13 +59,24 @@ class Assumed:
         return f"{shown}  ({self.why}; set with {how})"
 
 
-def assume(jit, missing: list[str], given: dict | None = None) -> list[Assumed]:
-    """Values for the parameters in `missing` of the JITFunction `jit`, in the kernel's order."""
+def assume(jit, missing: list[str], given: dict | None = None, warps: int | None = None) -> list[Assumed]:
+    """Values for the parameters in `missing` of the JITFunction `jit`, in the kernel's order.
+    `warps`: the warps the kernel will be compiled with where it is fewer than 4 (an autotune
+    config of num_warps=1): block sizes shrink with it, as the code is written for."""
     w = walk(jit)
-    return _decide(w, missing, given or {})
+    return _decide(w, missing, given or {}, warps)
 
 
-def _decide(w: Walk, missing: list[str], given: dict) -> list[Assumed]:
+def _block(warps: int | None) -> tuple[int, str]:
+    """The block size to assume, and why it is not BLOCK: 64 wide for 4 warps; 16 a warp below that
+    (a 64x64 tile a warp is hundreds of registers a thread, and minutes in LLVM)."""
+    if warps is None or warps >= 4:
+        return BLOCK, ""
+    size = max(16, 16 * warps)
+    return size, f"; {size}, for the {warps} warp{'s' if warps > 1 else ''} of its first autotune config"
+
+
+def _decide(w: Walk, missing: list[str], given: dict, warps: int | None = None) -> list[Assumed]:
     pointers = {p for p in w.names if w.facts[p].pointer and p not in w.constexprs}
     for cands, loaded, line in w.offsets:
         hit = sorted(cands & pointers)
@@ -85,7 +96,7 @@ def _decide(w: Walk, missing: list[str], given: dict) -> list[Assumed]:
     out: dict[str, Assumed] = {}
     for p in missing:
         if p in w.constexprs:
-            out[p] = _constexpr(w, p)
+            out[p] = _constexpr(w, p, warps)
     for p in missing:
         if p not in w.constexprs:
             out[p] = _runtime(w, p, pointers, links, {**given, **{k: a.value for k, a in out.items()}})
@@ -175,7 +186,7 @@ def _resolve(w: Walk, dtype, links: dict, constexprs: dict, depth: int) -> str |
 
 # -- constexprs -------------------------------------------------------------------------------------
 
-def _constexpr(w: Walk, p: str) -> Assumed:
+def _constexpr(w: Walk, p: str, warps: int | None = None) -> Assumed:
     from kinspect.compile.args import tl_dtype
 
     f = w.facts[p]
@@ -212,6 +223,7 @@ def _constexpr(w: Walk, p: str) -> Assumed:
     if of_block and f.pow2:   # `BLOCK_N // SPLIT` where tl.arange takes the quotient: it must stay >= 1
         return Assumed(p, 2, "2", f"it divides a block size at line {of_block[0]} ({f.pow2[0][1]}): small",
                        True, "pow2")
+    block, small = _block(warps)
     if f.divides and not f.pow2:
         return Assumed(p, BLOCK, str(BLOCK), f"a group or tile size: it divides at line {f.divides[0][0]}", True,
                        "pow2")
@@ -220,7 +232,7 @@ def _constexpr(w: Walk, p: str) -> Assumed:
         if w.rank >= 3:
             return Assumed(p, BLOCK_3D, str(BLOCK_3D), f"a power of two: {why}; small, for the kernel's {w.rank}-D "
                                                        f"tiles", True, "pow2")
-        return Assumed(p, BLOCK, str(BLOCK), f"a power of two: {why}", True, "pow2")
+        return Assumed(p, block, str(block), f"a power of two: {why}{small}", True, "pow2")
     if f.loops:
         return Assumed(p, LOOP, str(LOOP), f"a tl.static_range count at line {f.loops[0][0]}", True, "loop")
     if kinds and kinds[0][0] in ("str", "int"):

@@ -159,7 +159,9 @@ def load(text: str, cli_args: dict, cli_constexprs: dict, *, config: int | None 
     if missing:
         from kinspect.compile.assume import assume
 
-        assumed = tuple(assume(c.jit, missing, given))
+        tuner = c.autotuner
+        warps = getattr(tuner.configs[0], "num_warps", None) if tuner is not None and tuner.configs else None
+        assumed = tuple(assume(c.jit, missing, given, warps=options.get("num_warps", warps)))
         for a in assumed:
             (given if a.constexpr else args)[a.name] = a.value
     with _driver(resolved):
