@@ -374,3 +374,25 @@ def test_assumed_tiles_shrink_with_the_warps_of_the_first_autotune_config(tmp_pa
     out = ok("dump", f"{f}:chunk_fwd", "-o", tmp_path / "out")
     a = assumed(out)
     assert a["BT"] == a["BK"] == "16" and "16, for the 1 warp of its first autotune config" in out, out
+
+
+def test_a_static_range_count_that_is_also_a_block_is_small(tmp_path):
+    # fine-tuning-library style: a register-held vector of MAX_BLOCKS scores filled by an unrolled loop
+    f = tmp_path / "res.py"
+    f.write_text(textwrap.dedent("""
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def res_fwd(v_ptr, out_ptr, n_blocks, D, BLOCK_D: tl.constexpr, MAX_BLOCKS: tl.constexpr):
+            cols = tl.arange(0, BLOCK_D)
+            scores = tl.zeros((MAX_BLOCKS,), dtype=tl.float32)
+            for i in tl.static_range(0, MAX_BLOCKS):
+                if i < n_blocks:
+                    v = tl.load(v_ptr + i * D + cols, mask=cols < D, other=0.0)
+                    scores = tl.where(tl.arange(0, MAX_BLOCKS) == i, tl.sum(v, axis=0), scores)
+            tl.store(out_ptr + tl.arange(0, MAX_BLOCKS), scores)
+    """))
+    out = ok("dump", f"{f}:res_fwd", "-o", tmp_path / "out")
+    a = assumed(out)
+    assert a["MAX_BLOCKS"] == "2" and a["BLOCK_D"] == "64" and "the loop is unrolled" in out, out

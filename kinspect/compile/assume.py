@@ -227,6 +227,9 @@ def _constexpr(w: Walk, p: str, warps: int | None = None) -> Assumed:
     if f.divides and not f.pow2:
         return Assumed(p, BLOCK, str(BLOCK), f"a group or tile size: it divides at line {f.divides[0][0]}", True,
                        "pow2")
+    if f.pow2 and f.loops:    # a tl.static_range count that tl.arange also takes: each unrolled copy is code
+        return Assumed(p, LOOP, str(LOOP), f"a power of two: {f.pow2[0][1]}, and a tl.static_range count at line "
+                                           f"{f.loops[0][0]}: small, the loop is unrolled", True, "pow2")
     if f.pow2:
         line, why = f.pow2[0]
         if w.rank >= 3:
