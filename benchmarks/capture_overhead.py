@@ -12,10 +12,12 @@ synchronized. Triton's one-time start-up (hashing its sources for the cache key)
 clock starts in every mode, so the ratio is that of the kernels' own compile time, the stricter one.
 
 Modes: plain; kinspect (`kinspect.capture`: the listener links the stage files and writes a record;
-launch hooks on); tritonparse (`structured_logging.init(..., enable_trace_launch=True)`); on a GPU
-also kinspect with --time (profiler / events). `--gpu` then measures the cost per launch of a tiny
-kernel launched `--launches` times (wall time of the loop, synchronized): plain, kinspect counting
-launches, kinspect timing with the profiler and with CUDA events, tritonparse tracing launches.
+launches observed per compiled kernel, kinspect.hooks.observe, no launch hook); tritonparse
+(`structured_logging.init(..., enable_trace_launch=True)`); on a GPU also kinspect with --time
+(profiler: CUPTI kernel records through a CUDA-only kineto session; events). `--gpu` then measures
+the cost per launch of a tiny kernel launched `--launches` times (wall time of the loop,
+synchronized): plain, kinspect counting launches, kinspect timing with kernel records, sampled
+kernel records (1 in 10) and CUDA events, tritonparse tracing launches.
 
 Prints, per mode, the median time over rounds (wall, and for the compiles the process's CPU time,
 which other load on the machine disturbs less), its p20-p80 spread, and the median of the per-round
@@ -182,8 +184,9 @@ def child(mode: str, what: str, out: str, launches: int) -> None:
         structured_logging.init(out, enable_trace_launch=True)
         scope = contextlib.nullcontext()
     elif mode.startswith("kinspect"):
-        timer = {"kinspect": False, "kinspect-profiler": "profiler", "kinspect-events": "events"}[mode]
-        scope = kinspect.capture(out, time=timer)
+        timer = {"kinspect": False, "kinspect-profiler": "profiler", "kinspect-sample": "profiler",
+                 "kinspect-events": "events"}[mode]
+        scope = kinspect.capture(out, time=timer, time_sample=10 if mode == "kinspect-sample" else 0)
     else:
         scope = contextlib.nullcontext()
     with driver:
@@ -265,7 +268,7 @@ def main() -> None:
     if a.only == "compile":
         return
     table(f"launch a tiny kernel {a.launches:,} times (wall time of the loop, synchronized)",
-          ["plain", "kinspect", "kinspect-profiler", "kinspect-events", *others], "launch", a.rounds,
+          ["plain", "kinspect", "kinspect-profiler", "kinspect-sample", "kinspect-events", *others], "launch", a.rounds,
           a.launches, per=a.launches)
 
 

@@ -342,7 +342,7 @@ def read_all(store: Path, rng: random.Random, stats: Stats, deep: bool) -> set[s
     from kinspect.errors import KinspectError, KinspectWarning
     from kinspect.replay import script
     from kinspect.replay.spec import from_variant
-    from kinspect.replay.sweep import _pending
+    from kinspect.program.pending import _pending
     from kinspect.store import INTERPRET_PENDING, read_autotune
 
     said: set[str] = set()

@@ -39,7 +39,7 @@ import torch
 import triton
 import triton.language as tl
 
-from kinspect.compile import launcher
+from kinspect import launcher
 
 from . import Example, KernelSpec, parse_size, register
 
@@ -278,7 +278,7 @@ def _rescale(problem: _Problem, max_buf, sum_buf) -> None:
 class _Call:
     """fused_mm_softmax_tiled prepared for one problem (shapes, strides, dtypes, devices, dim): its
     path and tile, grids and scalar arguments worked out once, pass 1's statistics kept per stream and
-    thread, and both kernels launched directly (kinspect.compile.launcher) when nothing calls for the
+    thread, and both kernels launched directly (kinspect.launcher) when nothing calls for the
     JIT's path. A 64x64 product runs 7 us on an H200, less than the JIT spends launching it."""
 
     def __init__(self, a, b, out, dim: int, input_precision: str, path: Plan):

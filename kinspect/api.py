@@ -2,18 +2,27 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kinspect.errors import KinspectError, UsageError
 from kinspect.model import Variant
+from kinspect.store import DEFAULT_OUT
 
-DEFAULT_OUT = "kinspect-out"
+if TYPE_CHECKING:       # the results the functions below return: records with to_json, or lists of them
+    from kinspect.analysis import VariantReport
+    from kinspect.bench.interpret import Interpreted
+    from kinspect.bench.measure import BenchResult
+    from kinspect.diff.result import DiffResult
+    from kinspect.render.html import Report
+    from kinspect.sources import Listing
 
 # Compiling one variant and retargeting one live below the commands that use them (a sweep's workers,
 # diff, passes); the api keeps their names for users and the CLI.
-from kinspect.compile.dump import DumpResult, dump  # noqa: E402  (after DEFAULT_OUT, which dump's default is)
+from kinspect.compile.dump import DumpResult, dump  # noqa: E402
 from kinspect.derived import add_retargets, llir_stage, retargeted  # noqa: E402
 from kinspect.lookup import find_variant  # noqa: E402
 from kinspect.sources import readable  # noqa: E402
@@ -82,7 +91,7 @@ def stage_bytes(variant: Variant, stage: str) -> int:
         return 0
 
 
-def list_variants(path: str | Path | None = None):
+def list_variants(path: str | Path | None = None) -> Listing:
     """(what was listed, variants) for a kinspect store, a Triton cache or a dump folder. Read-only."""
     from kinspect import sources
 
@@ -113,14 +122,14 @@ def resolve_variants(items, *, target=None, constexprs=None, args=None, num_warp
     return variants
 
 
-def vec_report(items, *, retarget=(), **kwargs):
+def vec_report(items, *, retarget=(), **kwargs) -> list[VariantReport]:
     """Analysis reports (kinspect.analysis.VariantReport) for the variants named by `items`; with
     `retarget` CPU specs, each variant's LLVM IR compiled for those CPUs is reported after it.
     An as-compiled variant with no machine code (a lone .ll file) is left out when retargeting."""
     return vec_report_of(resolve_variants(items, **kwargs), retarget=retarget)
 
 
-def vec_report_of(variants: list[Variant], *, retarget=()):
+def vec_report_of(variants: list[Variant], *, retarget=()) -> list[VariantReport]:
     """vec_report of variants already resolved."""
     from kinspect.analysis import analyse
 
@@ -149,15 +158,32 @@ class Program:
     busiest: dict = field(default_factory=dict)    # kernel -> its busiest Variant
     counters: dict = field(default_factory=dict)   # kernel -> why --counters measured nothing for it
 
-    def to_json(self) -> dict:
+    @functools.cached_property
+    def extras(self) -> dict:
+        """kernel -> what the view says of it beyond its row (kinspect.analysis.explain.kernel_extras):
+        speed of light, provenance, counters."""
         from kinspect.analysis.explain import kernel_extras
 
-        kernels = [{**r.to_json(), **kernel_extras(r, self.busiest.get(r.kernel), self.sol)} for r in self.rows]
-        for k in kernels:
-            if k["kernel"] in self.counters:
-                k["counters_failed"] = self.counters[k["kernel"]]
+        out = {r.kernel: kernel_extras(r, self.busiest.get(r.kernel), self.sol) for r in self.rows}
+        for k, why in self.counters.items():
+            out[k]["counters_failed"] = why
+        return out
+
+    def to_json(self) -> dict:
+        kernels = [{**r.to_json(), **self.extras[r.kernel]} for r in self.rows]
         return {"where": self.where, "kernels": kernels, "variants": [d.to_json() for d in self.details],
                 "speed_of_light": self.sol.to_json() if self.sol is not None else None}
+
+
+def ranked(rows: list, sol) -> list:
+    """The rows by headroom, most first (what to fix first), when the capture timed them against
+    ceilings; kernels without a headroom follow by GPU time. As they are otherwise."""
+    if sol is None or not any(s.headroom_ms is not None for s in sol.speeds.values()):
+        return rows
+    from kinspect.analysis.sol import by_headroom
+
+    order = {k: i for i, k in enumerate(by_headroom(sol.speeds))}
+    return sorted(rows, key=lambda r: order.get(r.kernel, len(order)))
 
 
 def is_program(variants: list[Variant]) -> bool:
@@ -167,8 +193,8 @@ def is_program(variants: list[Variant]) -> bool:
 
 def program(variants: list[Variant], *, top: int = 3, every: bool = False, names=(), where: str = "",
             jobs: int | None = None, counters: int = 0) -> Program:
-    """Rank the kernels of `variants` (kinspect.analysis.summary) and analyse in full the busiest
-    variant of the `top` first kernels, of every kernel, or of the kernels whose name contains one
+    """Rank the kernels of `variants` (kinspect.analysis.summary; by headroom when the capture timed
+    them, `ranked`) and analyse in full the busiest variant of the `top` first kernels, of every kernel, or of the kernels whose name contains one
     of `names`. Each timed kernel's speed of light comes with it (kinspect.analysis.sol); with
     `counters`, the busiest variants of that many kernels with the most headroom are replayed under
     Nsight Compute first (measure_counters)."""
@@ -178,6 +204,14 @@ def program(variants: list[Variant], *, top: int = 3, every: bool = False, names
     from kinspect.errors import NotFound, did_you_mean
 
     rows = kernel_rows(summaries(variants, jobs=jobs))
+    by_key = {variant_key(v): v for v in variants}
+    busiest = {r.kernel: by_key[r.busiest.key] for r in rows if r.busiest.key in by_key}
+    sol = for_program(variants)
+    failed = {}
+    if counters:
+        failed = measure_counters(sol, busiest, counters)
+        sol = for_program(variants)          # measured bytes replace the estimates
+    rows = ranked(rows, sol)
     if names:
         chosen = [r for r in rows if any(n.lower() in r.kernel.lower() for n in names)]
         if not chosen:
@@ -185,14 +219,7 @@ def program(variants: list[Variant], *, top: int = 3, every: bool = False, names
                            f"kernels: {', '.join(r.name for r in rows[:6])}{' ...' if len(rows) > 6 else ''}")
     else:
         chosen = rows if every else rows[:top]
-    by_key = {variant_key(v): v for v in variants}
     details = [analyse(by_key[r.busiest.key]) for r in chosen]
-    busiest = {r.kernel: by_key[r.busiest.key] for r in rows if r.busiest.key in by_key}
-    sol = for_program(variants)
-    failed = {}
-    if counters:
-        failed = measure_counters(sol, busiest, counters)
-        sol = for_program(variants)          # measured bytes replace the estimates
     return Program(rows=rows, details=details, where=where, sol=sol, busiest=busiest, counters=failed)
 
 
@@ -230,7 +257,7 @@ def record_ceilings(out_dir: str | Path) -> str:
     return f"device ceilings kept in the store: {c.describe()}"
 
 
-def diff(items, *, bench: bool = True, **kwargs):
+def diff(items, *, bench: bool = True, **kwargs) -> DiffResult:
     """Compile a sweep (and/or collect saved variants), tabulate their metrics and diff one stage of
     two of them: kinspect.diff.compare, whose keyword arguments it takes. With `bench`, variants
     compiled for the active GPU are timed on it (runtime, GB/s, % of copy bandwidth): shipped
@@ -246,31 +273,31 @@ def diff(items, *, bench: bool = True, **kwargs):
     return compare(list(items), **kwargs)
 
 
-def bench(kernel: str, **kwargs):
+def bench(kernel: str, **kwargs) -> BenchResult:
     """Run a kernel on the device: its first call (cold and warm, split into JIT stages), steady-state
     quantiles, throughput against the device's measured copy bandwidth and matmul peak, its torch
     reference (eager and torch.compile), a correctness check and its registers and vector/matrix use:
     kinspect.bench.measure.bench, whose keyword arguments it takes. With no device, a UsageError
     that names `--interpret` and `dump`."""
     from kinspect.bench.measure import bench as run
-    from kinspect.replay.launch import captured
+    from kinspect.bench.captured import captured
 
     return run(kernel, replay=captured(kernel, kwargs.get("out_dir", DEFAULT_OUT)), **kwargs)
 
 
-def interpret(kernel: str, *, out_dir: str | Path = DEFAULT_OUT, **kwargs):
+def interpret(kernel: str, *, out_dir: str | Path = DEFAULT_OUT, **kwargs) -> Interpreted:
     """Run a kernel under Triton's interpreter (no device) and check it against its torch reference;
     a captured variant (a folder, or its name in the store `out_dir`) runs its most frequent launch."""
     from kinspect.optional import need
 
     need("numpy", "--interpret (Triton's interpreter)")
     from kinspect.bench.interpret import interpret as run
-    from kinspect.replay.launch import captured
+    from kinspect.bench.captured import captured
 
     return run(kernel, replay=captured(kernel, out_dir), **kwargs)
 
 
-def interpret_many(runs: list[dict]):
+def interpret_many(runs: list[dict]) -> list[Interpreted]:
     """Several interpreter runs (dicts of `interpret`'s keyword arguments plus `kernel`) in one child
     process, so the interpreter's start-up is paid once; one Interpreted per run, in order."""
     from kinspect.bench.interpret import interpret_many as run
@@ -343,6 +370,7 @@ def shown_chunks(variant: Variant, stage: str, *, lines: bool = False, raw: bool
     """A stage as `kinspect show` prints it, in chunks of about `size` characters (bounded memory):
     the file as stored with `raw`; else with `;; file:line` headers when `lines`, and SASS with
     every instruction's control codes in one notation (kinspect.render.sass_listing)."""
+    from kinspect import isa
     from kinspect.render.sass_listing import with_control_codes
 
     s = variant.stage(stage)
@@ -351,7 +379,8 @@ def shown_chunks(variant: Variant, stage: str, *, lines: bool = False, raw: bool
     if raw:
         return stage_chunks(variant, stage, size)
     text = _annotated_lines(variant, stage) if lines else _plain_lines(variant, stage)
-    if s.dialect == "sass":
+    spec = isa.find(s.dialect)
+    if spec is not None and spec.control_codes:
         text = with_control_codes(text)
     return _chunked(text, size)
 
@@ -368,7 +397,8 @@ def _chunked(lines, size: int):
         yield "".join(chunk)
 
 
-def report(items, *, variant: str | None = None, metrics=(), bench: bool = True, **kwargs):
+def report(items, *, variant: str | None = None, metrics=(), bench: bool = True,
+           **kwargs) -> Report:
     """An HTML report (kinspect.render.html.Report) over the variants `items` name, as `diff`
     collects them (a sweep with -p values, saved folders, stores, caches): the metric table, plots,
     and per variant its verdicts, resources, JIT time per stage, source and highlighted stages.
@@ -388,22 +418,27 @@ def report(items, *, variant: str | None = None, metrics=(), bench: bool = True,
         if m not in METRICS:
             raise UsageError(f"--metric '{m}' is not one kinspect plots{did_you_mean(m, METRICS)}; "
                              f"choose from {', '.join(METRICS)}")
-    result = diff(items, bench=bench, text=False, **kwargs)
+    result = diff(items, bench=bench, text=False, keep_reports=True, **kwargs)
     rows = result.rows
-    reports = [result.reports.get(id(r.variant)) or analyse(r.variant) for r in rows]
+    reports = [r.report or analyse(r.variant) for r in rows]
     variants = [r.variant for r in rows]
     program = None
-    if is_program(variants):    # a program's kernels: ranked, and no plot across them
-        from kinspect.analysis.summary import kernel_rows, summarize
+    if is_program(variants):    # a program's kernels: ranked as vec-report ranks them, and no plot across them
+        from kinspect.analysis.sol import for_program
+        from kinspect.analysis.summary import kernel_rows, variant_key
 
-        program = kernel_rows([summarize(v, rep) for v, rep in zip(variants, reports)])
+        kernels = kernel_rows([r.metrics for r in rows])
+        by_key = {variant_key(v): v for v in variants}
+        sol = for_program(variants)
+        program = Program(rows=ranked(kernels, sol), details=[], where="", sol=sol,
+                          busiest={r.kernel: by_key[r.busiest.key] for r in kernels if r.busiest.key in by_key})
     if variant:
         chosen = find_row(variant, rows, option="--variant")
     else:
         timed = [i for i, r in enumerate(rows) if r.runtime]
         from kinspect.analysis.summary import variant_key
 
-        first = program[0].busiest.key if program else None
+        first = program.rows[0].busiest.key if program else None
         chosen = (min(timed, key=lambda i: rows[i].runtime.median_ms) if timed
                   else next((i for i, v in enumerate(variants) if variant_key(v) == first), 0))
     return Report(result, reports, chosen=chosen, metrics=metrics, program=program)

@@ -30,6 +30,7 @@ class Ceilings:
     measured: str = ""                               # ISO date of the measurement
     method: str = ""                                 # how they were measured, in words
     source: str = ""                                 # where these figures come from, for this store
+    launch_floor_us: float | None = None             # the least GPU time one launch takes (bench.device)
 
     def peak(self, dtype: str) -> float | None:
         """TFLOP/s for a dot's input dtype (`bfloat16`, `float16`, `float32`; fp8 has no measurement)."""
@@ -37,12 +38,14 @@ class Ceilings:
 
     def describe(self) -> str:
         peaks = ", ".join(f"{k} {v:,.0f}" for k, v in self.matmul_tflops.items())
+        floor = f", {self.launch_floor_us:.2f} µs per launch at least" if self.launch_floor_us else ""
         return (f"{self.device}: copy {self.copy_gbps:,.0f} GB/s" + (f", matmul TFLOP/s {peaks}" if peaks else "") +
-                f" (measured {self.measured}; {self.source})")
+                f"{floor} (measured {self.measured}; {self.source})")
 
     def to_json(self) -> dict:
         return {"version": CEILINGS_VERSION, "device": self.device, "copy_gbps": self.copy_gbps,
-                "matmul_tflops": dict(self.matmul_tflops), "measured": self.measured, "method": self.method}
+                "matmul_tflops": dict(self.matmul_tflops), "measured": self.measured, "method": self.method,
+                "launch_floor_us": self.launch_floor_us}
 
     @classmethod
     def from_json(cls, d: dict, source: str = "") -> "Ceilings":
@@ -52,8 +55,10 @@ class Ceilings:
         if not copy > 0:
             raise ValueError("copy_gbps must be positive")
         peaks = {str(k): float(v) for k, v in (d.get("matmul_tflops") or {}).items() if float(v) > 0}
+        floor = d.get("launch_floor_us")
         return cls(device=str(d["device"]), copy_gbps=copy, matmul_tflops=peaks, measured=str(d.get("measured", "")),
-                   method=str(d.get("method", "")), source=source)
+                   method=str(d.get("method", "")), source=source,
+                   launch_floor_us=float(floor) if floor is not None and float(floor) > 0 else None)
 
 
 def write(root: str | os.PathLike, c: Ceilings) -> Path:
@@ -88,7 +93,7 @@ def cached_on_this_machine() -> Ceilings | None:
     from kinspect.cache import cache_dir
 
     folder = cache_dir() / "device"
-    copies, peaks = [], {}
+    copies, peaks, floors = [], {}, {}
     for p in sorted(folder.glob("*.json")) if folder.is_dir() else ():
         try:
             d = json.loads(p.read_text())
@@ -100,10 +105,12 @@ def cached_on_this_machine() -> Ceilings | None:
             copies.append(d)
         elif p.name.startswith("matmul-") and isinstance(d.get("tflops"), (int, float)) and d.get("dtype"):
             peaks.setdefault(d["device"], {})[str(d["dtype"])] = float(d["tflops"])
+        elif p.name.startswith("floor-") and isinstance(d.get("us"), (int, float)) and d["us"] > 0:
+            floors[d["device"]] = float(d["us"])
     gpu = [d for d in copies if " on cpu" not in str(d.get("method", ""))]
     if not gpu:
         return None
     d = max(gpu, key=lambda x: str(x.get("measured", "")))
     return Ceilings(device=d["device"], copy_gbps=float(d["gbps"]), matmul_tflops=peaks.get(d["device"], {}),
                     measured=str(d.get("measured", "")), method=str(d.get("method", "")),
-                    source="kinspect's cache on this machine")
+                    source="kinspect's cache on this machine", launch_floor_us=floors.get(d["device"]))

@@ -78,6 +78,36 @@ def main(ctx, debug):
     ctx.obj = {"debug": debug}
 
 
+def _options(*options):
+    """Several click options as one decorator, in the order they are listed (--help shows them so)."""
+    def apply(f):
+        for option in reversed(options):
+            f = option(f)
+        return f
+    return apply
+
+
+# The options that say which one variant of a kernel to compile: dump, vec-report and bench share them
+# (diff and report sweep lists of values instead: _sweep_options).
+_constexpr_option = click.option("-p", "constexprs", multiple=True, metavar="K=V",
+                                 help="A constexpr value, e.g. -p BLOCK_SIZE=64.")
+_arg_option = click.option("--arg", "args", multiple=True, metavar="NAME=TYPE",
+                           help="A runtime argument of a user kernel: *fp32, *fp16[:SHAPE like 1024x64], i32[:VALUE], "
+                                "fp32[:VALUE], 'tensordesc<fp16[64,64]>[:SHAPE]', ...")
+_warps_stages_options = _options(click.option("--num-warps", type=int, default=None),
+                                 click.option("--num-stages", type=int, default=None))
+_config_option = click.option("--config", "config", type=click.IntRange(min=0), default=None, metavar="N",
+                              help="An autotuned kernel's config number, as its file lists them (default: the "
+                                   "first that prune_configs_by keeps).")
+_size_option = click.option("--size", default=None, help="Problem size for the example arguments: N or MxN.")
+
+
+def _store_option(*flags: str, help: str = "kinspect store folder."):
+    """The store a command writes to or reads from (-o/--out unless `flags` name others)."""
+    return click.option(*(flags or ("-o", "--out")), "out_dir", default=api.DEFAULT_OUT, show_default=True,
+                        help=help)
+
+
 def _retarget_option(f):
     return click.option("--retarget", "retarget", multiple=True, metavar="CPU[:FEATURES]",
                         help="Also compile the LLVM IR with llvmlite for this CPU and report it beside the "
@@ -104,23 +134,18 @@ def _target_option(f):
 @main.command(context_settings=CONTEXT)
 @click.argument("kernel")
 @_target_option
-@click.option("-p", "constexprs", multiple=True, metavar="K=V", help="A constexpr value, e.g. -p BLOCK_SIZE=64.")
-@click.option("--arg", "args", multiple=True, metavar="NAME=TYPE",
-              help="A runtime argument of a user kernel: *fp32, *fp16[:SHAPE like 1024x64], i32[:VALUE], "
-                   "fp32[:VALUE], 'tensordesc<fp16[64,64]>[:SHAPE]', ...")
-@click.option("--num-warps", type=int, default=None)
-@click.option("--num-stages", type=int, default=None)
-@click.option("--config", "config", type=click.IntRange(min=0), default=None, metavar="N",
-              help="An autotuned kernel's config number, as its file lists them (default: the first that "
-                   "prune_configs_by keeps).")
+@_constexpr_option
+@_arg_option
+@_warps_stages_options
+@_config_option
 @_launch_options
-@click.option("--size", default=None, help="Problem size for the example arguments: N or MxN.")
+@_size_option
 @click.option("--stage", default=None, help="Print this stage (ttir, ttgir, llir, ptx, sass, amdgcn, ...).")
 @click.option("--passes", "passes", is_flag=True,
               help="Also time each MLIR pass and keep the IR before each pass that changed it "
                    "(MLIR_ENABLE_TIMING, MLIR_ENABLE_DUMP), in the variant's passes/ folder.")
 @_retarget_option
-@click.option("-o", "--out", "out_dir", default=api.DEFAULT_OUT, show_default=True, help="kinspect store folder.")
+@_store_option()
 def dump(kernel, target, constexprs, args, num_warps, num_stages, config, launch, from_, size, stage, passes, retarget,
          out_dir):
     """Compile KERNEL and store every stage of that variant.
@@ -179,11 +204,14 @@ def ls_cmd(path, show_kernels):
 
 
 @main.command(context_settings={**CONTEXT, "ignore_unknown_options": True})
-@click.option("-o", "--out", "out_dir", default=api.DEFAULT_OUT, show_default=True, help="kinspect store folder.")
+@_store_option()
 @click.option("--time", "time_method", is_flag=False, flag_value="profiler", default=None,
               type=click.Choice(["profiler", "events"]),
-              help="Also time every launch on the GPU: the torch profiler's kernel records (the default) or "
-                   "CUDA events around each launch.")
+              help="Also time every launch on the GPU: CUPTI's kernel activity records, nothing else profiled (the "
+                   "default), or CUDA events around each launch.")
+@click.option("--time-sample", "time_sample", type=click.IntRange(min=2), default=None, metavar="N",
+              help="Time about one launch in N (windows of launches, kernel records): less cost on a long run; "
+                   "implies --time profiler.")
 @click.option("--interpret", is_flag=True,
               help="No GPU needed: run COMMAND under TRITON_INTERPRET (kernels run on the CPU) and compile each "
                    "kernel it launched, with the launch's arguments, for -t (default cuda:90).")
@@ -195,7 +223,7 @@ def ls_cmd(path, show_kernels):
               help="Run no command: finish what a capture into STORE left undone when Ctrl-C stopped it after its "
                    "program (compiling, deriving stages, merging launch records).")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
-def capture(out_dir, time_method, interpret, target, as_json, resume, command):
+def capture(out_dir, time_method, time_sample, interpret, target, as_json, resume, command):
     """Run COMMAND and record every kernel Triton compiles in it, and how often each variant was
     launched, with which grids and arguments (and with --time, its GPU time), and which config
     triton.autotune chose for which key.
@@ -208,13 +236,17 @@ def capture(out_dir, time_method, interpret, target, as_json, resume, command):
     """
     import json
 
-    from kinspect.hooks import run as capture_run
+    from kinspect.program import run as capture_run
     from kinspect.render.terminal import capture_summary
 
     if target is not None and not interpret:
         raise click.UsageError("-t names the target --interpret compiles for; a capture without --interpret records "
                                "what the program compiles for its own device")
-    if resume is not None and (command or interpret or time_method):
+    if time_sample and time_method == "events":
+        raise click.UsageError("--time-sample times windows of kernel records: use it with --time profiler")
+    if time_sample and interpret:
+        raise click.UsageError("--time-sample measures GPU time; --interpret runs the kernels on the CPU: drop one")
+    if resume is not None and (command or interpret or time_method or time_sample):
         raise click.UsageError("--resume finishes a capture already run: give it the store alone, no command, "
                                "--interpret or --time")
     if resume is None and not command:
@@ -226,10 +258,10 @@ def capture(out_dir, time_method, interpret, target, as_json, resume, command):
             out_dir = resume
             result = capture_run.resume(resume, **steps)
         else:
-            result = capture_run.run(list(command), out_dir, time_method=time_method,
+            result = capture_run.run(list(command), out_dir, time_method=time_method, time_sample=time_sample or 0,
                                      interpret=(target or "") if interpret else None, **steps)
     _echo(capture_summary(result, out_dir), err=True)
-    if time_method and any(v.launches and v.launches.gpu for v in result.variants):
+    if (time_method or time_sample) and any(v.launches and v.launches.gpu for v in result.variants):
         _echo(f"  {api.record_ceilings(out_dir)}", err=True)
     if as_json:
         click.echo(json.dumps(result.to_json(), default=str))
@@ -239,12 +271,10 @@ def capture(out_dir, time_method, interpret, target, as_json, resume, command):
 @main.command(name="vec-report", context_settings=CONTEXT)
 @click.argument("targets", nargs=-1)
 @_target_option
-@click.option("-p", "constexprs", multiple=True, metavar="K=V", help="A constexpr value for kernels compiled here.")
-@click.option("--arg", "args", multiple=True, metavar="NAME=TYPE", help="A runtime argument of a user kernel.")
-@click.option("--num-warps", type=int, default=None)
-@click.option("--num-stages", type=int, default=None)
-@click.option("--config", "config", type=click.IntRange(min=0), default=None, metavar="N",
-              help="An autotuned kernel's config number (default: the first that prune_configs_by keeps).")
+@_constexpr_option
+@_arg_option
+@_warps_stages_options
+@_config_option
 @_launch_options
 @click.option("--json", "as_json", is_flag=True,
               help="JSON: a list with one object per variant; for several kernels an object with the summary "
@@ -261,8 +291,7 @@ def capture(out_dir, time_method, interpret, target, as_json, resume, command):
               metavar="[N]", help="A captured program: replay the N kernels with the most headroom (default 10) "
                                   "under Nsight Compute (ncu) and show their counters beside the findings.")
 @_retarget_option
-@click.option("-o", "--out", "out_dir", default=api.DEFAULT_OUT, show_default=True,
-              help="Store for kernels compiled here.")
+@_store_option(help="Store for kernels compiled here.")
 def vec_report(targets, target, constexprs, args, num_warps, num_stages, config, launch, from_, as_json, show_lines,
                top, every, names, jobs, counters, retarget, out_dir):
     """Vector, matrix and register use of each variant, with verdicts tied to source lines.
@@ -294,7 +323,8 @@ def vec_report(targets, target, constexprs, args, num_warps, num_stages, config,
                 click.echo(json.dumps(found.to_json(), indent=1))
                 return
             width = shutil.get_terminal_size((160, 40)).columns
-            parts = [summary(found.rows, where=found.where, width=width, shown=len(found.details))]
+            parts = [summary(found.rows, where=found.where, width=width, shown=len(found.details), extras=found.extras,
+                             sol=found.sol.to_json() if found.sol is not None else None)]
             if counters:
                 parts.append(section(found.to_json()))
             parts += [render(r) + (f"\n  per line:\n{line_table(r)}" if show_lines else "") for r in found.details]
@@ -337,7 +367,7 @@ def _checked(specs) -> tuple[str, ...]:
 
 def _sweep_options(f):
     """The options that say which variants to compile or collect: shared by diff and report."""
-    for option in reversed([
+    return _options(
         click.argument("items", nargs=-1),
         click.option("-p", "constexprs", multiple=True, metavar="K=V1,V2", help="Constexpr values to sweep, e.g. "
                      "-p BLOCK_SIZE=32,64,128 (repeat -p for several names: every combination is compiled)."),
@@ -348,8 +378,8 @@ def _sweep_options(f):
         click.option("--config", "configs", default=None, metavar="N1,N2",
                      help="Only these configs of an autotuned kernel (default: every config prune_configs_by "
                           "keeps for the example arguments)."),
-        click.option("--arg", "args", multiple=True, metavar="NAME=TYPE", help="A runtime argument of a user kernel."),
-        click.option("--size", default=None, help="Problem size for the example arguments: N or MxN."),
+        _arg_option,
+        _size_option,
         click.option("--no-bench", "no_bench", is_flag=True,
                      help="Do not time the variants even when a GPU is here."),
         click.option("--retarget", "retarget", multiple=True, metavar="CPU1,CPU2",
@@ -357,9 +387,7 @@ def _sweep_options(f):
                           "e.g. --retarget generic-rv64,spacemit-x60 on a CPU backend's .ll or dump folder."),
         click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
                      help="Compile processes (default: one per core, at most one per variant)."),
-    ]):
-        f = option(f)
-    return f
+    )(f)
 
 
 def _sweep_kwargs(items, constexprs, targets, num_warps, num_stages, configs, args, size, no_bench, retarget,
@@ -386,8 +414,7 @@ def _sweep_kwargs(items, constexprs, targets, num_warps, num_stages, configs, ar
 @click.option("--side-by-side", "side", is_flag=True, help="Show the diff in two columns.")
 @click.option("--table", "table_only", is_flag=True, help="Only the metric table, no stage diff.")
 @click.option("--json", "as_json", is_flag=True, help="Everything as one JSON object.")
-@click.option("-o", "--out", "out_dir", default=api.DEFAULT_OUT, show_default=True,
-              help="Store for variants compiled here, and where variant names are looked up.")
+@_store_option(help="Store for variants compiled here, and where variant names are looked up.")
 def diff(items, constexprs, targets, num_warps, num_stages, configs, args, size, no_bench, retarget, jobs, stage, pair,
          side, table_only, as_json, out_dir):
     """Compile a sweep and compare its variants: a metric table and a normalized diff of one stage.
@@ -431,8 +458,7 @@ def diff(items, constexprs, targets, num_warps, num_stages, configs, args, size,
               help="What the sweep plot shows (repeatable): runtime, registers, instructions, code, jit, shared, "
                    "occupancy, spills, vector, matrix, gbps, tflops (default: runtime when timed, else registers, "
                    "instructions, code and jit).")
-@click.option("--store", "out_dir", default=api.DEFAULT_OUT, show_default=True,
-              help="Store for variants compiled here, and where variant names are looked up.")
+@_store_option("--store", help="Store for variants compiled here, and where variant names are looked up.")
 def report(items, constexprs, targets, num_warps, num_stages, configs, args, size, no_bench, retarget, jobs, output,
            variant, metrics, out_dir):
     """Write one offline HTML file: the variants' metric table and plots, and per variant its
@@ -485,11 +511,10 @@ class _progress_bar:
 @main.command(context_settings=CONTEXT)
 @click.argument("kernel")
 @click.option("-t", "--target", default=None, metavar="T", help="device (the default): the active GPU or CPU backend.")
-@click.option("-p", "constexprs", multiple=True, metavar="K=V", help="A constexpr value, e.g. -p BLOCK_SIZE=64.")
-@click.option("--arg", "args", multiple=True, metavar="NAME=TYPE", help="A runtime argument of a user kernel.")
-@click.option("--num-warps", type=int, default=None)
-@click.option("--num-stages", type=int, default=None)
-@click.option("--size", default=None, help="Problem size for the example arguments: N or MxN.")
+@_constexpr_option
+@_arg_option
+@_warps_stages_options
+@_size_option
 @click.option("--interpret", is_flag=True,
               help="No device needed: run under TRITON_INTERPRET at a small size and check against torch.")
 @click.option("--profile", "profile", default=None, metavar="TRACE.json",
@@ -506,7 +531,7 @@ class _progress_bar:
 @click.option("--rep", "rep_ms", type=click.IntRange(min=1), default=100, show_default=True, metavar="MS",
               help="About how long to keep timing runs.")
 @click.option("--json", "as_json", is_flag=True, help="Everything as one JSON object.")
-@click.option("-o", "--out", "out_dir", default=api.DEFAULT_OUT, show_default=True, help="kinspect store folder.")
+@_store_option()
 def bench(kernel, target, constexprs, args, num_warps, num_stages, size, interpret, profile, bytes_moved, flops,
           passes, no_reference, no_compile, warmup_ms, rep_ms, as_json, out_dir):
     """Time KERNEL on the device: first call (JIT stages, cold and warm) vs steady state, GB/s and
@@ -554,7 +579,7 @@ def bench(kernel, target, constexprs, args, num_warps, num_stages, size, interpr
               help="Carry the kernel's captured source even where its file could be imported (to share the script).")
 @click.option("--launch", type=click.IntRange(min=1), default=1, show_default=True, metavar="N",
               help="Replay the N-th most frequent captured argument signature.")
-@click.option("--store", "out_dir", default=api.DEFAULT_OUT, show_default=True, help="Store to look the variant up in.")
+@_store_option("--store", help="Store to look the variant up in.")
 def repro(variant, output, interpret, embed, launch, out_dir):
     """Write a standalone script that launches a captured VARIANT once with its captured arguments:
     fresh tensors of the captured shapes, dtypes and strides, the captured scalars, constexprs,
@@ -578,12 +603,12 @@ def repro(variant, output, interpret, embed, launch, out_dir):
 def targets():
     """Targets kinspect compiles for: Triton targets (-t) and CPUs for --retarget."""
     from kinspect import retarget
-    from kinspect.compile.targets import PRESETS, available
+    from kinspect.compile.targets import available, presets
 
     have = set(available())
     click.echo("Triton targets (-t; offline compile, no device needed):")
-    for name, (backend, arch, _) in PRESETS.items():
-        click.echo(f"  {name:<20} {'' if name in have else '(this triton has no ' + backend + ' backend)'}".rstrip())
+    for name, (backend, arch, _) in presets().items():
+        click.echo(f"  {name:<20} {'' if name in have else '(this triton has no ' + backend.name + ' backend)'}".rstrip())
     click.echo(f"  {'device':<20} the active device's target (a GPU, or a CPU backend such as triton-cpu)")
     from kinspect.optional import has, install_line
 
@@ -602,7 +627,7 @@ def targets():
 @click.option("--stage", required=True, help="ttir, ttgir, llir, ptx, sass, amdgcn, asm, ...")
 @click.option("--lines", is_flag=True, help="Mark where each Python line's code starts.")
 @click.option("--raw", is_flag=True, help="The stage's file exactly as stored (SASS without its control-code column).")
-@click.option("-o", "--out", "out_dir", default=api.DEFAULT_OUT, show_default=True, help="Store to look in.")
+@_store_option(help="Store to look in.")
 def show(variant, stage, lines, raw, out_dir):
     """Print one stage of VARIANT, highlighted, optionally annotated with Python lines. SASS shows
     each instruction's scheduling control codes (wait:read:write:yield:stall) before it.

@@ -24,9 +24,7 @@ def complete(variant: Variant) -> Variant:
     (kinspect.capture) gets its derived stages here, at first read, since capture leaves them out."""
     if variant.origin in NOT_DERIVED or not variant.path:
         return variant
-    from kinspect.hooks.record import derive, pending_derivers
-
-    if not pending_derivers(variant):
+    if not backends.pending_derivers(variant):
         return variant
     backend = backends.of(variant)
     files = {s.file: Path(variant.path, s.file) for s in variant.stages if s.section is None}
@@ -40,7 +38,7 @@ def complete(variant: Variant) -> Variant:
     folder = cache_dir() / "derived" / key
     record_path = folder / "derived.json"
     if not record_path.is_file():
-        new, notes, texts = derive(variant, files)
+        new, notes, texts = backends.derive(variant, files)
         for fname, text in texts.items():
             write_text(folder / fname, text)
         write_text(record_path, json.dumps({"stages": [dataclasses.asdict(s) for s in new], "notes": notes}))

@@ -7,6 +7,7 @@ from pathlib import Path
 from kinspect import sources
 from kinspect.errors import UsageError
 from kinspect.model import Variant
+from kinspect.store import DEFAULT_OUT
 
 
 def kind_of(path: Path) -> str:
@@ -14,7 +15,7 @@ def kind_of(path: Path) -> str:
     return sources.discover(path).kind
 
 
-def find_variant(spec: str, out_dir: str | Path = "kinspect-out", *, prefer=None) -> Variant:
+def find_variant(spec: str, out_dir: str | Path = DEFAULT_OUT, *, prefer=None) -> Variant:
     """A variant by folder path, or by folder name / kernel name / unique prefix in a store. Where
     several match, `prefer` (a test of a variant) may pick the one it accepts."""
     from kinspect.derived import complete

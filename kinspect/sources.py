@@ -22,13 +22,7 @@ from typing import Callable
 from kinspect import backends, traces
 from kinspect.errors import NotFound
 from kinspect.model import StageFile, Target, Variant
-from kinspect.store import Outside, contained, is_store, read_records, unfinished
-
-# PTX header: ".target sm_90a"
-PTX_TARGET_RE = re.compile(r"^\s*\.target\s+sm_(\d+)")
-# AMDGCN header: '.amdgcn_target "amdgcn-amd-amdhsa--gfx942"'
-AMDGCN_TARGET_RE = re.compile(r'\.amdgcn_target\s+"[^"]*--(gfx[0-9a-z]+)')
-
+from kinspect.store import DEFAULT_OUT, Outside, contained, is_store, read_records, unfinished
 
 # Triton's <kernel>.json is a few KB; a bigger one is not metadata (and is not read into memory)
 MAX_METADATA_BYTES = 16 << 20
@@ -48,8 +42,8 @@ def default_dir() -> Path:
     in either of spine-triton's layouts (3.6.0+spacemit.a5's flat `<k>_tt.mlir, <k>_linalg.mlir, ...`,
     or later releases' `<k>/<k>.ttir, .linalgdir, .ll, .s`); else Triton's cache (TRITON_CACHE_DIR or
     ~/.triton/cache), which holds every backend's kernels, spine-triton's and triton-cpu's included."""
-    if is_store(Path("kinspect-out")):
-        return Path("kinspect-out")
+    if is_store(Path(DEFAULT_OUT)):
+        return Path(DEFAULT_OUT)
     dump = os.environ.get("SPINE_TRITON_DUMP_PATH")
     if dump and Path(dump).is_dir() and (is_spine_dump(Path(dump)) or is_triton_dump(Path(dump))):
         return Path(dump)
@@ -121,7 +115,7 @@ def _stage_files(folder: Path, name: str, target: Target, names: dict[str, str] 
 
 def _foreign(name: str, folder: Path, target: Target, origin: str, meta: dict, notes=(),
              names: dict[str, str] | None = None, label: str | None = None) -> Variant:
-    from kinspect.hooks.record import OPTION_KEYS, jsonable
+    from kinspect.metadata import OPTION_KEYS, jsonable
 
     stages, problems = _stage_files(folder, name, target, names)
     backend = backends.for_target(target.backend, [s.name for s in stages])
@@ -149,7 +143,7 @@ def is_triton_cache(root: Path) -> bool:
 
 
 def read_triton_cache(root: Path) -> tuple[list[Variant], list[str]]:
-    from kinspect.hooks.record import target_of
+    from kinspect.metadata import target_of
 
     variants, warnings = [], []
     for folder, name in _cache_kernel_folders(root):
@@ -180,13 +174,15 @@ def read_triton_cache(root: Path) -> tuple[list[Variant], list[str]]:
 
 # -- TRITON_KERNEL_DUMP: <dump>/<source hash>/<name>.<stage>, targets overwrite each other ---------
 
-_DUMP_STAGES = {"ttir", "ttgir", "llir", "ptx", "cubin", "sass", "amdgcn", "hsaco", "source",
-                # CPU backends: triton-cpu, and spine-triton's per-kernel dump folders
-                "ttcir", "tttcir", "asm", "linalgdir", "ll", "s"}
-CPU_DUMP_STAGES = {"ttcir", "tttcir", "asm", "linalgdir", "ll", "s", "so"}
-# Stages only Triton names so: a folder with one of these files in it is one dump entry (the flat
-# spine-triton dump's `k_.ll`, `k.s` are not, and stay with their own reader)
-_ENTRY_STAGES = _DUMP_STAGES - {"ll", "s", "asm"}
+def _dump_stages() -> set[str]:
+    """The stage files a dump folder holds, every backend's (kinspect.backends: dump_stages)."""
+    return {stage for b in backends.all_backends() for stage in b.dump_stages}
+
+
+def _entry_stages() -> set[str]:
+    """Stages only Triton names so: a folder with one of these files in it is one dump entry (the flat
+    spine-triton dump's `k_.ll`, `k.s` are not, and stay with their own reader)."""
+    return _dump_stages() - {"ll", "s", "asm"}
 
 
 def _stage_names(folder: Path, stages: set[str]) -> set[str]:
@@ -196,9 +192,10 @@ def _stage_names(folder: Path, stages: set[str]) -> set[str]:
 
 def _dump_kernel_folders(root: Path):
     """(folder, kernel) of every dump entry: the root's `<hash>` folders, or the root when it is one."""
-    entries = [root] if _stage_names(root, _ENTRY_STAGES) else sorted(p for p in root.iterdir() if p.is_dir())
+    entries = [root] if _stage_names(root, _entry_stages()) else sorted(p for p in root.iterdir() if p.is_dir())
+    stages = _dump_stages()
     for folder in entries:
-        for name in sorted(_stage_names(folder, _DUMP_STAGES)):
+        for name in sorted(_stage_names(folder, stages)):
             yield folder, name
 
 
@@ -207,26 +204,29 @@ def is_triton_dump(root: Path) -> bool:
 
 
 def _dump_target(folder: Path, name: str, module: dict) -> tuple[Target, list[str]]:
-    """The target of a dump entry: from its PTX or AMDGCN header, else from its TTGIR's `ttg.target`
-    (`module`: the TTGIR's module attributes), else a CPU target from its IR or assembly."""
+    """The target of a dump entry: from the stage a GPU backend states its arch in (PTX's `.target`,
+    AMDGCN's `.amdgcn_target`), else from its TTGIR's `ttg.target` (`module`: the TTGIR's module
+    attributes), else a CPU target from its IR or assembly. Which backend a file says made the entry
+    is the backends' own data (kinspect.backends: dump_marks, arch_in)."""
     notes = []
-    has_cuda = any((folder / f"{name}.{e}").exists() for e in ("ptx", "cubin", "sass"))
-    has_hip = any((folder / f"{name}.{e}").exists() for e in ("amdgcn", "hsaco"))
-    if has_cuda and has_hip:
-        notes.append("this dump folder holds cuda and hip files of one kernel: Triton keys dump folders by "
-                     "source hash only, so targets overwrite each other's ttir/ttgir/llir here")
+    marks = {e for b in backends.all_backends() for e in b.dump_marks}
+    present = {e for e in marks if (folder / f"{name}.{e}").exists()}
+    gpus = [b for b in backends.all_backends() if b.gpu and present.intersection(b.dump_marks)]
+    if len(gpus) > 1:
+        notes.append(f"this dump folder holds {' and '.join(b.name for b in gpus)} files of one kernel: Triton keys "
+                     f"dump folders by source hash only, so targets overwrite each other's ttir/ttgir/llir here")
     stated = str(module.get("ttg.target", ""))
-    ptx, amdgcn = folder / f"{name}.ptx", folder / f"{name}.amdgcn"
-    if has_cuda and ptx.exists() and (arch := _first_match(ptx, PTX_TARGET_RE)):
-        return Target("cuda", arch, 32), notes
-    if has_hip and amdgcn.exists() and (arch := _first_match(amdgcn, AMDGCN_TARGET_RE)):
-        return Target("hip", arch, 64), notes
+    for b in gpus:
+        for dialect, pattern in b.arch_in:
+            path = folder / f"{name}.{dialect}"
+            if path.exists() and (arch := _first_match(path, pattern)):
+                return Target(b.target_name, arch, b.warp_size), notes
     if ":" in stated:
         backend, arch = stated.split(":", 1)
         return Target(backend, arch, int(module.get("ttg.threads-per-warp", 0) or 0)), notes
-    if has_cuda or has_hip:
-        return (Target("cuda", "?", 32) if has_cuda else Target("hip", "?", 64)), notes
-    if any((folder / f"{name}.{e}").exists() for e in CPU_DUMP_STAGES):
+    if gpus:
+        return Target(gpus[0].target_name, "?", gpus[0].warp_size), notes
+    if any(present.intersection(b.dump_marks) for b in backends.all_backends() if not b.gpu):
         return cpu_target([folder / f"{name}.{e}" for e in ("llir", "ll", "asm", "s")]), notes
     return Target("unknown", "?"), notes
 
@@ -265,7 +265,7 @@ def cpu_target(files: list[Path]) -> Target:
         if isa is None and path.suffix in (".s", ".asm"):
             isa = isa_of_asm(head)
         if isa:
-            return Target("cpu", CPU_ARCH[isa])
+            return Target("cpu", cpu_arch(isa))
     return Target("cpu", "?")
 
 
@@ -384,7 +384,7 @@ def read_trace(root: Path) -> tuple[list[Variant], list[str]]:
     """Every compilation event of a trace as a read-only variant, its stages in kinspect's cache."""
     import dataclasses
 
-    from kinspect.hooks.record import target_of
+    from kinspect.metadata import target_of
     from kinspect.store import variant_name
 
     entries, warnings = traces.read(root)
@@ -450,10 +450,27 @@ LAYOUTS = (
 
 # -- a single stage file ---------------------------------------------------------------------------
 
-EXT_DIALECTS = {".ttir": "mlir", ".ttgir": "mlir", ".mlir": "mlir", ".ttcir": "mlir", ".tttcir": "mlir",
-                ".ll": "llvm", ".llir": "llvm", ".ir": "llvm", ".ptx": "ptx", ".sass": "sass",
-                ".amdgcn": "amdgcn", ".s": "asm", ".asm": "asm", ".S": "asm"}
-CPU_ARCH = {"x86": "x86_64", "aarch64": "aarch64", "riscv": "riscv64"}
+# A lone file of CPU assembly: its ISA is told by its text (kinspect.isa.detect)
+ASM_EXTENSIONS = (".s", ".asm", ".S")
+
+
+def file_dialect(suffix: str) -> str | None:
+    """The dialect a lone stage file's suffix says ("asm": CPU assembly of an ISA its text tells), or None."""
+    from kinspect import isa
+
+    if suffix in ASM_EXTENSIONS:
+        return "asm"
+    spec = isa.of_extension(suffix)
+    return spec.name if spec else None
+
+
+def cpu_arch(isa_name: str) -> str:
+    """The arch of a CPU target whose assembly is in this ISA (riscv -> riscv64); the name itself when
+    no registered ISA has it."""
+    from kinspect import isa
+
+    spec = isa.find(isa_name)
+    return spec.arches[0] if spec is not None and spec.arches else isa_name
 COMBINED_MARK = "//===--"  # triton-cpu test dumps: "//===--LLVM IR---...", then "//===--ASM---..."
 
 
@@ -472,9 +489,12 @@ def read_file(path: Path) -> Variant:
     from kinspect.errors import UsageError
     from kinspect.isa.detect import isa_of_asm, isa_of_triple, triple_of
 
-    dialect = EXT_DIALECTS.get(path.suffix)
+    dialect = file_dialect(path.suffix)
     if dialect is None:
-        raise UsageError(f"'{path.name}': unknown stage file type; give one of {', '.join(sorted(EXT_DIALECTS))}")
+        from kinspect.isa import all_isas
+
+        known = {*ASM_EXTENSIONS, *(x for spec in all_isas() for x in spec.extensions)}
+        raise UsageError(f"'{path.name}': unknown stage file type; give one of {', '.join(sorted(known))}")
     if path.stat().st_size == 0:
         raise UsageError(f"'{path}' is empty (0 bytes); give a complete stage file (was it cut off while being written?)")
     if _is_binary(path):
@@ -488,11 +508,11 @@ def read_file(path: Path) -> Variant:
         isa = isa_of_triple(triple) or isa_of_asm(head) or "unknown"
         stages = [StageFile("llir", path.name, size, None, "llvm", section="LLVM IR"),
                   StageFile("asm", path.name, size, None, isa, section="ASM")]
-        target = Target("cpu", CPU_ARCH.get(isa, isa))
+        target = Target("cpu", cpu_arch(isa))
     elif dialect == "asm":
         isa = isa_of_asm(head) or "unknown"
         stages = [StageFile("asm", path.name, size, None, isa)]
-        target = Target("cpu", CPU_ARCH.get(isa, isa))
+        target = Target("cpu", cpu_arch(isa))
     else:
         stages = [StageFile(path.suffix.lstrip(".") or dialect, path.name, size, None, dialect)]
         target = _target_of_text(dialect, head, triple)
@@ -503,22 +523,21 @@ def read_file(path: Path) -> Variant:
 
 
 def _target_of_text(dialect: str, head: list[str], triple: str) -> Target:
+    """A lone stage file's target: the GPU backend whose stages are in its dialect (with the arch its
+    text states, kinspect.backends: arch_in) or whose LLVM IR its triple names, else a CPU target."""
     from kinspect.isa.detect import isa_of_triple
 
-    if dialect == "ptx":
-        arch = next((m.group(1) for m in map(PTX_TARGET_RE.match, head) if m), "?")
-        return Target("cuda", arch, 32)
-    if dialect == "sass":
-        return Target("cuda", "?", 32)
-    if dialect == "amdgcn":
-        arch = next((m.group(1) for m in map(AMDGCN_TARGET_RE.search, head) if m), "?")
-        return Target("hip", arch, 64)
-    if triple.startswith("nvptx"):
-        return Target("cuda", "?", 32)
-    if triple.startswith("amdgcn"):
-        return Target("hip", "?", 64)
+    for b in backends.all_backends():
+        if not b.gpu:
+            continue
+        if dialect in b.own_dialects():
+            pattern = dict(b.arch_in).get(dialect)
+            arch = next((m.group(1) for m in map(pattern.search, head) if m), "?") if pattern else "?"
+            return Target(b.target_name, arch, b.warp_size)
+        if b.ir_triples and triple.startswith(b.ir_triples):
+            return Target(b.target_name, "?", b.warp_size)
     isa = isa_of_triple(triple)
-    return Target("cpu", CPU_ARCH[isa]) if isa else Target("unknown", "?")
+    return Target("cpu", cpu_arch(isa)) if isa else Target("unknown", "?")
 
 
 def readable(listing, *, announce: bool = True):

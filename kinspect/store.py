@@ -41,8 +41,11 @@ from pathlib import Path
 from typing import Iterable, Mapping
 
 from kinspect import schema
+from kinspect.environ import patched
 from kinspect.errors import KinspectError, NotFound
 from kinspect.model import Variant
+
+DEFAULT_OUT = "kinspect-out"     # the store commands write to and read from when no folder is named
 
 RECORD = "record.json"
 SOURCE = "source.json"         # a variant's kernel source with its namespace (kinspect.replay.source)
@@ -234,14 +237,10 @@ class Store:
             raise
         os.ftruncate(fd, 0)
         os.write(fd, f"{os.getpid()}\n{_command()}\n".encode("utf-8", "surrogateescape"))
-        os.environ[LOCK_ENV] = os.pathsep.join(p for p in (held, root) if p)
         try:
-            yield
+            with patched({LOCK_ENV: os.pathsep.join(p for p in (held, root) if p)}):
+                yield
         finally:
-            if held:
-                os.environ[LOCK_ENV] = held
-            else:
-                os.environ.pop(LOCK_ENV, None)
             os.ftruncate(fd, 0)
             os.close(fd)           # releases the flock
             if missing and _only_lock(missing[0], folder / LOCK):

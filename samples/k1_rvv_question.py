@@ -38,7 +38,7 @@ import _expect  # noqa: E402
 
 from kinspect import api
 from kinspect.analysis import analyse
-from kinspect.analysis.verdicts import WHOLE_REGISTER
+from kinspect.isa import get as isa_spec
 from kinspect.errors import KinspectError
 
 FIXTURE = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "cpu" / "triton-shared-riscv-softmax"
@@ -51,7 +51,7 @@ def row(label: str, report) -> str:
         return f"  {label:<22} no machine code"
     ops = m.mnemonics
     vset = sum(n for op, n in ops.items() if op.startswith("vset"))
-    whole = sum(n for op, n in m.vector_ops.items() if WHOLE_REGISTER.match(op))
+    whole = sum(n for op, n in m.vector_ops.items() if isa_spec("riscv").register_spill.match(op))
     fma = sum(n for op, n in ops.items() if op.startswith(("vfmacc", "vfmadd", "vfwmacc")))
     libm = sum(n for c, n in m.calls.items() if c in ("expf", "exp", "logf", "tanhf"))
     return (f"  {label:<22}{m.instructions:>7}{m.vector:>8}{ops['vle32.v']:>7}{ops['vse32.v']:>7}{vset:>7}"

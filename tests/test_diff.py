@@ -153,8 +153,13 @@ def test_spearman_and_explain(real_variant):
     assert explain_mod.spearman([1, 1, 1], [1, 2, 3]) is None
     assert explain_mod.ranks([5, 1, 5, 3]) == [3.5, 1.0, 3.5, 2.0]
     base = _rows(real_variant)[0]
+
+    def given(row, runtime=None, **figures):      # a row whose record holds these figures
+        return dataclasses.replace(row, metrics=dataclasses.replace(row.metrics, **figures),
+                                   runtime=runtime or row.runtime)
+
     # three variants whose runtime rises with their (given) registers and falls with occupancy
-    rows = [dataclasses.replace(base, registers=r, occupancy=o, instructions=100, runtime=Runtime(t, t, t))
+    rows = [given(base, registers=r, occupancy=o, instructions=100, runtime=Runtime(t, t, t))
             for r, o, t in ((32, 1.0, 1.0), (64, 0.5, 2.0), (255, 0.0625, 9.0))]
     links = explain_mod.explain(rows)
     # registers and occupancy order the three variants alike: one statement, both named
@@ -163,9 +168,8 @@ def test_spearman_and_explain(real_variant):
     assert "rises with registers" in text and "falls with occupancy" in text
     assert "cannot tell them apart" in text and "not a measured cause" in text
     # a metric that orders them differently gets its own statement
-    rows = [dataclasses.replace(r, instructions=n) for r, n in zip(rows, (10, 30, 20))]
-    rows.append(dataclasses.replace(rows[2], registers=300, occupancy=0.03, instructions=40,
-                                    runtime=Runtime(12.0, 12.0, 12.0)))
+    rows = [given(r, instructions=n) for r, n in zip(rows, (10, 30, 20))]
+    rows.append(given(rows[2], registers=300, occupancy=0.03, instructions=40, runtime=Runtime(12.0, 12.0, 12.0)))
     links = explain_mod.explain(rows)
     assert [dict(x.metrics) for x in links][0] == {"registers": 1.0, "occupancy": -1.0}
     assert {"instructions"} == {m for x in links[1:] for m, _ in x.metrics}

@@ -122,3 +122,25 @@ def test_capture_cli_keeps_recording_when_the_script_installs_tritonparse(tmp_pa
     assert "kinspect: 2 variant(s) recorded" in proc.stderr
     assert _trace_text(tmp_path / "trace").count('"event_type":"compilation"') == 1, "tritonparse saw its one"
     assert dict(os.environ) == before
+
+
+@pytest.mark.parametrize("failing", ["kinspect.hooks.autotune.AutotuneRecorder.install",
+                                     "kinspect.hooks.tuning.TuningScopes.install"])
+def test_a_hook_that_fails_to_install_leaves_nothing_patched(tmp_path, monkeypatch, failing):
+    """Each hook is undone as soon as it is installed (an ExitStack): one failing half-way leaves the
+    listener, the launch hooks, the launch metadata and the start-up clock as they were."""
+    from triton.compiler.compiler import CompiledKernel
+
+    module, _, attr = failing.rpartition(".")
+    owner = getattr(__import__(module.rpartition(".")[0], fromlist=["x"]), module.rpartition(".")[2])
+
+    def broken(self):
+        raise RuntimeError("this hook cannot be installed")
+
+    monkeypatch.setattr(owner, attr, broken)
+    before, metadata = snapshot(), CompiledKernel.launch_metadata
+    with pytest.raises(RuntimeError, match="cannot be installed"):
+        with kinspect.capture(tmp_path / "out"):
+            pass
+    assert snapshot() == before
+    assert CompiledKernel.launch_metadata is metadata

@@ -349,7 +349,7 @@ def test_inlined_locations_resolve_to_the_kernel():
 def test_tables_refuse_a_name_listed_twice():
     from kinspect.ir.records import OpInfo
 
-    from kinspect.isa import merge
+    from kinspect.ops import merge
 
     with pytest.raises(ValueError, match="lists 'fadd' twice"):
         merge({"fadd": OpInfo(Kind.ARITH)}, {"fadd": OpInfo(Kind.FMA)}, where=table.__name__)

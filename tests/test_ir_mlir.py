@@ -279,7 +279,7 @@ def test_many_ops_parse_in_reasonable_time():
 def test_table_refuses_a_name_listed_twice():
     from kinspect.ir.records import OpInfo
 
-    from kinspect.isa import merge
+    from kinspect.ops import merge
 
     with pytest.raises(ValueError, match="lists 'tt.dot' twice"):
         merge({"tt.dot": OpInfo(Kind.MATRIX)}, {"tt.dot": OpInfo(Kind.OTHER)}, where=table.__name__)

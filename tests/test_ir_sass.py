@@ -201,8 +201,10 @@ def test_fp_and_packed_flags():
 
 
 def test_tables_refuse_duplicates():
-    with pytest.raises(ValueError, match="'LDG' listed twice"):
-        nvidia._table((nvidia.SASS["LDG"], "LDG STG"), (nvidia.SASS["STG"], "LDG"))
+    from kinspect.ops import grouped
+
+    with pytest.raises(ValueError, match="lists 'LDG' twice"):
+        grouped((nvidia.SASS["LDG"], "LDG STG"), (nvidia.SASS["STG"], "LDG"), where=nvidia.__name__)
 
 
 # --- bad, odd and big input ---------------------------------------------------------------------

@@ -1,74 +1,153 @@
-"""The import graph keeps its layers (STYLE.md, habit 11): views depend on analysis results, never on
-the commands that produce them; analysis never on views or commands; and no module imports, even
-lazily inside a function, a module that imports it back."""
+"""The import graph keeps its layers (STYLE.md, habit 11), between packages and between modules, imports
+inside functions counted: every package of kinspect has a row in LAYERS saying what it may import, the
+rows themselves form no loop, and docs/architecture.md shows this very table (`python -m tests.test_layers`
+prints it). Views depend on analysis results, never on the commands that produce them; analysis never on
+views or commands; a parser or an ISA table never on anything above them."""
 
 import ast
 from pathlib import Path
 
 ROOT = Path(__file__).parent.parent
 PACKAGE = ROOT / "kinspect"
+KERNELS = ROOT / "kernels"          # installed as kinspect.kernels (pyproject.toml: package-dir)
+DOC = ROOT / "docs" / "architecture.md"
 
-# module prefix -> prefixes it must never import (at module level or inside a function)
-FORBIDDEN = {
-    "kinspect.render": ("kinspect.api", "kinspect.cli", "kinspect.diff.compare", "kinspect.bench.measure",
-                        "kinspect.compile", "kinspect.hooks"),
-    "kinspect.analysis": ("kinspect.api", "kinspect.cli", "kinspect.render", "kinspect.diff", "kinspect.bench",
-                          "kinspect.compile", "kinspect.hooks"),
-    "kinspect.ir": ("kinspect.api", "kinspect.cli", "kinspect.render", "kinspect.diff", "kinspect.analysis",
-                    "kinspect.compile", "kinspect.hooks", "kinspect.store"),
-    "kinspect.isa": ("kinspect.api", "kinspect.cli", "kinspect.render", "kinspect.diff", "kinspect.analysis",
-                     "kinspect.compile", "kinspect.hooks", "kinspect.store"),
-    "kinspect.diff": ("kinspect.api", "kinspect.cli", "kinspect.render"),
-    "kinspect.hooks": ("kinspect.api", "kinspect.cli", "kinspect.render", "kinspect.diff", "kinspect.analysis"),
-    "kinspect.model": ("kinspect.",),
+# package (kinspect's first level: kinspect/hooks/run.py is "hooks", kinspect/sources.py is "sources")
+# -> (what it is, the packages it may import), bottom layer first
+LAYERS: dict[str, tuple[str, tuple[str, ...]]] = {
+    # foundations: records, errors and small services everything else uses
+    "errors": ("KinspectError and its kinds; the CLI shows them as one line, exit 2", ()),
+    "model": ("frozen records: Target, StageKind, Variant, Launches, ...", ()),
+    "ops": ("what an instruction is (Kind, OpInfo, ...) and the one opcode classifier", ()),
+    "resources": ("registers, spills, shared memory, occupancy: records and occupancy models", ()),
+    "environ": ("environment variables set for a block and restored", ()),
+    "interrupt": ("Ctrl-C: what was done is kept, the rest is said", ()),
+    "parallel": ("process pools for analysing many variants", ()),
+    "optional": ("optional dependencies, with the line that installs them", ("errors",)),
+    "cache": ("kinspect's own cache folder (derived stages, summaries)", ("errors",)),
+    "schema": ("checks of every record read from a store", ("errors",)),
+    "plugins": ("registries that fail loudly; entry points of other distributions", ("errors",)),
+    "launches": ("launch records: merging and sampling", ("model",)),
+    "metadata": ("what kinspect reads of Triton's kernel metadata", ("model",)),
+    # what kinspect knows: dialects, their parsers, CPU retargeting, Triton's backends
+    "isa": ("the dialect registry: one spec per ISA/IR beside its opcode table", ("ops", "plugins")),
+    "ir": ("one pure parser per dialect: text in, records out", ("errors", "isa", "ops")),
+    "retarget": ("a variant's LLVM IR compiled for another CPU (llvmlite)", ("errors", "isa", "optional")),
+    "backends": ("the backend registry: one module per Triton backend",
+                 ("errors", "ir", "isa", "model", "plugins", "resources", "retarget")),
+    # reading what is on disk
+    "store": ("kinspect's own store layout: records, stage files, locks",
+              ("environ", "errors", "launches", "model", "schema")),
+    "traces": ("tritonparse and structured-logging traces", ("cache", "errors", "launches", "model")),
+    "jsonfile": ("small JSON files beside a variant or a store (counters, provenance, ceilings): atomic, checked",
+                 ("errors", "store")),
+    "ceilings": ("what the device can do (copy bandwidth, matmul peaks), as a store keeps it", ("cache", "jsonfile")),
+    "counters": ("hardware counters of a kernel's launches as Nsight Compute measures them", ("errors", "jsonfile")),
+    "gpu_time": ("a captured program's GPU work that no Triton launch hook saw", ("jsonfile",)),
+    "provenance": ("where an Inductor kernel came from: ATen ops, source nodes, model lines", ("jsonfile",)),
+    "sources": ("reading stores, Triton caches, dump folders, traces, stage files",
+                ("backends", "cache", "environ", "errors", "isa", "metadata", "model", "store", "traces")),
+    "readonly": ("the folders kinspect only reads (Triton's), checked before any write",
+                 ("errors", "sources", "store")),
+    # from stages to figures and verdicts
+    "analysis": ("metrics, resources, verdicts and the one record per variant",
+                 ("backends", "cache", "ceilings", "counters", "errors", "gpu_time", "ir", "isa", "model",
+                  "optional", "parallel", "provenance", "resources")),
+    "derived": ("derived stages (SASS, CPU assembly) of variants kinspect did not write",
+                ("analysis", "backends", "cache", "errors", "model", "retarget", "store")),
+    "lookup": ("a variant found by what a user types", ("derived", "errors", "model", "sources", "store")),
+    # Triton at run time
+    "launcher": ("launching a compiled kernel directly, without the JIT's Python", ("backends",)),
+    "kernels": ("the kernels kinspect ships", ("errors", "launcher")),
+    "replay": ("a captured launch as data: its spec, arguments, kernel source, a repro script",
+               ("backends", "errors", "model", "schema", "store")),
+    "hooks": ("the only place that hooks Triton: listener, launch hooks, autotuner; always restores",
+              ("backends", "errors", "launches", "metadata", "model", "provenance", "replay", "store")),
+    "compile": ("compiling a variant through the JIT, for any target, recorded by the hooks",
+                ("backends", "derived", "errors", "hooks", "kernels", "model", "readonly", "replay", "store")),
+    # what the commands run
+    "bench": ("timing on the device; a captured launch as bench's input",
+              ("analysis", "backends", "cache", "ceilings", "compile", "counters", "environ", "errors", "hooks",
+               "kernels", "lookup", "model", "replay", "sources", "store")),
+    "diff": ("sweeps in worker processes, the table of their records, stage diffs",
+             ("analysis", "bench", "compile", "derived", "errors", "interrupt", "isa", "kernels", "model",
+              "parallel", "replay", "retarget", "sources", "store")),
+    "program": ("a user's program under capture, and what capture finishes after it",
+                ("backends", "compile", "diff", "environ", "errors", "gpu_time", "hooks", "interrupt", "launches",
+                 "model", "readonly", "replay", "schema", "sources", "store")),
+    # views, and the front doors
+    "render": ("views: terminal, HTML, plots, lexers; they read results, never make them",
+               ("analysis", "bench", "cache", "diff", "errors", "ir", "isa", "model", "optional", "parallel",
+                "store")),
+    "api": ("the functions a user or the CLI calls",
+            ("analysis", "backends", "bench", "ceilings", "compile", "derived", "diff", "errors", "ir", "isa",
+             "lookup", "model", "optional", "program", "readonly", "render", "replay", "sources", "store")),
+    "cli": ("click: each command a thin shell over api",
+            ("api", "compile", "errors", "kernels", "optional", "program", "render", "retarget", "sources")),
+    "__main__": ("python -m kinspect", ("cli",)),
 }
+# The package itself (kinspect/__init__.py: kinspect.capture, __version__) is the public front door, above
+# everything; a submodule may read its constants (`from kinspect import __version__`), which import nothing.
+FRONT = "kinspect"
 
 
-def module_name(path: Path) -> str:
-    parts = path.relative_to(ROOT).with_suffix("").parts
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-
-def imports(path: Path) -> set[str]:
-    """Every kinspect module the file imports, anywhere in it."""
-    found = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.Import):
-            found |= {a.name for a in node.names if a.name.startswith("kinspect")}
-        elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("kinspect") and not node.level:
-            subs = {f"{node.module}.{a.name}" for a in node.names}   # `from kinspect import api`
-            found |= subs if node.module == "kinspect" else subs | {node.module}
+def modules() -> dict[str, Path]:
+    found = {}
+    for base, name in ((PACKAGE, "kinspect"), (KERNELS, "kinspect.kernels")):
+        for p in base.rglob("*.py"):
+            parts = p.relative_to(base).with_suffix("").parts
+            found[".".join((name, *(parts[:-1] if parts[-1] == "__init__" else parts)))] = p
     return found
 
 
+def imports(module: str, path: Path, known: dict) -> set[str]:
+    """Every kinspect module `module` imports, anywhere in it (inside functions too), each with the packages
+    above it (importing kinspect.diff.result runs kinspect/diff/__init__.py first)."""
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        names = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                up = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(up + ([base] if base else []))
+            names = [base] + [f"{base}.{a.name}" for a in node.names if f"{base}.{a.name}" in known]
+        for name in names:
+            if name == FRONT or name.startswith(FRONT + "."):
+                parts = name.split(".")
+                found |= {".".join(parts[:k]) for k in range(2, len(parts) + 1)} & set(known)
+    return found
+
+
+def room(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else FRONT
+
+
 def graph() -> dict[str, set[str]]:
-    """Module -> the kinspect modules it imports, each with the packages above it (importing
-    kinspect.diff.result runs kinspect/diff/__init__.py first)."""
-    modules = {module_name(p): p for p in PACKAGE.rglob("*.py") if "boot" not in p.parts}
-    out = {}
-    for m, p in modules.items():
-        deps = set()
-        for i in imports(p):
-            parts = i.split(".")
-            deps |= {".".join(parts[:k]) for k in range(2, len(parts) + 1)}
-        out[m] = {d for d in deps if d in modules and d != m and not m.startswith(d + ".")}
-    return out
+    """Module -> the kinspect modules it imports (a package's own __init__ and its submodules excepted)."""
+    known = modules()
+    return {m: {d for d in imports(m, p, known) if d != m and not m.startswith(d + ".")} for m, p in known.items()}
 
 
-def test_layers_are_kept():
-    bad = [f"{m} imports {i}" for m, deps in graph().items() for i in deps
-           for prefix, banned in FORBIDDEN.items() if m == prefix or m.startswith(prefix + ".")
-           for b in banned if i == b or i.startswith(b if b.endswith(".") else b + ".") or i == b.rstrip(".")]
-    assert not bad, "\n".join(sorted(bad))
+def package_edges() -> dict[tuple[str, str], str]:
+    """(package, package it imports) -> one module that does it."""
+    edges = {}
+    for m, deps in graph().items():
+        for d in deps:
+            if room(m) != room(d):
+                edges.setdefault((room(m), room(d)), f"{m} imports {d}")
+    return edges
 
 
-def test_no_import_circles():
-    """No module imports (even lazily, inside a function) a module that imports it back, directly or
-    through others; a package's __init__ and its own submodules excepted."""
-    g = graph()
-    index, low, stack, on, circles = {}, {}, [], set(), []
+def circles(g: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected groups of more than one node (Tarjan)."""
+    index, low, stack, on, found = {}, {}, [], set(), []
 
-    def strong(v):          # Tarjan's strongly connected components
+    def strong(v):
         index[v] = low[v] = len(index)
         stack.append(v)
         on.add(v)
@@ -87,9 +166,59 @@ def test_no_import_circles():
                 if w == v:
                     break
             if len(comp) > 1:
-                circles.append(sorted(comp))
+                found.append(sorted(comp))
 
     for v in list(g):
         if v not in index:
             strong(v)
-    assert not circles, f"modules in import circles: {circles}"
+    return found
+
+
+def test_every_package_has_a_row():
+    rooms = {room(m) for m in modules()} - {FRONT}
+    assert not rooms - set(LAYERS), f"packages with no row in LAYERS: {sorted(rooms - set(LAYERS))}"
+    assert not set(LAYERS) - rooms, f"rows for packages that are gone: {sorted(set(LAYERS) - rooms)}"
+    unknown = {d for _, allowed in LAYERS.values() for d in allowed} - set(LAYERS)
+    assert not unknown, f"LAYERS allows packages it has no row for: {sorted(unknown)}"
+
+
+def test_packages_import_only_what_their_row_allows():
+    bad = [f"{a} -> {b} ({why})" for (a, b), why in package_edges().items()
+           if a != FRONT and b != FRONT and b not in LAYERS[a][1]]
+    front = [why for (a, b), why in package_edges().items() if b == FRONT]
+    assert not bad, "\n".join(sorted(bad))
+    assert not front, f"only the package's constants are read from kinspect itself: {front}"
+
+
+def test_the_layers_form_no_loop():
+    """Neither the table nor the code: a package never imports, even lazily inside a function, a package
+    that imports it back (pkgcycles.py in the shared tools finds the same)."""
+    assert circles({a: set(allowed) for a, (_, allowed) in LAYERS.items()}) == []
+    actual: dict[str, set[str]] = {}
+    for a, b in package_edges():
+        actual.setdefault(a, set()).add(b)
+    assert circles(actual) == []
+
+
+def test_no_import_circles_between_modules():
+    """No module imports (even lazily, inside a function) a module that imports it back, directly or
+    through others; a package's __init__ and its own submodules excepted."""
+    assert circles(graph()) == [], "modules in import circles"
+
+
+def table() -> str:
+    """LAYERS as the markdown table docs/architecture.md shows."""
+    rows = ["| package | what it is | may import |", "| --- | --- | --- |"]
+    for name, (what, allowed) in LAYERS.items():
+        rows.append(f"| `{name}` | {what} | {', '.join(allowed) or '—'} |")
+    return "\n".join(rows)
+
+
+def test_the_architecture_page_shows_this_table():
+    text = DOC.read_text()
+    start, end = text.index("<!-- layers -->\n") + len("<!-- layers -->\n"), text.index("<!-- /layers -->")
+    assert text[start:end].strip() == table(), "docs/architecture.md: paste the output of python -m tests.test_layers"
+
+
+if __name__ == "__main__":
+    print(table())

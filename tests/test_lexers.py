@@ -142,7 +142,7 @@ def test_lexer_for_picks_ours_pygments_or_text():
 
 
 def test_every_parser_dialect_has_a_lexer():
-    from kinspect.ir import DIALECTS
+    from kinspect.ir import dialects
 
-    for dialect in DIALECTS:
+    for dialect in dialects():
         assert not isinstance(lexer_for(dialect), TextLexer), dialect

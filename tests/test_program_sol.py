@@ -196,3 +196,65 @@ def test_origin_files_that_are_not_sound_are_not_read(tmp_path):
     data["call_sites"] = "not a list"
     (tmp_path / provenance.FILE).write_text(json.dumps(data))
     assert provenance.read(tmp_path) is None
+
+
+OTHERS = Path(__file__).parent / "fixtures" / "capture" / "gpt2_h200_other_kernels.json"
+
+
+def test_the_terminal_table_ranks_by_headroom_and_says_what_it_used(store, gpt2):
+    """What to fix first: kernels by headroom with GB/s, % of bandwidth, ideal and where they came from; the
+    header gives the Triton kernels' share of all the GPU time, the largest others, the ceilings and floor."""
+    from kinspect import gpu_time
+
+    r = run("vec-report", store, "--top", "0")
+    assert r.exit_code == 0, r.output
+    assert "ranked by GPU time" in r.output and "no device ceilings" in r.output
+    assert "share of Triton kernels in all GPU time is unknown" in r.output
+
+    ceilings.write(store, H200)
+    others = json.loads(OTHERS.read_text())
+    gpu_time.write_others(store, others["kernels"], others["method"])
+    origins = {o.kernel_path: o for p in (gpt2 / "output_code").rglob("*.py") for o in parse_output_code(p.read_text())}
+    for v in read_records(store):
+        if v.source.file in origins:
+            provenance.write(v.path, origins[v.source.file])
+    r = run("vec-report", store, "--top", "0", env={"COLUMNS": "200"})
+    assert r.exit_code == 0, r.output
+    lines = r.output.splitlines()
+    assert "ranked by headroom" in lines[0]
+    assert lines[1].startswith("  program: GPU 12.184 ms")
+    assert "Triton kernels: 14.9% of the GPU time" in lines[2] and "cutlass::Kernel2<" in lines[2]
+    assert "ceilings of NVIDIA H200: copy 4,249 GB/s" in lines[3]
+    assert "shortest launch this capture timed" in lines[4]
+    head = next(i for i, x in enumerate(lines) if x.lstrip().startswith("#  kernel"))
+    for column in ("GPU ms", "GB/s", "%bw", "ideal", "headroom", "where"):
+        assert column in lines[head]
+    d = json.loads(run("vec-report", store, "--json").output)
+    rows = kernels(run("vec-report", store, "--json").output)
+    order = d["speed_of_light"]["ranked_by_headroom"]
+    assert [k["kernel"] for k in d["kernels"]][:len(order)] == order, "JSON rows in the table's order"
+    first = lines[head + 1]
+    top = rows[order[0]]
+    assert f"{top['headroom_ms']:.3f}" in first and f"{top['gb_per_s']:,.0f}" in first
+    assert "nll_loss_backward" in first and "narrow loads (line 72)" in first
+    norm = next(x for x in lines if "triton_per_fused_add_native_layer_norm_na…_4" in x)
+    assert "0.069ᴸ" in norm, "108 launches at the 0.64 µs floor, not 3 µs of bytes"
+
+
+def test_headroom_is_never_negative_and_an_upper_bound_the_kernel_beat_gives_no_ideal():
+    """An embedding backward's bytes are its tensors' sizes (indices are indirect): a kernel that runs in
+    less time than those bytes take at copy bandwidth reads less than them, so they give no ideal time;
+    a kernel faster than an exact estimate's ideal (data from L2) has headroom 0, said so."""
+    from kinspect.analysis.sol import _figures, program_speed
+
+    h200 = ceilings.Ceilings(device="NVIDIA H200", copy_gbps=4000.0)
+    # 1 GB per call, 1 call, in 0.1 ms: 10,000 GB/s, more than the device moves
+    bound = _figures("emb_bwd", 0.1, 1, 1e9, "tensor sizes", True, None, "", h200, ())
+    assert bound.ideal_ms is None and bound.headroom_ms is None and bound.pct_of_bandwidth is None
+    assert any("upper bound" in n for n in bound.notes)
+    exact = _figures("reuse", 0.1, 1, 1e9, "index expressions", False, None, "", h200, ())
+    assert exact.ideal_ms == pytest.approx(0.25) and exact.headroom_ms == 0.0
+    assert any("faster than its ideal" in n for n in exact.notes)
+    slow = _figures("slow", 1.0, 1, 1e9, "index expressions", False, None, "", h200, ())
+    assert slow.headroom_ms == pytest.approx(0.75)
+    assert program_speed([bound, exact, slow]).headroom_ms == pytest.approx(0.75)

@@ -392,7 +392,7 @@ def test_the_bench_launch_of_a_captured_inductor_kernel_goes_through_the_jit(ind
     options the JIT takes, the grid is the captured one, and it compiles to the captured variant's
     specialization."""
     from kinspect.compile.driver import fresh_binders
-    from kinspect.replay.launch import prepare
+    from kinspect.bench.captured import prepare
     from tests.dryrun import dry_run
 
     [v] = read_records(inductor / "triton_red_fused_sum_8")
@@ -401,8 +401,12 @@ def test_the_bench_launch_of_a_captured_inductor_kernel_goes_through_the_jit(ind
         with fresh_binders(launch.fn):
             kernel = launch()
     assert launch.options["debug"] == v.options["debug"] and launch.options["num_warps"] == v.options["num_warps"]
+    from kinspect.analysis.sol import variant_speed
+
     assert launch.bytes_moved == sum(4 * _numel(a) for a in v.launches.top().args if a.kind == "tensor")
-    assert "estimated from the arguments" in launch.estimate
+    assert "as the program view estimates them" in launch.estimate and "index expressions" in launch.estimate
+    if v.launches.gpu is not None:
+        assert launch.bytes_moved == variant_speed(v, None).bytes_per_call, "bench and the program view agree"
     assert [x.grid for x in d.launched] == [v.launches.top().grid]
     signature, _, attributes = _specialization(kernel)
     assert attributes == v.attributes and signature == v.signature

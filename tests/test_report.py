@@ -76,6 +76,24 @@ def test_every_stage_and_the_plot_are_in_it(sweep):
     assert "BLOCK_SIZE=128" in text and "hgmma" in text
 
 
+def test_the_html_and_the_terminal_show_the_same_registers(sweep):
+    """The report's resource cards, diff's table and its JSON read one record per variant
+    (kinspect.analysis.summary.VariantMetrics): they cannot disagree on a variant's registers."""
+    import json
+
+    r = run("diff", sweep / "store", "--table", "--json", "--no-bench")
+    assert r.exit_code == 0, r.output
+    table = [v["registers"] for v in json.loads(r.output)["variants"]]
+    text = (sweep / "r.html").read_text()
+    cards = [int(n) for n in re.findall(r"<dt>registers</dt><dd>(\d+) \(", text)]
+    assert len(table) == 3 and all(isinstance(n, int) and n > 0 for n in table)
+    assert cards == table
+    shown = run("diff", sweep / "store", "--table", "--no-bench")
+    assert shown.exit_code == 0, shown.output
+    for i, n in enumerate(table, 1):       # the terminal's table: row number, label, then regs
+        assert re.search(rf"^\s*{i}\s+\S.*?\s{n}\s", shown.output, re.M), shown.output
+
+
 def test_same_input_same_bytes(sweep, tmp_path):
     """Saved variants give a byte-identical file: no dates, fixed gzip headers, fixed SVG ids."""
     for name in ("a.html", "b.html"):

@@ -167,22 +167,20 @@ def test_the_profiler_keeps_the_gpu_work_no_hook_saw_and_the_program_view_names_
     """Kernels the launch hooks did not see (cuBLAS, copies) are summed by name; the capture keeps the largest
     in the store, and the program view gives the Triton kernels' share of all the GPU time."""
     import shutil
-    from types import SimpleNamespace
 
     from kinspect import gpu_time
     from kinspect.analysis.sol import for_program
-    from kinspect.hooks.launches import LaunchRecorder, ProfilerTimer, other_kernels
-    from kinspect.hooks.run import _summaries
+    from kinspect.hooks.launches import KernelRecordsTimer, LaunchRecorder, other_kernels
+    from kinspect.program.run import _summaries
 
-    timer = ProfilerTimer()
     events = [_Event("triton_k", 0, 1000), _Event("sm90_xmma_gemm_bf16", 5, 4_000_000),
               _Event("sm90_xmma_gemm_bf16", 9, 2_000_000), _Event("Memcpy DtoD", 12, 500_000),
               _Event("cpu_op", 1, 10**9, "DeviceType.CPU")]
-    timer._profiler = SimpleNamespace(stop=lambda: None,
-                                      profiler=SimpleNamespace(kineto_results=SimpleNamespace(events=lambda: events)))
-    timer._order = {"triton_k": ["h1"]}
-    rec = LaunchRecorder()
+    timer = KernelRecordsTimer(session=(lambda: None, lambda: events))
+    rec = LaunchRecorder(timer=timer)
+    rec.tally("h1", "triton_k", ())          # its first launch starts the session
     timer.resolve(rec, final=True)
+    assert rec.tallies["h1"].total_ms == pytest.approx(0.001)
     assert other_kernels(timer) == {"sm90_xmma_gemm_bf16": {"calls": 2, "ms": 6.0}, "Memcpy DtoD": {"calls": 1, "ms": 0.5}}
 
     folder = tmp_path / ".kinspect-capture"
@@ -196,7 +194,7 @@ def test_the_profiler_keeps_the_gpu_work_no_hook_saw_and_the_program_view_names_
     (long / "3.json").write_text(json.dumps({"launches": 5, "hook_ms": 0.25, "timing": {
         "method": timer.method, "ms": 1.0, "other_kernels": {cutlass: {"calls": 1, "ms": 0.5}}}}))
     assert _summaries(long)[:2] == (5, 0.25)       # read whole, the long C++ name too
-    launches, hook_ms, timing, _ = _summaries(folder)
+    launches, hook_ms, timing, _, _ = _summaries(folder)
     assert launches == 2
     assert timing["other_kernels"]["sm90_xmma_gemm_bf16"] == {"calls": 4, "ms": 12.0}
 
@@ -208,3 +206,38 @@ def test_the_profiler_keeps_the_gpu_work_no_hook_saw_and_the_program_view_names_
         sum(v.launches.tuning_ms for v in read_records(store) if v.launches and not v.launches.gpu)
     assert d["triton_share_of_gpu_time"] == pytest.approx(triton / (triton + 13.0), abs=1e-4)
     assert [k["name"] for k in d["largest_other_kernels"]] == ["sm90_xmma_gemm_bf16", "Memcpy DtoD"]
+
+
+def test_a_launch_bound_kernel_gets_the_per_launch_floor_as_its_ideal(gpt2):
+    """A layer norm of 0.1 MB a call, 108 launches of 2.2 µs: its bytes alone give an ideal of 3 µs and
+    all its GPU time as headroom; the floor of each launch makes the ideal 108 launches' worth."""
+    from kinspect.analysis.sol import for_program, launch_floor
+
+    variants = list(read_records(gpt2 / "gpt2"))
+    name = "triton_per_fused_add_native_layer_norm_native_layer_norm_backward_view_4"
+    floor, note = launch_floor(variants, H200)
+    assert floor == pytest.approx(0.64) and "shortest launch this capture timed" in note
+    assert "triton_poi_fused_add_arange_0" in note
+    s = kernel_speeds(variants, H200, floor)[name]
+    assert s.timed_calls == 108 and s.bound_by == "launch"
+    assert s.ideal_ms == pytest.approx(108 * 0.64e-3) and s.headroom_ms == pytest.approx(s.gpu_ms - 108 * 0.64e-3)
+    assert kernel_speeds(variants, H200)[name].ideal_ms < 0.01, "without a floor, bytes alone"
+    measured = dataclasses.replace(H200, launch_floor_us=2.0)
+    floor, note = launch_floor(variants, measured)
+    assert floor == 2.0 and "device's measured floor" in note
+    assert kernel_speeds(variants, measured, floor)[name].ideal_ms == pytest.approx(0.216)
+    big = kernel_speeds(variants, measured, floor)["triton_poi_fused_mm_t_view_0"]
+    assert big.bound_by == "memory", "a kernel that moves a gigabyte is not launch bound"
+    d = for_program(variants).to_json()
+    assert d["launch_floor_us"] == pytest.approx(0.64) and d["launch_floor_note"]
+
+
+def test_device_json_keeps_the_launch_floor(tmp_path):
+    c = dataclasses.replace(H200, launch_floor_us=1.9)
+    ceilings.write(tmp_path, c)
+    back = ceilings.read(tmp_path)
+    assert back.launch_floor_us == 1.9 and "1.90 µs per launch" in back.describe()
+    old = c.to_json()
+    del old["launch_floor_us"]
+    (tmp_path / "device.json").write_text(json.dumps(old))
+    assert ceilings.read(tmp_path).launch_floor_us is None, "a store from before the floor still reads"

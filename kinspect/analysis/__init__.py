@@ -8,15 +8,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kinspect import ir
+from kinspect import backends, ir
+from kinspect.isa import find as find_isa
 from kinspect.analysis.matrix_lines import place, relocate
 from kinspect.analysis.metrics import StageMetrics, measure
 from kinspect.analysis.readable import CountedLines, unreadable
-from kinspect.analysis.resources import Resources, resources
+from kinspect.analysis.resources import resources
 from kinspect.analysis.stages import isa_stage, open_lines, text_stages
 from kinspect.analysis.verdicts import Findings, Verdict, finding, verdicts
 from kinspect.errors import KinspectError
 from kinspect.model import Variant
+from kinspect.resources import Resources
 
 
 @dataclass
@@ -93,7 +95,7 @@ def per_line(report: VariantReport) -> list[dict]:
 
 def stage_metrics(v: Variant, stage) -> StageMetrics:
     """A stage parsed and measured; `unreadable` says why it is no evidence when it did not parse."""
-    gpu = v.target.backend in ("cuda", "hip")
+    gpu = backends.of(v).gpu
     with open_lines(v, stage) as lines:
         counted = CountedLines(lines)
         m = measure(stage.name, stage.dialect, ir.parse(stage.dialect, counted), gpu=gpu)
@@ -109,8 +111,8 @@ def analyse(v: Variant, *, light: bool = False) -> VariantReport:
     stages, problems = {}, []
     isa = isa_stage(v)
     for s in text_stages(v):
-        if light and isa is not None and s.dialect == "ptx":
-            continue
+        if light and isa is not None and getattr(find_isa(s.dialect), "virtual", False):
+            continue          # PTX: the machine code below it says more
         try:
             m = stage_metrics(v, s)
         except KinspectError as e:

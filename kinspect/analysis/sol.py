@@ -7,9 +7,13 @@ Per variant launched with GPU time (`kinspect capture --time`): bytes per call (
 kinspect.analysis.traffic, or what Nsight Compute measured when `--counters` measured it), FLOPs per
 call for kernels with tl.dot (kinspect.analysis.flops), the achieved GB/s and TFLOP/s, their share
 of the device's measured copy bandwidth and matmul peak (kinspect.ceilings), the ideal time (what
-the bytes take at the copy bandwidth, or the FLOPs at the peak, whichever is longer) and the
-headroom: GPU time minus ideal time, what fixing the kernel could win at most. A kernel's figures
-sum its variants'.
+the bytes take at the copy bandwidth, the FLOPs at the peak, or its launches at the least time one
+launch takes on the device, whichever is longest) and the headroom: GPU time minus ideal time, what
+fixing the kernel could win at most. A kernel's figures sum its variants'.
+
+The per-launch floor keeps a kernel that moves almost nothing from showing its whole GPU time as
+headroom: it is the device's measured floor (`capture --time` keeps it in device.json), else the
+shortest launch the capture itself timed (a lower bound of the device's floor), said in `floor_note`.
 """
 
 from __future__ import annotations
@@ -37,7 +41,7 @@ class Speed:
     pct_of_peak: float | None = None
     ideal_ms: float | None = None
     headroom_ms: float | None = None
-    bound_by: str = ""                    # "memory" or "compute": which ceiling the ideal time comes from
+    bound_by: str = ""                    # "memory", "compute" or "launch": which ceiling gives the ideal time
     notes: tuple[str, ...] = field(default_factory=tuple)
 
     def to_json(self) -> dict:
@@ -56,7 +60,7 @@ def _round(x: float | None, digits: int) -> float | None:
     return None if x is None else round(x, digits)
 
 
-def variant_speed(v: Variant, ceilings: Ceilings | None) -> Speed | None:
+def variant_speed(v: Variant, ceilings: Ceilings | None, floor_us: float | None = None) -> Speed | None:
     """The figures of one variant; None when no launch of it was timed."""
     la = v.launches
     gpu = la.gpu if la is not None else None
@@ -81,10 +85,11 @@ def variant_speed(v: Variant, ceilings: Ceilings | None) -> Speed | None:
     if f is not None and f.per_call is None:
         notes.append(f"FLOPs not counted: {f.how}")
     return _figures(v.kernel, gpu.total_ms, gpu.calls, per_call, method, bound, flops_per_call,
-                    f.dtype if f is not None else "", ceilings, tuple(notes))
+                    f.dtype if f is not None else "", ceilings, tuple(notes), floor_us)
 
 
-def _figures(kernel, gpu_ms, calls, per_call, method, bound, flops_per_call, dtype, ceilings, notes) -> Speed:
+def _figures(kernel, gpu_ms, calls, per_call, method, bound, flops_per_call, dtype, ceilings, notes,
+             floor_us: float | None = None) -> Speed:
     seconds = gpu_ms * 1e-3
     gbps = per_call * calls / seconds / 1e9 if per_call is not None and seconds > 0 else None
     tflops = flops_per_call * calls / seconds / 1e12 if flops_per_call and seconds > 0 else None
@@ -99,20 +104,41 @@ def _figures(kernel, gpu_ms, calls, per_call, method, bound, flops_per_call, dty
         if flops_per_call and not peak:
             notes = notes + (f"no measured matmul peak for {dtype or 'its dot type'}: the ideal time counts bytes "
                              f"only",)
+        if bound and memory_ms is not None and memory_ms > gpu_ms:
+            # an upper bound the kernel beat: it reads less than its tensors hold (indirect or partial
+            # reads); such bytes say nothing of its ideal time
+            notes = notes + ("its bytes are an upper bound (tensor sizes) that the measured time beats: it reads "
+                             "less than its tensors hold, so no ideal time is drawn from bytes",)
+            memory_ms = None
+            pct_bw = None
         known = [(x, w) for x, w in ((memory_ms, "memory"), (compute_ms, "compute")) if x is not None]
+        if known and floor_us:
+            known.append((calls * floor_us * 1e-3, "launch"))
         if known:
             ideal, bound_by = max(known)
+    if ideal is not None and ideal > gpu_ms:
+        notes = notes + (_BEATS_IDEAL,)
     return Speed(kernel=kernel, gpu_ms=gpu_ms, timed_calls=calls, bytes_per_call=per_call, bytes_method=method,
                  upper_bound=bound, flops_per_call=flops_per_call, gb_per_s=gbps, pct_of_bandwidth=pct_bw,
                  tflop_per_s=tflops, pct_of_peak=pct_peak, ideal_ms=ideal,
-                 headroom_ms=None if ideal is None else gpu_ms - ideal, bound_by=bound_by, notes=notes)
+                 headroom_ms=_headroom(gpu_ms, ideal), bound_by=bound_by, notes=notes)
 
 
-def kernel_speeds(variants: list[Variant], ceilings: Ceilings | None) -> dict[str, Speed]:
+_BEATS_IDEAL = ("it ran faster than its ideal time at DRAM bandwidth: part of its data came from L2, or its byte "
+                "estimate is high (--counters measures the bytes); headroom 0")
+
+
+def _headroom(gpu_ms: float, ideal: float | None) -> float | None:
+    """GPU time minus ideal, never below 0 (a kernel faster than its DRAM ideal read from L2)."""
+    return None if ideal is None else max(0.0, gpu_ms - ideal)
+
+
+def kernel_speeds(variants: list[Variant], ceilings: Ceilings | None,
+                  floor_us: float | None = None) -> dict[str, Speed]:
     """One Speed per kernel name: its timed variants' figures summed (per call: the mean over calls)."""
     by_kernel: dict[str, list[Speed]] = {}
     for v in variants:
-        s = variant_speed(v, ceilings)
+        s = variant_speed(v, ceilings, floor_us)
         if s is not None:
             by_kernel.setdefault(v.kernel, []).append(s)
     return {k: combine(k, ss, ceilings) for k, ss in by_kernel.items()}
@@ -142,8 +168,9 @@ def combine(kernel: str, speeds: list[Speed], ceilings: Ceilings | None) -> Spee
         from dataclasses import replace
 
         ideal = sum(x.ideal_ms for x in speeds)
-        s = replace(s, ideal_ms=ideal, headroom_ms=gpu_ms - ideal,
-                    bound_by="compute" if any(x.bound_by == "compute" for x in speeds) else "memory")
+        bound_by = max(speeds, key=lambda x: x.ideal_ms).bound_by
+        notes = s.notes + (_BEATS_IDEAL,) if ideal > gpu_ms and _BEATS_IDEAL not in s.notes else s.notes
+        s = replace(s, ideal_ms=ideal, headroom_ms=_headroom(gpu_ms, ideal), bound_by=bound_by, notes=notes)
     return s
 
 
@@ -165,7 +192,8 @@ def program_speed(speeds) -> ProgramSpeed:
     with_ideal = [s for s in speeds if s.ideal_ms is not None]
     ideal = sum(s.ideal_ms for s in with_ideal) if with_ideal else None
     covered = sum(s.gpu_ms or 0.0 for s in with_ideal)
-    return ProgramSpeed(gpu_ms=gpu, ideal_ms=ideal, headroom_ms=None if ideal is None else covered - ideal,
+    headroom = sum(s.headroom_ms for s in with_ideal) if with_ideal else None
+    return ProgramSpeed(gpu_ms=gpu, ideal_ms=ideal, headroom_ms=headroom,
                         covered_ms=covered)
 
 
@@ -185,11 +213,14 @@ class ProgramSol:
     ceilings_note: str            # which ceilings, measured where and when; or why there are none
     triton_ms: float = 0.0        # the program's Triton kernels' GPU time, autotuners' benchmarks included
     others: object = None         # kinspect.gpu_time.Others: the GPU work no launch hook saw
+    floor_us: float | None = None     # the least GPU time per launch the ideal times allow
+    floor_note: str = ""              # where that floor comes from
 
     def to_json(self) -> dict:
         c = self.ceilings
         out = {**self.total.to_json(), "ceilings": None if c is None else {**c.to_json(), "source": c.source},
-               "ceilings_note": self.ceilings_note, "ranked_by_headroom": by_headroom(self.speeds),
+               "ceilings_note": self.ceilings_note, "launch_floor_us": self.floor_us, "launch_floor_note": self.floor_note,
+               "ranked_by_headroom": by_headroom(self.speeds),
                "triton_share_of_gpu_time": None, "largest_other_kernels": None}
         if self.others is not None and self.triton_ms + self.others.ms > 0:
             out["triton_share_of_gpu_time"] = round(self.triton_ms / (self.triton_ms + self.others.ms), 4)
@@ -206,8 +237,30 @@ def for_program(variants: list[Variant]) -> ProgramSol:
     roots = list(dict.fromkeys(Path(v.path).parent.parent for v in variants if v.path))
     root = next((r for r in roots if ceilings.read(r) is not None), roots[0] if roots else None)
     found, note = ceilings.for_store(root)
-    speeds = kernel_speeds(variants, found)
+    floor, floor_note = launch_floor(variants, found)
+    speeds = kernel_speeds(variants, found, floor)
     triton = sum((v.launches.gpu.total_ms if v.launches.gpu else 0.0) + v.launches.tuning_ms
                  for v in variants if v.launches is not None)
     others = gpu_time.read_others(root) if root is not None else None
-    return ProgramSol(speeds, program_speed(speeds.values()), found, note, triton, others)
+    return ProgramSol(speeds, program_speed(speeds.values()), found, note, triton, others, floor, floor_note)
+
+
+def launch_floor(variants: list[Variant], found: Ceilings | None) -> tuple[float | None, str]:
+    """The least GPU time per launch an ideal time allows (µs), and a line saying where it comes from:
+    the device's measured floor, else the shortest launch this capture timed."""
+    if found is not None and found.launch_floor_us:
+        return found.launch_floor_us, (f"each launch takes at least {found.launch_floor_us:.2f} µs: the device's "
+                                       f"measured floor (a one-block copy launched back to back in a CUDA graph)")
+    shortest = None
+    for v in variants:
+        gpu = v.launches.gpu if v.launches is not None else None
+        if gpu is None or not gpu.calls:
+            continue
+        us = 1e3 * (min(gpu.samples_ms) if gpu.samples_ms else gpu.total_ms / gpu.calls)
+        if us > 0 and (shortest is None or us < shortest[0]):
+            shortest = (us, v.kernel)
+    if shortest is None:
+        return None, "no per-launch floor: no launch was timed"
+    return shortest[0], (f"each launch takes at least {shortest[0]:.2f} µs: the shortest launch this capture timed "
+                         f"({shortest[1]}; the store has no measured floor of its device: kinspect capture --time "
+                         f"records one)")

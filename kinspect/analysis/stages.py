@@ -6,28 +6,29 @@ import contextlib
 from pathlib import Path
 from typing import Iterator
 
-from kinspect import backends
+from kinspect import backends, isa
 from kinspect.errors import KinspectError
 from kinspect.model import StageFile, Variant
 
-# Dialects of machine code, best first: what "the ISA" of a variant is.
-ISA_DIALECTS = ("sass", "amdgcn", "riscv", "x86", "aarch64")
-IR_DIALECTS = ("mlir", "llvm", "ptx")
-TEXT_DIALECTS = ISA_DIALECTS + IR_DIALECTS
+
+def is_machine_code(s: StageFile) -> bool:
+    spec = isa.find(s.dialect)
+    return spec is not None and spec.machine
 
 
 def isa_stage(v: Variant) -> StageFile | None:
-    """The variant's own machine code; `asm@<cpu>` stages (dump --retarget) are other CPUs'."""
-    for dialect in ISA_DIALECTS:
+    """The variant's own machine code (the first in the registry's rank order, kinspect.isa.machine);
+    `asm@<cpu>` stages (dump --retarget) are other CPUs'."""
+    for spec in isa.machine():
         for s in v.stages:
-            if s.dialect == dialect and not s.binary and "@" not in s.name:
+            if s.dialect == spec.name and not s.binary and "@" not in s.name:
                 return s
     return None
 
 
 def text_stages(v: Variant) -> list[StageFile]:
     """Stages a parser reads, in display order (the AST-level `source` is left out: ttir follows it)."""
-    return [s for s in v.stages if s.dialect in TEXT_DIALECTS and not s.binary and s.name != "source"]
+    return [s for s in v.stages if isa.find(s.dialect) is not None and not s.binary and s.name != "source"]
 
 
 @contextlib.contextmanager

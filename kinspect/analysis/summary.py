@@ -1,11 +1,15 @@
-"""What a program view needs of each variant, and of each kernel: the summary rows.
+"""One record of figures per variant, from which every view is made: the sweep table and its JSON
+(kinspect.diff.table), the program table (kinspect.render.program, KernelRow below), the report's
+tables and resource cards (kinspect.render.html), bench's asm line, vec-report's JSON.
 
     rows = kernel_rows(summaries(variants))   # one per kernel, busiest (GPU time, else findings) first
 
-A VariantSummary is the part of a variant's analysis a table shows (instruction mix, resources,
-JIT time, launches, findings). It is cached per variant in kinspect's cache, keyed by the record,
-the stage files' sizes and times, and kinspect's version, so a second look at a store of hundreds
-of variants reads one small file per variant; variants not in the cache are analysed in parallel.
+A VariantMetrics is the part of a variant's analysis a table shows (instruction mix, resources and
+where their figures came from, code size, JIT time per stage, launches, findings). It is cached per
+variant in kinspect's cache, keyed by the record, the stage files' sizes and times, and kinspect's
+version, so a second look at a store of hundreds of variants reads one small file per variant;
+variants not in the cache are analysed in parallel. Views never compute a figure of their own: two
+views showing one variant's registers read the same field.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from pathlib import Path
 
 from kinspect.model import Variant
 
-SUMMARY_VERSION = 4      # bump when what a summary holds or how it is computed changes
+SUMMARY_VERSION = 5      # bump when what a summary holds or how it is computed changes
 PARALLEL_FROM = 8        # analyse in worker processes from this many uncached variants on
 
 
@@ -30,9 +34,13 @@ class FindingRow:
     advice: str
     line: int | None = None
 
+    def to_json(self) -> dict:
+        """As the sweep's JSON gives it: no line (the variant's own JSON has its verdicts with theirs)."""
+        return {"kind": self.kind, "severity": self.severity, "text": self.text, "advice": self.advice}
+
 
 @dataclass(frozen=True)
-class VariantSummary:
+class VariantMetrics:
     name: str                   # the variant's folder name (or path) in its store
     kernel: str
     path: str
@@ -52,11 +60,15 @@ class VariantSummary:
     cache_hit: bool             # the JIT time is a lookup in Triton's on-disk cache, not a compile
     calls: int | None           # launches recorded by capture
     gpu_ms: float | None        # their GPU time, when the capture timed them
-    findings: tuple[FindingRow, ...]
+    findings: tuple[FindingRow, ...]   # worst first
     constexprs: tuple[tuple[str, str], ...] = ()
     options: tuple[tuple[str, str], ...] = ()
     tuning_calls: int = 0       # launches by autotuners benchmarking it (not in calls)
     tuning_ms: float = 0.0      # their GPU time (not in gpu_ms)
+    registers_from: str = ""    # where the register figure came from (cuobjdump, the loaded kernel, ...)
+    occupancy_text: str = ""    # the occupancy and what limits it, in words
+    code_bytes: int | None = None
+    jit_stages: tuple[tuple[str, int], ...] = ()   # JIT µs per stage ("source": building the IR from the AST)
 
     @property
     def top(self) -> FindingRow | None:
@@ -70,42 +82,56 @@ class VariantSummary:
         d = dataclasses.asdict(self)
         d["matrix_units"] = dict(self.matrix_units)
         d["constexprs"], d["options"] = dict(self.constexprs), dict(self.options)
+        d["jit_stages"] = dict(self.jit_stages)
         return d
 
     @classmethod
-    def from_json(cls, d: dict) -> "VariantSummary":
+    def from_json(cls, d: dict) -> "VariantMetrics":
         return cls(**{**d, "matrix_units": tuple(d["matrix_units"].items()),
                       "constexprs": tuple(d.get("constexprs", {}).items()),
                       "options": tuple(d.get("options", {}).items()),
+                      "jit_stages": tuple(d.get("jit_stages", {}).items()),
                       "findings": tuple(FindingRow(**f) for f in d["findings"])})
+
+    def figures(self) -> dict:
+        """The figures a table row shows, as plain JSON values (bench's `asm` block)."""
+        return {"isa": self.isa, "registers": self.registers, "spills": self.spills,
+                "shared_bytes": self.shared_bytes, "occupancy": self.occupancy,
+                "occupancy_limiter": self.occupancy_limiter, "instructions": self.instructions,
+                "vector": self.vector, "matrix": self.matrix, "matrix_units": dict(self.matrix_units),
+                "code_bytes": self.code_bytes, "jit_us": self.jit_us, "jit_stages": dict(self.jit_stages),
+                "findings": [f.to_json() for f in self.findings]}
 
 
 def variant_key(v: Variant) -> tuple[str, str]:
     """What names a variant among others: its folder and name (stage files of one folder share the
-    folder). VariantSummary.key gives the same for its variant."""
+    folder). VariantMetrics.key gives the same for its variant."""
     return v.path, v.name or Path(v.path).name
 
 
-def summarize(v: Variant, report=None) -> VariantSummary:
-    """A variant's summary from its analysis (made here, skipping the PTX when there is machine code)."""
+def summarize(v: Variant, report=None) -> VariantMetrics:
+    """A variant's record from its analysis (made here, skipping the PTX when there is machine code)."""
     from kinspect.analysis import analyse
+    from kinspect.analysis.code_size import code_bytes
 
     report = report if report is not None else analyse(v, light=True)
     m, r = report.isa, report.resources
     la = v.launches
-    return VariantSummary(
+    found = sorted((x for x in report.verdicts if x.kind), key=lambda x: -x.severity)
+    return VariantMetrics(
         name=v.name or Path(v.path).name, kernel=v.kernel, path=v.path, target=str(v.target), isa=report.isa_name,
         instructions=m.instructions if m else 0, vector=m.vector if m else 0,
         matrix=m.matrix_total if m else 0, matrix_units=tuple(sorted(m.matrix.items())) if m else (),
-        registers=r.registers, spills=r.spills, shared_bytes=r.shared_bytes,
+        registers=r.registers, registers_from=r.source, spills=r.spills, shared_bytes=r.shared_bytes,
         occupancy=None if r.occupancy is None else round(r.occupancy.fraction, 4),
         occupancy_limiter=r.occupancy.limiter if r.occupancy else "",
+        occupancy_text=r.occupancy.describe() if r.occupancy else "", code_bytes=code_bytes(v),
         jit_us=v.times.total_us if v.times else None, startup_us=v.times.startup_us if v.times else 0,
+        jit_stages=(("source", v.times.ir_initialization_us), *v.times.stages) if v.times else (),
         cache_hit=bool(v.cache_hit and v.times),
         calls=la.calls if la else None, gpu_ms=la.gpu.total_ms if la and la.gpu else None,
         tuning_calls=la.tuning_calls if la else 0, tuning_ms=la.tuning_ms if la else 0.0,
-        findings=tuple(FindingRow(x.kind, x.severity, x.text, x.what_to_try, x.line)
-                       for x in report.verdicts if x.kind),
+        findings=tuple(FindingRow(x.kind, x.severity, x.text, x.what_to_try, x.line) for x in found),
         constexprs=tuple((k, str(x)) for k, x in v.constexprs.items()),
         options=tuple((k, str(v.options[k])) for k in ("num_warps", "num_stages") if k in v.options))
 
@@ -135,16 +161,16 @@ def _key(v: Variant) -> str | None:
     return key_of(*parts)
 
 
-def _cached(key: str) -> VariantSummary | None:
+def _cached(key: str) -> VariantMetrics | None:
     from kinspect.cache import cache_dir
 
     try:
-        return VariantSummary.from_json(json.loads((cache_dir() / "summary" / key[:2] / f"{key}.json").read_text()))
+        return VariantMetrics.from_json(json.loads((cache_dir() / "summary" / key[:2] / f"{key}.json").read_text()))
     except (OSError, ValueError, TypeError, KeyError):
         return None
 
 
-def _store(key: str, s: VariantSummary) -> None:
+def _store(key: str, s: VariantMetrics) -> None:
     from kinspect.cache import cache_dir, write_text
     from kinspect.errors import KinspectError
 
@@ -154,13 +180,13 @@ def _store(key: str, s: VariantSummary) -> None:
         pass   # an unwritable cache costs time next run, nothing else
 
 
-def summaries(variants: list[Variant], *, jobs: int | None = None) -> list[VariantSummary]:
-    """Summaries of the variants, in their order: from the cache where it holds them, the rest
-    analysed (in `jobs` worker processes when there are many; default one per core)."""
+def summaries(variants: list[Variant], *, jobs: int | None = None) -> list[VariantMetrics]:
+    """The variants' records, in their order: from the cache where it holds them, the rest analysed
+    (in `jobs` worker processes when there are many; default one per core) and cached."""
     from kinspect.parallel import process_map
 
     keys = [_key(v) for v in variants]
-    out: list[VariantSummary | None] = [_cached(k) if k else None for k in keys]
+    out: list[VariantMetrics | None] = [_cached(k) if k else None for k in keys]
     todo = [i for i, s in enumerate(out) if s is None]
     made = process_map(summarize, [variants[i] for i in todo], least=PARALLEL_FROM, jobs=jobs)
     for i, s in zip(todo, made):
@@ -168,6 +194,16 @@ def summaries(variants: list[Variant], *, jobs: int | None = None) -> list[Varia
         if keys[i]:
             _store(keys[i], s)
     return out
+
+
+def remember(v: Variant, report) -> VariantMetrics:
+    """The record of a variant analysed in full elsewhere (a sweep's worker, a report), kept in the cache
+    for the next look."""
+    made = summarize(v, report)
+    key = _key(v)
+    if key:
+        _store(key, made)
+    return made
 
 
 # -- kernels --------------------------------------------------------------------------------------
@@ -178,12 +214,12 @@ class KernelRow:
     variant shows."""
 
     kernel: str
-    variants: tuple[VariantSummary, ...]
+    variants: tuple[VariantMetrics, ...]
     calls: int | None
     gpu_ms: float | None
     share: float | None          # of all the GPU time captured in the rows
     jit_us: int | None           # every variant's JIT time: what a first run pays for this kernel
-    busiest: VariantSummary
+    busiest: VariantMetrics
     top: FindingRow | None       # the most severe finding among its variants
 
     @property
@@ -210,10 +246,10 @@ class KernelRow:
                 "findings": sorted({f.kind for v in self.variants for f in v.findings})}
 
 
-def kernel_rows(items: list[VariantSummary]) -> list[KernelRow]:
+def kernel_rows(items: list[VariantMetrics]) -> list[KernelRow]:
     """One row per kernel name, ranked: by GPU time when the capture timed launches, else by the
     severity of the worst finding (then launches, then JIT time)."""
-    groups: dict[str, list[VariantSummary]] = {}
+    groups: dict[str, list[VariantMetrics]] = {}
     for s in items:
         groups.setdefault(s.kernel, []).append(s)
     total = sum(s.gpu_ms for s in items if s.gpu_ms) or None

@@ -121,6 +121,12 @@ def traffic(v: Variant) -> Traffic | None:
         (f"the mean over {len(items)} launch signatures, weighted by their calls",))
 
 
+def launch_traffic(v: Variant, args: tuple[ArgSpec, ...]) -> Traffic:
+    """Bytes per call of one launch signature of `v` (what `kinspect bench` replays), estimated as the
+    program view estimates them."""
+    return _cached(v, parse(v), tuple(args))
+
+
 def _cached(v: Variant, k: KernelSource | None, args: tuple[ArgSpec, ...]) -> Traffic:
     from kinspect.cache import cache_dir, key_of, write_text
     from kinspect.errors import KinspectError

@@ -14,19 +14,20 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Callable
 
+from kinspect import backends
 from kinspect.analysis.findings import KINDS
 from kinspect.analysis.matrix_lines import FMA_LAYOUTS, Placement, dot_lines, layout_kind
 from kinspect.analysis.metrics import StageMetrics
-from kinspect.analysis.resources import Resources
+from kinspect.backends import Backend
+from kinspect.isa import Isa, find
 from kinspect.model import Variant
+from kinspect.resources import NvidiaLimits, Resources
 
 UNIT_NAMES = {
     "hgmma": "HGMMA (wgmma)", "hmma": "HMMA (mma.sync)", "imma": "IMMA", "tcgen05": "tcgen05 MMA (UTC*MMA)",
     "mfma": "v_mfma (MFMA)", "wmma": "v_wmma (WMMA)", "amx": "AMX tile ops", "ime": "IME (smt.vmadot)",
     "sme": "SME outer products",
 }
-CPU_VECTOR_NAMES = {"riscv": "RVV", "x86": "SIMD (SSE/AVX/AVX-512)", "aarch64": "NEON/SVE"}
-MATRIX_WORDS = {"cuda": "tensor cores used", "hip": "matrix cores used"}
 
 
 @dataclass(frozen=True)
@@ -74,8 +75,17 @@ class Findings:
     placement: Placement | None = None       # where the machine code's matrix instructions came from
 
     @property
+    def backend(self) -> Backend:
+        return backends.of(self.variant)
+
+    @property
     def gpu(self) -> bool:
-        return self.variant.target.backend in ("cuda", "hip")
+        return self.backend.gpu
+
+    @property
+    def spec(self) -> Isa | None:
+        """The machine code's ISA (kinspect.isa): what the verdicts call its parts."""
+        return find(self.isa.dialect) if self.isa is not None else None
 
     def ir(self) -> list[StageMetrics]:
         return [m for m in self.stages.values() if m is not self.isa]
@@ -117,7 +127,7 @@ def matrix_rule(f: Findings) -> list[Verdict]:
     if f.isa is None:
         return []
     out = []
-    words = MATRIX_WORDS.get(f.variant.target.backend, "matrix units used")
+    words = f.backend.matrix_words
     total = f.isa.matrix_total
     attributed = 0
     for (file, line), ls in sorted(f.isa.lines.items(), key=lambda kv: kv[0][1]):
@@ -219,7 +229,7 @@ def dot_rule(f: Findings) -> list[Verdict]:
     if m.matrix:
         machine = ", ".join(f"{n} {UNIT_NAMES.get(u, u)}" for u, n in m.matrix.most_common())
     elif m.fp_forms.get("fma"):
-        machine = f"{m.fp_forms['fma']} vector FMAs ({FMA_NAMES.get(m.dialect, 'fma')}), no matrix unit"
+        machine = f"{m.fp_forms['fma']} vector FMAs ({(f.spec and f.spec.fma_names) or 'fma'}), no matrix unit"
     elif m.fp_forms.get("mul"):
         machine = f"{m.fp_forms['mul']} vector multiplies and separate adds, no matrix unit"
     else:
@@ -267,7 +277,11 @@ def spill_rule(f: Findings) -> list[Verdict]:
         if m.spill_loads or m.spill_stores or (r.spills or 0) > 0:
             return [finding(f"register spills: {m.spill_stores} spill stores, {m.spill_loads} spill loads "
                             f"({r.spills or 0} bytes of local memory/scratch)", "spills")]
-        return [Verdict("no register spills", "good")] if r.registers is not None or m.instructions else []
+        if r.registers is not None:
+            return [Verdict("no register spills", "good")]
+        # no cubin: the sass alone says it, as local-memory loads and stores
+        return [Verdict("no register spills (no local-memory loads or stores in the sass)", "good")] \
+            if m.instructions else []
     if m.spills_in_loops:
         return [finding(f"{m.spills_in_loops} stack loads/stores inside loops: register pressure spills in the "
                         f"hot path", "cpu_spills")]
@@ -289,9 +303,10 @@ def _lines_of(f: Findings, m: StageMetrics, pick) -> list[tuple[str, int, int]]:
 
 
 def cpu_vector_rule(f: Findings) -> list[Verdict]:
-    if f.isa is None or f.gpu or f.isa.dialect not in CPU_VECTOR_NAMES:
+    spec = f.spec
+    if f.isa is None or f.gpu or spec is None or not spec.vector_name:
         return []
-    name = CPU_VECTOR_NAMES[f.isa.dialect]
+    name = spec.vector_name
     m = f.isa
     if m.vector == 0:
         return [finding(f"no vector instructions: {name} unused ({m.instructions - m.vector} scalar instructions, "
@@ -300,11 +315,12 @@ def cpu_vector_rule(f: Findings) -> list[Verdict]:
     units = ", ".join(f"{u} {n}" for u, n in m.vector_units.most_common())
     out = [Verdict(f"{m.vector} vector instructions ({share:.0%} of {m.instructions}): {name} used"
                    + (f" ({units})" if units else "") + f": {_top(m.vector_ops)}", "good")]
-    if f.isa.dialect == "riscv":
-        n = sum(k for op, k in m.mnemonics.items() if op.startswith("vsetvl") or op == "vsetivli")
+    if spec.vector_config is not None:
+        n = sum(k for op, k in m.mnemonics.items() if spec.vector_config.search(op))
         mix = ", ".join(f"{k}×{c}" for k, c in m.vtypes.most_common(6))
-        out.append(Verdict(f"{n} vsetvli/vsetivli; SEW,LMUL mix: {mix or 'none'}", "info"))
-        whole = Counter({op: k for op, k in m.vector_ops.items() if WHOLE_REGISTER.match(op)})
+        out.append(Verdict(f"{n} {spec.vector_config_words}: {mix or 'none'}", "info"))
+    if spec.register_spill is not None:
+        whole = Counter({op: k for op, k in m.vector_ops.items() if spec.register_spill.match(op)})
         if whole:
             out.append(finding(f"whole-register vector loads/stores ({_top(whole)}): LLVM uses these to spill and "
                                f"reload vector registers: register pressure", "cpu_spills"))
@@ -319,60 +335,52 @@ def cpu_vector_rule(f: Findings) -> list[Verdict]:
     return out
 
 
-WHOLE_REGISTER = re.compile(r"^v[ls][1248]r(?:e\d+)?\.v$")
-UNORDERED = {"riscv": "vfredusum", "aarch64": "faddv"}
-FMA_NAMES = {"riscv": "vfmacc/vfmadd", "x86": "vfmadd*ps", "aarch64": "fmla"}
-
-
 def fma_rule(f: Findings) -> list[Verdict]:
     """Fused multiply-add or separate multiply and add, in the vector FP code."""
-    if f.isa is None or f.gpu or f.isa.dialect not in CPU_VECTOR_NAMES:
+    spec = f.spec
+    if f.isa is None or f.gpu or spec is None or not spec.vector_name:
         return []
     forms = f.isa.fp_forms
     fma, mul, add = forms.get("fma", 0), forms.get("mul", 0), forms.get("add", 0)
     if fma:
-        return [Verdict(f"{fma} fused multiply-adds ({FMA_NAMES[f.isa.dialect]}), {mul} separate multiplies", "good")]
+        return [Verdict(f"{fma} fused multiply-adds ({spec.fma_names}), {mul} separate multiplies", "good")]
     if mul:
         reduce = sum(f.isa.reductions.values())
         how = f" and {reduce} reductions" if reduce and not add else f" and {add} adds"
         return [finding(f"no fused multiply-add: {mul} vector multiplies{how} instead of "
-                        f"{FMA_NAMES[f.isa.dialect]} (a dot lowered as multiply then reduce, or fp fusion off)", "no_fma")]
+                        f"{spec.fma_names} (a dot lowered as multiply then reduce, or fp fusion off)", "no_fma")]
     return []
 
 
-def ime_rule(f: Findings) -> list[Verdict]:
-    """SpacemiT IME (smt.vmadot*): used, or why a dot could not use it."""
-    if f.isa is None or f.isa.dialect != "riscv":
+def matrix_engine_rule(f: Findings) -> list[Verdict]:
+    """A CPU's matrix engine (SpacemiT's IME: smt.vmadot*): used, or why a dot could not use it."""
+    spec = f.spec
+    if f.isa is None or spec is None or not spec.matrix_unit:
         return []
-    if f.isa.matrix.get("ime"):
-        return [Verdict(f"IME used: {_top(Counter({op: k for op, k in f.isa.vector_ops.items() if 'vmadot' in op}))}",
-                        "good")]
+    name = f"{spec.matrix_name} ({spec.matrix_ops})"
+    if f.isa.matrix.get(spec.matrix_unit):
+        used = Counter({op: k for op, k in f.isa.vector_ops.items() if op.startswith(spec.matrix_ops)})
+        return [Verdict(f"{spec.matrix_name} used: {_top(used)}", "good")]
     dots = [(file, line) for m in f.ir() for (file, line), ls in m.lines.items() if ls.matrix and f.is_kernel_file(file)]
     if f.isa.fp_forms.get("mul") or f.isa.fp_forms.get("fma") or dots:
         where = f"{f.where(*dots[0])}: " if dots else ""
         arch = f.variant.target.arch
-        why = (": the X60's IME is integer-only, so an fp matmul runs on RVV (vfmacc/vfwmacc at best)"
-               if arch in X60_ARCHES else f": the dot runs on RVV on this {arch} code")
-        return [Verdict(f"{where}no IME (smt.vmadot){why}", "info", dots[0][1] if dots else None,
+        why = next((text for arches, text in spec.matrix_absent if arch in arches),
+                   f"the dot runs on {spec.vector_name or 'vector units'} on this {arch} code")
+        return [Verdict(f"{where}no {name}: {why}", "info", dots[0][1] if dots else None,
                         dots[0][0] if dots else None)]
     return []
 
 
-# Targets that are (or may be) the K1's X60: spine-triton names the core, dumps and other backends
-# only the architecture.
-X60_ARCHES = ("spacemit-x60", "spacemit-a60", "riscv64", "riscv", "?")
-
-
-def spine_lines_rule(f: Findings) -> list[Verdict]:
-    """spine-triton's machine code tied to no Python line: it adds debug info to its llir only when
-    SPINE_TRITON_DUMP_PATH is set (it then runs spine-opt again with -mlir-print-debuginfo), so
-    "where in my kernel" needs a run with it set."""
-    if f.isa is None or f.gpu or (f.variant.extra or {}).get("backend") != "spine-triton":
+def no_lines_rule(f: Findings) -> list[Verdict]:
+    """Machine code tied to no Python line, where the backend says why (spine-triton adds debug info to its
+    llir only when SPINE_TRITON_DUMP_PATH is set), so "where in my kernel" needs a run that has it."""
+    note = f.backend.no_lines_note
+    if f.isa is None or f.gpu or not note:
         return []
     if any(f.is_kernel_file(file) for m in (f.isa, *f.ir()) if m.dialect != "mlir" for file, _ in m.lines):
         return []
-    return [Verdict("no Python lines: this spine-triton code carries no debug info (spine-triton adds it to its "
-                    "LLVM IR only in runs with SPINE_TRITON_DUMP_PATH set)", "info")]
+    return [Verdict(f"no Python lines: {note}", "info")]
 
 
 # Callees by what they are: vector math libraries take a vector per call, libm one element.
@@ -407,13 +415,15 @@ def reduction_rule(f: Findings) -> list[Verdict]:
     m = f.isa
     out = []
     if m.reductions.get("ordered"):
-        ordered = {op for op, _ in m.mnemonics.items() if "redosum" in op or op == "fadda"}
+        spec = f.spec
+        ordered = {op for op in m.mnemonics if spec is not None and spec.ordered_reduction is not None
+                   and spec.ordered_reduction.search(op)}
         ops = ", ".join(sorted(ordered)) or "ordered"
         lines = [(file, line, n) for file, line, n in _lines_of(f, m, lambda op: op in ordered)
                  if f.is_kernel_file(file)]
         for file, line, n in lines[:3]:
             out.append(finding(f"{f.where(file, line)} → {n} ordered reductions ({ops}): strictly sequential; "
-                               f"unordered forms ({UNORDERED.get(m.dialect, 'tree reductions')}) need reassociation "
+                               f"unordered forms ({(spec and spec.unordered_reduction) or 'tree reductions'}) need reassociation "
                                f"allowed", "ordered_reduction", line=line, file=file))
         if not lines:
             out.append(finding(f"{m.reductions['ordered']} ordered reductions ({ops}): strictly sequential; "
@@ -451,7 +461,7 @@ def resource_rule(f: Findings) -> list[Verdict]:
         warps = int(f.variant.options.get("num_warps", 4))
         out.append(finding(f"occupancy {o.fraction:.0%} limited by {o.limiter} "
                            f"({_limited(o.limiter, r)})", "low_occupancy",
-                           advice=occupancy_advice(str(f.variant.target), o, warps, r)))
+                           advice=occupancy_advice(f.backend.limits.get(f.variant.target.arch), o, warps, r)))
     return out
 
 
@@ -463,11 +473,9 @@ def _limited(limiter: str, r: Resources) -> str:
     return f"{r.occupancy.blocks} block(s) per SM"
 
 
-def occupancy_advice(target: str, o, warps: int, r: Resources) -> str:
-    """What would fit one more block per SM, in the variant's own numbers."""
-    from kinspect.analysis.occupancy import LIMITS, NvidiaLimits
-
-    lim = LIMITS.get(target)
+def occupancy_advice(lim, o, warps: int, r: Resources) -> str:
+    """What would fit one more block per SM, in the variant's own numbers (`lim`: the occupancy model of
+    its backend for its arch)."""
     nxt = o.blocks + 1
     if o.limiter == "registers" and isinstance(lim, NvidiaLimits):
         fit = lim.regs_per_sm // (nxt * warps * 32) // 8 * 8
@@ -484,8 +492,8 @@ def occupancy_advice(target: str, o, warps: int, r: Resources) -> str:
 
 
 RULES: tuple[Callable[[Findings], list[Verdict]], ...] = (
-    matrix_rule, dot_rule, loads_rule, spill_rule, cpu_vector_rule, fma_rule, reduction_rule, ime_rule, calls_rule,
-    spine_lines_rule, resource_rule,
+    matrix_rule, dot_rule, loads_rule, spill_rule, cpu_vector_rule, fma_rule, reduction_rule, matrix_engine_rule, calls_rule,
+    no_lines_rule, resource_rule,
 )
 
 

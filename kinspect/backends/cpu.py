@@ -92,6 +92,8 @@ register(Backend(
     stages=_stages(*COMMON_HEAD, ("ttcir", "mlir", 20, "TTCIR"), ("tttcir", "mlir", 30, "TTTCIR"),
                    ("asm", "asm", 60, "assembly"), *COMMON_TAIL),
     derivers=_asm_from("host"),
+    dump_stages=("source", "ttir", "ttcir", "tttcir", "asm", "llir"),
+    dump_marks=("ttcir", "tttcir", "asm", "so"),
 ))
 
 register(Backend(
@@ -102,6 +104,16 @@ register(Backend(
     stages=_stages(*COMMON_HEAD, ("linalgdir", "mlir", 20, "Linalg IR"), ("llmlir", "mlir", 30, "LLVM dialect"),
                    ("s", "asm", 60, "assembly"), ("o", "elf", 65, "object"), *COMMON_TAIL),
     derivers=_asm_from("spine-triton", SPINE_CORES),
+    # spine-triton 3.6's examples activate its driver themselves (`triton.runtime.driver.set_active(CPUDriver())`)
+    plugin="spine_triton",
+    by_hand=True,
+    # its per-kernel dump folders (recent versions): <k>/<k>.ttir, .linalgdir, .ll, .s
+    dump_stages=("ttir", "linalgdir", "ll", "s", "llir"),
+    dump_marks=("linalgdir", "ll", "s", "so"),
+    # it adds debug info to its llir only when SPINE_TRITON_DUMP_PATH is set (it then runs spine-opt again
+    # with -mlir-print-debuginfo)
+    no_lines_note="this spine-triton code carries no debug info (spine-triton adds it to its LLVM IR only in runs "
+                  "with SPINE_TRITON_DUMP_PATH set)",
 ))
 
 register(Backend(
@@ -112,4 +124,6 @@ register(Backend(
                    ("llmlir", "mlir", 30, "LLVM dialect"), ("cpuasm", "asm", 60, "assembly"),
                    ("obj", "elf", 65, "object"), *COMMON_TAIL),
     derivers=_asm_from("host"),
+    plugin="triton_shared",
+    by_hand=True,           # activated by hand, as spine-triton's
 ))

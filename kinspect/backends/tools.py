@@ -46,32 +46,32 @@ def run_tool(argv: list[str], *, timeout: float = 120) -> str:
 
 # -- object files: llvm-objdump / objdump, their output turned back into assembler syntax -------
 
-ELF_MACHINES = {0x3E: "x86", 0xB7: "aarch64", 0xF3: "riscv"}
-# What llvm-objdump must be told to decode everything a Triton CPU backend emits (RVV, Zfh, Zb*; the
-# X60's Zvfh, Zicond and IME as XSMTVDot). An llvm-objdump too old for one ignores it with a warning
-# (version 14 leaves Zicond's czero.* undecoded).
-OBJDUMP_MATTR = {"riscv": "+m,+a,+f,+d,+c,+v,+zfh,+zba,+zbb,+zbs,+zvfh,+zicond,+xsmtvdot"}
-
-
 def elf_isa(path: Path) -> str | None:
-    """The ISA of an ELF object or shared object, from its header's e_machine."""
+    """The ISA of an ELF object or shared object, from its header's e_machine (each CPU ISA's spec
+    names its machine, kinspect.isa)."""
+    from kinspect import isa
+
     with open(path, "rb") as f:
         head = f.read(20)
     if len(head) < 20 or head[:4] != b"\x7fELF":
         return None
     order = "little" if head[5] == 1 else "big"
-    return ELF_MACHINES.get(int.from_bytes(head[18:20], order))
+    spec = isa.of_elf(int.from_bytes(head[18:20], order))
+    return spec.name if spec else None
 
 
-def objdump_tools(isa: str) -> list[list[str]]:
-    """Disassembler command lines to try for this ISA, best first."""
-    cross = {"riscv": "riscv64-linux-gnu-objdump", "aarch64": "aarch64-linux-gnu-objdump"}.get(isa)
+def objdump_tools(isa_name: str) -> list[list[str]]:
+    """Disassembler command lines to try for this ISA, best first: llvm-objdump (told the extensions
+    the ISA's spec names), the ISA's cross objdump, objdump."""
+    from kinspect import isa
+
+    spec = isa.get(isa_name)
     found = []
     llvm = shutil.which("llvm-objdump")
     if llvm:
-        mattr = [f"--mattr={OBJDUMP_MATTR[isa]}"] if isa in OBJDUMP_MATTR else []
+        mattr = [f"--mattr={spec.objdump_mattr}"] if spec.objdump_mattr else []
         found.append([llvm, "-d", "-r", "-l", "--no-show-raw-insn", *mattr])
-    for name in (cross, "objdump"):
+    for name in (spec.objdump, "objdump"):
         path = shutil.which(name) if name else None
         if path:
             found.append([path, "-d", "-r", "-l", "--no-show-raw-insn"])
@@ -185,10 +185,13 @@ def objdump_to_asm(text: str) -> tuple[str, int]:
 def disassemble(path: Path) -> tuple[str, str]:
     """(assembly, how) for an ELF object or shared object, with the first disassembler that
     decodes it; a KinspectError when none can."""
-    isa = elf_isa(path)
-    if isa is None:
-        raise KinspectError(f"'{path.name}' is not an ELF object for x86-64, AArch64 or RISC-V")
-    tools = objdump_tools(isa)
+    found = elf_isa(path)
+    if found is None:
+        from kinspect.isa import all_isas
+
+        titles = [s.title for s in all_isas() if s.elf_machine is not None]
+        raise KinspectError(f"'{path.name}' is not an ELF object for {', '.join(titles[:-1])} or {titles[-1]}")
+    tools = objdump_tools(found)
     if not tools:
         raise KinspectError("no llvm-objdump or objdump on PATH (install binutils or LLVM)")
     errors = []

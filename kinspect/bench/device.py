@@ -1,4 +1,5 @@
-"""What the device can do, measured once and cached: copy bandwidth and matmul FLOP/s per dtype.
+"""What the device can do, measured once and cached: copy bandwidth, matmul FLOP/s per dtype, and the
+least GPU time one launch takes (launch_floor).
 
 Copy bandwidth is a device-to-device copy of a 1 GiB buffer (`dst.copy_(src)`, bytes read +
 written). Peak FLOP/s is torch.matmul of two 8192x8192 matrices in the dtype (cuBLAS on a GPU;
@@ -97,6 +98,46 @@ def matmul_peak(dtype: str, device: str = "cuda") -> dict:
     return _cached(f"matmul-{dtype}", device, measure)
 
 
+FLOOR_LAUNCHES = 1000
+
+
+def launch_floor(device: str = "cuda") -> dict:
+    """{"us", "method", "measured", "device"}: the least GPU time a launch takes on this device, what a
+    kernel that moves almost nothing still costs the stream. A copy of 256 floats (one block that
+    loads and stores), launched 1000 times back to back in a CUDA graph (no CPU launch cost between
+    them), timed with device events; the median of 5 replays, divided by the launches."""
+    def measure():
+        import statistics
+
+        import torch
+
+        src = torch.ones(256, device=device)
+        dst = torch.empty_like(src)
+        dst.copy_(src)
+        torch.cuda.synchronize()
+        graph = torch.cuda.CUDAGraph()
+        stream = torch.cuda.Stream()
+        with torch.cuda.stream(stream):
+            with torch.cuda.graph(graph, stream=stream):
+                for _ in range(FLOOR_LAUNCHES):
+                    dst.copy_(src)
+        torch.cuda.synchronize()
+        graph.replay()
+        times = []
+        for _ in range(5):
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            graph.replay()
+            end.record()
+            end.synchronize()
+            times.append(start.elapsed_time(end) * 1e3 / FLOOR_LAUNCHES)
+        return {"us": round(statistics.median(times), 3),
+                "method": f"a copy of 256 floats on {device} launched {FLOOR_LAUNCHES} times back to back in a CUDA "
+                          f"graph, device events; median of 5 replays per launch"}
+
+    return _cached("floor", device, measure)
+
+
 CEILING_DTYPES = ("bfloat16", "float16", "float32")
 
 
@@ -108,8 +149,9 @@ def ceilings(device: str = "cuda"):
 
     copy = copy_bandwidth(device)
     peaks = {dtype: matmul_peak(dtype, device) for dtype in CEILING_DTYPES}
-    method = "; ".join([copy["method"]] + [p["method"] for p in peaks.values()])
+    floor = launch_floor(device) if device != "cpu" else None
+    method = "; ".join([copy["method"]] + [p["method"] for p in peaks.values()] + ([floor["method"]] if floor else []))
     return Ceilings(device=copy["device"], copy_gbps=float(copy["gbps"]),
                     matmul_tflops={d: float(p["tflops"]) for d, p in peaks.items()},
                     measured=min([copy["measured"]] + [p["measured"] for p in peaks.values()]), method=method,
-                    source="measured by the capture on its GPU")
+                    source="measured by the capture on its GPU", launch_floor_us=float(floor["us"]) if floor else None)

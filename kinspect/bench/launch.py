@@ -56,7 +56,7 @@ class Launch:
 def prepare(kernel: str, *, device, constexprs: dict, args: dict, size: str | None, num_warps: int | None,
             num_stages: int | None, bytes_moved: int | None = None, flops: int | None = None) -> Launch:
     """A shipped kernel's example (at `size`) or a user kernel's declared/--arg arguments, on `device`
-    (a captured variant's launch: kinspect.replay.launch.prepare)."""
+    (a captured variant's launch: kinspect.bench.captured.prepare)."""
     import torch
 
     from kinspect import kernels

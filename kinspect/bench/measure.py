@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from kinspect.analysis.summary import VariantMetrics
 from kinspect.bench.check import Check
 from kinspect.bench.first_call import FirstCalls
 from kinspect.bench.launch_path import LaunchPath
@@ -14,6 +15,7 @@ from kinspect.bench.reference import RefTiming
 from kinspect.bench.timing import REP_MS, WARMUP_MS, Timing
 from kinspect.errors import UsageError
 from kinspect.model import Variant
+from kinspect.store import DEFAULT_OUT
 
 
 @dataclass(frozen=True)
@@ -51,7 +53,7 @@ class BenchResult:
     throughput: Throughput
     references: tuple[RefTiming, ...]
     check: Check | None
-    metrics: dict                      # the variant's row figures (kinspect.diff.table.metrics)
+    metrics: VariantMetrics            # the variant's record of figures, as every view shows it
     method: dict
     profile: Profile | None = None
     notes: tuple[str, ...] = ()
@@ -68,7 +70,7 @@ class BenchResult:
             "steady": self.steady.to_json(), "throughput": self.throughput.to_json(),
             "references": [r.to_json() for r in self.references],
             "check": self.check.to_json() if self.check else None,
-            "asm": {**self.metrics, "loaded": v.extra.get("loaded")},
+            "asm": {**self.metrics.figures(), "loaded": v.extra.get("loaded")},
             "method": self.method, "profile": self.profile.to_json() if self.profile else None,
             "launch_path": self.launch.to_json() if self.launch else None,
             "notes": list(self.notes),
@@ -77,7 +79,7 @@ class BenchResult:
 
 def no_device_line(kernel: str, captured: bool = False) -> str:
     if captured:
-        from kinspect.replay.launch import no_device_line as captured_line
+        from kinspect.bench.captured import no_device_line as captured_line
 
         return captured_line(kernel)
     return (f"no device here to run '{kernel}' on (no GPU, no CPU Triton backend such as triton-cpu): "
@@ -100,14 +102,14 @@ def device_target(kernel: str, target: str | None, captured: bool = False):
 
 def bench(kernel: str, *, target: str | None = None, constexprs: dict | None = None, args: dict | None = None,
           num_warps: int | None = None, num_stages: int | None = None, size: str | None = None,
-          out_dir: str | Path = "kinspect-out", references: bool = True, compiled_reference: bool = True,
+          out_dir: str | Path = DEFAULT_OUT, references: bool = True, compiled_reference: bool = True,
           bytes_moved: int | None = None, flops: int | None = None, warmup_ms: int = WARMUP_MS,
           rep_ms: int = REP_MS, profile: str | Path | None = None, launch_path: bool = True,
           replay: str | None = None) -> BenchResult:
     from kinspect.bench.first_call import first_calls, in_user_cache, isolated
     from kinspect.bench.profile import check_writable
     from kinspect.bench.timing import timer_for
-    from kinspect.diff.table import metrics
+    from kinspect.analysis.summary import summaries
 
     if profile is not None:
         check_writable(profile)
@@ -115,7 +117,7 @@ def bench(kernel: str, *, target: str | None = None, constexprs: dict | None = N
     from kinspect.store import Store
 
     Store(out_dir).ensure_writable()  # one line now, not after a compile and a timing run
-    gpu = resolved.target.backend in ("cuda", "hip")
+    gpu = resolved.backend.gpu
     from triton.runtime import driver
 
     device = driver.active.get_active_torch_device()
@@ -123,13 +125,13 @@ def bench(kernel: str, *, target: str | None = None, constexprs: dict | None = N
                                        size=size, num_warps=num_warps, num_stages=num_stages, bytes_moved=bytes_moved,
                                        flops=flops)
     sync = _sync_for(gpu)
-    kind = "cuda" if gpu else "cpu"
+    kind = resolved.backend.torch_device
     timer = timer_for(kind)
     with isolated(launch.fn):
         first = first_calls(launch.fn, launch, sync, out_dir=out_dir, group=launch.label, gpu=gpu)
         steady = timer(launch, warmup_ms=warmup_ms, rep_ms=rep_ms)
         path = _launch_path(launch, sync, steady, rep_ms) if gpu and launch_path else None
-        figures = metrics(first.variant)
+        figures = summaries([first.variant], jobs=1)[0]
         check = _check(launch, figures, sync)
         prof = _profile(launch, profile) if profile is not None else None
     refs = ()
@@ -141,8 +143,8 @@ def bench(kernel: str, *, target: str | None = None, constexprs: dict | None = N
     return BenchResult(
         label=launch.label, target_note=resolved.note, size=launch.size, dtype=launch.dtype, variant=first.variant,
         first=first, in_user_cache=in_user_cache(first.variant.hash), steady=steady,
-        throughput=throughput(launch, steady, figures, kind), references=refs, check=check, metrics=figures,
-        method=method(steady, kind, launch), profile=prof, notes=launch.notes, launch=path)
+        throughput=throughput(launch, steady, figures, resolved.backend), references=refs, check=check,
+        metrics=figures, method=method(steady, resolved.backend, launch), profile=prof, notes=launch.notes, launch=path)
 
 
 def _sync_for(gpu: bool):
@@ -159,7 +161,7 @@ def _launch_path(launch, sync, steady: Timing, rep_ms: int) -> LaunchPath:
     return measure_path(launch, sync, steady_ms=steady.wall.median, rep_ms=rep_ms)
 
 
-def _check(launch, figures: dict, sync) -> Check | None:
+def _check(launch, figures: VariantMetrics, sync) -> Check | None:
     from kinspect.bench.check import compare, precision_of
 
     if launch.reference is None or not launch.output:
@@ -167,7 +169,7 @@ def _check(launch, figures: dict, sync) -> Check | None:
     launch()
     sync()
     ref = launch.reference(*launch.input_values())
-    return compare(launch.args[launch.output], ref, precision=precision_of(launch.dtype, figures["matrix"] > 0))
+    return compare(launch.args[launch.output], ref, precision=precision_of(launch.dtype, figures.matrix > 0))
 
 
 def _profile(launch, path) -> Profile:
@@ -176,7 +178,7 @@ def _profile(launch, path) -> Profile:
     return profile(launch, path)
 
 
-def throughput(launch, steady: Timing, figures: dict, kind: str) -> Throughput:
+def throughput(launch, steady: Timing, figures: VariantMetrics, backend) -> Throughput:
     """GB/s and TFLOP/s from the kernel's formulas, against the device's measured copy bandwidth
     and (for kernels that use matrix instructions) its measured matmul FLOP/s in the dtype."""
     from kinspect.bench.device import copy_bandwidth, matmul_peak
@@ -185,8 +187,8 @@ def throughput(launch, steady: Timing, figures: dict, kind: str) -> Throughput:
     note = ""
     peak = None
     if tflops is not None:
-        if figures["matrix"] > 0 or kind == "cpu":
-            peak = matmul_peak(launch.dtype, kind)
+        if figures.matrix > 0 or not backend.gpu:
+            peak = matmul_peak(launch.dtype, backend.torch_device)
         else:
             note = "no matrix instructions: its FLOP/s is not compared with the matmul peak"
     elif launch.flops is None:
@@ -195,18 +197,18 @@ def throughput(launch, steady: Timing, figures: dict, kind: str) -> Throughput:
         note = "no bytes formula (pass --bytes)" + (f"; {note}" if note else "")
     elif launch.estimate:
         note = launch.estimate + (f"; {note}" if note and launch.flops is not None else "")
-    return Throughput(gbps=gbps, copy=copy_bandwidth(kind) if gbps else None, tflops=tflops, peak=peak,
+    return Throughput(gbps=gbps, copy=copy_bandwidth(backend.torch_device) if gbps else None, tflops=tflops, peak=peak,
                       note=note)
 
 
-def method(steady: Timing, kind: str, launch) -> dict:
+def method(steady: Timing, backend, launch) -> dict:
     from kinspect.bench.device import device_name
     from kinspect.bench.method import describe_clocks, nvidia_clocks, versions
 
-    clocks = nvidia_clocks() if kind == "cuda" else None
+    clocks = nvidia_clocks() if backend.gpu else None
     return {"timing": steady.describe(), "warmup_ms": steady.warmup_ms, "rep_ms": steady.rep_ms,
-            "runs": steady.wall.n, "flush_bytes": steady.flush_bytes, "device": device_name(kind),
-            "clocks": clocks, "clocks_note": describe_clocks(clocks) if kind == "cuda" else "CPU",
+            "runs": steady.wall.n, "flush_bytes": steady.flush_bytes, "device": device_name(backend.torch_device),
+            "clocks": clocks, "clocks_note": describe_clocks(clocks) if backend.gpu else "CPU",
             "versions": versions(), "size": launch.size, "dtype": launch.dtype,
             "grid": list(launch.grid_size()), "constexprs": launch.constexprs, "options": launch.options,
             "bytes_moved": launch.bytes_moved, "flops": launch.flops,
@@ -218,11 +220,11 @@ def method(steady: Timing, kind: str, launch) -> dict:
 
 def _preparer(kernel: str, replay: str | None):
     """The function that makes the bench's Launch: from a captured variant's folder (`replay`,
-    kinspect.replay.launch) or from the kernel's example or declared arguments (bench.launch)."""
+    kinspect.bench.captured) or from the kernel's example or declared arguments (bench.launch)."""
     import functools
 
     if replay:
-        from kinspect.replay.launch import prepare as captured
+        from kinspect.bench.captured import prepare as captured
 
         return functools.partial(captured, replay)
     from kinspect.bench.launch import prepare

@@ -2,7 +2,7 @@
 
     measured = measure(folders)      # {folder: Counters}, written into each folder as counters.json
 
-Each variant's most frequent captured launch is replayed once (kinspect.replay.launch: the kernel
+Each variant's most frequent captured launch is replayed once (kinspect.bench.captured: the kernel
 rebuilt from its captured source, fresh tensors of the captured shapes, strides and dtypes) in one
 child process that ncu profiles, with boost clocks as the program ran (`--clock-control none`) and
 caches flushed before each launch (`--cache-control all`). Replayed integer tensors hold zeros, so a
@@ -127,7 +127,7 @@ def replay(folders: list[str]) -> None:
     import torch
 
     from kinspect.bench.first_call import isolated
-    from kinspect.replay.launch import prepare
+    from kinspect.bench.captured import prepare
 
     device = torch.device("cuda")
     for i, folder in enumerate(folders):

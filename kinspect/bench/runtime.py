@@ -24,7 +24,7 @@ def device_timer(size: str | None) -> Callable[[Variant], Runtime | None] | None
     from kinspect.compile.targets import resolve
 
     resolved = resolve(None)
-    if resolved.offline or resolved.target.backend not in ("cuda", "hip"):
+    if resolved.offline or not resolved.backend.gpu:
         return None
     device = str(resolved.target)
 

@@ -14,7 +14,9 @@ from kinspect.model import Target
 
 
 def gpu_target(t: Target) -> GPUTarget:
-    arch = int(t.arch) if t.backend == "cuda" else t.arch
+    from kinspect import backends
+
+    arch = int(t.arch) if backends.for_target(t.backend).int_arch else t.arch
     return GPUTarget(t.backend, arch, t.warp_size)
 
 

@@ -9,8 +9,7 @@ from pathlib import Path
 from kinspect.errors import CompileError, UsageError
 from kinspect.model import Variant
 from kinspect.readonly import check_store_folder
-
-DEFAULT_OUT = "kinspect-out"
+from kinspect.store import DEFAULT_OUT
 
 
 @dataclass(frozen=True)
@@ -39,7 +38,7 @@ def dump(kernel: str, *, target: str | None = None, constexprs: dict | None = No
     check_store_folder(out_dir)
     constexprs = dict(constexprs or {})
     resolved = resolve(target)
-    if retarget and resolved.target.backend in ("cuda", "hip"):
+    if retarget and resolved.backend.gpu:
         raise UsageError(f"--retarget compiles a CPU backend's LLVM IR for another CPU; {resolved.target} makes "
                          f"GPU IR. Use it on a triton-cpu/spine-triton variant (-t device with that backend "
                          f"active) or on a folder or .ll file with vec-report")

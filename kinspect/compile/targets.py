@@ -1,25 +1,20 @@
-"""Targets a user names with -t, and the default (the active device, else cuda:90 offline)."""
+"""Targets a user names with -t, and the default (the active device, else cuda:90 offline). What a
+target name means comes from the backend registry (kinspect.backends): each backend that compiles
+offline names its Triton plugin, its presets and what its arch looks like."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 
+from kinspect import backends
+from kinspect.backends import Backend
 from kinspect.errors import UsageError
 from kinspect.model import Target
 
-# name -> (Triton backend, arch, warp size). Triton's GPUTarget takes an int arch for cuda.
-PRESETS: dict[str, tuple[str, str, int]] = {
-    "cuda:80": ("cuda", "80", 32),
-    "cuda:90": ("cuda", "90", 32),
-    "cuda:100": ("cuda", "100", 32),
-    "hip:gfx942": ("hip", "gfx942", 64),
-    "hip:gfx950": ("hip", "gfx950", 64),
-}
 DEFAULT_OFFLINE = "cuda:90"
-# e.g. "cuda:86", "hip:gfx90a"
-TARGET_RE = re.compile(r"^(?P<backend>cuda|hip):(?P<arch>[A-Za-z0-9_]+)$")
-_TRITON_BACKEND = {"cuda": "nvidia", "hip": "amd"}
+# e.g. "cuda:86", "hip:gfx90a": a backend's name and an arch
+TARGET_RE = re.compile(r"^(?P<backend>[A-Za-z_][\w-]*):(?P<arch>[A-Za-z0-9_]+)$")
 
 
 @dataclass(frozen=True)
@@ -27,6 +22,21 @@ class Resolved:
     target: Target
     offline: bool      # compiled with kinspect's compile-only driver, no device involved
     note: str          # what the output says about how the target was chosen
+    backend_name: str = ""   # the kinspect backend that compiles it, where the target's Triton name does not say
+
+    @property
+    def backend(self) -> Backend:
+        return backends.get(self.backend_name) if self.backend_name else backends.for_target(self.target.backend)
+
+
+def offline_backends() -> list[Backend]:
+    """The backends kinspect compiles for offline (those that name presets)."""
+    return [b for b in backends.all_backends() if b.presets]
+
+
+def presets() -> dict[str, tuple[Backend, str, int]]:
+    """-t name -> (backend, arch, warp size), for every backend's presets."""
+    return {p.name: (b, p.arch, p.warp_size) for b in offline_backends() for p in b.presets}
 
 
 def installed_backends() -> set[str]:
@@ -51,7 +61,7 @@ def installed_backends() -> set[str]:
 
 def available() -> list[str]:
     have = installed_backends()
-    return [name for name, (backend, _, _) in PRESETS.items() if _TRITON_BACKEND[backend] in have]
+    return [name for name, (backend, _, _) in presets().items() if backend.plugin in have]
 
 
 # Device nodes a GPU driver creates on Linux: NVIDIA, AMD (ROCm), and WSL's GPU paravirtualization.
@@ -67,12 +77,8 @@ def no_device_possible() -> bool:
 
     if not sys.platform.startswith("linux") or "triton" in sys.modules:
         return False
-    return not any(os.path.exists(p) for p in GPU_NODES) and installed_backends() <= set(_TRITON_BACKEND.values())
-
-
-# Backends whose driver is never active on its own: a program activates it by hand, as spine-triton
-# 3.6's examples do (`triton.runtime.driver.set_active(CPUDriver())`); triton-shared's likewise.
-BY_HAND = ("spine_triton", "triton_shared")
+    return not any(os.path.exists(p) for p in GPU_NODES) and \
+        installed_backends() <= {b.plugin for b in offline_backends()}
 
 
 def active_device_target() -> Target | None:
@@ -93,13 +99,17 @@ def active_device_target() -> Target | None:
 
 
 def _activate_by_hand():
-    """Activate the one installed by-hand backend's driver (BY_HAND); its target, or None."""
+    """Activate the one installed backend whose driver a program activates by hand (kinspect.backends:
+    `by_hand`, spine-triton's and triton-shared's); its target, or None."""
     try:
         from triton.backends import backends
         from triton.runtime import driver
     except Exception:
         return None
-    found = [name for name in BY_HAND if name in backends]
+    from kinspect import backends as registry
+
+    by_hand = [b.plugin for b in registry.all_backends() if b.by_hand]
+    found = [name for name in by_hand if name in backends]
     if len(found) != 1:
         return None
     try:
@@ -124,19 +134,23 @@ def resolve(text: str | None) -> Resolved:
                              f"-t {DEFAULT_OFFLINE} (or one of: {', '.join(available())})")
         return Resolved(device, False, f"{device} (the active device)")
     m = TARGET_RE.match(text)
-    if not m:
+    backend = next((b for b in offline_backends() if m and b.name == m["backend"]), None)
+    if backend is None:
         raise UsageError(f"unknown target '{text}'; use one of: {', '.join(available() + ['device'])}")
-    backend, arch = m["backend"], m["arch"]
-    if _TRITON_BACKEND[backend] not in installed_backends():
-        raise UsageError(f"target '{text}' needs Triton's {_TRITON_BACKEND[backend]} backend, not installed here; "
+    arch = m["arch"]
+    if backend.plugin not in installed_backends():
+        raise UsageError(f"target '{text}' needs Triton's {backend.plugin} backend, not installed here; "
                          f"use one of: {', '.join(available() + ['device'])}")
-    if backend == "cuda" and not arch.isdigit():
-        raise UsageError(f"target '{text}': a cuda arch is a number like 80 or 90; "
+    if backend.arch_re is not None and not backend.arch_re.fullmatch(arch):
+        raise UsageError(f"target '{text}': a {backend.name} arch is {backend.arch_words or backend.arch_re.pattern}; "
                          f"use one of: {', '.join(available())}")
-    target = Target(backend, arch, PRESETS.get(text, (backend, arch, 32 if backend == "cuda" else 64))[2])
-    return Resolved(target, True, f"{target} (offline)")
+    preset = backend.preset(arch)
+    target = Target(backend.target_name, arch, preset.warp_size if preset else backend.warp_size)
+    if backend.target_name == backend.name:
+        return Resolved(target, True, f"{target} (offline)")
+    return Resolved(target, True, f"{target} (offline, backend {backend.name})", backend.name)
 
 
 def _preset(name: str) -> Target:
-    backend, arch, warp = PRESETS[name]
-    return Target(backend, arch, warp)
+    backend, arch, warp = presets()[name]
+    return Target(backend.target_name, arch, warp)

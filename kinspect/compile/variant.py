@@ -28,7 +28,7 @@ def compile_variant(fn, *, args: dict, constexprs: dict, grid, resolved: Resolve
     driver = contextlib.nullcontext() if on_device else compile_only(resolved.target)
     with private_cache(), driver, fresh_binders(fn), \
             capture(out_dir, group=group, offline=resolved.offline, strict=True, origin="kinspect",
-                    launches=False) as rec:
+                    launches=False, backend=resolved.backend_name or None) as rec:
         try:
             kernel = fn.warmup(**args, **constexprs, **options, grid=grid)
         except KinspectError:
@@ -42,8 +42,8 @@ def compile_variant(fn, *, args: dict, constexprs: dict, grid, resolved: Resolve
         if extra:
             variant = with_extra(variant, extra)
         # Load inside the block: the private cache still holds the binary Triton may read lazily.
-        gpu = resolved.target.backend in ("cuda", "hip")  # a CPU backend has no registers to load
-        return with_loaded_resources(variant, kernel) if on_device and gpu else variant
+        # a CPU backend has no registers to load
+        return with_loaded_resources(variant, kernel) if on_device and resolved.backend.gpu else variant
 
 
 def with_extra(variant: Variant, extra: dict) -> Variant:

@@ -16,28 +16,31 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable
 
+from kinspect.analysis.summary import VariantMetrics
 from kinspect.bench.stats import Runtime
 from kinspect.diff.configs import config_verdicts, user_notes
 from kinspect.diff.correlation import explain
-from kinspect.diff.result import STAGE_PREFERENCE, DiffResult
+from kinspect.diff.result import DiffResult, stage_rank
 from kinspect.diff.sweep import Outcome, Sweep
 from kinspect.diff.table import Row, rows as make_rows
 from kinspect.diff.textdiff import StageDiff
 from kinspect.errors import KinspectError, NotFound, UsageError, did_you_mean, warn
 from kinspect.model import Variant
+from kinspect.store import DEFAULT_OUT
 
 
 def compare(items: list[str], *, constexprs: dict[str, list] | None = None, targets=(None,), num_warps=(None,),
             num_stages=(None,), args=(), size: str | None = None, stage: str | None = None,
-            pair: str | None = None, out_dir: str | Path = "kinspect-out", jobs: int | None = None,
+            pair: str | None = None, out_dir: str | Path = DEFAULT_OUT, jobs: int | None = None,
             progress: Callable[[Outcome | None, int], None] | None = None,
             timer: Callable[[Variant], Runtime | None] | None = None, text: bool = True,
-            retarget=(), configs=None, picker=None) -> DiffResult:
+            retarget=(), configs=None, picker=None, keep_reports: bool = False) -> DiffResult:
     """Compile and collect the variants `items` name, tabulate them and diff one stage of two.
     With `retarget` CPU specs, each variant's LLVM IR compiled for each CPU takes its place (the
     variant itself stays when it has machine code of its own). An autotuned kernel from the
     user's file is swept over its configs (`configs`: only these numbers); when they are timed,
-    `picker(variant)` gives what Triton's own autotuner picks, said beside the fastest."""
+    `picker(variant)` gives what Triton's own autotuner picks, said beside the fastest. With
+    `keep_reports`, the analyses made here are kept on the rows (Row.report: a report shows them)."""
     from kinspect.diff import sweep
 
     if not items:
@@ -76,18 +79,17 @@ def compare(items: list[str], *, constexprs: dict[str, list] | None = None, targ
                                   progress=progress, configs=configs, retarget=retarget, least=least,
                                   saved=sum(len(v) for v in saved_at.values()))
         compiled, failed = _collect(result_sweep)
-        known = {o.path: o.metrics for o in result_sweep.outcomes if o.path and o.metrics}
+        known = {o.path: VariantMetrics.from_json(o.metrics) for o in result_sweep.outcomes if o.path and o.metrics}
     else:
         _enough(sum(len(v) for v in saved_at.values()) * max(1, len(retarget)), least=least)
     variants = _in_order(items, compiled, saved_at)
     if retarget:
         variants = _retargeted(variants, retarget)
     _enough(len(variants), f" ({failed[0].job.describe()} failed: {failed[0].error})" if failed else "", least=least)
-    reports: dict = {}
-    rows = make_rows(variants, known, reports)
+    rows = make_rows(variants, known, keep_reports=keep_reports)
     notes = (list(result_sweep.notes) if result_sweep else []) + user_notes(variants)
     if replayed:
-        from kinspect.replay.sweep import replayed_note
+        from kinspect.diff.replayed import replayed_note
 
         notes += [replayed_note(v) for v in replayed]
     if timer is not None:
@@ -100,7 +102,7 @@ def compare(items: list[str], *, constexprs: dict[str, list] | None = None, targ
         chosen_stage = choose_stage(stage, a, b)
         stage_diff = diff_variants(a, b, chosen_stage)
     return DiffResult(rows=rows, failed=failed, stage=chosen_stage, pair=chosen, text=stage_diff,
-                      links=explain(rows), notes=notes, sweep=result_sweep, reports=reports)
+                      links=explain(rows), notes=notes, sweep=result_sweep)
 
 
 def _sweep(kernels, replayed, *, targets, constexprs, num_warps, num_stages, args, size, out_dir, jobs, progress,
@@ -116,7 +118,7 @@ def _sweep(kernels, replayed, *, targets, constexprs, num_warps, num_stages, arg
         job_list = sweep.cross(kernels, targets=target_list, constexprs=constexprs, num_warps=num_warps,
                                num_stages=num_stages, args=args, size=size, out_dir=out_dir, configs=config_list)
         if replayed:
-            from kinspect.replay.sweep import jobs as replay_jobs
+            from kinspect.diff.replayed import jobs as replay_jobs
 
             job_list += replay_jobs(replayed, targets=targets, constexprs=constexprs, num_warps=num_warps,
                                     num_stages=num_stages, out_dir=out_dir)
@@ -218,7 +220,7 @@ def _offline_target(t: str | None) -> str | None:
         resolve(t)  # a bad target fails here, once, not in every worker
         return t
     resolved = resolve(t)
-    if resolved.target.backend in ("cuda", "hip"):
+    if resolved.backend.gpu:
         return str(resolved.target)
     return "device"
 
@@ -288,11 +290,11 @@ def choose_stage(name: str | None, a: Variant, b: Variant) -> str:
         names = [s.name for s in common]
         raise NotFound(f"stage '{name}' is not in both variants{did_you_mean(name, names)}; "
                        f"stages they share: {', '.join(names) or 'none'}")
-    ranked = [s for s in common if s.dialect in STAGE_PREFERENCE]
+    ranked = [s for s in common if stage_rank(s.dialect) is not None]
     if not ranked:
         raise NotFound(f"the two variants share no text stage to diff ({', '.join(s.name for s in a.stages)} vs "
                        f"{', '.join(s.name for s in b.stages)})")
-    return min(ranked, key=lambda s: STAGE_PREFERENCE.index(s.dialect)).name
+    return min(ranked, key=lambda s: stage_rank(s.dialect)).name
 
 
 def diff_variants(a: Variant, b: Variant, stage: str) -> StageDiff:

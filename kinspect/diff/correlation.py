@@ -18,14 +18,14 @@ STRONG = 0.8
 
 # metric name -> how to read it from a row
 METRICS = {
-    "registers": lambda r: r.registers,
-    "spills": lambda r: r.spills,
-    "shared memory": lambda r: r.shared_bytes,
-    "occupancy": lambda r: r.occupancy,
-    "instructions": lambda r: r.instructions,
-    "vector instructions": lambda r: r.vector,
-    "matrix instructions": lambda r: r.matrix,
-    "code size": lambda r: r.code_bytes,
+    "registers": lambda r: r.metrics.registers,
+    "spills": lambda r: r.metrics.spills,
+    "shared memory": lambda r: r.metrics.shared_bytes,
+    "occupancy": lambda r: r.metrics.occupancy,
+    "instructions": lambda r: r.metrics.instructions,
+    "vector instructions": lambda r: r.metrics.vector,
+    "matrix instructions": lambda r: r.metrics.matrix,
+    "code size": lambda r: r.metrics.code_bytes,
 }
 
 

@@ -1,5 +1,5 @@
 """What a sweep compiles (Job) and what comes back (Outcome): plain values a worker process
-receives and answers, shared by kinspect.diff.sweep and kinspect.replay.compile."""
+receives and answers, shared by kinspect.diff.sweep and kinspect.diff.replayed."""
 
 from __future__ import annotations
 
@@ -34,4 +34,4 @@ class Outcome:
     job: Job
     path: str | None = None      # the stored variant folder
     error: str | None = None
-    metrics: dict | None = None  # its row figures (kinspect.diff.table.metrics), measured by the worker
+    metrics: dict | None = None  # its record of figures (VariantMetrics.to_json), made by the worker

@@ -145,14 +145,25 @@ RULES: dict[str, Rules] = {
                   erase=(SASS_REG_RE, SASS_LABEL_RE)),
     "amdgcn": Rules(drop=(ASM_DEBUG_RE,), strip=(SEMI_COMMENT_RE,), erase=(AMD_REG_RE, ASM_LABEL_RE),
                     blocks=(ASM_DEBUG_SECTION,)),
-    "riscv": Rules(drop=(ASM_DEBUG_RE,), strip=(HASH_COMMENT_RE,), erase=(ASM_LABEL_RE,),
-                   blocks=(ASM_DEBUG_SECTION,)),
-    "x86": Rules(drop=(ASM_DEBUG_RE,), strip=(HASH_COMMENT_RE,), erase=(ASM_LABEL_RE,),
-                 blocks=(ASM_DEBUG_SECTION,)),
-    "aarch64": Rules(drop=(ASM_DEBUG_RE,), strip=(SLASH_COMMENT_RE,), erase=(ASM_LABEL_RE,),
-                     blocks=(ASM_DEBUG_SECTION,)),
 }
 GENERIC = Rules()
+# Comments of CPU assembly as LLVM and objdump print it, by how the ISA starts one (its spec's comment)
+COMMENT_RES = {"#": HASH_COMMENT_RE, "//": SLASH_COMMENT_RE, ";": SEMI_COMMENT_RE}
+
+
+def rules_for(dialect: str) -> Rules:
+    """The dialect's Rules: its own above, or, for CPU assembly (an ISA whose spec names its arches,
+    kinspect.isa), debug lines and sections dropped, comments stripped and label numbers erased."""
+    if dialect in RULES:
+        return RULES[dialect]
+    from kinspect.isa import find
+
+    spec = find(dialect)
+    if spec is None or not spec.cpu:
+        return GENERIC
+    comment = COMMENT_RES.get(spec.comment) or re.compile(rf"(?<!\s)\s*{re.escape(spec.comment)}.*$")
+    return Rules(drop=(ASM_DEBUG_RE,), strip=(comment,), erase=(ASM_LABEL_RE,),
+                 blocks=(ASM_DEBUG_SECTION,))
 
 
 @dataclass
@@ -173,7 +184,7 @@ def _erase(m: re.Match) -> str:
 
 def normalize(lines: Iterable[str], dialect: str, *, names: Iterable[str] = ()) -> Normalized:
     """The canonical lines of a stage. `names` (the kernels' own names) become `<kernel>`."""
-    rules = RULES.get(dialect, GENERIC)
+    rules = rules_for(dialect)
     names = sorted({n for n in names if n}, key=len, reverse=True)
     name_re = re.compile("|".join(re.escape(n) for n in names)) if names else None
     out = Normalized()

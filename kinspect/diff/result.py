@@ -13,9 +13,16 @@ from kinspect.diff.table import Row
 from kinspect.diff.textdiff import StageDiff
 from kinspect.model import Variant
 
-# The stage diffed when none is named, by dialect, best first: PTX and AMDGCN show a block size's
-# effect most readably; CPU assembly next; then SASS, LLVM IR and the MLIR stages.
-STAGE_PREFERENCE = ("ptx", "amdgcn", "riscv", "x86", "aarch64", "sass", "llvm", "mlir")
+
+
+def stage_rank(dialect: str) -> int | None:
+    """Where a stage in this dialect comes among the stages a diff shows when none is named (its
+    spec's diff_rank, kinspect.isa: PTX and AMDGCN show a block size's effect most readably; CPU
+    assembly next; then SASS, LLVM IR and the MLIR stages); None for a dialect with no parser."""
+    from kinspect.isa import find
+
+    spec = find(dialect)
+    return spec.diff_rank if spec is not None else None
 
 
 @dataclass(frozen=True)
@@ -28,7 +35,6 @@ class DiffResult:
     links: list[Link] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     sweep: Sweep | None = None
-    reports: dict = field(default_factory=dict)    # analyses made for the rows, by id() of the variant
 
     def to_json(self) -> dict:
         d = self.text

@@ -53,24 +53,25 @@ def cross(kernels, *, targets=(None,), constexprs: dict[str, list] | None = None
 
 
 def compile_job(job: Job) -> Outcome:
-    """Compile one job into its store and measure its row figures (the analysis is as costly as the
-    compile, so it runs in the worker too); a KinspectError becomes the outcome's error line."""
+    """Compile one job into its store and make its record of figures (kinspect.analysis.summary: the
+    analysis is as costly as the compile, so it runs in the worker too, and is cached); a KinspectError
+    becomes the outcome's error line."""
+    from kinspect.analysis.summary import summaries
     from kinspect.compile.args import parse_args
     from kinspect.compile.dump import dump
-    from kinspect.diff.table import metrics
 
     if job.replay:      # a captured launch compiled again: the kernel and arguments come from the capture
-        from kinspect.replay.compile import compile_job as compile_replay
+        from kinspect.diff.replayed import compile_job as compile_replay
 
         return compile_replay(job)
     try:
         result = dump(job.kernel, target=job.target, constexprs=dict(job.constexprs),
                       args=parse_args(job.args), num_warps=job.num_warps, num_stages=job.num_stages,
                       size=job.size, out_dir=job.out_dir, config=job.config)
-        figures = metrics(result.variant)
+        figures = summaries([result.variant], jobs=1)[0]
     except KinspectError as e:
         return Outcome(job, error=str(e))
-    return Outcome(job, path=result.variant.path, metrics=figures)
+    return Outcome(job, path=result.variant.path, metrics=figures.to_json())
 
 
 def configs_of(kernel: str, targets: list, combos: list[dict], args: list[str], only: list[int] | None) -> dict:

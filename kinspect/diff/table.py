@@ -1,11 +1,12 @@
-"""One row of metrics per variant, and the labels that tell a sweep's variants apart."""
+"""One row per variant of a sweep or of saved variants: its label (what tells it apart from the
+others), its record of figures (kinspect.analysis.summary.VariantMetrics, the one every view reads)
+and its runtime where it was timed."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from kinspect.analysis import analyse
-from kinspect.analysis.code_size import code_bytes
+from kinspect.analysis.summary import VariantMetrics
 from kinspect.bench.stats import Runtime
 from kinspect.model import Variant
 
@@ -14,79 +15,50 @@ from kinspect.model import Variant
 class Row:
     label: str
     variant: Variant
-    isa: str
-    registers: int | None
-    spills: int | None
-    shared_bytes: int | None
-    occupancy: float | None
-    occupancy_limiter: str
-    instructions: int
-    vector: int
-    matrix: int
-    matrix_units: dict[str, int]
-    code_bytes: int | None
-    jit_us: int | None
-    jit_stages: dict[str, int] = field(default_factory=dict)
+    metrics: VariantMetrics
     runtime: Runtime | None = None
-    findings: list[dict] = field(default_factory=list)   # {kind, severity, text, advice}, worst first
+    # the variant's full analysis (kinspect.analysis.VariantReport) when it was made for this row: a
+    # report shows it (verdicts, stages) without analysing the variant again
+    report: object = field(default=None, compare=False, repr=False)
 
     def to_json(self) -> dict:
-        v = self.variant
+        v, m = self.variant, self.metrics
         return {
             "label": self.label, "variant": v.name or v.kernel, "kernel": v.kernel, "path": v.path,
             "target": str(v.target), "constexprs": v.constexprs, "config": config_index(v),
             "num_warps": v.options.get("num_warps"), "num_stages": v.options.get("num_stages"),
-            "isa": self.isa, "registers": self.registers, "spills": self.spills, "shared_bytes": self.shared_bytes,
-            "occupancy": self.occupancy, "occupancy_limiter": self.occupancy_limiter or None,
-            "instructions": self.instructions, "vector_instructions": self.vector,
-            "matrix_instructions": self.matrix, "matrix_by_unit": self.matrix_units, "code_bytes": self.code_bytes,
-            "jit_ms": None if self.jit_us is None else round(self.jit_us / 1000, 1),
-            "jit_ms_by_stage": {k: round(us / 1000, 1) for k, us in self.jit_stages.items()},
+            "isa": m.isa, "registers": m.registers, "spills": m.spills, "shared_bytes": m.shared_bytes,
+            "occupancy": m.occupancy, "occupancy_limiter": m.occupancy_limiter or None,
+            "instructions": m.instructions, "vector_instructions": m.vector,
+            "matrix_instructions": m.matrix, "matrix_by_unit": dict(m.matrix_units), "code_bytes": m.code_bytes,
+            "jit_ms": None if m.jit_us is None else round(m.jit_us / 1000, 1),
+            "jit_ms_by_stage": {k: round(us / 1000, 1) for k, us in m.jit_stages},
             "cache_hit": v.cache_hit if v.times else None,
             "runtime": None if self.runtime is None else vars(self.runtime),
-            "findings": self.findings,
+            "findings": [f.to_json() for f in m.findings],
         }
 
 
-def metrics(v: Variant, report=None) -> dict:
-    """A variant's row figures (everything but label, variant and runtime), as plain JSON values:
-    a sweep's worker measures them beside the compile and sends them back. `report` is the variant's
-    analysis when it was made already."""
-    report = report if report is not None else analyse(v)
-    m, r = report.isa, report.resources
-    stages = {}
-    if v.times is not None:
-        stages = {"source": v.times.ir_initialization_us, **dict(v.times.stages)}
-    return dict(isa=report.isa_name, registers=r.registers, spills=r.spills, shared_bytes=r.shared_bytes,
-                occupancy=None if r.occupancy is None else round(r.occupancy.fraction, 4),
-                occupancy_limiter=r.occupancy.limiter if r.occupancy else "",
-                instructions=m.instructions if m else 0, vector=m.vector if m else 0,
-                matrix=m.matrix_total if m else 0, matrix_units=dict(m.matrix) if m else {},
-                code_bytes=code_bytes(v), jit_us=v.times.total_us if v.times else None, jit_stages=stages,
-                findings=findings_of(report))
-
-
-def findings_of(report) -> list[dict]:
-    """A variant's findings (analysis.findings), worst first, as plain values."""
-    found = sorted((x for x in report.verdicts if x.kind), key=lambda x: -x.severity)
-    return [{"kind": x.kind, "severity": x.severity, "text": x.text, "advice": x.what_to_try} for x in found]
-
-
-def rows(variants: list[Variant], known: dict[str, dict] | None = None,
-         reports: dict | None = None) -> list[Row]:
-    """One Row per variant; `known` maps a variant's path to figures a worker measured already. The
-    analyses made here (in parallel when there are many) are put in `reports`, by id() of the variant
-    (stage files of one folder share a path)."""
+def rows(variants: list[Variant], known: dict[str, VariantMetrics] | None = None, *,
+         keep_reports: bool = False) -> list[Row]:
+    """One Row per variant; `known` maps a variant's path to its record made already (by a sweep's
+    worker, beside the compile). The rest come from kinspect's cache or are analysed here (in
+    parallel when there are many); with `keep_reports` those analyses are full and kept on their rows."""
     from kinspect.analysis import analyse_all
+    from kinspect.analysis.summary import remember, summaries
 
     known = known or {}
     figures = [known.get(v.path) for v in variants]
+    reports: list = [None] * len(variants)
     todo = [i for i, f in enumerate(figures) if f is None]
-    for i, report in zip(todo, analyse_all([variants[i] for i in todo])):
-        figures[i] = metrics(variants[i], report)
-        if reports is not None:
-            reports[id(variants[i])] = report
-    return [Row(label=label, variant=v, **f) for label, v, f in zip(labels(variants), variants, figures)]
+    if keep_reports:
+        for i, report in zip(todo, analyse_all([variants[i] for i in todo])):
+            figures[i], reports[i] = remember(variants[i], report), report
+    else:
+        for i, made in zip(todo, summaries([variants[i] for i in todo])):
+            figures[i] = made
+    return [Row(label=label, variant=v, metrics=m, report=r)
+            for label, v, m, r in zip(labels(variants), variants, figures, reports)]
 
 
 def _facets(v: Variant) -> dict[str, str]:

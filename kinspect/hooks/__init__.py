@@ -2,8 +2,9 @@
 
 `capture(out_dir)` installs Triton's compilation listener (chaining whatever listener was already
 installed), records every compiled or cache-hit variant into a kinspect store, and with it the
-launches of those variants (Triton's launch hooks, chained the same way; see hooks.launches). On
-exit it restores every hook, also on exceptions and sys.exit.
+launches of those variants, observed per compiled kernel (hooks.observe: no launch hook is set, so
+Inductor's static launcher stays as the program has it). On exit it restores what it replaced, also
+on exceptions and sys.exit.
 
 Inside Triton's compile the listener only links or copies the stage files and writes the record:
 derived stages (SASS from the cubin, CPU assembly) are made afterwards (hooks.record.finish), by
@@ -22,7 +23,7 @@ from kinspect.errors import KinspectError
 from kinspect.hooks.launches import LaunchRecorder
 from kinspect.hooks.startup import StartupClock
 from kinspect.model import Variant
-from kinspect.store import Store
+from kinspect.store import DEFAULT_OUT, Store
 
 
 @dataclass
@@ -37,6 +38,7 @@ class Recorder:
     origin: str = "capture"
     defer: bool = False              # record on flush(), so a timed call pays only for the listener call
     launches: LaunchRecorder | None = None   # records the launches of what this records
+    backend: str | None = None       # the kinspect backend that compiles (default: the one Triton's target names)
     startup: StartupClock | None = None      # times Triton's one-time start-up
     variants: list[Variant] = field(default_factory=list)
     autotune: list = field(default_factory=list)     # triton.autotune's decisions (kinspect.model.AutotuneDecision)
@@ -62,6 +64,26 @@ class Recorder:
             return
         self._guarded(kernel.src, kernel.metadata._asdict(), dict(kernel.metadata_group), None, True)
 
+    def adopt_cached(self, key: str, name: str, folder, src=None) -> None:
+        """Record, from its Triton cache folder, a variant launched with no compile in this capture:
+        Inductor's static launcher loads the cubin of a warm cache from there (no listener call, no
+        CompiledKernel). `src` stands in for the kernel's source (its JITFunction and signature)."""
+        import json
+
+        if self.launches is None or key in self.launches.folders or self.launches.find(name, key) is not None:
+            return
+        folder = Path(folder)
+        try:
+            group = json.loads((folder / f"__grp__{name}.json").read_text())["child_paths"]
+            metadata = json.loads((folder / f"{name}.json").read_text())
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            self.errors.append(f"kinspect: variant {name} ({key[:12]}) not recorded: its Triton cache folder "
+                               f"{folder} could not be read ({type(e).__name__})")
+            return
+        if metadata.get("hash") != key:
+            return
+        self._guarded(src, metadata, {str(k): str(v) for k, v in group.items()}, None, True)
+
     def flush(self) -> None:
         """Record what a deferred recorder has collected (its files must still be in the cache)."""
         pending, self.pending = self.pending, []
@@ -84,7 +106,7 @@ class Recorder:
 
         variant, files = build(src=src, metadata=dict(metadata), metadata_group=dict(metadata_group),
                                times=times, cache_hit=cache_hit, offline=self.offline, origin=self.origin,
-                               triton_version=triton.__version__, startup_us=startup_us)
+                               triton_version=triton.__version__, startup_us=startup_us, backend=self.backend)
         group = self.group or variant.kernel
         with self._lock:
             existing = self.store.exists(group, variant)
@@ -102,36 +124,6 @@ class Recorder:
                 self.launches.folders[variant.hash] = Path(variant.path)
 
 
-class ChainedHook:
-    """A launch hook that calls kinspect's first, then whatever hook the program or another tool
-    (tritonparse, proton) installed. `add`/`remove` reach that hook when it is a HookChain, so code
-    that adds to `knobs.runtime.launch_enter_hook` while kinspect is installed still works."""
-
-    def __init__(self, ours, theirs):
-        self.ours, self.theirs = ours, theirs
-
-    def __call__(self, metadata):
-        self.ours(metadata)
-        if self.theirs is not None:
-            self.theirs(metadata)
-
-    def add(self, func) -> None:
-        if self.theirs is None or not hasattr(self.theirs, "add"):
-            from triton.knobs import HookChain
-
-            chain = HookChain()
-            if self.theirs is not None:
-                chain.add(self.theirs)
-            self.theirs = chain
-        self.theirs.add(func)
-
-    def remove(self, func) -> None:
-        if hasattr(self.theirs, "remove"):
-            self.theirs.remove(func)
-        elif self.theirs is func:
-            self.theirs = None
-
-
 def _knobs():
     try:
         from triton import knobs
@@ -141,8 +133,9 @@ def _knobs():
     return knobs
 
 
-def timer(time) -> object | None:
-    """The device timer a capture's `time` names: True or "profiler" (the default method), "events"."""
+def timer(time, sample: int = 0) -> object | None:
+    """The device timer a capture's `time` names: True or "profiler" (the default method: kernel
+    activity records), "events"; `sample` = N times about one launch in N (profiler only)."""
     from kinspect.hooks.launches import TIMERS
 
     if not time:
@@ -150,16 +143,21 @@ def timer(time) -> object | None:
     name = "profiler" if time is True else str(time)
     if name not in TIMERS:
         raise KinspectError(f"unknown timing method '{name}'; use one of: {', '.join(TIMERS)}")
+    if sample and sample > 1:
+        if name != "profiler":
+            raise KinspectError("sampled timing is done with the kernel activity records: use --time profiler")
+        return TIMERS[name](sample=sample)
     return TIMERS[name]()
 
 
 @contextlib.contextmanager
-def capture(out_dir: str | Path = "kinspect-out", *, group: str | None = None, offline: bool = False,
+def capture(out_dir: str | Path = DEFAULT_OUT, *, group: str | None = None, offline: bool = False,
             strict: bool = False, origin: str = "capture", defer: bool = False, launches: bool = True,
-            time: bool | str = False):
+            time: bool | str = False, time_sample: int = 0, backend: str | None = None):
     """Record every Triton compile inside the block into a kinspect store at `out_dir`, and the
     launches of what it records (count, grids, argument signatures; with `time`, device time per
-    launch: True or "profiler" for the torch profiler's kernel records, "events" for CUDA events),
+    launch: True or "profiler" for CUPTI's kernel records, "events" for CUDA events; `time_sample`
+    = N times about one launch in N),
     and triton.autotune's decisions (`rec.autotune`; kinspect.hooks.autotune). Launches an autotuner
     makes while benchmarking configs are counted and timed apart (kinspect.hooks.tuning).
 
@@ -168,50 +166,54 @@ def capture(out_dir: str | Path = "kinspect-out", *, group: str | None = None, o
         print(rec.variants)
 
     With `defer`, variants are recorded when the block ends rather than inside Triton's compile.
+    `backend` names the kinspect backend compiling (kinspect.backends), where Triton's target does not say it.
     Under TRITON_INTERPRET nothing compiles, so nothing is recorded here: kinspect.capture() then
-    records the interpreted launches instead (kinspect.replay.interpreted).
+    records the interpreted launches instead (kinspect.program.interpreted).
     """
     from kinspect.hooks.autotune import AutotuneRecorder
-    from kinspect.hooks.launches import ArgumentsToHooks, LaunchRecorder
+    from kinspect.hooks.launches import LaunchRecorder
+    from kinspect.hooks.observe import LaunchObserver
     from kinspect.hooks.startup import StartupClock
     from kinspect.hooks.tuning import TuningScopes
 
     knobs = _knobs()
     store = Store(out_dir)
-    launch_recorder = LaunchRecorder(store, timer=timer(time)) if launches else None
+    launch_recorder = LaunchRecorder(store, timer=timer(time, time_sample)) if launches else None
     # Capturing inside someone's program (not strict) must not break it: an unwritable folder is
     # reported when a variant is recorded, and several processes (ranks) may capture into one store.
-    with store.lock(required=strict):
-        previous = knobs.compilation.listener
-        hooks = (knobs.runtime.launch_enter_hook, knobs.runtime.launch_exit_hook)
-        clock = StartupClock()
-        recorder = Recorder(store, previous=previous, group=group, offline=offline, strict=strict,
-                            origin=origin, defer=defer, launches=launch_recorder, startup=clock)
-        knobs.compilation.listener = recorder
-        clock.install()
-        metadata = ArgumentsToHooks(on_first=recorder.adopt)
+    # Each hook is undone by the ExitStack as soon as it is installed, in the reverse order: a failure
+    # half-way through installing leaves nothing patched, and the records are finished after every
+    # hook is back as it was.
+    with store.lock(required=strict), contextlib.ExitStack() as undo:
         autotune = AutotuneRecorder(store.root) if launches else None
-        scopes = TuningScopes()
         if launch_recorder is not None:
-            knobs.runtime.launch_enter_hook = ChainedHook(launch_recorder.enter, hooks[0])
-            knobs.runtime.launch_exit_hook = ChainedHook(launch_recorder.exit, hooks[1])
-            metadata.install()
+            undo.callback(_finish_autotune, store, autotune)
+            undo.callback(finish_launches, launch_recorder)
+        clock = StartupClock()
+        recorder = Recorder(store, previous=knobs.compilation.listener, group=group, offline=offline,
+                            strict=strict, origin=origin, defer=defer, launches=launch_recorder, startup=clock,
+                            backend=backend)
+        _patch(undo, knobs.compilation, "listener", recorder)
+        clock.install()
+        undo.callback(clock.restore)
+        if launch_recorder is not None:
+            observer = LaunchObserver(launch_recorder, on_first=recorder.adopt, on_static=recorder.adopt_cached)
+            observer.install()
+            undo.callback(observer.restore)
             autotune.install()
+            undo.callback(autotune.restore)
+            scopes = TuningScopes()
             scopes.install()
+            undo.callback(scopes.restore)
             recorder.autotune = autotune.decisions
-        try:
-            yield recorder
-            recorder.flush()
-        finally:
-            knobs.compilation.listener = previous
-            knobs.runtime.launch_enter_hook, knobs.runtime.launch_exit_hook = hooks
-            metadata.restore()
-            clock.restore()
-            if launch_recorder is not None:
-                scopes.restore()
-                autotune.restore()
-                finish_launches(launch_recorder)
-                _finish_autotune(store, autotune)
+        yield recorder
+        recorder.flush()
+
+
+def _patch(undo: contextlib.ExitStack, owner, name: str, value) -> None:
+    """Set `owner.name` to `value` until `undo` closes, when it gets back what it had."""
+    undo.callback(setattr, owner, name, getattr(owner, name))
+    setattr(owner, name, value)
 
 
 def _finish_autotune(store: Store, autotune) -> None:

@@ -9,7 +9,7 @@ attributes both versions keep. Work per launch: a length check of that dict.
 
 Under the interpreter nothing can be timed (no device), and Triton's own benchmark fails without
 a driver. There `_bench` is replaced too: each config is handed to the interpreted launch once as
-a trial (kinspect.hooks.interpret records and compiles it for the target, and runs nothing) and
+a trial (kinspect.program.interpret records and compiles it for the target, and runs nothing) and
 gets no time, so the autotuner keeps its first config; the decision says so (how="interpreter").
 """
 
@@ -101,7 +101,7 @@ class AutotuneRecorder:
 def _trial_bench(tuner, *args, config, **meta):
     """Autotuner._bench under the interpreter: the config's launch goes to the interpreted-launch
     hook as a trial (recorded and compiled for the target, not run); nothing is timed."""
-    from kinspect.hooks.interpret import trial
+    from kinspect.hooks.tuning import trial
 
     conflicts = meta.keys() & config.kwargs.keys()
     if conflicts:     # as Triton's own _bench says it

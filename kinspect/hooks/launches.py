@@ -1,15 +1,13 @@
 """Launch records: how often each captured variant ran, with which grids and arguments, and (with
 a timer) how long it ran on the GPU.
 
-Triton calls `knobs.runtime.launch_enter_hook` / `launch_exit_hook` around every launch with a
-LazyDict built by `CompiledKernel.launch_metadata`; it carries the launch's grid, the kernel's
-metadata and its arguments only when the kernel's JITFunction has a `launch_metadata` function of
-its own. While capture is on, ArgumentsToHooks wraps that method so every launch carries them (the
-kernels Inductor compiles in worker processes and loads in the program's process included, which
-no listener of that process sees compile); the enter hook reads them without calling anything.
-Work per launch is a dict update keyed by the arguments' shapes, strides and values; the records
-are written by `flush`, per process, beside the variant (kinspect.store.write_launches): a
-variant's first launch at once, later counts every FLUSH_S seconds and when the capture ends.
+The launches are observed per compiled kernel, not through Triton's global launch hooks (which would
+make Inductor bypass its static launcher): kinspect.hooks.observe wraps each kernel's launcher. Per
+launch the wrapper counts the launch under its signature key (the grid and the int and bool
+arguments); only a new key records the arguments in full (tensors' dtype, shape, strides and device
+as first seen with that key). The records are written by `flush`, per process, beside the variant
+(kinspect.store.write_launches): a variant's first launch at once, later counts now and then while
+launches happen (checked every CHECK_EVERY launches of a key) and when the capture ends.
 """
 
 from __future__ import annotations
@@ -22,88 +20,52 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kinspect.hooks import tuning
 from kinspect.launches import GRIDS, SAMPLES, SIGNATURES
 from kinspect.model import ArgSpec, GpuTime, Launches, LaunchSignature, ProcessLaunches
 
 FLUSH_S = 2.0            # write launch files at most this often while launches happen
+CHECK_EVERY = 4096       # launches of one signature key between two looks at the clock (a power of 2)
 RESOLVE_EVERY = 2048     # timed launches held before their events are read
 TUNING = "tuning"        # marks the timer's key of an autotuner's benchmark launch: (TUNING, hash)
+KEY = "the grid and the int and bool arguments; tensors as first seen with that key"
 
 
-def no_launch_metadata(grid, metadata, args):
-    """The entry kinspect adds to a launch's LazyDict: its arguments are the (grid, kernel metadata,
-    arguments) the hooks read; it adds nothing to the launch's metadata."""
-    return {}
-
-
-class ArgumentsToHooks:
-    """Wraps CompiledKernel.launch_metadata so every launch hands its grid, metadata and arguments to
-    the launch hooks (Triton does so only for kernels with a `launch_metadata` function); `restore`
-    puts Triton's method back."""
-
-    def __init__(self, on_first=None):
-        self.on_first = on_first      # called with each CompiledKernel at its first launch
-        self._cls = self._original = None
-
-    def install(self) -> None:
-        from triton.compiler.compiler import CompiledKernel, LazyDict
-
-        original = CompiledKernel.launch_metadata
-        names = {}                    # kernel hash -> its argument names (once per kernel)
-        on_first = self.on_first
-
-        def launch_metadata(kernel, grid, stream, *args):
-            known = names.get(kernel.hash)
-            if known is None:
-                known = names[kernel.hash] = _arg_names(kernel, len(args))
-                if on_first is not None:
-                    try:
-                        on_first(kernel)
-                    except Exception:
-                        pass
-            try:
-                ret = original(kernel, grid, stream, *args)
-            except Exception:       # a kernel whose source is gone (unpickled): build it here
-                ret = None
-            if ret is None:
-                ret = LazyDict({"name": kernel.name, "function": kernel.function, "stream": stream})
-            if not ret.extras:
-                ret.extras.append((no_launch_metadata, (grid, kernel.metadata, dict(zip(known, args)))))
-            return ret
-
-        launch_metadata.kinspect_original = original
-        CompiledKernel.launch_metadata = launch_metadata
-        self._cls, self._original = CompiledKernel, original
-
-    def restore(self) -> None:
-        if self._cls is not None:
-            self._cls.launch_metadata = self._original
-            self._cls = self._original = None
-
-
-def _arg_names(kernel, n: int) -> list[str]:
+def arg_names(kernel, n: int) -> list[str]:
     src = getattr(kernel, "src", None)
     names = getattr(getattr(src, "fn", None), "arg_names", None) or list(getattr(src, "signature", None) or ())
     return list(names)[:n] + [f"arg{i}" for i in range(len(names), n)]
 
 
-@dataclass
+@dataclass(eq=False)
 class Tally:
-    """One variant's launches in this process."""
+    """One variant's launches in this process: calls per signature key, and each key's grid and
+    argument keys as first seen."""
 
     kernel: str
     names: tuple[str, ...]
-    calls: int = 0
-    grids: dict = field(default_factory=dict)
-    signatures: dict = field(default_factory=dict)   # (grid, arg keys) -> calls
-    other: int = 0
+    counts: dict = field(default_factory=dict)       # signature key -> calls
+    first: dict = field(default_factory=dict)        # signature key -> (grid, arg keys)
+    other: int = 0                                   # calls past SIGNATURES keys
     timed: int = 0
     total_ms: float = 0.0
     samples: list = field(default_factory=list)
     tuning: int = 0                 # launches inside an autotuner's benchmark, not in the above
     tuning_ms: float = 0.0
-    dirty: bool = False
+    dirty: bool = False             # something besides the counts changed since the last write
+    written: int = 0                # calls when last written
+
+    @property
+    def calls(self) -> int:
+        return sum(self.counts.values()) + self.other
+
+    def add(self, key, grid, args) -> None:
+        """A launch under a signature key not seen before (`args`: the argument values in order)."""
+        if len(self.counts) < SIGNATURES:
+            self.counts[key] = 1
+            self.first[key] = (_grid3(grid), tuple(map(_arg_key, args)))
+        else:
+            self.other += 1
+        self.dirty = True
 
 
 _SCALARS = {int: "int", float: "float", bool: "bool", str: "str", type(None): "none"}
@@ -173,17 +135,18 @@ def rank() -> int | None:
 
 
 class LaunchRecorder:
-    """The enter/exit hooks and what they gathered; `folders` maps a compile hash to its store folder
-    (the compilation recorder fills it as it records or finds variants). `timer` times each launch
-    on the device (EventTimer, ProfilerTimer) or is None."""
+    """What the launch observers (kinspect.hooks.observe) gathered; `folders` maps a compile hash to
+    its store folder (the compilation recorder fills it as it records or finds variants). `timer`
+    times launches on the device (KernelRecordsTimer, EventTimer) or is None."""
 
     def __init__(self, store=None, *, timer=None):
         self.store = store
         self.timer = timer
         self.tallies: dict[str, Tally] = {}
         self.folders: dict[str, Path] = {}
-        self.unattributed: dict[str, int] = {}    # kernel name -> launches of variants compiled before capture
-        self.hook_s = 0.0                         # time spent in the hooks
+        self.unattributed: dict[str, int] = {}    # kernel name -> launches of variants in no store
+        self.slow_s = 0.0                         # time spent on first launches, new keys and flushes
+        self.observed: dict[str, int] = {}        # how launches were observed -> variants so observed
         self.after_flush: list = []               # called with `folders` after each flush
         if store is not None:                     # Inductor kernels' ATen ops and model lines, beside their variants
             from kinspect.hooks.provenance import InductorOrigins
@@ -193,85 +156,47 @@ class LaunchRecorder:
         self._last_flush = time.monotonic()
         self._rng = random.Random(os.getpid())
 
-    # -- hooks (called by Triton's launcher around every launch: they must never raise) ------------
-
-    def enter(self, metadata) -> None:
-        t0 = time.perf_counter()
-        try:
-            self._enter(metadata)
-        except Exception:
-            pass
-        self.hook_s += time.perf_counter() - t0
-
-    def exit(self, metadata) -> None:
-        if self.timer is None:
-            return
-        t0 = time.perf_counter()
-        try:
-            self.timer.exit(self)
-        except Exception:
-            pass
-        self.hook_s += time.perf_counter() - t0
-
-    def _enter(self, metadata) -> None:
-        extras = getattr(metadata, "extras", None)
-        data = getattr(metadata, "data", None) or {}
-        if not extras:   # a variant compiled before the capture began: no arguments to read
-            name = str(data.get("name", "?"))
-            self.unattributed[name] = self.unattributed.get(name, 0) + 1
-            if self.timer is not None:
-                self.timer.enter(self, None, data)
-            return
-        grid, kernel_meta, args = extras[0][1]
-        key = kernel_meta.hash
-        if tuning.active():
-            # an autotuner benchmarking a config: counted and timed apart (the timer still sees the
-            # launch, so the profiler's records keep their order)
-            first = self.count_tuning(key, kernel_meta.name, args)
-            key = (TUNING, key)
-        else:
-            first = self.count(key, kernel_meta.name, grid, args)
-        if self.timer is not None:
-            self.timer.enter(self, key, data)
-        # A variant's first launch is written at once (a program that dies keeps it), later counts
-        # every FLUSH_S seconds.
-        if first or time.monotonic() - self._last_flush > FLUSH_S:
-            self.flush()
-
     def count(self, key: str, kernel, grid, args: dict) -> bool:
-        """Count one launch of the variant `key` with `grid` and `args` (parameter name -> value);
-        whether it was the variant's first. Also called for launches no launch hook sees (the
-        interpreter's: kinspect.hooks.interpret)."""
-        tally, first = self._tally(key, kernel, args)
-        tally.calls += 1
-        tally.dirty = True
-        grid = _grid3(grid)
-        tally.grids[grid] = tally.grids.get(grid, 0) + 1
-        sig = (grid, tuple(map(_arg_key, args.values())))
-        n = tally.signatures.get(sig)
-        if n is not None:
-            tally.signatures[sig] = n + 1
-        elif len(tally.signatures) < SIGNATURES:
-            tally.signatures[sig] = 1
+        """Count one launch of the variant `key` with `grid` and `args` (parameter name -> value), its
+        signature key being every argument's; whether it was the variant's first. For launches no
+        observer wraps (the interpreter's: kinspect.program.interpret)."""
+        tally, first = self.tally(key, kernel, tuple(args))
+        values = tuple(args.values())
+        sig = (_grid3(grid), tuple(map(_arg_key, values)))
+        n = tally.counts.get(sig)
+        if n is None:
+            tally.add(sig, grid, values)
         else:
-            tally.other += 1
+            tally.counts[sig] = n + 1
         return first
 
-    def count_tuning(self, key: str, kernel, args: dict) -> bool:
-        """Count one launch an autotuner made while benchmarking the variant `key`; whether it was the
-        variant's first."""
-        tally, first = self._tally(key, kernel, args)
+    def count_tuning(self, key: str, kernel, args) -> bool:
+        """Count one launch an autotuner made while benchmarking the variant `key` (`args`: the
+        parameter names); whether it was the variant's first."""
+        tally, first = self.tally(key, kernel, tuple(args))
         tally.tuning += 1
         tally.dirty = True
         return first
 
-    def _tally(self, key: str, kernel, args: dict) -> tuple[Tally, bool]:
+    def tally(self, key: str, kernel, names: tuple) -> tuple[Tally, bool]:
         """The variant's tally, and whether it was made now (its first launch in this process)."""
         tally = self.tallies.get(key)
         if tally is not None:
             return tally, False
-        tally = self.tallies[key] = Tally(kernel=str(kernel), names=tuple(args))
+        tally = self.tallies[key] = Tally(kernel=str(kernel), names=tuple(names))
+        if self.timer is not None:
+            try:
+                self.timer.new_variant(self, str(kernel), key)
+            except Exception:
+                pass
         return tally, True
+
+    def now_and_then(self) -> None:
+        """Called every CHECK_EVERY launches of a key: write the counts when FLUSH_S have passed."""
+        if time.monotonic() - self._last_flush > FLUSH_S:
+            t0 = time.perf_counter()
+            self.flush()
+            self.slow_s += time.perf_counter() - t0
 
     def add_time(self, key, ms: float) -> None:
         """One launch's device time (called by the timer when it knows it); `key` is the variant's
@@ -298,16 +223,20 @@ class LaunchRecorder:
     # -- writing --------------------------------------------------------------------------------
 
     def launches(self, tally: Tally, pid: int, rk: int | None, host: str) -> Launches:
-        sigs = sorted(tally.signatures.items(), key=lambda kv: -kv[1])
-        grids = sorted(tally.grids.items(), key=lambda kv: -kv[1])
+        sigs = sorted(tally.counts.items(), key=lambda kv: -kv[1])
+        grids: dict = {}
+        for key, n in sigs:
+            g = tally.first[key][0]
+            grids[g] = grids.get(g, 0) + n
+        calls = tally.calls
         return Launches(
-            calls=tally.calls,
-            grids=tuple((tuple(int(x) for x in g), n) for g, n in grids[:GRIDS]),
-            signatures=tuple(LaunchSignature(grid=tuple(int(x) for x in grid),
-                                             args=tuple(_arg_spec(n, k) for n, k in zip(tally.names, keys)),
-                                             calls=n, pid=pid, rank=rk) for (grid, keys), n in sigs),
+            calls=calls,
+            grids=tuple((tuple(int(x) for x in g), n) for g, n in sorted(grids.items(), key=lambda kv: -kv[1])[:GRIDS]),
+            signatures=tuple(LaunchSignature(grid=tuple(int(x) for x in tally.first[key][0]),
+                                             args=tuple(_arg_spec(n, k) for n, k in zip(tally.names, tally.first[key][1])),
+                                             calls=n, pid=pid, rank=rk) for key, n in sigs),
             other_calls=tally.other,
-            processes=(ProcessLaunches(pid=pid, rank=rk, host=host, calls=tally.calls),),
+            processes=(ProcessLaunches(pid=pid, rank=rk, host=host, calls=calls),),
             gpu=GpuTime(tally.timed, tally.total_ms, tuple(tally.samples)) if tally.timed else None,
             tuning_calls=tally.tuning, tuning_ms=tally.tuning_ms)
 
@@ -326,14 +255,15 @@ class LaunchRecorder:
             pid, rk, host = os.getpid(), rank(), socket.gethostname()
             written = []
             for key, tally in list(self.tallies.items()):
-                if not tally.dirty:
+                calls = tally.calls
+                if not tally.dirty and calls == tally.written:
                     continue
                 folder = self.folders.get(key) or self.find(tally.kernel, key)
                 if folder is None:
                     continue
                 try:
                     write_launches(folder, self.launches(tally, pid, rk, host), host=host, pid=pid)
-                    tally.dirty = False
+                    tally.dirty, tally.written = False, calls
                     written.append(folder)
                 except OSError:
                     pass    # the store went away or is read-only: the program goes on
@@ -361,29 +291,35 @@ class LaunchRecorder:
         if self.timer is not None:
             self.timer.forget()
 
-    def summary(self) -> dict:
+    def summary(self, per_launch_s: float = 0.0, **extra) -> dict:
         """Launch counts and what recording and timing them cost, for the end of a capture; launches
-        of variants that are in no store (recording them failed) by kernel name."""
+        of variants that are in no store (recording them failed) by kernel name. `per_launch_s`: what
+        the observer's wrapper costs a launch (measured by the observer: the wrapper does not time
+        itself, which would cost more than it does)."""
         unstored = dict(self.unattributed)
         for key, t in self.tallies.items():
             if key not in self.folders:
                 unstored[t.kernel] = unstored.get(t.kernel, 0) + t.calls
         calls = sum(t.calls for t in self.tallies.values()) + sum(self.unattributed.values())
-        return {"launches": calls, "tuning": sum(t.tuning for t in self.tallies.values()),
-                "hook_ms": 1e3 * self.hook_s,
-                "timing": None if self.timer is None else {"method": self.timer.method,
-                                                            "ms": 1e3 * self.timer.cost_s,
-                                                            "failed": getattr(self.timer, "failed", ""),
-                                                            "other_kernels": other_kernels(self.timer)},
-                "unattributed": unstored}
+        tuning = sum(t.tuning for t in self.tallies.values())
+        timer = self.timer
+        return {"launches": calls, "tuning": tuning,
+                "hook_ms": 1e3 * (self.slow_s + per_launch_s * (calls + tuning)),
+                "per_launch_us": 1e6 * per_launch_s, "observed": dict(self.observed),
+                "timing": None if timer is None else {"method": timer.method, "ms": 1e3 * timer.cost_s,
+                                                      "failed": getattr(timer, "failed", ""),
+                                                      "coverage": timer.coverage(),
+                                                      "other_kernels": other_kernels(timer)},
+                "unattributed": unstored, **extra}
 
 
 class EventTimer:
     """CUDA events recorded on the launch's stream just before and after it. Cheap per launch, but
     when the GPU is idle (a launch-bound program) the start event runs before the kernel arrives, so
-    a launch's time includes the launch latency: see ProfilerTimer."""
+    a launch's time includes the launch latency: see KernelRecordsTimer."""
 
     method = "CUDA events around each launch"
+    _every = [True]
 
     def __init__(self):
         self._stack = threading.local()
@@ -392,9 +328,22 @@ class EventTimer:
         self._streams: dict = {}
         self.cost_s = 0.0
 
-    def enter(self, rec: LaunchRecorder, key, data) -> None:
+    def cell(self, name: str) -> list:
+        """[whether the observer calls enter/exit around launches of kernels of this name]: always."""
+        return self._every
+
+    def new_variant(self, rec: LaunchRecorder, name: str, key) -> None:
+        pass
+
+    def coverage(self) -> str:
+        return "every launch the observers saw"
+
+    def tuning_window(self, rec: LaunchRecorder, name: str, key) -> None:
+        pass      # the static launcher's benchmark launches were not seen, so not timed
+
+    def enter(self, rec: LaunchRecorder, key, name: str, stream) -> None:
         t0 = time.perf_counter()
-        stream = self._stream(data.get("stream"))
+        stream = self._stream(stream)
         start = self._event()
         start.record(stream)
         stack = getattr(self._stack, "items", None)
@@ -452,68 +401,219 @@ class EventTimer:
         self._pending, self._free, self._streams = [], [], {}
 
 
-class ProfilerTimer:
-    """Kernel durations from the torch profiler's CUDA activity records (CUPTI): the time each kernel
-    ran, launch latency excluded. Started at the first captured launch; read (and restarted) at each
-    flush. A record is matched to its variant by kernel name and, where one name has several variants
-    in the process, by launch order (exact on one stream)."""
+def _kineto(activities=None):
+    """(start, stop) of a kineto session collecting CUDA activity records only (no CPU op events, no
+    stacks, no shapes), through the calls torch.profiler makes, without the part that tells the
+    program a profiler is on (torch.autograd.profiler._is_profiler_enabled, which sends Inductor's
+    launches through its profiler path). `stop` returns the session's events."""
+    import torch
+    from torch.autograd import profiler as ap      # the names it imports: torch 2.11 to 2.13 at least
 
-    method = "torch profiler (CUPTI kernel records)"
+    args = (ap.ProfilerState.KINETO, False, False, False, False, False, ap._ExperimentalConfig())
+    try:
+        config = ap.ProfilerConfig(*args)
+    except TypeError:                     # versions that also take a trace id
+        config = ap.ProfilerConfig(*args, "")
+    activities = activities or {ap.ProfilerActivity.CUDA}
+    prepare, enable, disable = ap._prepare_profiler, ap._enable_profiler, ap._disable_profiler   # before any guard
 
-    def __init__(self):
-        self._profiler = None
-        self._order: dict[str, list] = {}   # kernel name -> hashes in launch order since the last read
-        self.others: dict[str, list] = {}   # GPU work no hook saw (cuBLAS, flash attention, copies): [calls, ns]
+    def start():
+        prepare(config, activities)
+        enable(config, activities)
+
+    def stop():
+        if torch.cuda.is_available():
+            torch.cuda.synchronize()
+        return disable().events()
+
+    return start, stop
+
+
+class ProgramsProfiler:
+    """Makes way for the program's own torch.profiler while a KernelRecordsTimer's session is on (one
+    kineto session per process): the program's prepare first reads and stops the timer's session, its
+    disable then starts it again. The time between is not timed: the timer's `paused` counts those gaps."""
+
+    def __init__(self, timer: "KernelRecordsTimer", rec: LaunchRecorder):
+        from torch.autograd import profiler as ap
+
+        self.ap, self.timer, self.rec = ap, timer, rec
+        self.prepare, self.disable = ap._prepare_profiler, ap._disable_profiler
+        self._resume = False
+        guard = self
+
+        def prepare(*args, **kwargs):
+            if guard.timer._on:
+                guard.timer.paused += 1
+                guard.timer.resolve(guard.rec, final=False, restart=False)
+                guard._resume = True
+            return guard.prepare(*args, **kwargs)
+
+        def disable(*args, **kwargs):
+            try:
+                return guard.disable(*args, **kwargs)
+            finally:
+                if guard._resume:
+                    guard._resume = False
+                    guard.timer._start()
+
+        ap._prepare_profiler, ap._disable_profiler = prepare, disable
+        self._installed = (prepare, disable)
+
+    def restore(self) -> None:
+        if (self.ap._prepare_profiler, self.ap._disable_profiler) == self._installed:
+            self.ap._prepare_profiler, self.ap._disable_profiler = self.prepare, self.disable
+
+
+class KernelRecordsTimer:
+    """Kernel durations from CUPTI's kernel activity records, through a kineto session with only the
+    CUDA activities on (see _kineto): the time each kernel ran, launch latency excluded. Started at
+    the first observed launch; read (and restarted) at each flush. A record is matched to its variant
+    by kernel name; where one name has several variants in the process (or an autotuner launched it),
+    the observers note the launches of that name in order and the n-th record is the n-th launch.
+
+    With `sample` = N > 1 only windows of launches are timed: WINDOW launches timed, then about
+    (N - 1) × WINDOW launches (randomly jittered, so a periodic step does not alias) not timed; the
+    first window opens at the first observed launch."""
+
+    method = "CUPTI kernel activity records (kineto session with CUDA activities only)"
+    WINDOW = 2000
+
+    def __init__(self, sample: int = 0, session=None):
+        self._session = session              # (start, stop): _kineto() unless given
+        self._on = False
+        self._cells: dict[str, list] = {}    # kernel name -> [launches noted in order]
+        self._keys: dict[str, object] = {}   # kernel name -> its one variant's key, or None when several
+        self._order: dict[str, list] = {}    # kernel name -> keys in launch order since the last read
+        self.others: dict[str, list] = {}    # GPU work no observer saw (cuBLAS, flash attention, copies): [calls, ns]
         self.cost_s = 0.0
         self.failed = ""
+        self.sample = max(0, int(sample or 0))
+        self.windows = 0
+        self._left = 0                       # launches left in this window (on) or gap (off)
+        self._rng = random.Random(os.getpid())
+        self._guard: ProgramsProfiler | None = None
+        self.paused = 0                      # times the program's own profiler took the session
+        if self.sample > 1:
+            self.method += f", sampled: windows of {self.WINDOW} launches, 1 launch in {self.sample}"
 
-    def enter(self, rec: LaunchRecorder, key, data) -> None:
-        if self._profiler is None and not self.failed:
-            self._start()
-        self._order.setdefault(str(data.get("name", "")), []).append(key)
+    def cell(self, name: str) -> list:
+        c = self._cells.get(name)
+        if c is None:
+            c = self._cells[name] = [self.sample > 1]
+        return c
+
+    def coverage(self) -> str:
+        gaps = f"; not timed while the program's own profiler ran ({self.paused} time(s))" if self.paused else ""
+        if self.sample > 1:
+            return (f"{self.windows} window(s) of up to {self.WINDOW} launches, about 1 launch in {self.sample}; "
+                    f"a variant's GPU time covers its timed launches only (calls vs timed){gaps}")
+        return f"every launch from the first observed launch to the end (autotuners' benchmarks apart){gaps}"
+
+    def new_variant(self, rec: LaunchRecorder, name: str, key) -> None:
+        if not self._on and not self.failed and self.windows == 0:
+            if self._session is None:
+                try:
+                    self._session = _kineto()
+                    self._guard = ProgramsProfiler(self, rec)
+                except Exception as e:
+                    self.failed = f"{type(e).__name__}: {e}"
+                    return
+            self._toggle(rec)
+        if name not in self._keys:
+            self._keys[name] = key
+        elif self._keys[name] != key and not self.cell(name)[0]:
+            self.order(rec, name)
+
+    def order(self, rec: LaunchRecorder, name: str) -> None:
+        """From now on launches of `name` are noted in order (its records so far are read first, while
+        they are still one variant's)."""
+        if self._keys.get(name) is not None and self._on:
+            self.resolve(rec, final=False)
+        self._keys[name] = None
+        self.cell(name)[0] = True
+
+    def tuning_window(self, rec: LaunchRecorder, name: str, key) -> None:
+        """Every record of `name` since the last read is an autotuner's benchmark launch (`key`):
+        Inductor benchmarking a statically launched kernel's configs, launches no observer sees.
+        The call's own launch goes with them: the variant's timed launches are one fewer than its
+        calls."""
+        if self._on:
+            self._order[name] = [key]
+            self.resolve(rec, final=False)
+
+    def enter(self, rec: LaunchRecorder, key, name: str, stream) -> None:
+        if self.sample > 1:
+            self._left -= 1
+            if self._left <= 0:
+                self._toggle(rec)
+            if not self._on:
+                return
+        if self._keys.get(name, key) is None or type(key) is tuple:
+            self._order.setdefault(name, []).append(key)
 
     def exit(self, rec: LaunchRecorder) -> None:
         pass
 
+    def _toggle(self, rec: LaunchRecorder) -> None:
+        if self._on:
+            self.resolve(rec, final=False, restart=False)
+            self._left = int(self.WINDOW * (self.sample - 1) * (0.5 + self._rng.random()))
+        else:
+            self._start()
+            self._left = self.WINDOW
+
     def _start(self) -> None:
         t0 = time.perf_counter()
         try:
-            from torch.profiler import ProfilerActivity, profile
-
-            self._profiler = profile(activities=[ProfilerActivity.CUDA])
-            self._profiler.start()
+            self._session[0]()
+            self._on = True
+            self.windows += 1
         except Exception as e:   # another profiler is running (the program's own): time nothing
-            self._profiler = None
+            self._on = False
             self.failed = f"{type(e).__name__}: {e}"
         self.cost_s += time.perf_counter() - t0
 
-    def resolve(self, rec: LaunchRecorder, final: bool) -> None:
-        if self._profiler is None:
+    def resolve(self, rec: LaunchRecorder, final: bool, restart: bool = True) -> None:
+        if not self._on:
+            if final:
+                self._close()
             return
         t0 = time.perf_counter()
         try:
-            self._profiler.stop()
-            kernels = {}
-            for e in self._profiler.profiler.kineto_results.events():
+            self._on = False
+            events = self._session[1]()
+            kernels: dict[str, list] = {}
+            for e in events:
                 if not str(e.device_type()).endswith("CUDA"):
                     continue
-                if e.name() in self._order:
-                    kernels.setdefault(e.name(), []).append((e.start_ns(), e.duration_ns()))
+                name = e.name()
+                if name in self._keys:
+                    kernels.setdefault(name, []).append((e.start_ns(), e.duration_ns()))
                 else:
-                    other = self.others.setdefault(e.name(), [0, 0])
+                    other = self.others.setdefault(name, [0, 0])
                     other[0] += 1
                     other[1] += e.duration_ns()
             order, self._order = self._order, {}
+            for name, key in self._keys.items():
+                if key is not None and name in kernels and name not in order:
+                    order[name] = [key]
             for key, ms in attribute(order, kernels):
                 rec.add_time(key, ms)
         finally:
-            self._profiler = None
-            if not final:
+            if restart and not final and (self.sample <= 1 or self._left > 0):
                 self._start()
+            elif final:
+                self._close()
             self.cost_s += time.perf_counter() - t0
 
+    def _close(self) -> None:
+        if self._guard is not None:
+            self._guard.restore()
+            self._guard = None
+
     def forget(self) -> None:
-        self._profiler, self._order, self.others = None, {}, {}
+        self._on, self._order, self.others, self.windows = False, {}, {}, 0
 
 
 OTHER_KERNELS = 40      # GPU work no hook saw, kept by name: the largest
@@ -545,4 +645,4 @@ def attribute(order: dict[str, list], kernels: dict[str, list[tuple[int, int]]])
     return out
 
 
-TIMERS = {"profiler": ProfilerTimer, "events": EventTimer}
+TIMERS = {"profiler": KernelRecordsTimer, "events": EventTimer}

@@ -8,35 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from kinspect import backends
-from kinspect.model import CompileTimes, SourceRef, StageFile, Target, Variant
+from kinspect.backends import derive, pending_derivers
+from kinspect.metadata import OPTION_KEYS, jsonable, target_of
+from kinspect.model import CompileTimes, SourceRef, StageFile, Variant
 from kinspect.store import SOURCE, Store, write_atomic
-
-# metadata keys kept as the variant's options (the rest stays in the stored <name>.json)
-OPTION_KEYS = ("num_warps", "num_stages", "num_ctas", "warp_size", "maxnreg", "shared", "tmem_size",
-               "enable_fp_fusion", "debug", "arch", "waves_per_eu", "matrix_instr_nonkdim", "kpack",
-               "global_scratch_size")
-
-
-def target_of(metadata: dict) -> Target:
-    t = metadata.get("target")
-    if isinstance(t, dict):
-        return Target(str(t["backend"]), str(t["arch"]), int(t.get("warp_size") or 0))
-    if t is not None and hasattr(t, "backend"):
-        return Target(str(t.backend), str(t.arch), int(getattr(t, "warp_size", 0) or 0))
-    if isinstance(t, (list, tuple)) and len(t) >= 2:
-        return Target(str(t[0]), str(t[1]), int(t[2]) if len(t) > 2 else 0)
-    return Target("unknown", "unknown")
-
-
-def jsonable(value: Any) -> Any:
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    if isinstance(value, (list, tuple)):
-        return [jsonable(v) for v in value]
-    if isinstance(value, dict):
-        return {str(k): jsonable(v) for k, v in value.items()}
-    return str(value)
-
 
 def _arg_name(fn, path) -> str:
     names = getattr(fn, "arg_names", None) or []
@@ -98,8 +73,10 @@ def compile_times(times, startup_us: int = 0) -> CompileTimes | None:
 
 
 def build(*, src, metadata: dict, metadata_group: dict, times, cache_hit: bool, offline: bool,
-          origin: str, triton_version: str, startup_us: int = 0) -> tuple[Variant, dict[str, Path]]:
-    """The Variant (not yet stored) and the stage files to copy, by file name."""
+          origin: str, triton_version: str, startup_us: int = 0, backend: str | None = None
+          ) -> tuple[Variant, dict[str, Path]]:
+    """The Variant (not yet stored) and the stage files to copy, by file name. `backend`: the kinspect
+    backend that compiled it, where Triton's target does not say (default: the one it names)."""
     name = str(metadata.get("name") or getattr(src, "name", "kernel"))
     target = target_of(metadata)
     prefix = name[:150] + "."  # Triton truncates file names to 150 characters
@@ -109,7 +86,7 @@ def build(*, src, metadata: dict, metadata_group: dict, times, cache_hit: bool, 
         if not fname.startswith("__grp__"):
             named[fname] = fname[len(prefix):] if fname.startswith(prefix) else fname.rsplit(".", 1)[-1]
     # Stage names come from the metadata group: whatever the backend made, GPU or CPU.
-    backend = backends.for_target(target.backend, named.values())
+    backend = backends.get(backend) if backend else backends.for_target(target.backend, named.values())
     files: dict[str, Path] = {}
     stages = []
     for fname, stage in named.items():
@@ -152,52 +129,11 @@ def kernel_source(src) -> str | None:
         return None
 
 
-def derive(variant: Variant, files: dict[str, Path]) -> tuple[list[StageFile], list[str], dict[str, str]]:
-    """Run the backend's derivers on the variant's stage files (read only): (new stage files,
-    notes, texts by file name). Derivers of one stage are alternatives, tried in order; a stage
-    the variant already has in that dialect (a backend's own assembly) is not derived again."""
-    backend = backends.of(variant)
-    new, failed, texts = [], {}, {}
-    have = {backend.stage_kind(s.name).dialect for s in variant.stages if not s.binary}
-    for d in backend.derivers:
-        if d.stage.name in {s.name for s in new} or variant.stage(d.stage.name) is not None \
-                or d.stage.dialect in have:
-            continue
-        src = next((variant.stage(n) for n in d.inputs if variant.stage(n) is not None), None)
-        if src is None or src.file not in files:
-            continue
-        try:
-            out = d.run(files[src.file])
-        except Exception as e:  # a broken binary must not lose the other stages
-            failed.setdefault(d.stage.name, []).append(f"{d.tool}: {e}")
-            continue
-        text, how = (out, d.tool) if isinstance(out, str) else out
-        fname = src.file.rsplit(".", 1)[0] + "." + d.stage.ext
-        if fname in files or fname == src.file:
-            fname = f"{src.file}.{d.stage.ext}"
-        texts[fname] = text
-        new.append(StageFile(name=d.stage.name, file=fname, bytes=len(text.encode()), lines=text.count("\n"),
-                             dialect=backends.dialect_of(d.stage, backend, variant.target.arch, text=text),
-                             derived_by=how))
-    made = {s.name for s in new}
-    notes = [f"{stage} not derived: {'; '.join(why)}" for stage, why in failed.items() if stage not in made]
-    return new, notes, texts
-
-
 def store_variant(store: Store, group: str, variant: Variant, files: dict[str, Path], *,
                   replace: bool = True) -> Variant:
     """Write the stage files Triton made and the record, atomically. Derived stages (SASS from the
     cubin, CPU assembly) are made later by `finish`: this runs inside the user's compile."""
     return store.write(group, variant, files, replace=replace)
-
-
-def pending_derivers(variant: Variant) -> bool:
-    """Whether the variant lacks a stage its backend derives and has the stage to derive it from."""
-    backend = backends.of(variant)
-    have = {s.name for s in variant.stages}
-    dialects = {backend.stage_kind(s.name).dialect for s in variant.stages if not s.binary}
-    return any(d.stage.name not in have and d.stage.dialect not in dialects and any(n in have for n in d.inputs)
-               for d in backend.derivers)
 
 
 def finish(variant: Variant) -> Variant:

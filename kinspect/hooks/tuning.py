@@ -15,6 +15,7 @@ runtime is imported late) is wrapped as soon as it is imported.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.abc
 import importlib.machinery
 import sys
@@ -30,21 +31,32 @@ TARGETS = (
     ("torch._inductor.runtime.benchmarking", "*", "benchmark_gpu"),
 )
 
-_state = threading.local()
+class _State(threading.local):
+    depth = 0        # a class default: a thread that never set it reads 0 without an AttributeError raised
+                     # and caught (which costs a launch observer microseconds)
+
+
+_state = _State()
+BUSY = [0]           # threads inside a benchmark now: launch observers read the thread-local only when not 0
+_busy_lock = threading.Lock()
 
 
 def active() -> bool:
     """Whether the current thread is inside an autotuner's benchmark."""
-    return getattr(_state, "depth", 0) > 0
+    return _state.depth > 0
 
 
 def _wrapped(method):
     def benchmarking(*args, **kwargs):
-        _state.depth = getattr(_state, "depth", 0) + 1
+        with _busy_lock:
+            BUSY[0] += 1
+        _state.depth += 1
         try:
             return method(*args, **kwargs)
         finally:
             _state.depth -= 1
+            with _busy_lock:
+                BUSY[0] -= 1
 
     benchmarking.__name__ = getattr(method, "__name__", "benchmarking")
     benchmarking.__doc__ = getattr(method, "__doc__", None)
@@ -56,8 +68,9 @@ class TuningScopes:
     """Wraps the TARGETS while installed; `restore` puts back each method it replaced (where nothing
     replaced it since) and stops watching imports."""
 
-    def __init__(self, targets=TARGETS):
+    def __init__(self, targets=TARGETS, wrap=None):
         self.targets = tuple(targets)
+        self.wrap = wrap or _wrapped          # method -> its replacement (carrying `kinspect_tuning`)
         self._patched: list[tuple[type, str, object]] = []
         self._watcher: _AfterImport | None = None
 
@@ -79,7 +92,7 @@ class TuningScopes:
             original = vars(cls).get(method) if isinstance(cls, type) else None
             if not isinstance(original, types.FunctionType) or hasattr(original, "kinspect_tuning"):
                 continue
-            setattr(cls, method, _wrapped(original))
+            setattr(cls, method, self.wrap(original))
             self._patched.append((cls, method, original))
 
     def restore(self) -> None:
@@ -121,3 +134,22 @@ class _AfterImport(importlib.abc.MetaPathFinder):
 
         spec.loader.exec_module = exec_then_patch
         return spec
+
+
+# -- an autotuner's trials under TRITON_INTERPRET (kinspect.program.interpret) ------------------------
+
+_TRIAL = threading.local()
+
+
+@contextlib.contextmanager
+def trial():
+    """Launches inside the block are an autotuner's trials: recorded and compiled, not run."""
+    _TRIAL.on = True
+    try:
+        yield
+    finally:
+        _TRIAL.on = False
+
+
+def in_trial() -> bool:
+    return getattr(_TRIAL, "on", False)

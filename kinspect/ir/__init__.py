@@ -1,6 +1,7 @@
 """One parser per dialect: pure text -> records (see records.py).
 
-`parse(dialect, lines)` dispatches by dialect name; each parser module has `parse(lines)`.
+`parse(dialect, lines)` dispatches by dialect name to the parser its spec names (kinspect.isa); each
+parser module has `parse(lines)` and says what it reads in FORMATS.
 """
 
 from __future__ import annotations
@@ -8,29 +9,23 @@ from __future__ import annotations
 import importlib
 from typing import Iterable, Iterator
 
+from kinspect import isa
 from kinspect.errors import NotFound, did_you_mean
 from kinspect.ir.records import Record
 
-# dialect name -> module that parses it
-DIALECTS: dict[str, str] = {
-    "mlir": "kinspect.ir.mlir",        # ttir, ttgir, ttcir, linalg, llvm dialect, any MLIR text
-    "llvm": "kinspect.ir.llvm",        # LLVM IR (.llir, .ll)
-    "ptx": "kinspect.ir.ptx",
-    "sass": "kinspect.ir.sass",        # nvdisasm / cuobjdump -sass text
-    "amdgcn": "kinspect.ir.amdgcn",
-    "riscv": "kinspect.ir.riscv",
-    "x86": "kinspect.ir.x86",
-    "aarch64": "kinspect.ir.aarch64",
-}
+
+def dialects() -> list[str]:
+    """The dialects a parser reads."""
+    return [s.name for s in isa.all_isas()]
 
 
 def parser(dialect: str):
-    try:
-        module = DIALECTS[dialect]
-    except KeyError:
-        raise NotFound(f"no parser for dialect '{dialect}'{did_you_mean(dialect, DIALECTS)}; "
-                       f"known: {', '.join(sorted(DIALECTS))}") from None
-    return importlib.import_module(module)
+    spec = isa.find(dialect)
+    if spec is None:
+        known = dialects()
+        raise NotFound(f"no parser for dialect '{dialect}'{did_you_mean(dialect, known)}; "
+                       f"known: {', '.join(sorted(known))}")
+    return importlib.import_module(spec.parser)
 
 
 def formats(dialect: str) -> tuple[str, ...]:

@@ -83,8 +83,7 @@ _LocRef = tuple[int, int, int, str]     # (file index, line, column, file name f
 @functools.lru_cache(maxsize=4096)      # a module repeats a few hundred distinct mnemonics
 def _shape(mnemonic: str) -> tuple[str, OpInfo, int | None, int | None, int | None]:
     """(op, info, width, elem_bits, lanes) that a PTX mnemonic states by itself."""
-    op = nvidia.ptx_op(mnemonic)
-    info = nvidia.lookup_ptx(op)
+    op, info = nvidia.ptx_info(mnemonic)      # the table's entry, its state space and float type
     qualifiers = mnemonic.split(".")[1:]
     types = [q for q in qualifiers if q in nvidia.PTX_TYPES]
     elem_bits, lanes = nvidia.PTX_TYPES[types[0]] if types else (None, None)
@@ -92,8 +91,6 @@ def _shape(mnemonic: str) -> tuple[str, OpInfo, int | None, int | None, int | No
     spaces = [nvidia.PTX_SPACES[q] for q in qualifiers if q in nvidia.PTX_SPACES]
     width = None
     if info.kind in (Kind.LOAD, Kind.STORE, Kind.ATOMIC):
-        if info.space is Space.NONE and spaces:
-            info = replace(info, space=spaces[0])
         if info.unit == "tma" and info.kind is Kind.LOAD and spaces[:1] == [Space.GLOBAL]:
             info = replace(info, kind=Kind.STORE)     # cp.async.bulk.global.shared: the dst
         if info.unit in ("ldsm", "stsm"):
@@ -110,9 +107,6 @@ def _shape(mnemonic: str) -> tuple[str, OpInfo, int | None, int | None, int | No
         lanes = None
     if vector:
         lanes = vector * (lanes or 1)
-    if (not info.fp and info.kind not in (Kind.LOAD, Kind.STORE, Kind.OTHER)
-            and any(t in nvidia.PTX_FLOAT_TYPES for t in types)):
-        info = replace(info, fp=True)
     return op, info, width, elem_bits, lanes
 
 

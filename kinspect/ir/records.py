@@ -4,74 +4,19 @@ A parser module in kinspect/ir/ exposes `parse(lines) -> Iterator[Record]` where
 str or any iterable of lines (a file object streams a 100 MB listing in bounded memory). Parsers
 are pure: no file I/O, no Triton import. Bad input raises ParseError with the line number.
 
-ISA knowledge (what a mnemonic *is*) lives in kinspect/isa/ tables as OpInfo; a parser looks the
-mnemonic up and attaches the OpInfo, with Kind.OTHER for mnemonics the table does not know
-(never a guess).
+ISA knowledge (what a mnemonic *is*) lives in kinspect/isa/ tables as OpInfo (kinspect.ops, the
+vocabulary both share); a parser looks the mnemonic up and attaches the OpInfo, with Kind.OTHER for
+mnemonics the table does not know (never a guess).
 """
 
 from __future__ import annotations
 
-import enum
 import re
 from dataclasses import dataclass
 from typing import Iterable, Iterator, Union
 
-
-class Kind(enum.Enum):
-    """What an instruction does, coarsely."""
-
-    LOAD = "load"
-    STORE = "store"
-    ATOMIC = "atomic"
-    ARITH = "arith"          # add, mul, min, compare, logic, shifts, ...
-    FMA = "fma"              # fused multiply-add / multiply-accumulate
-    MATRIX = "matrix"        # tensor cores, MFMA, AMX, IME, SME
-    REDUCE = "reduce"        # horizontal reductions (RVV vfred*, x86 hadd, NEON faddp/addv)
-    CONVERT = "convert"
-    MOVE = "move"            # register moves, shuffles, permutes, broadcasts
-    SPECIAL = "special"      # transcendental units: MUFU, v_exp, ...
-    CONTROL = "control"      # branches, calls, returns, predicates
-    CONFIG = "config"        # vsetvli, tile config, mode setting
-    SYNC = "sync"            # barriers, fences, waits
-    NOP = "nop"              # padding and hazard no-ops: known, do no work
-    OTHER = "other"          # not in the table: counted, never guessed
-
-
-class Space(enum.Enum):
-    """Where a memory instruction goes."""
-
-    GLOBAL = "global"
-    SHARED = "shared"        # CUDA shared memory / AMD LDS
-    LOCAL = "local"          # CUDA local memory = register spills (LDL/STL)
-    STACK = "stack"          # CPU stack (spills when inside loops)
-    CONSTANT = "constant"
-    TENSOR = "tensor"        # TMA / tensor memory
-    NONE = "none"
-
-
-class Access(enum.Enum):
-    """How a vector memory instruction walks memory."""
-
-    UNIT = "unit"            # contiguous (vle32.v, LDG.E.128, ld.global.v4)
-    STRIDED = "strided"      # vlse32.v
-    INDEXED = "indexed"      # gathers / scatters (vluxei, vgatherdps)
-    NONE = "none"
-
-
-@dataclass(frozen=True)
-class OpInfo:
-    """What the ISA table says about a mnemonic."""
-
-    kind: Kind
-    vector: bool = False     # SIMD/vector register operation (not a per-thread GPU scalar)
-    fp: bool = False         # floating point
-    space: Space = Space.NONE
-    access: Access = Access.NONE
-    ordered: bool | None = None   # reductions: True = ordered (sequential), False = tree
-    unit: str = ""           # optional finer family: "hmma", "hgmma", "mfma", "rvv", "avx512", "neon", "sve", "amx", "ime"
-
-
-OTHER = OpInfo(Kind.OTHER)
+# The vocabulary of what an instruction is, shared with the ISA tables; records carry it.
+from kinspect.ops import OTHER, Access, Kind, OpInfo, Space  # noqa: F401  (parsers import it from here)
 
 
 @dataclass(frozen=True)

@@ -23,21 +23,10 @@ Decisions worth knowing:
 
 from __future__ import annotations
 
-import functools
 import re
-from typing import NamedTuple
 
-from kinspect.isa import merge
-from kinspect.ir.records import OTHER, Kind, OpInfo, Space
-
-
-def _merged(*groups: dict) -> dict:
-    return merge(*groups, where=__name__)
-
-
-class Match(NamedTuple):
-    info: OpInfo
-    bits: int | None          # element bits the mnemonic states (ldrb 8, ld1w 32)
+from kinspect.isa import Isa, register
+from kinspect.ops import Kind, Match, OpInfo, Space, Table, merge
 
 
 def _op(kind: Kind, **kw) -> OpInfo:
@@ -64,7 +53,7 @@ def _all(info: OpInfo, names: str) -> dict[str, tuple[OpInfo, int | None]]:
 
 
 # Exact mnemonics -> (OpInfo, element bits stated by the mnemonic).
-EXACT: dict[str, tuple[OpInfo, int | None]] = _merged(
+EXACT: dict[str, tuple[OpInfo, int | None]] = merge(
     _all(LOAD, "ldr ldur ldp ldnp ld1 ld2 ld3 ld4 ld1r ld2r ld3r ld4r ldar ldapr ldapur ldtr"),
     {op: (LOAD, b) for op, b in (("ldrb", 8), ("ldrh", 16), ("ldrsb", 8), ("ldrsh", 16),
                                  ("ldrsw", 32), ("ldurb", 8), ("ldurh", 16), ("ldursb", 8),
@@ -125,6 +114,7 @@ EXACT: dict[str, tuple[OpInfo, int | None]] = _merged(
     _all(SME_CONFIG, "smstart smstop"),
     {"mova": (_op(Kind.MOVE, vector=True, unit="sme"), None)},
     {"zero": (_op(Kind.MOVE, vector=True, unit="sme"), None)},
+    where=__name__,
 )
 
 _CC = "eq|ne|cs|hs|cc|lo|mi|pl|vs|vc|hi|ls|ge|lt|gt|le|al|nv"
@@ -146,17 +136,22 @@ RULES: tuple[tuple[re.Pattern, OpInfo], ...] = (
 _ELEM_BITS = {"b": 8, "h": 16, "w": 32, "d": 64, "q": 128}
 
 
-@functools.lru_cache(maxsize=4096)
+TABLE = Table(__name__, EXACT, rules=RULES, group_bits=_ELEM_BITS)
+
+
 def classify(op: str) -> Match:
     """OpInfo and stated element bits for a lower-case mnemonic without arrangement suffix."""
-    if op in EXACT:
-        return Match(*EXACT[op])
-    for pattern, info in RULES:
-        m = pattern.match(op)
-        if m:
-            return Match(info, _ELEM_BITS.get(m.groupdict().get("e") or ""))
-    return Match(OTHER, None)
+    return TABLE.classify(op)
 
 
 def lookup(op: str) -> OpInfo:
     return classify(op.lower()).info
+
+
+register(Isa(
+    name="aarch64", title="AArch64", parser="kinspect.ir.aarch64", lexer="pygments.lexers:GasLexer", machine=True,
+    rank=50, diff_rank=50, arches=("aarch64", "arm64"), triples=("aarch64", "arm64"),
+    # "ldr q0, [x8]"
+    telltale=re.compile(r"^\s*[a-z][a-z0-9.]*\s+(?:[xwqdsh]\d+|v\d+\.\d*[bhsd]|z\d+\.[bhsd])\b"),
+    elf_machine=0xB7, objdump="aarch64-linux-gnu-objdump", comment="//", vector_name="NEON/SVE", fma_names="fmla",
+    unordered_reduction="faddv", ordered_reduction=re.compile(r"^fadda$")))

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from kinspect.ir.records import OTHER, Kind, OpInfo, Space
+from kinspect.isa import Isa, register
+from kinspect.ops import OTHER, Kind, OpInfo, Space, Table, grouped, stated
 
 # gfx9 and gfx11 names the same register encodings differently; all are one op each
 ENCODING_SUFFIXES = ("_e32", "_e64", "_dpp", "_dpp8", "_sdwa", "_vop3")
@@ -37,20 +38,9 @@ WIDTH_TOKENS: dict[str, int] = {
 PAIRED_TOKENS = frozenset({"read2", "write2", "read2st64", "write2st64", "2addr"})
 
 
-def _table(*groups: tuple[OpInfo, str]) -> list[tuple[str, OpInfo]]:
-    """[(name, info)] from (info, "NAME1 NAME2 ...") groups; a duplicate is an import error."""
-    rows: list[tuple[str, OpInfo]] = []
-    for info, names in groups:
-        for name in names.split():
-            if any(name == seen for seen, _ in rows):
-                raise ValueError(f"opcode {name!r} listed twice in the AMDGCN ISA table")
-            rows.append((name, info))
-    return rows
-
-
 _PACKED = dict(vector=True)
 
-EXACT: dict[str, OpInfo] = dict(_table(
+EXACT: dict[str, OpInfo] = grouped(
     (OpInfo(Kind.NOP), "s_nop v_nop"),
     (OpInfo(Kind.CONTROL), "s_endpgm s_branch s_trap s_rfe_b64 s_setpc_b64 s_swappc_b64 "
                            "s_call_b64"),
@@ -58,9 +48,10 @@ EXACT: dict[str, OpInfo] = dict(_table(
                         "buffer_wbinvl1_vol buffer_inv buffer_wbl2 buffer_gl0_inv "
                         "buffer_gl1_inv global_inv global_wb global_wbinv"),
     (OpInfo(Kind.MOVE), "s_getpc_b64"),
-))
+    where=__name__,
+)
 
-FAMILIES: tuple[tuple[str, OpInfo], ...] = tuple(_table(
+FAMILIES: tuple[tuple[str, OpInfo], ...] = tuple(grouped(
     # matrix cores
     (OpInfo(Kind.MATRIX, unit="mfma"), "v_mfma_ v_smfmac_"),
     (OpInfo(Kind.MATRIX, unit="wmma"), "v_wmma_ v_swmmac_"),
@@ -114,7 +105,9 @@ FAMILIES: tuple[tuple[str, OpInfo], ...] = tuple(_table(
                          "s_not s_lshl s_lshr s_ashr s_bfe s_bfm s_abs s_min s_max s_cmp "
                          "s_cselect s_bitcmp s_bitset s_ff0 s_ff1 s_flbit s_bcnt s_brev s_sext "
                          "s_quadmask s_wqm"),
-))
+    where=__name__,
+).items())
+TABLE = Table(__name__, stated(EXACT), prefixes=FAMILIES)
 
 
 def op_name(mnemonic: str) -> str:
@@ -130,9 +123,7 @@ def op_name(mnemonic: str) -> str:
 
 def lookup(op: str) -> OpInfo:
     """OpInfo for an AMDGCN op (see op_name), records.OTHER when neither table knows it."""
-    info = EXACT.get(op)
-    if info is None:
-        info = next((i for prefix, i in FAMILIES if op.startswith(prefix)), OTHER)
+    info = TABLE.lookup(op)
     if info is not OTHER and not info.fp and not FLOAT_TYPES.isdisjoint(op.split("_")):
         info = replace(info, fp=True)
     return info
@@ -149,3 +140,7 @@ def memory_width(op: str) -> tuple[int | None, int | None, int | None]:
     if bits > 32:    # dwordx4, b128: that many 32-bit registers
         return bits, 32, bits // 32
     return bits, bits, None
+
+
+register(Isa(name="amdgcn", title="AMDGCN", parser="kinspect.ir.amdgcn", lexer="kinspect.render.lexers:AmdgcnLexer",
+             extensions=(".amdgcn",), machine=True, rank=20, diff_rank=20, comment=";"))

@@ -1,19 +1,13 @@
-"""Which CPU ISA a piece of assembly or an LLVM target triple is for."""
+"""Which CPU ISA a piece of assembly or an LLVM target triple is for (the specs' triples and telltales,
+kinspect.isa)."""
 
 from __future__ import annotations
 
 import re
 from typing import Iterable
 
-# triple prefix -> isa
-TRIPLES = (("x86_64", "x86"), ("i686", "x86"), ("i386", "x86"), ("aarch64", "aarch64"), ("arm64", "aarch64"),
-           ("riscv64", "riscv"), ("riscv32", "riscv"))
-# A line that only one ISA's assembly has, e.g. "vmovups (%rdi), %zmm0" / "ldr q0, [x8]" / "vsetvli a0, zero, e32, m1".
-TELLTALES = (
-    ("x86", re.compile(r"%(?:[re]?[a-d]x|[re]?[sd]i|[re]?[sb]p|r\d+[dwb]?|[xyz]mm\d+|rip)\b")),
-    ("riscv", re.compile(r"^\s*(?:vsetvli|vsetivli|addi|auipc|slli|srli|flw|fsw|ld|sd)\s+(?:[astx]\d|ra|sp|zero|f[at]?\d)")),
-    ("aarch64", re.compile(r"^\s*[a-z][a-z0-9.]*\s+(?:[xwqdsh]\d+|v\d+\.\d*[bhsd]|z\d+\.[bhsd])\b")),
-)
+from kinspect import isa
+
 # 'target triple = "arm64-apple-darwin23.5.0"'
 TRIPLE_RE = re.compile(r'^target triple\s*=\s*"([^"]+)"')
 
@@ -24,20 +18,21 @@ def triple_of(lines: Iterable[str]) -> str:
 
 
 def isa_of_triple(triple: str) -> str | None:
-    for prefix, isa in TRIPLES:
-        if triple.startswith(prefix):
-            return isa
-    return None
+    spec = isa.of_triple(triple)
+    return spec.name if spec else None
 
 
 def isa_of_asm(lines: Iterable[str], limit: int = 5000) -> str | None:
-    votes = {isa: 0 for isa, _ in TELLTALES}
+    """The ISA whose telltale lines are the most frequent in the first `limit` lines (each line votes
+    for the first ISA, in rank order, that it is a telltale of)."""
+    tells = isa.telltales()
+    votes = {spec.name: 0 for spec, _ in tells}
     for i, line in enumerate(lines):
         if i >= limit:
             break
-        for isa, pattern in TELLTALES:
+        for spec, pattern in tells:
             if pattern.search(line):
-                votes[isa] += 1
+                votes[spec.name] += 1
                 break
-    best = max(votes, key=votes.get)
-    return best if votes[best] else None
+    best = max(votes, key=votes.get, default=None)
+    return best if best is not None and votes[best] else None

@@ -8,6 +8,7 @@ Three tables:
 - INLINE_ASM: prefixes of the first real instruction of an inline-asm call. Triton's NVIDIA
   backend emits global loads/stores, mma.sync and wgmma as PTX inline asm in its llir, so
   without this table the most important instructions of an sm80/sm90 kernel would be opaque.
+  What each is comes from the PTX table (kinspect.isa.nvidia): this table only lists the keys.
 
 Per-instruction facts the text decides (vector type, address space, the `reassoc` flag of a
 reduction) are applied by kinspect/ir/llvm.py on top of these entries.
@@ -15,8 +16,10 @@ reduction) are applied by kinspect/ir/llvm.py on top of these entries.
 
 from __future__ import annotations
 
-from kinspect.isa import merge
-from kinspect.ir.records import Access, Kind, OpInfo, OTHER, Space
+from dataclasses import replace
+
+from kinspect.isa import Isa, nvidia, register
+from kinspect.ops import Access, Kind, OpInfo, OTHER, Space, longest_prefix, merge, named
 
 
 def _merged(*groups: dict) -> dict:
@@ -25,7 +28,7 @@ def _merged(*groups: dict) -> dict:
 
 def _ops(kind: Kind, names: str, **info) -> dict[str, OpInfo]:
     """One OpInfo for every whitespace-separated name in `names`."""
-    return {name: OpInfo(kind, **info) for name in names.split()}
+    return named(OpInfo(kind, **info), names)
 
 
 OPCODES: dict[str, OpInfo] = _merged(
@@ -162,40 +165,15 @@ INTRINSICS: dict[str, OpInfo] = _merged(
 )
 
 # The first real instruction of a PTX inline-asm string (after `mov`s that set default values
-# and after the `@$N` guard), matched by dotted prefix like INTRINSICS.
-INLINE_ASM: dict[str, OpInfo] = _merged(
-    _ops(Kind.MATRIX, "wgmma.mma_async", unit="hgmma"),
-    _ops(Kind.SYNC, "wgmma.fence wgmma.commit_group wgmma.wait_group"),
-    _ops(Kind.MATRIX, "mma.sync mma.sp wmma.mma", unit="hmma"),
-    _ops(Kind.MATRIX, "tcgen05.mma", unit="tcgen05"),
-    _ops(Kind.LOAD, "ld.global ldu.global", space=Space.GLOBAL),
-    _ops(Kind.STORE, "st.global", space=Space.GLOBAL),
-    _ops(Kind.LOAD, "ld.shared ldmatrix", space=Space.SHARED),
-    _ops(Kind.STORE, "st.shared stmatrix", space=Space.SHARED),
-    _ops(Kind.LOAD, "ld.local", space=Space.LOCAL),
-    _ops(Kind.STORE, "st.local", space=Space.LOCAL),
-    _ops(Kind.LOAD, "ld.const ld.param", space=Space.CONSTANT),
-    _ops(Kind.LOAD, "cp.async.ca cp.async.cg", space=Space.GLOBAL),
-    _ops(Kind.LOAD, "cp.async.bulk.tensor", space=Space.TENSOR),
-    _ops(Kind.ATOMIC, "atom.global red.global", space=Space.GLOBAL),
-    _ops(Kind.ATOMIC, "atom.shared red.shared", space=Space.SHARED),
-    _ops(Kind.SYNC, """bar.sync barrier.sync bar.arrive fence membar mbarrier cp.async.commit_group
-        cp.async.wait_group cp.async.bulk.commit_group cp.async.bulk.wait_group"""),
-    _ops(Kind.MOVE, "shfl.sync mov prmt"),
-    _ops(Kind.SPECIAL, "ex2.approx lg2.approx rcp.approx rsqrt.approx sqrt.approx sin.approx "
-                         "cos.approx tanh.approx", fp=True),
-    _ops(Kind.CONVERT, "cvt", fp=True),
-)
-
-
-def _longest_prefix(table: dict[str, OpInfo], name: str) -> tuple[str, OpInfo]:
-    """(key, info) for the longest dotted prefix of `name` in `table`, or (name, OTHER)."""
-    parts = name.split(".")
-    for n in range(len(parts), 0, -1):
-        key = ".".join(parts[:n])
-        if key in table:
-            return key, table[key]
-    return name, OTHER
+# and after the `@$N` guard), matched by dotted prefix like INTRINSICS: the keys are the forms
+# Triton's inline asm uses, each what the PTX table says with the state space it names.
+INLINE_ASM: dict[str, OpInfo] = {key: nvidia.ptx_info(key)[1] for key in """
+    wgmma.mma_async wgmma.fence wgmma.commit_group wgmma.wait_group mma.sync mma.sp wmma.mma tcgen05.mma
+    ld.global ldu.global st.global ld.shared ldmatrix st.shared stmatrix ld.local st.local ld.const ld.param
+    cp.async.ca cp.async.cg cp.async.bulk.tensor atom.global red.global atom.shared red.shared
+    bar.sync barrier.sync bar.arrive fence membar mbarrier cp.async.commit_group cp.async.wait_group
+    cp.async.bulk.commit_group cp.async.bulk.wait_group shfl.sync mov prmt
+    ex2.approx lg2.approx rcp.approx rsqrt.approx sqrt.approx sin.approx cos.approx tanh.approx cvt""".split()}
 
 
 def lookup_opcode(opcode: str) -> OpInfo:
@@ -204,12 +182,16 @@ def lookup_opcode(opcode: str) -> OpInfo:
 
 def lookup_intrinsic(name: str) -> tuple[str, OpInfo]:
     """(matched key, info) for an intrinsic name such as `llvm.vector.reduce.fadd.v16f32`."""
-    return _longest_prefix(INTRINSICS, name)
+    return longest_prefix(INTRINSICS, name)
 
 
 def lookup_inline_asm(mnemonic: str) -> tuple[str, OpInfo]:
-    """(matched key, info) for an inline-asm instruction such as `ld.global.v4.b32`."""
-    return _longest_prefix(INLINE_ASM, mnemonic)
+    """(matched key, info) for an inline-asm instruction such as `ld.global.v4.b32`; floating point
+    when its type says so (`ex2.approx.f32`), as in PTX."""
+    key, info = longest_prefix(INLINE_ASM, mnemonic)
+    if info is not OTHER and not info.fp and nvidia.ptx_info(mnemonic)[1].fp:
+        info = replace(info, fp=True)
+    return key, info
 
 # What a pointer's address space means on each GPU target (the NVPTX and AMDGPU backend docs).
 # CPU targets use address space 0 for everything: no entry, Space.NONE.
@@ -219,3 +201,7 @@ ADDRESS_SPACES: dict[str, dict[int, Space]] = {
     "amdgcn": {1: Space.GLOBAL, 3: Space.SHARED, 4: Space.CONSTANT, 5: Space.LOCAL,
                7: Space.GLOBAL, 8: Space.GLOBAL},     # 7/8: buffer fat pointer / resource
 }
+
+
+register(Isa(name="llvm", title="LLVM IR", parser="kinspect.ir.llvm", lexer="kinspect.render.lexers:LlvmIrLexer",
+             extensions=(".ll", ".llir", ".ir"), diff_rank=70))

@@ -12,8 +12,8 @@ mlir/include/mlir/Dialect/*/IR/*Ops.td).
 
 from __future__ import annotations
 
-from kinspect.isa import merge
-from kinspect.ir.records import Access, Kind, OpInfo, OTHER, Space
+from kinspect.isa import Isa, register
+from kinspect.ops import Access, Kind, OpInfo, OTHER, Space, merge, named
 
 
 def _merged(*groups: dict) -> dict:
@@ -22,7 +22,7 @@ def _merged(*groups: dict) -> dict:
 
 def _ops(kind: Kind, names: str, **info) -> dict[str, OpInfo]:
     """One OpInfo for every whitespace-separated op name in `names`."""
-    return {name: OpInfo(kind, **info) for name in names.split()}
+    return named(OpInfo(kind, **info), names)
 
 
 OPS: dict[str, OpInfo] = _merged(
@@ -234,3 +234,7 @@ def lookup(name: str, *, has_operands: bool = True) -> OpInfo:
     if not has_operands and name in NO_OPERAND:
         return NO_OPERAND[name]
     return OPS.get(name, OTHER)
+
+
+register(Isa(name="mlir", title="MLIR", parser="kinspect.ir.mlir", lexer="kinspect.render.lexers:MlirLexer",
+             extensions=(".ttir", ".ttgir", ".mlir", ".ttcir", ".tttcir"), diff_rank=80))

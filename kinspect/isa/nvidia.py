@@ -20,24 +20,16 @@ refine an OpInfo from what the instruction itself states (state space, wide acce
 
 from __future__ import annotations
 
-from kinspect.ir.records import OTHER, Kind, OpInfo, Space
+from dataclasses import replace
 
-
-def _table(*groups: tuple[OpInfo, str]) -> dict[str, OpInfo]:
-    """{opcode: info} from (info, "OP1 OP2 ...") groups; a duplicate opcode is an import error."""
-    table: dict[str, OpInfo] = {}
-    for info, names in groups:
-        for name in names.split():
-            if name in table:
-                raise ValueError(f"opcode {name!r} listed twice in an NVIDIA ISA table")
-            table[name] = info
-    return table
+from kinspect.isa import Isa, register
+from kinspect.ops import OTHER, Kind, OpInfo, Space, grouped, longest_prefix
 
 
 _FP = dict(fp=True)
 _PACKED = dict(fp=True, vector=True)
 
-SASS: dict[str, OpInfo] = _table(
+SASS: dict[str, OpInfo] = grouped(
     # tensor cores, by generation (see module docstring)
     (OpInfo(Kind.MATRIX, unit="hmma", **_FP), "HMMA DMMA QMMA OMMA"),
     (OpInfo(Kind.MATRIX, unit="hmma"), "IMMA BMMA"),
@@ -102,6 +94,7 @@ SASS: dict[str, OpInfo] = _table(
                         "NANOSLEEP"),
     (OpInfo(Kind.CONFIG), "USETMAXREG"),
     (OpInfo(Kind.NOP), "NOP"),    # known, and does no work
+    where=__name__,
 )
 
 # SASS modifiers that state the bits one thread moves (LDG.E.128, LDS.U16, ATOMG.E.ADD.F64);
@@ -140,7 +133,7 @@ PTX_TYPES: dict[str, tuple[int, int]] = {
 PTX_FLOAT_TYPES = frozenset({"f16", "bf16", "f32", "tf32", "f64", "f16x2", "bf16x2", "f32x2",
                              "e4m3", "e5m2", "e4m3x2", "e5m2x2", "e2m3x2", "e3m2x2", "e2m1x2"})
 
-PTX: dict[str, OpInfo] = _table(
+PTX: dict[str, OpInfo] = grouped(
     # memory; ld/st/atom/red take their space from the qualifier (`ld.global`), see PTX_SPACES
     (OpInfo(Kind.LOAD), "ld"),
     (OpInfo(Kind.LOAD, space=Space.GLOBAL), "ldu"),
@@ -159,7 +152,7 @@ PTX: dict[str, OpInfo] = _table(
                         "cp.async.mbarrier.arrive cp.async.bulk.commit_group "
                         "cp.async.bulk.wait_group"),
     # tensor cores
-    (OpInfo(Kind.MATRIX, unit="hmma"), "mma"),
+    (OpInfo(Kind.MATRIX, unit="hmma"), "mma wmma.mma"),
     (OpInfo(Kind.MATRIX, unit="hgmma"), "wgmma.mma_async"),
     (OpInfo(Kind.SYNC, unit="hgmma"), "wgmma.fence wgmma.commit_group wgmma.wait_group"),
     (OpInfo(Kind.MATRIX, unit="tcgen05"), "tcgen05.mma"),
@@ -182,6 +175,7 @@ PTX: dict[str, OpInfo] = _table(
     (OpInfo(Kind.CONTROL), "bra brx call ret exit trap brkpt elect"),
     (OpInfo(Kind.SYNC), "bar barrier membar fence mbarrier griddepcontrol nanosleep"),
     (OpInfo(Kind.CONFIG), "setmaxnreg"),
+    where=__name__,
 )
 
 _PTX_KEY_DEPTH = max(key.count(".") for key in PTX) + 1
@@ -199,9 +193,27 @@ def lookup_ptx(op: str) -> OpInfo:
 
 def ptx_op(mnemonic: str) -> str:
     """The PTX table key of a mnemonic: its longest dotted prefix in the table, else its root."""
-    parts = mnemonic.split(".", _PTX_KEY_DEPTH)
-    for n in range(min(len(parts), _PTX_KEY_DEPTH), 1, -1):
-        key = ".".join(parts[:n])
-        if key in PTX:
-            return key
-    return parts[0]
+    key, info = longest_prefix(PTX, mnemonic, _PTX_KEY_DEPTH)
+    return key if info is not OTHER else mnemonic.split(".", 1)[0]
+
+
+def ptx_info(mnemonic: str) -> tuple[str, OpInfo]:
+    """(table key, OpInfo) of a PTX mnemonic with what its qualifiers state on top of the table's
+    entry: the state space of a memory op (`ld.global`), floating point (`add.f32`, `cvt.rn.bf16x2.f32`)."""
+    op = ptx_op(mnemonic)
+    info = lookup_ptx(op)
+    qualifiers = mnemonic.split(".")[1:]
+    if info.kind in (Kind.LOAD, Kind.STORE, Kind.ATOMIC) and info.space is Space.NONE:
+        space = next((PTX_SPACES[q] for q in qualifiers if q in PTX_SPACES), None)
+        if space is not None:
+            info = replace(info, space=space)
+    if (not info.fp and info.kind not in (Kind.LOAD, Kind.STORE, Kind.OTHER)
+            and any(q in PTX_FLOAT_TYPES for q in qualifiers)):
+        info = replace(info, fp=True)
+    return op, info
+
+
+register(Isa(name="ptx", title="PTX", parser="kinspect.ir.ptx", lexer="kinspect.render.lexers:PtxIrLexer",
+             extensions=(".ptx",), diff_rank=10, virtual=True))
+register(Isa(name="sass", title="SASS", parser="kinspect.ir.sass", lexer="kinspect.render.lexers:SassLexer",
+             extensions=(".sass",), machine=True, rank=10, diff_rank=60, control_codes=True))

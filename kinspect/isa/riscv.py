@@ -24,21 +24,10 @@ Decisions worth knowing:
 
 from __future__ import annotations
 
-import functools
 import re
-from typing import NamedTuple
 
-from kinspect.isa import merge
-from kinspect.ir.records import OTHER, Access, Kind, OpInfo, Space
-
-
-def _merged(*groups: dict) -> dict:
-    return merge(*groups, where=__name__)
-
-
-class Match(NamedTuple):
-    info: OpInfo
-    bits: int | None          # element bits the mnemonic itself states (lw 32, vle16.v 16, fadd.d 64)
+from kinspect.isa import Isa, register
+from kinspect.ops import Access, Kind, Match, OpInfo, Space, Table, merge, stated
 
 
 def _op(kind: Kind, **kw) -> OpInfo:
@@ -89,7 +78,7 @@ IME_F_MATRIX = _op(Kind.MATRIX, vector=True, fp=True, unit="ime")
 IME_MOVE = _op(Kind.MOVE, vector=True, unit="ime")
 
 # Scalar mnemonics -> (OpInfo, bits moved or computed when the mnemonic says it).
-SCALAR: dict[str, tuple[OpInfo, int | None]] = _merged(
+SCALAR: dict[str, tuple[OpInfo, int | None]] = merge(
     {op: (LOAD, bits) for op, bits in
      (("lb", 8), ("lbu", 8), ("lh", 16), ("lhu", 16), ("lw", 32), ("lwu", 32), ("ld", 64))},
     {op: (STORE, bits) for op, bits in (("sb", 8), ("sh", 16), ("sw", 32), ("sd", 64))},
@@ -116,6 +105,7 @@ SCALAR: dict[str, tuple[OpInfo, int | None]] = _merged(
     {op: (CONFIG, None) for op in (
       "csrr csrw csrs csrc csrrw csrrs csrrc csrrwi csrrsi csrrci csrwi csrsi csrci "
       "frcsr fscsr frrm fsrm fsrmi frflags fsflags fsflagsi rdcycle rdtime rdinstret").split()},
+    where=__name__,
 )
 
 # Compressed forms whose uncompressed name differs beyond the `c.` prefix.
@@ -237,38 +227,42 @@ _FMT_BITS = {"h": 16, "s": 32, "d": 64, "q": 128}
 
 
 def _expand() -> dict[str, OpInfo]:
-    table: dict[str, OpInfo] = {}
-    for bases, forms, info in VECTOR_OPS:
-        for base in bases:
-            for form in forms:
-                key = f"{base}.{form}" if form else base
-                if key in table:
-                    raise ValueError(f"riscv table lists {key} twice")
-                table[key] = info
-    return table
+    return merge(*({f"{base}.{form}" if form else base: info for form in forms}
+                   for bases, forms, info in VECTOR_OPS for base in bases), where=__name__)
 
 
 VECTOR: dict[str, OpInfo] = _expand()
 
+TABLE = Table(__name__, merge(SCALAR, stated(VECTOR), where=__name__), rules=RULES, group_bits=_FMT_BITS,
+              respell=lambda op: COMPRESSED.get(op, op[2:]) if op.startswith("c.") else None)
 
-@functools.lru_cache(maxsize=4096)
+
 def classify(op: str) -> Match:
     """OpInfo and stated element bits for a lower-case mnemonic; OTHER when unknown."""
-    if op in SCALAR:
-        return Match(*SCALAR[op])
-    if op in VECTOR:
-        return Match(VECTOR[op], None)
-    for pattern, info in RULES:
-        m = pattern.match(op)
-        if m:
-            groups = m.groupdict()
-            if groups.get("eew"):
-                return Match(info, int(groups["eew"]))
-            return Match(info, _FMT_BITS.get(groups.get("fmt") or ""))
-    if op.startswith("c."):
-        return classify(COMPRESSED.get(op, op[2:]))
-    return Match(OTHER, None)
+    return TABLE.classify(op)
 
 
 def lookup(op: str) -> OpInfo:
     return classify(op.lower()).info
+
+
+# Targets that are (or may be) the K1's X60, whose IME is integer-only: spine-triton names the core,
+# dumps and other backends only the architecture.
+X60_ARCHES = ("spacemit-x60", "spacemit-a60", "riscv64", "riscv", "?")
+
+register(Isa(
+    name="riscv", title="RISC-V", parser="kinspect.ir.riscv", lexer="pygments.lexers:GasLexer", machine=True, rank=40,
+    diff_rank=30, arches=("riscv64", "riscv"), triples=("riscv64", "riscv32"),
+    # "vsetvli a0, zero, e32, m1"
+    telltale=re.compile(r"^\s*(?:vsetvli|vsetivli|addi|auipc|slli|srli|flw|fsw|ld|sd)\s+(?:[astx]\d|ra|sp|zero|f[at]?\d)"),
+    elf_machine=0xF3, objdump="riscv64-linux-gnu-objdump",
+    # what llvm-objdump must be told to decode everything a Triton CPU backend emits (RVV, Zfh, Zb*; the
+    # X60's Zvfh, Zicond and IME as XSMTVDot); an llvm-objdump too old for one ignores it with a warning
+    # (version 14 leaves Zicond's czero.* undecoded)
+    objdump_mattr="+m,+a,+f,+d,+c,+v,+zfh,+zba,+zbb,+zbs,+zvfh,+zicond,+xsmtvdot",
+    vector_name="RVV", fma_names="vfmacc/vfmadd", unordered_reduction="vfredusum",
+    ordered_reduction=re.compile(r"redosum"),                    # vfredosum.vs, vfwredosum.vs
+    vector_config=re.compile(r"^vsetvl|^vsetivli$"), vector_config_words="vsetvli/vsetivli; SEW,LMUL mix",
+    register_spill=re.compile(r"^v[ls][1248]r(?:e\d+)?\.v$"),   # vl1re32.v, vs1r.v
+    matrix_unit="ime", matrix_name="IME", matrix_ops="smt.vmadot",
+    matrix_absent=((X60_ARCHES, "the X60's IME is integer-only, so an fp matmul runs on RVV (vfmacc/vfwmacc at best)"),)))

@@ -22,21 +22,10 @@ Decisions worth knowing:
 
 from __future__ import annotations
 
-import functools
 import re
-from typing import NamedTuple
 
-from kinspect.isa import merge
-from kinspect.ir.records import OTHER, Access, Kind, OpInfo, Space
-
-
-def _merged(*groups: dict) -> dict:
-    return merge(*groups, where=__name__)
-
-
-class Match(NamedTuple):
-    info: OpInfo
-    bits: int | None          # element bits the mnemonic states (ps 32, sd 64, pmulld 32, movl 32)
+from kinspect.isa import Isa, register
+from kinspect.ops import Access, Kind, Match, OpInfo, Space, Table, merge, stated
 
 
 def _op(kind: Kind, **kw) -> OpInfo:
@@ -66,7 +55,7 @@ X87_STORE = _op(Kind.STORE, fp=True, space=Space.GLOBAL, unit="x87")
 X87_ARITH, X87_MOVE = _op(Kind.ARITH, fp=True, unit="x87"), _op(Kind.MOVE, fp=True, unit="x87")
 
 # Integer (GPR) instructions that take an AT&T size suffix b/w/l/q: base -> OpInfo.
-GPR: dict[str, OpInfo] = _merged(
+GPR: dict[str, OpInfo] = merge(
     {op: ARITH for op in (
       "add adc sub sbb and or xor not neg inc dec cmp test imul mul idiv div shl shr sar sal "
       "rol ror rcl rcr shld shrd bt bts btr btc bsf bsr tzcnt lzcnt popcnt andn bextr blsi "
@@ -76,11 +65,12 @@ GPR: dict[str, OpInfo] = _merged(
     {"push": PUSH, "pop": POP},
     {op: CONTROL for op in "call ret jmp".split()},
     {"nop": _op(Kind.NOP)},
+    where=__name__,
 )
 _SUFFIX_BITS = {"b": 8, "w": 16, "l": 32, "q": 64}
 
 # Exact mnemonics: -> (OpInfo, element bits).
-EXACT: dict[str, tuple[OpInfo, int | None]] = _merged(
+EXACT: dict[str, tuple[OpInfo, int | None]] = merge(
     {op: (CONVERT, None) for op in "cltq cqto cltd cwtl cbtw cwtd movsx movzx movsxd".split()},
     {f"mov{sz}{a}{b}": (CONVERT, _SUFFIX_BITS[b]) for sz in "sz" for a, b in
      (("b", "w"), ("b", "l"), ("b", "q"), ("w", "l"), ("w", "q"))},
@@ -115,6 +105,7 @@ EXACT: dict[str, tuple[OpInfo, int | None]] = _merged(
     {"tilestored": (_op(Kind.STORE, vector=True, space=Space.TENSOR, unit="amx"), None)},
     {"tilezero": (_op(Kind.MOVE, vector=True, unit="amx"), None)},
     {op: (_op(Kind.CONFIG, unit="amx"), None) for op in "ldtilecfg sttilecfg tilerelease".split()},
+    where=__name__,
 )
 
 _P = r"(?P<e>ps|pd|ph)"          # packed FP
@@ -187,21 +178,25 @@ EVEX_ONLY_RE = re.compile(r"(?:32x[248]|64x[24])$|^vperm[it]2|^vpternlog|^vmovdq
 _E_BITS = {"b": 8, "w": 16, "d": 32, "q": 64, "ps": 32, "pd": 64, "ph": 16, "ss": 32, "sd": 64, "sh": 16}
 
 
-@functools.lru_cache(maxsize=4096)
+# The GPR instructions with their AT&T size suffix (`addl`, `movq`): the suffix states the bits.
+SUFFIXED: dict[str, tuple[OpInfo, int]] = {op + suffix: (info, bits) for op, info in GPR.items()
+                                           for suffix, bits in _SUFFIX_BITS.items()}
+
+TABLE = Table(__name__, merge(EXACT, stated(GPR), SUFFIXED, where=__name__), rules=RULES, group_bits=_E_BITS)
+
+
 def classify(op: str) -> Match:
     """OpInfo and stated element bits for a lower-case AT&T mnemonic; OTHER when unknown."""
-    if op in EXACT:
-        return Match(*EXACT[op])
-    if op in GPR:
-        return Match(GPR[op], None)
-    for pattern, info in RULES:
-        m = pattern.match(op)
-        if m:
-            return Match(info, _E_BITS.get(m.groupdict().get("e") or ""))
-    if op[-1:] in _SUFFIX_BITS and op[:-1] in GPR:
-        return Match(GPR[op[:-1]], _SUFFIX_BITS[op[-1]])
-    return Match(OTHER, None)
+    return TABLE.classify(op)
 
 
 def lookup(op: str) -> OpInfo:
     return classify(op.lower()).info
+
+
+register(Isa(
+    name="x86", title="x86-64", parser="kinspect.ir.x86", lexer="pygments.lexers:GasLexer", machine=True, rank=30,
+    diff_rank=40, arches=("x86_64", "x86-64", "amd64"), triples=("x86_64", "i686", "i386"),
+    # "vmovups (%rdi), %zmm0"
+    telltale=re.compile(r"%(?:[re]?[a-d]x|[re]?[sd]i|[re]?[sb]p|r\d+[dwb]?|[xyz]mm\d+|rip)\b"),
+    elf_machine=0x3E, vector_name="SIMD (SSE/AVX/AVX-512)", fma_names="vfmadd*ps"))

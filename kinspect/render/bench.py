@@ -26,23 +26,24 @@ def _first(name: str, f: FirstCall, *, width: int) -> str:
             f" + {_ms(f.rest_ms)} ms other (specialization, launcher, loading, launch, run)")
 
 
-def _asm(m: dict, loaded: dict | None) -> str:
+def _asm(m, loaded: dict | None) -> str:
+    """The variant's record (kinspect.analysis.summary.VariantMetrics) in one line."""
     parts = []
-    if m.get("registers") is not None:
-        regs = f"{m['registers']} registers"
-        if loaded and loaded.get("registers") is not None and loaded["registers"] != m["registers"]:
+    if m.registers is not None:
+        regs = f"{m.registers} registers"
+        if loaded and loaded.get("registers") is not None and loaded["registers"] != m.registers:
             regs += f" ({loaded['registers']} as loaded)"
         elif loaded:
             regs += " (as loaded)"
         parts.append(regs)
-    if m.get("spills") is not None:
-        parts.append(f"{m['spills']} spills")
-    if m.get("shared_bytes") is not None:
-        parts.append(f"{human_bytes(m['shared_bytes'])} shared")
-    if m.get("occupancy") is not None:
-        parts.append(f"occupancy {m['occupancy']:.0%} (limited by {m['occupancy_limiter']})")
-    matrix = ", ".join(f"{n} {unit}" for unit, n in sorted(m.get("matrix_units", {}).items())) or "none"
-    parts.append(f"{m['instructions']:,} {m['isa']} instructions, {m['vector']:,} vector, matrix: {matrix}")
+    if m.spills is not None:
+        parts.append(f"{m.spills} spills")
+    if m.shared_bytes is not None:
+        parts.append(f"{human_bytes(m.shared_bytes)} shared")
+    if m.occupancy is not None:
+        parts.append(f"occupancy {m.occupancy:.0%} (limited by {m.occupancy_limiter})")
+    matrix = ", ".join(f"{n} {unit}" for unit, n in sorted(m.matrix_units)) or "none"
+    parts.append(f"{m.instructions:,} {m.isa} instructions, {m.vector:,} vector, matrix: {matrix}")
     return ", ".join(parts)
 
 
@@ -90,8 +91,8 @@ def render(r) -> str:
     if r.launch is not None:
         out += ["", *launch_path(r.launch)]
     out += ["", f"asm      {_asm(r.metrics, v.extra.get('loaded'))}"]
-    for f in r.metrics.get("findings", []):
-        out.append(f"  {'!!' if f['severity'] >= 3 else '!'} {f['text']}\n      try: {f['advice']}")
+    for f in r.metrics.findings:
+        out.append(f"  {'!!' if f.severity >= 3 else '!'} {f.text}\n      try: {f.advice}")
     if r.profile is not None:
         p = r.profile
         kernel = f"; kernel time by the profiler (CUPTI, no L2 flush) median {_ms(p.kernel_ms)} ms" \

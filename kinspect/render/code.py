@@ -81,7 +81,7 @@ def stage(v: Variant, s: StageFile) -> Code:
         text = [line.rstrip("\r\n").replace("\r", " ") + "\n" for line in stream]
     locs: dict[int, int] = {}
     note = ""
-    if s.dialect in ir.DIALECTS:
+    if s.dialect in ir.dialects():
         try:
             locs = {r.line: r.loc.line for r in ir.parse(s.dialect, text)
                     if isinstance(r, Instruction) and r.loc is not None and is_kernel_file(v, r.loc.file)}

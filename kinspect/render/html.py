@@ -24,7 +24,7 @@ from importlib import resources as package
 from pathlib import Path
 
 from kinspect.analysis import VariantReport
-from kinspect.diff.result import STAGE_PREFERENCE, DiffResult
+from kinspect.diff.result import DiffResult, stage_rank
 from kinspect.diff.table import Row
 from kinspect.errors import KinspectError
 from kinspect.render import plots
@@ -35,9 +35,10 @@ esc = functools.partial(html.escape, quote=True)
 
 class Report:
     """A report over the rows of a sweep or of saved variants; `chosen` is the variant shown first.
-    With `program` (kinspect.analysis.summary.KernelRow, one per kernel, ranked) it is a program's
-    report: the kernel table and its time-share and JIT charts come first, and no plot draws a
-    metric across unrelated kernels."""
+    With `program` (kinspect.api.Program: a row per kernel, ranked, with its speed of light,
+    provenance and counters) it is a program's report: the kernel table (the terminal's columns and
+    header, kinspect.render.program) and its time-share and JIT charts come first, no plot draws a
+    metric across unrelated kernels, and each variant is headed by its kernel's number in the table."""
 
     def __init__(self, result: DiffResult, reports: list[VariantReport], *, chosen: int = 0, metrics=(),
                  program=None):
@@ -57,7 +58,8 @@ class Report:
         if not has("matplotlib"):    # an extra (kinspect[report]): the page says so where the plots go
             return []
         if self.program is not None:
-            found = [plots.time_share(self.program), plots.jit_per_kernel(self.program), plots.roofline(self.rows)]
+            rows = self.program.rows
+            found = [plots.time_share(rows), plots.jit_per_kernel(rows), plots.roofline(self.rows)]
         else:
             found = [plots.sweep(self.rows, self.metrics), plots.roofline(self.rows)]
         return [p for p in found if p is not None]
@@ -92,7 +94,8 @@ def page(report: Report) -> str:
     for i, (row, analysis, found) in enumerate(zip(rows, report.reports, packed_all([r.variant for r in rows]))):
         entries = [{"name": c.name, "dialect": c.dialect, "blob": _blob(c, blobs)} for c in found]
         variants.append({"label": row.label, "codes": entries})
-        sections.append(_variant(i, row, analysis, found, entries, hidden=i != report.chosen))
+        sections.append(_variant(i, row, analysis, found, entries, hidden=i != report.chosen,
+                                 kernel=_kernel_of(report, row)))
     data = {"chosen": report.chosen, "variants": variants}
     script = package.files("kinspect.render").joinpath("report.js").read_text(encoding="utf-8")
     css = package.files("kinspect.render").joinpath("report.css").read_text(encoding="utf-8")
@@ -103,7 +106,7 @@ def page(report: Report) -> str:
     policy = (f"default-src 'none'; script-src 'sha256-{digest}'; style-src 'unsafe-inline'; "
               f"img-src data:; base-uri 'none'; form-action 'none'")
     title = _title(rows) if report.program is None else \
-        f"kinspect report: {len(report.program)} kernels of a program"
+        f"kinspect report: {len(report.program.rows)} kernels of a program"
     parts = [
         "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
         f'<meta http-equiv="Content-Security-Policy" content="{esc(policy)}">',
@@ -180,15 +183,18 @@ def _table(report: Report) -> str:
 
 
 def _program(report: Report) -> str:
-    """The kernels of a program, ranked: click a row for its busiest variant; click a heading to sort."""
-    from kinspect.render.program import columns, tuning_note
-
+    """The kernels of a program, ranked as in the terminal (by headroom when timed against ceilings): click
+    a row for its busiest variant; click a heading to sort."""
     from kinspect.analysis.summary import variant_key
+    from kinspect.render.program import columns, header, short_finding, tuning_note
 
     index = {variant_key(r.variant): i for i, r in enumerate(report.rows)}
-    kernels = report.program
-    cols = columns(kernels)
-    head = "".join(f'<th class="{"k" if h == "kernel" else ""}" data-sort="{"text" if h == "kernel" else "num"}">'
+    view = report.program
+    kernels, extras = view.rows, view.extras
+    sol = view.sol.to_json() if view.sol is not None else None
+    cols = columns(kernels, extras)
+    brief = any(h == "headroom" for h, _, _ in cols)
+    head = "".join(f'<th class="{"k" if h == "kernel" else ""}" data-sort="{"text" if h in ("kernel", "where") else "num"}">'
                    f"{esc(h)}</th>" for h, _, _ in cols) + '<th class="finding" data-sort="num">top finding</th>'
     body = []
     for n, k in enumerate(kernels, 1):
@@ -197,23 +203,37 @@ def _program(report: Report) -> str:
             text = str(n) if f is None else f(k)
             if h == "kernel":
                 cells.append(f'<td class="k" title="{esc(k.kernel)}">{esc(text)}</td>')
+            elif h == "where":
+                lines = (extras.get(k.kernel, {}).get("provenance") or {}).get("lines") or []
+                cells.append(f'<td class="k" title="{esc(chr(10).join(lines))}">{esc(text)}</td>')
             else:
                 cells.append(f'<td data-v="{esc(_sort_value(text))}">{esc(text)}</td>')
         top = k.top
         tip = "" if top is None else f"{top.text}\ntry: {top.advice}"
+        shown = "-" if top is None else short_finding(top, mark=False) if brief else top.text
         cells.append(f'<td class="finding {"sev" + str(top.severity) if top else ""}" data-v="{top.severity if top else 0}" '
-                     f'title="{esc(tip)}">{esc(top.text if top else "-")}</td>')
+                     f'title="{esc(tip)}">{esc(shown)}</td>')
         i = index.get(k.busiest.key, 0)
         chosen = ' class="chosen"' if i == report.chosen else ""
         body.append(f'<tr data-variant="{i}"{chosen}>{"".join(cells)}</tr>')
-    total = sum(len(k.variants) for k in kernels)
-    timed = any(k.gpu_ms for k in kernels)
-    rank = "by GPU time" if timed else "by the severity of their worst finding (no GPU time was captured)"
-    return (f'<section id="program"><h2>Kernels</h2><p class="note">{len(kernels)} kernels, {total} variants, '
-            f'ranked {esc(rank)}. Click a row to show its busiest variant below; click a heading to sort.</p>'
+    lines = header(kernels, "", sol)
+    first = lines[0].removeprefix(": ")
+    notes = "".join(f'<p class="note">{esc(x.strip())}</p>' for x in lines[1:])
+    return (f'<section id="program"><h2>Kernels</h2><p class="note">{esc(first[0].upper() + first[1:])}. Click a row '
+            f'to show its busiest variant below; click a heading to sort.</p>{notes}'
             f'<table class="metrics program"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
             + (f'<p class="note">{esc(note[0].upper() + note[1:])}.</p>' if (note := tuning_note(kernels)) else "")
             + "</section>")
+
+
+def _kernel_of(report: Report, row: Row):
+    """(number in the program table, KernelRow, extras) of a row's kernel; None outside a program."""
+    if report.program is None:
+        return None
+    for n, k in enumerate(report.program.rows, 1):
+        if k.kernel == row.variant.kernel:
+            return n, k, report.program.extras.get(k.kernel, {})
+    return None
 
 
 def _sort_value(text: str) -> str:
@@ -239,18 +259,31 @@ def _plots(report: Report) -> str:
     if report.program is not None:
         figures.append('<p class="note">A program\'s kernels are unrelated: no plot draws a metric across them. '
                        "Sweep one kernel (kinspect report KERNEL -p ...) to plot a metric against a parameter.</p>")
-    if not any(p.name == "roofline" for p in report.plots):
-        figures.append('<p class="note">No roofline: it needs runtimes with bytes and FLOPs, measured on a GPU '
-                       "(kinspect report on a machine with one times shipped kernels).</p>")
+    if report.program is None and not any(p.name == "roofline" for p in report.plots):
+        figures.append('<p class="note">No roofline: it needs each variant\'s runtime, bytes and FLOPs, which '
+                       "kinspect report measures for shipped kernels on a machine with a GPU.</p>")
     return f'<section id="plots"><h2>Plots</h2><div class="plots">{"".join(figures)}</div></section>'
 
 
-def _variant(i: int, row: Row, analysis: VariantReport, found: list[Packed], entries: list[dict], hidden: bool) -> str:
+def _variant(i: int, row: Row, analysis: VariantReport, found: list[Packed], entries: list[dict], hidden: bool,
+             kernel=None) -> str:
     v = row.variant
     spec = [f"{k}={x}" for k, x in v.constexprs.items()]
     spec += [f"{k}={v.options[k]}" for k in ("num_warps", "num_stages") if k in v.options]
     facts = " · ".join([v.kernel, str(v.target), *spec, v.path])
-    cards = [_resources(row, analysis), _instructions(analysis), _jit(row), _runtime(row)]
+    cards = [_resources(row), _instructions(analysis), _jit(row), _runtime(row)]
+    if kernel is not None:     # a program's kernel: headed by its number and name, its own config, its figures
+        n, k, extra = kernel
+        which = ""
+        if len(k.variants) > 1:
+            from kinspect.analysis.summary import variant_key
+
+            keys = [x.key for x in k.variants]
+            which = f" (variant {keys.index(variant_key(v)) + 1} of {len(keys)})" if variant_key(v) in keys else ""
+        title = f"Kernel {n}: {v.kernel}{which}" + (f" · {', '.join(spec)}" if spec else "")
+        cards = [_speed(extra), _origin(extra), *cards]
+    else:
+        title = f"Variant {i + 1}: {row.label}"
     verdicts = "".join(
         f'<li class="{esc(x.level)}"{_line_attr(x, analysis)}>{esc(x.text)}'
         + (f'<span class="try">try: {esc(x.what_to_try)}</span>' if x.kind else "") + "</li>"
@@ -258,8 +291,8 @@ def _variant(i: int, row: Row, analysis: VariantReport, found: list[Packed], ent
     notes = [f"problem: {p}" for p in analysis.problems] + [f"note: {n}" for n in v.notes]
     return "".join([
         f'<section class="variant" id="variant-{i}"{" hidden" if hidden else ""}>',
-        f"<h2>Variant {i + 1}: {esc(row.label)}</h2>", f'<p class="sub mono">{esc(facts)}</p>',
-        f'<div class="cards">{"".join(c for c in cards if c)}</div>',
+        f"<h2>{esc(title)}</h2>", f'<p class="sub mono">{esc(facts)}</p>',
+        f'<div class="cards">{"".join(c for c in cards if c)}</div>', _counters(kernel),
         f'<h3>Verdicts</h3><ul class="verdicts">{verdicts or "<li class=info>none</li>"}</ul>',
         "".join(f'<p class="note">{esc(n)}</p>' for n in notes),
         _code_panes(v, found, entries), "</section>"])
@@ -284,14 +317,15 @@ def _card(title: str, items: list[tuple[str, str]]) -> str:
     return f'<div class="card"><h3>{esc(title)}</h3><dl>{body}</dl></div>'
 
 
-def _resources(row: Row, analysis: VariantReport) -> str:
-    r = analysis.resources
+def _resources(row: Row) -> str:
+    """The variant's record, as the tables above show it (kinspect.analysis.summary.VariantMetrics)."""
+    m = row.metrics
     return _card("Resources", [
-        ("registers", None if r.registers is None else f"{r.registers} ({r.source})"),
-        ("spills", None if r.spills is None else f"{r.spills}"),
-        ("shared memory", None if r.shared_bytes is None else f"{r.shared_bytes / 1024:g} KiB"),
-        ("occupancy", r.occupancy.describe() if r.occupancy else None),
-        ("code size", None if row.code_bytes is None else f"{row.code_bytes:,} bytes"),
+        ("registers", None if m.registers is None else f"{m.registers} ({m.registers_from})"),
+        ("spills", None if m.spills is None else f"{m.spills}"),
+        ("shared memory", None if m.shared_bytes is None else size_text(m.shared_bytes)),
+        ("occupancy", m.occupancy_text or None),
+        ("code size", None if m.code_bytes is None else f"{m.code_bytes:,} bytes"),
     ])
 
 
@@ -301,21 +335,77 @@ def _instructions(analysis: VariantReport) -> str:
         return _card("Machine code", [("stage", "none to analyse (no sass, amdgcn or CPU assembly)")])
     matrix = ", ".join(f"{u} {n:,}" for u, n in m.matrix.most_common()) or "0"
     widths = ", ".join(f"{n}×{bits}-bit" for bits, n in sorted(m.load_widths.items(), reverse=True))
-    return _card(f"{m.dialect} ({m.stage})", [
+    title = f"Machine code: {m.dialect}" if m.dialect.lower() == m.stage.lower() else f"{m.dialect} (from {m.stage})"
+    return _card(title, [
         ("instructions", f"{m.instructions:,}"), ("vector", f"{m.vector:,}"), ("matrix", matrix),
         ("scalar FP", f"{m.scalar_fp:,}"), ("global loads", widths),
         ("top", ", ".join(f"{op} {n}" for op, n in m.mnemonics.most_common(6))),
     ])
 
 
+def size_text(n: int) -> str:
+    """A size in bytes as people read it: `0 bytes`, `16 bytes`, `1.5 KiB`, `48 KiB`, `2.3 MiB`."""
+    if n < 1024:
+        return f"{n:,} byte{'s' if n != 1 else ''}"
+    for unit in ("KiB", "MiB", "GiB"):
+        n /= 1024
+        if n < 1024 or unit == "GiB":
+            return f"{n:,.1f}".removesuffix(".0") + f" {unit}"
+
+
+def _speed(extra: dict) -> str:
+    """The kernel's speed of light, as the program table has it."""
+    if extra.get("gb_per_s") is None and extra.get("headroom_ms") is None:
+        return ""
+    b = extra.get("bytes_per_call")
+    return _card("Speed of light", [
+        ("bytes per call", None if b is None else f"{'≤ ' if extra.get('bytes_upper_bound') else ''}"
+         f"{b / 1e6:,.2f} MB ({extra.get('bytes_method')})"),
+        ("achieved", None if extra.get("gb_per_s") is None else f"{extra['gb_per_s']:,.0f} GB/s" +
+         ("" if extra.get("pct_of_bandwidth") is None else f", {extra['pct_of_bandwidth']:.0f}% of copy bandwidth")),
+        ("TFLOP/s", None if extra.get("tflop_per_s") is None else f"{extra['tflop_per_s']:,.1f}" +
+         ("" if extra.get("pct_of_peak") is None else f", {extra['pct_of_peak']:.0f}% of the matmul peak")),
+        ("ideal", None if extra.get("ideal_ms") is None else f"{extra['ideal_ms']:,.3f} ms ({extra.get('bound_by')} bound)"),
+        ("headroom", None if extra.get("headroom_ms") is None else f"{extra['headroom_ms']:,.3f} ms"),
+    ])
+
+
+def _origin(extra: dict) -> str:
+    p = extra.get("provenance")
+    if not p:
+        return ""
+    if p.get("status") != "recorded":
+        return _card("Where it came from", [(p.get("status", ""), p.get("why", "")), ("fix", p.get("fix"))])
+    aten = ", ".join((p.get("origin") or {}).get("aten") or [])
+    return _card("Where it came from", [("ATen ops", aten)] +
+                 [(f"line {i}", x) for i, x in enumerate(p.get("lines") or [], 1)] + [("note", p.get("why"))])
+
+
+def _counters(kernel) -> str:
+    """Nsight Compute's counters beside the findings they confirm or contradict (vec-report --counters)."""
+    if kernel is None:
+        return ""
+    from kinspect.render.counters import MARKS
+
+    extra = kernel[2]
+    c = extra.get("counters")
+    if not c:
+        failed = extra.get("counters_failed")
+        return f'<p class="note">counters: {esc(failed)}</p>' if failed else ""
+    pairs = "".join(f"<li>{esc(MARKS[p['verdict']])} {esc(p['finding'])} → {esc(p['measured'])}</li>"
+                    for p in sorted(c["findings"], key=lambda p: p["demoted"]))
+    return (f'<h3>Counters (Nsight Compute {esc(c.get("ncu_version", ""))})</h3><p class="note">'
+            f'{esc("; ".join(c["figures"]))}</p>' + (f'<ul class="verdicts">{pairs}</ul>' if pairs else ""))
+
+
 def _jit(row: Row) -> str:
-    stages = row.jit_stages
+    stages = dict(row.metrics.jit_stages)
     if not stages:
         return ""
     top = max(stages.values()) or 1
     body = "".join(f'<dt>{esc(k)}</dt><dd>{us / 1000:,.1f} ms<span class="bar" style="width:{round(90 * us / top)}px">'
                    f"</span></dd>" for k, us in stages.items())
-    total = "" if row.jit_us is None else f"<dt>total</dt><dd>{row.jit_us / 1000:,.1f} ms</dd>"
+    total = "" if row.metrics.jit_us is None else f"<dt>total</dt><dd>{row.metrics.jit_us / 1000:,.1f} ms</dd>"
     times = row.variant.times
     if times is not None and times.startup_us:
         total += (f'<dt>Triton start-up</dt><dd>{times.startup_us / 1000:,.1f} ms <span class="note">(once per '
@@ -361,7 +451,7 @@ def _code_panes(v, found: list[Packed], entries: list[dict]) -> str:
 
 
 def _default_stage(stages: list[Packed]) -> str | None:
-    ranked = [c for c in stages if c.dialect in STAGE_PREFERENCE and c.lines]
+    ranked = [c for c in stages if stage_rank(c.dialect) is not None and c.lines]
     if ranked:
-        return min(ranked, key=lambda c: STAGE_PREFERENCE.index(c.dialect)).name
+        return min(ranked, key=lambda c: stage_rank(c.dialect)).name
     return stages[0].name if stages else None

@@ -8,7 +8,7 @@ attributes newer than their keyword lists, such as `captures(none)`; PTX guards 
 from __future__ import annotations
 
 from pygments.lexer import Lexer, RegexLexer, bygroups, inherit, words
-from pygments.lexers import GasLexer, JsonLexer, LlvmLexer, TextLexer
+from pygments.lexers import JsonLexer, LlvmLexer, TextLexer
 from pygments.token import (Comment, Keyword, Name, Number, Operator, Punctuation, String,
                             Whitespace)
 
@@ -176,16 +176,23 @@ def _ptx_lexer() -> type[Lexer] | None:
 
 PtxIrLexer = _ptx_lexer()
 
-_LEXERS: dict[str, type[Lexer]] = {
-    "mlir": MlirLexer, "ttir": MlirLexer, "ttgir": MlirLexer, "ttcir": MlirLexer,
-    "tttcir": MlirLexer, "sass": SassLexer, "amdgcn": AmdgcnLexer, "llvm": LlvmIrLexer,
-    "llir": LlvmIrLexer, "riscv": GasLexer, "x86": GasLexer, "aarch64": GasLexer, "json": JsonLexer,
-}
-if PtxIrLexer is not None:
-    _LEXERS["ptx"] = PtxIrLexer
+# Stage names shown with a dialect's lexer where a caller has the stage's name, not its dialect.
+_STAGE_DIALECTS = {"ttir": "mlir", "ttgir": "mlir", "ttcir": "mlir", "tttcir": "mlir", "llir": "llvm"}
 
 
 def lexer_for(dialect: str) -> Lexer:
-    """A pygments lexer instance for a dialect name (kinspect.ir.DIALECTS keys and stage names);
+    """A pygments lexer instance for a dialect (the one its spec names, kinspect.isa) or a stage name;
     plain text for anything unknown, so rendering never fails on a new stage."""
-    return _LEXERS.get(dialect.lower(), TextLexer)()
+    import importlib
+
+    from kinspect import isa
+
+    name = dialect.lower()
+    if name == "json":
+        return JsonLexer()
+    spec = isa.find(_STAGE_DIALECTS.get(name, name))
+    if spec is None or not spec.lexer:
+        return TextLexer()
+    module, _, attr = spec.lexer.partition(":")
+    cls = getattr(importlib.import_module(module), attr, None)
+    return (cls or TextLexer)()

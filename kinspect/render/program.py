@@ -1,9 +1,13 @@
-"""The program view in the terminal: one row per kernel, busiest first, with its worst finding."""
+"""The program view in the terminal: one row per kernel, with its worst finding; ranked by headroom
+(GPU time minus the ideal time) when the capture timed the kernels, else by GPU time or findings.
+
+The columns and the header lines are shared with the HTML report (kinspect.render.html), so both
+show the same figures."""
 
 from __future__ import annotations
 
 from kinspect.analysis.findings import SEVERITY_NAMES
-from kinspect.analysis.summary import KernelRow
+from kinspect.analysis.summary import KernelRow, display_name
 
 MARK = {3: "!!", 2: "!", 1: "-"}
 
@@ -17,44 +21,93 @@ def _matrix(r: KernelRow) -> str:
     return f"{b.matrix:,} " + "+".join(u for u, _ in b.matrix_units) if b.matrix else "0"
 
 
-def columns(rows: list[KernelRow]) -> list[tuple[str, callable, str]]:
-    """(header, cell of a row, alignment) of the columns that say something for these rows."""
+def _num(x, fmt: str) -> str:
+    return "-" if x is None else format(x, fmt)
+
+
+def _where(extra: dict, width: int = 40) -> str:
+    """Where a kernel came from, short: the model's file:line (or its ATen ops) that made it."""
+    p = extra.get("provenance") or {}
+    text = p.get("short") or {"own source": "(own source)", "not recorded": "-"}.get(p.get("status"), "-")
+    return text if len(text) <= width else text[:width - 1].rstrip(" ,") + "…"
+
+
+def columns(rows: list[KernelRow], extras: dict | None = None) -> list[tuple[str, callable, str]]:
+    """(header, cell of a row, alignment) of the columns that say something for these rows. With
+    `extras` (kernel -> kinspect.analysis.explain.kernel_extras) holding speed-of-light figures, the
+    columns are those of "what to fix first": GPU time, GB/s, % of bandwidth, ideal, headroom, where."""
+    extras = extras or {}
     timed = any(r.gpu_ms is not None for r in rows)
     launched = any(r.calls is not None for r in rows)
-    cols = [
-        ("#", None, ">"), ("kernel", lambda r: r.name, "<"), ("var", lambda r: str(len(r.variants)), ">"),
-    ]
+    sol = any(extras.get(r.kernel, {}).get("headroom_ms") is not None for r in rows)
+    x = lambda r, k: extras.get(r.kernel, {}).get(k)    # noqa: E731
+    cols = [("#", None, ">"), ("kernel", lambda r: r.name, "<")]
+    if not sol or any(len(r.variants) > 1 for r in rows):
+        cols.append(("var", lambda r: str(len(r.variants)), ">"))
     if launched:
         cols.append(("calls", lambda r: "-" if r.calls is None else f"{r.calls:,}", ">"))
+    if timed and not sol:
+        cols.append(("GPU %", lambda r: "-" if r.share is None else f"{100 * r.share:.1f}%", ">"))
     if timed:
-        cols += [("GPU %", lambda r: "-" if r.share is None else f"{100 * r.share:.1f}%", ">"),
-                 ("GPU ms", lambda r: "-" if r.gpu_ms is None else f"{r.gpu_ms:,.3f}", ">")]
+        cols.append(("GPU ms", lambda r: "-" if r.gpu_ms is None else f"{r.gpu_ms:,.3f}", ">"))
+    if sol:
+        cols += [("GB/s", lambda r: ("≤" if x(r, "bytes_upper_bound") and x(r, "gb_per_s") is not None else "") +
+                  _num(x(r, "gb_per_s"), ",.0f"), ">"),
+                 ("%bw", lambda r: _num(x(r, "pct_of_bandwidth"), ".0f"), ">"),
+                 ("ideal", lambda r: _num(x(r, "ideal_ms"), ",.3f") + {"launch": "ᴸ", "compute": "ᶜ"}.get(
+                     x(r, "bound_by"), ""), ">"),
+                 ("headroom", lambda r: _num(x(r, "headroom_ms"), ",.3f"), ">")]
+    else:
+        cols.append(("JIT ms", lambda r: _ms(r.jit_us) + ("*" if r.jit_us is not None and r.jit_cached else ""), ">"))
     cols += [
-        ("JIT ms", lambda r: _ms(r.jit_us) + ("*" if r.jit_us is not None and r.jit_cached else ""), ">"),
         ("regs", lambda r: "-" if r.busiest.registers is None else str(r.busiest.registers), ">"),
-        ("spills", lambda r: "-" if r.busiest.spills is None else str(r.busiest.spills), ">"),
+        ("spills", lambda r: "-" if not r.busiest.spills else str(r.busiest.spills), ">"),
         ("occ", lambda r: "-" if r.busiest.occupancy is None else f"{r.busiest.occupancy:.0%}", ">"),
-        ("vector", lambda r: f"{r.busiest.vector:,}", ">"),
-        ("matrix", _matrix, ">"),
     ]
+    if sol:
+        cols.append(("where", lambda r: _where(extras.get(r.kernel, {})), "<"))
+    else:
+        cols += [("vector", lambda r: f"{r.busiest.vector:,}", ">"), ("matrix", _matrix, ">")]
     return [c for c in cols if c[1] is None or any(c[1](r) != "-" for r in rows)]
 
 
-def table(rows: list[KernelRow], width: int = 160) -> list[str]:
-    cols = columns(rows)
+def short_finding(f, mark: bool = True) -> str:
+    """A finding in a few words (its kind's title and line), for a table with little room left."""
+    from kinspect.analysis.findings import KINDS
+
+    title = KINDS[f.kind].title if f.kind in KINDS else f.text
+    return (f"{MARK[f.severity]} " if mark else "") + title + (f" (line {f.line})" if f.line else "")
+
+
+def other_name(name: str, width: int = 48) -> str:
+    """A profiler's kernel name (a C++ signature: `void ns::kernel<...>(params)`) cut to what names it."""
+    name = name.removeprefix("void ")
+    if name.endswith(")") and "(" in name:
+        depth = 0
+        for i in range(len(name) - 1, -1, -1):
+            depth += {")": 1, "(": -1}.get(name[i], 0)
+            if depth == 0:
+                name = name[:i] or name
+                break
+    return display_name(name, width)
+
+
+def table(rows: list[KernelRow], width: int = 160, extras: dict | None = None) -> list[str]:
+    cols = columns(rows, extras)
+    brief = any(h == "headroom" for h, _, _ in cols)
     cells = [[h for h, _, _ in cols]] + [[str(i) if f is None else f(r) for _, f, _ in cols]
                                          for i, r in enumerate(rows, 1)]
     widths = [max(len(c[k]) for c in cells) for k in range(len(cols))]
     out = []
     for line, r in zip(cells, [None] + rows):
         text = "  " + "  ".join(f"{c:{a}{w}}" for c, w, (_, _, a) in zip(line, widths, cols))
-        room = max(width - len(text) - 2, 24)
+        room = max(width - len(text) - 2, 30)
         if r is None:
             finding = "top finding"
         elif r.top is None:
             finding = "-"
         else:
-            finding = f"{MARK[r.top.severity]} {r.top.text}"
+            finding = short_finding(r.top) if brief else f"{MARK[r.top.severity]} {r.top.text}"
         out.append(f"{text}  {finding[:room - 1] + '…' if len(finding) > room else finding}".rstrip())
     return out
 
@@ -70,19 +123,51 @@ def tuning_note(rows: list[KernelRow]) -> str:
             f"triton.autotune's), which a run with empty caches pays once")
 
 
-def summary(rows: list[KernelRow], *, where: str, width: int = 160, shown: int = 0) -> str:
-    """The program table, with a header line saying what it covers and a line per finding kind."""
+def header(rows: list[KernelRow], where: str, sol: dict | None = None) -> list[str]:
+    """The lines above the table: what it covers and how it is ranked; with the program's speed of light
+    (kinspect.analysis.sol.ProgramSol.to_json), the program's totals, the Triton kernels' share of all
+    the GPU time, the largest other kernels, and the ceilings and per-launch floor used."""
     variants = sum(len(r.variants) for r in rows)
     head = f"{where}: {len(rows)} kernels, {variants} variant{'s' if variants != 1 else ''}"
     calls = [r.calls for r in rows if r.calls is not None]
     if calls:
         head += f", {sum(calls):,} launches"
     gpu = [r.gpu_ms for r in rows if r.gpu_ms is not None]
+    ranked = sol is not None and sol.get("headroom_ms") is not None
     if gpu:
-        head += f", {sum(gpu):,.3f} ms of GPU time captured; ranked by GPU time"
+        head += f", {sum(gpu):,.3f} ms of GPU time captured; ranked by " + (
+            "headroom (GPU time minus the ideal time: what fixing each kernel could win at most)" if ranked
+            else "GPU time")
     else:
         head += "; ranked by their worst finding (no GPU time captured: kinspect capture --time)"
-    out = [head] + table(rows, width)
+    out = [head]
+    if sol is None or not gpu:
+        return out
+    if ranked:
+        cover = "" if abs(sol["gpu_ms_with_ideal"] - sol["gpu_ms"]) < 5e-4 else \
+            f" (of the {sol['gpu_ms_with_ideal']:,.3f} ms of kernels with an ideal time)"
+        out.append(f"  program: GPU {sol['gpu_ms']:,.3f} ms, ideal {sol['ideal_ms']:,.3f} ms, headroom "
+                   f"{sol['headroom_ms']:,.3f} ms{cover}")
+    share = sol.get("triton_share_of_gpu_time")
+    if share is not None:
+        others = ", ".join(f"{other_name(k['name'])} {k['ms']:,.2f} ms ({k['calls']:,} calls)"
+                           for k in (sol.get("largest_other_kernels") or [])[:3])
+        out.append(f"  Triton kernels: {100 * share:.1f}% of the GPU time the profiler saw (autotuning included)" +
+                   (f"; the largest others: {others}" if others else ""))
+    else:
+        out.append("  the share of Triton kernels in all GPU time is unknown: the store does not list the other GPU "
+                   "work (captured by an older kinspect; kinspect capture --time records it)")
+    out.append(f"  {sol['ceilings_note']}")
+    if ranked:
+        out.append(f"  ideal = the longest of: bytes at the copy bandwidth, FLOPs at the matmul peak (ᶜ), "
+                   f"launches at the floor (ᴸ); {sol['launch_floor_note']}")
+    return out
+
+
+def summary(rows: list[KernelRow], *, where: str, width: int = 160, shown: int = 0, extras: dict | None = None,
+            sol: dict | None = None) -> str:
+    """The program table, with header lines saying what it covers and a line per finding kind."""
+    out = header(rows, where, sol) + table(rows, width, extras)
     kinds: dict[str, list[str]] = {}
     advice: dict[str, set[str]] = {}
     for i, r in enumerate(rows, 1):

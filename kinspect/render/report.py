@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from typing import Iterable
 
-from kinspect.analysis.stages import ISA_DIALECTS
+from kinspect.analysis.stages import is_machine_code
 from kinspect.render.terminal import clean, user_lines
 
 MARK = {"good": "+", "info": "-", "warn": "!"}
@@ -26,7 +26,7 @@ def vec_report(report) -> str:
     if m is None:
         failed = [n.split(" not derived: ", 1) for n in v.notes if " not derived: " in n]
         unread = [name for name in (p.removeprefix("stage ").split(":", 1)[0] for p in report.problems)
-                  if name in {s.name for s in v.stages if s.dialect in ISA_DIALECTS}]
+                  if name in {s.name for s in v.stages if is_machine_code(s)}]
         if unread:
             out.append(f"  {unread[0]}: not read (its verdict below says why): no instruction counts and no verdicts "
                        f"from it")

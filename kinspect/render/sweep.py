@@ -13,22 +13,25 @@ def _num(x) -> str:
 
 
 def _matrix(r: Row) -> str:
-    if not r.matrix:
+    m = r.metrics
+    if not m.matrix:
         return "0"
-    return f"{r.matrix:,} " + "+".join(sorted(r.matrix_units))
+    return f"{m.matrix:,} " + "+".join(sorted(u for u, _ in m.matrix_units))
 
 
 def columns(rows: list[Row]) -> list[tuple[str, callable]]:
     """(header, cell text of a row) for the metric table; "#" has no function (the row number)."""
-    isa = rows[0].isa if len({r.isa for r in rows}) == 1 else "isa"
+    isa = rows[0].metrics.isa if len({r.metrics.isa for r in rows}) == 1 else "isa"
     cols = [
         ("#", None), ("variant", lambda r: r.label),
-        ("regs", lambda r: _num(r.registers)), ("spills", lambda r: _num(r.spills)),
-        ("shared", lambda r: "-" if r.shared_bytes is None else human_bytes(r.shared_bytes)),
-        ("occupancy", lambda r: "-" if r.occupancy is None else f"{r.occupancy:.0%} {r.occupancy_limiter}"),
-        (f"{isa} instrs", lambda r: _num(r.instructions)), ("vector", lambda r: _num(r.vector)),
-        ("matrix", _matrix), ("code", lambda r: "-" if r.code_bytes is None else human_bytes(r.code_bytes)),
-        ("JIT ms", lambda r: ms(r.jit_us) or "-"),
+        ("regs", lambda r: _num(r.metrics.registers)), ("spills", lambda r: _num(r.metrics.spills)),
+        ("shared", lambda r: "-" if r.metrics.shared_bytes is None else human_bytes(r.metrics.shared_bytes)),
+        ("occupancy", lambda r: "-" if r.metrics.occupancy is None
+         else f"{r.metrics.occupancy:.0%} {r.metrics.occupancy_limiter}"),
+        (f"{isa} instrs", lambda r: _num(r.metrics.instructions)), ("vector", lambda r: _num(r.metrics.vector)),
+        ("matrix", _matrix),
+        ("code", lambda r: "-" if r.metrics.code_bytes is None else human_bytes(r.metrics.code_bytes)),
+        ("JIT ms", lambda r: ms(r.metrics.jit_us) or "-"),
     ]
     if any(r.runtime for r in rows):
         cols += [
@@ -55,11 +58,11 @@ def table(rows: list[Row]) -> list[str]:
 
 
 def jit_table(rows: list[Row]) -> list[str]:
-    stages = list(dict.fromkeys(s for r in rows for s in r.jit_stages))
+    stages = list(dict.fromkeys(s for r in rows for s, _ in r.metrics.jit_stages))
     if not stages:
         return []
     head = ["#"] + stages + ["total"]
-    body = [[str(i)] + [ms(r.jit_stages.get(s)) or "-" for s in stages] + [ms(r.jit_us) or "-"]
+    body = [[str(i)] + [ms(dict(r.metrics.jit_stages).get(s)) or "-" for s in stages] + [ms(r.metrics.jit_us) or "-"]
             for i, r in enumerate(rows, 1)]
     widths = [max(len(x[k]) for x in [head] + body) for k in range(len(head))]
     return ["  " + "  ".join(c.rjust(w) for c, w in zip(line, widths)) for line in [head] + body]
@@ -69,14 +72,14 @@ def findings_lines(rows: list[Row]) -> list[str]:
     """Each variant's worst finding and what to try, by row number."""
     from kinspect.render.program import MARK
 
-    found = [(i, r.findings[0], len(r.findings)) for i, r in enumerate(rows, 1) if r.findings]
+    found = [(i, r.metrics.findings[0], len(r.metrics.findings)) for i, r in enumerate(rows, 1) if r.metrics.findings]
     if not found:
         return []
     out = ["", "  findings (the worst of each variant)"]
     for i, f, n in found:
         more = f" (+{n - 1} more)" if n > 1 else ""
-        out.append(f"  {i:>3} {MARK[f['severity']]} {f['text']}{more}")
-        out.append(f"        try: {f['advice']}")
+        out.append(f"  {i:>3} {MARK[f.severity]} {f.text}{more}")
+        out.append(f"        try: {f.advice}")
     return out
 
 

@@ -259,9 +259,15 @@ def capture_summary(result, out_dir) -> str:
         out.append(f"  recording the interpreted launches cost {result.hook_ms:,.1f} ms (their specialization for "
                    f"{interpret} included); compiling them {result.compile_s:.1f} s after the program ended")
     elif result.launches or tuning:
-        per = 1e3 * result.hook_ms / (result.launches + tuning)
-        out.append(f"  recording launches cost {result.hook_ms:,.1f} ms in kinspect's launch hooks "
-                   f"({per:.1f} µs per launch, timing included)")
+        how = getattr(result, "observed", None) or {}
+        if how:
+            out.append("  launches observed per compiled kernel, no launch hook set: "
+                       + "; ".join(f"{n} variant(s) through {k}" for k, n in sorted(how.items())))
+        if getattr(result, "static_launcher", ""):
+            out.append(f"  Inductor's static launcher: {result.static_launcher}, left as the program had it")
+        per = getattr(result, "per_launch_us", 0.0)
+        out.append(f"  recording launches cost {result.hook_ms:,.1f} ms: {per:.2f} µs per launch (the observer's "
+                   f"wrapper, measured in the program's process) plus first launches, new signatures and writes")
     if tuning:
         tuning_ms = sum(v.launches.tuning_ms for v in launched)
         gpu = f" ({tuning_ms:,.3f} ms on the GPU)" if tuning_ms else ""
@@ -273,7 +279,8 @@ def capture_summary(result, out_dir) -> str:
             out.append(f"  GPU time: not measured: {t['method']} could not start ({t['failed']}); "
                        f"try --time events")
         else:
-            out.append(f"  GPU time: {t['method']}; timing cost {t['ms']:,.1f} ms on the CPU side "
+            cover = f"; timed: {t['coverage']}" if t.get("coverage") else ""
+            out.append(f"  GPU time: {t['method']}{cover}; timing cost {t['ms']:,.1f} ms on the CPU side "
                        f"(benchmarks/capture_overhead.py measures its cost per launch)")
     if result.unattributed:
         n = sum(result.unattributed.values())

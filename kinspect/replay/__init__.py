@@ -4,8 +4,9 @@ A variant `kinspect capture` recorded carries its launches (kinspect.model.Launc
 the most frequent one and runs it again: the kernel (kinspect.replay.source: rebuilt from the
 source captured with it, or imported from its file), fresh arguments of the captured shapes,
 dtypes and strides (kinspect.replay.args), the captured scalars, constexprs, options and grid
-(kinspect.replay.spec). `kinspect.replay.compile` compiles such launches again offline, in the
-jobs kinspect.replay.sweep makes (diff sweeps, and the compile step of `capture --interpret`;
-kinspect.replay.interpreted is kinspect.capture() under the interpreter), `kinspect.replay.launch`
-hands one to bench, `kinspect.replay.script` writes it as a standalone script.
+(kinspect.replay.spec); `kinspect.replay.script` writes it as a standalone script. This package holds
+a captured launch as data, below the hooks that capture it: what uses one sits with its command
+(kinspect.compile.replayed gets the kernel back and compiles it again, kinspect.diff.replayed sweeps
+it, kinspect.bench.captured hands it to bench, kinspect.program.pending compiles what ran under the
+interpreter).
 """

@@ -471,18 +471,3 @@ def _register(file: str, line: int, lines: list[str]) -> None:
     known += ["\n"] * (end - len(known))
     known[line - 1:end] = lines
     linecache.cache[file] = (sum(map(len, known)), None, known, file)
-
-
-def load_kernel(file: str, name: str):
-    """Import kernel `name` from `file` (the user-kernel loader of `kinspect dump file.py:name`).
-    The one place replay imports a user's file: point it at another loader here."""
-    from pathlib import Path
-
-    from kinspect.compile import jit_function
-    from kinspect.compile.user import load_module
-    from kinspect.errors import NotFound
-
-    module = load_module(Path(file))
-    if not hasattr(module, name):
-        raise NotFound(f"'{file}' defines no '{name}' any more")
-    return jit_function(getattr(module, name))

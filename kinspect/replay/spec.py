@@ -2,8 +2,8 @@
 
 A ReplaySpec comes from a captured variant's record (its most frequent launch signature, its
 specialization and options) or from a spec file `kinspect capture --interpret` leaves for its
-compile workers. `kernel(spec)` gets the kernel back (kinspect.replay.source), `values(spec, device)`
-makes its arguments (kinspect.replay.args).
+compile workers. `kinspect.compile.replayed.kernel(spec)` gets the kernel back (`plan(spec)` says
+from where), `values(spec, device)` makes its arguments (kinspect.replay.args).
 """
 
 from __future__ import annotations
@@ -13,22 +13,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kinspect import schema
+from kinspect import backends, schema
 from kinspect.errors import KinspectError, NotFound, warn
 from kinspect.model import ArgSpec, SourceRef, Variant
 from kinspect.replay.source import KernelSource
 from kinspect.store import load_json
 
 from kinspect.store import SOURCE as SOURCE_FILE     # a variant's captured KernelSource, beside its record.json
-
-# The launch options a replay passes back, per backend: what Triton's options for it accept and
-# the record keeps (the rest of record.options is derived: shared memory, arch, warp size).
-LAUNCH_OPTIONS = {
-    "cuda": ("num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion", "debug"),
-    "hip": ("num_warps", "num_stages", "waves_per_eu", "matrix_instr_nonkdim", "kpack", "enable_fp_fusion", "debug"),
-}
-DEFAULT_LAUNCH_OPTIONS = ("num_warps", "num_stages")
-
 
 @dataclass(frozen=True)
 class ReplaySpec:
@@ -99,7 +90,8 @@ def from_variant(v: Variant, launch: int = 1) -> ReplaySpec:
     sig = ranked[launch - 1]
     for line in (p for p in v.problems if not p.startswith("stage ")):   # a launch file left out
         warn(f"variant {label}: {line}")
-    names = LAUNCH_OPTIONS.get(v.target.backend, DEFAULT_LAUNCH_OPTIONS)
+    # what its backend's launches pass back (the rest of record.options is derived: shared memory, arch)
+    names = backends.of(v).launch_options
     options = {k: v.options[k] for k in names if v.options.get(k) is not None}
     return ReplaySpec(kernel=v.kernel, target=str(v.target), args=sig.args, grid=tuple(sig.grid),
                       signature=dict(v.signature), attributes=dict(v.attributes), options=options,
@@ -225,18 +217,3 @@ def _is_main_guard(test) -> bool:
 def how(spec: ReplaySpec) -> str:
     """Where `kernel(spec)` gets the kernel from, in words."""
     return plan(spec).why
-
-
-def kernel(spec: ReplaySpec):
-    """The captured kernel in this process (a JITFunction, or an InterpretedFunction under
-    TRITON_INTERPRET), as `plan` says where from."""
-    from kinspect.replay import source
-
-    p = plan(spec)
-    if p.mode == "source":
-        return source.rebuild(spec.source)
-    ref = spec.ref
-    if p.mode == "import":
-        return source.load_kernel(ref.file, spec.kernel)
-    imports = source.INDUCTOR_IMPORTS if generated(ref) else source.TRITON_IMPORTS
-    return source.rebuild_text(spec.kernel, ref.text, ref.file, ref.line, imports=imports)

@@ -1,8 +1,5 @@
 """Live paths on a real GPU (opt-in: `python -m pytest -m gpu tests/gpu`)."""
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import torch
@@ -12,7 +9,6 @@ import kinspect
 from kinspect.cli import main
 from kinspect.store import read_records
 
-ROOT = Path(__file__).parents[2]
 
 
 def test_default_target_is_the_device(tmp_path):
@@ -55,15 +51,9 @@ def test_live_capture_of_a_launched_kernel(tmp_path):
     assert read_record(Path(v.path)).launches.calls == 1, "its launch, merged into the record when the block ended"
 
 
-def test_capture_records_torch_compile_kernels(tmp_path):
-    env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "inductor"),
-           "TRITON_CACHE_DIR": str(tmp_path / "triton")}
-    proc = subprocess.run([sys.executable, "-m", "kinspect", "capture", "-o", str(tmp_path / "out"), "--",
-                           sys.executable, str(ROOT / "samples" / "torch_compile_capture.py")],
-                          capture_output=True, text=True, timeout=900, env=env)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    variants = list(read_records(tmp_path / "out"))
-    print(proc.stderr[-3000:])
+def test_capture_records_torch_compile_kernels(cold_capture):
+    store, stderr = cold_capture
+    variants = list(read_records(store))
     assert variants, "inductor's Triton kernels were recorded"
     assert all(v.target.backend == "cuda" for v in variants)
     assert any(v.kernel.startswith("triton_") for v in variants)

@@ -13,8 +13,6 @@ import pytest
 
 from kinspect.store import read_autotune, read_records
 
-ROOT = Path(__file__).parents[2]
-SAMPLE = ROOT / "samples" / "torch_compile_capture.py"
 
 AUTOTUNED = '''\
 import torch
@@ -50,12 +48,8 @@ def _kinspect(*args, env=None, timeout=900):
 
 
 @pytest.fixture(scope="module")
-def captured(tmp_path_factory) -> Path:
-    tmp = tmp_path_factory.mktemp("tf")
-    env = {**os.environ, "TRITON_CACHE_DIR": str(tmp / "triton"), "TORCHINDUCTOR_CACHE_DIR": str(tmp / "inductor")}
-    proc = _kinspect("capture", "-o", tmp / "out", "--time", "--", sys.executable, SAMPLE, "--iters", "5", env=env)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return tmp / "out"
+def captured(cold_capture) -> Path:
+    return cold_capture[0]
 
 
 def _busiest_inductor_variant(store: Path):

@@ -1,6 +1,6 @@
 """kinspect.capture() in a program run under TRITON_INTERPRET, where nothing compiles: the
-interpreted launches are recorded (kinspect.hooks.interpret) and compiled for a target when the
-block ends (kinspect.replay.sweep), as `kinspect capture --interpret` does for a whole program."""
+interpreted launches are recorded (kinspect.program.interpret) and compiled for a target when the
+block ends (kinspect.program.pending), as `kinspect capture --interpret` does for a whole program."""
 
 from __future__ import annotations
 
@@ -23,14 +23,14 @@ def interpreting() -> bool:
 @contextlib.contextmanager
 def capture(out_dir: str | Path, target: str | None = None):
     """capture() under TRITON_INTERPRET: the interpreted launches and autotuning decisions inside the
-    block are recorded (kinspect.hooks.interpret), then compiled for `target` in worker processes
+    block are recorded (kinspect.program.interpret), then compiled for `target` in worker processes
     when it ends; `rec.variants` holds them."""
     import os
 
     from kinspect.compile.targets import DEFAULT_OFFLINE, resolve
     from kinspect.hooks.autotune import AutotuneRecorder
-    from kinspect.hooks.interpret import InterpretRecorder
-    from kinspect.replay.sweep import compile_pending
+    from kinspect.program.interpret import InterpretRecorder
+    from kinspect.program.pending import compile_pending
     from kinspect.store import merge_autotune, merge_launches
 
     target = str(resolve(target or DEFAULT_OFFLINE).target)

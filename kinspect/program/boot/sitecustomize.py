@@ -2,8 +2,10 @@
 
 When KINSPECT_CAPTURE_DIR is set it waits for `triton` to be imported (importing it eagerly would
 slow down every Python process, pip and torch.compile workers included), then installs kinspect's
-compilation listener and launch hooks, chaining any already there (KINSPECT_CAPTURE_TIME names a
-device timer: profiler or events). Any other sitecustomize on the path is then run as usual.
+compilation listener, chaining any already there, and its launch observer (kinspect.hooks.observe: per
+compiled kernel, no launch hook set; KINSPECT_CAPTURE_TIME names a device timer, profiler or events, and
+KINSPECT_CAPTURE_TIME_SAMPLE=N times about one launch in N). Any other sitecustomize on the path is then
+run as usual.
 """
 
 import importlib.abc
@@ -17,16 +19,19 @@ def _install():
     if os.environ.get("KINSPECT_CAPTURE_INTERPRET"):
         return _install_interpreted(os.environ["KINSPECT_CAPTURE_INTERPRET"])
     try:
-        from kinspect.hooks import ChainedHook, Recorder, timer
+        from kinspect.hooks import Recorder, timer
         from kinspect.hooks.autotune import AutotuneRecorder
-        from kinspect.hooks.launches import ArgumentsToHooks, LaunchRecorder
+        from kinspect.hooks.launches import LaunchRecorder
+        from kinspect.hooks.observe import LaunchObserver
         from kinspect.hooks.startup import StartupClock
         from kinspect.hooks.tuning import TuningScopes
         from kinspect.store import Store
         from triton import knobs
 
         store = Store(os.environ["KINSPECT_CAPTURE_DIR"])
-        launches = LaunchRecorder(store, timer=timer(os.environ.get("KINSPECT_CAPTURE_TIME") or False))
+        sample = os.environ.get("KINSPECT_CAPTURE_TIME_SAMPLE", "")
+        launches = LaunchRecorder(store, timer=timer(os.environ.get("KINSPECT_CAPTURE_TIME") or False,
+                                                     int(sample) if sample.isdigit() else 0))
     except Exception as e:  # never break the user's program
         print(f"kinspect capture: not active ({e})", file=sys.stderr)
         return
@@ -34,18 +39,17 @@ def _install():
     clock.install()
     recorder = Recorder(store, previous=knobs.compilation.listener, origin="capture", launches=launches,
                         startup=clock)
-    ArgumentsToHooks(on_first=recorder.adopt).install()
+    observer = LaunchObserver(launches, on_first=recorder.adopt, on_static=recorder.adopt_cached)
+    observer.install()
     autotune = AutotuneRecorder(store.root)
     autotune.install()
     TuningScopes().install()     # launches inside autotuners' benchmarks are counted apart
     _keep_first(knobs.compilation, recorder)
-    _keep_first_hooks(knobs.runtime, ChainedHook(launches.enter, knobs.runtime.launch_enter_hook),
-                      ChainedHook(launches.exit, knobs.runtime.launch_exit_hook))
     # Launch counts are written every few seconds while launches happen, and at exit; a forked child
     # (torch.multiprocessing, dataloader workers) counts its own launches afresh.
     import atexit
 
-    atexit.register(_at_exit, launches)
+    atexit.register(_at_exit, launches, observer)
     if hasattr(os, "register_at_fork"):
         os.register_at_fork(after_in_child=launches.forget)
         os.register_at_fork(after_in_child=autotune.forget)
@@ -53,10 +57,10 @@ def _install():
 
 def _install_interpreted(target):
     """Under TRITON_INTERPRET nothing compiles and no launch hook runs: record the interpreted
-    launches themselves (kinspect.hooks.interpret), for the capture command to compile for `target`."""
+    launches themselves (kinspect.program.interpret), for the capture command to compile for `target`."""
     try:
         from kinspect.hooks.autotune import AutotuneRecorder
-        from kinspect.hooks.interpret import InterpretRecorder
+        from kinspect.program.interpret import InterpretRecorder
 
         recorder = InterpretRecorder(os.environ["KINSPECT_CAPTURE_DIR"], target)
         autotune = AutotuneRecorder(recorder.root, interpret=True)
@@ -73,15 +77,22 @@ def _install_interpreted(target):
         os.register_at_fork(after_in_child=autotune.forget)
 
 
-def _at_exit(launches):
+def _at_exit(launches, observer=None):
     """Write this process's launch counts and what recording them cost (the capture command reads
-    it back into its summary). `launches` is a LaunchRecorder, or an InterpretRecorder."""
+    it back into its summary). `launches` is a LaunchRecorder (with its LaunchObserver), or an
+    InterpretRecorder."""
     try:
         if hasattr(launches, "flush"):
             launches.flush(final=True)
         else:
             launches.write()
-        summary = launches.summary()
+        if observer is not None:
+            from kinspect.hooks.observe import per_launch_s
+
+            summary = launches.summary(per_launch_s() if launches.tallies else 0.0,
+                                       static_launcher=observer.static_launcher or "")
+        else:
+            summary = launches.summary()
         if summary["launches"] or summary.get("tuning"):
             import json
             import socket
@@ -111,26 +122,6 @@ def _keep_first(compilation, recorder):
 
     compilation.__class__ = type(base.__name__, (base,), {"listener": property(get, set_),
                                                           "__module__": base.__module__})
-
-
-def _keep_first_hooks(runtime, enter, exit_):
-    """The same for the launch hooks: the program (or tritonparse, proton) setting
-    `knobs.runtime.launch_enter_hook` sets the hook kinspect's calls after its own, so launches are
-    recorded whatever the program installs; adding to it adds to that hook."""
-    base = type(runtime)
-
-    def slot(hook):
-        def get(self):
-            return hook
-
-        def set_(self, value):
-            hook.theirs = None if value is hook else value
-
-        return property(get, set_)
-
-    runtime.__class__ = type(base.__name__, (base,), {"launch_enter_hook": slot(enter),
-                                                      "launch_exit_hook": slot(exit_),
-                                                      "__module__": base.__module__})
 
 
 class _AfterTriton(importlib.abc.MetaPathFinder):

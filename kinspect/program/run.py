@@ -31,9 +31,6 @@ from kinspect.store import LAUNCHES_GLOB, Store, merge_launches, read_record, re
 
 BOOT = Path(__file__).parent / "boot"
 SUMMARIES = ".kinspect-capture"     # per-process launch summaries, read back and removed here
-# Inductor's static CUDA launcher (on by default since torch 2.8) launches without Triton's launcher,
-# so no launch hook sees its kernels; capture turns it off unless the user chose.
-STATIC_LAUNCHER = "TORCHINDUCTOR_USE_STATIC_CUDA_LAUNCHER"
 
 
 @dataclass(frozen=True)
@@ -41,8 +38,8 @@ class CaptureResult:
     code: int
     variants: list[Variant]                 # recorded or launched in this run, finished
     launches: int = 0                       # launches recorded, all processes
-    hook_ms: float = 0.0                    # time the launch hooks took, all processes
-    timing: dict | None = None              # {"method", "ms", "failed"} when timed
+    hook_ms: float = 0.0                    # time observing launches took, all processes (an estimate: see per_launch_us)
+    timing: dict | None = None              # {"method", "ms", "failed", "coverage"} when timed
     unattributed: dict = field(default_factory=dict)
     notes: tuple[str, ...] = ()
     derive_s: float = 0.0
@@ -50,6 +47,9 @@ class CaptureResult:
     interpret: str | None = None            # the target launches under the interpreter were compiled for
     compile_s: float = 0.0                  # compiling them, after the program
     interrupted: bool = False               # Ctrl-C stopped the steps after the program: see notes
+    observed: dict = field(default_factory=dict)    # how launches were observed -> variants (hooks.observe)
+    per_launch_us: float = 0.0              # what observing costs a launch, measured in the program's processes
+    static_launcher: str = ""               # Inductor's static launcher as the program had it (left so)
 
     def to_json(self) -> dict:
         """What the capture recorded, for `kinspect capture --json`."""
@@ -61,19 +61,20 @@ class CaptureResult:
                     "tuning_ms": la.tuning_ms if la else 0.0, "notes": list(v.notes)}
 
         return {"exit_code": self.code, "variants": [variant(v) for v in self.variants], "launches": self.launches,
-                "hook_ms": self.hook_ms, "timing": self.timing, "unattributed": self.unattributed,
+                "hook_ms": self.hook_ms, "per_launch_us": self.per_launch_us, "observed": self.observed,
+                "static_launcher": self.static_launcher, "timing": self.timing, "unattributed": self.unattributed,
                 "autotune": [d.to_json() for d in self.autotune], "interpret": self.interpret,
                 "compile_s": self.compile_s, "derive_s": self.derive_s, "notes": list(self.notes)}
 
 
-def run(command: list[str], out_dir: str | Path, *, time_method: str | None = None,
+def run(command: list[str], out_dir: str | Path, *, time_method: str | None = None, time_sample: int = 0,
         progress: Callable[[int, int], None] | None = None, interpret: str | None = None,
         compiling: Callable | None = None) -> CaptureResult:
     """Run `command` with capture active in it and its Python subprocesses; then derive the stages
     capture left out and merge the launch records. `time_method` ("profiler" or "events") times every
-    launch on the GPU. With `interpret` (a target such as "cuda:90") the command runs under
-    TRITON_INTERPRET and each kernel and specialization it launched is compiled for that target
-    afterwards (kinspect.hooks.interpret); `compiling(outcome, total)` follows those compiles."""
+    launch on the GPU (`time_sample` = N: about one launch in N, profiler only). With `interpret` (a
+    target such as "cuda:90") the command runs under TRITON_INTERPRET and each kernel and specialization it launched is compiled for that target
+    afterwards (kinspect.program.interpret); `compiling(outcome, total)` follows those compiles."""
     if not command:
         raise UsageError("nothing to run; e.g. kinspect capture -o out -- python script.py")
     if time_method is not None:
@@ -81,6 +82,11 @@ def run(command: list[str], out_dir: str | Path, *, time_method: str | None = No
 
         if time_method not in TIMERS:
             raise UsageError(f"--time {time_method}: use one of {', '.join(TIMERS)}")
+    if time_sample and (time_sample < 2 or (time_method or "profiler") != "profiler"):
+        raise UsageError(f"--time-sample {time_sample}: give N >= 2 (about one launch in N is timed), with --time "
+                         f"profiler")
+    if time_sample and not time_method:
+        time_method = "profiler"
     notes = []
     if interpret is None and os.environ.get("TRITON_INTERPRET", "").lower() in ("1", "true", "on", "yes"):
         interpret = ""      # the program would run interpreted anyway: record it the way that works there
@@ -97,10 +103,11 @@ def run(command: list[str], out_dir: str | Path, *, time_method: str | None = No
         env = users_environment(os.environ)  # the command compiles into the user's Triton cache, as without kinspect
         env["KINSPECT_CAPTURE_DIR"] = str(out)
         env.pop("KINSPECT_CAPTURE_TIME", None)
+        env.pop("KINSPECT_CAPTURE_TIME_SAMPLE", None)
         if time_method:
             env["KINSPECT_CAPTURE_TIME"] = time_method
-        if STATIC_LAUNCHER not in env:
-            env[STATIC_LAUNCHER] = "0"
+        if time_sample:
+            env["KINSPECT_CAPTURE_TIME_SAMPLE"] = str(int(time_sample))
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(BOOT), env.get("PYTHONPATH", "")) if p)
         env.pop("KINSPECT_CAPTURE_INTERPRET", None)
         if interpret is not None:
@@ -111,11 +118,6 @@ def run(command: list[str], out_dir: str | Path, *, time_method: str | None = No
             return CaptureResult(code, [])
         result = finish_capture(out, started=started, progress=progress, compiling=compiling, code=code, notes=notes,
                         interpret=interpret)
-    if env.get(STATIC_LAUNCHER) == "0" and STATIC_LAUNCHER not in os.environ and any(
-            v.kernel.startswith("triton_") for v in result.variants):
-        result = dataclasses.replace(result, notes=result.notes + (
-            f"Inductor's static CUDA launcher was off ({STATIC_LAUNCHER}=0) so that its launches reach Triton's launch "
-            f"hooks",))
     return result
 
 
@@ -156,7 +158,7 @@ def finish_capture(out: Path, *, started: float | None, progress, compiling, cod
     variants recorded since are this run's), or None to finish every variant that needs it. Ctrl-C
     stops it: what is done stays whole, the result says what is left (code 130)."""
     from kinspect.interrupt import Interrupted, deferred
-    from kinspect.replay.sweep import compile_pending
+    from kinspect.program.pending import compile_pending
     from kinspect.store import merge_autotune
 
     compile_s, compiled, done = 0.0, [], []
@@ -184,7 +186,7 @@ def finish_capture(out: Path, *, started: float | None, progress, compiling, cod
         variants = [read_record(Path(v.path)) for v in variants]
         derive_s = time.perf_counter() - t0
         with deferred():
-            launches, hook_ms, timing, unattributed = _summaries(out / SUMMARIES)
+            launches, hook_ms, timing, unattributed, how = _summaries(out / SUMMARIES)
             if timing and timing.get("other_kernels"):
                 from kinspect import gpu_time
 
@@ -199,7 +201,7 @@ def finish_capture(out: Path, *, started: float | None, progress, compiling, cod
         return CaptureResult(130, list(kept.values()), notes=tuple(notes), interpret=interpret, compile_s=compile_s,
                              interrupted=True)
     return CaptureResult(code, variants, launches, hook_ms, timing, unattributed, tuple(notes), derive_s,
-                         autotune=autotune, interpret=interpret, compile_s=compile_s)
+                         autotune=autotune, interpret=interpret, compile_s=compile_s, **how)
 
 
 def _interpret_target(target: str, time_method: str | None) -> str:
@@ -271,14 +273,17 @@ def _finished(v: Variant, finish) -> Variant:
         return dataclasses.replace(v, notes=v.notes + (f"derived stages not made: {type(e).__name__}: {e}",))
 
 
-def _summaries(folder: Path) -> tuple[int, float, dict | None, dict]:
-    """What every process's launch hooks reported at exit, summed; the files are removed."""
+def _summaries(folder: Path) -> tuple[int, float, dict | None, dict, dict]:
+    """What every process's launch observers reported at exit, summed, and how they observed
+    (CaptureResult's observed, per_launch_us, static_launcher); the files are removed."""
     from kinspect import schema
     from kinspect.store import load_json
 
     launches, hook_ms, timing, unattributed = 0, 0.0, None, {}
+    how = {"observed": {}, "per_launch_us": 0.0, "static_launcher": ""}
+    weighted = 0.0
     if not folder.is_dir():
-        return launches, hook_ms, timing, unattributed
+        return launches, hook_ms, timing, unattributed, how
     for p in sorted(folder.glob("*.json")):
         try:
             d = load_json(folder, p.name, schema.SUMMARY)
@@ -288,6 +293,11 @@ def _summaries(folder: Path) -> tuple[int, float, dict | None, dict]:
             continue
         launches += int(d.get("launches", 0))
         hook_ms += float(d.get("hook_ms", 0.0))
+        weighted += float(d.get("per_launch_us", 0.0)) * int(d.get("launches", 0))
+        for k, n in (d.get("observed") or {}).items():
+            how["observed"][k] = how["observed"].get(k, 0) + int(n)
+        if d.get("static_launcher") and d["static_launcher"] not in how["static_launcher"]:
+            how["static_launcher"] = "; ".join(x for x in (how["static_launcher"], d["static_launcher"]) if x)
         for k, n in (d.get("unattributed") or {}).items():
             unattributed[k] = unattributed.get(k, 0) + int(n)
         t = d.get("timing")
@@ -297,11 +307,13 @@ def _summaries(folder: Path) -> tuple[int, float, dict | None, dict]:
                 was = others.get(name, {"calls": 0, "ms": 0.0})
                 others[name] = {"calls": was["calls"] + int(o["calls"]), "ms": was["ms"] + float(o["ms"])}
             timing = {"method": t["method"], "ms": (timing or {}).get("ms", 0.0) + float(t.get("ms", 0.0)),
-                      "failed": t.get("failed") or (timing or {}).get("failed", ""), "other_kernels": others}
+                      "failed": t.get("failed") or (timing or {}).get("failed", ""),
+                      "coverage": t.get("coverage") or (timing or {}).get("coverage", ""), "other_kernels": others}
     import shutil
 
     shutil.rmtree(folder, ignore_errors=True)
-    return launches, hook_ms, timing, unattributed
+    how["per_launch_us"] = weighted / launches if launches else 0.0
+    return launches, hook_ms, timing, unattributed, how
 
 
 def _mtime(path: Path) -> float:

@@ -1,57 +1,19 @@
-"""Captured variants compiled again in a sweep's worker processes: a diff sweep over a captured
-launch's constexprs (jobs), and the compile step of `capture --interpret` (compile_pending).
-Each job is compiled by kinspect.replay.compile in a worker (kinspect.diff.sweep dispatches there)."""
+"""The compile step of `kinspect capture --interpret` (and of kinspect.capture() under the interpreter):
+the specializations the interpreted processes launched (their pending files) compiled for the target
+in a sweep's worker processes (kinspect.diff.sweep, whose workers compile each captured launch with
+kinspect.compile.replayed), each process's launch counts merged into the variant it launched."""
 
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import json
 import os
 from pathlib import Path
 from typing import Callable
 
-from kinspect.errors import KinspectError, UsageError
+from kinspect.errors import KinspectError
 from kinspect.model import Variant
-from kinspect.replay.spec import from_variant
 
-
-def jobs(variants: list[Variant], *, targets=(None,), constexprs: dict[str, list] | None = None,
-         num_warps=(None,), num_stages=(None,), out_dir: str | Path = "") -> list:
-    """Sweep Jobs that compile each captured variant's most frequent launch again, for every
-    combination of the values; a name in `constexprs` must be one of its constexprs or scalars."""
-    from kinspect.diff.jobs import Job
-
-    constexprs = constexprs or {}
-    keys = list(constexprs)
-    out = []
-    for v in variants:
-        spec = from_variant(v)
-        settable = {a.name for a in spec.args if a.kind not in ("tensor", "tensordesc")}
-        unknown = [k for k in keys if k not in settable]
-        if unknown:
-            from kinspect.errors import did_you_mean
-
-            raise UsageError(f"-p {unknown[0]}: '{v.kernel}' has no constexpr or scalar '{unknown[0]}'"
-                             f"{did_you_mean(unknown[0], settable)}; its constexprs: "
-                             f"{', '.join(spec.constexpr_names()) or 'none'}")
-        values = itertools.product(*(constexprs[k] for k in keys))
-        for target, vals, w, s in itertools.product(targets or (None,), values, num_warps or (None,),
-                                                    num_stages or (None,)):
-            out.append(Job(kernel=v.kernel, target=target or spec.target, constexprs=tuple(zip(keys, vals)),
-                           num_warps=w, num_stages=s, out_dir=str(out_dir), replay=str(Path(v.path).resolve())))
-    return out
-
-
-def replayed_note(v: Variant) -> str:
-    """What a sweep of a captured variant compiled again, for the diff's notes."""
-    from kinspect.replay.spec import how
-
-    spec = from_variant(v)
-    return f"{v.kernel} compiled again with its captured launch ({spec.describe()}); the kernel {how(spec)}"
-
-
-# -- capture --interpret: the compile step after the program --------------------------------------------
 
 @dataclasses.dataclass(frozen=True)
 class Compiled:

@@ -1,10 +1,11 @@
-"""Compile captured launches again, offline: `kinspect diff VARIANT -p ... --num-warps ...` and the
-compile step of `kinspect capture --interpret` (kinspect.replay.sweep makes their jobs).
+"""A captured launch's kernel in this process, and the launch compiled again, offline: for `kinspect diff
+VARIANT -p ... --num-warps ...` (kinspect.diff.replayed makes their jobs) and the compile step of
+`kinspect capture --interpret` (kinspect.program.pending).
 
-Each is a sweep Job (kinspect.diff.jobs) whose `replay` names a variant folder or a spec file;
-the sweep's workers hand it to `compile_job`, which rebuilds the kernel and its captured arguments
-on the CPU and compiles through kinspect's own path (compile-only driver, `kernel.warmup` with the
-tensors): the JIT specializes the arguments as it did in the program.
+`kernel(spec)` gets the kernel back where kinspect.replay.spec.plan says: rebuilt from its captured
+source, imported from its file, or rebuilt from its record's text. `compile_spec` rebuilds its captured
+arguments on the CPU and compiles through kinspect's own path (compile-only driver, `kernel.warmup`
+with the tensors): the JIT specializes the arguments as it did in the program.
 """
 
 from __future__ import annotations
@@ -15,7 +16,36 @@ from pathlib import Path
 
 from kinspect.errors import KinspectError
 from kinspect.model import Variant
-from kinspect.replay.spec import LAUNCH_OPTIONS, DEFAULT_LAUNCH_OPTIONS, SOURCE_FILE, ReplaySpec
+from kinspect.replay.spec import SOURCE_FILE, ReplaySpec, generated, plan
+
+
+def kernel(spec: ReplaySpec):
+    """The captured kernel in this process (a JITFunction, or an InterpretedFunction under
+    TRITON_INTERPRET), as `plan` says where from."""
+    from kinspect.replay import source
+
+    p = plan(spec)
+    if p.mode == "source":
+        return source.rebuild(spec.source)
+    ref = spec.ref
+    if p.mode == "import":
+        return load_kernel(ref.file, spec.kernel)
+    imports = source.INDUCTOR_IMPORTS if generated(ref) else source.TRITON_IMPORTS
+    return source.rebuild_text(spec.kernel, ref.text, ref.file, ref.line, imports=imports)
+
+
+def load_kernel(file: str, name: str):
+    """Import kernel `name` from `file`, a module of definitions only (kinspect.replay.spec.importable),
+    with the loader `kinspect dump file.py:name` uses."""
+    import contextlib
+
+    from kinspect.compile import jit_function, loader
+    from kinspect.errors import NotFound
+
+    module = loader.load(file, driver_context=contextlib.nullcontext(), target_key="replay", offline=False).module
+    if not hasattr(module, name):
+        raise NotFound(f"'{file}' defines no '{name}' any more")
+    return jit_function(getattr(module, name))
 
 
 def compile_spec(spec: ReplaySpec, *, out_dir: str | Path, target: str | None = None, overrides: dict | None = None,
@@ -25,12 +55,11 @@ def compile_spec(spec: ReplaySpec, *, out_dir: str | Path, target: str | None = 
     from kinspect.compile.variant import compile_variant
     from kinspect.compile.targets import resolve
     from kinspect.replay.args import values
-    from kinspect.replay.spec import kernel
 
     resolved = resolve(target or spec.target)
     fn = kernel(spec)
     vals = values(spec.args, spec.signature, spec.attributes, "cpu", overrides=overrides)
-    allowed = LAUNCH_OPTIONS.get(resolved.target.backend, DEFAULT_LAUNCH_OPTIONS)
+    allowed = resolved.backend.launch_options
     options = {k: v for k, v in spec.options.items() if k in allowed}
     options.update({k: v for k, v in (("num_warps", num_warps), ("num_stages", num_stages)) if v is not None})
     variant = compile_variant(fn, args=vals.args, constexprs=vals.constexprs, grid=spec.grid, resolved=resolved,
@@ -77,19 +106,3 @@ def specialization_notes(spec: ReplaySpec, variant: Variant) -> list[str]:
 
 def _attrs(a) -> dict:
     return {str(k): v for k, v in (a or {}).items()}
-
-
-def compile_job(job):
-    """A sweep Job with `replay` set, compiled in a worker: an Outcome with the stored folder and
-    its row figures, or the error line."""
-    from kinspect.diff.jobs import Outcome
-    from kinspect.diff.table import metrics
-    from kinspect.replay.spec import load
-
-    try:
-        variant = compile_spec(load(job.replay), out_dir=job.out_dir, target=job.target,
-                               overrides=dict(job.constexprs), num_warps=job.num_warps, num_stages=job.num_stages)
-        figures = metrics(variant)
-    except KinspectError as e:
-        return Outcome(job, error=str(e))
-    return Outcome(job, path=variant.path, metrics=figures)

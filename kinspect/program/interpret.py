@@ -17,7 +17,7 @@ The interpreted process does not compile: its @triton.jit helpers, and Triton's 
 functions, are InterpretedFunctions too, and the interpreter leaves triton.language patched after
 a kernel calls a helper, so the code generator cannot run there. It writes the records to
 `<store>/.kinspect-interpret/<host>-<pid>.json`; once the program has ended, `kinspect capture`
-compiles each variant in worker processes with no interpreter (kinspect.replay.compile), from the
+compiles each variant in worker processes with no interpreter (kinspect.compile.replayed), from the
 same source and arguments rebuilt with the same shapes, strides and alignment, and checks that the
 JIT specialized them as it did here. The interpreter still runs every launch, so the program's
 results are its own.
@@ -25,7 +25,6 @@ results are its own.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
@@ -37,18 +36,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from kinspect.hooks.launches import FLUSH_S, LaunchRecorder, _arg_key, _arg_spec, _grid3, rank
-
-_TRIAL = threading.local()
-
-
-@contextlib.contextmanager
-def trial():
-    """Launches inside the block are an autotuner's trials: recorded and compiled, not run."""
-    _TRIAL.on = True
-    try:
-        yield
-    finally:
-        _TRIAL.on = False
+from kinspect.hooks.tuning import in_trial
 
 
 class _Kernel:
@@ -99,7 +87,7 @@ class InterpretRecorder:
         def run(fn, *args, grid, warmup, **kwargs):
             if warmup:
                 return original(fn, *args, grid=grid, warmup=warmup, **kwargs)
-            trial_only = getattr(_TRIAL, "on", False)
+            trial_only = in_trial()
             recorder.launched(fn, args, kwargs, grid, trial_only)
             if trial_only:
                 return None
@@ -150,14 +138,15 @@ class InterpretRecorder:
         the JIT would give them for the target, the launch options and the kernel's source."""
         from kinspect.hooks.record import jsonable, specialization as by_name
         from kinspect.model import SourceRef
-        from kinspect.replay.spec import DEFAULT_LAUNCH_OPTIONS, LAUNCH_OPTIONS, ReplaySpec
+        from kinspect import backends
+        from kinspect.replay.spec import ReplaySpec
 
         debug = bool(kwargs.get("debug", k.twin.debug))
         packed = {**kwargs, "debug": debug}
         _, signature, constexprs, attrs = k.twin._pack_args(k.backend, packed, bound, specialization, options)
         sig, _, attributes = by_name(SimpleNamespace(fn=k.twin, signature=signature, constants=constexprs,
                                                      attrs=attrs))
-        allowed = LAUNCH_OPTIONS.get(self.target.backend, DEFAULT_LAUNCH_OPTIONS)
+        allowed = backends.for_target(self.target.backend).launch_options
         launch_options = {n: jsonable(v) for n, v in options.items() if n in allowed and v is not None}
         if debug:
             launch_options["debug"] = True

@@ -34,7 +34,6 @@ from typing import Any
 from triton import knobs
 from triton.runtime import driver
 
-GPU_BACKENDS = ("cuda", "hip")
 ALIGNMENT = 16     # bytes: the JIT specializes a pointer on being a multiple of this
 _runtime = knobs.runtime
 DIRECT = os.environ.get("KINSPECT_DIRECT_LAUNCH", "1") != "0"
@@ -44,10 +43,13 @@ def usable(fn) -> bool:
     """Whether `fn` (a @triton.jit function) can be launched directly under the active driver."""
     if not hasattr(fn, "device_caches"):   # the interpreter's InterpretedFunction has none
         return False
+    from kinspect import backends
+
     try:
-        return driver.active.get_current_target().backend in GPU_BACKENDS
+        name = driver.active.get_current_target().backend
     except Exception:  # no driver at all (a CPU-only machine): the JIT will say what is wrong
         return False
+    return backends.for_target(name).gpu   # CPU backends' launchers take other arguments
 
 
 def _listening(chain) -> bool:

@@ -2,9 +2,10 @@
 
 `captured(name, store)` says whether a bench argument names a captured variant (a folder, or a
 name in the store as `kinspect show` takes it); `prepare` makes the bench's Launch from it. The
-bytes behind GB/s are estimated from the arguments (each tensor argument's elements read or
-written once), since a captured kernel declares no formula; FLOPs are not estimated: an
-argument list does not say what a kernel computes.
+bytes behind GB/s are those the program view estimates for the replayed launch
+(kinspect.analysis.traffic: what the kernel's index expressions and masks reach, else each
+tensor argument read or written once), since a captured kernel declares no formula; FLOPs are
+not estimated: an argument list does not say what a kernel computes.
 """
 
 from __future__ import annotations
@@ -13,8 +14,8 @@ from pathlib import Path
 
 from kinspect.errors import NotFound
 
-BYTES_NOTE = ("GB/s from bytes estimated from the arguments: each tensor argument's elements read or written "
-              "once ({bytes}); no FLOP estimate (pass --bytes / --flops for yours)")
+BYTES_NOTE = ("GB/s from bytes estimated as the program view estimates them: {bytes} by {method}; no FLOP "
+              "estimate (pass --bytes / --flops for yours)")
 
 
 def no_device_line(name: str) -> str:
@@ -77,20 +78,29 @@ def prepare(folder: str, *, device, constexprs: dict | None = None, num_warps: i
                          f"grid was computed for its captured sizes and constexprs. Compare block sizes with "
                          f"`kinspect diff VARIANT -p NAME=V1,V2`, or bench the kernel with your own arguments "
                          f"(kinspect bench file.py:kernel --arg ...)")
+    from kinspect import backends
     from kinspect.bench.launch import Launch
     from kinspect.compile import jit_function
+    from kinspect.compile.replayed import kernel
     from kinspect.replay.args import FILL_NOTE, values
-    from kinspect.replay.spec import DEFAULT_LAUNCH_OPTIONS, LAUNCH_OPTIONS, how, kernel, load
+    from kinspect.replay.spec import how, load
 
     spec = load(folder, launch)
     fn = jit_function(kernel(spec))
     vals = values(spec.args, spec.signature, spec.attributes, device)
-    backend = _backend(device)
-    allowed = LAUNCH_OPTIONS.get(backend, DEFAULT_LAUNCH_OPTIONS)
+    allowed = backends.for_target(_backend(device)).launch_options
     options = {k: v for k, v in spec.options.items() if k in allowed}
     options.update({k: v for k, v in (("num_warps", num_warps), ("num_stages", num_stages)) if v is not None})
     estimated = bytes_moved is None
-    bytes_moved = bytes_moved if bytes_moved is not None else (vals.tensor_bytes or None)
+    method = ""
+    if estimated and spec.variant:
+        from kinspect.analysis.traffic import launch_traffic, method_text
+        from kinspect.store import read_record
+
+        t = launch_traffic(read_record(Path(spec.variant)), spec.args)
+        bytes_moved, method = t.bytes or None, f"{t.describe()}: {method_text(t.method)}"
+    if bytes_moved is None and estimated:
+        bytes_moved, method = vals.tensor_bytes or None, "each tensor argument's elements read or written once"
     notes = [f"replays the captured launch {spec.calls:,} of the variant's {spec.total_calls:,} launches had: "
              f"{spec.describe()}", f"kernel {how(spec)}", FILL_NOTE]
     if vals.integer_tensors:
@@ -99,7 +109,8 @@ def prepare(folder: str, *, device, constexprs: dict | None = None, num_warps: i
     return Launch(label=spec.kernel, fn=fn, args=vals.args, constexprs=vals.constexprs, grid=tuple(spec.grid),
                   options=options, dtype=_dtype(spec), size=_size(spec), bytes_moved=bytes_moved, flops=flops,
                   notes=tuple(notes),
-                  estimate=BYTES_NOTE.format(bytes=_human(bytes_moved)) if estimated and bytes_moved else "")
+                  estimate=BYTES_NOTE.format(bytes=_human(bytes_moved), method=method) if estimated and bytes_moved
+                  else "")
 
 
 def _backend(device) -> str:
