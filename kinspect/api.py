@@ -99,7 +99,8 @@ def list_variants(path: str | Path | None = None) -> Listing:
 
 
 def resolve_variants(items, *, target=None, constexprs=None, args=None, num_warps=None, num_stages=None,
-                     size=None, out_dir: str | Path = DEFAULT_OUT, config: int | None = None) -> list[Variant]:
+                     size=None, out_dir: str | Path = DEFAULT_OUT, config: int | None = None, launch: int | None = None,
+                     from_: str | None = None) -> list[Variant]:
     """Variants named on a command line: folders and stage files as they are; kernels (shipped or
     file.py:name) compiled as `dump` does. No items: ./kinspect-out if present, else the Triton cache."""
     from kinspect import sources
@@ -116,7 +117,8 @@ def resolve_variants(items, *, target=None, constexprs=None, args=None, num_warp
             variants += [complete(v) for v in sources.readable(sources.discover(p)).variants]
         else:
             variants.append(dump(item, target=target, constexprs=constexprs, args=args, num_warps=num_warps,
-                                 num_stages=num_stages, size=size, out_dir=out_dir, config=config).variant)
+                                 num_stages=num_stages, size=size, out_dir=out_dir, config=config, launch=launch,
+                                 from_=from_).variant)
     return variants
 
 

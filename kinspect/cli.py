@@ -144,6 +144,16 @@ def _retarget_option(f):
                              "... (kinspect targets lists them). Repeatable.")(f)
 
 
+def _launch_options(f):
+    """Which of the file's own launches gives a user kernel's example values."""
+    f = click.option("--from", "from_", default=None, metavar="FUNC",
+                     help="Take the example values from the launch that calling FUNC in the kernel's file makes "
+                          "(`main`, or a call such as 'test_op(4096)'); recorded, never run.")(f)
+    return click.option("--launch", "launch", type=click.IntRange(min=0), default=None, metavar="N",
+                        help="Use the file's launch number N of the kernel (0: the first; module-level code, then "
+                             "its __main__ block, or --from FUNC).")(f)
+
+
 def _target_option(f):
     return click.option("-t", "--target", default=None, metavar="T",
                         help="cuda:80, cuda:90, cuda:100, hip:gfx942, hip:gfx950 or device "
@@ -157,6 +167,7 @@ def _target_option(f):
 @_arg_option
 @_warps_stages_options
 @_config_option
+@_launch_options
 @_size_option
 @click.option("--stage", default=None, help="Print this stage (ttir, ttgir, llir, ptx, sass, amdgcn, ...).")
 @click.option("--passes", "passes", is_flag=True,
@@ -164,7 +175,8 @@ def _target_option(f):
                    "(MLIR_ENABLE_TIMING, MLIR_ENABLE_DUMP), in the variant's passes/ folder.")
 @_retarget_option
 @_store_option()
-def dump(kernel, target, constexprs, args, num_warps, num_stages, config, size, stage, passes, retarget, out_dir):
+def dump(kernel, target, constexprs, args, num_warps, num_stages, config, launch, from_, size, stage, passes, retarget,
+         out_dir):
     """Compile KERNEL and store every stage of that variant.
 
     KERNEL is a shipped kernel (kinspect ls --kernels), path/to/file.py:kernel_name, or
@@ -182,7 +194,7 @@ def dump(kernel, target, constexprs, args, num_warps, num_stages, config, size, 
     precheck.kernel(kernel, consts, args=parsed_args)
     result = api.dump(kernel, target=target, constexprs=consts, args=parsed_args,
                       num_warps=num_warps, num_stages=num_stages, size=size, out_dir=out_dir, retarget=retarget,
-                      config=config)
+                      config=config, launch=launch, from_=from_)
     if stage:
         return _print_stage(result.variant, stage)
     _echo(summary(result.variant, label=result.label, target_note=result.target_note))
@@ -298,6 +310,7 @@ def capture(out_dir, time_method, time_sample, interpret, target, as_json, resum
 @_arg_option
 @_warps_stages_options
 @_config_option
+@_launch_options
 @click.option("--json", "as_json", is_flag=True,
               help="JSON: a list with one object per variant; for several kernels an object with the summary "
                    "table (kernels) and the detailed variants.")
@@ -318,8 +331,8 @@ def capture(out_dir, time_method, time_sample, interpret, target, as_json, resum
                                   "under Nsight Compute (ncu) and show their counters beside the findings.")
 @_retarget_option
 @_store_option(help="Store for kernels compiled here.")
-def vec_report(targets, target, constexprs, args, num_warps, num_stages, config, as_json, show_lines, top, every,
-               names, jobs, tune_top, tune_trials, counters, retarget, out_dir):
+def vec_report(targets, target, constexprs, args, num_warps, num_stages, config, launch, from_, as_json, show_lines,
+               top, every, names, jobs, tune_top, tune_trials, counters, retarget, out_dir):
     """Vector, matrix and register use of each variant, with verdicts tied to source lines.
 
     TARGETS are kernels (shipped names or file.py:name, compiled as in dump), kinspect stores, Triton
@@ -335,7 +348,7 @@ def vec_report(targets, target, constexprs, args, num_warps, num_stages, config,
     from kinspect.render.report import line_table, vec_report as render
 
     kwargs = dict(target=target, constexprs=parse_constexprs(constexprs), args=parse_args(args), num_warps=num_warps,
-                  num_stages=num_stages, out_dir=out_dir, config=config)
+                  num_stages=num_stages, out_dir=out_dir, config=config, launch=launch, from_=from_)
     retarget = _checked(retarget)
     from kinspect import precheck
 

@@ -298,7 +298,7 @@ def test_saved_stage_files_are_diffed_in_place_read_only():
 @pytest.mark.parametrize("args, message", [
     (["fused_mm_softmax", "-p", "BLOCK_SIZE=32", "-t", "cuda:90"], "at least two variants"),
     (["fused_mm_sofmax", "-p", "BLOCK_SIZE=32,64", "-t", "cuda:90"], "did you mean 'fused_mm_softmax'"),
-    (["fused_mm_softmax", "-p", "BLOCK_SIZE=", "-t", "cuda:90"], "is not NAME=VALUE"),
+    (["fused_mm_softmax", "-p", "BLOCK_SIZE=", "-t", "cuda:90"], "has an empty value; write -p BLOCK_SIZE=32,64"),
     (["fused_mm_softmax", "-p", "BLOCK_SIZE=32,,64"], "empty value"),
     (["fused_mm_softmax", "-p", "BLOK=32,64", "-t", "cuda:90"], "no constexpr 'BLOK'"),
     (["fused_mm_softmax", "-p", "BLOCK_SIZE=32,64", "-t", "tpu:1"], "unknown target"),

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
 from kinspect.errors import UsageError
 
-# "-p BLOCK_SIZE=64", "--arg x_ptr=*fp32", "--arg n=i32:4096"
-ASSIGN_RE = re.compile(r"^(?P<name>[A-Za-z_][A-Za-z0-9_]*)=(?P<value>.+)$")
+# "-p BLOCK_SIZE=64", "--arg x_ptr=*fp32", "--arg n=i32:4096", "-p ACTIVATION=" (an empty string)
+ASSIGN_RE = re.compile(r"^(?P<name>[A-Za-z_][A-Za-z0-9_]*)=(?P<value>.*)$")
 
 DTYPES = {
     "fp16": "float16", "bf16": "bfloat16", "fp32": "float32", "fp64": "float64",
@@ -29,18 +30,81 @@ def split_assign(text: str, option: str) -> tuple[str, str]:
     return m["name"], m["value"]
 
 
-def parse_value(text: str):
-    """'64' -> 64, '0.5' -> 0.5, 'True' -> True, 'None' -> None, else the string."""
+# torch's names for the dtypes beside Triton's short ones: "-p DTYPE=float16" or "-p DTYPE=bfloat16"
+TORCH_NAMES = {v: k for k, v in DTYPES.items()}
+
+
+# triton.language's names for its integer dtypes (`str(tl.int32)`) -> the short ones kinspect and
+# Triton's signatures use ('i32'); its float dtypes are named the short way already ('fp16')
+TL_INT_NAMES = {"int1": "i1", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64", "uint8": "u8",
+                "uint16": "u16", "uint32": "u32", "uint64": "u64"}
+
+
+def short_dtype(tl_name: str) -> str:
+    """'int32' -> 'i32', 'fp16' -> 'fp16': a tl dtype's name as kinspect spells element types."""
+    return TL_INT_NAMES.get(tl_name, tl_name)
+
+
+def tl_dtype(short: str):
+    """The triton.language dtype for a short name ('fp16', 'i32', 'fp8e4nv'), or None."""
+    return _tl_dtypes().get(short)
+
+
+@functools.lru_cache(maxsize=1)
+def _tl_dtypes() -> dict:
+    import triton.language as tl
+
+    return {short_dtype(str(v)): v for v in (getattr(tl, a) for a in dir(tl)) if type(v).__name__ == "dtype"}
+
+
+class DtypeName(str):
+    """A -p value that names a dtype without saying so ('fp16', 'bfloat16'): a string to a kernel
+    that compares the constexpr with strings, the tl dtype (`.dtype`) to one that uses it as a dtype."""
+
+    @property
+    def dtype(self):
+        return tl_dtype(TORCH_NAMES.get(str(self), str(self)))
+
+
+# `tl.float16`, `triton.language.bfloat16`, `torch.float8_e4m3fn`: a dtype, said so
+DTYPE_PREFIX_RE = re.compile(r"^(?:tl|triton\.language|torch)\.(?P<name>[a-z0-9_]+)$")
+
+
+def parse_value(text: str, name: str = "NAME"):
+    """A -p value, every constexpr kind: '64' -> 64, '0x10' -> 16, '0.5' -> 0.5, 'True' -> True,
+    'None' -> None, '' or "''" -> '', "'relu'" -> 'relu', 'tl.float16' / 'torch.bfloat16' -> that tl
+    dtype, 'fp16' -> DtypeName('fp16'), anything else the string. A malformed one (an unclosed quote,
+    a dtype that does not exist) is a UsageError."""
+    text = text.strip()
     low = text.lower()
     if low in ("true", "false"):
         return low == "true"
     if low == "none":
         return None
-    for conv in (int, float):
-        try:
-            return conv(text)
-        except ValueError:
-            pass
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        return text[1:-1]
+    if text and (text[0] in "'\"" or text[-1] in "'\""):
+        raise UsageError(f"-p {name}={text}: the quote is not closed; write -p {name}='VALUE' or -p {name}=''")
+    try:
+        return int(text, 0)
+    except ValueError:
+        pass
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    m = DTYPE_PREFIX_RE.match(text)
+    if m:
+        short = TORCH_NAMES.get(m["name"], m["name"])
+        dtype = tl_dtype({"float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "float64": "fp64",
+                          "float8e4nv": "fp8e4nv", "float8e5": "fp8e5", "float8e4b8": "fp8e4b8",
+                          "float8e5b16": "fp8e5b16", "float8e4b15": "fp8e4b15", **TL_INT_NAMES}.get(m["name"], short))
+        if dtype is None:
+            raise UsageError(f"-p {name}={text}: no such dtype; use tl.float16, tl.bfloat16, tl.float32, "
+                             f"tl.float8e4nv, tl.int8, ... (or fp16, bf16, fp32, i8, ...)")
+        return dtype
+    if text in DTYPES or text in TORCH_NAMES:
+        return DtypeName(text)
     return text
 
 
@@ -48,7 +112,7 @@ def parse_constexprs(items) -> dict:
     out = {}
     for item in items or ():
         name, value = split_assign(item, "-p")
-        out[name] = parse_value(value)
+        out[name] = parse_value(value, name)
     return out
 
 
@@ -190,7 +254,7 @@ def parse_sweep(items) -> dict[str, list]:
         if not all(values):
             raise UsageError(f"-p '{item}' has an empty value; write -p {name}=32,64")
         known = out.setdefault(name, [])
-        for v in map(parse_value, values):
+        for v in (parse_value(x, name) for x in values):
             if v not in known:
                 known.append(v)
     return out

@@ -153,7 +153,8 @@ def apply(c: Chain, args: dict, constexprs: dict, config: int | None = None) -> 
             count = len(configs)
             set_by_configs = {k for cfg in configs for k in cfg.kwargs}
             overridden = sorted(set_by_configs & set(given))
-            kept, prune_note = prune(w, args, {k: v for k, v in kwargs.items() if k not in set_by_configs})
+            kept, prune_note = prune(w, args, {k: v for k, v in kwargs.items() if k not in set_by_configs},
+                                     strict=config is None)
             if prune_note:
                 notes.append(prune_note)
             index = kept[0] if config is None else config
@@ -203,22 +204,36 @@ def made(args: dict, constexprs: dict) -> dict:
                 all(isinstance(b, int) or b in constexprs for b in v.block) else v) for k, v in args.items()}
 
 
-def prune(autotuner, args: dict, kwargs: dict) -> tuple[tuple[int, ...], str]:
+def prune(autotuner, args: dict, kwargs: dict, strict: bool = False) -> tuple[tuple[int, ...], str]:
     """Indices of the configs `prune_configs_by` keeps for these arguments, by Triton's own
-    prune_configs; all of them, with a note, when it cannot run here (a perf model that asks
-    the device for its properties, say)."""
+    prune_configs, given every argument by name (as a launch that passes them all positionally
+    does). When the file's pruner raises: with `strict`, one line naming its line (a UsageError);
+    otherwise all configs, with a note (a --config was asked for: it is compiled anyway)."""
     configs = list(autotuner.configs)
     everything = tuple(range(len(configs)))
     if not (getattr(autotuner, "early_config_prune", None) or getattr(autotuner, "perf_model", None)):
         return everything, ""
     saved = getattr(autotuner, "nargs", None)
-    autotuner.nargs = dict(args)
+    everything_named = {**kwargs, **args}
+    autotuner.nargs = everything_named
     try:
-        pruned = autotuner.prune_configs(dict(kwargs))
+        try:   # as a launch passing every argument by keyword (gemlite's pruner reads kwargs[...] of one)
+            pruned = list(autotuner.prune_configs(dict(everything_named)))   # a generator raises while read
+        except TypeError as e:
+            if not any(w in str(e) for w in ("unexpected keyword argument", "multiple values for keyword")) or \
+                    not everything_named:
+                raise
+            # a pruner (or perf model, which also gets nargs by name) written for launches that pass
+            # everything positionally takes no keywords
+            pruned = list(autotuner.prune_configs({}))
     except Exception as e:
-        return everything, (f"prune_configs_by could not run on the example arguments ({type(e).__name__}: "
-                            f"{str(e).strip().splitlines()[0] if str(e).strip() else ''}); all {len(configs)} "
-                            f"configs kept")
+        what = f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}".rstrip(": ")
+        at = _user_frame(e)
+        if strict:
+            raise UsageError(f"the kernel's prune_configs_by{at} raised {what} on the example arguments; give the "
+                             f"value it reads with --arg/-p, or pick a config with --config N") from None
+        return everything, (f"prune_configs_by{at} could not run on the example arguments ({what}); all "
+                            f"{len(configs)} configs kept")
     finally:
         autotuner.nargs = saved
     kept = []
@@ -229,10 +244,29 @@ def prune(autotuner, args: dict, kwargs: dict) -> tuple[tuple[int, ...], str]:
         if found is not None and found not in kept:
             kept.append(found)
     if not kept:
-        return everything, "prune_configs_by returned configs that are not in the list; all of them kept"
+        return everything, ("prune_configs_by keeps no config for these arguments; all of them kept" if not pruned
+                            else "prune_configs_by returned configs that are not in the list; all of them kept")
     note = "" if len(kept) == len(configs) else \
         f"prune_configs_by keeps {len(kept)} of {len(configs)} configs for these arguments"
     return tuple(kept), note
+
+
+def _user_frame(e: BaseException) -> str:
+    """` (pruner at file.py:11)`: the innermost frame of the exception outside Triton and kinspect."""
+    import os
+    import traceback
+
+    frames = [f for f in traceback.extract_tb(e.__traceback__)
+              if f.filename and not any(part in f.filename for part in (f"{os.sep}triton{os.sep}",
+                                                                      f"{os.sep}kinspect{os.sep}"))]
+    if not frames:
+        return ""
+    from pathlib import Path
+
+    from kinspect.compile.loader import shown
+
+    f = frames[-1]
+    return f" ({f.name} at {shown(Path(f.filename))}:{f.lineno})"
 
 
 def _key_value(v):

@@ -20,11 +20,28 @@ def gpu_target(t: Target) -> GPUTarget:
     return GPUTarget(t.backend, arch, t.warp_size)
 
 
+class DeviceUtils:
+    """`driver.active.utils` of the compile-only driver: the target's device properties, in the
+    keys Triton's own drivers use (files read max_shared_mem and multiprocessor_count at import)."""
+
+    def __init__(self, target: GPUTarget):
+        self.target = target
+
+    def get_device_properties(self, device=0) -> dict:
+        from kinspect.compile.device import facts
+
+        f = facts(Target(str(self.target.backend), str(self.target.arch), int(self.target.warp_size)))
+        return {"max_shared_mem": f.shared_memory_per_block_optin, "multiprocessor_count": f.multi_processor_count,
+                "max_num_regs": f.regs_per_multiprocessor, "warpSize": f.warp_size, "sm_clock_rate": f.clock_rate,
+                "mem_clock_rate": f.memory_clock_rate, "mem_bus_width": f.memory_bus_width}
+
+
 class CompileOnlyDriver(DriverBase):
     """Reports a fixed target; device 0, stream 0. Nothing is ever launched through it."""
 
     def __init__(self, target: GPUTarget):
         self.target = target
+        self.utils = DeviceUtils(target)
 
     @classmethod
     def is_active(cls):

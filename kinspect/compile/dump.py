@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from kinspect.errors import UsageError
+from kinspect.errors import CompileError, UsageError
 from kinspect.model import Variant
 from kinspect.readonly import check_store_folder
 from kinspect.store import DEFAULT_OUT
@@ -22,13 +22,16 @@ class DumpResult:
 
 def dump(kernel: str, *, target: str | None = None, constexprs: dict | None = None, args: dict | None = None,
          num_warps: int | None = None, num_stages: int | None = None, size: str | None = None,
-         out_dir: str | Path = DEFAULT_OUT, retarget=(), config: int | None = None, reuse: bool = False) -> DumpResult:
+         out_dir: str | Path = DEFAULT_OUT, retarget=(), config: int | None = None, launch: int | None = None,
+         from_: str | None = None, reuse: bool = False) -> DumpResult:
     """Compile one variant of a shipped kernel (`fused_mm_softmax`) or a user kernel
     (`path/file.py:name`, `pkg.mod:name`) for a target and store every stage; with `retarget` CPU
     specs, the variant's LLVM IR compiled for those CPUs is stored beside them as `asm@<cpu>`
     stages. An autotuned user kernel is compiled with its config number `config` (default: the
-    first that prune_configs_by keeps). With `reuse`, a variant the store holds from the same
-    request is returned as stored (kinspect.compile.variant.compile_variant)."""
+    first that prune_configs_by keeps); its example values from the file's launch number `launch`
+    (in the code `from_` names, else module-level code, else its __main__ block) where nothing else
+    gives them, else assumed from the kernel's code. With `reuse`, a variant the store holds from the
+    same request is returned as stored (kinspect.compile.variant.compile_variant)."""
     from kinspect.compile.variant import compile_variant
     from kinspect.compile.targets import resolve
     from kinspect.compile.user import is_user_kernel, load
@@ -43,11 +46,14 @@ def dump(kernel: str, *, target: str | None = None, constexprs: dict | None = No
     options = {"num_warps": num_warps, "num_stages": num_stages}
     extra = None
     if is_user_kernel(kernel):
-        uk = load(kernel, args or {}, constexprs, config=config, resolved=resolved)
+        uk = load(kernel, args or {}, constexprs, config=config, resolved=resolved, launch=launch, from_=from_)
         fn, call_args, consts, grid, label = uk.fn, uk.args, uk.constexprs, uk.grid, uk.name
         options = {**uk.options, **{k: v for k, v in options.items() if v is not None}}
         extra = {"user": uk.record(kernel, args or {}, constexprs, config)}
     else:
+        if launch is not None or from_:
+            raise UsageError(f"--launch and --from take example values from your file's own launches "
+                             f"(file.py:kernel); '{kernel}' is a shipped kernel")
         if config is not None:
             raise UsageError(f"--config picks an autotune config of a kernel in your file (file.py:kernel); "
                              f"'{kernel}' is a shipped kernel: set its constexprs with -p")
@@ -57,8 +63,13 @@ def dump(kernel: str, *, target: str | None = None, constexprs: dict | None = No
     from kinspect.store import Store
 
     with Store(out_dir).lock():
-        variant = compile_variant(fn, args=call_args, constexprs=consts, grid=grid, resolved=resolved,
-                                  out_dir=out_dir, group=label, options=options, extra=extra, reuse=reuse)
+        try:
+            variant = compile_variant(fn, args=call_args, constexprs=consts, grid=grid, resolved=resolved,
+                                      out_dir=out_dir, group=label, options=options, extra=extra, reuse=reuse)
+        except CompileError as e:
+            if extra is None or not (uk.assumed or uk.launch):
+                raise
+            raise CompileError(f"{e}; {uk.where_values(kernel, target)}") from None
         if retarget:
             from kinspect.derived import add_retargets
 

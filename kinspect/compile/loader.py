@@ -1,16 +1,22 @@
 """Load the module a user's kernel lives in, whatever its module-level code does.
 
 `KERNEL` names it three ways: `path/file.py:kernel`, `path/pkg/mod.py:kernel` (a module of a
-package: relative imports work, the package root is found from `__init__.py` files) and
-`pkg.mod:kernel` (imported by module name from the current folder and sys.path).
+package: relative imports work, the package root is found from `__init__.py` files, namespace
+folders without one included) and `pkg.mod:kernel` (imported by module name from the current
+folder and sys.path). `kernel` may be `Class.method` for a kernel defined in a class.
 
 The module is first imported as it is, with the target's driver active (so
 `triton.runtime.driver.active` answers with the chosen target and the `torch.device` it gives is
-usable on this machine), `__name__` not "__main__", `sys.argv` just the file, and every kernel
-launch intercepted: module-level test code must never launch anything while kinspect compiles
-offline. When the import fails or tries to launch, the module is loaded again from the file's
-AST with only its definitions (imports, constants, functions, classes, decorated kernels), no
-other top-level statement running. `Loaded.how` says in one line which of the two it did.
+usable on this machine), torch's GPU questions answered as the target's device where there is
+none (kinspect.compile.device), `__name__` not "__main__", `sys.argv` just the file, and every
+kernel launch recorded, never run (kinspect.compile.file_launches): module-level test code must
+never launch anything while kinspect compiles, but its launches are the best example values there
+are. When the import fails, the module is loaded again from the file's AST with only its
+definitions (imports, constants, functions, classes, decorated kernels), no other top-level
+statement running. `Loaded.how` says in one line which of the two it did.
+
+`run_code` runs more of the file's own code the same way: its `__main__` block, or a call the
+user names (`dump --from`), to record the launches there.
 """
 
 from __future__ import annotations
@@ -28,6 +34,8 @@ import types
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kinspect.compile.device import TooHeavy
+from kinspect.compile.file_launches import Enough, Recorder
 from kinspect.errors import KinspectError, NotFound
 
 # `pkg.mod` in `pkg.mod:kernel`
@@ -44,16 +52,8 @@ class Loaded:
     skipped: int = 0            # top-level statements a definitions-only load did not run
     why: str = ""               # what stopped the import, for a definitions-only load
     undefined: dict = field(default_factory=dict)   # name -> why its definition raised
-
-
-class LaunchAttempt(BaseException):
-    """Raised in place of any kernel launch during an import. A BaseException, so module-level
-    code that catches Exception around its test launch cannot swallow it."""
-
-    def __init__(self, kernel: str, lines: tuple[int, ...] = ()):
-        super().__init__(kernel)
-        self.kernel = kernel
-        self.lines = lines     # where in the user's file, outermost first, when known
+    launches: tuple = ()        # the launches its module-level code made (file_launches.FileLaunch)
+    where: "Where | None" = None
 
 
 @dataclass(frozen=True)
@@ -66,6 +66,7 @@ class Where:
     root: Path
     package: str = ""           # "" for a lone file
     by_name: bool = False       # named as pkg.mod, not as a path
+    paths: tuple = ()           # more folders its imports need on sys.path (a project's top folder)
 
 
 def split(text: str) -> tuple[str, str]:
@@ -75,9 +76,10 @@ def split(text: str) -> tuple[str, str]:
 
 
 def is_user_kernel(text: str) -> bool:
-    """`file.py:name` or `pkg.module:name` (a kernel in the user's code, not a shipped one)."""
+    """`file.py:name`, `file.py:Class.name` or `pkg.module:name` (a kernel in the user's code, not a
+    shipped one)."""
     source, name = split(text)
-    if not source or not name.isidentifier():
+    if not source or not name or not all(p.isidentifier() for p in name.split(".")):
         return False
     if source.endswith(".py"):
         return True
@@ -107,8 +109,8 @@ def _find_module(name: str) -> tuple[Path, Path] | None:
     parts = name.split(".")
     for base in _search_path():
         folder = base.joinpath(*parts[:-1])
-        if any(not (base.joinpath(*parts[:i]) / "__init__.py").is_file() for i in range(1, len(parts))):
-            continue
+        if any(not base.joinpath(*parts[:i]).is_dir() for i in range(1, len(parts))):
+            continue      # folders without __init__.py are namespace packages, as Python imports them
         for candidate in (folder / f"{parts[-1]}.py", folder / parts[-1] / "__init__.py"):
             if candidate.is_file():
                 return candidate.resolve(), base.resolve()
@@ -126,15 +128,16 @@ def locate(source: str) -> Where:
         if not path.is_file():
             raise NotFound(f"file '{source}' not found")
         path = path.resolve()
-        parts, folder = [] if path.stem == "__init__" else [path.stem], path.parent
-        while (folder / "__init__.py").is_file() and folder.name.isidentifier():
-            parts.insert(0, folder.name)
-            folder = folder.parent
+        folders = _package_folders(path)
+        parts = [f.name for f in reversed(folders)] + ([] if path.stem == "__init__" else [path.stem])
+        folder = folders[-1].parent if folders else path.parent
+        extra = _project_roots(path, folder)
         if len(parts) > 1 or path.stem == "__init__":
             name = ".".join(parts)
-            return Where(path, name, folder, package=name if path.stem == "__init__" else name.rpartition(".")[0])
+            return Where(path, name, folder, package=name if path.stem == "__init__" else name.rpartition(".")[0],
+                         paths=extra)
         # a lone file: a private module name, so it can shadow nothing (a file named triton.py, say)
-        return Where(path, f"kinspect_user_{abs(hash(str(path)))}", path.parent)
+        return Where(path, f"kinspect_user_{abs(hash(str(path)))}", path.parent, paths=extra)
     found = _find_module(source)
     if found is None:
         raise NotFound(f"no module '{source}' in the current folder or on sys.path; run kinspect from the folder "
@@ -144,62 +147,124 @@ def locate(source: str) -> Where:
     return Where(path, source, root, package=package, by_name=True)
 
 
+# How far a namespace folder (no __init__.py) may sit below the package it belongs to: Liger's
+# `liger_kernel/ops/experimental/`, gemlite's `triton_kernels/experimental/`.
+NAMESPACE_DEPTH = 2
+
+
+def _package_folders(path: Path) -> list[Path]:
+    """The folders of the package `path` is a module of, innermost first: folders with an
+    __init__.py, namespace folders below one of them, and as many namespace folders as the file's
+    relative imports climb (`from ..utils import x` in a folder of kernels with no __init__.py)."""
+    chain, folder, pending = [], path.parent, []
+    while folder.name.isidentifier() and folder != folder.parent:
+        if (folder / "__init__.py").is_file():
+            chain += pending + [folder]
+            pending = []
+        elif chain or len(pending) >= NAMESPACE_DEPTH:
+            break
+        else:
+            pending.append(folder)
+        folder = folder.parent
+    if not chain:
+        climb = _relative_level(path)
+        folder = path.parent
+        for _ in range(climb):
+            if not folder.name.isidentifier():
+                break
+            chain.append(folder)
+            folder = folder.parent
+    return chain
+
+
+def _relative_level(path: Path) -> int:
+    """The deepest relative import of the file (2 for `from ..x import y`), 0 when it has none."""
+    try:
+        tree = ast.parse(path.read_bytes())
+    except (SyntaxError, ValueError, OSError):
+        return 0
+    return max((n.level for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)), default=0)
+
+
+# How many folders above a file kinspect looks for the top folder of its project's own imports.
+PROJECT_DEPTH = 6
+
+
+def _project_roots(path: Path, root: Path) -> tuple:
+    """Folders above the file that its absolute imports need (`from kernels.utils import x` in a
+    repository whose top folder holds `kernels/`), when those modules are not importable as they
+    are: as running the file from the repository's top folder would find them."""
+    import importlib.util
+
+    try:
+        tree = ast.parse(path.read_bytes())
+    except (SyntaxError, ValueError, OSError):
+        return ()
+    tops = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    tops |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level == 0
+             and n.module}
+    found = []
+    for top in sorted(tops):
+        if (root / top).is_dir() or (root / f"{top}.py").is_file():
+            continue
+        try:
+            if importlib.util.find_spec(top) is not None:
+                continue
+        except (ImportError, ValueError):
+            pass
+        folder = root.parent
+        for _ in range(PROJECT_DEPTH):
+            if (folder / top).is_dir() or (folder / f"{top}.py").is_file():
+                if folder not in found:
+                    found.append(folder)
+                break
+            if folder == folder.parent:
+                break
+            folder = folder.parent
+    return tuple(found)
+
+
 # -- the import, guarded ------------------------------------------------------------------------
 
 @contextlib.contextmanager
-def guarded(where: Where, driver_context):
-    """What an import of the user's file runs inside: the target's driver, no launches, a private
-    Triton cache, `sys.argv` = [the file], its prints kept out of kinspect's output, and the
-    folder it is imported from on sys.path."""
-    from triton.runtime.jit import JITFunction
-
+def guarded(where: Where, driver_context, recorder):
+    """What the user's code runs inside: the target's driver (and device answers), every launch
+    recorded by `recorder` and none run, a private Triton cache, `sys.argv` = [the file], its prints
+    kept out of kinspect's output, and the folders it is imported from on sys.path."""
     from kinspect.compile import private_cache
+    from kinspect.compile.file_launches import active
 
-    attempts: list[LaunchAttempt] = []
-
-    def refuse(self, *args, **kwargs):
-        name = getattr(self, "__name__", None) or getattr(getattr(self, "fn", None), "__name__", "kernel")
-        lines = tuple(f.lineno for f in traceback.extract_stack()
-                      if f.filename and os.path.realpath(f.filename) == str(where.file))
-        attempts.append(LaunchAttempt(name, lines))  # noted, in case the file's code catches even a BaseException
-        raise LaunchAttempt(name, lines)
-
-    patched = [(JITFunction, JITFunction.run)]
-    interpreted = _interpreted_function()
-    if interpreted is not None:
-        patched.append((interpreted, interpreted.run))
-    argv, root, bytecode = sys.argv, str(where.root), sys.dont_write_bytecode
-    sys.path.insert(0, root)
+    argv, bytecode = sys.argv, sys.dont_write_bytecode
+    roots = [str(where.root), *map(str, where.paths)]
+    for r in reversed(roots):
+        sys.path.insert(0, r)
     sys.argv = [str(where.file)]
     sys.dont_write_bytecode = True   # no __pycache__ left in the user's folders
-    for cls, _ in patched:
-        cls.run = refuse
     try:
         # what the file prints (its test output, argparse's usage line) is not kinspect's to show:
         # the one line on how the file was loaded says what stopped it
-        with private_cache(), driver_context, contextlib.redirect_stdout(io.StringIO()), \
+        with private_cache(), driver_context, active(recorder), contextlib.redirect_stdout(io.StringIO()), \
                 contextlib.redirect_stderr(io.StringIO()):
-            yield attempts
+            yield recorder
     finally:
-        for cls, original in patched:
-            cls.run = original
         sys.argv = argv
         sys.dont_write_bytecode = bytecode
-        _remove_once(sys.path, root)
-
-
-def _interpreted_function():
-    try:
-        from triton.runtime.interpreter import InterpretedFunction
-    except ImportError:
-        return None
-    return InterpretedFunction
+        for r in roots:
+            _remove_once(sys.path, r)
 
 
 def _why(e: BaseException, file: Path) -> str:
-    """What stopped an import, where in the user's file: `its module-level code launches
-    'add_kernel' (line 52, via line 38)`, `importing it failed at line 12: RuntimeError: ...`."""
-    lines = list(getattr(e, "lines", ())) or _lines_in(e, file)
+    """What stopped an import, where in the user's file: `importing it failed at line 12:
+    RuntimeError: ...`, `its module-level code calls sys.exit(2) (line 8)`."""
+    from kinspect.compile.file_launches import MAX_RECORDED, Enough
+
+    if isinstance(e, Enough):
+        return f"its module-level code launched kernels {MAX_RECORDED} times; kinspect stopped it there"
+    if isinstance(e, TimeUp):
+        return f"its code ran past {e.seconds:g} s; kinspect stopped it there"
+    if isinstance(e, TooHeavy):
+        return f"its code computes {e.what} on the CPU stand-in tensors (line {_lines_in(e, file)[-1] if _lines_in(e, file) else '?'}); kinspect stopped it there"
+    lines = _lines_in(e, file)
     at = ""
     if lines:
         at = f"line {lines[0]}" + (f", via line {lines[-1]}" if lines[-1] != lines[0] else "")
@@ -208,13 +273,24 @@ def _why(e: BaseException, file: Path) -> str:
                  if f.filename and os.path.realpath(f.filename).startswith(str(file.parent.parent) + os.sep)]
         if other:
             at = f"{shown(Path(other[-1].filename))}:{other[-1].lineno}"
-    if isinstance(e, LaunchAttempt):
-        return f"its module-level code launches '{e.kernel}'" + (f" ({at})" if at else "")
     if isinstance(e, SystemExit):
         return f"its module-level code calls sys.exit({e.code!r})" + (f" ({at})" if at else "")
     text = str(e).strip().splitlines()
     what = f"{type(e).__name__}: {text[0]}" if text else type(e).__name__
-    return "importing it failed" + (f" at {at}" if at else "") + f": {what}"
+    return "importing it failed" + (f" at {at}" if at else "") + f": {what}{_in_triton(e)}"
+
+
+def _in_triton(e: BaseException) -> str:
+    """` (inside Triton: triton/runtime/autotuner.py:141)` when Triton's own code raised it, called
+    by the file's: the file asks this Triton for something it does not do (an API that changed)."""
+    frames = traceback.extract_tb(e.__traceback__)
+    if not frames or isinstance(e, (ImportError, AssertionError)):
+        return ""
+    last = frames[-1].filename.replace(os.sep, "/")
+    i = last.rfind("/triton/")
+    if i < 0 or "/kinspect/" in last:
+        return ""
+    return f" (inside Triton: {last[i + 1:]}:{frames[-1].lineno})"
 
 
 def _lines_in(e: BaseException, file: Path) -> list[int]:
@@ -331,13 +407,12 @@ class _Definitions:
         try:
             exec(code, self.ns)
             self.ran += 1
-        except (Exception, LaunchAttempt) as e:
+        except (Exception, SystemExit, Enough) as e:
             if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and not \
                     EXAMPLES_NAME in _targets(stmt):
                 self.skipped += 1    # a value built from skipped code (`z = x + y` after `x = torch.rand(...)`)
                 return
-            what = f"launches '{e.kernel}'" if isinstance(e, LaunchAttempt) else \
-                f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}".rstrip(": ")
+            what = f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}".rstrip(": ")
             self.failed.append(f"line {stmt.lineno}: {what}")
             for name in _defined_names(stmt):
                 self.undefined[name] = self.failed[-1]
@@ -350,16 +425,22 @@ class _Definitions:
         return all(self.allowed(node.func) for node in _calls(expr))
 
     def allowed(self, func: ast.expr) -> bool:
+        from kinspect.compile.device import questions
+
         parts = _dotted(func)
-        if parts is None or UNSAFE_PARTS & set(parts[1:]):
+        if parts is None:
             return False
         if parts[0] not in self.ns:
             return len(parts) == 1 and parts[0] in SAFE_BUILTINS
         obj = root = self.ns[parts[0]]
         try:
-            for p in parts[1:]:  # attribute reads only: the dotted name passed the check above
+            for p in parts[1:]:  # attribute reads only
                 obj = getattr(obj, p)
         except Exception:
+            return False
+        if any(obj is q for q in questions()):    # torch.cuda.get_device_capability(), answered as the target's device
+            return True
+        if UNSAFE_PARTS & set(parts[1:]):
             return False
         module = root.__name__ if isinstance(root, types.ModuleType) else getattr(obj, "__module__", None) or ""
         if module == self.ns["__name__"]:   # the file's own: a config generator, not a launcher
@@ -474,36 +555,130 @@ _LOADED: dict[tuple, Loaded] = {}
 
 def load(source: str, *, driver_context, target_key: str, offline: bool) -> Loaded:
     """The module `source` names (a path or a module name), imported or, failing that, its
-    definitions only. Loads are cached per file version and target: module-level code may ask the
-    driver which target it compiles for."""
+    definitions only, with the launches its module-level code made. Loads are cached per file
+    version and target: module-level code may ask the driver which target it compiles for."""
     where = locate(source)
     stat = where.file.stat()
     key = (str(where.file), where.module, stat.st_mtime_ns, stat.st_size, target_key)
     if key in _LOADED:
         return _LOADED[key]
     display = shown(where.file)
-    with guarded(where, driver_context) as attempts:
+    with guarded(where, driver_context, Recorder(str(where.file), str(where.root))) as recorder:
         try:
-            module = _import(where)
-            if attempts:   # the file caught the interception and went on: still a launch
-                raise attempts[0]
-            loaded = Loaded(module, where.file, True, f"imported {display} (its module-level code ran; it launched "
-                                                      f"nothing)")
-        except (Exception, SystemExit, LaunchAttempt) as e:
+            with budget(IMPORT_BUDGET_S):
+                module = _import(where)
+            loaded = Loaded(module, where.file, True, f"imported {display} (its module-level code ran; "
+                                                      f"{_launched(recorder.launches)})",
+                            launches=tuple(recorder.launches), where=where)
+        except (Exception, SystemExit, Enough, TimeUp, TooHeavy) as e:
             _forget(where)
             why = _why(e, where.file)
+            launches = tuple(recorder.launches)
             module, defs = _definitions(where)
-            if isinstance(e, LaunchAttempt):
-                why += ", which kinspect never does while compiling offline" if offline else \
-                    ", which kinspect never does while loading a file"
             failed = f"; {_count(len(defs.failed), 'definition')} failed ({defs.failed[0]})" if defs.failed else ""
             ran = _count(defs.ran, "import and definition", "imports and definitions")
+            launched = f"; before that, it {_launched(launches)}" if launches else ""
             loaded = Loaded(module, where.file, False,
-                            f"definitions only from {display}: {why}; ran {ran}, "
+                            f"definitions only from {display}: {why}{launched}; ran {ran}, "
                             f"skipped {_count(defs.skipped, 'other top-level statement')}{failed}",
-                            failed=tuple(defs.failed), skipped=defs.skipped, why=why, undefined=dict(defs.undefined))
+                            failed=tuple(defs.failed), skipped=defs.skipped, why=why, undefined=dict(defs.undefined),
+                            launches=launches, where=where)
     _LOADED[key] = loaded
     return loaded
+
+
+def _launched(launches) -> str:
+    """`launched 'add_kernel' (line 38 via line 47), recorded, not run` or `it launched nothing`."""
+    if not launches:
+        return "it launched nothing"
+    names = list(dict.fromkeys(x.kernel for x in launches))
+    first = launches[0]
+    at = f" ({first.at()})" if first.at() else ""
+    more = f" and {_count(len(names) - 1, 'other kernel')}" if len(names) > 1 else ""
+    times = f" {_count(len(launches), 'launch', 'launches')}:" if len(launches) > 1 else ""
+    return f"launched{times} '{names[0]}'{at}{more}, recorded, not run"
+
+
+_RUNS: dict[tuple, tuple] = {}
+# Seconds the file's own code may run: its import, and its __main__ block or a --from call (a test
+# block computing a reference on the CPU can take minutes; kinspect then uses what it has).
+IMPORT_BUDGET_S = 120
+RUN_BUDGET_S = 20
+
+
+class TimeUp(BaseException):
+    """The file's code ran past its budget (a BaseException: `except Exception` cannot swallow it)."""
+
+    def __init__(self, seconds: float):
+        super().__init__(seconds)
+        self.seconds = seconds
+
+
+@contextlib.contextmanager
+def budget(seconds: float):
+    """Raise TimeUp in the block after `seconds` (main thread only; elsewhere no limit)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
+        yield
+        return
+
+    def expire(signum, frame):
+        raise TimeUp(seconds)
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def main_block(file: Path) -> ast.If | None:
+    """The file's `if __name__ == "__main__":` block, if it has one at top level."""
+    try:
+        tree = ast.parse(file.read_bytes(), str(file))
+    except (SyntaxError, ValueError, OSError):
+        return None
+    return next((s for s in tree.body if isinstance(s, ast.If) and _is_main_guard(s.test)), None)
+
+
+def run_code(loaded: Loaded, what: str, *, driver_context, target_key: str, wanted: tuple, index: int,
+             call: str = "") -> tuple[tuple, str]:
+    """Run more of the file's own code with every launch recorded: its `__main__` block
+    (what="main") or `call` evaluated in its namespace (what="from": `main`, `test_op(1024)`).
+    Stops once the kernel `wanted` (file_launches.kernel_key) has launched `index`+1 times.
+    Returns (the launches, "" or what stopped the code before that in one line, whether kinspect
+    stopped it once it had the launch)."""
+    where = loaded.where
+    key = (str(where.file), target_key, what, call, wanted, index, id(loaded))
+    if key in _RUNS:
+        return _RUNS[key]
+    ns = loaded.module.__dict__
+    label = "its __main__ block" if what == "main" else f"--from {call}"
+    recorder = Recorder(str(where.file), str(where.root), where=label)
+    recorder.wanted, recorder.index = wanted, index
+    stopped = ""
+    with guarded(where, driver_context, recorder):
+        try:
+            with budget(RUN_BUDGET_S):
+                if what == "main":
+                    block = main_block(where.file)
+                    code = compile(ast.Module(body=block.body, type_ignores=[]), str(where.file), "exec")
+                    exec(code, ns)
+                else:
+                    text = call if "(" in call else f"{call}()"
+                    exec(compile(text, f"<--from {call}>", "exec"), ns)
+        except Enough:
+            pass
+        except (Exception, SystemExit, TimeUp, TooHeavy) as e:
+            stopped = _why(e, where.file).replace("importing it failed", "it failed", 1)
+            if what != "main" and isinstance(e, (NameError, TypeError)) and not recorder.launches:
+                stopped = f"--from {call}: {type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}"
+    _RUNS[key] = (tuple(recorder.launches), stopped, recorder.stopped)
+    return _RUNS[key]
 
 
 def _count(n: int, one: str, many: str = "") -> str:

@@ -20,17 +20,22 @@ A file can declare example arguments for its kernels in the same words as the co
 Values in "args" may also be real values (torch tensors, ints, floats, TensorDescriptors).
 An autotuned kernel is compiled with one of its configs (`config`, default the first that
 prune_configs_by keeps) and the values its heuristics compute from the example arguments.
+
+Where a value comes from, first that has it: the command line (--arg, -p), the file's
+kinspect_examples, a launch the file's own code makes (at module level, in its `__main__` block,
+or in a call named with --from; kinspect.compile.file_launches), and last what the kernel's code
+implies (kinspect.compile.assume), each assumed value said with why and how to set it.
 """
 
 from __future__ import annotations
 
 import contextlib
-import re
 from pathlib import Path
 from dataclasses import dataclass, field
 from typing import Any
 
 from kinspect.compile.args import DescriptorSpec, parse_arg_type, spec_of
+from kinspect.compile.assume import check_given
 from kinspect.compile.autotune import Applied, Chain, apply, chain, is_jit
 from kinspect.compile.loader import is_user_kernel, launched_in, split  # noqa: F401  (callers import is_user_kernel)
 from kinspect.errors import KinspectError, NotFound, UsageError, did_you_mean
@@ -50,6 +55,9 @@ class UserKernel:
     loaded: str = ""           # how the file was loaded, in one line (kinspect.compile.loader)
     declared: bool = False     # the file declares kinspect_examples for this kernel
     given: dict = field(default_factory=dict)   # the constexprs a launch passes (declared and -p), before the wrappers
+    launch: str = ""           # the file's own launch the values come from, in one line
+    assumed: tuple = ()        # values kinspect assumed from the kernel's code (kinspect.compile.assume.Assumed)
+    picked: dict = field(default_factory=dict)   # how the launch was picked: {"launch": N, "from": FUNC}
 
     def record(self, text: str, cli_args: dict, cli_constexprs: dict, config: int | None) -> dict:
         """What a stored variant keeps of this, as plain values: how to load it again (for timing
@@ -57,23 +65,62 @@ class UserKernel:
         from kinspect.compile.loader import absolute
 
         return {"kernel": absolute(text), "args": [f"{k}={spec_of(v)}" for k, v in cli_args.items()],
-                "constexprs": {k: v for k, v in cli_constexprs.items()}, "config": config,
+                "constexprs": {k: constexpr_text(v) for k, v in cli_constexprs.items()}, "config": config,
                 "loaded": self.loaded, "declared": self.declared,
-                "autotune": None if self.tuning is None else self.tuning.to_json()}
+                "autotune": None if self.tuning is None else self.tuning.to_json(),
+                "launch": self.launch, "assumed": [a.text() for a in self.assumed], **self.picked}
 
 
+    def where_values(self, text: str, target: str | None) -> str:
+        """For a compile that failed: where its example values came from, and the command that
+        spells them out to edit (the file's own launch, or what kinspect assumed)."""
+        if not self.assumed:
+            return f"the example values are the file's own launch ({self.launch}); give others with --arg/-p"
+        words = [f"-t {target}"] if target else []
+        words += [f"--{k.replace('_', '-')} {v}" if k != "from" else f"--from {v}"
+                  for k, v in (("launch", self.picked.get("launch_index")), ("from", self.picked.get("from")))
+                  if v is not None and self.launch]
+        words += [a.option() for a in self.assumed if a.kind != "function"]
+        shown = ", ".join(f"{a.name}={a.spec}" for a in self.assumed[:6]) + (", ..." if len(self.assumed) > 6 else "")
+        return (f"kinspect assumed {len(self.assumed)} value{'s' if len(self.assumed) != 1 else ''} from the kernel's "
+                f"code ({shown}); edit and run: kinspect dump {text} {' '.join(words)}")
+
+
+def constexpr_text(value):
+    """A constexpr as a record keeps it: plain values as they are, a tl dtype as `tl.float16` (which
+    -p reads back), a function by name."""
+    if value is None or isinstance(value, (bool, int, float)) or type(value) is str:
+        return value
+    if type(value).__name__ == "dtype":
+        from kinspect.compile.args import short_dtype
+        from kinspect.compile.infer import _tl
+
+        return _tl(short_dtype(str(value)))
+    return str(value)
+
+
+@contextlib.contextmanager
 def _driver(resolved):
-    """The target's driver, active while the file is imported (none to set for the device)."""
+    """The target's driver, active while the file's code runs, and torch answering GPU questions
+    as the target's device where there is none (nothing to set for the device)."""
+    from kinspect.compile.device import as_target
     from kinspect.compile.driver import compile_only
 
-    return compile_only(resolved.target) if resolved.offline else contextlib.nullcontext()
+    if not resolved.offline:
+        yield
+        return
+    with compile_only(resolved.target), as_target(resolved.target):
+        yield
 
 
-def load(text: str, cli_args: dict, cli_constexprs: dict, *, config: int | None = None, resolved=None) -> UserKernel:
+def load(text: str, cli_args: dict, cli_constexprs: dict, *, config: int | None = None, resolved=None,
+         launch: int | None = None, from_: str | None = None) -> UserKernel:
     """The kernel `text` names, with its example arguments and constexprs as it will be compiled.
     `resolved` is the target (kinspect.compile.targets.Resolved; default: the device, else
     cuda:90 offline): the file is imported with its driver active, and prune_configs_by and
-    the heuristics run with it active."""
+    the heuristics run with it active. Values nobody gives come from the file's own launch number
+    `launch` (default 0; in the code `from_` names, else at module level, else in its __main__
+    block), else from the kernel's code."""
     from kinspect.compile import loader
     from kinspect.compile.targets import resolve
 
@@ -92,8 +139,31 @@ def load(text: str, cli_args: dict, cli_constexprs: dict, *, config: int | None 
         raise UsageError(f"kinspect_examples['{name}'] in '{source}' is not a dict of 'args', 'constexprs', 'grid', ...; see docs/commands.md, 'Your kernel files'")
     args = {k: (parse_arg_type(k, v) if isinstance(v, str) else v) for k, v in declared.get("args", {}).items()}
     args.update(cli_args)
-    given = {**declared.get("constexprs", {}), **cli_constexprs}
-    _check_names(text, name, c, args, given)
+    given = {**declared.get("constexprs", {}), **_dtype_words(c.jit, cli_constexprs)}
+    _check_names(name, c, args, given)
+    check_given(c.jit, cli_constexprs)
+    grid = declared.get("grid", (1,))
+    options = {k: declared[k] for k in ("num_warps", "num_stages") if k in declared}
+    missing = _missing(c, args, given)
+    used, picked, how = None, {}, ""
+    if missing or launch is not None or from_:
+        used, how = _file_launch(loaded, c, name, launch, from_, resolved)
+        if used is not None:
+            l_args, l_constexprs = used.values()
+            args, given = {**l_args, **args}, {**l_constexprs, **given}
+            grid = declared.get("grid", used.grid)
+            options = {**used.options, **options}
+            picked = {"launch_index": launch or 0, "from": from_}
+            missing = _missing(c, args, given)
+    assumed = ()
+    if missing:
+        from kinspect.compile.assume import assume
+
+        tuner = c.autotuner
+        warps = getattr(tuner.configs[0], "num_warps", None) if tuner is not None and tuner.configs else None
+        assumed = tuple(assume(c.jit, missing, given, warps=options.get("num_warps", warps)))
+        for a in assumed:
+            (given if a.constexpr else args)[a.name] = a.value
     with _driver(resolved):
         tuning = apply(c, args, given, config) if c.wrappers else None
     if config is not None and (tuning is None or not tuning.configs):
@@ -101,15 +171,13 @@ def load(text: str, cli_args: dict, cli_constexprs: dict, *, config: int | None 
     constexprs = dict(tuning.constexprs) if tuning else dict(given)
     args = {k: (v.make(constexprs, k) if isinstance(v, DescriptorSpec) else v)
             for k, v in (tuning.args if tuning else args).items()}
-    options = {k: declared[k] for k in ("num_warps", "num_stages") if k in declared}
     if tuning is not None:
         options.update(tuning.options)
     bench = {k: declared[k] for k in ("bytes", "flops", "reference", "inputs", "output") if k in declared}
-    grid = declared.get("grid", (1,))
     return UserKernel(name=name, fn=c.jit, args=args, constexprs=constexprs,
                       grid=grid if callable(grid) else tuple(grid), options=options, bench=bench,
                       wrapper=obj if c.wrappers else None, tuning=tuning, loaded=loaded.how, declared=bool(declared),
-                      given=given)
+                      given=given, launch=how, assumed=assumed, picked=picked)
 
 
 def configs_to_sweep(text: str, target: str | None, constexprs: dict, args: dict, only: list[int] | None) -> list:
@@ -135,23 +203,37 @@ def configs_to_sweep(text: str, target: str | None, constexprs: dict, args: dict
 
 def _kernel_object(module, name: str, source: str, loaded):
     kernels = kernels_in(module)
-    if not hasattr(module, name) and name in loaded.undefined:
+    top = name.split(".")[0]
+    if not hasattr(module, top) and top in loaded.undefined:
         raise KinspectError(f"cannot load '{name}' from '{source}': {loaded.why}; and loading only its definitions, "
-                            f"'{name}' itself failed at {loaded.undefined[name]}. Make the file importable without "
-                            f"a GPU (kinspect imports it with the target's driver active) or its definitions "
-                            f"independent of module-level code")
-    if not hasattr(module, name):
+                            f"'{top}' itself failed at {loaded.undefined[top]}. Make the file importable here "
+                            f"(kinspect imports it with the target's driver active and torch answering as the "
+                            f"target's device) or its definitions independent of module-level code")
+    if _attribute(module, name) is None:
         how = f" ({loaded.how})" if not loaded.imported else ""
         listed = f"; kernels there: {', '.join(sorted(kernels))}" if kernels else "; it defines no @triton.jit kernel"
         raise NotFound(f"no kernel '{name}' in '{source}'{did_you_mean(name, kernels)}{listed}{how}")
-    obj = getattr(module, name)
+    obj = _attribute(module, name)
     if is_jit(obj) or hasattr(obj, "fn"):
         return obj
     raise KinspectError(f"'{name}' in '{source}' is not a @triton.jit kernel: {_point_to(obj, source, kernels)}")
 
 
+def _attribute(module, name: str):
+    """`name` in the module, `Class.method` included (a kernel defined in a class), or None."""
+    obj = module
+    for part in name.split("."):
+        obj = getattr(obj, part, None)
+        if obj is None:
+            return None
+    return obj
+
+
 def kernels_in(module) -> dict[str, object]:
-    """The module's kernels by name: JIT functions and their autotune/heuristics wrappers."""
+    """The module's kernels by name: JIT functions and their autotune/heuristics wrappers, and those
+    defined in its classes as `Class.method` (trident's `@staticmethod @triton.jit` kernels)."""
+    import inspect
+
     found = {}
     for k, v in list(vars(module).items()):
         if k.startswith("__"):
@@ -159,7 +241,11 @@ def kernels_in(module) -> dict[str, object]:
         try:
             found[k] = chain(v, k)
         except KinspectError:
-            pass
+            if inspect.isclass(v) and getattr(v, "__module__", None) == module.__name__:
+                for m, attr in list(vars(v).items()):
+                    attr = getattr(attr, "__func__", attr)      # a staticmethod's function
+                    with contextlib.suppress(KinspectError):
+                        found[f"{k}.{m}"] = chain(attr, f"{k}.{m}")
     return found
 
 
@@ -180,94 +266,76 @@ def _point_to(obj, source: str, kernels: dict) -> str:
     return f"it is a value of type {type(obj).__name__}" + here
 
 
-def _check_names(text: str, name: str, c: Chain, args: dict, given: dict) -> None:
-    """Every parameter has a value (else one line: the whole command to edit), and every value
-    names a parameter."""
-    import inspect
-
-    params = list(inspect.signature(c.jit.fn).parameters.values())
-    names = [p.name for p in params]
+def _check_names(name: str, c: Chain, args: dict, given: dict) -> None:
+    """Every value given names a parameter of the kernel."""
+    names = list(c.jit.arg_names)
     unknown = [k for k in {**args, **given} if k not in names]
     if unknown:
         raise UsageError(f"kernel '{name}' has no parameter {', '.join(unknown)}; its parameters: {', '.join(names)}")
-    const = {p.name for p in params if "constexpr" in str(p.annotation)}
+
+
+def _missing(c: Chain, args: dict, given: dict) -> list[str]:
+    """The parameters with no value yet: not given, no default, not set by a config or heuristic."""
+    import inspect
+
+    from kinspect.compile.infer import params_of
+
     provided = set(args) | set(given) | set(c.heuristics) | c.config_names()
-    missing = [p.name for p in params if p.name not in provided and p.default is inspect.Parameter.empty]
-    if not missing:
-        return
-    runtime = [p.name for p in params if p.name not in const]
-    last = last_dim_strides(runtime)
-    words = [f"--arg {n}={spec_of(args[n]) if n in args else guess(n, n in last)}" for n in runtime
-             if n in args or n in missing]
-    words += [f"-p {n}={guess_constexpr(n)}" for n in missing if n in const]
-    needs = [n for n in missing if n not in const]
-    what = ""
-    if needs:
-        what = f"example values for {', '.join(needs)}" if len(needs) <= 4 else \
-            f"example values for {len(needs)} runtime arguments"
-    consts = [n for n in missing if n in const]
-    if consts:
-        what += (" and " if what else "") + f"constexpr{'s' if len(consts) != 1 else ''} {', '.join(consts)}"
-    raise UsageError(f"kernel '{name}' needs {what}; edit and run: kinspect dump {text} {' '.join(words)} "
-                     f"(types are guesses; or declare kinspect_examples in the file)")
+    return [p.name for p in params_of(c.jit) if p.name not in provided and p.default is inspect.Parameter.empty]
 
 
-# Guesses for a missing argument's type, by name, first match wins; anything else is `i32`.
-# "a_ptr", "in_ptr0", "X_p", "out", "Out", "weight", "x", "Q": a pointer
-POINTER_NAME_RE = re.compile(r"ptr|_p$|^(x|y|z|a|b|c|o|q|k|v|w|X|Y|Z|A|B|C|O|Q|V|W|out|output|outs|inp|input|inputs"
-                             r"|src|dst|weight|weights|bias|mean|rstd|var|grad|logits|scores|lse|acc)\d*$"
-                             r"|^(d|grad)_|^(in|out)_", re.IGNORECASE)
-# "a_desc", "desc_q": a host tensor descriptor
-DESC_NAME_RE = re.compile(r"(^|_)desc(_|$)")
-# "eps", "sm_scale", "alpha", "momentum": a float
-FLOAT_NAME_RE = re.compile(r"(^|_)(eps|epsilon|scale|alpha|beta|gamma|momentum|temperature|theta|lr|dropout_p)$",
-                           re.IGNORECASE)
-# "stride_am", "x_stride_1", "stride_n", "input_row_stride": a stride
-STRIDE_NAME_RE = re.compile(r"stride", re.IGNORECASE)
-# the sizes matmul and attention kernels name with one capital letter: "M", "N", "K", "H", "Z"
-SIZE_LETTER_RE = re.compile(r"^[MNKLHZDST]$")
+def _dtype_words(jit, given: dict) -> dict:
+    """-p values that name a dtype without saying so (`-p DTYPE=fp16`): the tl dtype, unless the kernel
+    compares that constexpr with strings."""
+    words = {k: v for k, v in given.items() if hasattr(v, "dtype") and isinstance(v, str)}
+    if not words:
+        return given
+    from kinspect.compile.infer import walk
+
+    facts = walk(jit).facts
+    out = dict(given)
+    for k, v in words.items():
+        if k not in facts or not facts[k].strs:
+            out[k] = v.dtype
+    return out
 
 
-def guess(name: str, last_stride: bool = False) -> str:
-    """The --arg type the missing-arguments error suggests for a parameter name."""
-    if STRIDE_NAME_RE.search(name):
-        return "i32:1" if last_stride else "i32"
-    if DESC_NAME_RE.search(name):
-        return "'tensordesc<fp32[64,64]>'"
-    if FLOAT_NAME_RE.search(name):
-        return "fp32"
-    if SIZE_LETTER_RE.match(name):
-        return "i32"
-    if POINTER_NAME_RE.search(name):
-        return "*fp32"
-    return "i32"
+def _file_launch(loaded, c: Chain, name: str, index: int | None, call: str | None, resolved):
+    """The file's own launch of the kernel to take values from: number `index` (default 0) of those
+    the code `call` names makes, else of those its module-level code made, else of those its
+    __main__ block makes. (None, "") when there is none; a --launch or --from that finds none is a
+    UsageError."""
+    from kinspect.compile import loader
+    from kinspect.compile.file_launches import kernel_key
 
-
-def last_dim_strides(names: list[str]) -> set[str]:
-    """The strides that look like a tensor's last dimension: the last of two or more strides of
-    one tensor (`stride_ak` after `stride_am`, `x_stride_1` after `x_stride_0`). One lone stride
-    per tensor is a row stride (a contiguous last dimension goes without one)."""
-    groups: dict[str, list[str]] = {}
-    for n in names:
-        if STRIDE_NAME_RE.search(n):
-            groups.setdefault(_tensor_of_stride(n), []).append(n)
-    return {g[-1] for g in groups.values() if len(g) >= 2}
-
-
-def _tensor_of_stride(name: str) -> str:
-    """`stride_am` -> `stride_a`, `x_stride_1` -> `x_stride`, `stride_m` -> `stride`."""
-    parts = name.split("_")
-    if len(parts) >= 3 or (len(parts) == 2 and parts[0].lower() != "stride"):
-        return "_".join(parts[:-1])
-    if len(parts) == 2 and len(parts[1]) == 2:
-        return f"{parts[0]}_{parts[1][0]}"
-    return parts[0]
-
-
-def guess_constexpr(name: str) -> str:
-    upper = name.upper()
-    if "GROUP" in upper:
-        return "8"
-    if any(w in upper for w in ("BLOCK", "TILE", "SIZE")):
-        return "64"
-    return "VALUE"
+    key = kernel_key(c.jit)
+    want = index or 0
+    target_key = f"{resolved.target}{' offline' if resolved.offline else ' device'}"
+    found, stopped, where, early = [x for x in loaded.launches if x.key == key], "", "its module-level code", False
+    if call:
+        launches, stopped, early = loader.run_code(loaded, "from", call=call, driver_context=_driver(resolved),
+                                                   target_key=target_key, wanted=key, index=want)
+        found, where = [x for x in launches if x.key == key], f"--from {call}"
+    elif len(found) <= want and loader.main_block(loaded.file) is not None:
+        launches, stopped, early = loader.run_code(loaded, "main", driver_context=_driver(resolved),
+                                                   target_key=target_key, wanted=key, index=want - len(found))
+        where = "its module-level code and __main__ block" if found else "its __main__ block"
+        found += [x for x in launches if x.key == key]
+    if len(found) > want:
+        used = found[want]
+        at = f" ({used.at()})" if used.at() else ""
+        if early:
+            which = f"launch {want} of '{name}' (kinspect stopped the code there; --launch N picks a later one)"
+        elif len(found) > 1:
+            which = f"launch {want} of the {len(found)} of '{name}' (--launch N picks another)"
+        else:
+            which = f"the one launch of '{name}'"
+        return used, f"{which}, by {used.where}{at}, recorded, not run"
+    made = f"launched '{name}' {len(found)} time{'s' if len(found) != 1 else ''}" if found else \
+        f"launched no '{name}'"
+    why = f" ({stopped})" if stopped else ""
+    if index is not None or call:
+        pick = f"; --launch {len(found) - 1} is the last" if found else ""
+        raise UsageError(f"{'--launch ' + str(want) + ': ' if index is not None else ''}{where} {made}{why}{pick}")
+    ran = call or loader.main_block(loaded.file) is not None
+    return None, (f"none to use: {where} {made}{why}" if ran else "")

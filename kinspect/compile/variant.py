@@ -24,7 +24,9 @@ def compile_variant(fn, *, args: dict, constexprs: dict, grid, resolved: Resolve
     from kinspect.hooks.record import finish
 
     fn = jit_function(fn)
-    options = {k: v for k, v in (options or {}).items() if v is not None}
+    # an option the kernel has a parameter of the same name for (gemlite's `num_stages: tl.constexpr`)
+    # is that parameter's value, passed once
+    options = {k: v for k, v in (options or {}).items() if v is not None and k not in constexprs and k not in args}
     request = request_key(fn, args, constexprs, resolved, options)
     if reuse:
         stored = _stored(out_dir, group, request)

@@ -168,6 +168,14 @@ def user_lines(v: Variant) -> list[str]:
     out += [f"         note: {n}" for n in tuning.get("notes", ())]
     if user.get("loaded"):
         out.append(f"loaded   {user['loaded']}")
+    if user.get("launch"):
+        out.append(f"launch   {user['launch']}")
+    assumed = user.get("assumed") or ()
+    for i, line in enumerate(assumed):
+        out.append(f"{'assumed' if i == 0 else '':<8} {line}")
+    if assumed:
+        out.append(f"{'':<8} (the kernel's code implies these; set your own with --arg/-p, or declare "
+                   f"kinspect_examples in the file)")
     return out
 
 

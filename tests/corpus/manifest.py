@@ -2,7 +2,8 @@
 these tests, not copied from other projects), and what each should give on each target.
 
 Files without `kinspect_examples` are run with only --arg and -p flags, as a user would; the
-others with no flags at all. `refused` names what Triton itself refuses, per target, as a part of
+others with no flags at all: their values come from kinspect_examples, from the file's own launch
+(main_launch), or from what the kernel's code implies (moe_gemm, attention_bwd, gpu_pkg). `refused` names what Triton itself refuses, per target, as a part of
 its one-line error: kinspect must pass that on as one clear line (exit 2), nothing written.
 """
 
@@ -58,6 +59,10 @@ CORPUS = [
     {"id": "fp8", "kernel": "fp8_matmul.py:fp8_gemm_kernel"},
     {"id": "grid3d", "kernel": "grid3d.py:bias_heads_kernel"},
     {"id": "string_constexpr", "kernel": "string_constexpr.py:activation_kernel"},
+    {"id": "moe_index_pointers", "kernel": "moe_gemm.py:fused_moe_kernel"},
+    {"id": "attention_bwd_names", "kernel": "attention_bwd.py:_bwd_dq_kernel"},
+    {"id": "main_block_launch", "kernel": "main_launch.py:softmax_kernel"},
+    {"id": "gpu_at_import", "kernel": "gpu_pkg/kernels.py:persistent_rmsnorm_kernel", "configs": 4},
     {"id": "dot_accumulator", "kernel": "dot_accumulate.py:linear_kernel",
      "flags": _args(x_ptr="*fp32:256x128", w_ptr="*fp32:128x256", y_ptr="*fp32:256x256", M="i32:256", N="i32:256",
                     K="i32:128", stride_xm="i32:128", stride_wk="i32:256", stride_ym="i32:256")

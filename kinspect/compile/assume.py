@@ -1,0 +1,319 @@
+"""Example values for the parameters nothing else gives, from what the kernel's code says
+(kinspect.compile.infer), each with the reason and the option that changes it.
+
+Pointers get a tensor of POINTER_ELEMENTS elements of the element type the code implies (fp32 when
+it implies none), host tensor descriptors a descriptor of 64-wide blocks, integers 1024 (1 for a
+stride along a tl.arange's last axis: a contiguous row), floats 1.0. Constexprs: a function the
+kernel calls gets an identity function; a dtype the compared one or tl.float32; a string the first
+one it is compared with; a block size 64 (a power of two, as tl.arange and block shapes need); a
+static loop count 2; an int it is compared with, that one; a flag False; then the
+tl.static_asserts are checked and the assumed ints and flags changed until they hold.
+"""
+
+from __future__ import annotations
+
+import ast
+import itertools
+from dataclasses import dataclass
+
+from kinspect.compile.args import DEFAULT_INT, DTYPES, POINTER_ELEMENTS
+from kinspect.compile.infer import EXPLICIT, HABIT, NEED, PAIRED, Walk, _tl, walk
+
+BLOCK = 64                 # a constexpr block size: a power of two that tl.dot accepts on every target
+BLOCK_3D = 16              # in a kernel with 3-D tiles: 64**3 elements take ptxas minutes
+LOOP = 2                   # a tl.static_range count: the loop is unrolled, keep it short
+OTHER_INT = 4              # an int constexpr the code says nothing more of
+CANDIDATES = {"pow2": (64, 128, 32, 256, 16, 512, 8, 1024, 4, 2, 1), "loop": (2, 1, 3, 4, 8),
+              "int": (4, 8, 2, 1, 16, 32, 64, 128, 256, 3), "bool": (False, True)}
+SEARCH_LIMIT = 4096        # assignments tried per failing static_assert
+FLOAT_NAME = ("eps", "epsilon", "scale", "alpha", "beta", "gamma", "momentum", "temperature", "theta", "lr",
+              "dropout_p", "p", "sm_scale", "softmax_scale", "slope", "negative_slope")
+
+
+@dataclass(frozen=True)
+class Assumed:
+    """One value kinspect assumed, why, and the option that sets it instead."""
+
+    name: str
+    value: object
+    spec: str            # as --arg or -p would spell it
+    why: str
+    constexpr: bool
+    kind: str = ""       # "pow2", "loop", "int", "bool", ... (how the static_assert search may change it)
+
+    def option(self) -> str:
+        if self.kind == "function":
+            return f"kinspect_examples['...']['constexprs']['{self.name}']"
+        import shlex
+
+        value = "''" if self.spec == "''" else shlex.quote(f"{self.name}={self.spec}")
+        if self.spec == "''":
+            value = f"{self.name}="
+        return f"-p {value}" if self.constexpr else f"--arg {value}"
+
+    def text(self) -> str:
+        shown = f"{self.name}={self.spec}" if self.kind != "function" else f"{self.name}=<identity function>"
+        how = "-p" if self.constexpr else "--arg"
+        if self.kind == "function":
+            how = "kinspect_examples"
+        return f"{shown}  ({self.why}; set with {how})"
+
+
+def assume(jit, missing: list[str], given: dict | None = None, warps: int | None = None) -> list[Assumed]:
+    """Values for the parameters in `missing` of the JITFunction `jit`, in the kernel's order.
+    `warps`: the warps the kernel will be compiled with where it is fewer than 4 (an autotune
+    config of num_warps=1): block sizes shrink with it, as the code is written for."""
+    w = walk(jit)
+    return _decide(w, missing, given or {}, warps)
+
+
+def _block(warps: int | None) -> tuple[int, str]:
+    """The block size to assume, and why it is not BLOCK: 64 wide for 4 warps; 16 a warp below that
+    (a 64x64 tile a warp is hundreds of registers a thread, and minutes in LLVM)."""
+    if warps is None or warps >= 4:
+        return BLOCK, ""
+    size = max(16, 16 * warps)
+    return size, f"; {size}, for the {warps} warp{'s' if warps > 1 else ''} of its first autotune config"
+
+
+def _decide(w: Walk, missing: list[str], given: dict, warps: int | None = None) -> list[Assumed]:
+    pointers = {p for p in w.names if w.facts[p].pointer and p not in w.constexprs}
+    for cands, loaded, line in w.offsets:
+        hit = sorted(cands & pointers)
+        if hit:
+            w.need(loaded, "i32", line, f"its values are offsets into {hit[0]} at line {line}")
+    links = {}
+    for ptrs, value, line in w.stored:
+        for p in ptrs:
+            if isinstance(value.dtype, str) and value.dtype != "pointer":
+                w.facts[p].elem.append((EXPLICIT, value.dtype, line, f"stores {_tl(value.dtype)} values at line {line}"))
+            elif isinstance(value.dtype, tuple) and value.dtype != ("elem", p):
+                w.facts[p].elem.append((PAIRED, value.dtype, line, f"stores values cast with "
+                                                                   f"{value.dtype[1]} at line {line}"))
+            for q in value.pure:
+                if q != p:
+                    links.setdefault(p, (q, line))
+    out: dict[str, Assumed] = {}
+    for p in missing:
+        if p in w.constexprs:
+            out[p] = _constexpr(w, p, warps)
+    for p in missing:
+        if p not in w.constexprs:
+            out[p] = _runtime(w, p, pointers, links, {**given, **{k: a.value for k, a in out.items()}})
+    _satisfy_asserts(w, out, given)
+    return [out[p] for p in w.names if p in out]
+
+
+# -- runtime arguments ------------------------------------------------------------------------------
+
+def _runtime(w: Walk, p: str, pointers: set, links: dict, constexprs: dict) -> Assumed:
+    import torch
+
+    from kinspect.compile.args import DescriptorSpec
+
+    f = w.facts[p]
+    if f.desc and p not in pointers:
+        dims, line = f.desc[0]
+        dtype, why = _elem(w, p, links, constexprs, default="fp16")
+        # a batched descriptor's block is one matrix tile: [1, ..., 64, 64]
+        spec = DescriptorSpec(dtype, (1,) * max(dims - 2, 0) + (BLOCK,) * min(dims, 2))
+        return Assumed(p, spec, spec.text(), f"a host tensor descriptor: {p}.load at line {line}; {why}", False,
+                       "desc")
+    if p in pointers:
+        line, how = f.pointer[0]
+        dtype, why = _elem(w, p, links, constexprs)
+        value = torch.empty(POINTER_ELEMENTS, dtype=getattr(torch, DTYPES[dtype]))
+        return Assumed(p, value, f"*{dtype}", f"a pointer: {how}; {why}", False, "pointer")
+    if f.floats and not any("bit" in why or "loop" in why or "division" in why for _, why in f.ints):
+        return Assumed(p, 1.0, "fp32:1.0", f"a float: {f.floats[0][1]}", False, "float")
+    if f.contiguous:
+        line = f.contiguous[0][0]
+        return Assumed(p, 1, "i32:1", f"an integer that multiplies a tl.arange along the last axis at line {line}: "
+                                      f"a contiguous stride", False, "int")
+    if not f.ints and not f.used:
+        return Assumed(p, DEFAULT_INT, f"i32:{DEFAULT_INT}", "an integer: the kernel's code does not use it", False,
+                       "int")
+    if not f.ints and p.lower() in FLOAT_NAME:
+        return Assumed(p, 1.0, "fp32:1.0", "a float, by its name: nothing in the code says int or float", False,
+                       "float")
+    why = f"an integer: {f.ints[0][1]}" if f.ints else "an integer: nothing in the code needs a float or a pointer"
+    return Assumed(p, DEFAULT_INT, f"i32:{DEFAULT_INT}", why, False, "int")
+
+
+def _elem(w: Walk, p: str, links: dict, constexprs: dict, default: str = "fp32", depth: int = 0) -> tuple[str, str]:
+    """The element type of pointer `p` and why: what the code needs of it, else says of it; where the
+    code compares its element type with some (`X.dtype.element_ty == tl.float16`), one of those."""
+    options = w.facts[p].options
+    if options:
+        needs = [e for e in w.facts[p].elem if e[0] == NEED]
+        wants_int = any(e[1][:1] in "iu" for e in needs)
+        fit = [o for o in options if (o[0][:1] in "iu") == wants_int] or options
+        dtype, line = fit[0]
+        why = f"its element type is compared with {_tl(dtype)} at line {line}"
+        if needs and wants_int:
+            why += f", and {needs[0][3]}"
+        return dtype, f"element type {dtype}: {why}"
+    evidence = sorted(w.facts[p].elem, key=lambda e: (e[0], e[2]))
+    if evidence:
+        rank = evidence[0][0]
+        top = [e for e in evidence if e[0] == rank]
+        if rank == NEED:
+            widths = [e for e in top if e[1] not in ("i32", "i1")]
+            top = widths or [e for e in top if e[1] == "i32"] or top
+        _, dtype, _, why = top[0]
+        dtype = _resolve(w, dtype, links, constexprs, depth)
+        if dtype:
+            return dtype, f"element type {dtype}: {why}"
+    if p in links and depth < 4:
+        q, line = links[p]
+        dtype, _ = _elem(w, q, links, constexprs, default, depth + 1)
+        return dtype, f"element type {dtype}: it stores values loaded from {q} at line {line}"
+    return default, f"element type {default}: nothing in the code fixes it"
+
+
+def _resolve(w: Walk, dtype, links: dict, constexprs: dict, depth: int) -> str | None:
+    if isinstance(dtype, str):
+        return dtype if dtype in DTYPES else None
+    kind, name = dtype
+    if kind == "param":
+        value = constexprs.get(name)
+        text = str(value) if value is not None else ""
+        return text if text in DTYPES else None
+    if kind == "elem" and depth < 4:
+        return _elem(w, name, links, constexprs, depth=depth + 1)[0]
+    return None
+
+
+# -- constexprs -------------------------------------------------------------------------------------
+
+def _constexpr(w: Walk, p: str, warps: int | None = None) -> Assumed:
+    from kinspect.compile.args import tl_dtype
+
+    f = w.facts[p]
+    if f.called:
+        arity, line = f.called[0]
+        from kinspect.compile.stand_in_fns import BY_ARITY
+
+        fn = BY_ARITY.get(max(arity, 1), BY_ARITY[1])
+        return Assumed(p, fn, "identity", f"called as a function at line {line}: an identity function stands in",
+                       True, "function")
+    dtypes = list(f.dtypes) + [(None, line, why) for kind, v, line, why in f.kinds if kind == "dtype"]
+    if dtypes:
+        chosen = next((d for d in dtypes if d[0]), None)      # one it is compared with
+        value = chosen[0] if chosen else "fp32"
+        line, why = dtypes[0][1], dtypes[0][2]
+        reason = f"a dtype: {why}" + (f"; the one it is compared with at line {chosen[1]}" if chosen else
+                                      "; tl.float32, which every operation accepts")
+        return Assumed(p, tl_dtype(value) or tl_dtype("fp32"), value, reason, True, "dtype")
+    if f.strs:
+        value, line = f.strs[0]
+        return Assumed(p, value, repr(value) if value == "" else value,
+                       f"a string: compared with {value!r} at line {line}", True, "str")
+    kinds = [k for k in f.kinds if k[0] in ("str", "none", "bool", "int")]
+    if f.contiguous and not f.pow2:
+        return Assumed(p, 1, "1", f"multiplies a tl.arange along the last axis at line {f.contiguous[0][0]}: a "
+                                  f"contiguous stride", True, "int")
+    if f.numbers:      # the values the code branches on are the ones it is written for
+        fits = [(v, line) for v, line in f.numbers if not f.pow2 or (v > 0 and v & (v - 1) == 0)]
+        if fits:
+            value, line = fits[0]
+            return Assumed(p, value, str(value), f"an int: compared with {value} at line {line}", True,
+                           "pow2" if f.pow2 else "int")
+    of_block = [line for line, constexpr_dividend in f.divides if constexpr_dividend]
+    if of_block and f.pow2:   # `BLOCK_N // SPLIT` where tl.arange takes the quotient: it must stay >= 1
+        return Assumed(p, 2, "2", f"it divides a block size at line {of_block[0]} ({f.pow2[0][1]}): small",
+                       True, "pow2")
+    block, small = _block(warps)
+    if f.divides and not f.pow2:
+        return Assumed(p, BLOCK, str(BLOCK), f"a group or tile size: it divides at line {f.divides[0][0]}", True,
+                       "pow2")
+    if f.pow2 and f.loops:    # a tl.static_range count that tl.arange also takes: each unrolled copy is code
+        return Assumed(p, LOOP, str(LOOP), f"a power of two: {f.pow2[0][1]}, and a tl.static_range count at line "
+                                           f"{f.loops[0][0]}: small, the loop is unrolled", True, "pow2")
+    if f.pow2:
+        line, why = f.pow2[0]
+        if w.rank >= 3:
+            return Assumed(p, BLOCK_3D, str(BLOCK_3D), f"a power of two: {why}; small, for the kernel's {w.rank}-D "
+                                                       f"tiles", True, "pow2")
+        return Assumed(p, block, str(block), f"a power of two: {why}{small}", True, "pow2")
+    if f.loops:
+        return Assumed(p, LOOP, str(LOOP), f"a tl.static_range count at line {f.loops[0][0]}", True, "loop")
+    if kinds and kinds[0][0] in ("str", "int"):
+        kind, value, line, why = kinds[0]
+        return Assumed(p, value, repr(value) if value == "" else str(value), why, True, kind)
+    if f.bools:
+        explicit = next((b for b in f.bools if b[0] is not None), None)
+        value = explicit[0] if explicit else False
+        why = explicit[2] if explicit else f.bools[0][2]
+        return Assumed(p, value, str(value), f"a flag: {why}", True, "bool")
+    if kinds:
+        kind, value, line, why = kinds[0]
+        return Assumed(p, value, str(value), why, True, kind)
+    if f.nones:
+        return Assumed(p, None, "None", f"compared with None at line {f.nones[0][0]}", True, "none")
+    if f.ints or f.used:
+        line = (f.ints or f.used)[0][0]
+        return Assumed(p, OTHER_INT, str(OTHER_INT), f"an int: used at line {line}, nothing says more", True, "int")
+    return Assumed(p, None, "None", "not used by the kernel's code", True, "none")
+
+
+def _satisfy_asserts(w: Walk, out: dict, given: dict) -> None:
+    """Change assumed ints and flags until every tl.static_assert of the kernel that can be checked
+    here holds; note the change in the reason."""
+    if not w.asserts:
+        return
+    ns = dict(w.kernel_globals)
+
+    def values():
+        return {**{k: a.value for k, a in out.items()}, **given}
+
+    def holds(cond) -> bool | None:
+        try:
+            return bool(eval(compile(ast.Expression(cond), "<static_assert>", "eval"), {**ns, **values()}))
+        except Exception:
+            return None
+
+    failing = [(cond, line) for cond, line in w.asserts if holds(cond) is False]
+    if not failing:
+        return
+    names = list(dict.fromkeys(n.id for cond, _ in failing for n in ast.walk(cond)
+                               if isinstance(n, ast.Name) and n.id in out and out[n.id].kind in CANDIDATES))
+    if not names:
+        return
+    saved = {n: out[n] for n in names}
+    pools = [CANDIDATES[out[n].kind] for n in names]
+    for combo in itertools.islice(itertools.product(*pools), SEARCH_LIMIT):
+        for n, v in zip(names, combo):
+            out[n] = Assumed(n, v, str(v), saved[n].why, True, saved[n].kind)
+        if all(holds(c) is not False for c, _ in w.asserts):
+            break
+    else:
+        out.update(saved)
+        return
+    lines = ", ".join(str(line) for _, line in failing)
+    for n in names:
+        if out[n].value != saved[n].value:
+            out[n] = Assumed(n, out[n].value, out[n].spec, f"{saved[n].why}; {out[n].value} so that the "
+                             f"tl.static_assert at line {lines} holds", True, saved[n].kind)
+
+
+def check_given(jit, given: dict) -> None:
+    """A -p value of the wrong kind for what the code does with it: one line, before Triton's error."""
+    from kinspect.errors import UsageError
+
+    if not given:
+        return
+    w = walk(jit)
+    for name, value in given.items():
+        if name not in w.facts or name not in w.constexprs or not isinstance(value, str) or _is_dtype_word(value):
+            continue
+        f = w.facts[name]
+        if f.strs or f.kinds and f.kinds[0][0] == "str":
+            continue
+        need = f.pow2[0][1] if f.pow2 else (f"a tl.static_range count at line {f.loops[0][0]}" if f.loops else None)
+        if need:
+            raise UsageError(f"-p {name}={value}: {name} is an integer in the kernel ({need}); e.g. -p {name}={BLOCK}")
+
+
+def _is_dtype_word(value) -> bool:
+    return hasattr(value, "dtype")

@@ -1,0 +1,380 @@
+"""The target's device, as a file's own code sees it while kinspect loads it on a machine without one.
+
+Kernel files ask about the GPU while they are imported: `torch.cuda.get_device_capability()` to
+pick autotune configs, `get_device_properties("cuda").multi_processor_count` for a persistent
+grid, `torch.cuda.is_available()` before defining their kernels at all (torch's `has_triton()`),
+`torch.version.hip` to choose a code path, `triton.runtime.driver.active.get_active_torch_device()`
+for the tensors of a test. On a machine with no GPU every one of those fails, or answers "no GPU",
+and the file defines other kernels than it would on the target, or none.
+
+`as_target(target)` answers them as the target's device would, for the block only: an H100-class
+device for cuda:90, an A100 for cuda:80, a B200 for cuda:100, an MI300X for hip:gfx942, an MI355X
+for hip:gfx950 (figures from the vendors' data sheets; an arch not in the table gets its
+capability and plausible figures). Tensors a file makes "on the GPU" are made on the CPU instead
+(the JIT only reads their dtype, shape, strides and alignment). Everything is put back when the
+block ends, exceptions included. On a machine with a real device nothing is changed: its own
+answers are the true ones.
+
+Triton's side (the active driver's target and torch device) is kinspect.compile.driver's
+compile-only driver; `as_target` is what torch answers, so it can be used with that driver
+(loading a file for an offline compile) or with the interpreter (`capture --interpret`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+from dataclasses import dataclass, field
+
+from kinspect.model import Target
+
+GiB = 1 << 30
+MiB = 1 << 20
+KiB = 1 << 10
+
+
+@dataclass(frozen=True)
+class DeviceFacts:
+    """What torch.cuda.get_device_properties reports for a device (the fields files read)."""
+
+    name: str
+    major: int
+    minor: int
+    multi_processor_count: int
+    total_memory: int
+    L2_cache_size: int
+    max_threads_per_multi_processor: int
+    shared_memory_per_block_optin: int
+    shared_memory_per_multiprocessor: int
+    warp_size: int
+    gcnArchName: str = ""
+    regs_per_multiprocessor: int = 65536
+    shared_memory_per_block: int = 48 * KiB
+    clock_rate: int = 0                 # kHz
+    memory_clock_rate: int = 0          # kHz
+    memory_bus_width: int = 0           # bits
+    is_integrated: int = 0
+    is_multi_gpu_board: int = 0
+    uuid: str = "00000000-0000-0000-0000-000000000000"
+    pci_bus_id: int = 0
+    pci_device_id: int = 0
+    pci_domain_id: int = 0
+    extra: dict = field(default_factory=dict)
+
+    def __repr__(self) -> str:   # as torch prints its _CudaDeviceProperties
+        return (f"_CudaDeviceProperties(name='{self.name}', major={self.major}, minor={self.minor}, "
+                f"total_memory={self.total_memory // MiB}MB, multi_processor_count={self.multi_processor_count})")
+
+
+# Per target: the data-sheet figures of the device a file most likely runs on there.
+DEVICES: dict[str, DeviceFacts] = {
+    "cuda:80": DeviceFacts("NVIDIA A100-SXM4-80GB", 8, 0, 108, 80 * GiB, 40 * MiB, 2048, 163 * KiB, 164 * KiB, 32,
+                           clock_rate=1410000, memory_clock_rate=1593000, memory_bus_width=5120),
+    "cuda:86": DeviceFacts("NVIDIA A10", 8, 6, 72, 24 * GiB, 6 * MiB, 1536, 99 * KiB, 100 * KiB, 32,
+                           clock_rate=1695000, memory_clock_rate=6251000, memory_bus_width=384),
+    "cuda:89": DeviceFacts("NVIDIA L40S", 8, 9, 142, 48 * GiB, 96 * MiB, 1536, 99 * KiB, 100 * KiB, 32,
+                           clock_rate=2520000, memory_clock_rate=9001000, memory_bus_width=384),
+    "cuda:90": DeviceFacts("NVIDIA H100 80GB HBM3", 9, 0, 132, 80 * GiB, 50 * MiB, 2048, 227 * KiB, 228 * KiB, 32,
+                           clock_rate=1980000, memory_clock_rate=2619000, memory_bus_width=5120),
+    "cuda:100": DeviceFacts("NVIDIA B200", 10, 0, 148, 180 * GiB, 126 * MiB, 2048, 227 * KiB, 228 * KiB, 32,
+                            clock_rate=1965000, memory_clock_rate=3996000, memory_bus_width=8192),
+    "hip:gfx942": DeviceFacts("AMD Instinct MI300X", 9, 4, 304, 192 * GiB, 4 * MiB, 2048, 64 * KiB, 64 * KiB, 64,
+                              gcnArchName="gfx942:sramecc+:xnack-", regs_per_multiprocessor=131072,
+                              shared_memory_per_block=64 * KiB, clock_rate=2100000, memory_clock_rate=1300000,
+                              memory_bus_width=8192),
+    "hip:gfx950": DeviceFacts("AMD Instinct MI355X", 9, 5, 256, 288 * GiB, 4 * MiB, 2048, 160 * KiB, 160 * KiB, 64,
+                              gcnArchName="gfx950:sramecc+:xnack-", regs_per_multiprocessor=131072,
+                              shared_memory_per_block=160 * KiB, clock_rate=2400000, memory_clock_rate=1900000,
+                              memory_bus_width=8192),
+}
+# What torch.version says on builds for each vendor (torch 2.13's CUDA and ROCm wheels).
+CUDA_VERSION = "12.8"
+HIP_VERSION = "6.4.43482"
+
+
+def facts(target: Target) -> DeviceFacts:
+    """The device kinspect answers as for `target`; an arch not in DEVICES gets its own capability."""
+    key = f"{target.backend}:{target.arch}"
+    if key in DEVICES:
+        return DEVICES[key]
+    like = DEVICES["hip:gfx942" if target.backend == "hip" else "cuda:90"]
+    if target.backend == "hip":
+        digits = target.arch.removeprefix("gfx")
+        major, minor = (int(digits[:-2] or 9), int(digits[-2:-1] or 0, 16)) if digits[:-2].isdigit() else (9, 0)
+        name = f"AMD {target.arch} (kinspect's stand-in)"
+        return DeviceFacts(**{**like.__dict__, "name": name, "major": major, "minor": minor,
+                              "gcnArchName": target.arch})
+    arch = int(target.arch) if target.arch.isdigit() else 90
+    return DeviceFacts(**{**like.__dict__, "name": f"NVIDIA sm_{arch} (kinspect's stand-in)", "major": arch // 10,
+                          "minor": arch % 10})
+
+
+def real_device_present() -> bool:
+    """Whether torch sees a GPU of its own here (then its answers are the true ones)."""
+    import torch
+
+    try:
+        return bool(torch.cuda.is_available()) and not _ANSWERING
+    except Exception:
+        return False
+
+
+_ANSWERING: list = []     # the targets answered for, innermost last (nested blocks keep the outer answers)
+
+
+class _Stream:
+    """torch.cuda.current_stream() of the stand-in device."""
+
+    cuda_stream = 0
+    device_index = 0
+
+    def synchronize(self):
+        pass
+
+    def wait_stream(self, other):
+        pass
+
+    def wait_event(self, event):
+        pass
+
+    def record_event(self, event=None):
+        return event
+
+    def query(self):
+        return True
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+class _DeviceGuard:
+    """torch.cuda.device(i) / torch.cuda.stream(s): nothing to switch on one stand-in device."""
+
+    def __init__(self, *args, **kwargs):
+        self.idx = 0
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def _answers(f: DeviceFacts, target: Target) -> dict:
+    """torch.cuda's functions as the stand-in device answers them."""
+
+    def is_available():
+        return True
+
+    def device_count():
+        return 1
+
+    def current_device():
+        return 0
+
+    def get_device_name(device=None):
+        return f.name
+
+    def get_device_capability(device=None):
+        return (f.major, f.minor)
+
+    def get_device_properties(device=None):
+        return f
+
+    def get_arch_list():
+        return [f.gcnArchName.split(":")[0]] if target.backend == "hip" else [f"sm_{f.major}{f.minor}"]
+
+    def is_bf16_supported(including_emulation=True):
+        return f.major >= 8
+
+    def mem_get_info(device=None):
+        return (f.total_memory - GiB, f.total_memory)
+
+    def zero():       # a function object per name: torch._dynamo's tables refuse one object under two names
+        def answer(*args, **kwargs):
+            return 0
+        return answer
+
+    def nothing():
+        def answer(*args, **kwargs):
+            return None
+        return answer
+
+    def stream():
+        def answer(*args, **kwargs):
+            return _Stream()
+        return answer
+
+    return {"is_available": is_available, "device_count": device_count, "current_device": current_device,
+            "get_device_name": get_device_name, "get_device_capability": get_device_capability,
+            "get_device_properties": get_device_properties, "get_arch_list": get_arch_list,
+            "is_bf16_supported": is_bf16_supported, "mem_get_info": mem_get_info, "is_initialized": is_available,
+            "memory_allocated": zero(), "max_memory_allocated": zero(), "memory_reserved": zero(),
+            "max_memory_reserved": zero(), "reset_peak_memory_stats": nothing(), "empty_cache": nothing(),
+            "synchronize": nothing(), "set_device": nothing(), "init": nothing(), "_lazy_init": nothing(),
+            "current_stream": stream(), "default_stream": stream(), "Stream": _Stream, "device": _DeviceGuard,
+            "stream": _DeviceGuard, "manual_seed": nothing(), "manual_seed_all": nothing(), "seed": nothing(),
+            "seed_all": nothing()}
+
+
+def questions() -> set:
+    """The functions answering for the device right now (the loader lets definitions call them)."""
+    return set(_ANSWERING[-1]) if _ANSWERING else set()
+
+
+@contextlib.contextmanager
+def as_target(target: Target):
+    """Answer torch's GPU questions as `target`'s device while the block runs, and make tensors a
+    file puts on the GPU on the CPU; restore everything afterwards. No change where torch sees a
+    real GPU."""
+    import torch
+
+    if real_device_present():
+        yield False
+        return
+    f = facts(target)
+    answers = _answers(f, target)
+    saved: list[tuple[object, str, object]] = []
+
+    def put(owner, name, value):
+        saved.append((owner, name, getattr(owner, name, _MISSING)))
+        setattr(owner, name, value)
+
+    mode = _OnHost()
+    caches = _torch_caches()
+    try:
+        for name, fn in answers.items():
+            put(torch.cuda, name, fn)
+        # what libraries take from torch._C at import (bitsandbytes, unsloth: the raw stream getter);
+        # torch's own modules that bound device_count at import then see one device, so the device's
+        # random generators are answered above (torch.manual_seed seeds every device's)
+        for name, fn in (("_cuda_getCurrentRawStream", lambda device=0: 0), ("_cuda_getDevice", lambda: 0),
+                         ("_cuda_getDeviceCount", lambda: 1)):
+            put(torch._C, name, fn)
+        put(torch.version, "cuda", CUDA_VERSION if target.backend == "cuda" else None)
+        put(torch.version, "hip", HIP_VERSION if target.backend == "hip" else None)
+        import torch.utils._triton as torch_triton
+
+        def has_triton():
+            return torch_triton.has_triton_package()
+
+        put(torch_triton, "has_triton", has_triton)
+        for c in caches:
+            c.cache_clear()
+        _ANSWERING.append([*answers.values(), has_triton])
+        mode.__enter__()
+        yield True
+    finally:
+        if _ANSWERING:
+            _ANSWERING.pop()
+        with contextlib.suppress(Exception):
+            mode.__exit__(None, None, None)
+        for owner, name, value in reversed(saved):
+            if value is _MISSING:
+                with contextlib.suppress(AttributeError):
+                    delattr(owner, name)
+            else:
+                setattr(owner, name, value)
+        for c in caches:
+            c.cache_clear()
+
+
+_MISSING = object()
+
+
+def _torch_caches() -> list:
+    """torch's cached answers to "is there a GPU for Triton?", cleared on the way in and out."""
+    found = []
+    with contextlib.suppress(Exception):
+        import torch.utils._triton as torch_triton
+
+        for name in ("has_triton", "has_triton_tma", "has_triton_tma_device", "has_triton_stable_tma_api"):
+            fn = getattr(torch_triton, name, None)
+            if hasattr(fn, "cache_clear"):
+                found.append(fn)
+    return found
+
+
+def _is_gpu(device) -> bool:
+    text = str(device) if device is not None else ""
+    return text == "cuda" or text.startswith("cuda:") or getattr(device, "type", None) == "cuda"
+
+
+@functools.lru_cache(maxsize=1)
+def _mode_base():
+    from torch.overrides import TorchFunctionMode
+
+    return TorchFunctionMode
+
+
+# Matrix products larger than this (multiply-adds) are not run on the CPU stand-ins: a test block's
+# reference attention over 32 heads of 4096 tokens takes minutes there, in one call no signal stops.
+MAX_CPU_MACS = 2e10
+
+
+class TooHeavy(BaseException):
+    """A matrix product too large to run on the CPU while loading a file."""
+
+    def __init__(self, what: str):
+        super().__init__(what)
+        self.what = what
+
+
+def _macs(func, args) -> float:
+    """Multiply-adds of a matrix product call (torch.matmul, @, bmm, mm, baddbmm, linear), else 0."""
+    import math
+
+    name = getattr(func, "__name__", "")
+    if name not in ("matmul", "__matmul__", "__rmatmul__", "bmm", "mm", "linear", "baddbmm", "addmm"):
+        return 0
+    shapes = [tuple(a.shape) for a in args if hasattr(a, "shape") and hasattr(a, "dtype")]
+    if len(shapes) < 2 or not shapes[0] or not shapes[-1]:
+        return 0
+    a, b = shapes[-2], shapes[-1]
+    if name == "linear":
+        a, b = shapes[0], shapes[1][::-1]
+    inner = a[-1]
+    return float(math.prod(a[:-1])) * inner * (b[-1] if len(b) > 1 else 1)
+
+
+class _OnHost:
+    """A TorchFunctionMode, made on first use, that puts tensors meant for the GPU on the CPU:
+    `device="cuda"` in factories, `.cuda()`, `.to("cuda")`; and stops at a matrix product too
+    large for the CPU (TooHeavy)."""
+
+    def __init__(self):
+        self._mode = None
+
+    def __enter__(self):
+        import torch
+
+        base = _mode_base()
+
+        class Mode(base):
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                kwargs = dict(kwargs or {})
+                if func is torch.Tensor.cuda:
+                    return args[0]
+                if "device" in kwargs and _is_gpu(kwargs["device"]):
+                    kwargs["device"] = "cpu"
+                macs = _macs(func, args)
+                if macs > MAX_CPU_MACS:
+                    raise TooHeavy(f"a {macs:.1e}-multiply-add matrix product")
+                if func is torch.Tensor.to or func is torch.Tensor.pin_memory:
+                    if func is torch.Tensor.pin_memory:
+                        return args[0]
+                    args = tuple("cpu" if _is_gpu(a) else a for a in args)
+                return func(*args, **kwargs)
+
+        self._mode = Mode()
+        self._mode.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        if self._mode is not None:
+            self._mode.__exit__(*exc)
+            self._mode = None
+        return False

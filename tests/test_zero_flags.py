@@ -1,0 +1,398 @@
+"""Any real kernel file, with no flags (issue 26): the file's own launches, values inferred from the
+kernel's code, every constexpr kind through -p, GPU questions at import answered as the target's
+device, packages loaded as packages. Kernels written here in the styles real projects use
+(tests/corpus), compiled for real, offline."""
+
+import textwrap
+from pathlib import Path
+
+import pytest
+import torch
+from click.testing import CliRunner
+
+from kinspect.cli import main
+
+DATA = Path(__file__).parent / "data"
+CORPUS = Path(__file__).parent / "corpus"
+
+
+def run(*args):
+    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+
+
+def ok(*args):
+    r = run(*args)
+    assert r.exit_code == 0, r.output
+    return r.output
+
+
+def one_error_line(r, *needles):
+    assert r.exit_code == 2, r.output
+    lines = r.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), r.output
+    for n in needles:
+        assert n in lines[0], lines[0]
+
+
+def assumed(output: str) -> dict:
+    """name -> spec of the `assumed` lines of dump's output."""
+    found, inside = {}, False
+    for line in output.splitlines():
+        if line.startswith("assumed  "):
+            inside = True
+        elif not line.startswith("         "):
+            inside = False
+        if inside and "=" in line and "(" in line:
+            name, _, rest = line[9:].partition("=")
+            found[name] = rest.split("  (")[0]
+    return found
+
+
+def stored(out: Path):
+    from kinspect.store import read_records
+
+    (v,) = read_records(out)
+    return v
+
+
+# -- values from the file's own launches ----------------------------------------------------------
+
+def test_a_module_level_launch_gives_the_values(tmp_path):
+    out = ok("dump", f"{CORPUS}/tutorial_add.py:add_kernel", "-o", tmp_path)
+    assert "launch   the one launch of 'add_kernel', by module-level code (line 38 via line 47), recorded, " \
+           "not run" in out
+    assert "assumed" not in out and "spec     BLOCK_SIZE=1024" in out
+    v = stored(tmp_path)
+    assert v.signature["x_ptr"] == "*fp32" and v.signature["n_elements"] == "i32"
+    assert v.extra["user"]["launch"].startswith("the one launch")
+
+
+def test_the_main_block_launches_with_cuda_tensors_and_launch_n_picks_another(tmp_path):
+    out = ok("dump", f"{CORPUS}/main_launch.py:softmax_kernel", "-o", tmp_path / "a")
+    assert "launch 0 of 'softmax_kernel' (kinspect stopped the code there; --launch N picks a later one), by its " \
+           "__main__ block (line 22 via line 36)" in out
+    assert "spec     BLOCK_SIZE=1024" in out                        # 781 columns
+    out = ok("dump", f"{CORPUS}/main_launch.py:softmax_kernel", "--launch", "1", "-o", tmp_path / "b")
+    assert "spec     BLOCK_SIZE=2048" in out                        # 1823 columns
+    one_error_line(run("dump", f"{CORPUS}/main_launch.py:softmax_kernel", "--launch", "2", "-o", tmp_path / "c"),
+                   "--launch 2: its __main__ block launched 'softmax_kernel' 2 times", "--launch 1 is the last")
+    assert not (tmp_path / "c").exists()
+
+
+def test_from_names_the_function_whose_launch_to_take(tmp_path):
+    out = ok("dump", f"{CORPUS}/main_launch.py:softmax_kernel", "--from", "bench_large", "-o", tmp_path)
+    assert "by --from bench_large" in out and "spec     BLOCK_SIZE=4096" in out
+    assert stored(tmp_path).signature["in_ptr"] == "*fp16"
+    one_error_line(run("dump", f"{CORPUS}/main_launch.py:softmax_kernel", "--from", "no_such_function", "-o",
+                       tmp_path / "x"), "--from no_such_function", "NameError")
+
+
+def test_launches_are_recorded_not_run_and_stand_ins_keep_alignment():
+    from kinspect.compile.file_launches import Recorder, StandIn, active, stand_in
+
+    x = torch.empty(1025)
+    assert stand_in(x) == StandIn(torch.float32, (1025,), (1,), True)
+    unaligned = stand_in(x[1:])
+    assert not unaligned.aligned and unaligned.make().data_ptr() % 16 != 0
+    from tests.corpus.dot_accumulate import linear_kernel
+
+    rec = Recorder(__file__, str(Path(__file__).parent))
+    with active(rec):
+        assert linear_kernel[(4,)](x, x, x, 1, 2, 3, 4, 5, 6, BLOCK_M=16, BLOCK_N=16, BLOCK_K=16, num_warps=2) is None
+    (launch,) = rec.launches
+    assert launch.constexprs == {"BLOCK_M": 16, "BLOCK_N": 16, "BLOCK_K": 16} and launch.options == {"num_warps": 2}
+    assert launch.args["M"] == 1 and launch.grid == (4,) and launch.where == "module-level code"
+
+
+# -- values inferred from the kernel's code -------------------------------------------------------
+
+def test_pointers_and_element_types_come_from_the_code_not_the_names(tmp_path):
+    a = assumed(ok("dump", f"{CORPUS}/gated_mlp.py:_dwf_kernel", "-o", tmp_path / "a"))
+    assert a["DW"] == a["e"] == a["g"] == "*fp16"                  # stores .to(tl.float16) values through them
+    assert a["n_elements"] == "i32:1024"
+    a = assumed(ok("dump", f"{CORPUS}/attention_bwd.py:_bwd_dq_kernel", "-o", tmp_path / "b"))
+    assert a["K"] == a["DO"] == a["Q"] == a["V"] == "*fp16"        # tl.dot operands
+    assert a["DQ"] == "*fp32" and a["L"] == "*fp32" and a["CACHE"] == "''" and a["HEAD_DIM"] == "64"
+    a = assumed(ok("dump", f"{CORPUS}/attention_bwd.py:_rotary_kernel", "-o", tmp_path / "c"))
+    assert a["cos"] == a["sin"] == a["X"] == a["OUT"] == "*fp32" and a["ACTIVATION"] == "leaky_relu"
+
+
+def test_index_pointers_dtype_constexprs_and_flags_of_a_fused_moe_kernel(tmp_path):
+    out = ok("dump", f"{CORPUS}/moe_gemm.py:fused_moe_kernel", "-t", "cuda:90", "-o", tmp_path)
+    a = assumed(out)
+    assert a["sorted_token_ids_ptr"] == a["expert_ids_ptr"] == "*i32"
+    assert a["a_ptr"] == a["b_ptr"] == "*fp16" and a["compute_type"] == "fp32"
+    assert a["MUL_ROUTED_WEIGHT"] == "False" and a["stride_ak"] == "i32:1" and a["stride_am"] == "i32:1024"
+    assert "its values are offsets into b_ptr at line 37" in out
+    assert "(the kernel's code implies these; set your own with --arg/-p, or declare kinspect_examples" in out
+    v = stored(tmp_path)
+    assert v.signature["sorted_token_ids_ptr"] == "*i32" and v.constexprs["compute_type"] == "fp32"
+    assert "HGMMA" in Path(v.path, v.stage("sass").file).read_text()
+    assert len(v.extra["user"]["assumed"]) == len(a)
+
+
+def test_static_asserts_hold_for_assumed_values(tmp_path):
+    f = tmp_path / "asserts.py"
+    f.write_text(textwrap.dedent("""
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def k(x_ptr, BLOCK: tl.constexpr, SPLIT: tl.constexpr, EVEN: tl.constexpr):
+            tl.static_assert(BLOCK % SPLIT == 0 and BLOCK // SPLIT >= 32)
+            tl.static_assert(EVEN)
+            offs = tl.arange(0, BLOCK)
+            tl.store(x_ptr + offs, tl.load(x_ptr + offs) * SPLIT)
+    """))
+    out = ok("dump", f"{f}:k", "-o", tmp_path / "out")
+    a = assumed(out)
+    assert a["EVEN"] == "True" and int(a["BLOCK"]) // int(a["SPLIT"]) >= 32
+    assert "so that the tl.static_assert at line" in out
+
+
+def test_a_constexpr_called_as_a_function_gets_an_identity(tmp_path):
+    f = tmp_path / "act.py"
+    f.write_text(textwrap.dedent("""
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def k(x_ptr, y_ptr, ACT: tl.constexpr, BLOCK: tl.constexpr):
+            offs = tl.arange(0, BLOCK)
+            tl.store(y_ptr + offs, ACT(tl.load(x_ptr + offs)))
+    """))
+    out = ok("dump", f"{f}:k", "-o", tmp_path / "out")
+    assert "ACT=<identity function>  (called as a function at line 8" in out
+
+
+def test_a_failed_compile_with_assumed_values_is_one_line_with_the_command_to_edit(tmp_path):
+    f = tmp_path / "bad.py"
+    f.write_text(textwrap.dedent("""
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def k(x_ptr, n, BLOCK: tl.constexpr):
+            offs = tl.arange(0, BLOCK)
+            tl.store(x_ptr + offs, tl.load(x_ptr + offs) + undefined_name)
+    """))
+    one_error_line(run("dump", f"{f}:k", "-o", tmp_path / "out"), f"at {f}:8", "undefined_name",
+                   "kinspect assumed 3 values from the kernel's code (x_ptr=*fp32, n=i32:1024, BLOCK=64); edit and "
+                   f"run: kinspect dump {f}:k --arg 'x_ptr=*fp32' --arg n=i32:1024 -p BLOCK=64")
+    assert not (tmp_path / "out").exists()
+
+
+# -- -p takes every constexpr kind ------------------------------------------------------------------
+
+@pytest.mark.parametrize("text,expected", [
+    ("64", 64), ("0x10", 16), ("0.5", 0.5), ("True", True), ("false", False), ("None", None), ("", ""),
+    ("''", ""), ('"relu"', "relu"), ("leaky_relu", "leaky_relu"), ("tl.float16", "fp16"), ("torch.bfloat16", "bf16"),
+    ("triton.language.float8e4nv", "fp8e4nv"), ("tl.int8", "int8")])
+def test_p_values(text, expected):
+    from kinspect.compile.args import parse_value
+
+    got = parse_value(text, "X")
+    if type(got).__name__ == "dtype":
+        got = str(got)
+    assert got == expected and type(got) is type(expected)
+
+
+def test_p_dtype_words_are_dtypes_where_the_kernel_uses_a_dtype_and_strings_where_it_compares(tmp_path):
+    out = ok("dump", f"{CORPUS}/moe_gemm.py:fused_moe_kernel", "-p", "compute_type=fp16", "-p", "top_k=2",
+             "-o", tmp_path / "a")
+    assert stored(tmp_path / "a").constexprs["compute_type"] == "fp16" and "compute_type=" not in \
+        "".join(assumed(out))
+    out = ok("dump", f"{CORPUS}/attention_bwd.py:_rotary_kernel", "-p", "ACTIVATION=", "-p", "rotary_dim=64",
+             "-o", tmp_path / "b")
+    assert stored(tmp_path / "b").constexprs["ACTIVATION"] == ""
+    ok("dump", f"{CORPUS}/attention_bwd.py:_bwd_dq_kernel", "-p", "CACHE=.cg", "-p", "HEAD_DIM=128",
+       "-o", tmp_path / "c")
+    assert stored(tmp_path / "c").constexprs["CACHE"] == ".cg"
+
+
+@pytest.mark.parametrize("flag,needle", [("BLOCK_M='abc", "the quote is not closed"),
+                                         ("BLOCK_M=tl.float17", "no such dtype"),
+                                         ("BLOCK_M=abc", "BLOCK_M is an integer in the kernel (tl.arange at line 11)")])
+def test_malformed_p_values_are_one_line(tmp_path, flag, needle):
+    one_error_line(run("dump", f"{CORPUS}/dot_accumulate.py:linear_kernel", "-p", flag, "-o", tmp_path / "out"),
+                   f"-p {flag}", needle)
+    assert not (tmp_path / "out").exists()
+
+
+# -- GPU questions at import ------------------------------------------------------------------------
+
+def test_torch_answers_as_the_targets_device_and_everything_is_restored():
+    import torch.utils._triton as torch_triton
+
+    from kinspect.compile.device import as_target
+    from kinspect.model import Target
+
+    before = (torch.cuda.is_available, torch.cuda.get_device_properties, torch.version.cuda, torch.version.hip,
+              torch_triton.has_triton)
+    with as_target(Target("cuda", "90", 32)):
+        assert torch.cuda.is_available() and torch.cuda.device_count() == 1 and torch.cuda.current_device() == 0
+        assert torch.cuda.get_device_capability() == (9, 0) and "H100" in torch.cuda.get_device_name(0)
+        p = torch.cuda.get_device_properties("cuda")
+        assert p.multi_processor_count == 132 and p.total_memory == 80 * 2**30 and p.warp_size == 32
+        assert torch.version.cuda and torch.version.hip is None and torch_triton.has_triton()
+        x = torch.randn(8, device="cuda")
+        assert x.device.type == "cpu" and x.cuda().device.type == "cpu" and x.to("cuda:0").device.type == "cpu"
+    with pytest.raises(ZeroDivisionError), as_target(Target("hip", "gfx942", 64)):
+        assert torch.cuda.get_device_capability() == (9, 4) and torch.version.hip and torch.version.cuda is None
+        assert torch.cuda.get_device_properties(0).gcnArchName.startswith("gfx942")
+        assert "MI300" in torch.cuda.get_device_name()
+        1 / 0
+    after = (torch.cuda.is_available, torch.cuda.get_device_properties, torch.version.cuda, torch.version.hip,
+             torch_triton.has_triton)
+    assert after == before and not torch.cuda.is_available()
+    with pytest.raises(Exception):
+        torch.empty(1, device="cuda")
+
+
+def test_a_file_that_asks_the_device_at_import_gets_the_targets_answers(tmp_path):
+    """broken_import.py picks its config from get_device_capability() at import: each target its own."""
+    for target, block in (("cuda:90", 128), ("cuda:80", 64), ("hip:gfx942", 128)):
+        out = ok("dump", f"{DATA}/broken_import.py:copy_kernel", "-t", target, "-o", tmp_path / target.replace(":", "-"))
+        assert "loaded   imported" in out and f"BLOCK={block}" in out, out
+
+
+def test_a_package_that_needs_a_gpu_at_import_loads_as_a_package(tmp_path):
+    out = ok("dump", f"{CORPUS}/gpu_pkg/kernels.py:persistent_rmsnorm_kernel", "-t", "hip:gfx942", "-o", tmp_path)
+    assert "loaded   imported" in out and "NUM_PROGRAMS=304" in out and "ON_AMD=True" in out
+    out = ok("dump", f"{CORPUS}/gpu_pkg/kernels.py:persistent_rmsnorm_kernel", "-t", "cuda:90", "-o", tmp_path)
+    assert "NUM_PROGRAMS=132" in out and "ON_AMD=False" in out and "config 0 of 4" in out
+
+
+def test_namespace_packages_class_kernels_and_has_triton_guards(tmp_path, monkeypatch):
+    out = ok("dump", f"{CORPUS}/ns_kernels/ops.py:scale_rows_kernel", "-o", tmp_path / "a")
+    assert "loaded   imported" in out
+    assert assumed(out)["inp"] == "*fp32"           # offset, passed on to a helper that loads through it
+    monkeypatch.chdir(CORPUS)
+    ok("dump", "ns_kernels.ops:scale_rows_kernel", "-o", tmp_path / "b")
+    out = ok("dump", f"{CORPUS}/class_kernels.py:Sum.backward", "-o", tmp_path / "c")
+    assert "kernel   Sum.backward" in out
+    ok("dump", f"{CORPUS}/class_kernels.py:amax_kernel", "-o", tmp_path / "d")
+    r = run("dump", f"{CORPUS}/class_kernels.py:Sum.sideways", "-o", tmp_path / "e")
+    one_error_line(r, "no kernel 'Sum.sideways'", "Sum.backward", "Sum.forward")
+
+
+def test_assignment_made_kernels_and_their_heuristics(tmp_path):
+    out = ok("dump", f"{CORPUS}/gated_mlp.py:_fg_kernel", "-o", tmp_path)
+    assert "heuristics LONG_INDEXING=False" in out and assumed(out)["e"] == "*fp32"
+
+
+# -- autotune pruners --------------------------------------------------------------------------------
+
+def test_a_pruner_reads_constexprs_and_a_raising_pruner_is_one_line(tmp_path):
+    out = ok("dump", f"{CORPUS}/packed_gemv.py:gemv_int4_kernel", "-o", tmp_path / "a")
+    assert "group_size=64" in out and "prune_configs_by keeps 4 of 6 configs" in out
+    assert assumed(out)["b_ptr"] == "*i32"
+    one_error_line(run("dump", f"{CORPUS}/packed_gemv.py:gemv_int4_kernel", "-p", "group_size=None", "-o",
+                       tmp_path / "b"),
+                   "prune_configs_by (kernel_config_pruner at", "packed_gemv.py:12) raised TypeError")
+    # with --config the pruner's failure is a note: the compile goes on (and fails where None is divided by)
+    one_error_line(run("dump", f"{CORPUS}/packed_gemv.py:gemv_int4_kernel", "-p", "group_size=None", "--config", "1",
+                       "-o", tmp_path / "c"), "failed to compile at", "packed_gemv.py:32")
+
+
+# -- what real files do that the first pass missed ---------------------------------------------------
+
+def test_a_constexpr_dividing_a_runtime_int_keeps_its_block_size(tmp_path):
+    # a GPTQ-style dequantising matmul: `groupsize // BLOCK_K` is a runtime int divided by the block
+    # size, and BLOCK_K is also tl.dot's K; only `BLOCK_N // SPLIT` makes SPLIT small
+    f = tmp_path / "qlinear.py"
+    f.write_text(textwrap.dedent("""
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def qmm(a_ptr, b_ptr, c_ptr, groupsize, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                BLOCK_K: tl.constexpr, SPLIT: tl.constexpr):
+            rm = tl.arange(0, BLOCK_M)
+            rn = tl.arange(0, BLOCK_N)
+            rk = tl.arange(0, BLOCK_K)
+            acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+            for k in range(0, K // BLOCK_K):
+                g = k // (groupsize // BLOCK_K)
+                a = tl.load(a_ptr + rm[:, None] * K + rk[None, :] + k * BLOCK_K)
+                b = tl.load(b_ptr + (rk[:, None] // 8) * BLOCK_N + rn[None, :] + g)
+                b = ((b >> ((rk[:, None] % 8) * 4)) & 0xF).to(tl.float16)
+                acc += tl.dot(a, b)
+            part = tl.arange(0, BLOCK_N // SPLIT)
+            tl.store(c_ptr + rm[:, None] * BLOCK_N + part[None, :], tl.sum(acc, axis=1)[:, None] + part[None, :])
+    """))
+    a = assumed(ok("dump", f"{f}:qmm", "-o", tmp_path / "out"))
+    assert a["BLOCK_K"] == "64" and a["SPLIT"] == "2" and a["b_ptr"] == "*i32", a
+
+
+def test_what_files_ask_the_driver_and_torch_at_import_is_answered(tmp_path):
+    # tutorials read the driver's device properties and seed torch's generators at import; kernels
+    # take a tl.rand seed, an option named like a launch option, and compare their element type
+    f = tmp_path / "tut.py"
+    f.write_text(textwrap.dedent("""
+        import torch
+        import triton
+        import triton.language as tl
+
+        torch.manual_seed(0)
+        PROPS = triton.runtime.driver.active.utils.get_device_properties(0)
+        assert PROPS["max_shared_mem"] > 100_000 and PROPS["multiprocessor_count"] == 132   # an H100's
+
+        @triton.jit
+        def drop(x_ptr, out_ptr, n, p, seed, BLOCK: tl.constexpr, num_stages: tl.constexpr):
+            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            mask = offs < n
+            x = tl.load(x_ptr + offs, mask=mask)
+            if x_ptr.dtype.element_ty == tl.float16:
+                x = x * 2
+            keep = tl.rand(seed, offs) > p
+            for _ in tl.range(0, 1, num_stages=num_stages):
+                tl.store(out_ptr + offs, tl.where(keep, x / (1 - p), 0.0), mask=mask)
+    """))
+    out = ok("dump", f"{f}:drop", "-o", tmp_path / "out")
+    assert "loaded   imported" in out, out
+    a = assumed(out)
+    assert a["seed"].startswith("i32") and a["x_ptr"] == "*fp16" and a["p"].startswith("fp32"), a
+
+
+def test_assumed_tiles_shrink_with_the_warps_of_the_first_autotune_config(tmp_path):
+    # linear-attention style: configs sweep num_warps from 1; 64-wide tiles on one warp take minutes
+    f = tmp_path / "chunk.py"
+    f.write_text(textwrap.dedent("""
+        import triton
+        import triton.language as tl
+
+        @triton.autotune(configs=[triton.Config({}, num_warps=w) for w in (1, 2, 4)], key=["BT", "BK"])
+        @triton.jit
+        def chunk_fwd(k, v, o, T, BT: tl.constexpr, BK: tl.constexpr):
+            o_t = tl.arange(0, BT)
+            o_k = tl.arange(0, BK)
+            b_k = tl.load(k + o_t[:, None] * BK + o_k[None, :], mask=o_t[:, None] < T)
+            b_v = tl.load(v + o_k[:, None] * BK + o_k[None, :])
+            tl.store(o + o_t[:, None] * BK + o_k[None, :], tl.dot(b_k, b_v), mask=o_t[:, None] < T)
+    """))
+    out = ok("dump", f"{f}:chunk_fwd", "-o", tmp_path / "out")
+    a = assumed(out)
+    assert a["BT"] == a["BK"] == "16" and "16, for the 1 warp of its first autotune config" in out, out
+
+
+def test_a_static_range_count_that_is_also_a_block_is_small(tmp_path):
+    # fine-tuning-library style: a register-held vector of MAX_BLOCKS scores filled by an unrolled loop
+    f = tmp_path / "res.py"
+    f.write_text(textwrap.dedent("""
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def res_fwd(v_ptr, out_ptr, n_blocks, D, BLOCK_D: tl.constexpr, MAX_BLOCKS: tl.constexpr):
+            cols = tl.arange(0, BLOCK_D)
+            scores = tl.zeros((MAX_BLOCKS,), dtype=tl.float32)
+            for i in tl.static_range(0, MAX_BLOCKS):
+                if i < n_blocks:
+                    v = tl.load(v_ptr + i * D + cols, mask=cols < D, other=0.0)
+                    scores = tl.where(tl.arange(0, MAX_BLOCKS) == i, tl.sum(v, axis=0), scores)
+            tl.store(out_ptr + tl.arange(0, MAX_BLOCKS), scores)
+    """))
+    out = ok("dump", f"{f}:res_fwd", "-o", tmp_path / "out")
+    a = assumed(out)
+    assert a["MAX_BLOCKS"] == "2" and a["BLOCK_D"] == "64" and "the loop is unrolled" in out, out
