@@ -276,3 +276,19 @@ def test_report_and_vec_report_show_a_stored_tune(store, tmp_path):
     (folder / "tune.json").write_text('{"version": 1, "kernel": "k"}')
     r = CliRunner().invoke(main, ["vec-report", str(folder)])
     assert r.exit_code == 2 and "not a tune result" in r.output
+
+
+def test_a_tune_where_nothing_ran_never_says_the_programs_config_was_fastest():
+    """On the H200 four of five GPT-2 kernels could not be replayed (every trial failed) and the table
+    said 'the program's config was the fastest'."""
+    from kinspect.render.tune import table_row
+    from kinspect.tune.outcome import outcome
+    from kinspect.tune.result import TuneResult
+
+    failed = "run: TypeError: dynamic_func() missing 1 required positional argument: 'XBLOCK'"
+    r = TuneResult("k", "v", "cuda:90", ("narrow_loads",),
+                   (Trial(Candidate((), 4, 1, origin="original"), "failed", why=failed),
+                    Trial(Candidate((), 8, 1, origin="kinspect"), "failed", why="compile: " + failed)))
+    row = table_row(r, outcome(r))
+    assert "could not be replayed" in row["reason"] and "XBLOCK" in row["reason"]
+    assert "fastest" not in row["reason"]

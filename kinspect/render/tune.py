@@ -78,4 +78,14 @@ def table_row(r: TuneResult, o: Outcome) -> dict:
             "autotune": o.autotune.candidate.label() if o.autotune else None, "autotune_us": us(o.autotune),
             "autotune_trials": r.trials_of("autotune"), "speedup": o.speedup.describe() if o.speedup else None,
             "vs_max_autotune": o.versus_max_autotune.describe() if o.versus_max_autotune else None,
-            "reason": "; ".join(x for x in (o.fixed, o.code) if x) or "the program's config was the fastest"}
+            "reason": _reason(o)}
+
+
+def _reason(o: Outcome) -> str:
+    """Why the row reads as it does; never 'the program's config was the fastest' when nothing ran."""
+    if o.original is None or o.original.median_ms is None:
+        why = o.original.why if o.original is not None else "not tried"
+        return f"the program's config could not be replayed, so nothing was compared ({why})"
+    if o.winner is None:
+        return "no candidate ran correctly: nothing to choose"
+    return "; ".join(x for x in (o.fixed, o.code) if x) or "the program's config was the fastest"
