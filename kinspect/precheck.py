@@ -133,6 +133,9 @@ def _user_kernel(text: str, source: str, name: str, given: set) -> None:
     except (SyntaxError, ValueError):
         return          # the loader reports the syntax error with its line
     bound, functions = _top_level(tree)
+    if "." in name:     # a kernel in a class (Sum.backward): its class must be there; the loader finds the rest
+        name = name.split(".")[0]
+        given = set()
     if name not in bound:
         if "*" in bound:
             return

@@ -58,7 +58,7 @@ def stored(out: Path):
 # -- values from the file's own launches ----------------------------------------------------------
 
 def test_a_module_level_launch_gives_the_values(tmp_path):
-    out = ok("dump", f"{CORPUS}/tutorial_add.py:add_kernel", "-o", tmp_path)
+    out = ok("dump", f"{CORPUS}/tutorial_add.py:add_kernel", "--store", tmp_path)
     assert "launch   the one launch of 'add_kernel', by module-level code (line 38 via line 47), recorded, " \
            "not run" in out
     assert "assumed" not in out and "spec     BLOCK_SIZE=1024" in out
@@ -68,22 +68,22 @@ def test_a_module_level_launch_gives_the_values(tmp_path):
 
 
 def test_the_main_block_launches_with_cuda_tensors_and_launch_n_picks_another(tmp_path):
-    out = ok("dump", f"{CORPUS}/main_launch.py:softmax_kernel", "-o", tmp_path / "a")
+    out = ok("dump", f"{CORPUS}/main_launch.py:softmax_kernel", "--store", tmp_path / "a")
     assert "launch 0 of 'softmax_kernel' (kinspect stopped the code there; --launch N picks a later one), by its " \
            "__main__ block (line 22 via line 36)" in out
     assert "spec     BLOCK_SIZE=1024" in out                        # 781 columns
-    out = ok("dump", f"{CORPUS}/main_launch.py:softmax_kernel", "--launch", "1", "-o", tmp_path / "b")
+    out = ok("dump", f"{CORPUS}/main_launch.py:softmax_kernel", "--launch", "1", "--store", tmp_path / "b")
     assert "spec     BLOCK_SIZE=2048" in out                        # 1823 columns
-    one_error_line(run("dump", f"{CORPUS}/main_launch.py:softmax_kernel", "--launch", "2", "-o", tmp_path / "c"),
+    one_error_line(run("dump", f"{CORPUS}/main_launch.py:softmax_kernel", "--launch", "2", "--store", tmp_path / "c"),
                    "--launch 2: its __main__ block launched 'softmax_kernel' 2 times", "--launch 1 is the last")
     assert not (tmp_path / "c").exists()
 
 
 def test_from_names_the_function_whose_launch_to_take(tmp_path):
-    out = ok("dump", f"{CORPUS}/main_launch.py:softmax_kernel", "--from", "bench_large", "-o", tmp_path)
+    out = ok("dump", f"{CORPUS}/main_launch.py:softmax_kernel", "--from", "bench_large", "--store", tmp_path)
     assert "by --from bench_large" in out and "spec     BLOCK_SIZE=4096" in out
     assert stored(tmp_path).signature["in_ptr"] == "*fp16"
-    one_error_line(run("dump", f"{CORPUS}/main_launch.py:softmax_kernel", "--from", "no_such_function", "-o",
+    one_error_line(run("dump", f"{CORPUS}/main_launch.py:softmax_kernel", "--from", "no_such_function", "--store",
                        tmp_path / "x"), "--from no_such_function", "NameError")
 
 
@@ -107,18 +107,18 @@ def test_launches_are_recorded_not_run_and_stand_ins_keep_alignment():
 # -- values inferred from the kernel's code -------------------------------------------------------
 
 def test_pointers_and_element_types_come_from_the_code_not_the_names(tmp_path):
-    a = assumed(ok("dump", f"{CORPUS}/gated_mlp.py:_dwf_kernel", "-o", tmp_path / "a"))
+    a = assumed(ok("dump", f"{CORPUS}/gated_mlp.py:_dwf_kernel", "--store", tmp_path / "a"))
     assert a["DW"] == a["e"] == a["g"] == "*fp16"                  # stores .to(tl.float16) values through them
     assert a["n_elements"] == "i32:1024"
-    a = assumed(ok("dump", f"{CORPUS}/attention_bwd.py:_bwd_dq_kernel", "-o", tmp_path / "b"))
+    a = assumed(ok("dump", f"{CORPUS}/attention_bwd.py:_bwd_dq_kernel", "--store", tmp_path / "b"))
     assert a["K"] == a["DO"] == a["Q"] == a["V"] == "*fp16"        # tl.dot operands
     assert a["DQ"] == "*fp32" and a["L"] == "*fp32" and a["CACHE"] == "''" and a["HEAD_DIM"] == "64"
-    a = assumed(ok("dump", f"{CORPUS}/attention_bwd.py:_rotary_kernel", "-o", tmp_path / "c"))
+    a = assumed(ok("dump", f"{CORPUS}/attention_bwd.py:_rotary_kernel", "--store", tmp_path / "c"))
     assert a["cos"] == a["sin"] == a["X"] == a["OUT"] == "*fp32" and a["ACTIVATION"] == "leaky_relu"
 
 
 def test_index_pointers_dtype_constexprs_and_flags_of_a_fused_moe_kernel(tmp_path):
-    out = ok("dump", f"{CORPUS}/moe_gemm.py:fused_moe_kernel", "-t", "cuda:90", "-o", tmp_path)
+    out = ok("dump", f"{CORPUS}/moe_gemm.py:fused_moe_kernel", "-t", "cuda:90", "--store", tmp_path)
     a = assumed(out)
     assert a["sorted_token_ids_ptr"] == a["expert_ids_ptr"] == "*i32"
     assert a["a_ptr"] == a["b_ptr"] == "*fp16" and a["compute_type"] == "fp32"
@@ -144,7 +144,7 @@ def test_static_asserts_hold_for_assumed_values(tmp_path):
             offs = tl.arange(0, BLOCK)
             tl.store(x_ptr + offs, tl.load(x_ptr + offs) * SPLIT)
     """))
-    out = ok("dump", f"{f}:k", "-o", tmp_path / "out")
+    out = ok("dump", f"{f}:k", "--store", tmp_path / "out")
     a = assumed(out)
     assert a["EVEN"] == "True" and int(a["BLOCK"]) // int(a["SPLIT"]) >= 32
     assert "so that the tl.static_assert at line" in out
@@ -161,7 +161,7 @@ def test_a_constexpr_called_as_a_function_gets_an_identity(tmp_path):
             offs = tl.arange(0, BLOCK)
             tl.store(y_ptr + offs, ACT(tl.load(x_ptr + offs)))
     """))
-    out = ok("dump", f"{f}:k", "-o", tmp_path / "out")
+    out = ok("dump", f"{f}:k", "--store", tmp_path / "out")
     assert "ACT=<identity function>  (called as a function at line 8" in out
 
 
@@ -176,7 +176,7 @@ def test_a_failed_compile_with_assumed_values_is_one_line_with_the_command_to_ed
             offs = tl.arange(0, BLOCK)
             tl.store(x_ptr + offs, tl.load(x_ptr + offs) + undefined_name)
     """))
-    one_error_line(run("dump", f"{f}:k", "-o", tmp_path / "out"), f"at {f}:8", "undefined_name",
+    one_error_line(run("dump", f"{f}:k", "--store", tmp_path / "out"), f"at {f}:8", "undefined_name",
                    "kinspect assumed 3 values from the kernel's code (x_ptr=*fp32, n=i32:1024, BLOCK=64); edit and "
                    f"run: kinspect dump {f}:k --arg 'x_ptr=*fp32' --arg n=i32:1024 -p BLOCK=64")
     assert not (tmp_path / "out").exists()
@@ -199,14 +199,14 @@ def test_p_values(text, expected):
 
 def test_p_dtype_words_are_dtypes_where_the_kernel_uses_a_dtype_and_strings_where_it_compares(tmp_path):
     out = ok("dump", f"{CORPUS}/moe_gemm.py:fused_moe_kernel", "-p", "compute_type=fp16", "-p", "top_k=2",
-             "-o", tmp_path / "a")
+             "--store", tmp_path / "a")
     assert stored(tmp_path / "a").constexprs["compute_type"] == "fp16" and "compute_type=" not in \
         "".join(assumed(out))
     out = ok("dump", f"{CORPUS}/attention_bwd.py:_rotary_kernel", "-p", "ACTIVATION=", "-p", "rotary_dim=64",
-             "-o", tmp_path / "b")
+             "--store", tmp_path / "b")
     assert stored(tmp_path / "b").constexprs["ACTIVATION"] == ""
     ok("dump", f"{CORPUS}/attention_bwd.py:_bwd_dq_kernel", "-p", "CACHE=.cg", "-p", "HEAD_DIM=128",
-       "-o", tmp_path / "c")
+       "--store", tmp_path / "c")
     assert stored(tmp_path / "c").constexprs["CACHE"] == ".cg"
 
 
@@ -214,7 +214,7 @@ def test_p_dtype_words_are_dtypes_where_the_kernel_uses_a_dtype_and_strings_wher
                                          ("BLOCK_M=tl.float17", "no such dtype"),
                                          ("BLOCK_M=abc", "BLOCK_M is an integer in the kernel (tl.arange at line 11)")])
 def test_malformed_p_values_are_one_line(tmp_path, flag, needle):
-    one_error_line(run("dump", f"{CORPUS}/dot_accumulate.py:linear_kernel", "-p", flag, "-o", tmp_path / "out"),
+    one_error_line(run("dump", f"{CORPUS}/dot_accumulate.py:linear_kernel", "-p", flag, "--store", tmp_path / "out"),
                    f"-p {flag}", needle)
     assert not (tmp_path / "out").exists()
 
@@ -252,47 +252,47 @@ def test_torch_answers_as_the_targets_device_and_everything_is_restored():
 def test_a_file_that_asks_the_device_at_import_gets_the_targets_answers(tmp_path):
     """broken_import.py picks its config from get_device_capability() at import: each target its own."""
     for target, block in (("cuda:90", 128), ("cuda:80", 64), ("hip:gfx942", 128)):
-        out = ok("dump", f"{DATA}/broken_import.py:copy_kernel", "-t", target, "-o", tmp_path / target.replace(":", "-"))
+        out = ok("dump", f"{DATA}/broken_import.py:copy_kernel", "-t", target, "--store", tmp_path / target.replace(":", "-"))
         assert "loaded   imported" in out and f"BLOCK={block}" in out, out
 
 
 def test_a_package_that_needs_a_gpu_at_import_loads_as_a_package(tmp_path):
-    out = ok("dump", f"{CORPUS}/gpu_pkg/kernels.py:persistent_rmsnorm_kernel", "-t", "hip:gfx942", "-o", tmp_path)
+    out = ok("dump", f"{CORPUS}/gpu_pkg/kernels.py:persistent_rmsnorm_kernel", "-t", "hip:gfx942", "--store", tmp_path)
     assert "loaded   imported" in out and "NUM_PROGRAMS=304" in out and "ON_AMD=True" in out
-    out = ok("dump", f"{CORPUS}/gpu_pkg/kernels.py:persistent_rmsnorm_kernel", "-t", "cuda:90", "-o", tmp_path)
+    out = ok("dump", f"{CORPUS}/gpu_pkg/kernels.py:persistent_rmsnorm_kernel", "-t", "cuda:90", "--store", tmp_path)
     assert "NUM_PROGRAMS=132" in out and "ON_AMD=False" in out and "config 0 of 4" in out
 
 
 def test_namespace_packages_class_kernels_and_has_triton_guards(tmp_path, monkeypatch):
-    out = ok("dump", f"{CORPUS}/ns_kernels/ops.py:scale_rows_kernel", "-o", tmp_path / "a")
+    out = ok("dump", f"{CORPUS}/ns_kernels/ops.py:scale_rows_kernel", "--store", tmp_path / "a")
     assert "loaded   imported" in out
     assert assumed(out)["inp"] == "*fp32"           # offset, passed on to a helper that loads through it
     monkeypatch.chdir(CORPUS)
-    ok("dump", "ns_kernels.ops:scale_rows_kernel", "-o", tmp_path / "b")
-    out = ok("dump", f"{CORPUS}/class_kernels.py:Sum.backward", "-o", tmp_path / "c")
+    ok("dump", "ns_kernels.ops:scale_rows_kernel", "--store", tmp_path / "b")
+    out = ok("dump", f"{CORPUS}/class_kernels.py:Sum.backward", "--store", tmp_path / "c")
     assert "kernel   Sum.backward" in out
-    ok("dump", f"{CORPUS}/class_kernels.py:amax_kernel", "-o", tmp_path / "d")
-    r = run("dump", f"{CORPUS}/class_kernels.py:Sum.sideways", "-o", tmp_path / "e")
+    ok("dump", f"{CORPUS}/class_kernels.py:amax_kernel", "--store", tmp_path / "d")
+    r = run("dump", f"{CORPUS}/class_kernels.py:Sum.sideways", "--store", tmp_path / "e")
     one_error_line(r, "no kernel 'Sum.sideways'", "Sum.backward", "Sum.forward")
 
 
 def test_assignment_made_kernels_and_their_heuristics(tmp_path):
-    out = ok("dump", f"{CORPUS}/gated_mlp.py:_fg_kernel", "-o", tmp_path)
+    out = ok("dump", f"{CORPUS}/gated_mlp.py:_fg_kernel", "--store", tmp_path)
     assert "heuristics LONG_INDEXING=False" in out and assumed(out)["e"] == "*fp32"
 
 
 # -- autotune pruners --------------------------------------------------------------------------------
 
 def test_a_pruner_reads_constexprs_and_a_raising_pruner_is_one_line(tmp_path):
-    out = ok("dump", f"{CORPUS}/packed_gemv.py:gemv_int4_kernel", "-o", tmp_path / "a")
+    out = ok("dump", f"{CORPUS}/packed_gemv.py:gemv_int4_kernel", "--store", tmp_path / "a")
     assert "group_size=64" in out and "prune_configs_by keeps 4 of 6 configs" in out
     assert assumed(out)["b_ptr"] == "*i32"
-    one_error_line(run("dump", f"{CORPUS}/packed_gemv.py:gemv_int4_kernel", "-p", "group_size=None", "-o",
+    one_error_line(run("dump", f"{CORPUS}/packed_gemv.py:gemv_int4_kernel", "-p", "group_size=None", "--store",
                        tmp_path / "b"),
                    "prune_configs_by (kernel_config_pruner at", "packed_gemv.py:12) raised TypeError")
     # with --config the pruner's failure is a note: the compile goes on (and fails where None is divided by)
     one_error_line(run("dump", f"{CORPUS}/packed_gemv.py:gemv_int4_kernel", "-p", "group_size=None", "--config", "1",
-                       "-o", tmp_path / "c"), "failed to compile at", "packed_gemv.py:32")
+                       "--store", tmp_path / "c"), "failed to compile at", "packed_gemv.py:32")
 
 
 # -- what real files do that the first pass missed ---------------------------------------------------
@@ -321,7 +321,7 @@ def test_a_constexpr_dividing_a_runtime_int_keeps_its_block_size(tmp_path):
             part = tl.arange(0, BLOCK_N // SPLIT)
             tl.store(c_ptr + rm[:, None] * BLOCK_N + part[None, :], tl.sum(acc, axis=1)[:, None] + part[None, :])
     """))
-    a = assumed(ok("dump", f"{f}:qmm", "-o", tmp_path / "out"))
+    a = assumed(ok("dump", f"{f}:qmm", "--store", tmp_path / "out"))
     assert a["BLOCK_K"] == "64" and a["SPLIT"] == "2" and a["b_ptr"] == "*i32", a
 
 
@@ -349,7 +349,7 @@ def test_what_files_ask_the_driver_and_torch_at_import_is_answered(tmp_path):
             for _ in tl.range(0, 1, num_stages=num_stages):
                 tl.store(out_ptr + offs, tl.where(keep, x / (1 - p), 0.0), mask=mask)
     """))
-    out = ok("dump", f"{f}:drop", "-o", tmp_path / "out")
+    out = ok("dump", f"{f}:drop", "--store", tmp_path / "out")
     assert "loaded   imported" in out, out
     a = assumed(out)
     assert a["seed"].startswith("i32") and a["x_ptr"] == "*fp16" and a["p"].startswith("fp32"), a
@@ -371,7 +371,7 @@ def test_assumed_tiles_shrink_with_the_warps_of_the_first_autotune_config(tmp_pa
             b_v = tl.load(v + o_k[:, None] * BK + o_k[None, :])
             tl.store(o + o_t[:, None] * BK + o_k[None, :], tl.dot(b_k, b_v), mask=o_t[:, None] < T)
     """))
-    out = ok("dump", f"{f}:chunk_fwd", "-o", tmp_path / "out")
+    out = ok("dump", f"{f}:chunk_fwd", "--store", tmp_path / "out")
     a = assumed(out)
     assert a["BT"] == a["BK"] == "16" and "16, for the 1 warp of its first autotune config" in out, out
 
@@ -393,6 +393,6 @@ def test_a_static_range_count_that_is_also_a_block_is_small(tmp_path):
                     scores = tl.where(tl.arange(0, MAX_BLOCKS) == i, tl.sum(v, axis=0), scores)
             tl.store(out_ptr + tl.arange(0, MAX_BLOCKS), scores)
     """))
-    out = ok("dump", f"{f}:res_fwd", "-o", tmp_path / "out")
+    out = ok("dump", f"{f}:res_fwd", "--store", tmp_path / "out")
     a = assumed(out)
     assert a["MAX_BLOCKS"] == "2" and a["BLOCK_D"] == "64" and "the loop is unrolled" in out, out

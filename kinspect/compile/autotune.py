@@ -263,7 +263,7 @@ def _user_frame(e: BaseException) -> str:
         return ""
     from pathlib import Path
 
-    from kinspect.compile.loader import shown
+    from kinspect.compile.shown import shown
 
     f = frames[-1]
     return f" ({f.name} at {shown(Path(f.filename))}:{f.lineno})"

@@ -36,6 +36,7 @@ from pathlib import Path
 
 from kinspect.compile.device import TooHeavy
 from kinspect.compile.file_launches import Enough, Recorder
+from kinspect.compile.shown import shown
 from kinspect.errors import KinspectError, NotFound
 
 # `pkg.mod` in `pkg.mod:kernel`
@@ -685,10 +686,3 @@ def _count(n: int, one: str, many: str = "") -> str:
     return f"{n} {one if n == 1 else many or one + 's'}"
 
 
-def shown(path: Path) -> str:
-    """A path as the user would type it: relative to the current folder when below it."""
-    try:
-        rel = os.path.relpath(path)
-    except ValueError:
-        return str(path)
-    return str(path) if rel.startswith("..") else rel
