@@ -476,3 +476,24 @@ def test_launches_differing_only_in_a_constexpr_are_two_variants(tmp_path):
     found = _by_kernel(store)
     assert sorted(v.constexprs["BLOCK"] for v in found["scale"]) == [32, 128]
     assert sorted(v.constexprs["BLOCK"] for v in found["tuned"]) == [64, 128, 256]
+
+
+from tests.captured import gpt2  # noqa: E402,F401  (the H200 GPT-2 store, as test_speed uses it)
+
+
+def test_a_static_launch_records_no_constexprs_and_the_replay_takes_them_from_the_record(gpt2):
+    """Inductor's static launcher passes runtime arguments only; a launch it made has no XBLOCK, and the
+    H200 replays of such variants failed (`dynamic_func() missing 1 required positional argument:
+    'XBLOCK'`). The spec puts the record's constexprs back, in the signature's order."""
+    from kinspect.replay.spec import from_variant, with_constexprs
+    from kinspect.store import read_records
+
+    v = next(v for v in read_records(gpt2 / "gpt2") if v.launches and v.launches.signatures
+             and "XBLOCK" in v.constexprs)
+    full = from_variant(v).args
+    runtime = tuple(a for a in full if v.signature.get(a.name) != "constexpr")
+    assert len(runtime) < len(full)
+    again = with_constexprs(v, runtime)
+    assert [a.name for a in again] == [a.name for a in full]
+    assert {a.name: a.value for a in again if v.signature.get(a.name) == "constexpr"} == \
+        {n: x for n, x in v.constexprs.items() if v.signature.get(n) == "constexpr"}

@@ -93,10 +93,30 @@ def from_variant(v: Variant, launch: int = 1) -> ReplaySpec:
     # what its backend's launches pass back (the rest of record.options is derived: shared memory, arch)
     names = backends.of(v).launch_options
     options = {k: v.options[k] for k in names if v.options.get(k) is not None}
-    return ReplaySpec(kernel=v.kernel, target=str(v.target), args=sig.args, grid=tuple(sig.grid),
+    return ReplaySpec(kernel=v.kernel, target=str(v.target), args=with_constexprs(v, sig.args), grid=tuple(sig.grid),
                       signature=dict(v.signature), attributes=dict(v.attributes), options=options,
                       source=read_source(Path(v.path)) if v.path else None, ref=v.source, variant=v.path,
                       calls=sig.calls, total_calls=la.calls)
+
+
+def with_constexprs(v: Variant, args: tuple[ArgSpec, ...]) -> tuple[ArgSpec, ...]:
+    """The launch's arguments with the variant's constexprs where the launch did not pass them:
+    Inductor's static launcher takes the runtime arguments only (its constexprs are in the cubin), so
+    a launch it made records none of XBLOCK, R0_BLOCK...; the record has them. In signature order."""
+    have = {a.name: a for a in args}
+    out = []
+    for name, kind in v.signature.items():
+        if name in have:
+            out.append(have.pop(name))
+        elif kind == "constexpr" and name in v.constexprs:
+            out.append(_constant(name, v.constexprs[name]))
+    return tuple(out) + tuple(have.values())
+
+
+def _constant(name: str, value) -> ArgSpec:
+    kind = ("none" if value is None else "bool" if isinstance(value, bool) else "int" if isinstance(value, int)
+            else "float" if isinstance(value, float) else "str" if isinstance(value, str) else "other")
+    return ArgSpec(name=name, kind=kind, value=value if kind != "other" else repr(value))
 
 
 def read_source(folder: Path) -> KernelSource | None:
