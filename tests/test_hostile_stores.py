@@ -470,7 +470,7 @@ def test_a_folder_with_nothing_readable_exits_2(world):
     empty.mkdir()
     for command in ("vec-report", "ls", "report"):
         cli(w, command, empty, *(("-o", w.tmp / "x.html") if command == "report" else ()), code=(2,),
-            line="nothing to read")
+            line="is an empty folder")
 
 
 def test_stores_are_not_written_into_a_triton_cache_or_dump_folder(world, monkeypatch):

@@ -114,7 +114,9 @@ def test_gpt2_kernels_ranked_by_headroom(gpt2):
     assert [speeds[k].headroom_ms for k in ranked] == sorted((s.headroom_ms for s in speeds.values()), reverse=True)
     total = program_speed(speeds.values())
     assert total.gpu_ms == pytest.approx(sum(s.gpu_ms for s in speeds.values()))
-    assert total.headroom_ms == pytest.approx(total.gpu_ms - total.ideal_ms)
+    # the kernels' headroom summed, none below 0 (a kernel faster than its DRAM ideal read from L2)
+    assert total.headroom_ms == pytest.approx(sum(s.headroom_ms for s in speeds.values() if s.headroom_ms is not None))
+    assert total.headroom_ms >= total.gpu_ms - total.ideal_ms - 1e-9
     row = top.to_json()
     assert set(row) >= {"bytes_per_call", "gb_per_s", "pct_of_bandwidth", "ideal_ms", "headroom_ms"}
     no_ceiling = kernel_speeds(variants, None)["triton_poi_fused_mm_t_view_0"]

@@ -198,13 +198,15 @@ def capture(out_dir: str | Path = DEFAULT_OUT, *, group: str | None = None, offl
         undo.callback(clock.restore)
         if launch_recorder is not None:
             observer = LaunchObserver(launch_recorder, on_first=recorder.adopt, on_static=recorder.adopt_cached)
-            observer.install()
+            # each undo registered before its install: an install that fails half-way (the observer
+            # patches Triton's CompiledKernel, then watches Inductor) is undone as far as it went
             undo.callback(observer.restore)
-            autotune.install()
+            observer.install()
             undo.callback(autotune.restore)
+            autotune.install()
             scopes = TuningScopes()
-            scopes.install()
             undo.callback(scopes.restore)
+            scopes.install()
             recorder.autotune = autotune.decisions
         yield recorder
         recorder.flush()
