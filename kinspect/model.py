@@ -82,6 +82,10 @@ class CompileTimes:
         return self.ir_initialization_us + sum(us for _, us in self.stages) + self.store_results_us
 
 
+# an argument's kind in a launch record, by the Python type of a scalar's value
+SCALAR_KINDS = {int: "int", float: "float", bool: "bool", str: "str", type(None): "none"}
+
+
 @dataclass(frozen=True)
 class ArgSpec:
     """One argument of a launch: a tensor's shape, strides, dtype and device, or a scalar's value

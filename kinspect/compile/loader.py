@@ -257,15 +257,16 @@ def guarded(where: Where, driver_context, recorder):
 def _why(e: BaseException, file: Path) -> str:
     """What stopped an import, where in the user's file: `importing it failed at line 12:
     RuntimeError: ...`, `its module-level code calls sys.exit(2) (line 8)`."""
-    from kinspect.compile.file_launches import MAX_RECORDED, Enough
+    from kinspect.compile.file_launches import MAX_RECORDED
 
     if isinstance(e, Enough):
         return f"its module-level code launched kernels {MAX_RECORDED} times; kinspect stopped it there"
     if isinstance(e, TimeUp):
         return f"its code ran past {e.seconds:g} s; kinspect stopped it there"
-    if isinstance(e, TooHeavy):
-        return f"its code computes {e.what} on the CPU stand-in tensors (line {_lines_in(e, file)[-1] if _lines_in(e, file) else '?'}); kinspect stopped it there"
     lines = _lines_in(e, file)
+    if isinstance(e, TooHeavy):
+        return (f"its code computes {e.what} on the CPU stand-in tensors (line {lines[-1] if lines else '?'}); "
+                f"kinspect stopped it there")
     at = ""
     if lines:
         at = f"line {lines[0]}" + (f", via line {lines[-1]}" if lines[-1] != lines[0] else "")

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kinspect.launches import GRIDS, SAMPLES, SIGNATURES
-from kinspect.model import ArgSpec, GpuTime, Launches, LaunchSignature, ProcessLaunches
+from kinspect.model import SCALAR_KINDS, ArgSpec, GpuTime, Launches, LaunchSignature, ProcessLaunches
 
 FLUSH_S = 2.0            # write launch files at most this often while launches happen
 CHECK_EVERY = 4096       # launches of one signature key between two looks at the clock (a power of 2)
@@ -68,7 +68,7 @@ class Tally:
         self.dirty = True
 
 
-_SCALARS = {int: "int", float: "float", bool: "bool", str: "str", type(None): "none"}
+_SCALARS = SCALAR_KINDS
 _tensor_type = None
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from kinspect import backends, schema
 from kinspect.errors import KinspectError, NotFound, warn
-from kinspect.model import ArgSpec, SourceRef, Variant
+from kinspect.model import SCALAR_KINDS, ArgSpec, SourceRef, Variant
 from kinspect.replay.source import KernelSource
 from kinspect.store import load_json
 
@@ -114,8 +114,7 @@ def with_constexprs(v: Variant, args: tuple[ArgSpec, ...]) -> tuple[ArgSpec, ...
 
 
 def _constant(name: str, value) -> ArgSpec:
-    kind = ("none" if value is None else "bool" if isinstance(value, bool) else "int" if isinstance(value, int)
-            else "float" if isinstance(value, float) else "str" if isinstance(value, str) else "other")
+    kind = SCALAR_KINDS.get(type(value), "other")      # as a launch would have recorded it
     return ArgSpec(name=name, kind=kind, value=value if kind != "other" else repr(value))
 
 
