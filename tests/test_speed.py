@@ -184,12 +184,14 @@ def test_the_profiler_keeps_the_gpu_work_no_hook_saw_and_the_program_view_names_
     timer.resolve(rec, final=True)
     assert rec.tallies["h1"].total_ms == pytest.approx(0.001)
     assert other_kernels(timer) == {"sm90_xmma_gemm_bf16": {"calls": 2, "ms": 6.0}, "Memcpy DtoD": {"calls": 1, "ms": 0.5}}
+    assert timer.others_window() == "from the first observed Triton launch to the end"
 
     folder = tmp_path / ".kinspect-capture"
     folder.mkdir()
     for pid in (1, 2):
         (folder / f"{pid}.json").write_text(json.dumps({"launches": 1, "timing": {
-            "method": timer.method, "ms": 1.0, "failed": "", "other_kernels": other_kernels(timer)}}))
+            "method": timer.method, "ms": 1.0, "failed": "", "other_kernels": other_kernels(timer),
+            "window": timer.others_window()}}))
     cutlass = "void cutlass::Kernel2<cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_" + "x" * 300 + ">(Params)"
     long = tmp_path / "long"
     long.mkdir()
@@ -199,11 +201,13 @@ def test_the_profiler_keeps_the_gpu_work_no_hook_saw_and_the_program_view_names_
     launches, hook_ms, timing, _, _ = _summaries(folder)
     assert launches == 2
     assert timing["other_kernels"]["sm90_xmma_gemm_bf16"] == {"calls": 4, "ms": 12.0}
+    assert timing["window"] == "from the first observed Triton launch to the end"
 
     store = tmp_path / "gpt2"
     shutil.copytree(gpt2 / "gpt2", store)
-    gpu_time.write_others(store, timing["other_kernels"], timing["method"])
+    gpu_time.write_others(store, timing["other_kernels"], timing["method"], timing["window"])
     d = for_program(list(read_records(store))).to_json()
+    assert d["share_window"] == timing["window"], "the share says over which window the profiler read the rest"
     triton = sum(v.launches.gpu.total_ms + v.launches.tuning_ms for v in read_records(store) if v.launches and v.launches.gpu) + \
         sum(v.launches.tuning_ms for v in read_records(store) if v.launches and not v.launches.gpu)
     assert d["triton_share_of_gpu_time"] == pytest.approx(triton / (triton + 13.0), abs=1e-4)

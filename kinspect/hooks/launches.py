@@ -309,7 +309,8 @@ class LaunchRecorder:
                 "timing": None if timer is None else {"method": timer.method, "ms": 1e3 * timer.cost_s,
                                                       "failed": getattr(timer, "failed", ""),
                                                       "coverage": timer.coverage(),
-                                                      "other_kernels": other_kernels(timer)},
+                                                      "other_kernels": other_kernels(timer),
+                                                      "window": getattr(timer, "others_window", str)()},
                 "unattributed": unstored, **extra}
 
 
@@ -509,6 +510,13 @@ class KernelRecordsTimer:
             return (f"{self.windows} window(s) of up to {self.WINDOW} launches, about 1 launch in {self.sample}; "
                     f"a variant's GPU time covers its timed launches only (calls vs timed){gaps}")
         return f"every launch from the first observed launch to the end (autotuners' benchmarks apart){gaps}"
+
+    def others_window(self) -> str:
+        """When the GPU work no observer saw (`others`) was read: the window of the program's Triton share."""
+        gaps = f", not while the program's own profiler ran ({self.paused} time(s))" if self.paused else ""
+        if self.sample > 1:
+            return f"in the {self.windows} sampled window(s) of Triton launches{gaps}"
+        return f"from the first observed Triton launch to the end{gaps}"
 
     def new_variant(self, rec: LaunchRecorder, name: str, key) -> None:
         if not self._on and not self.failed and self.windows == 0:
