@@ -288,3 +288,22 @@ def test_a_capture_gives_triton_kernels_their_own_launcher_back(tmp_path, triton
         k.module = None
     [v] = read_records(tmp_path / "b")
     assert v.launches.calls == 2
+
+
+def test_timing_starts_before_a_static_kernels_first_launch():
+    """Inductor's first static launch runs inside its autotuner's run, before kinspect's counter for it
+    exists: the timer's session is started first, so that launch is timed too (the H200 test saw
+    566 timed launches of 567)."""
+    events = []
+
+    class Launcher(_StaticLauncher):
+        def __call__(self, *args, stream):
+            events.append("launch")
+
+    timer = KernelRecordsTimer(session=(lambda: events.append("start"), lambda: []))
+    rec = LaunchRecorder(timer=timer)
+    cls, _ = _autotuner_class(LaunchObserver(rec))
+    at = cls([Launcher([])])
+    for _ in range(2):
+        at.run(torch.empty(4), torch.empty(4), 4, stream=0)
+    assert events == ["start", "launch", "launch"]

@@ -339,6 +339,9 @@ class EventTimer:
     def new_variant(self, rec: LaunchRecorder, name: str, key) -> None:
         pass
 
+    def open(self, rec: LaunchRecorder) -> None:
+        pass
+
     def coverage(self) -> str:
         return "every launch the observers saw"
 
@@ -545,23 +548,29 @@ class KernelRecordsTimer:
                     f"a variant's GPU time covers its timed launches only (calls vs timed){gaps}")
         return f"every launch from the first observed launch to the end (autotuners' benchmarks apart){gaps}"
 
-    def new_variant(self, rec: LaunchRecorder, name: str, key) -> None:
-        if not self._on and not self.failed and self.windows == 0:
-            if self._session is None:
-                try:
-                    start, stop, method = _session()
-                    self._session, self.method = (start, stop), method
-                    self._guard = ProgramsProfiler(self, rec)
-                except Exception as e:
-                    self.failed = f"{type(e).__name__}: {e}"
-                    return
-            self.method = self._sampled(self.method)
+    def open(self, rec: LaunchRecorder) -> None:
+        """Start timing, once, at the first observed launch (before it runs: a static launcher's
+        first launch runs before its autotuner's counter exists)."""
+        if self._on or self.failed or self.windows:
+            return
+        if self._session is None:
+            try:
+                start, stop, method = _session()
+                self._session, self.method = (start, stop), method
+                self._guard = ProgramsProfiler(self, rec)
+            except Exception as e:
+                self.failed = f"{type(e).__name__}: {e}"
+                return
+        self.method = self._sampled(self.method)
+        self._toggle(rec)
+        if not self._on and self.method.startswith(CUPTI):     # CUPTI refused: kineto's session
+            start, stop = _kineto()
+            self._session, self.failed = (start, stop), ""
+            self.method = self._sampled(f"{KINETO}; CUPTI alone refused ({self._refused})")
             self._toggle(rec)
-            if not self._on and self.method.startswith(CUPTI):     # CUPTI refused: kineto's session
-                start, stop = _kineto()
-                self._session, self.failed = (start, stop), ""
-                self.method = self._sampled(f"{KINETO}; CUPTI alone refused ({self._refused})")
-                self._toggle(rec)
+
+    def new_variant(self, rec: LaunchRecorder, name: str, key) -> None:
+        self.open(rec)
         if name not in self._keys:
             self._keys[name] = key
         elif self._keys[name] != key and not self.cell(name)[0]:
