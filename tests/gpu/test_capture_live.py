@@ -76,25 +76,43 @@ for _ in range(3):
     f(x, y)
 torch.cuda.synchronize()
 import gc
-tuners = [o for o in gc.get_objects() if isinstance(o, CachingAutotuner) and len(o.launchers) == 1]
+
+
+def autotuner(o):   # gc also holds weak proxies, whose isinstance raises once their referent is gone
+    try:
+        return isinstance(o, CachingAutotuner) and len(o.launchers) == 1
+    except ReferenceError:
+        return False
+
+
+tuners = [o for o in gc.get_objects() if autotuner(o)]
 print(json.dumps({"autotuners": len(tuners), "static": sum(bool(getattr(t.launchers[0], "_is_static", False))
                                                              for t in tuners)}))
 """
 
 
 def test_the_static_launcher_is_left_as_the_program_has_it(tmp_path, inductor_env):
-    """Inductor statically launches the same kernels with and without the capture, cold caches both."""
+    """Inductor statically launches the same kernels with and without the capture, cold caches both (the
+    two runs share nothing, so they run side by side)."""
     script = tmp_path / "probe.py"
     script.write_text(PROBE)
-    runs = {}
+    procs = {}
     for name, prefix in (("plain", []), ("capture", [sys.executable, "-m", "kinspect", "capture", "--store",
                                                        str(tmp_path / "out"), "--"])):
         env = {**inductor_env, "TRITON_CACHE_DIR": str(tmp_path / f"t-{name}"),
                "TORCHINDUCTOR_CACHE_DIR": str(tmp_path / f"i-{name}")}
-        proc = subprocess.run([*prefix, sys.executable, str(script)], capture_output=True, text=True, timeout=300,
-                              env=env)
-        assert proc.returncode == 0, proc.stderr[-3000:]
-        runs[name] = json.loads(proc.stdout.strip().splitlines()[-1])
+        procs[name] = subprocess.Popen([*prefix, sys.executable, str(script)], stdout=subprocess.PIPE,
+                                       stderr=subprocess.PIPE, text=True, env=env)
+    runs = {}
+    try:
+        for name, proc in procs.items():
+            out, err = proc.communicate(timeout=300)
+            assert proc.returncode == 0, err[-3000:]
+            runs[name] = json.loads(out.strip().splitlines()[-1])
+    finally:
+        for proc in procs.values():
+            if proc.poll() is None:
+                proc.kill()
     print(runs)
     assert runs["plain"]["static"] > 0 and runs["capture"] == runs["plain"]
     [calls] = {v.launches.calls for v in read_records(tmp_path / "out") if v.kernel.startswith("triton_") and v.launches}

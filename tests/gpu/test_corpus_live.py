@@ -37,8 +37,6 @@ def test_autotuned_configs_are_timed_and_ranked_beside_the_autotuners_pick(tmp_p
     assert f"matmul_kernel: fastest config {fastest} (" in notes and "faster than the slowest" in notes
     assert "matmul_kernel: Triton's autotuner picks config " in notes and "for key M=1024, N=1024, K=64" in notes
     print(notes)
-    text = run("diff", kernel_path(BY_ID["autotune"]), "--store", tmp_path, "--table")
-    print(text.output)
 
 
 def test_host_descriptors_with_a_pre_hook_are_timed_per_config(tmp_path):
@@ -67,6 +65,9 @@ def test_module_level_launches_are_not_run_on_the_gpu_either(tmp_path):
     e = BY_ID["tutorial"]
     r = run("dump", kernel_path(e), "--store", tmp_path, *e["flags"])
     assert r.exit_code == 0, r.output
-    assert "its module-level code launches 'add_kernel'" in r.output
-    assert "which kinspect never does while loading a file" in r.output
+    assert "loaded   definitions only from" in r.output
+    # the file's own launch (line 38, called at line 47) is recorded for its values, never run: the
+    # tutorial prints its result right after it, and nothing of that reaches the output
+    assert "it launched 'add_kernel' (line 38 via line 47), recorded, not run" in r.output
+    assert "The maximum difference between torch and triton" not in r.output
     assert "loaded on the device:" in r.output
