@@ -335,6 +335,9 @@ class EventTimer:
     def new_variant(self, rec: LaunchRecorder, name: str, key) -> None:
         pass
 
+    def arm(self, rec: LaunchRecorder) -> None:
+        pass      # events are recorded around each timed launch: nothing to open first
+
     def coverage(self) -> str:
         return "every launch the observers saw"
 
@@ -510,16 +513,24 @@ class KernelRecordsTimer:
                     f"a variant's GPU time covers its timed launches only (calls vs timed){gaps}")
         return f"every launch from the first observed launch to the end (autotuners' benchmarks apart){gaps}"
 
+    def arm(self, rec: LaunchRecorder) -> None:
+        """Open the first window now, before the launch about to happen, if none was opened yet. A variant
+        is made known (new_variant) when its first launch is counted, which on Inductor's static path is
+        after that launch ran: the observer arms the timer before it, so the capture's first launch is
+        timed too (issue 29: 566 timed of 567 profiled when the first launch was a static kernel's)."""
+        if self._on or self.failed or self.windows:
+            return
+        if self._session is None:
+            try:
+                self._session = _kineto()
+                self._guard = ProgramsProfiler(self, rec)
+            except Exception as e:
+                self.failed = f"{type(e).__name__}: {e}"
+                return
+        self._toggle(rec)
+
     def new_variant(self, rec: LaunchRecorder, name: str, key) -> None:
-        if not self._on and not self.failed and self.windows == 0:
-            if self._session is None:
-                try:
-                    self._session = _kineto()
-                    self._guard = ProgramsProfiler(self, rec)
-                except Exception as e:
-                    self.failed = f"{type(e).__name__}: {e}"
-                    return
-            self._toggle(rec)
+        self.arm(rec)
         if name not in self._keys:
             self._keys[name] = key
         elif self._keys[name] != key and not self.cell(name)[0]:
