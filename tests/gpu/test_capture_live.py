@@ -67,61 +67,22 @@ def test_capture_counts_and_times_like_the_torch_profiler(tmp_path, profiled, in
     assert any(a.kind == "tensor" and a.device.startswith("cuda") for a in top.args)
 
 
-PROBE = """
-import json, sys, torch
-from torch._inductor.runtime.triton_heuristics import CachingAutotuner
-f = torch.compile(lambda x, y: (torch.relu(x) * y).sum(0) + torch.sigmoid(y).mean())
-x, y = torch.randn(512, 512, device="cuda"), torch.randn(512, 512, device="cuda")
-for _ in range(3):
-    f(x, y)
-torch.cuda.synchronize()
-import gc
-
-
-def autotuner(o):   # gc also holds weak proxies, whose isinstance raises once their referent is gone
-    try:
-        return isinstance(o, CachingAutotuner) and len(o.launchers) == 1
-    except ReferenceError:
-        return False
-
-
-tuners = [o for o in gc.get_objects() if autotuner(o)]
-print(json.dumps({"autotuners": len(tuners), "static": sum(bool(getattr(t.launchers[0], "_is_static", False))
-                                                             for t in tuners)}))
-"""
-
-
-def test_the_static_launcher_is_left_as_the_program_has_it(tmp_path, inductor_env):
+def test_the_static_launcher_is_left_as_the_program_has_it(cold_runs):
     """Inductor statically launches the same kernels with and without the capture, cold caches both (the
-    two runs share nothing, so they run side by side). The capture times with CUDA events (--time=events)."""
-    script = tmp_path / "probe.py"
-    script.write_text(PROBE)
-    procs = {}
-    for name, prefix in (("plain", []), ("capture", [sys.executable, "-m", "kinspect", "capture", "--store",
-                                                       str(tmp_path / "out"), "--time=events", "--"])):
-        env = {**inductor_env, "TRITON_CACHE_DIR": str(tmp_path / f"t-{name}"),
-               "TORCHINDUCTOR_CACHE_DIR": str(tmp_path / f"i-{name}")}
-        procs[name] = subprocess.Popen([*prefix, sys.executable, str(script)], stdout=subprocess.PIPE,
-                                       stderr=subprocess.PIPE, text=True, env=env)
-    runs, errs = {}, {}
-    try:
-        for name, proc in procs.items():
-            out, err = proc.communicate(timeout=300)
-            assert proc.returncode == 0, err[-3000:]
-            runs[name] = json.loads(out.strip().splitlines()[-1])
-            errs[name] = err
-    finally:
-        for proc in procs.values():
-            if proc.poll() is None:
-                proc.kill()
+    probe's runs in cold_runs, beside the cold capture). The capture times with CUDA events (--time=events)."""
+    runs = {}
+    for name in ("plain", "capture"):
+        code, stdout, stderr = cold_runs["runs"][name]
+        assert code == 0, stderr[-3000:]
+        runs[name] = json.loads(stdout.strip().splitlines()[-1])
     print(runs)
     assert runs["plain"]["static"] > 0 and runs["capture"] == runs["plain"]
-    stderr = errs["capture"]
+    stderr = cold_runs["runs"]["capture"][2]
     print(stderr[-3000:])
     assert "Inductor's static launcher: on" in stderr and "left as the program had it" in stderr
     assert "through Inductor's static launcher" in stderr, "its launches were observed where they happen"
     assert "0.0 µs per launch" not in stderr and "0.00 µs per launch" not in stderr
-    ran = [v.launches for v in read_records(tmp_path / "out") if v.kernel.startswith("triton_") and v.launches]
+    ran = [v.launches for v in read_records(cold_runs["probe_store"]) if v.kernel.startswith("triton_") and v.launches]
     assert ran and {x.calls for x in ran} == {3}
     # events around every launch the per-kernel counter runs; a static kernel's first call goes through
     # its autotuner's run before that counter exists, so it is counted but not timed
