@@ -530,4 +530,6 @@ def tune_program(found, n: int, **kwargs) -> list[tuple[str, object]]:
             out.append((kernel, tune(v.path, **kwargs)))
         except KinspectError as e:
             out.append((kernel, str(e)))
+            if kwargs.get("progress"):
+                kwargs["progress"](f"not tuned {kernel}: {e}")
     return out

@@ -73,20 +73,26 @@ def tune(v: Variant, *, runner, trials: int | None = DEFAULT_TRIALS, budget_s: f
     trials_out: list[Trial] = []
     notes = list(knobs.notes)
 
-    def left() -> bool:
+    def left(widening: bool = True) -> bool:
+        """Trials left, and (widening: the budget bounds the widening steps, never the findings' first
+        candidates) time left."""
         ran = sum(1 for t in trials_out if t.candidate.origin == "kinspect" and t.ran)
-        return (trials is None or ran < trials) and (budget_s is None or time.perf_counter() - t0 < budget_s)
+        return (trials is None or ran < trials) and \
+            (not widening or budget_s is None or time.perf_counter() - t0 < budget_s)
 
-    def measure(batch: list[Candidate]) -> None:
+    def measure(batch: list[Candidate], widening: bool = True) -> None:
         fresh = list({c.key(): c for c in batch if c.key() not in done}.values())
         if fresh:
             say(f"  compiling {len(fresh)} candidate(s) in parallel ...")
         compiled = _compile(s, fresh, compiler, out_dir) if fresh else {}
         for c in batch:
-            if c.origin == "kinspect" and not left():
+            if c.origin == "kinspect" and not left(widening):
                 break
             if c.key() not in done:
                 done[c.key()] = _measure(s, c, compiled.get(c.key()), runner, say, done.get(knobs.original.key()))
+            else:      # the same config as one measured already: its result counts for this origin too
+                say(f"  {c.origin:<12} {c.label():<32} {c.why[:28]:<28} the same config as "
+                    f"{next(x.candidate.origin for x in trials_out if x.candidate.key() == c.key())}'s: that trial")
             t = done[c.key()]
             trials_out.append(replace(t, candidate=c))
 
@@ -104,7 +110,7 @@ def tune(v: Variant, *, runner, trials: int | None = DEFAULT_TRIALS, budget_s: f
     if compare:
         theirs += autotune_configs(v, knobs, s.spec)
     first = from_findings(knobs, s.kinds)
-    measure([knobs.original] + theirs + first)          # one parallel compile for all; the original runs first
+    measure([knobs.original] + theirs + first, widening=False)     # one parallel compile; the original runs first
     best = _best(trials_out)
     while left():
         more = neighbours(knobs, best.candidate if best else knobs.original, set(done))
