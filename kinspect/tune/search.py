@@ -108,8 +108,10 @@ def tune(v: Variant, *, runner, trials: int | None = DEFAULT_TRIALS, budget_s: f
     if compare and knobs.heuristic is not None:
         try:
             torch_version = inductor.torch_version()
-            theirs = inductor.configs(knobs.heuristic, knobs, max_autotune=False) + \
-                inductor.configs(knobs.heuristic, knobs, max_autotune=True)
+            left_out: list[str] = []
+            theirs = inductor.configs(knobs.heuristic, knobs, max_autotune=False, left_out=left_out) + \
+                inductor.configs(knobs.heuristic, knobs, max_autotune=True, left_out=left_out)
+            notes += left_out
         except Exception as e:     # noqa: BLE001 - torch's heuristics on another torch's arguments
             notes.append(f"Inductor's configs not compared: {e}")
     if compare:
