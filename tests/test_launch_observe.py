@@ -252,3 +252,41 @@ def test_the_programs_own_profiler_takes_the_session_and_gives_it_back(monkeypat
     timer.resolve(rec, final=True)                # (CPU records: none of them is a kernel to time)
     assert "not timed while the program's own profiler ran (1 time(s))" in timer.coverage()
     assert ap._prepare_profiler is before, "given back at the end"
+
+
+def test_alternating_signatures_are_each_counted_and_past_the_limit_go_to_other(monkeypatch):
+    """The wrapper keeps the last launch's key and count cell: launches that alternate keys, or repeat
+    one, are each counted under their own key; keys past the records' limit count as `other`."""
+    from kinspect.hooks import launches as launch_records
+    from kinspect.hooks.observe import triton_wrapper
+
+    monkeypatch.setattr(launch_records, "SIGNATURES", 2)
+    seen = []
+    kernel = SimpleNamespace(hash="a" * 64, name="k", src=None)
+    rec = LaunchRecorder()
+    w = triton_wrapper(rec, [True], kernel, lambda *a: seen.append(a[9:]))
+    x = torch.empty(4)
+    for n in (8, 8, 16, 8, 16, 16, 32, 32, 8):
+        w(4, 1, 1, 0, None, None, None, None, None, x, n)
+    [tally] = rec.tallies.values()
+    assert {k[3]: c[0] for k, c in tally.counts.items()} == {8: 4, 16: 3} and tally.other == 2
+    assert tally.calls == 9 and len(seen) == 9 and seen[0] == (x, 8)
+
+
+def test_a_capture_gives_triton_kernels_their_own_launcher_back(tmp_path, triton_cache):  # noqa: F811
+    """After the capture, a kernel's launch goes straight to Triton's launcher again (no frame of
+    kinspect's), and a second capture wraps it afresh."""
+    x, y = torch.empty(4096), torch.empty(4096)
+    with dry_run():
+        k = _double.warmup(x, y, 4096, BLOCK=512, grid=(8,))
+        with kinspect.capture(tmp_path / "a"):
+            k[(8, 1, 1)](x, y, 4096)
+            k.module = object()                  # loaded, as on a GPU: _run stays set
+            assert hasattr(k._run, "kinspect_launcher")
+        assert not hasattr(k._run, "kinspect_launcher"), "Triton's launcher, unwrapped"
+        with kinspect.capture(tmp_path / "b"):
+            k[(8, 1, 1)](x, y, 4096)
+            k[(8, 1, 1)](x, y, 4096)
+        k.module = None
+    [v] = read_records(tmp_path / "b")
+    assert v.launches.calls == 2

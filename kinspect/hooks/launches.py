@@ -43,7 +43,8 @@ class Tally:
 
     kernel: str
     names: tuple[str, ...]
-    counts: dict = field(default_factory=dict)       # signature key -> calls
+    counts: dict = field(default_factory=dict)       # signature key -> [calls] (a cell: an observer keeps
+                                                     # its last key's and adds to it without hashing the key)
     first: dict = field(default_factory=dict)        # signature key -> (grid, arg keys)
     other: int = 0                                   # calls past SIGNATURES keys
     timed: int = 0
@@ -56,16 +57,18 @@ class Tally:
 
     @property
     def calls(self) -> int:
-        return sum(self.counts.values()) + self.other
+        return sum(c[0] for c in self.counts.values()) + self.other
 
-    def add(self, key, grid, args) -> None:
-        """A launch under a signature key not seen before (`args`: the argument values in order)."""
-        if len(self.counts) < SIGNATURES:
-            self.counts[key] = 1
-            self.first[key] = (_grid3(grid), tuple(map(_arg_key, args)))
-        else:
-            self.other += 1
+    def add(self, key, grid, args) -> list | None:
+        """A launch under a signature key not seen before (`args`: the argument values in order); the
+        key's count cell, or None past SIGNATURES keys (the launch went to `other`)."""
         self.dirty = True
+        if len(self.counts) < SIGNATURES:
+            cell = self.counts[key] = [1]
+            self.first[key] = (_grid3(grid), tuple(map(_arg_key, args)))
+            return cell
+        self.other += 1
+        return None
 
 
 _SCALARS = SCALAR_KINDS
@@ -163,11 +166,11 @@ class LaunchRecorder:
         tally, first = self.tally(key, kernel, tuple(args))
         values = tuple(args.values())
         sig = (_grid3(grid), tuple(map(_arg_key, values)))
-        n = tally.counts.get(sig)
-        if n is None:
+        cell = tally.counts.get(sig)
+        if cell is None:
             tally.add(sig, grid, values)
         else:
-            tally.counts[sig] = n + 1
+            cell[0] += 1
         return first
 
     def count_tuning(self, key: str, kernel, args) -> bool:
@@ -223,7 +226,7 @@ class LaunchRecorder:
     # -- writing --------------------------------------------------------------------------------
 
     def launches(self, tally: Tally, pid: int, rk: int | None, host: str) -> Launches:
-        sigs = sorted(tally.counts.items(), key=lambda kv: -kv[1])
+        sigs = sorted(((k, c[0]) for k, c in tally.counts.items()), key=lambda kv: -kv[1])
         grids: dict = {}
         for key, n in sigs:
             g = tally.first[key][0]
