@@ -59,16 +59,17 @@ def main() -> int:
         v = found.busiest.get(kernel)
         tuned = api.tuned(v) if v is not None and v.path else None
         if tuned is None:
-            rows.append((display_name(kernel), None, errors.get(kernel) or "no tune stored: the run's time limit came "
-                                                                          "before this kernel's tune ended"))
+            rows.append((display_name(kernel), None, errors.get(kernel) or "no tune stored: vec-report --tune stopped "
+                                                                          "before this kernel's tune ended (its time "
+                                                                          "limit, or see its progress)"))
             continue
         r, o = tuned
         torch = r.torch or torch
         rows.append((display_name(kernel), (r, o, table_row(r, o)), ""))
         details.append(render(r, o))
     print(HEADER.format(torch=torch), "\n")
-    print(f"{'kernel':44} {'ran µs':>8} {'kinspect winner':>30} {'µs':>8} {'n':>3} {'max_autotune pick':>30} {'µs':>8} "
-          f"{'n':>3} {'speedup':>13} {'vs max-at':>13}  reason")
+    print(f"{'kernel':44} {'ran µs':>8} {'kinspect winner':>30} {'µs':>8} {'n':>3} {'max_autotune pick':>30} "
+          f"{'µs':>8} {'n':>3} {'speedup':>13} {'vs max-at':>13}  reason")
     goals = []
     for name, got, why in rows:
         if got is None:
@@ -90,7 +91,7 @@ def main() -> int:
         faster = o.speedup is not None and o.speedup.low > 1 and o.winner is not o.original
         print(f"goal ({name}): against max_autotune's pick {as_fast}; trials {s['kinspect_trials']} against "
               f"{s['max_autotune_trials']} ({'fewer' if fewer else 'not fewer'}); "
-              f"{'measurably faster than what the program ran' if faster else 'not measurably faster than what it ran'}")
+              f"{'' if faster else 'not '}measurably faster than what the program ran")
     for name, got, _ in rows:
         for n in (got[0].notes if got else ()):
             print(f"note ({name}): {n}")

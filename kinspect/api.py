@@ -523,7 +523,8 @@ def tune_program(found, n: int, **kwargs) -> list[tuple[str, object]]:
     out = []
     chosen = by_headroom(found.sol.speeds)[:n]
     if kwargs.get("progress"):
-        kwargs["progress"](f"tune: the {len(chosen)} kernel(s) with the most headroom, in this order: {', '.join(chosen)}")
+        kwargs["progress"](f"tune: the {len(chosen)} kernel(s) with the most headroom, in this order: "
+                           f"{', '.join(chosen)}")
     for kernel in chosen:
         v = found.busiest.get(kernel)
         if v is None or not v.path:

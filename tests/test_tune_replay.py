@@ -142,3 +142,25 @@ def test_compare_keeps_integers_and_doubles_exact(dtype):
     b = a.clone()
     b[0] += 1
     assert compare(b, a, precision=dtype).max_abs == 1.0     # float32 would round 2**40 + 3 and 2**40 + 4 alike
+
+
+def test_a_row_whose_candidates_were_all_refused_says_so():
+    """The H200 row of that kernel would have read 'the program's config was the fastest' with every
+    candidate refused as wrong: the row counts what became of them instead."""
+    from kinspect.render.tune import table_row
+    from kinspect.tune.outcome import outcome
+    from kinspect.tune.result import Trial, TuneResult
+
+    timed = dict(status="timed", median_ms=0.5, p20_ms=0.49, p80_ms=0.51, runs=200)
+    wrong = "out_ptr1: WRONG: max error 1.6e+18 of the original config's output's scale"
+    trials = (Trial(ORIGINAL, **timed), Trial(_cand(r0=2048), "wrong", why=wrong),
+              Trial(_cand(warps=4), "wrong", why=wrong))
+    row = table_row(*(lambda r: (r, outcome(r)))(TuneResult("k", "v", "cuda:90", ("narrow_loads",), trials)))
+    assert row["winner"] == ORIGINAL.label() and "fastest" not in row["reason"]
+    assert row["reason"].startswith("kept what the program ran: none of kinspect's 2 candidate(s) ran correctly "
+                                    "(2 wrong; first: out_ptr1: WRONG"), row["reason"]
+    close = Trial(_cand(warps=4), status="timed", median_ms=0.495, p20_ms=0.49, p80_ms=0.52, runs=200)
+    r = TuneResult("k", "v", "cuda:90", (), (Trial(ORIGINAL, **timed), close))
+    assert table_row(r, outcome(r))["reason"] == ("kept what the program ran: none of 1 timed candidate(s) measurably "
+                                                  "faster (the fastest: R0_BLOCK=16 XBLOCK=1 w4 s1 at 1.01x, within "
+                                                  "the timings' spread)")
