@@ -41,7 +41,7 @@ timeout "$LEFT" python3 -m kinspect vec-report "$STORE" --top 0 --tune "$KERNELS
     --budget "$BUDGET" --json > "$OUT/tune.json" 2> "$OUT/tune.progress"
 rc=$?
 echo "rc=$rc$([ $rc = 124 ] && echo ' (cut by its time limit)') ($(wc -l < "$OUT/tune.progress") progress lines in tune.progress)"
-grep -E "^tuning |^  tuned in|^not tuned" "$OUT/tune.progress" | cut -c1-160
+grep -E "^tune: |^tuning |^  tuned in|^not tuned" "$OUT/tune.progress" | cut -c1-160
 
 echo "[$SECONDS s] the tune table"
 timeout $((TOTAL + 40 - SECONDS)) python3 benchmarks/tune_table.py "$STORE" -n "$KERNELS" --json "$OUT/tune.json" \
