@@ -139,19 +139,19 @@ def test_kernel_records_are_matched_by_name_and_by_order_where_a_name_has_two_va
     assert rec.tallies["h2"].tuning_ms == 11.0
 
 
-def test_arming_opens_the_first_window_once_before_any_variant_is_known():
-    """Inductor's static path counts a kernel's first launch after it ran: the observer arms the timer
+def test_opening_starts_the_first_window_once_before_any_variant_is_known():
+    """Inductor's static path counts a kernel's first launch after it ran: the observer opens the timer
     first so that launch is in the session (issue 29: 566 timed of 567 on the H200)."""
     started = []
     timer = KernelRecordsTimer(session=(lambda: started.append(1), lambda: []))
     rec = LaunchRecorder(timer=timer)
-    timer.arm(rec)
+    timer.open(rec)
     assert started == [1] and timer._on
-    timer.arm(rec)
+    timer.open(rec)
     rec.tally("h", "k", ())               # the variant, known after its launch: no second session
     assert started == [1] and timer.windows == 1 and timer._keys == {"k": "h"}
     timer.resolve(rec, final=True)
-    timer.arm(rec)                        # after the end nothing opens again
+    timer.open(rec)                        # after the end nothing opens again
     assert started == [1]
 
 
