@@ -67,11 +67,14 @@ def child(a) -> None:
         from torch._inductor.runtime.triton_heuristics import CachingAutotuner
 
         for o in gc.get_objects():
-            if isinstance(o, CachingAutotuner) and len(getattr(o, "launchers", ())) == 1:
-                total += 1
-                static += bool(getattr(o.launchers[0], "_is_static", False))
-    except Exception:
-        pass
+            try:       # a dead weak proxy raises ReferenceError at isinstance
+                if isinstance(o, CachingAutotuner) and len(getattr(o, "launchers", ())) == 1:
+                    total += 1
+                    static += bool(getattr(o.launchers[0], "_is_static", False))
+            except ReferenceError:
+                continue
+    except Exception as e:
+        print(f"static launcher count failed: {type(e).__name__}: {e}", file=sys.stderr)
     with open(a.out, "w") as f:
         json.dump({"step_ms": ms, "first_step_s": first_s, "static": static, "autotuners": total}, f)
 
@@ -120,7 +123,8 @@ def inproc_child(a) -> None:
                     continue
                 with kinspect.capture(f"{tmp}/{m}-{r}", time=m == "capture-time") as rec:
                     runs[m].append(block())
-                launches[m].append(sum(t.calls for t in rec.launches.tallies.values()) if rec.launches else 0)
+                    # counted before the capture ends (it hands its counts to the store and forgets them)
+                    launches[m].append(sum(t.calls for t in rec.launches.tallies.values()))
     with open(a.out, "w") as f:
         json.dump({"runs": runs, "launches": launches}, f)
 

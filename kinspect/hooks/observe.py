@@ -216,8 +216,10 @@ class LaunchObserver:
                 return original(at, *args, stream=stream, **kwargs)
             tuning_first = len(at.launchers) != 1
             timer = observer.rec.timer
-            if tuning_first and timer is not None:
-                _quiet(timer.resolve, observer.rec, False)     # this call's benchmark launches apart
+            if timer is not None:
+                _quiet(timer.open, observer.rec)       # before the launch: its counter is made after it
+                if tuning_first:
+                    _quiet(timer.resolve, observer.rec, False)     # this call's benchmark launches apart
             result = original(at, *args, stream=stream, **kwargs)
             try:
                 observer._after_run(at, original, args, stream, tuning_first)
