@@ -11,7 +11,7 @@
 set -uo pipefail
 export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD:${PYTHONPATH:-}
 CACHES=$(mktemp -d /tmp/sol-caches.XXXXXX)        # the script's own, empty: the first capture compiles everything
-export TORCHINDUCTOR_CACHE_DIR=$CACHES/inductor TRITON_CACHE_DIR=$CACHES/triton
+export TORCHINDUCTOR_CACHE_DIR=$CACHES/inductor TRITON_CACHE_DIR=$CACHES/triton KINSPECT_CACHE_DIR=$CACHES/kinspect
 OUT=${OUT:-/tmp/sol-out}
 STORE=/tmp/sol-gpt2
 WARM=/tmp/sol-gpt2-warm
