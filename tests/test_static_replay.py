@@ -57,7 +57,9 @@ def _static_autotuner(observer, kernel, calls):
     class CachingAutotuner:
         def __init__(self):
             self.launchers = [launcher]
-            self.triton_meta = {"signature": dict(SIGNATURE), "constants": {}}
+            self.triton_meta = {"signature": dict(SIGNATURE), "constants": {},     # torch 2.11 with Triton >= 3.3
+                                "configs": [{(0,): [["tt.divisibility", 16]], (1,): [["tt.divisibility", 16]],
+                                             (2,): [["tt.divisibility", 16]]}]}
             self.fn = triton_poi_fused_add_mul_0
 
         def run(self, *args, stream, **kwargs):
@@ -108,6 +110,8 @@ def test_a_static_launch_is_recorded_without_constexprs_and_replays_with_the_rec
     [sig] = v.launches.signatures
     assert [a.name for a in sig.args] == ["in_ptr0", "out_ptr0", "xnumel"] and sig.grid == (8, 1, 1)
     assert v.constexprs == {"XBLOCK": 512} and v.launches.calls == 2
+    # Inductor's specialization is kept: a replay builds 16-byte aligned tensors, as the program ran
+    assert v.attributes == {n: {"tt.divisibility": 16} for n in ("in_ptr0", "out_ptr0", "xnumel")}
     spec = load(v.path)
     assert {a.name: a.value for a in spec.args if a.kind != "tensor"} == {"xnumel": 4096, "XBLOCK": 512}
     ran = interpret(v.kernel, replay=v.path)

@@ -394,7 +394,9 @@ def _static_src(at, launcher):
     meta = getattr(at, "triton_meta", None) or {}
     config = dict(getattr(getattr(launcher, "config", None), "kwargs", None) or {})
     fn = getattr(at, "fn", None)
-    return SimpleNamespace(fn=fn, signature=meta.get("signature") or {}, attrs={},
+    configs = meta.get("configs") or [{}]      # Inductor's specialization: {(i,): [["tt.divisibility", 16]]}
+    attrs = configs[0] if isinstance(configs[0], dict) else {}    # (an AttrsDescriptor with Triton < 3.3)
+    return SimpleNamespace(fn=fn, signature=meta.get("signature") or {}, attrs=attrs,
                            constants={**(meta.get("constants") or {}), **config},
                            name=getattr(fn, "__name__", "kernel"))
 
