@@ -2,13 +2,24 @@
 
 Speed is benchmarks/kernels_gpu.py's business; these check results, in every dtype (the CPU
 interpreter cannot check bfloat16 matrix products), with the autotuned launchers the benchmark times.
+
+Each case runs once, in a pool of worker processes side by side (`ran`): Triton compiles one kernel at
+a time in a process and an autotuned case compiles and times every config, so one after another in
+this process the file took 141 s on the H200; compiled ahead in other processes and then run again
+here, still 137 s. Each test reports its own case's outcome: its assertion's traceback, what it
+printed, how long it took. Only the cases of the tests pytest selected run.
 """
 
+import contextlib
+import inspect
+import io
 import json
+import multiprocessing
 import os
-import subprocess
-import sys
+import tempfile
 import time
+import traceback
+from concurrent.futures import ProcessPoolExecutor, wait
 from pathlib import Path
 
 import pytest
@@ -37,8 +48,7 @@ SOFTMAX_SHAPES = [(8192, 8192), (32768, 1024), (1048576, 2), (64, 262144), (4097
 SOFTMAX = [(shape, dtype) for dtype in (F32, BF16) for shape in SOFTMAX_SHAPES] + [(SOFTMAX_SHAPES[0], F16),
                                                                                    (SOFTMAX_SHAPES[3], F16)]
 # the autotuned paths: whole rows, narrowest to widest (each width compiles its own configs), and the two
-# passes past WHOLE_ROW_MAX (2048 would compile the same configs as 4096); 64 to 1024 are also the sizes
-# tests/gpu/test_launch_live.py launches, which then find them prepared in this process
+# passes past WHOLE_ROW_MAX (2048 would compile the same configs as 4096)
 SQUARE = [(n, dtype) for dtype in (F32, BF16) for n in (64, 256, 512, 1024, 4096)]
 ODD = [(1000, 777, 333), (64, 4096, 64), (4096, 64, 100), (1, 1, 1), (129, 257, 17)]
 # every odd shape along both dims in tf32 and bfloat16; float16 (the same code as bfloat16 but for the
@@ -49,69 +59,29 @@ MATMUL = [(mnk, dtype) for mnk in [(4096, 4096, 4096), (1000, 777, 333), (1, 1, 
 ELEMENTWISE = [F32, BF16, F16]
 
 
-def _cases() -> list:
-    """Every case of this file's tests that takes no fixture, those that compile the most first."""
-    return ([(test_fused_tiled_square_along_rows, c) for c in SQUARE] + [(test_matmul_autotuned, c) for c in MATMUL]
-            + [(test_fused_tiled_odd_shapes_both_dims, c) for c in ODD_CASES]
-            + [(test_softmax_at_real_sizes, c) for c in SOFTMAX] + [(test_elementwise_at_real_sizes, (d,))
-                                                                    for d in ELEMENTWISE]
-            + [(test_softmax_on_a_strided_view_and_the_one_row_kernel, ()),
-               (test_fused_tiled_ieee_is_float32_exact, ())])
+# --- the cases (run in the workers) ---------------------------------------------------------------------
 
-
-def compile_ahead(worker: int, workers: int) -> None:
-    """Run every `workers`-th case from `worker` on, in a process of its own: their kernels compile
-    into the Triton cache the tests then load them from (a failure here is the test's to report)."""
-    for fn, args in _cases()[worker::workers]:
-        try:
-            fn(*args)
-        except Exception as e:
-            print(f"{fn.__name__}{args}: {type(e).__name__}: {str(e)[:200]}")
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _compiled_ahead():
-    """Triton compiles one kernel at a time in a process, and an autotuned case compiles every config:
-    the cases run first in parallel processes, so the tests find their kernels in the Triton cache and
-    check their results here, each as before (nothing is shared but the compiled binaries)."""
-    workers = max(1, min(8, (os.cpu_count() or 2) // 2))
-    t0 = time.perf_counter()
-    code = f"from tests.gpu.test_kernels_live import compile_ahead; compile_ahead({{}}, {workers})"
-    procs = [subprocess.Popen([sys.executable, "-c", code.format(i)], cwd=Path(__file__).parents[2],
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for i in range(workers)]
-    for proc in procs:
-        try:
-            out, _ = proc.communicate(timeout=300)
-            print(out[-2000:], end="")
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.communicate()
-    print(f"{len(_cases())} cases compiled ahead in {workers} processes in {time.perf_counter() - t0:.1f} s")
-
-
-@pytest.mark.parametrize("shape,dtype", SOFTMAX)
-def test_softmax_at_real_sizes(shape, dtype):
+def softmax_at_real_sizes(shape, dtype):
     x = torch.randn(*shape, device="cuda", dtype=dtype)
     ok(softmax.softmax(x), torch.softmax(x.float(), -1), name(dtype))
 
 
-def test_softmax_on_a_strided_view_and_the_one_row_kernel():
+def softmax_on_a_strided_view_and_the_one_row_kernel():
     x = torch.randn(3000, 1024, device="cuda")[:, :1000]
     ok(softmax.softmax(x), torch.softmax(x, -1), "float32")
     ok(softmax.softmax_one_row(x), torch.softmax(x, -1), "float32")
 
 
-@pytest.mark.parametrize("n,dtype", SQUARE)
-def test_fused_tiled_square_along_rows(n, dtype):
+def fused_tiled_square_along_rows(n, dtype):
     a = (torch.randn(n, n, device="cuda") * n ** -0.25).to(dtype)
     b = (torch.randn(n, n, device="cuda") * n ** -0.25).to(dtype)
     out = fused_mm_softmax_tiled.fused_mm_softmax_tiled(a, b)
     assert out.dtype == dtype
     ok(out, torch.softmax(a.float() @ b.float(), -1), "tf32" if dtype == F32 else name(dtype))
+    print(f"N={n} {name(dtype)}: {fused_mm_softmax_tiled.describe_call(a, b)}")
 
 
-@pytest.mark.parametrize("mnk,dim,dtype", ODD_CASES)
-def test_fused_tiled_odd_shapes_both_dims(mnk, dim, dtype):
+def fused_tiled_odd_shapes_both_dims(mnk, dim, dtype):
     m, n, k = mnk
     a = (torch.randn(m, k, device="cuda") * k ** -0.25).to(dtype)
     b = (torch.randn(k, n, device="cuda") * k ** -0.25).to(dtype)
@@ -121,22 +91,20 @@ def test_fused_tiled_odd_shapes_both_dims(mnk, dim, dtype):
     ok(out, torch.softmax(a.float() @ b.float(), dim), "tf32" if dtype == F32 else name(dtype))
 
 
-def test_fused_tiled_ieee_is_float32_exact():
+def fused_tiled_ieee_is_float32_exact():
     a, b = torch.randn(300, 200, device="cuda"), torch.randn(200, 500, device="cuda")
     out = fused_mm_softmax_tiled.fused_mm_softmax_tiled(a, b, input_precision="ieee")
     ok(out, torch.softmax(a.double() @ b.double(), -1), "float32")
 
 
-@pytest.mark.parametrize("mnk,dtype", MATMUL)
-def test_matmul_autotuned(mnk, dtype):
+def matmul_autotuned(mnk, dtype):
     m, n, k = mnk
     a, b = torch.randn(m, k, device="cuda", dtype=dtype), torch.randn(k, n, device="cuda", dtype=dtype)
     out = matmul.matmul(a, b, autotune=m == 4096)  # odd shapes: the default tile, one compile each
     ok(out, a.float() @ b.float(), "tf32" if dtype == F32 else name(dtype))
 
 
-@pytest.mark.parametrize("dtype", ELEMENTWISE)
-def test_elementwise_at_real_sizes(dtype):
+def elementwise_at_real_sizes(dtype):
     x = torch.randn(1 << 24, device="cuda", dtype=dtype) * 6
     y = torch.randn(1 << 24, device="cuda", dtype=dtype)
     ok(elementwise.gelu(x), torch.nn.functional.gelu(x.float(), approximate="tanh"), name(dtype))
@@ -145,22 +113,165 @@ def test_elementwise_at_real_sizes(dtype):
     ok(elementwise.square(m), m.float() * m.float(), name(dtype))
 
 
-def test_bench_runs_both_passes_of_the_tiled_kernel(tmp_path):
-    """kinspect bench on the two-pass path: the check sees pass 2's output, the variant is pass 1's."""
-    r = CliRunner().invoke(main, ["bench", "fused_mm_softmax_tiled", "--size", "2048", "--json", "--no-compile",
-                                  "--store", str(tmp_path / "out")])
+def _bench_json(*argv) -> dict:
+    with tempfile.TemporaryDirectory(prefix="kinspect-kernels-live-") as tmp:
+        r = CliRunner().invoke(main, ["bench", *argv, "--json", "--no-compile", "--store", str(Path(tmp) / "out")])
     assert r.exit_code == 0, r.output
-    d = json.loads(r.stdout)
+    return json.loads(r.stdout)
+
+
+def bench_runs_both_passes_of_the_tiled_kernel():
+    """kinspect bench on the two-pass path: the check sees pass 2's output, the variant is pass 1's."""
+    d = _bench_json("fused_mm_softmax_tiled", "--size", "2048")
     assert d["check"]["ok"], d["check"]
     assert d["constexprs"]["ONE_TILE"] is False and d["asm"]["matrix"] > 0
     assert d["first_call"]["cold"]["cache_hit"] is False
     print(json.dumps({k: d[k] for k in ("steady", "throughput", "references")}, indent=1))
 
 
-def test_bench_softmax_narrow_rows(tmp_path):
-    r = CliRunner().invoke(main, ["bench", "softmax", "--size", "1048576x2", "--json", "--no-compile",
-                                  "--store", str(tmp_path / "out")])
-    assert r.exit_code == 0, r.output
-    d = json.loads(r.stdout)
+def bench_softmax_narrow_rows():
+    d = _bench_json("softmax", "--size", "1048576x2")
     assert d["check"]["ok"] and d["method"]["grid"] == [512] and d["options"]["num_warps"] == 4
     print(json.dumps(d["throughput"], indent=1))
+
+
+# --- the pool ---------------------------------------------------------------------------------------------
+
+_COUNTS = {"compiled": 0, "loaded": 0}
+
+
+def _count_compiles() -> None:
+    """Worker initializer: count this process's compiles and Triton cache hits (the listener Triton calls
+    for both), chained to any listener already set."""
+    from triton import knobs
+
+    previous = knobs.compilation.listener
+
+    def listener(*, cache_hit, **kwargs):
+        _COUNTS["loaded" if cache_hit else "compiled"] += 1
+        if previous is not None:
+            previous(cache_hit=cache_hit, **kwargs)
+
+    knobs.compilation.listener = listener
+
+
+def run_case(case: str, args: tuple) -> tuple[str | None, str, float, dict]:
+    """One case in a worker: (its failure's traceback or None, what it printed, seconds, the compiles and
+    cache hits it caused)."""
+    printed, before, t0 = io.StringIO(), dict(_COUNTS), time.perf_counter()
+    error = None
+    try:
+        with contextlib.redirect_stdout(printed):
+            globals()[case](*args)
+    except Exception:
+        error = traceback.format_exc()
+    counts = {k: _COUNTS[k] - before[k] for k in _COUNTS}
+    return error, printed.getvalue(), time.perf_counter() - t0, counts
+
+
+# the heaviest cases first (each autotuned square compiles and times up to 12 configs), so none starts last alone
+WEIGHT = {"fused_tiled_square_along_rows": 3, "matmul_autotuned": 2, "bench_runs_both_passes_of_the_tiled_kernel": 2,
+          "fused_tiled_odd_shapes_both_dims": 1}
+DEADLINE_S = 420
+
+
+def _case_of(item) -> tuple[str, tuple] | None:
+    """(case function's name, its arguments) for a test of this file that runs a case, else None."""
+    case = item.originalname.removeprefix("test_")
+    fn = globals().get(case)
+    if item.module.__name__ != __name__ or case == item.originalname or not callable(fn):
+        return None
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    return case, tuple(params[p] for p in inspect.signature(fn).parameters)
+
+
+def run_all(cases: dict) -> dict:
+    """{key: run_case's answer} for {key: (case, args)}, in a pool of spawned processes (one per two
+    cores, at most 8), the heaviest cases first; a case not done by the deadline, or lost with its
+    worker, has a failure saying so. Prints the totals and the slowest cases."""
+    workers = max(1, min(8, (os.cpu_count() or 2) // 2, len(cases)))
+    t0 = time.perf_counter()
+    outcomes, late = {}, set()
+    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"), initializer=_count_compiles)
+    try:
+        futures = {pool.submit(run_case, *c): key
+                   for key, c in sorted(cases.items(), key=lambda kv: -WEIGHT.get(kv[1][0], 0))}
+        done, late = wait(futures, timeout=DEADLINE_S)
+        for f in done:
+            e = f.exception()
+            outcomes[futures[f]] = f.result() if e is None else (f"its worker was lost: {e!r}", "", 0.0, {})
+        for f in late:
+            outcomes[futures[f]] = (f"not finished {DEADLINE_S} s after the pool started", "", 0.0, {})
+    finally:
+        pool.shutdown(wait=not late, cancel_futures=True)
+        for proc in list((getattr(pool, "_processes", None) or {}).values()):   # a hung case's worker goes too
+            if proc.is_alive():
+                proc.kill()
+    total = {k: sum(o[3].get(k, 0) for o in outcomes.values()) for k in ("compiled", "loaded")}
+    print(f"{len(cases)} cases in {workers} processes in {time.perf_counter() - t0:.1f} s: {total['compiled']} "
+          f"kernels compiled, {total['loaded']} loaded from the Triton cache; the slowest:")
+    for key, o in sorted(outcomes.items(), key=lambda kv: -kv[1][2])[:12]:
+        print(f"  {o[2]:6.1f} s  {str(key).rsplit('::', 1)[-1]}  ({o[3].get('compiled', 0)} compiled)")
+    return outcomes
+
+
+@pytest.fixture(scope="module")
+def _outcomes(request) -> dict:
+    """run_case's answers for the selected tests of this file, by node id."""
+    return run_all({item.nodeid: c for item in request.session.items if (c := _case_of(item)) is not None})
+
+
+@pytest.fixture
+def ran(request, _outcomes):
+    """Report this test's case: what it printed, and its failure as the test's."""
+    def check():
+        error, printed, seconds, counts = _outcomes[request.node.nodeid]
+        print(printed, end="")
+        print(f"({seconds:.1f} s in a worker; {counts.get('compiled', 0)} kernels compiled, "
+              f"{counts.get('loaded', 0)} loaded from the Triton cache)")
+        if error:
+            pytest.fail(error, pytrace=False)
+    return check
+
+
+# --- the tests ---------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("shape,dtype", SOFTMAX)
+def test_softmax_at_real_sizes(shape, dtype, ran):
+    ran()
+
+
+def test_softmax_on_a_strided_view_and_the_one_row_kernel(ran):
+    ran()
+
+
+@pytest.mark.parametrize("n,dtype", SQUARE)
+def test_fused_tiled_square_along_rows(n, dtype, ran):
+    ran()
+
+
+@pytest.mark.parametrize("mnk,dim,dtype", ODD_CASES)
+def test_fused_tiled_odd_shapes_both_dims(mnk, dim, dtype, ran):
+    ran()
+
+
+def test_fused_tiled_ieee_is_float32_exact(ran):
+    ran()
+
+
+@pytest.mark.parametrize("mnk,dtype", MATMUL)
+def test_matmul_autotuned(mnk, dtype, ran):
+    ran()
+
+
+@pytest.mark.parametrize("dtype", ELEMENTWISE)
+def test_elementwise_at_real_sizes(dtype, ran):
+    ran()
+
+
+def test_bench_runs_both_passes_of_the_tiled_kernel(ran):
+    ran()
+
+
+def test_bench_softmax_narrow_rows(ran):
+    ran()
