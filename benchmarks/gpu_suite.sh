@@ -5,8 +5,9 @@
 # root; the output goes to $OUT (default /tmp/gpu-suite):
 #   pytest.txt   the run (-rP: the passing tests' prints too, launch counts against the profiler's),
 #                pytest's 25 slowest steps (--durations=25) and the wall time
-#   files.txt    seconds per test file: every setup, call and teardown pytest timed, summed by file
-#                (a session fixture counts where it first ran: cold_capture in the first file using it)
+#   files.txt    seconds per test file that ran: every setup, call and teardown pytest timed, summed by
+#                file (a session fixture counts where it first ran: cold_runs in the first file using it)
+# A run stopped by LIMIT still has both, and pytest.txt names the tests that did not finish.
 #
 #     OUT=/tmp/gpu-suite bash benchmarks/gpu_suite.sh
 set -uo pipefail
@@ -33,6 +34,8 @@ grep -E '^[0-9.]+s (setup|call|teardown) ' "$OUT/all.txt" \
 awk '{s += $1} END {printf "%7.1f s  in timed steps (the rest: start-up, collection, steps under 0.5 s)\n", s}' \
     "$OUT/files.txt" >> "$OUT/files.txt"
 cat "$OUT/files.txt"
-grep -E "passed|failed|skipped|error|calls .* vs profiler|^\{'plain'" "$OUT/pytest.txt" | tail -8
+grep -E "passed|failed|skipped|error|calls .* vs profiler|^\{'plain'|cases in [0-9]+ processes" "$OUT/pytest.txt" | tail -8
+# a run stopped by the limit: the tests it did not finish (tests/gpu/conftest.py names them)
+grep -E "did not finish|^NOT FINISHED" "$OUT/pytest.txt"
 rm -rf "$CACHES"
 exit $rc

@@ -27,6 +27,30 @@ def pytest_collection_modifyitems(config, items):
                 item.add_marker(pytest.mark.skip(reason="no GPU here"))
 
 
+_ITEMS: list[str] = []       # the node ids pytest is to run, in order
+_FINISHED: set[str] = set()  # those whose call ended, or whose setup failed or skipped
+
+
+def pytest_collection_finish(session):
+    _ITEMS[:] = [item.nodeid for item in session.items]
+
+
+def pytest_runtest_logreport(report):
+    if report.when == "call" or report.outcome != "passed":
+        _FINISHED.add(report.nodeid)
+
+
+def pytest_terminal_summary(terminalreporter):
+    """A run stopped early (SIGINT from benchmarks/gpu_suite.sh's limit, Ctrl-C) names the tests it did not
+    finish: pytest's own summary only counts those that did."""
+    left = [n for n in _ITEMS if n not in _FINISHED]
+    if left:
+        terminalreporter.write_sep("=", f"{len(left)} of {len(_ITEMS)} tests did not finish "
+                                        "(stopped before or during them)")
+        for nodeid in left:
+            terminalreporter.write_line(f"NOT FINISHED {nodeid}")
+
+
 @pytest.fixture(scope="session")
 def inductor_env(tmp_path_factory) -> dict:
     """The environment of the session's torch.compile runs: one Triton and one Inductor cache, empty at
