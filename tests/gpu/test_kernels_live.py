@@ -203,8 +203,9 @@ def run_all(cases: dict) -> dict:
         for f in late:
             outcomes[futures[f]] = (f"not finished {DEADLINE_S} s after the pool started", "", 0.0, {})
     finally:
+        procs = list((getattr(pool, "_processes", None) or {}).values())    # (shutdown forgets them)
         pool.shutdown(wait=not late, cancel_futures=True)
-        for proc in list((getattr(pool, "_processes", None) or {}).values()):   # a hung case's worker goes too
+        for proc in procs:   # a hung case's worker goes too
             if proc.is_alive():
                 proc.kill()
     total = {k: sum(o[3].get(k, 0) for o in outcomes.values()) for k in ("compiled", "loaded")}
