@@ -6,7 +6,8 @@
 #   pytest.txt   the run (-rP: the passing tests' prints too, launch counts against the profiler's),
 #                pytest's 25 slowest steps (--durations=25) and the wall time
 #   files.txt    seconds per test file that ran: every setup, call and teardown pytest timed, summed by
-#                file (a session fixture counts where it first ran: cold_runs in the first file using it)
+#                file (a session fixture counts where it first ran: the cold programs, cold_runs, in
+#                test_kernels_live.py, which runs first and starts them beside its own cases)
 # A run stopped by LIMIT still has both, and pytest.txt names the tests that did not finish.
 #
 #     OUT=/tmp/gpu-suite bash benchmarks/gpu_suite.sh

@@ -2,12 +2,13 @@
 time printed); `bash benchmarks/gpu_suite.sh` runs it with fresh caches, alone, and sums the times per
 file. It is to pass within 5 minutes on one H200, so work is shared here: one cold capture of the
 torch.compile'd sample (cold_capture) for every test that only reads a store, run beside the other cold
-programs (cold_runs), and one pair of Triton and Inductor caches (inductor_env) that it leaves warm for
-the sample's later runs."""
+programs (cold_runs) and beside the shipped kernels' result checks (test_kernels_live.py, run first), and
+one pair of Triton and Inductor caches (inductor_env) that it leaves warm for the sample's later runs."""
 
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -16,8 +17,13 @@ ROOT = Path(__file__).parents[2]
 SAMPLE = ROOT / "samples" / "torch_compile_capture.py"     # a torch.compile'd TransformerEncoderLayer, fwd + bwd
 
 
+# runs first: its cases check results, never timings, in worker processes, so the session's cold programs
+# (cold_runs) run beside them, and nothing that times anything runs while either does
+FIRST = "tests/gpu/test_kernels_live.py"
+
+
 def pytest_collection_modifyitems(config, items):
-    """Everything under tests/gpu needs a GPU: mark it, and skip cleanly where there is none."""
+    """Everything under tests/gpu needs a GPU: mark it, and skip cleanly where there is none. FIRST first."""
     import torch
 
     for item in items:
@@ -25,6 +31,7 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.gpu)
             if not torch.cuda.is_available():
                 item.add_marker(pytest.mark.skip(reason="no GPU here"))
+    items.sort(key=lambda item: not str(item.fspath).endswith(FIRST))   # stable: the rest keep their order
 
 
 _ITEMS: list[str] = []       # the node ids pytest is to run, in order
@@ -86,14 +93,20 @@ print(json.dumps({"autotuners": len(tuners), "static": sum(bool(getattr(t.launch
 """
 
 
+def needs_cold_runs(session) -> bool:
+    """Whether a test pytest is to run uses the session's cold programs."""
+    return any("cold_runs" in getattr(item, "fixturenames", ()) for item in session.items)
+
+
 @pytest.fixture(scope="session")
-def cold_runs(tmp_path_factory, inductor_env) -> dict:
-    """The session's cold torch.compile programs, started together and waited for together: each has its
+def cold_started(tmp_path_factory, inductor_env) -> dict:
+    """The session's cold torch.compile programs, started together (cold_runs waits for them): each has its
     own caches, and most of their time is imports, tracing and compiling, so side by side they take about
     as long as the longest. "sample": `kinspect capture --time` of the encoder sample with the session's
     caches (cold_capture); "plain" and "capture": the probe alone and under `kinspect capture
-    --time=events`, each with empty caches of its own. {"runs": {name: (exit code, stdout, stderr)},
-    "sample_store": ..., "probe_store": ...}; nothing runs beside the tests that come after."""
+    --time=events`, each with empty caches of its own. {"procs": {name: Popen}, "folder": where their
+    NAME.out and NAME.err go, "sample_store": ..., "probe_store": ..., "t0": when they started}; those
+    still running at the session's end are killed."""
     tmp = tmp_path_factory.mktemp("cold")
     probe = tmp / "probe.py"
     probe.write_text(PROBE)
@@ -105,19 +118,33 @@ def cold_runs(tmp_path_factory, inductor_env) -> dict:
              "plain": ([sys.executable, str(probe)], own["plain"]),
              "capture": ([*capture, str(tmp / "probe-out"), "--time=events", "--", sys.executable, str(probe)],
                          own["capture"])}
-    procs = {name: subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-             for name, (argv, env) in argvs.items()}
-    runs = {}
-    try:
-        for name, proc in procs.items():
-            stdout, stderr = proc.communicate(timeout=600)
-            runs[name] = (proc.returncode, stdout, stderr)
-    finally:
-        for proc in procs.values():
-            if proc.poll() is None:
-                proc.kill()
-                proc.communicate()
-    return {"runs": runs, "sample_store": tmp / "out", "probe_store": tmp / "probe-out"}
+    t0 = time.perf_counter()
+    procs = {}
+    for name, (argv, env) in argvs.items():   # output to files: a full pipe nobody reads yet would stop them
+        with open(tmp / f"{name}.out", "w") as out, open(tmp / f"{name}.err", "w") as err:
+            procs[name] = subprocess.Popen(argv, stdout=out, stderr=err, text=True, env=env)
+    yield {"procs": procs, "folder": tmp, "sample_store": tmp / "out", "probe_store": tmp / "probe-out", "t0": t0}
+    for proc in procs.values():
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.fixture(scope="session")
+def cold_runs(cold_started) -> dict:
+    """The cold programs' results: {"runs": {name: (exit code, stdout, stderr)}, "sample_store": ...,
+    "probe_store": ...}. tests/gpu/test_kernels_live.py (FIRST) starts them beside its own cases and waits
+    for them, so nothing runs beside the tests that come after."""
+    runs, folder = {}, cold_started["folder"]
+    for name, proc in cold_started["procs"].items():
+        try:
+            proc.wait(timeout=600)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        runs[name] = (proc.returncode, (folder / f"{name}.out").read_text(), (folder / f"{name}.err").read_text())
+    print(f"the cold programs ran {time.perf_counter() - cold_started['t0']:.1f} s")
+    return {"runs": runs, "sample_store": cold_started["sample_store"], "probe_store": cold_started["probe_store"]}
 
 
 @pytest.fixture(scope="session")

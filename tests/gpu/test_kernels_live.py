@@ -242,8 +242,19 @@ def run_all(cases: dict) -> dict:
 
 @pytest.fixture(scope="module")
 def _outcomes(request) -> dict:
-    """run_case's answers for the selected tests of this file, by node id."""
-    return run_all({item.nodeid: c for item in request.session.items if (c := _case_of(item)) is not None})
+    """run_case's answers for the selected tests of this file, by node id. The session's cold programs
+    (conftest's cold_runs), where a selected test uses them, start first and run beside the cases: neither
+    times anything the other could disturb (the cold capture's GPU times are read, never compared); both
+    are waited for here, so nothing runs beside the tests after this file."""
+    from tests.gpu.conftest import needs_cold_runs
+
+    cold = needs_cold_runs(request.session)
+    if cold:
+        request.getfixturevalue("cold_started")
+    outcomes = run_all({item.nodeid: c for item in request.session.items if (c := _case_of(item)) is not None})
+    if cold:
+        request.getfixturevalue("cold_runs")
+    return outcomes
 
 
 @pytest.fixture
