@@ -396,3 +396,55 @@ def test_a_static_range_count_that_is_also_a_block_is_small(tmp_path):
     out = ok("dump", f"{f}:res_fwd", "--store", tmp_path / "out")
     a = assumed(out)
     assert a["MAX_BLOCKS"] == "2" and a["BLOCK_D"] == "64" and "the loop is unrolled" in out, out
+
+
+# -- device-query tools at import: nvidia-smi, rocm-smi, pynvml ----------------------------------
+
+def test_vendor_query_commands_and_nvml_answer_as_the_target_and_agree(tmp_path):
+    """vendor_pkg finds its vendor by running each vendor's query command at import (no success:
+    "No device were detected"), and its pruner reads the SM clock from nvidia-smi and from NVML,
+    which must agree: the H100 stand-in's 1980 MHz keeps the big tiles, the A100's 1410 the small."""
+    out = ok("dump", f"{CORPUS}/vendor_pkg/ops.py:scaled_copy_kernel", "-t", "cuda:90", "--store", tmp_path / "a")
+    assert "loaded   imported" in out and "it ran nvidia-smi, answered as the target's device" in out
+    assert "rocm-smi, missing" in out and "config 2 of 4" in out, out
+    out = ok("dump", f"{CORPUS}/vendor_pkg/ops.py:scaled_copy_kernel", "-t", "cuda:80", "--store", tmp_path / "b")
+    assert "config 0 of 4" in out, out
+    # on an AMD target nvidia-smi is missing and NVML has no library: the file's own pruner fails there
+    r = run("dump", f"{CORPUS}/vendor_pkg/ops.py:scaled_copy_kernel", "-t", "hip:gfx942", "--store", tmp_path / "c")
+    one_error_line(r, "prune_configs_by (sm_clock_mhz at", "NVML Shared Library Not Found")
+    out = ok("dump", f"{CORPUS}/vendor_pkg/ops.py:scaled_copy_kernel", "-t", "hip:gfx942", "--config", "0",
+             "--store", tmp_path / "d")
+    assert "rocm-smi, answered as the target's device" in out and "nvidia-smi, missing" in out, out
+
+
+def test_query_tools_are_answered_from_the_device_facts_and_restored():
+    import shutil
+    import subprocess
+    import sys
+
+    from kinspect.compile.device import as_target
+    from kinspect.model import Target
+
+    before = (subprocess.Popen, shutil.which, sys.modules.get("pynvml"))
+    with as_target(Target("cuda", "90", 32)):
+        q = subprocess.run(["nvidia-smi", "--query-gpu=name,compute_cap,memory.total", "--format=csv,noheader"],
+                           capture_output=True, text=True)
+        assert q.returncode == 0 and q.stdout.strip() == "NVIDIA H100 80GB HBM3, 9.0, 81920 MiB"
+        bad = subprocess.run(["nvidia-smi", "--query-gpu=power.draw", "--format=csv"], capture_output=True, text=True)
+        assert bad.returncode == 2 and "not a valid field" in bad.stderr     # no invented figure
+        assert subprocess.check_output("nvidia-smi -L", shell=True).decode().startswith("GPU 0: NVIDIA H100")
+        with pytest.raises(FileNotFoundError):
+            subprocess.run(["rocm-smi"])
+        assert shutil.which("nvidia-smi") and shutil.which("rocm-smi") is None
+        import pynvml
+
+        pynvml.nvmlInit()
+        h = pynvml.nvmlDeviceGetHandleByIndex(0)
+        assert pynvml.nvmlDeviceGetMaxClockInfo(h, pynvml.NVML_CLOCK_SM) == 1980
+        assert pynvml.nvmlDeviceGetCudaComputeCapability(h) == (9, 0)
+        assert subprocess.run([sys.executable, "-c", "print(1)"], capture_output=True).stdout == b"1\n"
+    with as_target(Target("hip", "gfx942", 64)):
+        assert "gfx942" in subprocess.run(["rocminfo"], capture_output=True, text=True).stdout
+        with pytest.raises(FileNotFoundError):
+            subprocess.check_output(["/usr/bin/nvidia-smi"])
+    assert (subprocess.Popen, shutil.which, sys.modules.get("pynvml")) == before

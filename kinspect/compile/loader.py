@@ -570,7 +570,7 @@ def load(source: str, *, driver_context, target_key: str, offline: bool) -> Load
             with budget(IMPORT_BUDGET_S):
                 module = _import(where)
             loaded = Loaded(module, where.file, True, f"imported {display} (its module-level code ran; "
-                                                      f"{_launched(recorder.launches)})",
+                                                      f"{_launched(recorder.launches)}{_tools()})",
                             launches=tuple(recorder.launches), where=where)
         except (Exception, SystemExit, Enough, TimeUp, TooHeavy) as e:
             _forget(where)
@@ -582,11 +582,24 @@ def load(source: str, *, driver_context, target_key: str, offline: bool) -> Load
             launched = f"; before that, it {_launched(launches)}" if launches else ""
             loaded = Loaded(module, where.file, False,
                             f"definitions only from {display}: {why}{launched}; ran {ran}, "
-                            f"skipped {_count(defs.skipped, 'other top-level statement')}{failed}",
+                            f"skipped {_count(defs.skipped, 'other top-level statement')}{failed}{_tools()}",
                             failed=tuple(defs.failed), skipped=defs.skipped, why=why, undefined=dict(defs.undefined),
                             launches=launches, where=where)
     _LOADED[key] = loaded
     return loaded
+
+
+def _tools() -> str:
+    """`; it ran nvidia-smi, answered as the target's device; rocm-smi, missing as on a machine with
+    only that device` when its code ran vendors' device-query tools (kinspect.compile.device_query)."""
+    from kinspect.compile.device import answered
+
+    asked = answered()
+    yes = [t for t, ok in asked if ok]
+    no = [t for t, ok in asked if not ok]
+    parts = ([f"{', '.join(yes)}, answered as the target's device"] if yes else []) + \
+        ([f"{', '.join(no)}, missing as on a machine with only that device"] if no else [])
+    return f"; it ran {'; '.join(parts)}" if parts else ""
 
 
 def _launched(launches) -> str:
