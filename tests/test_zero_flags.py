@@ -448,3 +448,52 @@ def test_query_tools_are_answered_from_the_device_facts_and_restored():
         with pytest.raises(FileNotFoundError):
             subprocess.check_output(["/usr/bin/nvidia-smi"])
     assert (subprocess.Popen, shutil.which, sys.modules.get("pynvml")) == before
+
+
+# -- tl.dot pairs, float constexprs, heuristics that read their own name ------------------------------
+
+def test_dot_operands_get_one_element_type(tmp_path):
+    """The identity-trick dot (its second operand cast to Q's own element type) says nothing of Q:
+    Q and K pair as fp16 and it compiles; a B that says nothing takes the bf16 its A is checked for."""
+    out = ok("dump", f"{CORPUS}/dot_pairs.py:attn_fwd_identity_trick", "-p", "Q_IN_REGS=True", "--store",
+             tmp_path / "a")
+    got = assumed(out)
+    assert got["Q"] == got["K"] == got["V"] == "*fp16", out
+    assert got["sm_scale"] == "fp32:1.0" and "multiplies a tl.float32 value at line 30" in out
+    out = ok("dump", f"{CORPUS}/dot_pairs.py:gemm_a_checked", "--store", tmp_path / "b")
+    got = assumed(out)
+    assert got["a_ptr"] == got["b_ptr"] == "*bf16" and "the other operand of tl.dot at line 53 is a_ptr" in out
+
+
+def test_float_constexprs_by_use_and_a_heuristic_reading_its_own_name(tmp_path):
+    out = ok("dump", f"{CORPUS}/norm_flags.py:_rms_norm_bwd", "--store", tmp_path)
+    got = assumed(out)
+    assert got["eps"] == "1.0" and "a term of tl.rsqrt's argument at line 18" in out
+    assert got["OFFSET"] == "1.0" and got["n_cols"].startswith("i32")
+    assert got["GEMMA"] == "False" and "the @triton.heuristics value that sets it reads it from the launch" in out
+    assert "heuristics GEMMA=False" in out
+
+
+def test_what_offsets_a_pointer_is_an_integer(tmp_path):
+    """`X + i * row_step` makes row_step an integer even where it also meets a float; `scale`
+    multiplying a float value is a float (no name says so)."""
+    import importlib.util
+
+    from kinspect.compile.assume import assume
+
+    f = tmp_path / "offsets_float.py"
+    f.write_text(textwrap.dedent('''
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def k(X, Y, factor, row_step, n):
+            i = tl.program_id(0)
+            x = tl.load(X + i * row_step).to(tl.float32)
+            tl.store(Y + i, x * factor + row_step)
+        '''))
+    spec = importlib.util.spec_from_file_location("offsets_float", f)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    got = {a.name: a.spec for a in assume(module.k, ["X", "Y", "factor", "row_step", "n"])}
+    assert got["factor"] == "fp32:1.0" and got["row_step"].startswith("i32"), got

@@ -17,7 +17,7 @@ import itertools
 from dataclasses import dataclass
 
 from kinspect.compile.args import DEFAULT_INT, DTYPES, POINTER_ELEMENTS
-from kinspect.compile.infer import EXPLICIT, HABIT, NEED, PAIRED, Walk, _tl, walk
+from kinspect.compile.infer import EXPLICIT, HABIT, INDEX_BOUND, NEED, OFFSETS, PAIRED, Walk, _tl, walk
 
 BLOCK = 64                 # a constexpr block size: a power of two that tl.dot accepts on every target
 BLOCK_3D = 16              # in a kernel with 3-D tiles: 64**3 elements take ptxas minutes
@@ -82,6 +82,10 @@ def _decide(w: Walk, missing: list[str], given: dict, warps: int | None = None) 
         hit = sorted(cands & pointers)
         if hit:
             w.need(loaded, "i32", line, f"its values are offsets into {hit[0]} at line {line}")
+    for cands, params, line in w.ptr_offsets:
+        if cands & pointers:          # what offsets a pointer is an integer
+            for q in params:
+                w.facts[q].ints.append((line, f"{OFFSETS} at line {line}"))
     links = {}
     for ptrs, value, line in w.stored:
         for p in ptrs:
@@ -100,8 +104,35 @@ def _decide(w: Walk, missing: list[str], given: dict, warps: int | None = None) 
     for p in missing:
         if p not in w.constexprs:
             out[p] = _runtime(w, p, pointers, links, {**given, **{k: a.value for k, a in out.items()}})
+    _pair_dot_operands(w, out, links, given)
     _satisfy_asserts(w, out, given)
     return [out[p] for p in w.names if p in out]
+
+
+def _pair_dot_operands(w: Walk, out: dict, links: dict, constexprs: dict) -> None:
+    """tl.dot takes two operands of one element type: where the two pointers loaded as its operands
+    were given different ones, the one with the weaker evidence takes the other's."""
+    import torch
+
+    def rank(p):
+        ev = [e[0] for e in w.facts[p].elem] + ([NEED] if w.facts[p].options else [])
+        return min(ev, default=HABIT + 1)
+
+    for left, right, line in w.dots:
+        for a in sorted(left):
+            for b in sorted(right):
+                x, y = out.get(a), out.get(b)
+                if not (x and y and x.kind == y.kind == "pointer") or x.spec == y.spec:
+                    continue
+                if rank(a) == rank(b):
+                    continue
+                strong, weak = (x, y) if rank(a) < rank(b) else (y, x)
+                dtype = strong.spec[1:]
+                value = torch.empty(POINTER_ELEMENTS, dtype=getattr(torch, DTYPES[dtype]))
+                why = weak.why.split("; element type")[0]
+                out[weak.name] = Assumed(weak.name, value, f"*{dtype}", f"{why}; element type {dtype}: the other "
+                                         f"operand of tl.dot at line {line} is {strong.name} ({dtype})", False,
+                                         "pointer")
 
 
 # -- runtime arguments ------------------------------------------------------------------------------
@@ -124,7 +155,7 @@ def _runtime(w: Walk, p: str, pointers: set, links: dict, constexprs: dict) -> A
         dtype, why = _elem(w, p, links, constexprs)
         value = torch.empty(POINTER_ELEMENTS, dtype=getattr(torch, DTYPES[dtype]))
         return Assumed(p, value, f"*{dtype}", f"a pointer: {how}; {why}", False, "pointer")
-    if f.floats and not any("bit" in why or "loop" in why or "division" in why for _, why in f.ints):
+    if f.floats and not _int_needed(f):
         return Assumed(p, 1.0, "fp32:1.0", f"a float: {f.floats[0][1]}", False, "float")
     if f.contiguous:
         line = f.contiguous[0][0]
@@ -138,6 +169,13 @@ def _runtime(w: Walk, p: str, pointers: set, links: dict, constexprs: dict) -> A
                        "float")
     why = f"an integer: {f.ints[0][1]}" if f.ints else "an integer: nothing in the code needs a float or a pointer"
     return Assumed(p, DEFAULT_INT, f"i32:{DEFAULT_INT}", why, False, "int")
+
+
+def _int_needed(f) -> bool:
+    """Whether the code needs the value to be an integer (bit operations, a loop bound, //, a
+    pointer offset), whatever float arithmetic it also takes part in."""
+    return any(any(k in why for k in ("bit", "loop", "division", OFFSETS, INDEX_BOUND, "tl.cdiv", "seed", "offset"))
+               for _, why in f.ints)
 
 
 def _elem(w: Walk, p: str, links: dict, constexprs: dict, default: str = "fp32", depth: int = 0) -> tuple[str, str]:
@@ -251,6 +289,8 @@ def _constexpr(w: Walk, p: str, warps: int | None = None) -> Assumed:
         return Assumed(p, value, str(value), why, True, kind)
     if f.nones:
         return Assumed(p, None, "None", f"compared with None at line {f.nones[0][0]}", True, "none")
+    if f.floats and not _int_needed(f):
+        return Assumed(p, 1.0, "1.0", f"a float: {f.floats[0][1]}", True, "float")
     if f.ints or f.used:
         line = (f.ints or f.used)[0][0]
         return Assumed(p, OTHER_INT, str(OTHER_INT), f"an int: used at line {line}, nothing says more", True, "int")
