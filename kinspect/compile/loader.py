@@ -235,12 +235,15 @@ def guarded(where: Where, driver_context, recorder):
     from kinspect.compile import private_cache
     from kinspect.compile.file_launches import active
 
-    argv, bytecode = sys.argv, sys.dont_write_bytecode
+    argv, bytecode, prefix = sys.argv, sys.dont_write_bytecode, sys.pycache_prefix
     roots = [str(where.root), *map(str, where.paths)]
     for r in reversed(roots):
         sys.path.insert(0, r)
     sys.argv = [str(where.file)]
-    sys.dont_write_bytecode = True   # no __pycache__ left in the user's folders
+    # no __pycache__ left in the user's folders: their bytecode is kept in kinspect's own cache, so
+    # the next run on the same project does not compile its modules again
+    sys.pycache_prefix = _bytecode_dir()
+    sys.dont_write_bytecode = sys.pycache_prefix is None
     try:
         # what the file prints (its test output, argparse's usage line) is not kinspect's to show:
         # the one line on how the file was loaded says what stopped it
@@ -250,8 +253,21 @@ def guarded(where: Where, driver_context, recorder):
     finally:
         sys.argv = argv
         sys.dont_write_bytecode = bytecode
+        sys.pycache_prefix = prefix
         for r in roots:
             _remove_once(sys.path, r)
+
+
+def _bytecode_dir() -> str | None:
+    """Where the user's modules' bytecode goes (kinspect's cache), or None when it cannot be written."""
+    from kinspect.cache import cache_dir
+
+    folder = cache_dir() / "bytecode"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    return str(folder) if os.access(folder, os.W_OK) else None
 
 
 def _why(e: BaseException, file: Path) -> str:
