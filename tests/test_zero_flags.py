@@ -177,8 +177,8 @@ def test_a_failed_compile_with_assumed_values_is_one_line_with_the_command_to_ed
             tl.store(x_ptr + offs, tl.load(x_ptr + offs) + undefined_name)
     """))
     one_error_line(run("dump", f"{f}:k", "--store", tmp_path / "out"), f"at {f}:8", "undefined_name",
-                   "kinspect assumed 3 values from the kernel's code (x_ptr=*fp32, n=i32:1024, BLOCK=64); edit and "
-                   f"run: kinspect dump {f}:k --arg 'x_ptr=*fp32' --arg n=i32:1024 -p BLOCK=64")
+                   "kinspect assumed 3 values from the kernel's code (x_ptr=*fp32, n=i32:1024, BLOCK=64); the values "
+                   f"it used, to edit: kinspect dump {f}:k --arg 'x_ptr=*fp32' --arg n=i32:1024 -p BLOCK=64")
     assert not (tmp_path / "out").exists()
 
 
@@ -497,3 +497,42 @@ def test_what_offsets_a_pointer_is_an_integer(tmp_path):
     spec.loader.exec_module(module)
     got = {a.name: a.spec for a in assume(module.k, ["X", "Y", "factor", "row_step", "n"])}
     assert got["factor"] == "fp32:1.0" and got["row_step"].startswith("i32"), got
+
+
+def test_a_failed_guess_suggests_other_values_derived_from_the_error():
+    """The suggestion never repeats what failed: a tile over Triton's limit halves the largest
+    assumed block; a tl.dot of two types retypes the pointer nothing fixed; an error that says
+    nothing to act on gets no new values."""
+    import torch
+
+    from kinspect.compile.assume import Assumed, improve
+
+    blocks = (Assumed("BLOCK_M", 128, "128", "a power of two: tl.arange at line 3", True, "pow2"),
+              Assumed("BLOCK_N", 64, "64", "a power of two: tl.arange at line 4", True, "pow2"))
+    better, how = improve(blocks, "numel (2097152) exceeds triton maximum tensor numel (1048576)")
+    assert [a.value for a in better] == [64, 64] and "BLOCK_M=64" in how and "not 128" in better[0].why
+    ptrs = (Assumed("a", torch.empty(1, dtype=torch.float16), "*fp16", "a pointer: loaded at line 5; element type "
+                    "fp16: a tl.dot operand at line 9", False, "pointer"),
+            Assumed("b", torch.empty(1), "*fp32", "a pointer: loaded at line 6; element type fp32: nothing in the "
+                    "code fixes it", False, "pointer"))
+    better, how = improve(ptrs, "Both operands must be same dtype. Got fp16 and fp32")
+    assert [a.spec for a in better] == ["*fp16", "*fp16"] and better[1].value.dtype == torch.float16
+    assert improve(ptrs, "NameError('undefined_name is not defined')") == ((), "")
+
+
+def test_assumed_tiles_stay_within_tritons_largest_tensor(tmp_path):
+    f = tmp_path / "scales.py"
+    f.write_text(textwrap.dedent("""
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def unswizzle(s_ptr, o_ptr, REP_M: tl.constexpr, REP_K: tl.constexpr):
+            offs = tl.arange(0, REP_M * REP_K * 512)
+            s = tl.load(s_ptr + offs).reshape(REP_M, REP_K, 32, 4, 4)
+            tl.store(o_ptr + offs, s.trans(0, 3, 2, 1, 4).reshape(REP_M * REP_K * 512))
+    """))
+    out = ok("dump", f"{f}:unswizzle", "--store", tmp_path / "out")
+    got = assumed(out)
+    assert int(got["REP_M"]) * int(got["REP_K"]) * 512 <= 1 << 16, got
+    assert "stays within 65536 elements" in out

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import ast
 import itertools
+import math
+import re
 from dataclasses import dataclass
 
 from kinspect.compile.args import DEFAULT_INT, DTYPES, POINTER_ELEMENTS
@@ -105,8 +107,40 @@ def _decide(w: Walk, missing: list[str], given: dict, warps: int | None = None) 
         if p not in w.constexprs:
             out[p] = _runtime(w, p, pointers, links, {**given, **{k: a.value for k, a in out.items()}})
     _pair_dot_operands(w, out, links, given)
+    _fit_tiles(w, out, given)
     _satisfy_asserts(w, out, given)
     return [out[p] for p in w.names if p in out]
+
+
+# Triton's largest tensor (TRITON_MAX_TENSOR_NUMEL) is 2**20 elements; assumed tiles stay well under
+# it, as compile time grows with the tile
+MAX_TILE = 1 << 16
+
+
+def _fit_tiles(w: Walk, out: dict, given: dict) -> None:
+    """Halve assumed block sizes of a tile whose shape (`x.reshape(R, K, 32, 4, 4)`, tl.zeros((M, N)))
+    would be larger than MAX_TILE elements; say so in their reasons."""
+    for names, const, line in w.tiles:
+        def size():
+            n = const
+            for k in names:
+                v = given.get(k, out[k].value if k in out else None)
+                if not isinstance(v, int) or isinstance(v, bool):
+                    return 0
+                n *= v
+            return n
+
+        changed = set()
+        while size() > MAX_TILE:
+            mine = [k for k in names if k in out and out[k].kind == "pow2" and out[k].value > 1]
+            if not mine:
+                break
+            k = max(mine, key=lambda k: out[k].value)
+            out[k] = Assumed(k, out[k].value // 2, str(out[k].value // 2), out[k].why, True, "pow2")
+            changed.add(k)
+        for k in changed:
+            out[k] = Assumed(k, out[k].value, out[k].spec, f"{out[k].why}; {out[k].value}, so that the tile at "
+                             f"line {line} stays within {MAX_TILE} elements", True, "pow2")
 
 
 def _pair_dot_operands(w: Walk, out: dict, links: dict, constexprs: dict) -> None:
@@ -357,3 +391,70 @@ def check_given(jit, given: dict) -> None:
 
 def _is_dtype_word(value) -> bool:
     return hasattr(value, "dtype")
+
+
+# -- a better guess, from the error the first one met --------------------------------------------------
+
+# Triton's words for a tile too large: "numel (2097152) exceeds triton maximum tensor numel (1048576)"
+NUMEL_RE = re.compile(r"numel \((\d+)\) exceeds triton maximum tensor numel \((\d+)\)")
+# and for resources: "out of resource: shared_memory, Required: 262144, Hardware limit: 232448."
+RESOURCE_RE = re.compile(r"out of resource: \w+, Required: (\d+), Hardware limit: (\d+)")
+# tl.dot's operands: "Both operands must be same dtype. Got fp32 and fp16"
+SAME_DTYPE_RE = re.compile(r"Both operands must be same dtype\. Got (\w+) and (\w+)")
+# what an element type chosen with no evidence says (see _elem)
+NO_EVIDENCE = "nothing in the code fixes it"
+
+
+def improve(assumed: tuple, error: str) -> tuple[tuple, str]:
+    """Other values for what kinspect assumed, derived from the error the assumed ones met: smaller
+    block sizes for a tile or a resource over Triton's limit, the other operand's element type for
+    a tl.dot of two types. Returns (the new values, what changed and why) or ((), "") when the
+    error says nothing kinspect can act on."""
+    m = NUMEL_RE.search(error) or RESOURCE_RE.search(error)
+    if m:
+        over = int(m[1]) / max(int(m[2]), 1)
+        return _shrink(assumed, max(1, math.ceil(math.log2(over)) if over > 1 else 1),
+                       "the tile is over Triton's limit")
+    m = SAME_DTYPE_RE.search(error)
+    if m:
+        return _retype(assumed, m[1], m[2])
+    return (), ""
+
+
+def _shrink(assumed: tuple, halvings: int, why: str) -> tuple[tuple, str]:
+    values = {a.name: a for a in assumed}
+    blocks = [a for a in assumed if a.kind == "pow2" and isinstance(a.value, int) and a.value >= 32]
+    if not blocks:
+        return (), ""
+    current = {a.name: a.value for a in blocks}
+    for _ in range(halvings):
+        name = max(current, key=lambda k: current[k])
+        if current[name] < 32:
+            break
+        current[name] //= 2
+    changed = {k: v for k, v in current.items() if v != values[k].value}
+    if not changed:
+        return (), ""
+    for k, v in changed.items():
+        a = values[k]
+        values[k] = Assumed(k, v, str(v), f"{a.why}; {v}, not {a.value}: {why}", True, a.kind)
+    return tuple(values[a.name] for a in assumed), ", ".join(f"{k}={v}" for k, v in changed.items()) + f" ({why})"
+
+
+def _retype(assumed: tuple, x: str, y: str) -> tuple[tuple, str]:
+    """Pointers whose element type nothing fixed take the one of tl.dot's other operand."""
+    import torch
+
+    changed, out = [], []
+    for a in assumed:
+        if a.kind == "pointer" and a.spec in (f"*{x}", f"*{y}") and NO_EVIDENCE in a.why:
+            other = y if a.spec == f"*{x}" else x
+            if other in DTYPES:
+                value = torch.empty(POINTER_ELEMENTS, dtype=getattr(torch, DTYPES[other]))
+                a = Assumed(a.name, value, f"*{other}", a.why.replace(f"element type {a.spec[1:]}: {NO_EVIDENCE}",
+                            f"element type {other}: tl.dot met {x} and {y}"), False, "pointer")
+                changed.append(f"{a.name}={a.spec}")
+        out.append(a)
+    if not changed:
+        return (), ""
+    return tuple(out), ", ".join(changed) + f" (tl.dot needs one element type; it met {x} and {y})"

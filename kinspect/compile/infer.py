@@ -141,6 +141,7 @@ class Walk:
         self.facts = {n: Facts() for n in self.names}
         self.offsets: list = []      # (pointer candidates, loaded params, line): loaded values used as offsets
         self.stored: list = []       # (pointer params, value Val, line)
+        self.tiles: list = []        # (constexprs, constant factor, line): a tile's shape
         self.dots: list = []         # (params loaded as one operand, as the other, line): tl.dot pairs
         self.ptr_offsets: list = []  # (pointer candidates, params in the offset, line): `X + i * stride`
         self.asserts: list = []      # tl.static_assert conditions in the kernel itself (AST)
@@ -646,6 +647,8 @@ class Walk:
             if attr in ("reshape", "view", "broadcast_to"):
                 for a in n.args:
                     self.shape_of(a, line, f".{attr}'s shape")
+                if len(n.args) > 1:          # x.reshape(M, K, 32, 4, 4)
+                    self.tile(n.args, line)
             return replace(base, params=E, derived=base.all())
         if attr in ("advance",):
             return base
@@ -720,8 +723,23 @@ class Walk:
         if isinstance(node, (ast.Tuple, ast.List)):
             for e in node.elts:
                 self.pow2(self.expr(e), line, f"{why} at line {line}")
+            self.tile(node.elts, line)
         elif node is not None:
             self.pow2(self.expr(node), line, f"{why} at line {line}")
+
+    def tile(self, dims, line: int) -> None:
+        """Note a tile's shape (constants and constexprs named as they are) for the size limit."""
+        const, names = 1, []
+        for d in dims:
+            if isinstance(d, ast.Constant) and isinstance(d.value, int):
+                const *= d.value
+            elif isinstance(d, ast.Name) and d.id in self.frame.env and \
+                    self.frame.env[d.id].params & self.constexprs:
+                names += sorted(self.frame.env[d.id].params & self.constexprs)
+            else:
+                return
+        if names:
+            self.tiles.append((tuple(names), const, line))
 
     def dtype_arg(self, v: Val | None, node, line: int, why: str):
         """The dtype an argument names: a literal tl dtype, a constexpr (noted as a dtype), or None."""

@@ -71,19 +71,27 @@ class UserKernel:
                 "launch": self.launch, "assumed": [a.text() for a in self.assumed], **self.picked}
 
 
-    def where_values(self, text: str, target: str | None) -> str:
-        """For a compile that failed: where its example values came from, and the command that
-        spells them out to edit (the file's own launch, or what kinspect assumed)."""
+    def where_values(self, text: str, target: str | None, error: str = "") -> str:
+        """For a compile that failed: where its example values came from, and a command to run: with
+        other values where the error says what to change (kinspect.compile.assume.improve), else the
+        values it used, spelled out to edit (never offered as a fix: they failed)."""
+        from kinspect.compile.assume import improve
+
         if not self.assumed:
             return f"the example values are the file's own launch ({self.launch}); give others with --arg/-p"
         words = [f"-t {target}"] if target else []
         words += [f"--{k.replace('_', '-')} {v}" if k != "from" else f"--from {v}"
                   for k, v in (("launch", self.picked.get("launch_index")), ("from", self.picked.get("from")))
                   if v is not None and self.launch]
-        words += [a.option() for a in self.assumed if a.kind != "function"]
         shown = ", ".join(f"{a.name}={a.spec}" for a in self.assumed[:6]) + (", ..." if len(self.assumed) > 6 else "")
-        return (f"kinspect assumed {len(self.assumed)} value{'s' if len(self.assumed) != 1 else ''} from the kernel's "
-                f"code ({shown}); edit and run: kinspect dump {text} {' '.join(words)}")
+        head = (f"kinspect assumed {len(self.assumed)} value{'s' if len(self.assumed) != 1 else ''} from the "
+                f"kernel's code ({shown})")
+        better, how = improve(self.assumed, error)
+        if better:
+            words += [a.option() for a in better if a.kind != "function"]
+            return f"{head}; the error suggests {how}; edit and run: kinspect dump {text} {' '.join(words)}"
+        words += [a.option() for a in self.assumed if a.kind != "function"]
+        return f"{head}; the values it used, to edit: kinspect dump {text} {' '.join(words)}"
 
 
 def constexpr_text(value):
