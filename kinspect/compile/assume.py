@@ -6,8 +6,12 @@ it implies none), host tensor descriptors a descriptor of 64-wide blocks, intege
 stride along a tl.arange's last axis: a contiguous row), floats 1.0. Constexprs: a function the
 kernel calls gets an identity function; a dtype the compared one or tl.float32; a string the first
 one it is compared with; a block size 64 (a power of two, as tl.arange and block shapes need); a
-static loop count 2; an int it is compared with, that one; a flag False; then the
-tl.static_asserts are checked and the assumed ints and flags changed until they hold.
+static loop count 2; an int it is compared with, that one; a flag False; a float (it meets a float
+value in arithmetic, or is a term of tl.rsqrt's argument) 1.0. Then the two pointers loaded as a
+tl.dot's operands are given one element type, block sizes are halved until every tile whose shape
+the code spells stays within MAX_TILE elements, and the tl.static_asserts are checked and the
+assumed ints and flags changed until they hold. When the compile fails anyway, `improve` derives
+other values from Triton's error (a smaller tile, the other operand's type) for the suggestion.
 """
 
 from __future__ import annotations

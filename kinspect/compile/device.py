@@ -13,7 +13,8 @@ for hip:gfx950 (figures from the vendors' data sheets; an arch not in the table 
 capability and plausible figures). Tensors a file makes "on the GPU" are made on the CPU instead
 (the JIT only reads their dtype, shape, strides and alignment). Everything is put back when the
 block ends, exceptions included. On a machine with a real device nothing is changed: its own
-answers are the true ones.
+answers are the true ones. The vendors' query tools (`nvidia-smi`, `rocm-smi`, pynvml) are
+answered from the same facts (kinspect.compile.device_query).
 
 Triton's side (the active driver's target and torch device) is kinspect.compile.driver's
 compile-only driver; `as_target` is what torch answers, so it can be used with that driver
