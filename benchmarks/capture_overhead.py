@@ -15,9 +15,14 @@ Modes: plain; kinspect (`kinspect.capture`: the listener links the stage files a
 launches observed per compiled kernel, kinspect.hooks.observe, no launch hook); tritonparse
 (`structured_logging.init(..., enable_trace_launch=True)`); on a GPU also kinspect with --time
 (profiler: CUPTI kernel records through a CUDA-only kineto session; events). `--gpu` then measures
-the cost per launch of a tiny kernel launched `--launches` times (wall time of the loop,
-synchronized): plain, kinspect counting launches, kinspect timing with kernel records, sampled
-kernel records (1 in 10) and CUDA events, tritonparse tracing launches.
+the cost per launch of a tiny kernel, twice:
+- in one process, plain, kinspect counting launches and kinspect timing with CUDA events alternating
+  in blocks of `--launches` launches (a capture entered and left around each kinspect block), at
+  least 9 rounds: a process's own layout and clocks are the same for every mode, so a few percent
+  show through;
+- a fresh process per mode and round: plain, counting, timing with kernel records (a kineto session,
+  which is not undone in the process once CUPTI is attached), sampled kernel records (1 in 10), CUDA
+  events, tritonparse tracing launches.
 
 Prints, per mode, the median time over rounds (wall, and for the compiles the process's CPU time,
 which other load on the machine disturbs less), its p20-p80 spread, and the median of the per-round
@@ -160,6 +165,68 @@ def _launches(n: int) -> float:
     return time.perf_counter() - t0
 
 
+INPROC = ["plain", "kinspect", "kinspect-events"]
+
+
+def inproc_child(out: str, launches: int, rounds: int) -> None:
+    """One process, the modes of INPROC alternating in blocks of `launches` launches, `rounds` times
+    (the order rotated each round): the tiny kernel compiled once, a capture entered and left around
+    each kinspect block (its first launch, which wraps the kernel's launcher and records the variant,
+    outside the clock). Prints {mode: [µs per launch, one per round]}."""
+    import torch
+    import triton  # noqa: F401
+
+    import kinspect
+
+    *_, tiny = _kernels()
+    x = torch.zeros(1024, device="cuda")
+    tiny[(1,)](x, 1024, BLOCK=1024)
+    torch.cuda.synchronize()
+    runs = {m: [] for m in INPROC}
+
+    def block(n):
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        for _ in range(n):
+            tiny[(1,)](x, 1024, BLOCK=1024)
+        torch.cuda.synchronize()
+        return time.perf_counter() - t0
+
+    for r in range(rounds):
+        for m in INPROC[r % len(INPROC):] + INPROC[:r % len(INPROC)]:
+            if m == "plain":
+                block(100)
+                runs[m].append(1e6 * block(launches) / launches)
+                continue
+            with kinspect.capture(f"{out}/{m}-{r}", time={"kinspect": False, "kinspect-events": "events"}[m]):
+                block(100)
+                runs[m].append(1e6 * block(launches) / launches)
+    print(json.dumps(runs))
+
+
+def inproc_table(rounds: int, launches: int) -> None:
+    with tempfile.TemporaryDirectory(prefix="kinspect-overhead-") as tmp:
+        path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
+        env = {**os.environ, "TRITON_CACHE_DIR": str(Path(tmp) / "cache"), "PYTHONPATH": path}
+        proc = subprocess.run([sys.executable, __file__, "--child", "inproc", "--out", str(Path(tmp) / "out"),
+                               "--launches", str(launches), "--rounds", str(rounds)],
+                              capture_output=True, text=True, env=env, timeout=900)
+    if proc.returncode != 0:
+        sys.exit(f"in-process launches failed:\n{proc.stderr[-3000:]}")
+    runs = json.loads(proc.stdout.strip().splitlines()[-1])
+    print(f"\nlaunch a tiny kernel {launches:,} times per block, one process, modes alternating in blocks, "
+          f"{rounds} rounds (µs per launch; a capture entered around each kinspect block)")
+    print(f"  {'mode':<20} {'median':>10} {'p20-p80':>22} {'vs plain: median of per-round ratios':>40}")
+    for m in INPROC:
+        xs = sorted(runs[m])
+        q = statistics.quantiles(xs, n=5)
+        ratios = sorted(x / b for x, b in zip(runs[m], runs["plain"]))
+        rq = statistics.quantiles(ratios, n=5)
+        ratio = statistics.median(ratios)
+        print(f"  {m:<20} {statistics.median(xs):>9.3f}us {q[0]:>10.3f}-{q[3]:<10.3f} {ratio:>9.3f}x "
+              f"({100 * (ratio - 1):+.1f}%; p20-p80 {rq[0]:.3f}-{rq[3]:.3f})")
+
+
 def child(mode: str, what: str, out: str, launches: int) -> None:
     import contextlib
 
@@ -193,8 +260,7 @@ def child(mode: str, what: str, out: str, launches: int) -> None:
         t0, c0 = time.perf_counter(), time.process_time()
         with scope:
             if what == "launch":
-                _workload("cuda", run=True)        # compiled outside the loop's clock
-                seconds = _launches(launches)
+                seconds = _launches(launches)      # its one compile and first launch outside the loop's clock
                 cpu = seconds
             else:
                 _workload("cuda" if gpu else "cpu", run=gpu)
@@ -250,6 +316,8 @@ def main() -> None:
     ap.add_argument("--what", default="cpu", help=argparse.SUPPRESS)
     ap.add_argument("--out", default="", help=argparse.SUPPRESS)
     a = ap.parse_args()
+    if a.child == "inproc":
+        return inproc_child(a.out, a.launches, a.rounds)
     if a.child:
         return child(a.child, a.what, a.out, a.launches)
     try:
@@ -267,7 +335,9 @@ def main() -> None:
               ["plain", "kinspect", "kinspect-profiler", *others], "gpu", a.rounds, a.launches)
     if a.only == "compile":
         return
-    table(f"launch a tiny kernel {a.launches:,} times (wall time of the loop, synchronized)",
+    inproc_table(max(a.rounds, 9), a.launches)
+    table(f"launch a tiny kernel {a.launches:,} times, a fresh process per mode and round (wall time of the loop, "
+          "synchronized)",
           ["plain", "kinspect", "kinspect-profiler", "kinspect-sample", "kinspect-events", *others], "launch", a.rounds,
           a.launches, per=a.launches)
 

@@ -5,14 +5,18 @@ structured logging with launch tracing, side by side in alternating rounds (the 
 round), every run a fresh process with the same warm Inductor and Triton caches (one plain run warms
 them first, not counted).
 
-    python benchmarks/gpt2_step.py --rounds 3 --iters 30
+    python benchmarks/gpt2_step.py --rounds 3 --iters 30       # + one process alternating (--inproc 9)
     python benchmarks/gpt2_step.py --caches /tmp/c --warm-only; python benchmarks/gpt2_step.py --caches /tmp/c
 
 Prints per mode the median step time (CUDA events around each step after the first, median over the
 run's steps, then median over rounds), its p20-p80 spread over rounds, the median of the per-round
 ratios to plain, and Inductor's static launcher as each run found it: how many of the program's
 CachingAutotuners launch statically (the capture must leave that number as plain has it).
-Needs a GPU and `transformers`; says so in one line otherwise.
+First, a table from ONE process (`--inproc ROUNDS`, default 9): the model compiled once, then blocks of
+`--iters` steps plain, under kinspect.capture and under kinspect.capture(time=True) alternating, so
+the process's own variation (allocator layout, clocks) is the same for every mode; the launches each
+capture block counted are printed beside it. Needs a GPU and `transformers`; says so in one line
+otherwise.
 """
 
 from __future__ import annotations
@@ -63,13 +67,90 @@ def child(a) -> None:
         from torch._inductor.runtime.triton_heuristics import CachingAutotuner
 
         for o in gc.get_objects():
-            if isinstance(o, CachingAutotuner) and len(getattr(o, "launchers", ())) == 1:
-                total += 1
-                static += bool(getattr(o.launchers[0], "_is_static", False))
-    except Exception:
-        pass
+            try:       # a dead weak proxy raises ReferenceError at isinstance
+                if isinstance(o, CachingAutotuner) and len(getattr(o, "launchers", ())) == 1:
+                    total += 1
+                    static += bool(getattr(o.launchers[0], "_is_static", False))
+            except ReferenceError:
+                continue
+    except Exception as e:
+        print(f"static launcher count failed: {type(e).__name__}: {e}", file=sys.stderr)
     with open(a.out, "w") as f:
         json.dump({"step_ms": ms, "first_step_s": first_s, "static": static, "autotuners": total}, f)
+
+
+INPROC = ["plain", "capture", "capture-time"]
+
+
+def inproc_child(a) -> None:
+    """One process: the model compiled once (caches warm), then blocks of `iters` steps in the modes of
+    INPROC alternating for `rounds` rounds, a kinspect.capture entered and left around each capture
+    block (its first step outside the clock). Writes {mode: [median step ms of each round's block]}."""
+    import torch
+
+    import kinspect
+
+    sys.path.insert(0, str(ROOT / "samples"))
+    from gpt2_train import build, step
+
+    torch.manual_seed(0)
+    _, compiled, opt = build(a.layers, a.seq)
+    ids = torch.randint(0, 50257, (a.batch, a.seq), device="cuda")
+    for _ in range(3):
+        step(compiled, opt, ids)
+    torch.cuda.synchronize()
+
+    def block():
+        step(compiled, opt, ids)
+        torch.cuda.synchronize()
+        times = []
+        for _ in range(a.iters):
+            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            s.record()
+            step(compiled, opt, ids)
+            e.record()
+            times.append((s, e))
+        torch.cuda.synchronize()
+        return statistics.median(s.elapsed_time(e) for s, e in times)
+
+    runs = {m: [] for m in INPROC}
+    launches = {m: [] for m in INPROC}
+    with tempfile.TemporaryDirectory(prefix="kinspect-gpt2-inproc-") as tmp:
+        for r in range(a.rounds):
+            for m in INPROC[r % len(INPROC):] + INPROC[:r % len(INPROC)]:
+                if m == "plain":
+                    runs[m].append(block())
+                    continue
+                with kinspect.capture(f"{tmp}/{m}-{r}", time=m == "capture-time") as rec:
+                    runs[m].append(block())
+                    # counted before the capture ends (it hands its counts to the store and forgets them)
+                    launches[m].append(sum(t.calls for t in rec.launches.tallies.values()))
+    with open(a.out, "w") as f:
+        json.dump({"runs": runs, "launches": launches}, f)
+
+
+def inproc(a, env: dict) -> None:
+    with tempfile.TemporaryDirectory(prefix="kinspect-gpt2-") as tmp:
+        out = str(Path(tmp) / "r.json")
+        cmd = [sys.executable, __file__, "--child", "--inproc-child", "--out", out, "--iters", str(a.iters),
+               "--layers", str(a.layers), "--batch", str(a.batch), "--seq", str(a.seq), "--rounds", str(a.inproc)]
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=900)
+        if proc.returncode != 0 or not Path(out).is_file():
+            sys.exit(f"in-process run failed:\n{proc.stderr[-3000:]}")
+        d = json.loads(Path(out).read_text())
+    runs = d["runs"]
+    print(f"\nGPT-2 training step, one process, {a.iters} steps per block, modes alternating in blocks, "
+          f"{a.inproc} rounds (a capture entered and left around each capture block)")
+    print(f"  {'mode':<16} {'median ms':>9} {'p20-p80':>15} {'vs plain (median of per-round ratios)':>40}")
+    for m in INPROC:
+        lo, hi = spread(runs[m])
+        ratios = [x / p for x, p in zip(runs[m], runs["plain"])]
+        rlo, rhi = spread(ratios)
+        ratio = statistics.median(ratios)
+        print(f"  {m:<16} {statistics.median(runs[m]):>9.3f} {lo:>7.3f}-{hi:<7.3f} {ratio:>10.3f}x "
+              f"({100 * (ratio - 1):+.1f}%; p20-p80 {rlo:.3f}-{rhi:.3f})")
+    counted = {m: sorted(set(v)) for m, v in d["launches"].items() if v}
+    print(f"  launches counted per capture block ({a.iters + 1} steps): {counted}")
 
 
 def one(mode: str, a, env: dict) -> dict:
@@ -105,12 +186,15 @@ def main() -> None:
     ap.add_argument("--caches", default=None, metavar="DIR",
                     help="Inductor and Triton caches here (kept; default: a new temporary folder)")
     ap.add_argument("--warm-only", action="store_true", help="only fill the caches (one plain run) and stop")
+    ap.add_argument("--inproc", type=int, default=9, metavar="ROUNDS",
+                    help="rounds of the one-process table (0: leave it out)")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--inproc-child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--out", default="", help=argparse.SUPPRESS)
     ap.add_argument("--tritonparse", default="", help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.child:
-        return child(a)
+        return inproc_child(a) if a.inproc_child else child(a)
     try:
         import torch
         import transformers  # noqa: F401
@@ -135,6 +219,8 @@ def main() -> None:
           f"median step {warm['median_ms']:.2f} ms", flush=True)
     if a.warm_only:
         return
+    if a.inproc:
+        inproc(a, env)
     runs = {m: [] for m in modes}
     for r in range(a.rounds):
         order = modes[r % len(modes):] + modes[:r % len(modes)]

@@ -521,7 +521,11 @@ def tune_program(found, n: int, **kwargs) -> list[tuple[str, object]]:
     if line:
         raise UsageError(line)
     out = []
-    for kernel in by_headroom(found.sol.speeds)[:n]:
+    chosen = by_headroom(found.sol.speeds)[:n]
+    if kwargs.get("progress"):
+        kwargs["progress"](f"tune: the {len(chosen)} kernel(s) with the most headroom, in this order: "
+                           f"{', '.join(chosen)}")
+    for kernel in chosen:
         v = found.busiest.get(kernel)
         if v is None or not v.path:
             out.append((kernel, "no variant of it was launched with its arguments recorded"))
@@ -530,4 +534,6 @@ def tune_program(found, n: int, **kwargs) -> list[tuple[str, object]]:
             out.append((kernel, tune(v.path, **kwargs)))
         except KinspectError as e:
             out.append((kernel, str(e)))
+            if kwargs.get("progress"):
+                kwargs["progress"](f"not tuned {kernel}: {e}")
     return out

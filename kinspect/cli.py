@@ -326,13 +326,15 @@ def capture(out_dir, time_method, time_sample, interpret, target, as_json, resum
               help="A captured program: tune the N kernels with the most headroom on the GPU (kinspect tune).")
 @click.option("--trials", "tune_trials", type=click.IntRange(min=1), default=None, metavar="N",
               help="With --tune: at most N of kinspect's candidates run per kernel (default 12).")
+@click.option("--budget", "tune_budget", type=click.FloatRange(min=1), default=None, metavar="SECONDS",
+              help="With --tune: stop widening a kernel's search after this many seconds (per kernel).")
 @click.option("--counters", "counters", type=click.IntRange(min=1), is_flag=False, flag_value=10, default=None,
               metavar="[N]", help="A captured program: replay the N kernels with the most headroom (default 10) "
                                   "under Nsight Compute (ncu) and show their counters beside the findings.")
 @_retarget_option
 @_store_option(help="Store for kernels compiled here.")
 def vec_report(targets, target, constexprs, args, num_warps, num_stages, config, launch, from_, as_json, show_lines,
-               top, every, names, jobs, tune_top, tune_trials, counters, retarget, out_dir):
+               top, every, names, jobs, tune_top, tune_trials, tune_budget, counters, retarget, out_dir):
     """Vector, matrix and register use of each variant, with verdicts tied to source lines.
 
     TARGETS are kernels (shipped names or file.py:name, compiled as in dump), kinspect stores, Triton
@@ -358,13 +360,15 @@ def vec_report(targets, target, constexprs, args, num_warps, num_stages, config,
     if not retarget:
         variants = api.resolve_variants(list(targets), **kwargs)
         if api.is_program(variants):
+            if (tune_trials or tune_budget) and not tune_top:
+                raise click.UsageError("--trials and --budget limit the tune of each kernel: give them with --tune N")
             from kinspect.render.counters import section
             from kinspect.render.program import summary
 
             found = api.program(variants, top=top, every=every, names=names, where=_where(targets, variants),
                                 jobs=jobs, counters=counters or 0)
             tunes = api.tune_program(found, tune_top, out_dir=out_dir, jobs=jobs, trials=tune_trials,
-                                     progress=_progress) if tune_top else []
+                                     budget_s=tune_budget, progress=_progress) if tune_top else []
             if as_json:
                 out = found.to_json()
                 if tune_top:
@@ -381,7 +385,7 @@ def vec_report(targets, target, constexprs, args, num_warps, num_stages, config,
                 parts.append(_tune_section(tunes))
             _echo("\n\n".join(parts))
             return
-        if tune_top or tune_trials:
+        if tune_top or tune_trials or tune_budget:
             raise click.UsageError("--tune tunes the kernels of a captured program (a store of several kernels, "
                                    "captured with --time); one variant: kinspect tune VARIANT")
         if counters:

@@ -18,6 +18,7 @@ GPU_TIME_VERSION = 1
 class Others:
     method: str
     kernels: dict               # name -> {"calls": int, "ms": float}, largest first
+    window: str = ""            # when the profiler read them ("from the first observed Triton launch to the end")
 
     @property
     def ms(self) -> float:
@@ -28,11 +29,13 @@ class Others:
         if not isinstance(d, dict) or d.get("version") != GPU_TIME_VERSION or not isinstance(d.get("kernels"), dict):
             raise ValueError("not an other_kernels record")
         kernels = {str(n): {"calls": int(k["calls"]), "ms": float(k["ms"])} for n, k in d["kernels"].items()}
-        return cls(str(d.get("method", "")), dict(sorted(kernels.items(), key=lambda kv: -kv[1]["ms"])))
+        return cls(str(d.get("method", "")), dict(sorted(kernels.items(), key=lambda kv: -kv[1]["ms"])),
+                   str(d.get("window") or ""))
 
 
-def write_others(root: str | os.PathLike, kernels: dict, method: str) -> Path:
-    return jsonfile.write(Path(root) / FILE, {"version": GPU_TIME_VERSION, "method": method, "kernels": kernels})
+def write_others(root: str | os.PathLike, kernels: dict, method: str, window: str = "") -> Path:
+    return jsonfile.write(Path(root) / FILE, {"version": GPU_TIME_VERSION, "method": method, "kernels": kernels,
+                                              "window": window})
 
 
 def read_others(root: str | os.PathLike) -> Others | None:

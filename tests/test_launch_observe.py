@@ -119,11 +119,9 @@ def test_static_hash_comes_from_the_kernel_or_from_the_cache_folder_name():
 
 
 def test_kernel_records_are_matched_by_name_and_by_order_where_a_name_has_two_variants():
-    from tests.test_speed import _Event as Event      # a kineto event's reading methods
-
-    batches = [[Event("k", 1, 1_000_000)],
-               [Event("k", 2, 2_000_000), Event("k", 3, 3_000_000), Event("k", 4, 4_000_000)],
-               [Event("k", 5, 5_000_000), Event("k", 6, 6_000_000)]]
+    batches = [[("k", 1, 1_000_000)],          # a session's kernels: (name, start ns, duration ns)
+               [("k", 2, 2_000_000), ("k", 3, 3_000_000), ("k", 4, 4_000_000)],
+               [("k", 5, 5_000_000), ("k", 6, 6_000_000)]]
     started = []
     timer = KernelRecordsTimer(session=(lambda: started.append(1), lambda: batches.pop(0)))
     rec = LaunchRecorder(timer=timer)
@@ -139,6 +137,22 @@ def test_kernel_records_are_matched_by_name_and_by_order_where_a_name_has_two_va
     # Inductor's benchmark of a static kernel: every record of the name since the last read is tuning
     timer.tuning_window(rec, "k", (TUNING, "h2"))
     assert rec.tallies["h2"].tuning_ms == 11.0
+
+
+def test_opening_starts_the_first_window_once_before_any_variant_is_known():
+    """Inductor's static path counts a kernel's first launch after it ran: the observer opens the timer
+    first so that launch is in the session (issue 29: 566 timed of 567 on the H200)."""
+    started = []
+    timer = KernelRecordsTimer(session=(lambda: started.append(1), lambda: []))
+    rec = LaunchRecorder(timer=timer)
+    timer.open(rec)
+    assert started == [1] and timer._on
+    timer.open(rec)
+    rec.tally("h", "k", ())               # the variant, known after its launch: no second session
+    assert started == [1] and timer.windows == 1 and timer._keys == {"k": "h"}
+    timer.resolve(rec, final=True)
+    timer.open(rec)                        # after the end nothing opens again
+    assert started == [1]
 
 
 def test_sampled_timing_opens_windows_of_launches():
@@ -168,7 +182,7 @@ def test_the_kineto_session_does_not_tell_the_program_a_profiler_is_on():
         torch.ones(3).add_(1)
     finally:
         events = stop()
-    assert any(e.name() == "aten::add_" for e in events)
+    assert any(name == "aten::add_" for name, _, _ in events)
 
 
 @pytest.mark.parametrize("env", [{}, {"TORCHINDUCTOR_USE_STATIC_CUDA_LAUNCHER": "1"}])
@@ -252,3 +266,60 @@ def test_the_programs_own_profiler_takes_the_session_and_gives_it_back(monkeypat
     timer.resolve(rec, final=True)                # (CPU records: none of them is a kernel to time)
     assert "not timed while the program's own profiler ran (1 time(s))" in timer.coverage()
     assert ap._prepare_profiler is before, "given back at the end"
+
+
+def test_alternating_signatures_are_each_counted_and_past_the_limit_go_to_other(monkeypatch):
+    """The wrapper keeps the last launch's key and count cell: launches that alternate keys, or repeat
+    one, are each counted under their own key; keys past the records' limit count as `other`."""
+    from kinspect.hooks import launches as launch_records
+    from kinspect.hooks.observe import triton_wrapper
+
+    monkeypatch.setattr(launch_records, "SIGNATURES", 2)
+    seen = []
+    kernel = SimpleNamespace(hash="a" * 64, name="k", src=None)
+    rec = LaunchRecorder()
+    w = triton_wrapper(rec, [True], kernel, lambda *a: seen.append(a[9:]))
+    x = torch.empty(4)
+    for n in (8, 8, 16, 8, 16, 16, 32, 32, 8):
+        w(4, 1, 1, 0, None, None, None, None, None, x, n)
+    [tally] = rec.tallies.values()
+    assert {k[3]: c[0] for k, c in tally.counts.items()} == {8: 4, 16: 3} and tally.other == 2
+    assert tally.calls == 9 and len(seen) == 9 and seen[0] == (x, 8)
+
+
+def test_a_capture_gives_triton_kernels_their_own_launcher_back(tmp_path, triton_cache):  # noqa: F811
+    """After the capture, a kernel's launch goes straight to Triton's launcher again (no frame of
+    kinspect's), and a second capture wraps it afresh."""
+    x, y = torch.empty(4096), torch.empty(4096)
+    with dry_run():
+        k = _double.warmup(x, y, 4096, BLOCK=512, grid=(8,))
+        with kinspect.capture(tmp_path / "a"):
+            k[(8, 1, 1)](x, y, 4096)
+            k.module = object()                  # loaded, as on a GPU: _run stays set
+            assert hasattr(k._run, "kinspect_launcher")
+        assert not hasattr(k._run, "kinspect_launcher"), "Triton's launcher, unwrapped"
+        with kinspect.capture(tmp_path / "b"):
+            k[(8, 1, 1)](x, y, 4096)
+            k[(8, 1, 1)](x, y, 4096)
+        k.module = None
+    [v] = read_records(tmp_path / "b")
+    assert v.launches.calls == 2
+
+
+def test_timing_starts_before_a_static_kernels_first_launch():
+    """Inductor's first static launch runs inside its autotuner's run, before kinspect's counter for it
+    exists: the timer's session is started first, so that launch is timed too (the H200 test saw
+    566 timed launches of 567)."""
+    events = []
+
+    class Launcher(_StaticLauncher):
+        def __call__(self, *args, stream):
+            events.append("launch")
+
+    timer = KernelRecordsTimer(session=(lambda: events.append("start"), lambda: []))
+    rec = LaunchRecorder(timer=timer)
+    cls, _ = _autotuner_class(LaunchObserver(rec))
+    at = cls([Launcher([])])
+    for _ in range(2):
+        at.run(torch.empty(4), torch.empty(4), 4, stream=0)
+    assert events == ["start", "launch", "launch"]

@@ -224,12 +224,18 @@ def test_the_terminal_table_ranks_by_headroom_and_says_what_it_used(store, gpt2)
     assert "ranked by headroom" in lines[0]
     assert lines[1].startswith("  program: GPU 12.184 ms")
     assert "Triton kernels: 14.9% of the GPU time" in lines[2] and "cutlass::Kernel2<" in lines[2]
+    assert "before kinspect recorded the window" in lines[2], "an older store: the window is not known"
     assert "ceilings of NVIDIA H200: copy 4,249 GB/s" in lines[3]
     assert "shortest launch this capture timed" in lines[4]
     head = next(i for i, x in enumerate(lines) if x.lstrip().startswith("#  kernel"))
     for column in ("GPU ms", "GB/s", "%bw", "ideal", "headroom", "where"):
         assert column in lines[head]
+    gpu_time.write_others(store, others["kernels"], others["method"], "from the first observed Triton launch to the end")
+    lines = run("vec-report", store, "--top", "0", env={"COLUMNS": "200"}).output.splitlines()
+    assert "of the GPU time the profiler saw from the first observed Triton launch to the end, their autotuning " \
+           "included; the largest others: " in lines[2]
     d = json.loads(run("vec-report", store, "--json").output)
+    assert d["speed_of_light"]["share_window"] == "from the first observed Triton launch to the end"
     rows = kernels(run("vec-report", store, "--json").output)
     order = d["speed_of_light"]["ranked_by_headroom"]
     assert [k["kernel"] for k in d["kernels"]][:len(order)] == order, "JSON rows in the table's order"

@@ -148,23 +148,6 @@ def test_a_kernels_variants_combine_by_their_calls():
     assert s.bytes_method == "index expressions + tensor sizes (an upper bound)"
 
 
-class _Event:
-    def __init__(self, name, start, ns, device="DeviceType.CUDA"):
-        self._name, self._start, self._ns, self._device = name, start, ns, device
-
-    def name(self):
-        return self._name
-
-    def start_ns(self):
-        return self._start
-
-    def duration_ns(self):
-        return self._ns
-
-    def device_type(self):
-        return self._device
-
-
 def test_the_profiler_keeps_the_gpu_work_no_hook_saw_and_the_program_view_names_it(gpt2, tmp_path):
     """Kernels the launch hooks did not see (cuBLAS, copies) are summed by name; the capture keeps the largest
     in the store, and the program view gives the Triton kernels' share of all the GPU time."""
@@ -175,21 +158,25 @@ def test_the_profiler_keeps_the_gpu_work_no_hook_saw_and_the_program_view_names_
     from kinspect.hooks.launches import KernelRecordsTimer, LaunchRecorder, other_kernels
     from kinspect.program.run import _summaries
 
-    events = [_Event("triton_k", 0, 1000), _Event("sm90_xmma_gemm_bf16", 5, 4_000_000),
-              _Event("sm90_xmma_gemm_bf16", 9, 2_000_000), _Event("Memcpy DtoD", 12, 500_000),
-              _Event("cpu_op", 1, 10**9, "DeviceType.CPU")]
+    fill = "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEEEEvi"    # as CUPTI names it
+    events = [("triton_k", 0, 1000), ("sm90_xmma_gemm_bf16", 5, 4_000_000), ("sm90_xmma_gemm_bf16", 9, 2_000_000),
+              ("Memcpy DtoD", 12, 500_000), (fill, 14, 250_000)]
     timer = KernelRecordsTimer(session=(lambda: None, lambda: events))
     rec = LaunchRecorder(timer=timer)
     rec.tally("h1", "triton_k", ())          # its first launch starts the session
     timer.resolve(rec, final=True)
     assert rec.tallies["h1"].total_ms == pytest.approx(0.001)
-    assert other_kernels(timer) == {"sm90_xmma_gemm_bf16": {"calls": 2, "ms": 6.0}, "Memcpy DtoD": {"calls": 1, "ms": 0.5}}
+    assert other_kernels(timer) == {"sm90_xmma_gemm_bf16": {"calls": 2, "ms": 6.0}, "Memcpy DtoD": {"calls": 1, "ms": 0.5},
+                                    "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float> >(int)":
+                                    {"calls": 1, "ms": 0.25}}
+    assert timer.others_window() == "from the first observed Triton launch to the end"
 
     folder = tmp_path / ".kinspect-capture"
     folder.mkdir()
     for pid in (1, 2):
         (folder / f"{pid}.json").write_text(json.dumps({"launches": 1, "timing": {
-            "method": timer.method, "ms": 1.0, "failed": "", "other_kernels": other_kernels(timer)}}))
+            "method": timer.method, "ms": 1.0, "failed": "", "other_kernels": other_kernels(timer),
+            "window": timer.others_window()}}))
     cutlass = "void cutlass::Kernel2<cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_" + "x" * 300 + ">(Params)"
     long = tmp_path / "long"
     long.mkdir()
@@ -199,15 +186,18 @@ def test_the_profiler_keeps_the_gpu_work_no_hook_saw_and_the_program_view_names_
     launches, hook_ms, timing, _, _ = _summaries(folder)
     assert launches == 2
     assert timing["other_kernels"]["sm90_xmma_gemm_bf16"] == {"calls": 4, "ms": 12.0}
+    assert timing["window"] == "from the first observed Triton launch to the end"
 
     store = tmp_path / "gpt2"
     shutil.copytree(gpt2 / "gpt2", store)
-    gpu_time.write_others(store, timing["other_kernels"], timing["method"])
+    gpu_time.write_others(store, timing["other_kernels"], timing["method"], timing["window"])
     d = for_program(list(read_records(store))).to_json()
+    assert d["share_window"] == timing["window"], "the share says over which window the profiler read the rest"
     triton = sum(v.launches.gpu.total_ms + v.launches.tuning_ms for v in read_records(store) if v.launches and v.launches.gpu) + \
         sum(v.launches.tuning_ms for v in read_records(store) if v.launches and not v.launches.gpu)
-    assert d["triton_share_of_gpu_time"] == pytest.approx(triton / (triton + 13.0), abs=1e-4)
-    assert [k["name"] for k in d["largest_other_kernels"]] == ["sm90_xmma_gemm_bf16", "Memcpy DtoD"]
+    assert d["triton_share_of_gpu_time"] == pytest.approx(triton / (triton + 13.5), abs=1e-4)
+    assert [k["name"] for k in d["largest_other_kernels"]] == ["sm90_xmma_gemm_bf16", "Memcpy DtoD",
+                                                              "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float> >(int)"]
 
 
 def test_a_launch_bound_kernel_gets_the_per_launch_floor_as_its_ideal(gpt2):

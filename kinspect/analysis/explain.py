@@ -57,8 +57,12 @@ def provenance_status(variant: Variant) -> dict:
     out = {"status": "recorded", "origin": origin.to_json(), "short": origin.short(),
            "lines": [f.describe() for f in origin.lines]}
     if not origin.lines:
-        out["why"] = ("ATen ops known; no model line: Inductor kept no stack trace for its calls (a graph traced "
-                      "without Dynamo, such as torch.export's)")
+        out["why"] = ("ATen ops known; no model line: Inductor kept no stack trace for its calls. Dynamo leaves "
+                      "frames inside torch/nn/modules out of the traces, so a torch.nn module compiled directly "
+                      "(torch.compile(nn.TransformerEncoderLayer(...))) names no line; a graph traced without Dynamo "
+                      "(torch.export's) has none either")
+        out["fix"] = ("compile a module or function of your own that calls it (torch.compile(model), its forward "
+                      "calling the layer): the traces then name that code's lines")
     else:
         out["note"] = "the line of the last op Inductor fused into the kernel, for each place it is called from"
     return out

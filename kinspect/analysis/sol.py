@@ -221,10 +221,11 @@ class ProgramSol:
         out = {**self.total.to_json(), "ceilings": None if c is None else {**c.to_json(), "source": c.source},
                "ceilings_note": self.ceilings_note, "launch_floor_us": self.floor_us, "launch_floor_note": self.floor_note,
                "ranked_by_headroom": by_headroom(self.speeds),
-               "triton_share_of_gpu_time": None, "largest_other_kernels": None}
+               "triton_share_of_gpu_time": None, "largest_other_kernels": None, "share_window": None}
         if self.others is not None and self.triton_ms + self.others.ms > 0:
             out["triton_share_of_gpu_time"] = round(self.triton_ms / (self.triton_ms + self.others.ms), 4)
             out["largest_other_kernels"] = [{"name": n, **k} for n, k in list(self.others.kernels.items())[:5]]
+            out["share_window"] = self.others.window or None
         return out
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kinspect.errors import NotFound
+from kinspect.errors import KinspectError, NotFound
 
 BYTES_NOTE = ("GB/s from bytes estimated as the program view estimates them: {bytes} by {method}; no FLOP "
               "estimate (pass --bytes / --flops for yours)")
@@ -86,6 +86,10 @@ def prepare(folder: str, *, device, constexprs: dict | None = None, num_warps: i
     from kinspect.replay.spec import how, load
 
     spec = load(folder, launch)
+    if not spec.grid or any(int(g) <= 0 for g in spec.grid):
+        raise KinspectError(f"the captured launch of '{spec.kernel}' has the grid {tuple(spec.grid)}, which launches "
+                            f"no program (a capture records (0, 0, 0) where it could not work out the grid of an "
+                            f"Inductor static launch): there is nothing to run")
     fn = jit_function(kernel(spec))
     vals = values(spec.args, spec.signature, spec.attributes, device)
     allowed = backends.for_target(_backend(device)).launch_options

@@ -76,7 +76,7 @@ def measure(folders: list[str], *, ncu: str | None = None, timeout: int = TIMEOU
                                 "or let users profile (the driver option NVreg_RestrictProfilingToAdminUsers=0)")
         rep = report.with_suffix(".ncu-rep")
         if not rep.is_file():
-            raise KinspectError(f"ncu measured nothing (exit {proc.returncode}): {_last_line(log)}")
+            raise KinspectError(nothing_measured(proc.returncode, log, [v.kernel for v in variants]))
         csv_text = subprocess.run([ncu, "--import", str(rep), "--csv", "--page", "raw", "--print-units", "base"],
                                   capture_output=True, text=True, timeout=timeout).stdout
     rows = parse_csv(csv_text)
@@ -113,6 +113,23 @@ def ncu_version(ncu: str) -> str:
         return ""
     m = re.search(r"Version\s+(\S+)", text)
     return m.group(1) if m else text.strip().splitlines()[-1] if text.strip() else ""
+
+
+def nothing_measured(code: int, log: str, names: list[str]) -> str:
+    """Why ncu wrote no report, from what the replay printed: the kernels it could not launch (their
+    errors), else that it launched them and ncu's name filter matched none, else the replay's last line."""
+    lines = {int(m["i"]): m for m in map(CHILD_LINE.match, log.splitlines()) if m}
+    head = f"ncu measured nothing (exit {code}): "
+    if not lines:
+        return head + f"the replay printed no result: {_last_line(log)}"
+    failed = [(i, m) for i, m in sorted(lines.items()) if m["status"] == "failed"]
+    if failed:
+        said = "; ".join(f"{names[i] if i < len(names) else i}: {m['rest']}" for i, m in failed[:3])
+        more = f" (and {len(failed) - 3} more)" if len(failed) > 3 else ""
+        return head + f"the replay could not launch {len(failed)} of {len(names)} kernel(s): {said}{more}"
+    warning = next((x.split("==", 2)[-1].strip() for x in log.splitlines() if x.startswith("==WARNING==")), "")
+    return head + (f"the replay launched its {len(lines)} kernel(s) ({', '.join(m['rest'] for m in lines.values())}) "
+                   f"but ncu profiled none of them by name" + (f" (ncu: {warning})" if warning else ""))
 
 
 def _last_line(log: str) -> str:

@@ -43,7 +43,8 @@ class Tally:
 
     kernel: str
     names: tuple[str, ...]
-    counts: dict = field(default_factory=dict)       # signature key -> calls
+    counts: dict = field(default_factory=dict)       # signature key -> [calls] (a cell: an observer keeps
+                                                     # its last key's and adds to it without hashing the key)
     first: dict = field(default_factory=dict)        # signature key -> (grid, arg keys)
     other: int = 0                                   # calls past SIGNATURES keys
     timed: int = 0
@@ -56,16 +57,18 @@ class Tally:
 
     @property
     def calls(self) -> int:
-        return sum(self.counts.values()) + self.other
+        return sum(c[0] for c in self.counts.values()) + self.other
 
-    def add(self, key, grid, args) -> None:
-        """A launch under a signature key not seen before (`args`: the argument values in order)."""
-        if len(self.counts) < SIGNATURES:
-            self.counts[key] = 1
-            self.first[key] = (_grid3(grid), tuple(map(_arg_key, args)))
-        else:
-            self.other += 1
+    def add(self, key, grid, args) -> list | None:
+        """A launch under a signature key not seen before (`args`: the argument values in order); the
+        key's count cell, or None past SIGNATURES keys (the launch went to `other`)."""
         self.dirty = True
+        if len(self.counts) < SIGNATURES:
+            cell = self.counts[key] = [1]
+            self.first[key] = (_grid3(grid), tuple(map(_arg_key, args)))
+            return cell
+        self.other += 1
+        return None
 
 
 _SCALARS = SCALAR_KINDS
@@ -163,11 +166,11 @@ class LaunchRecorder:
         tally, first = self.tally(key, kernel, tuple(args))
         values = tuple(args.values())
         sig = (_grid3(grid), tuple(map(_arg_key, values)))
-        n = tally.counts.get(sig)
-        if n is None:
+        cell = tally.counts.get(sig)
+        if cell is None:
             tally.add(sig, grid, values)
         else:
-            tally.counts[sig] = n + 1
+            cell[0] += 1
         return first
 
     def count_tuning(self, key: str, kernel, args) -> bool:
@@ -223,7 +226,7 @@ class LaunchRecorder:
     # -- writing --------------------------------------------------------------------------------
 
     def launches(self, tally: Tally, pid: int, rk: int | None, host: str) -> Launches:
-        sigs = sorted(tally.counts.items(), key=lambda kv: -kv[1])
+        sigs = sorted(((k, c[0]) for k, c in tally.counts.items()), key=lambda kv: -kv[1])
         grids: dict = {}
         for key, n in sigs:
             g = tally.first[key][0]
@@ -249,7 +252,8 @@ class LaunchRecorder:
             self._last_flush = time.monotonic()
             if self.timer is not None:
                 try:
-                    self.timer.resolve(self, final)
+                    if final or self.timer.due(self):
+                        self.timer.resolve(self, final)
                 except Exception:
                     pass
             pid, rk, host = os.getpid(), rank(), socket.gethostname()
@@ -309,7 +313,8 @@ class LaunchRecorder:
                 "timing": None if timer is None else {"method": timer.method, "ms": 1e3 * timer.cost_s,
                                                       "failed": getattr(timer, "failed", ""),
                                                       "coverage": timer.coverage(),
-                                                      "other_kernels": other_kernels(timer)},
+                                                      "other_kernels": other_kernels(timer),
+                                                      "window": getattr(timer, "others_window", str)()},
                 "unattributed": unstored, **extra}
 
 
@@ -335,11 +340,17 @@ class EventTimer:
     def new_variant(self, rec: LaunchRecorder, name: str, key) -> None:
         pass
 
+    def open(self, rec: LaunchRecorder) -> None:
+        pass
+
     def coverage(self) -> str:
         return "every launch the observers saw"
 
     def tuning_window(self, rec: LaunchRecorder, name: str, key) -> None:
         pass      # the static launcher's benchmark launches were not seen, so not timed
+
+    def due(self, rec: LaunchRecorder) -> bool:
+        return True   # finished events are read at each flush (it frees them)
 
     def enter(self, rec: LaunchRecorder, key, name: str, stream) -> None:
         t0 = time.perf_counter()
@@ -405,7 +416,8 @@ def _kineto(activities=None):
     """(start, stop) of a kineto session collecting CUDA activity records only (no CPU op events, no
     stacks, no shapes), through the calls torch.profiler makes, without the part that tells the
     program a profiler is on (torch.autograd.profiler._is_profiler_enabled, which sends Inductor's
-    launches through its profiler path). `stop` returns the session's events."""
+    launches through its profiler path). `stop` returns the session's kernels: [(name, start ns,
+    duration ns)]."""
     import torch
     from torch.autograd import profiler as ap      # the names it imports: torch 2.11 to 2.13 at least
 
@@ -415,6 +427,7 @@ def _kineto(activities=None):
     except TypeError:                     # versions that also take a trace id
         config = ap.ProfilerConfig(*args, "")
     activities = activities or {ap.ProfilerActivity.CUDA}
+    kept = {str(a).rsplit(".", 1)[-1] for a in activities}       # the device types of the records kept
     prepare, enable, disable = ap._prepare_profiler, ap._enable_profiler, ap._disable_profiler   # before any guard
 
     def start():
@@ -424,9 +437,27 @@ def _kineto(activities=None):
     def stop():
         if torch.cuda.is_available():
             torch.cuda.synchronize()
-        return disable().events()
+        return [(e.name(), e.start_ns(), e.duration_ns()) for e in disable().events()
+                if str(e.device_type()).rsplit(".", 1)[-1] in kept]
 
     return start, stop
+
+
+KINETO = "CUPTI kernel activity records through a kineto session (CUDA activities only)"
+CUPTI = "CUPTI kernel activity records (no other CUPTI activity, no kineto session)"
+
+
+def _session():
+    """(start, stop, method): CUPTI's kernel records alone (kinspect.hooks.cupti), else, where the
+    library cannot be loaded, a kineto session of CUDA activities, saying why."""
+    try:
+        from kinspect.hooks.cupti import KernelRecords
+
+        records = KernelRecords()
+        return records.start, records.stop, CUPTI
+    except Exception as e:
+        start, stop = _kineto()
+        return start, stop, f"{KINETO}; CUPTI alone could not be loaded ({type(e).__name__}: {e})"
 
 
 class ProgramsProfiler:
@@ -466,21 +497,25 @@ class ProgramsProfiler:
 
 
 class KernelRecordsTimer:
-    """Kernel durations from CUPTI's kernel activity records, through a kineto session with only the
-    CUDA activities on (see _kineto): the time each kernel ran, launch latency excluded. Started at
-    the first observed launch; read (and restarted) at each flush. A record is matched to its variant
-    by kernel name; where one name has several variants in the process (or an autotuner launched it),
-    the observers note the launches of that name in order and the n-th record is the n-th launch.
+    """Kernel durations from CUPTI's kernel activity records (CUPTI alone: kinspect.hooks.cupti; a
+    kineto session of CUDA activities where the library cannot be loaded directly): the time each
+    kernel ran, launch latency excluded. Started at the first observed launch; read at the end, when
+    a second variant of a kernel name appears or an autotuner benchmarks (the records so far belong to
+    what was launched so far), while the program's own profiler runs, and every READ_EVERY observed
+    launches. A record is matched to its variant by kernel name; where one name has several variants in
+    the process (or an autotuner launched it), the observers note the launches of that name in order
+    and the n-th record is the n-th launch.
 
     With `sample` = N > 1 only windows of launches are timed: WINDOW launches timed, then about
     (N - 1) × WINDOW launches (randomly jittered, so a periodic step does not alias) not timed; the
     first window opens at the first observed launch."""
 
-    method = "CUPTI kernel activity records (kineto session with CUDA activities only)"
     WINDOW = 2000
+    READ_EVERY = 500_000     # observed launches between two reads while nothing else asks for one
 
     def __init__(self, sample: int = 0, session=None):
-        self._session = session              # (start, stop): _kineto() unless given
+        self._session = session              # (start, stop): chosen at the first launch unless given
+        self.method = CUPTI if session is None else KINETO
         self._on = False
         self._cells: dict[str, list] = {}    # kernel name -> [launches noted in order]
         self._keys: dict[str, object] = {}   # kernel name -> its one variant's key, or None when several
@@ -493,9 +528,13 @@ class KernelRecordsTimer:
         self._left = 0                       # launches left in this window (on) or gap (off)
         self._rng = random.Random(os.getpid())
         self._guard: ProgramsProfiler | None = None
+        self._read_at = 0                    # observed launches at the last read
+        self._refused = ""                   # why the session would not start
         self.paused = 0                      # times the program's own profiler took the session
-        if self.sample > 1:
-            self.method += f", sampled: windows of {self.WINDOW} launches, 1 launch in {self.sample}"
+
+    def _sampled(self, method: str) -> str:
+        return method + (f", sampled: windows of {self.WINDOW} launches, 1 launch in {self.sample}"
+                         if self.sample > 1 else "")
 
     def cell(self, name: str) -> list:
         c = self._cells.get(name)
@@ -510,16 +549,36 @@ class KernelRecordsTimer:
                     f"a variant's GPU time covers its timed launches only (calls vs timed){gaps}")
         return f"every launch from the first observed launch to the end (autotuners' benchmarks apart){gaps}"
 
-    def new_variant(self, rec: LaunchRecorder, name: str, key) -> None:
-        if not self._on and not self.failed and self.windows == 0:
-            if self._session is None:
-                try:
-                    self._session = _kineto()
-                    self._guard = ProgramsProfiler(self, rec)
-                except Exception as e:
-                    self.failed = f"{type(e).__name__}: {e}"
-                    return
+    def others_window(self) -> str:
+        """When the GPU work no observer saw (`others`) was read: the window of the program's Triton share."""
+        gaps = f", not while the program's own profiler ran ({self.paused} time(s))" if self.paused else ""
+        if self.sample > 1:
+            return f"in the {self.windows} sampled window(s) of Triton launches{gaps}"
+        return f"from the first observed Triton launch to the end{gaps}"
+
+    def open(self, rec: LaunchRecorder) -> None:
+        """Start timing, once, at the first observed launch (before it runs: a static launcher's
+        first launch runs before its autotuner's counter exists)."""
+        if self._on or self.failed or self.windows:
+            return
+        if self._session is None:
+            try:
+                start, stop, method = _session()
+                self._session, self.method = (start, stop), method
+                self._guard = ProgramsProfiler(self, rec)
+            except Exception as e:
+                self.failed = f"{type(e).__name__}: {e}"
+                return
+        self.method = self._sampled(self.method)
+        self._toggle(rec)
+        if not self._on and self.method.startswith(CUPTI):     # CUPTI refused: kineto's session
+            start, stop = _kineto()
+            self._session, self.failed = (start, stop), ""
+            self.method = self._sampled(f"{KINETO}; CUPTI alone refused ({self._refused})")
             self._toggle(rec)
+
+    def new_variant(self, rec: LaunchRecorder, name: str, key) -> None:
+        self.open(rec)
         if name not in self._keys:
             self._keys[name] = key
         elif self._keys[name] != key and not self.cell(name)[0]:
@@ -571,8 +630,14 @@ class KernelRecordsTimer:
             self.windows += 1
         except Exception as e:   # another profiler is running (the program's own): time nothing
             self._on = False
-            self.failed = f"{type(e).__name__}: {e}"
+            self.failed = self._refused = f"{type(e).__name__}: {e}"
         self.cost_s += time.perf_counter() - t0
+
+    def due(self, rec: LaunchRecorder) -> bool:
+        """Whether a flush while launches happen should read the records (READ_EVERY launches since
+        the last read): reading stops and starts the session and costs the program time."""
+        calls = sum(t.calls for t in rec.tallies.values())
+        return calls - self._read_at >= self.READ_EVERY
 
     def resolve(self, rec: LaunchRecorder, final: bool, restart: bool = True) -> None:
         if not self._on:
@@ -582,18 +647,19 @@ class KernelRecordsTimer:
         t0 = time.perf_counter()
         try:
             self._on = False
-            events = self._session[1]()
+            records = self._session[1]()
+            self._read_at = sum(t.calls for t in rec.tallies.values())
             kernels: dict[str, list] = {}
-            for e in events:
-                if not str(e.device_type()).endswith("CUDA"):
-                    continue
-                name = e.name()
-                if name in self._keys:
-                    kernels.setdefault(name, []).append((e.start_ns(), e.duration_ns()))
+            keys, others = self._keys, self.others
+            for name, start, ns in records:
+                if name in keys:
+                    kernels.setdefault(name, []).append((start, ns))
                 else:
-                    other = self.others.setdefault(name, [0, 0])
+                    other = others.get(name)
+                    if other is None:
+                        other = others[name] = [0, 0]
                     other[0] += 1
-                    other[1] += e.duration_ns()
+                    other[1] += ns
             order, self._order = self._order, {}
             for name, key in self._keys.items():
                 if key is not None and name in kernels and name not in order:
@@ -621,9 +687,15 @@ OTHER_KERNELS = 40      # GPU work no hook saw, kept by name: the largest
 
 def other_kernels(timer) -> dict:
     """{name: {"calls", "ms"}} of the largest GPU work the timer saw that no launch hook did."""
+    from kinspect.hooks.cupti import demangle
+
     others = getattr(timer, "others", None) or {}
-    top = sorted(others.items(), key=lambda kv: -kv[1][1])[:OTHER_KERNELS]
-    return {name: {"calls": n, "ms": ns / 1e6} for name, (n, ns) in top}
+    out: dict = {}
+    for name, (n, ns) in sorted(others.items(), key=lambda kv: -kv[1][1])[:OTHER_KERNELS]:
+        o = out.setdefault(demangle(name), {"calls": 0, "ms": 0.0})     # CUPTI's names are mangled
+        o["calls"] += n
+        o["ms"] += ns / 1e6
+    return out
 
 
 def attribute(order: dict[str, list], kernels: dict[str, list[tuple[int, int]]]) -> list[tuple[object, float]]:

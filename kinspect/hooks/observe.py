@@ -37,6 +37,7 @@ STATIC_ENV = "TORCHINDUCTOR_USE_STATIC_CUDA_LAUNCHER"
 _MASK = CHECK_EVERY - 1
 _SCALAR = (int, bool)
 _NO_GRID = (0, 0, 0)          # a launch's grid that could not be worked out
+_COLD = (object(), None)      # no last key: equal to no launch's key
 
 
 def _keyer(positions: tuple):
@@ -53,10 +54,12 @@ def triton_wrapper(rec: LaunchRecorder, live: list, kernel, launcher, on_first=N
     state, busy, timer = tuning._state, tuning.BUSY, rec.timer
     key, name = kernel.hash, kernel.name
     cell = timer.cell(name) if timer is not None else [False]
-    tally = counts = keyof = None
+    tally = counts = None
+    first = False
+    hot = _COLD         # (the last launch's signature key, its count cell): a launch like the last adds 1
 
-    def setup(a):
-        nonlocal tally, counts, keyof
+    def keyof(a):       # the first launch's: sets up the tally and the real key function
+        nonlocal tally, counts, keyof, first
         t0 = time.perf_counter()
         args = a[9:]
         tally, first = rec.tally(key, name, arg_names(kernel, len(args)))
@@ -70,24 +73,37 @@ def triton_wrapper(rec: LaunchRecorder, live: list, kernel, launcher, on_first=N
                 except Exception:
                     pass
         rec.slow_s += time.perf_counter() - t0
-        return first
+        return keyof(a)
+
+    def switch(k, a):
+        """A launch whose key is not the last one's: its cell (a new key's is made)."""
+        nonlocal first
+        c = counts.get(k)
+        if c is not None:
+            c[0] += 1
+            return k, c
+        c = _new_key(rec, tally, k, a[0:3], a[9:], first)
+        first = False
+        return (k, c) if c is not None else _COLD
 
     def observed(*a):
+        nonlocal hot
         if live[0]:
             if busy[0] and state.depth:
                 _tuning(rec, key, name, a[9:], kernel)
                 if timer is not None:
                     return _timed(rec, timer, (TUNING, key), name, a[3], launcher, a, {})
             else:
-                first = setup(a) if keyof is None else False
                 k = keyof(a)
-                n = counts.get(k)
-                if n is not None:
-                    counts[k] = n + 1
+                h = hot
+                if k == h[0]:
+                    c = h[1]
+                    n = c[0] + 1
+                    c[0] = n
                     if not n & _MASK:
                         rec.now_and_then()
                 else:
-                    _new_key(rec, tally, k, a[0:3], a[9:], first)
+                    hot = switch(k, a)
             if cell[0]:
                 return _timed(rec, timer, key, name, a[3], launcher, a, {})
         return launcher(*a)
@@ -104,12 +120,13 @@ def _timed(rec, timer, key, name, stream, call, args, kwargs):
         timer.exit(rec)
 
 
-def _new_key(rec: LaunchRecorder, tally, k, grid, args, first: bool) -> None:
+def _new_key(rec: LaunchRecorder, tally, k, grid, args, first: bool) -> list | None:
     t0 = time.perf_counter()
-    tally.add(k, grid, args)
+    c = tally.add(k, grid, args)
     if first:           # a variant's first launch is written at once: a program that dies keeps it
         rec.flush()
     rec.slow_s += time.perf_counter() - t0
+    return c
 
 
 def _tuning(rec: LaunchRecorder, key, name, args, kernel) -> None:
@@ -134,6 +151,7 @@ class LaunchObserver:
         self._scopes = None
         self._class_run = None                        # the class-level CachingAutotuner.run while installed
         self._instances = weakref.WeakSet()           # autotuners given a run of their own
+        self._kernels = weakref.WeakSet()             # CompiledKernels whose launcher is wrapped
 
     def install(self) -> None:
         from triton.compiler.compiler import CompiledKernel
@@ -159,23 +177,32 @@ class LaunchObserver:
             for name in ("run", "_kinspect_counter"):
                 at.__dict__.pop(name, None)
         self._instances = weakref.WeakSet()
+        for kernel in list(self._kernels):  # Triton's launch path as it was (launchers Inductor took stay wrapped)
+            r = kernel.__dict__.get("_run")
+            if getattr(r, "kinspect_live", None) is self.live:
+                kernel._run = r.kinspect_launcher
+        self._kernels = weakref.WeakSet()
 
     def _run_property(self, getter):
-        rec, live, on_first = self.rec, self.live, self.on_first
+        rec, live, on_first, wrapped = self.rec, self.live, self.on_first, self._kernels
 
         def run(kernel):
             r = kernel._run            # Triton's getter, inline (3.4 to 3.9): a frame less per launch
+            if getattr(r, "kinspect_live", None) is live:
+                return r
             if r is None:
                 r = getter(kernel)
+                if r is None:
+                    return r
             inner = getattr(r, "kinspect_launcher", None)
             if inner is not None:
-                if r.kinspect_live is live:
-                    return r
                 r = inner             # wrapped by an earlier capture, which has ended
-            if r is None:
-                return r
             w = kernel._run = triton_wrapper(rec, live, kernel, r, on_first)
             w.kinspect_live = live
+            try:
+                wrapped.add(kernel)
+            except TypeError:         # a kernel object without weak references: left wrapped
+                pass
             return w
 
         return run
@@ -189,8 +216,10 @@ class LaunchObserver:
                 return original(at, *args, stream=stream, **kwargs)
             tuning_first = len(at.launchers) != 1
             timer = observer.rec.timer
-            if tuning_first and timer is not None:
-                _quiet(timer.resolve, observer.rec, False)     # this call's benchmark launches apart
+            if timer is not None:
+                _quiet(timer.open, observer.rec)       # before the launch: its counter is made after it
+                if tuning_first:
+                    _quiet(timer.resolve, observer.rec, False)     # this call's benchmark launches apart
             result = original(at, *args, stream=stream, **kwargs)
             try:
                 observer._after_run(at, original, args, stream, tuning_first)
@@ -264,42 +293,58 @@ class _StaticCounter:
         if tuning._state.depth:
             return
         k = self.keyof(args)
-        n = self.tally.counts.get(k)
-        if n is not None:
-            self.tally.counts[k] = n + 1
+        c = self.tally.counts.get(k)
+        if c is not None:
+            c[0] += 1
         else:
             self.new_key(k, args)
 
-    def new_key(self, k, args) -> None:
+    def new_key(self, k, args) -> list | None:
+        """A launch under a key not counted yet: records it; its count cell (None past the records'
+        limit of keys)."""
         t0 = time.perf_counter()
         try:
             _, grid = self.at._interpret_args_grid(args, self.launcher.config)
             grid = tuple(int(x) for x in grid)
         except Exception:
             grid = _NO_GRID
-        self.tally.add(k, grid, args)
+        c = self.tally.add(k, grid, args)
         if self.first:
             self.first = False
             self.rec.flush()
         self.rec.slow_s += time.perf_counter() - t0
+        return c
+
+    def switch(self, k, args):
+        """(key, cell) for a launch whose key is not the last one's."""
+        c = self.tally.counts.get(k)
+        if c is not None:
+            c[0] += 1
+            return k, c
+        c = self.new_key(k, args)
+        return (k, c) if c is not None else _COLD
 
     def run_of(self, bound):
         """The per-instance run: counts, then calls the autotuner's own `bound` run."""
         rec, live, state, busy, timer = self.rec, self.live, tuning._state, tuning.BUSY, self.rec.timer
-        counts, keyof, new_key, key, name = self.tally.counts, self.keyof, self.new_key, self.key, self.name
+        keyof, switch, key, name = self.keyof, self.switch, self.key, self.name
         cell = timer.cell(name) if timer is not None else [False]
+        hot = _COLD
 
         def run(*args, stream, **kwargs):
             # the count as in triton_wrapper's, inline (a call per launch would double what it costs)
+            nonlocal hot
             if live[0] and not (busy[0] and state.depth):
                 k = keyof(args)
-                n = counts.get(k)
-                if n is not None:
-                    counts[k] = n + 1
+                h = hot
+                if k == h[0]:
+                    c = h[1]
+                    n = c[0] + 1
+                    c[0] = n
                     if not n & _MASK:
                         rec.now_and_then()
                 else:
-                    new_key(k, args)
+                    hot = switch(k, args)
                 if cell[0]:
                     kwargs["stream"] = stream
                     return _timed(rec, timer, key, name, stream, bound, args, kwargs)
@@ -349,7 +394,9 @@ def _static_src(at, launcher):
     meta = getattr(at, "triton_meta", None) or {}
     config = dict(getattr(getattr(launcher, "config", None), "kwargs", None) or {})
     fn = getattr(at, "fn", None)
-    return SimpleNamespace(fn=fn, signature=meta.get("signature") or {}, attrs={},
+    configs = meta.get("configs") or [{}]      # Inductor's specialization: {(i,): [["tt.divisibility", 16]]}
+    attrs = configs[0] if isinstance(configs[0], dict) else {}    # (an AttrsDescriptor with Triton < 3.3)
+    return SimpleNamespace(fn=fn, signature=meta.get("signature") or {}, attrs=attrs,
                            constants={**(meta.get("constants") or {}), **config},
                            name=getattr(fn, "__name__", "kernel"))
 

@@ -190,7 +190,7 @@ def finish_capture(out: Path, *, started: float | None, progress, compiling, cod
             if timing and timing.get("other_kernels"):
                 from kinspect import gpu_time
 
-                gpu_time.write_others(out, timing["other_kernels"], timing["method"])
+                gpu_time.write_others(out, timing["other_kernels"], timing["method"], timing.get("window", ""))
             autotune = tuple(merge_autotune(out))
     except KeyboardInterrupt:
         import shlex
@@ -308,7 +308,8 @@ def _summaries(folder: Path) -> tuple[int, float, dict | None, dict, dict]:
                 others[name] = {"calls": was["calls"] + int(o["calls"]), "ms": was["ms"] + float(o["ms"])}
             timing = {"method": t["method"], "ms": (timing or {}).get("ms", 0.0) + float(t.get("ms", 0.0)),
                       "failed": t.get("failed") or (timing or {}).get("failed", ""),
-                      "coverage": t.get("coverage") or (timing or {}).get("coverage", ""), "other_kernels": others}
+                      "coverage": t.get("coverage") or (timing or {}).get("coverage", ""), "other_kernels": others,
+                      "window": t.get("window") or (timing or {}).get("window", "")}
     import shutil
 
     shutil.rmtree(folder, ignore_errors=True)

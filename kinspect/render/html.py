@@ -388,7 +388,8 @@ def _origin(extra: dict) -> str:
         return _card("Where it came from", [(p.get("status", ""), p.get("why", "")), ("fix", p.get("fix"))])
     aten = ", ".join((p.get("origin") or {}).get("aten") or [])
     return _card("Where it came from", [("ATen ops", aten)] +
-                 [(f"line {i}", x) for i, x in enumerate(p.get("lines") or [], 1)] + [("note", p.get("why"))])
+                 [(f"line {i}", x) for i, x in enumerate(p.get("lines") or [], 1)] +
+                 [("note", p.get("why")), ("fix", p.get("fix"))])
 
 
 def _counters(kernel) -> str:

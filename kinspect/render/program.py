@@ -152,8 +152,12 @@ def header(rows: list[KernelRow], where: str, sol: dict | None = None) -> list[s
     if share is not None:
         others = ", ".join(f"{other_name(k['name'])} {k['ms']:,.2f} ms ({k['calls']:,} calls)"
                            for k in (sol.get("largest_other_kernels") or [])[:3])
-        out.append(f"  Triton kernels: {100 * share:.1f}% of the GPU time the profiler saw (autotuning included)" +
-                   (f"; the largest others: {others}" if others else ""))
+        window = sol.get("share_window")
+        window = (f" {window}" if window else
+                  " (a store from before kinspect recorded the window: it may include GPU work before the first "
+                  "Triton launch, such as weight initialisation)")
+        out.append(f"  Triton kernels: {100 * share:.1f}% of the GPU time the profiler saw{window}, their autotuning "
+                   f"included" + (f"; the largest others: {others}" if others else ""))
     else:
         out.append("  the share of Triton kernels in all GPU time is unknown: the store does not list the other GPU "
                    "work (captured by an older kinspect; kinspect capture --time records it)")

@@ -38,11 +38,7 @@ def summary(r: TuneResult, o: Outcome) -> list[str]:
         return ["no candidate ran correctly: nothing to choose (see the statuses above)"]
     out = []
     if o.winner.candidate.origin == "original":
-        fastest = r.best("kinspect")
-        near = "" if fastest is None or fastest is o.winner else \
-            f"; the fastest, {fastest.candidate.label()}, is within the spread of the timings"
-        out.append(f"winner: what the program ran ({o.winner.candidate.label()}): none of "
-                   f"{r.trials_of('kinspect')} candidate(s) was measurably faster{near}")
+        out.append(f"winner: what the program ran ({o.winner.candidate.label()}): {kept_original(r)}")
     else:
         out.append(f"winner: {o.winner.candidate.label()}: {o.speedup.describe() if o.speedup else '?'} against what "
                    f"the program ran ({o.winner.candidate.changes(o.original.candidate) if o.original else ''})")
@@ -78,14 +74,33 @@ def table_row(r: TuneResult, o: Outcome) -> dict:
             "autotune": o.autotune.candidate.label() if o.autotune else None, "autotune_us": us(o.autotune),
             "autotune_trials": r.trials_of("autotune"), "speedup": o.speedup.describe() if o.speedup else None,
             "vs_max_autotune": o.versus_max_autotune.describe() if o.versus_max_autotune else None,
-            "reason": _reason(o)}
+            "reason": _reason(r, o)}
 
 
-def _reason(o: Outcome) -> str:
+def _reason(r: TuneResult, o: Outcome) -> str:
     """Why the row reads as it does; never 'the program's config was the fastest' when nothing ran."""
     if o.original is None or o.original.median_ms is None:
         why = o.original.why if o.original is not None else "not tried"
         return f"the program's config could not be replayed, so nothing was compared ({why})"
     if o.winner is None:
         return "no candidate ran correctly: nothing to choose"
-    return "; ".join(x for x in (o.fixed, o.code) if x) or "the program's config was the fastest"
+    if o.winner.candidate.origin != "original":
+        return "; ".join(x for x in (o.fixed, o.code) if x)
+    return "kept what the program ran: " + kept_original(r)
+
+
+def kept_original(r: TuneResult) -> str:
+    """Why what the program ran stays the winner, from what became of kinspect's candidates: none was
+    measurably faster, or none could be compared (wrong, failed, pruned: counted, never 'fastest')."""
+    mine = [t for t in r.trials if t.candidate.origin == "kinspect"]
+    timed = [t for t in mine if t.status == "timed"]
+    if not timed:
+        counts = ", ".join(f"{sum(1 for t in mine if t.status == s)} {s}" for s in ("wrong", "failed", "pruned")
+                           if any(t.status == s for t in mine))
+        first = next((t.why for t in mine if t.status != "timed"), "")
+        return (f"none of kinspect's {len(mine)} candidate(s) ran correctly "
+                f"({counts or 'none tried'}{'; first: ' + first[:120] if first else ''})")
+    fastest = min(timed, key=lambda t: t.median_ms)
+    ratio = r.original.median_ms / fastest.median_ms if r.original and r.original.median_ms else None
+    at = "" if ratio is None else f" at {ratio:.2f}x" + (", within the timings' spread" if ratio > 1 else "")
+    return f"none of {len(timed)} timed candidate(s) measurably faster (the fastest: {fastest.candidate.label()}{at})"

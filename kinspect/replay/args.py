@@ -43,6 +43,18 @@ def new_tensor(shape, strides, dtype, device, aligned=True):
     return base.as_strided(tuple(shape), tuple(strides), offset)
 
 
+def copy_as_laid_out(t):
+    """A copy of tensor `t` with its storage: the same strides, storage offset and bytes, the gaps between
+    rows included. Tensor.clone() makes a tensor that is not dense contiguous (GPT-2's logits, rows of
+    50257 at a stride of 50264, become rows at 50257) and drops the offset of an unaligned one; a kernel
+    that indexes with the captured strides (Inductor writes them into its code) would read such a copy
+    shifted and past its end."""
+    import torch
+
+    storage = t.untyped_storage().clone()
+    return torch.empty(0, dtype=t.dtype, device=t.device).set_(storage, t.storage_offset(), t.size(), t.stride())
+
+
 @dataclass(frozen=True)
 class Values:
     """A launch's arguments by parameter name: runtime arguments and constexprs apart."""

@@ -27,10 +27,10 @@ def torch_version() -> str:
     return str(torch.__version__)
 
 
-def configs(h: Heuristic, knobs: Knobs, *, max_autotune: bool) -> list[Candidate]:
+def configs(h: Heuristic, knobs: Knobs, *, max_autotune: bool, left_out: list | None = None) -> list[Candidate]:
     """The candidates Inductor would benchmark for this kernel (max_autotune: as in mode="max-autotune"),
     in its order; those that change something kinspect cannot (another grid rule, other constexprs)
-    are left out."""
+    are left out, each with why in `left_out` (the comparison says it timed fewer than Inductor would)."""
     if h.kind not in KINDS_WITH_CONFIGS:
         raise KinspectError(f"Inductor's '{h.kind}' kernels: kinspect does not rebuild their configs")
     from torch._inductor.runtime import triton_heuristics
@@ -64,8 +64,12 @@ def configs(h: Heuristic, knobs: Knobs, *, max_autotune: bool) -> list[Candidate
         values = {k: int(v) for k, v in cfg.kwargs.items() if k in names}
         c = Candidate(constexprs=tuple(sorted({**names, **values}.items())), num_warps=int(cfg.num_warps),
                       num_stages=int(cfg.num_stages), why=f"{origin} config {i + 1} of {len(found)}", origin=origin)
-        if set(cfg.kwargs) - set(names) - {"waves_per_eu", "matrix_instr_nonkdim"} or knobs.valid(c) and \
-                not _only_idle_warps(knobs.valid(c)):
+        other = set(cfg.kwargs) - set(names) - {"waves_per_eu", "matrix_instr_nonkdim"}
+        why = f"sets {', '.join(sorted(other))}, which the tune keeps as captured" if other else \
+            knobs.valid(c) if knobs.valid(c) and not _only_idle_warps(knobs.valid(c)) else ""
+        if why:
+            if left_out is not None:
+                left_out.append(f"{c.why} ({c.label()}) not timed: {why}")
             continue
         if all(c.key() != x.key() for x in out):
             out.append(c)

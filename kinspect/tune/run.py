@@ -7,59 +7,94 @@ object with the same two methods (`check`, `time`), never a result made up in th
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from kinspect.tune.space import Candidate
 
 
 class Replayer:
     """One captured launch (kinspect.replay.spec.ReplaySpec) on `device`: fresh arguments of the
-    captured shapes, dtypes and strides, built once; every run starts from a copy of them."""
+    captured shapes, dtypes and strides, built once; every run starts from a copy of them laid out as
+    they are (kinspect.replay.args.copy_as_laid_out), so each candidate, and the original, reads the
+    same bytes at the same strides whatever an earlier run wrote."""
 
     def __init__(self, spec, device: str = "cuda"):
-        from kinspect.compile import jit_function
-        from kinspect.replay.args import values
-        from kinspect.compile.replayed import kernel
         from kinspect.compile.targets import resolve
+        from kinspect.replay.args import values
 
         self.spec = spec
-        self.fn = jit_function(kernel(spec))
+        self.device = device
         vals = values(spec.args, spec.signature, spec.attributes, device)
         self.inputs = vals.args
         self.constexprs = vals.constexprs
         # the captured launch options (fp fusion, maxnreg, ...) but those a candidate sets
         allowed = resolve(spec.target).backend.launch_options
         self.options = {k: v for k, v in spec.options.items() if k in allowed and k not in ("num_warps", "num_stages")}
-        self.reference: dict | None = None
+        self._fn = None
+        self._reference: Reference | None = None
 
     def _launch(self, c: Candidate, grid, args: dict):
-        consts = {**self.constexprs, **dict(c.constexprs)}
-        return self.fn[tuple(grid)](**args, **consts, **self.options, num_warps=c.num_warps, num_stages=c.num_stages)
+        if self._fn is None:
+            from kinspect.compile import jit_function
+            from kinspect.compile.replayed import kernel
 
-    def _outputs(self, c: Candidate, grid) -> dict:
+            self._fn = jit_function(kernel(self.spec))
+        consts = {**self.constexprs, **dict(c.constexprs)}
+        return self._fn[tuple(grid)](**args, **consts, **self.options, num_warps=c.num_warps,
+                                     num_stages=c.num_stages)
+
+    def _run(self, c: Candidate, grid) -> dict:
+        """The tensor arguments after one run of `c` on a fresh copy of the inputs."""
         import torch
 
         args = self._copy()
         self._launch(c, grid, args)
-        torch.cuda.synchronize()
+        if torch.device(self.device).type == "cuda":
+            torch.cuda.synchronize()
         return {k: v for k, v in args.items() if isinstance(v, torch.Tensor)}
 
-    def check(self, c: Candidate, grid, original: Candidate, original_grid) -> tuple[bool, str]:
-        """Run `c`; compare every tensor argument afterwards with the original config's (bench's
-        tolerances for the tensor's dtype). (ok, the worst comparison in words)."""
+    def reference(self, original: Candidate, grid) -> "Reference":
+        """The original config's outputs (made once): the tensors its run changed, and whether a second run
+        on the same inputs gives the same (if not, no candidate can be told right or wrong)."""
         from kinspect.bench.check import compare
 
-        if self.reference is None:
-            self.reference = self._outputs(original, original_grid)
-        got = self._outputs(c, grid)
+        if self._reference is None:
+            first = self._run(original, grid)
+            written = {k: v for k, v in first.items() if not _same_bytes(v, self.inputs[k])}
+            again = self._run(original, grid)
+            problem = ""
+            for name, ref in written.items():
+                chk = compare(again[name], ref, precision=_precision(ref), against="original config's first run")
+                if not chk.ok:
+                    problem = f"{name}: {chk.describe()}"
+                    break
+            del again
+            self._reference = Reference(written, problem)
+        return self._reference
+
+    def check(self, c: Candidate, grid, original: Candidate, original_grid) -> tuple[bool, str]:
+        """Run `c`; compare each tensor the original wrote with the original's (bench's tolerances for its
+        dtype); every tensor the original left as it was must be left byte for byte. (ok, the worst
+        comparison in words)."""
+        from kinspect.bench.check import compare
+
+        ref = self.reference(original, original_grid)
+        if ref.unreproducible:
+            return False, (f"not checkable: the original config gives another output on a second run on the same "
+                           f"inputs ({ref.unreproducible})")
+        got = self._run(c, grid)
+        for name, t in got.items():
+            if name not in ref.outputs and not _same_bytes(t, self.inputs[name]):
+                return False, f"{name}: WRONG: written, where the original config leaves it as it was"
         worst = None
-        for name, ref in self.reference.items():
-            chk = compare(got[name], ref, precision=str(ref.dtype).replace("torch.", ""),
-                          against="original config's output")
+        for name, r in ref.outputs.items():
+            chk = compare(got[name], r, precision=_precision(r), against="original config's output")
             if worst is None or not chk.ok or chk.error > worst[1].error:
                 worst = (name, chk)
                 if not chk.ok:
                     break
         if worst is None:
-            return True, "no tensor arguments to compare"
+            return True, "writes no tensor argument, as the original config"
         return worst[1].ok, f"{worst[0]}: {worst[1].describe()}"
 
     def time(self, c: Candidate, grid, *, rep_ms: int = 100):
@@ -72,7 +107,29 @@ class Replayer:
     def _copy(self) -> dict:
         import torch
 
-        return {k: v.clone() if isinstance(v, torch.Tensor) else v for k, v in self.inputs.items()}
+        from kinspect.replay.args import copy_as_laid_out
+
+        return {k: copy_as_laid_out(v) if isinstance(v, torch.Tensor) else v for k, v in self.inputs.items()}
+
+
+@dataclass(frozen=True)
+class Reference:
+    outputs: dict              # the tensors the original config's run changed, as it left them
+    unreproducible: str = ""   # the difference a second run of the original gave, if any
+
+
+def _same_bytes(a, b) -> bool:
+    """The two tensors' storages hold the same bytes (the gaps between strided rows included)."""
+    import torch
+
+    def raw(t):
+        return torch.empty(0, dtype=torch.uint8, device=t.device).set_(t.untyped_storage())
+
+    return torch.equal(raw(a), raw(b))
+
+
+def _precision(t) -> str:
+    return str(t.dtype).replace("torch.", "")
 
 
 def device_line(name: str, compare: str = "") -> str | None:

@@ -72,21 +72,32 @@ def tune(v: Variant, *, runner, trials: int | None = DEFAULT_TRIALS, budget_s: f
     done: dict[tuple, Trial] = {}
     trials_out: list[Trial] = []
     notes = list(knobs.notes)
+    spent = {"compile": 0.0, "device": 0.0}
 
-    def left() -> bool:
+    def left(widening: bool = True) -> bool:
+        """Trials left, and (widening: the budget bounds the widening steps, never the findings' first
+        candidates) time left."""
         ran = sum(1 for t in trials_out if t.candidate.origin == "kinspect" and t.ran)
-        return (trials is None or ran < trials) and (budget_s is None or time.perf_counter() - t0 < budget_s)
+        return (trials is None or ran < trials) and \
+            (not widening or budget_s is None or time.perf_counter() - t0 < budget_s)
 
-    def measure(batch: list[Candidate]) -> None:
+    def measure(batch: list[Candidate], widening: bool = True) -> None:
         fresh = list({c.key(): c for c in batch if c.key() not in done}.values())
         if fresh:
             say(f"  compiling {len(fresh)} candidate(s) in parallel ...")
+        t1 = time.perf_counter()
         compiled = _compile(s, fresh, compiler, out_dir) if fresh else {}
+        spent["compile"] += time.perf_counter() - t1
         for c in batch:
-            if c.origin == "kinspect" and not left():
+            if c.origin == "kinspect" and not left(widening):
                 break
             if c.key() not in done:
+                t1 = time.perf_counter()
                 done[c.key()] = _measure(s, c, compiled.get(c.key()), runner, say, done.get(knobs.original.key()))
+                spent["device"] += time.perf_counter() - t1
+            else:      # the same config as one measured already: its result counts for this origin too
+                say(f"  {c.origin:<12} {c.label():<32} {c.why[:28]:<28} the same config as "
+                    f"{next(x.candidate.origin for x in trials_out if x.candidate.key() == c.key())}'s: that trial")
             t = done[c.key()]
             trials_out.append(replace(t, candidate=c))
 
@@ -97,25 +108,31 @@ def tune(v: Variant, *, runner, trials: int | None = DEFAULT_TRIALS, budget_s: f
     if compare and knobs.heuristic is not None:
         try:
             torch_version = inductor.torch_version()
-            theirs = inductor.configs(knobs.heuristic, knobs, max_autotune=False) + \
-                inductor.configs(knobs.heuristic, knobs, max_autotune=True)
+            left_out: list[str] = []
+            theirs = inductor.configs(knobs.heuristic, knobs, max_autotune=False, left_out=left_out) + \
+                inductor.configs(knobs.heuristic, knobs, max_autotune=True, left_out=left_out)
+            notes += left_out
         except Exception as e:     # noqa: BLE001 - torch's heuristics on another torch's arguments
             notes.append(f"Inductor's configs not compared: {e}")
     if compare:
         theirs += autotune_configs(v, knobs, s.spec)
     first = from_findings(knobs, s.kinds)
-    measure([knobs.original] + theirs + first)          # one parallel compile for all; the original runs first
+    measure([knobs.original] + theirs + first, widening=False)     # one parallel compile; the original runs first
     best = _best(trials_out)
     while left():
         more = neighbours(knobs, best.candidate if best else knobs.original, set(done))
         if not more:
             break
+        if trials is not None:      # compile no more than can still run
+            more = more[:trials - sum(1 for t in trials_out if t.candidate.origin == "kinspect" and t.ran)]
         measure(more)
         new = _best(trials_out)
         if best is not None and new is not None and new.median_ms >= best.median_ms * IMPROVES:
             best = new
             break
         best = new
+    say(f"  tuned in {time.perf_counter() - t0:.0f} s: compiling {spent['compile']:.0f} s, on the device (JIT, "
+        f"check, timing) {spent['device']:.0f} s")
     return TuneResult(kernel=v.kernel, variant=Path(v.path).name, target=str(v.target), findings=tuple(s.kinds),
                       trials=tuple(trials_out), seconds=time.perf_counter() - t0,
                       budget=" and ".join(x for x in (f"--trials {trials}" if trials is not None else "",

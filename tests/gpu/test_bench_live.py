@@ -45,13 +45,18 @@ def test_matrix_kernel_is_compared_with_the_measured_matmul_peak(tmp_path):
 
 
 def test_profile_trace_names_the_op_and_the_kernel(tmp_path):
+    """`kinspect bench add --profile trace.json`, in this process: what it prints and its --json, from one run."""
+    from kinspect import api
+    from kinspect.render.bench import render
+
     trace = tmp_path / "trace.json"
-    r = _bench(tmp_path, "add", "--profile", str(trace), "--no-reference")
-    assert "kinspect::add" in r.output and "profile" in r.output
+    result = api.bench("add", profile=trace, references=False, out_dir=tmp_path / "out")
+    text = render(result)
+    assert "kinspect::add" in text and "profile" in text
     events = json.loads(trace.read_text())["traceEvents"]
     assert any(e.get("name") == "kinspect::add" for e in events)
     assert any(e.get("cat") == "kernel" and "add_kernel" in e.get("name", "") for e in events)
-    d = json.loads(_bench(tmp_path, "add", "--profile", str(trace), "--no-reference", "--json").output)
+    d = json.loads(json.dumps(result.to_json(), default=str))
     assert d["profile"]["kernel_events"] == d["profile"]["runs"] and d["profile"]["kernel_ms"] > 0
 
 

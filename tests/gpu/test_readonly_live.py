@@ -2,6 +2,7 @@
 kinspect resolves the target: the user's cache must stay byte-identical anyway (opt-in, `-m gpu`)."""
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -13,12 +14,10 @@ from tests.test_bad_input import tree_digest
 SIG = {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"}
 
 
-@pytest.mark.parametrize("argv", [["dump", "softmax"], ["vec-report", "softmax"],
-                                  ["bench", "softmax", "--no-reference", "--rep", "20"]],
-                         ids=["dump", "vec-report", "bench"])
-def test_a_fresh_process_leaves_the_users_triton_cache_alone(argv, tmp_path):
-    cache = tmp_path / "users-triton-cache"
-    # the user's cache already holds a kernel (a real compile, as their program left it)
+@pytest.fixture(scope="module")
+def users_cache(tmp_path_factory) -> Path:
+    """A Triton cache as the user's program left it: one real compile (made once, copied for each test)."""
+    cache = tmp_path_factory.mktemp("users") / "triton-cache"
     subprocess.run([sys.executable, "-c",
                     "import triton, triton.language as tl\n"
                     "from triton.backends.compiler import GPUTarget\nfrom triton.compiler import ASTSource\n"
@@ -26,10 +25,41 @@ def test_a_fresh_process_leaves_the_users_triton_cache_alone(argv, tmp_path):
                     f"triton.compile(ASTSource(_double, {SIG!r}, constexprs={{'BLOCK': 64}}), "
                     "target=GPUTarget('cuda', 90, 32))\n"],
                    check=True, env={**os.environ, "TRITON_CACHE_DIR": str(cache)}, cwd=Path(__file__).parents[2])
-    before = tree_digest(cache)
-    proc = subprocess.run([sys.executable, "-m", "kinspect", *argv, "--store", str(tmp_path / "out")],
-                          capture_output=True, text=True, timeout=600,
-                          env={**os.environ, "TRITON_CACHE_DIR": str(cache),
-                               "KINSPECT_CACHE_DIR": str(tmp_path / "kinspect-cache")})
-    assert proc.returncode == 0, proc.stderr
+    return cache
+
+
+COMMANDS = {"dump": ["dump", "softmax"], "vec-report": ["vec-report", "softmax"],
+            "bench": ["bench", "softmax", "--no-reference", "--rep", "20"]}
+
+
+@pytest.fixture(scope="module")
+def ran(tmp_path_factory, users_cache) -> dict:
+    """{command: (exit code, stderr, the user's cache, its digest before)}: each command in a fresh process
+    with a copy of the user's cache and an empty kinspect cache of its own, the three side by side."""
+    started = {}
+    for name, argv in COMMANDS.items():
+        tmp = tmp_path_factory.mktemp(name)
+        cache = tmp / "users-triton-cache"
+        shutil.copytree(users_cache, cache)
+        before = tree_digest(cache)
+        started[name] = (subprocess.Popen([sys.executable, "-m", "kinspect", *argv, "--store", str(tmp / "out")],
+                                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                          env={**os.environ, "TRITON_CACHE_DIR": str(cache),
+                                               "KINSPECT_CACHE_DIR": str(tmp / "kinspect-cache")}), cache, before)
+    runs = {}
+    try:
+        for name, (proc, cache, before) in started.items():
+            _, stderr = proc.communicate(timeout=600)
+            runs[name] = (proc.returncode, stderr, cache, before)
+    finally:
+        for proc, _, _ in started.values():
+            if proc.poll() is None:
+                proc.kill()
+    return runs
+
+
+@pytest.mark.parametrize("name", list(COMMANDS))
+def test_a_fresh_process_leaves_the_users_triton_cache_alone(name, ran):
+    code, stderr, cache, before = ran[name]
+    assert code == 0, stderr
     assert tree_digest(cache) == before, sorted(p.name for p in cache.rglob("*"))

@@ -59,10 +59,13 @@ def _busiest_inductor_variant(store: Path):
 
 
 def test_bench_of_a_captured_inductor_kernel(captured, tmp_path):
+    """`kinspect bench VARIANT`, in this process (what the command prints and its --json, from one run)."""
+    from kinspect import api
+    from kinspect.render.bench import render
+
     v = _busiest_inductor_variant(captured)
-    proc = _kinspect("bench", v.path, "--store", tmp_path / "bench", "--json")
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    out = json.loads(proc.stdout)
+    result = api.bench(str(v.path), out_dir=tmp_path / "bench")
+    out = json.loads(json.dumps(result.to_json(), default=str))
     assert out["kernel"] == v.kernel and out["constexprs"] == v.constexprs
     steady = out["steady"]["ms"]["median"]
     captured_ms = v.launches.gpu.median_ms
@@ -72,15 +75,20 @@ def test_bench_of_a_captured_inductor_kernel(captured, tmp_path):
     assert out["first_call"]["cold"]["jit_ms"] > 0
     # the replay runs the captured work: within a factor of the time the program's launches took
     assert 0.25 < steady / captured_ms < 4, (steady, captured_ms)
-    text = _kinspect("bench", v.path, "--store", tmp_path / "bench")
-    assert text.returncode == 0 and "steady state  median" in text.stdout and "first call" in text.stdout
-    assert "replays the captured launch" in text.stdout
+    text = render(result)
+    assert "steady state  median" in text and "first call" in text
+    assert "replays the captured launch" in text
 
 
 def test_repro_of_a_captured_inductor_kernel_runs_on_the_gpu(captured, tmp_path):
+    """The script `kinspect repro` writes runs on its own, in a fresh process."""
+    from click.testing import CliRunner
+
+    from kinspect.cli import main
+
     v = _busiest_inductor_variant(captured)
-    proc = _kinspect("repro", v.path, "-o", tmp_path / "repro.py")
-    assert proc.returncode == 0, proc.stderr
+    r = CliRunner().invoke(main, ["repro", str(v.path), "-o", str(tmp_path / "repro.py")])
+    assert r.exit_code == 0, r.output
     run = subprocess.run([sys.executable, str(tmp_path / "repro.py")], capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr[-3000:]
     assert f"ok: {v.kernel} ran once on cuda" in run.stdout

@@ -1,17 +1,20 @@
 """kinspect tune on a GPU: the busiest Inductor kernel of a torch.compile'd TransformerEncoderLayer
 (samples/torch_compile_capture.py), captured with its GPU time, tuned on its captured launch through
-`vec-report --tune 1`: every candidate checked against the original's output and timed, Inductor's own
+`vec-report --tune 1 --trials 2`: every candidate checked against the original's output and timed, Inductor's own
 and max_autotune's configs timed beside, the result stored and shown by `report`."""
 
 import json
 from pathlib import Path
 
+from click.testing import CliRunner
+
+from kinspect.cli import main
 from kinspect.store import read_records
 from tests.gpu.test_replay_live import _kinspect, captured  # noqa: F401  (the same capture of the same sample)
 
 
 def test_tune_the_kernel_with_the_most_headroom(captured, tmp_path):
-    proc = _kinspect("vec-report", captured, "--top", "0", "--tune", "1", "--trials", "4", "--json")
+    proc = _kinspect("vec-report", captured, "--top", "0", "--tune", "1", "--trials", "2", "--json")
     assert proc.returncode == 0, proc.stderr[-3000:]
     [t] = json.loads(proc.stdout)["tune"]
     assert "error" not in t, t
@@ -21,19 +24,24 @@ def test_tune_the_kernel_with_the_most_headroom(captured, tmp_path):
     timed = [x for x in trials if x["status"] == "timed"]
     assert all(x["median_ms"] > 0 and x["runs"] >= 5 for x in timed)
     assert all("correct" in x["why"] or x is original[0] for x in timed if x["candidate"]["origin"] != "original")
-    assert 1 <= sum(1 for x in trials if x["candidate"]["origin"] == "kinspect" and x["status"] != "pruned") <= 4 + 2
+    assert 1 <= sum(1 for x in trials if x["candidate"]["origin"] == "kinspect" and x["status"] != "pruned") <= 2 + 2
     assert any(x["candidate"]["origin"] == "max_autotune" for x in trials)
+    # Inductor's own configs compute what the program ran: one refused as wrong means the replay is wrong
+    # (on the H200 every config of GPT-2's nll_loss backward was, when each run read a clone() of padded rows)
+    theirs = [x for x in trials if x["candidate"]["origin"] in ("inductor", "max_autotune")]
+    assert not [x for x in theirs if x["status"] == "wrong"], [x["why"] for x in theirs if x["status"] == "wrong"]
     s = t["summary"]
     assert s["original_us"] > 0 and s["winner_us"] > 0 and s["winner_us"] <= s["original_us"] * 1.05
     assert "tuning " in proc.stderr, "progress as it goes"
     # stored beside the variant, shown by report
     [v] = [v for v in read_records(captured) if v.kernel == t["kernel"] and (Path(v.path) / "tune.json").is_file()]
     html = tmp_path / "r.html"
-    rep = _kinspect("report", v.path, "--no-bench", "-o", html)
-    assert rep.returncode == 0 and "<h3>Tune</h3>" in html.read_text()
+    rep = CliRunner().invoke(main, ["report", str(v.path), "--no-bench", "-o", str(html)])
+    assert rep.exit_code == 0, rep.output
+    assert "<h3>Tune</h3>" in html.read_text()
 
 
 def test_tune_a_shipped_kernel_launched_here(tmp_path):
-    proc = _kinspect("tune", "add", "--size", "16777216", "--trials", "3", "-o", tmp_path / "out")
+    proc = _kinspect("tune", "add", "--size", "16777216", "--trials", "2", "-o", tmp_path / "out")
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "winner:" in proc.stdout and "original" in proc.stdout
