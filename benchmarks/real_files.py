@@ -115,9 +115,24 @@ def _top_level(body) -> list:
     return out
 
 
+def _returns_value(fn) -> bool:
+    """Whether the function returns a value: a Triton kernel cannot, so it is a device function
+    (FlagGems' `@pointwise_dynamic @triton.jit def log_func(x): return tl.log(x)`)."""
+    stack = list(fn.body)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, ast.Return) and n.value is not None and not (isinstance(n.value, ast.Constant)
+                                                                      and n.value.value is None):
+            return True
+        if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            stack.extend(ast.iter_child_nodes(n))
+    return False
+
+
 def find_kernels(project: Path) -> list[dict]:
     """The project's kernels: @triton.jit functions (module level, or in a class as Class.f, or
-    `k = triton.jit(k)`) that it launches (`k[grid](...)`) or autotunes."""
+    `k = triton.jit(k)`) that it launches (`k[grid](...)`) or autotunes, and that return no value
+    (one that returns a value is a device function, whatever wraps it)."""
     found, launched = [], set()
     for f in sorted(project.rglob("*.py")):
         try:
@@ -137,7 +152,7 @@ def find_kernels(project: Path) -> list[dict]:
             for n in body:
                 if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     kinds = [k for k in (_decorator_kind(d, imported) for d in n.decorator_list) if k]
-                    if "jit" in kinds:
+                    if "jit" in kinds and not _returns_value(n):
                         found.append({"file": rel, "name": prefix + n.name, "tuned": len(kinds) > 1
                                       or len(n.decorator_list) > len(kinds) + ("staticmethod" in map(_dotted,
                                                                                                      n.decorator_list))})
@@ -224,7 +239,7 @@ def cause(rc: int, out: str) -> str:
 def one_kernel(task: dict) -> dict:
     python, file, name = task["python"], task["path"], task["name"]
     with tempfile.TemporaryDirectory(prefix="kinspect-real-") as tmp:
-        rc, secs, out, cpu = _run(python, ["dump", f"{file}:{name}", "-o", "out"], tmp)
+        rc, secs, out, cpu = _run(python, ["dump", f"{file}:{name}", "--store", "out"], tmp)
         result = {**{k: task[k] for k in ("project", "file", "name")}, "rc": rc, "seconds": round(secs, 2),
                   "cpu_seconds": round(cpu, 2),
                   "imported": "loaded   imported" in out, "defs_only": "loaded   definitions only" in out,
@@ -238,7 +253,7 @@ def one_kernel(task: dict) -> dict:
             m = SUGGESTION_RE.search(out)
             if m:
                 words = shlex.split(m[1])[2:]
-                src, _, sout, _ = _run(python, ["dump", *words, "-o", "out"], tmp)
+                src, _, sout, _ = _run(python, ["dump", *words, "--store", "out"], tmp)
                 result.update(suggestion=m[1], suggestion_rc=src, suggestion_line=_error(sout) if src else "")
     return result
 
@@ -256,6 +271,9 @@ def corpus(opts) -> None:
         vendor[p.name] = len(kernels) - len(ours)
         for k in sample(ours, opts.sample, f"kinspect-real-files:{p.name}"):
             tasks.append({**k, "project": p.name, "path": str(p / k["file"]), "python": opts.python})
+    # kinspect's own bytecode, as `pip install` leaves it (PYTHONDONTWRITEBYTECODE would otherwise
+    # have every process compile kinspect's modules again: about 1 CPU-second a kernel)
+    subprocess.run([opts.python, "-m", "compileall", "-q", str(ROOT / "kinspect")], stdout=subprocess.DEVNULL)
     print(f"{len(tasks)} kernels from {len(projects)} projects in {base} "
           f"({sum(vendor.values())} other vendors' kernels counted apart, not run); -j {opts.jobs}", flush=True)
     results, kept = [], {}

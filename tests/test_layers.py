@@ -64,7 +64,7 @@ LAYERS: dict[str, tuple[str, tuple[str, ...]]] = {
     "hooks": ("the only place that hooks Triton: listener, launch hooks, autotuner; always restores",
               ("backends", "errors", "launches", "metadata", "model", "provenance", "replay", "store")),
     "compile": ("compiling a variant through the JIT, for any target, recorded by the hooks",
-                ("backends", "derived", "errors", "hooks", "kernels", "model", "readonly", "replay", "store")),
+                ("backends", "cache", "derived", "errors", "hooks", "kernels", "model", "readonly", "replay", "store")),
     # what the commands run
     "bench": ("timing on the device; a captured launch as bench's input",
               ("analysis", "backends", "cache", "ceilings", "compile", "counters", "environ", "errors", "hooks",

@@ -177,8 +177,8 @@ def test_a_failed_compile_with_assumed_values_is_one_line_with_the_command_to_ed
             tl.store(x_ptr + offs, tl.load(x_ptr + offs) + undefined_name)
     """))
     one_error_line(run("dump", f"{f}:k", "--store", tmp_path / "out"), f"at {f}:8", "undefined_name",
-                   "kinspect assumed 3 values from the kernel's code (x_ptr=*fp32, n=i32:1024, BLOCK=64); edit and "
-                   f"run: kinspect dump {f}:k --arg 'x_ptr=*fp32' --arg n=i32:1024 -p BLOCK=64")
+                   "kinspect assumed 3 values from the kernel's code (x_ptr=*fp32, n=i32:1024, BLOCK=64); the values "
+                   f"it used, to edit: kinspect dump {f}:k --arg 'x_ptr=*fp32' --arg n=i32:1024 -p BLOCK=64")
     assert not (tmp_path / "out").exists()
 
 
@@ -396,3 +396,143 @@ def test_a_static_range_count_that_is_also_a_block_is_small(tmp_path):
     out = ok("dump", f"{f}:res_fwd", "--store", tmp_path / "out")
     a = assumed(out)
     assert a["MAX_BLOCKS"] == "2" and a["BLOCK_D"] == "64" and "the loop is unrolled" in out, out
+
+
+# -- device-query tools at import: nvidia-smi, rocm-smi, pynvml ----------------------------------
+
+def test_vendor_query_commands_and_nvml_answer_as_the_target_and_agree(tmp_path):
+    """vendor_pkg finds its vendor by running each vendor's query command at import (no success:
+    "No device were detected"), and its pruner reads the SM clock from nvidia-smi and from NVML,
+    which must agree: the H100 stand-in's 1980 MHz keeps the big tiles, the A100's 1410 the small."""
+    out = ok("dump", f"{CORPUS}/vendor_pkg/ops.py:scaled_copy_kernel", "-t", "cuda:90", "--store", tmp_path / "a")
+    assert "loaded   imported" in out and "it ran nvidia-smi, answered as the target's device" in out
+    assert "rocm-smi, missing" in out and "config 2 of 4" in out, out
+    out = ok("dump", f"{CORPUS}/vendor_pkg/ops.py:scaled_copy_kernel", "-t", "cuda:80", "--store", tmp_path / "b")
+    assert "config 0 of 4" in out, out
+    # on an AMD target nvidia-smi is missing and NVML has no library: the file's own pruner fails there
+    r = run("dump", f"{CORPUS}/vendor_pkg/ops.py:scaled_copy_kernel", "-t", "hip:gfx942", "--store", tmp_path / "c")
+    one_error_line(r, "prune_configs_by (sm_clock_mhz at", "NVML Shared Library Not Found")
+    out = ok("dump", f"{CORPUS}/vendor_pkg/ops.py:scaled_copy_kernel", "-t", "hip:gfx942", "--config", "0",
+             "--store", tmp_path / "d")
+    assert "rocm-smi, answered as the target's device" in out and "nvidia-smi, missing" in out, out
+
+
+def test_query_tools_are_answered_from_the_device_facts_and_restored():
+    import shutil
+    import subprocess
+    import sys
+
+    from kinspect.compile.device import as_target
+    from kinspect.model import Target
+
+    before = (subprocess.Popen, shutil.which, sys.modules.get("pynvml"))
+    with as_target(Target("cuda", "90", 32)):
+        q = subprocess.run(["nvidia-smi", "--query-gpu=name,compute_cap,memory.total", "--format=csv,noheader"],
+                           capture_output=True, text=True)
+        assert q.returncode == 0 and q.stdout.strip() == "NVIDIA H100 80GB HBM3, 9.0, 81920 MiB"
+        bad = subprocess.run(["nvidia-smi", "--query-gpu=power.draw", "--format=csv"], capture_output=True, text=True)
+        assert bad.returncode == 2 and "not a valid field" in bad.stderr     # no invented figure
+        assert subprocess.check_output("nvidia-smi -L", shell=True).decode().startswith("GPU 0: NVIDIA H100")
+        with pytest.raises(FileNotFoundError):
+            subprocess.run(["rocm-smi"])
+        assert shutil.which("nvidia-smi") and shutil.which("rocm-smi") is None
+        import pynvml
+
+        pynvml.nvmlInit()
+        h = pynvml.nvmlDeviceGetHandleByIndex(0)
+        assert pynvml.nvmlDeviceGetMaxClockInfo(h, pynvml.NVML_CLOCK_SM) == 1980
+        assert pynvml.nvmlDeviceGetCudaComputeCapability(h) == (9, 0)
+        assert subprocess.run([sys.executable, "-c", "print(1)"], capture_output=True).stdout == b"1\n"
+    with as_target(Target("hip", "gfx942", 64)):
+        assert "gfx942" in subprocess.run(["rocminfo"], capture_output=True, text=True).stdout
+        with pytest.raises(FileNotFoundError):
+            subprocess.check_output(["/usr/bin/nvidia-smi"])
+    assert (subprocess.Popen, shutil.which, sys.modules.get("pynvml")) == before
+
+
+# -- tl.dot pairs, float constexprs, heuristics that read their own name ------------------------------
+
+def test_dot_operands_get_one_element_type(tmp_path):
+    """The identity-trick dot (its second operand cast to Q's own element type) says nothing of Q:
+    Q and K pair as fp16 and it compiles; a B that says nothing takes the bf16 its A is checked for."""
+    out = ok("dump", f"{CORPUS}/dot_pairs.py:attn_fwd_identity_trick", "-p", "Q_IN_REGS=True", "--store",
+             tmp_path / "a")
+    got = assumed(out)
+    assert got["Q"] == got["K"] == got["V"] == "*fp16", out
+    assert got["sm_scale"] == "fp32:1.0" and "multiplies a tl.float32 value at line 30" in out
+    out = ok("dump", f"{CORPUS}/dot_pairs.py:gemm_a_checked", "--store", tmp_path / "b")
+    got = assumed(out)
+    assert got["a_ptr"] == got["b_ptr"] == "*bf16" and "the other operand of tl.dot at line 53 is a_ptr" in out
+
+
+def test_float_constexprs_by_use_and_a_heuristic_reading_its_own_name(tmp_path):
+    out = ok("dump", f"{CORPUS}/norm_flags.py:_rms_norm_bwd", "--store", tmp_path)
+    got = assumed(out)
+    assert got["eps"] == "1.0" and "a term of tl.rsqrt's argument at line 18" in out
+    assert got["OFFSET"] == "1.0" and got["n_cols"].startswith("i32")
+    assert got["GEMMA"] == "False" and "the @triton.heuristics value that sets it reads it from the launch" in out
+    assert "heuristics GEMMA=False" in out
+
+
+def test_what_offsets_a_pointer_is_an_integer(tmp_path):
+    """`X + i * row_step` makes row_step an integer even where it also meets a float; `scale`
+    multiplying a float value is a float (no name says so)."""
+    import importlib.util
+
+    from kinspect.compile.assume import assume
+
+    f = tmp_path / "offsets_float.py"
+    f.write_text(textwrap.dedent('''
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def k(X, Y, factor, row_step, n):
+            i = tl.program_id(0)
+            x = tl.load(X + i * row_step).to(tl.float32)
+            tl.store(Y + i, x * factor + row_step)
+        '''))
+    spec = importlib.util.spec_from_file_location("offsets_float", f)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    got = {a.name: a.spec for a in assume(module.k, ["X", "Y", "factor", "row_step", "n"])}
+    assert got["factor"] == "fp32:1.0" and got["row_step"].startswith("i32"), got
+
+
+def test_a_failed_guess_suggests_other_values_derived_from_the_error():
+    """The suggestion never repeats what failed: a tile over Triton's limit halves the largest
+    assumed block; a tl.dot of two types retypes the pointer nothing fixed; an error that says
+    nothing to act on gets no new values."""
+    import torch
+
+    from kinspect.compile.assume import Assumed, improve
+
+    blocks = (Assumed("BLOCK_M", 128, "128", "a power of two: tl.arange at line 3", True, "pow2"),
+              Assumed("BLOCK_N", 64, "64", "a power of two: tl.arange at line 4", True, "pow2"))
+    better, how = improve(blocks, "numel (2097152) exceeds triton maximum tensor numel (1048576)")
+    assert [a.value for a in better] == [64, 64] and "BLOCK_M=64" in how and "not 128" in better[0].why
+    ptrs = (Assumed("a", torch.empty(1, dtype=torch.float16), "*fp16", "a pointer: loaded at line 5; element type "
+                    "fp16: a tl.dot operand at line 9", False, "pointer"),
+            Assumed("b", torch.empty(1), "*fp32", "a pointer: loaded at line 6; element type fp32: nothing in the "
+                    "code fixes it", False, "pointer"))
+    better, how = improve(ptrs, "Both operands must be same dtype. Got fp16 and fp32")
+    assert [a.spec for a in better] == ["*fp16", "*fp16"] and better[1].value.dtype == torch.float16
+    assert improve(ptrs, "NameError('undefined_name is not defined')") == ((), "")
+
+
+def test_assumed_tiles_stay_within_tritons_largest_tensor(tmp_path):
+    f = tmp_path / "scales.py"
+    f.write_text(textwrap.dedent("""
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def unswizzle(s_ptr, o_ptr, REP_M: tl.constexpr, REP_K: tl.constexpr):
+            offs = tl.arange(0, REP_M * REP_K * 512)
+            s = tl.load(s_ptr + offs).reshape(REP_M, REP_K, 32, 4, 4)
+            tl.store(o_ptr + offs, s.trans(0, 3, 2, 1, 4).reshape(REP_M * REP_K * 512))
+    """))
+    out = ok("dump", f"{f}:unswizzle", "--store", tmp_path / "out")
+    got = assumed(out)
+    assert int(got["REP_M"]) * int(got["REP_K"]) * 512 <= 1 << 16, got
+    assert "stays within 65536 elements" in out

@@ -29,6 +29,9 @@ def private_cache():
     """Point Triton at a fresh cache for the block: real compile times, and the user's cache untouched."""
     from triton import knobs
 
+    from kinspect.compile import triton_key
+
+    triton_key.install()
     with tempfile.TemporaryDirectory(prefix="kinspect-triton-cache-") as tmp, knobs.cache.scope():
         knobs.cache.dir = tmp
         yield tmp

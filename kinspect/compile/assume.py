@@ -6,18 +6,24 @@ it implies none), host tensor descriptors a descriptor of 64-wide blocks, intege
 stride along a tl.arange's last axis: a contiguous row), floats 1.0. Constexprs: a function the
 kernel calls gets an identity function; a dtype the compared one or tl.float32; a string the first
 one it is compared with; a block size 64 (a power of two, as tl.arange and block shapes need); a
-static loop count 2; an int it is compared with, that one; a flag False; then the
-tl.static_asserts are checked and the assumed ints and flags changed until they hold.
+static loop count 2; an int it is compared with, that one; a flag False; a float (it meets a float
+value in arithmetic, or is a term of tl.rsqrt's argument) 1.0. Then the two pointers loaded as a
+tl.dot's operands are given one element type, block sizes are halved until every tile whose shape
+the code spells stays within MAX_TILE elements, and the tl.static_asserts are checked and the
+assumed ints and flags changed until they hold. When the compile fails anyway, `improve` derives
+other values from Triton's error (a smaller tile, the other operand's type) for the suggestion.
 """
 
 from __future__ import annotations
 
 import ast
 import itertools
+import math
+import re
 from dataclasses import dataclass
 
 from kinspect.compile.args import DEFAULT_INT, DTYPES, POINTER_ELEMENTS
-from kinspect.compile.infer import EXPLICIT, HABIT, NEED, PAIRED, Walk, _tl, walk
+from kinspect.compile.infer import EXPLICIT, HABIT, INDEX_BOUND, NEED, OFFSETS, PAIRED, Walk, _tl, walk
 
 BLOCK = 64                 # a constexpr block size: a power of two that tl.dot accepts on every target
 BLOCK_3D = 16              # in a kernel with 3-D tiles: 64**3 elements take ptxas minutes
@@ -82,6 +88,10 @@ def _decide(w: Walk, missing: list[str], given: dict, warps: int | None = None) 
         hit = sorted(cands & pointers)
         if hit:
             w.need(loaded, "i32", line, f"its values are offsets into {hit[0]} at line {line}")
+    for cands, params, line in w.ptr_offsets:
+        if cands & pointers:          # what offsets a pointer is an integer
+            for q in params:
+                w.facts[q].ints.append((line, f"{OFFSETS} at line {line}"))
     links = {}
     for ptrs, value, line in w.stored:
         for p in ptrs:
@@ -100,8 +110,67 @@ def _decide(w: Walk, missing: list[str], given: dict, warps: int | None = None) 
     for p in missing:
         if p not in w.constexprs:
             out[p] = _runtime(w, p, pointers, links, {**given, **{k: a.value for k, a in out.items()}})
+    _pair_dot_operands(w, out, links, given)
+    _fit_tiles(w, out, given)
     _satisfy_asserts(w, out, given)
     return [out[p] for p in w.names if p in out]
+
+
+# Triton's largest tensor (TRITON_MAX_TENSOR_NUMEL) is 2**20 elements; assumed tiles stay well under
+# it, as compile time grows with the tile
+MAX_TILE = 1 << 16
+
+
+def _fit_tiles(w: Walk, out: dict, given: dict) -> None:
+    """Halve assumed block sizes of a tile whose shape (`x.reshape(R, K, 32, 4, 4)`, tl.zeros((M, N)))
+    would be larger than MAX_TILE elements; say so in their reasons."""
+    for names, const, line in w.tiles:
+        def size():
+            n = const
+            for k in names:
+                v = given.get(k, out[k].value if k in out else None)
+                if not isinstance(v, int) or isinstance(v, bool):
+                    return 0
+                n *= v
+            return n
+
+        changed = set()
+        while size() > MAX_TILE:
+            mine = [k for k in names if k in out and out[k].kind == "pow2" and out[k].value > 1]
+            if not mine:
+                break
+            k = max(mine, key=lambda k: out[k].value)
+            out[k] = Assumed(k, out[k].value // 2, str(out[k].value // 2), out[k].why, True, "pow2")
+            changed.add(k)
+        for k in changed:
+            out[k] = Assumed(k, out[k].value, out[k].spec, f"{out[k].why}; {out[k].value}, so that the tile at "
+                             f"line {line} stays within {MAX_TILE} elements", True, "pow2")
+
+
+def _pair_dot_operands(w: Walk, out: dict, links: dict, constexprs: dict) -> None:
+    """tl.dot takes two operands of one element type: where the two pointers loaded as its operands
+    were given different ones, the one with the weaker evidence takes the other's."""
+    import torch
+
+    def rank(p):
+        ev = [e[0] for e in w.facts[p].elem] + ([NEED] if w.facts[p].options else [])
+        return min(ev, default=HABIT + 1)
+
+    for left, right, line in w.dots:
+        for a in sorted(left):
+            for b in sorted(right):
+                x, y = out.get(a), out.get(b)
+                if not (x and y and x.kind == y.kind == "pointer") or x.spec == y.spec:
+                    continue
+                if rank(a) == rank(b):
+                    continue
+                strong, weak = (x, y) if rank(a) < rank(b) else (y, x)
+                dtype = strong.spec[1:]
+                value = torch.empty(POINTER_ELEMENTS, dtype=getattr(torch, DTYPES[dtype]))
+                why = weak.why.split("; element type")[0]
+                out[weak.name] = Assumed(weak.name, value, f"*{dtype}", f"{why}; element type {dtype}: the other "
+                                         f"operand of tl.dot at line {line} is {strong.name} ({dtype})", False,
+                                         "pointer")
 
 
 # -- runtime arguments ------------------------------------------------------------------------------
@@ -124,7 +193,7 @@ def _runtime(w: Walk, p: str, pointers: set, links: dict, constexprs: dict) -> A
         dtype, why = _elem(w, p, links, constexprs)
         value = torch.empty(POINTER_ELEMENTS, dtype=getattr(torch, DTYPES[dtype]))
         return Assumed(p, value, f"*{dtype}", f"a pointer: {how}; {why}", False, "pointer")
-    if f.floats and not any("bit" in why or "loop" in why or "division" in why for _, why in f.ints):
+    if f.floats and not _int_needed(f):
         return Assumed(p, 1.0, "fp32:1.0", f"a float: {f.floats[0][1]}", False, "float")
     if f.contiguous:
         line = f.contiguous[0][0]
@@ -138,6 +207,13 @@ def _runtime(w: Walk, p: str, pointers: set, links: dict, constexprs: dict) -> A
                        "float")
     why = f"an integer: {f.ints[0][1]}" if f.ints else "an integer: nothing in the code needs a float or a pointer"
     return Assumed(p, DEFAULT_INT, f"i32:{DEFAULT_INT}", why, False, "int")
+
+
+def _int_needed(f) -> bool:
+    """Whether the code needs the value to be an integer (bit operations, a loop bound, //, a
+    pointer offset), whatever float arithmetic it also takes part in."""
+    return any(any(k in why for k in ("bit", "loop", "division", OFFSETS, INDEX_BOUND, "tl.cdiv", "seed", "offset"))
+               for _, why in f.ints)
 
 
 def _elem(w: Walk, p: str, links: dict, constexprs: dict, default: str = "fp32", depth: int = 0) -> tuple[str, str]:
@@ -251,6 +327,8 @@ def _constexpr(w: Walk, p: str, warps: int | None = None) -> Assumed:
         return Assumed(p, value, str(value), why, True, kind)
     if f.nones:
         return Assumed(p, None, "None", f"compared with None at line {f.nones[0][0]}", True, "none")
+    if f.floats and not _int_needed(f):
+        return Assumed(p, 1.0, "1.0", f"a float: {f.floats[0][1]}", True, "float")
     if f.ints or f.used:
         line = (f.ints or f.used)[0][0]
         return Assumed(p, OTHER_INT, str(OTHER_INT), f"an int: used at line {line}, nothing says more", True, "int")
@@ -317,3 +395,70 @@ def check_given(jit, given: dict) -> None:
 
 def _is_dtype_word(value) -> bool:
     return hasattr(value, "dtype")
+
+
+# -- a better guess, from the error the first one met --------------------------------------------------
+
+# Triton's words for a tile too large: "numel (2097152) exceeds triton maximum tensor numel (1048576)"
+NUMEL_RE = re.compile(r"numel \((\d+)\) exceeds triton maximum tensor numel \((\d+)\)")
+# and for resources: "out of resource: shared_memory, Required: 262144, Hardware limit: 232448."
+RESOURCE_RE = re.compile(r"out of resource: \w+, Required: (\d+), Hardware limit: (\d+)")
+# tl.dot's operands: "Both operands must be same dtype. Got fp32 and fp16"
+SAME_DTYPE_RE = re.compile(r"Both operands must be same dtype\. Got (\w+) and (\w+)")
+# what an element type chosen with no evidence says (see _elem)
+NO_EVIDENCE = "nothing in the code fixes it"
+
+
+def improve(assumed: tuple, error: str) -> tuple[tuple, str]:
+    """Other values for what kinspect assumed, derived from the error the assumed ones met: smaller
+    block sizes for a tile or a resource over Triton's limit, the other operand's element type for
+    a tl.dot of two types. Returns (the new values, what changed and why) or ((), "") when the
+    error says nothing kinspect can act on."""
+    m = NUMEL_RE.search(error) or RESOURCE_RE.search(error)
+    if m:
+        over = int(m[1]) / max(int(m[2]), 1)
+        return _shrink(assumed, max(1, math.ceil(math.log2(over)) if over > 1 else 1),
+                       "the tile is over Triton's limit")
+    m = SAME_DTYPE_RE.search(error)
+    if m:
+        return _retype(assumed, m[1], m[2])
+    return (), ""
+
+
+def _shrink(assumed: tuple, halvings: int, why: str) -> tuple[tuple, str]:
+    values = {a.name: a for a in assumed}
+    blocks = [a for a in assumed if a.kind == "pow2" and isinstance(a.value, int) and a.value >= 32]
+    if not blocks:
+        return (), ""
+    current = {a.name: a.value for a in blocks}
+    for _ in range(halvings):
+        name = max(current, key=lambda k: current[k])
+        if current[name] < 32:
+            break
+        current[name] //= 2
+    changed = {k: v for k, v in current.items() if v != values[k].value}
+    if not changed:
+        return (), ""
+    for k, v in changed.items():
+        a = values[k]
+        values[k] = Assumed(k, v, str(v), f"{a.why}; {v}, not {a.value}: {why}", True, a.kind)
+    return tuple(values[a.name] for a in assumed), ", ".join(f"{k}={v}" for k, v in changed.items()) + f" ({why})"
+
+
+def _retype(assumed: tuple, x: str, y: str) -> tuple[tuple, str]:
+    """Pointers whose element type nothing fixed take the one of tl.dot's other operand."""
+    import torch
+
+    changed, out = [], []
+    for a in assumed:
+        if a.kind == "pointer" and a.spec in (f"*{x}", f"*{y}") and NO_EVIDENCE in a.why:
+            other = y if a.spec == f"*{x}" else x
+            if other in DTYPES:
+                value = torch.empty(POINTER_ELEMENTS, dtype=getattr(torch, DTYPES[other]))
+                a = Assumed(a.name, value, f"*{other}", a.why.replace(f"element type {a.spec[1:]}: {NO_EVIDENCE}",
+                            f"element type {other}: tl.dot met {x} and {y}"), False, "pointer")
+                changed.append(f"{a.name}={a.spec}")
+        out.append(a)
+    if not changed:
+        return (), ""
+    return tuple(out), ", ".join(changed) + f" (tl.dot needs one element type; it met {x} and {y})"

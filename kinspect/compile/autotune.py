@@ -136,11 +136,13 @@ class Applied:
                 "notes": list(self.notes)}
 
 
-def apply(c: Chain, args: dict, constexprs: dict, config: int | None = None) -> Applied:
+def apply(c: Chain, args: dict, constexprs: dict, config: int | None = None, inputs: dict | None = None) -> Applied:
     """Walk the wrappers as Triton's run() does for a launch with `args` (runtime arguments by
     name) and `constexprs` (what the user passes, e.g. -p values), with the autotuner on config
     number `config` (default: the first one pruning keeps). -p values the wrappers would set
-    (a config's BLOCK_M, a heuristic's EVEN_K) override them, with a note."""
+    (a config's BLOCK_M, a heuristic's EVEN_K) override them, with a note. `inputs`: values the
+    heuristics read that a launch passes and they then set (`"GEMMA": lambda a: bool(a["GEMMA"])`):
+    seen by the heuristics, never an override."""
     given = dict(constexprs)
     kwargs = dict(constexprs)
     options: dict = {}
@@ -187,7 +189,7 @@ def apply(c: Chain, args: dict, constexprs: dict, config: int | None = None) -> 
                     notes.append(f"-p {name} overrides its @triton.heuristics value")
                     continue
                 try:   # as Heuristics.run: each value sees the arguments and the values before it
-                    kwargs[name] = computed[name] = fn({**args, **kwargs})
+                    kwargs[name] = computed[name] = fn({**(inputs or {}), **args, **kwargs})
                 except Exception as e:
                     raise KinspectError(f"the @triton.heuristics value of '{name}' raised {type(e).__name__}: {e} "
                                         f"on the example arguments; give it with -p {name}=VALUE") from None

@@ -13,7 +13,8 @@ for hip:gfx950 (figures from the vendors' data sheets; an arch not in the table 
 capability and plausible figures). Tensors a file makes "on the GPU" are made on the CPU instead
 (the JIT only reads their dtype, shape, strides and alignment). Everything is put back when the
 block ends, exceptions included. On a machine with a real device nothing is changed: its own
-answers are the true ones.
+answers are the true ones. The vendors' query tools (`nvidia-smi`, `rocm-smi`, pynvml) are
+answered from the same facts (kinspect.compile.device_query).
 
 Triton's side (the active driver's target and torch device) is kinspect.compile.driver's
 compile-only driver; `as_target` is what torch answers, so it can be used with that driver
@@ -24,6 +25,8 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
+import sys
 from dataclasses import dataclass, field
 
 from kinspect.model import Target
@@ -239,7 +242,11 @@ def as_target(target: Target):
     answers = _answers(f, target)
     saved: list[tuple[object, str, object]] = []
 
-    def put(owner, name, value):
+    def put(owner, name, value):      # an attribute, or an entry of a dict (sys.modules)
+        if isinstance(owner, dict):
+            saved.append((owner, name, owner.get(name, _MISSING)))
+            owner[name] = value
+            return
         saved.append((owner, name, getattr(owner, name, _MISSING)))
         setattr(owner, name, value)
 
@@ -262,6 +269,7 @@ def as_target(target: Target):
             return torch_triton.has_triton_package()
 
         put(torch_triton, "has_triton", has_triton)
+        _answer_tools(put, target, f)
         for c in caches:
             c.cache_clear()
         _ANSWERING.append([*answers.values(), has_triton])
@@ -273,7 +281,12 @@ def as_target(target: Target):
         with contextlib.suppress(Exception):
             mode.__exit__(None, None, None)
         for owner, name, value in reversed(saved):
-            if value is _MISSING:
+            if isinstance(owner, dict):
+                if value is _MISSING:
+                    owner.pop(name, None)
+                else:
+                    owner[name] = value
+            elif value is _MISSING:
                 with contextlib.suppress(AttributeError):
                     delattr(owner, name)
             else:
@@ -283,6 +296,45 @@ def as_target(target: Target):
 
 
 _MISSING = object()
+# the device-query tools the current block's code ran (kinspect.compile.device_query), in order:
+# (tool, True when answered as the target's device, False when made missing as another vendor's)
+ANSWERED: list = []
+
+
+def answered() -> list[tuple[str, bool]]:
+    """The vendors' query tools the file's code ran: (tool, answered as the target's device)."""
+    return list(dict.fromkeys(ANSWERED))
+
+
+def _answer_tools(put, target: Target, f: DeviceFacts) -> None:
+    """nvidia-smi / rocm-smi / pynvml as the target's device would answer (device_query)."""
+    import shutil
+    import subprocess
+
+    from kinspect.compile.device_query import TOOLS, answer_command, nvml_module
+
+    real_popen, real_which = subprocess.Popen, shutil.which
+
+    class Popen(real_popen):
+        def __init__(self, args, *rest, **kwargs):
+            replaced = answer_command(args, target, f, ANSWERED)
+            if replaced is not None:
+                kwargs.pop("shell", None)
+                kwargs.pop("executable", None)
+                args = replaced
+            super().__init__(args, *rest, **kwargs)
+
+    def which(cmd, *args, **kwargs):
+        found = real_which(cmd, *args, **kwargs)
+        name = os.path.basename(os.fsdecode(cmd))
+        if name in TOOLS:
+            return f"/usr/bin/{name}" if TOOLS[name] == target.backend else None
+        return found
+
+    ANSWERED.clear()
+    put(subprocess, "Popen", Popen)
+    put(shutil, "which", which)
+    put(sys.modules, "pynvml", nvml_module(target, f, ANSWERED))
 
 
 def _torch_caches() -> list:

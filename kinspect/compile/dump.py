@@ -69,7 +69,7 @@ def dump(kernel: str, *, target: str | None = None, constexprs: dict | None = No
         except CompileError as e:
             if extra is None or not (uk.assumed or uk.launch):
                 raise
-            raise CompileError(f"{e}; {uk.where_values(kernel, target)}") from None
+            raise CompileError(f"{e}; {uk.where_values(kernel, target, str(e))}") from None
         if retarget:
             from kinspect.derived import add_retargets
 

@@ -141,6 +141,9 @@ class Walk:
         self.facts = {n: Facts() for n in self.names}
         self.offsets: list = []      # (pointer candidates, loaded params, line): loaded values used as offsets
         self.stored: list = []       # (pointer params, value Val, line)
+        self.tiles: list = []        # (constexprs, constant factor, line): a tile's shape
+        self.dots: list = []         # (params loaded as one operand, as the other, line): tl.dot pairs
+        self.ptr_offsets: list = []  # (pointer candidates, params in the offset, line): `X + i * stride`
         self.asserts: list = []      # tl.static_assert conditions in the kernel itself (AST)
         self.kernel_globals = fn.__globals__
         self._stack: list = []
@@ -340,12 +343,15 @@ class Walk:
 
     def binop(self, op, a: Val, b: Val, n, left, right) -> Val:
         line = self.line(n)
+        self.float_operands(op, a, b, line)
         if isinstance(op, (ast.Add, ast.Sub)):
             # pointer arithmetic: the pointer is the left operand when it can be one (`X + offs`)
             ptr = a.ptr if a.ptr else b.ptr
             other = b if a.ptr else a
             if ptr and other.loads and not _is_int(other.dtype):
                 self.offsets.append((ptr, other.loads, line))
+            if ptr and other.all() - other.ptr:
+                self.ptr_offsets.append((ptr, other.all() - other.ptr, line))
             desc = a.desc | b.desc
             return Val(ptr=ptr, loads=a.loads | b.loads, derived=a.all() | b.all() | a.derived | b.derived,
                        dtype=_num_dtype(a, b), axis=a.axis or b.axis, desc=desc)
@@ -367,6 +373,16 @@ class Walk:
                    dtype="i1" if isinstance(op, (ast.BitAnd, ast.BitOr, ast.BitXor)) and a.dtype == b.dtype == "i1"
                    else _num_dtype(a, b))
 
+    def float_operands(self, op, a: Val, b: Val, line: int) -> None:
+        """A parameter added to, subtracted from, multiplying or dividing a float value (`x * scale`
+        with x cast to tl.float32, `acc + eps`) is a float, whatever its name."""
+        if not isinstance(op, (ast.Add, ast.Sub, ast.Mult, ast.Div)):
+            return
+        for x, y in ((a, b), (b, a)):
+            if _is_float(y.dtype):
+                for p in x.params:
+                    self.facts[p].floats.append((line, f"{_OPS[type(op)]} a {_tl(y.dtype)} value at line {line}"))
+
     def compare(self, n: ast.Compare) -> Val:
         left = n.left
         vals = [self.expr(left)] + [self.expr(c) for c in n.comparators]
@@ -385,6 +401,8 @@ class Walk:
             return
         for p in xv.params:
             f = self.facts[p]
+            if yv.axis is not None:    # `offs < n_cols`: a size
+                f.ints.append((line, f"{INDEX_BOUND} at line {line}"))
             if isinstance(yn, ast.Constant):
                 c = yn.value
                 if isinstance(c, bool):
@@ -467,6 +485,14 @@ class Walk:
         if name in ("int", "len", "min", "max", "float", "bool") and module == "builtins":
             return Val(loads=frozenset().union(*(v.loads for v in vals)) if vals else E)
         return Val(loads=frozenset().union(*(v.loads for v in vals)) if vals else E)
+
+    def terms(self, node) -> set:
+        """The parameters a sum or difference adds as they are (`var + eps - shift`)."""
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
+            return self.terms(node.left) | self.terms(node.right)
+        if isinstance(node, ast.Name) and node.id in self.frame.env:
+            return set(self.frame.env[node.id].params)
+        return set()
 
     def bind(self, obj, n: ast.Call) -> dict:
         """Argument nodes by the tl function's parameter names."""
@@ -585,6 +611,9 @@ class Walk:
             for v in vals.values():
                 for p in self.scalar_params(v):
                     self.facts[p].floats.append((line, f"tl.{name}({p}) at line {line}"))
+            for node in args.values():      # tl.rsqrt(var + eps): a term of a float function's argument
+                for p in self.terms(node):
+                    self.facts[p].floats.append((line, f"a term of tl.{name}'s argument at line {line}"))
             return Val(loads=frozenset().union(*(v.loads for v in vals.values())) if vals else E)
         if name == "pointer_type":
             return Val(dtype="pointer", isdtype=True)
@@ -618,6 +647,8 @@ class Walk:
             if attr in ("reshape", "view", "broadcast_to"):
                 for a in n.args:
                     self.shape_of(a, line, f".{attr}'s shape")
+                if len(n.args) > 1:          # x.reshape(M, K, 32, 4, 4)
+                    self.tile(n.args, line)
             return replace(base, params=E, derived=base.all())
         if attr in ("advance",):
             return base
@@ -692,8 +723,23 @@ class Walk:
         if isinstance(node, (ast.Tuple, ast.List)):
             for e in node.elts:
                 self.pow2(self.expr(e), line, f"{why} at line {line}")
+            self.tile(node.elts, line)
         elif node is not None:
             self.pow2(self.expr(node), line, f"{why} at line {line}")
+
+    def tile(self, dims, line: int) -> None:
+        """Note a tile's shape (constants and constexprs named as they are) for the size limit."""
+        const, names = 1, []
+        for d in dims:
+            if isinstance(d, ast.Constant) and isinstance(d.value, int):
+                const *= d.value
+            elif isinstance(d, ast.Name) and d.id in self.frame.env and \
+                    self.frame.env[d.id].params & self.constexprs:
+                names += sorted(self.frame.env[d.id].params & self.constexprs)
+            else:
+                return
+        if names:
+            self.tiles.append((tuple(names), const, line))
 
     def dtype_arg(self, v: Val | None, node, line: int, why: str):
         """The dtype an argument names: a literal tl dtype, a constexpr (noted as a dtype), or None."""
@@ -729,12 +775,15 @@ class Walk:
                 self.need(v.pure, "i8", line, f"a tl.dot operand with an int32 accumulator at line {line}",
                           rank=PAIRED)
         elif a.pure and b.pure:
+            self.dots.append((a.pure, b.pure, line))
             for v in (a, b):
                 self.need(v.pure, "fp16", line, f"a tl.dot operand at line {line} (fp16, as matmul inputs usually "
                                                 f"are)", rank=HABIT)
         else:
             for x, y in ((a, b), (b, a)):
                 if x.pure and not y.pure:
+                    if isinstance(y.dtype, tuple) and y.dtype[0] == "elem" and y.dtype[1] in x.pure:
+                        continue     # tl.dot(q, I) with I cast to Q's element type: says nothing of Q
                     if y.dtype is not None:
                         self.need(x.pure, y.dtype, line, f"tl.dot's other operand at line {line} is "
                                                          f"{_describe(y.dtype)}", rank=PAIRED)
@@ -742,6 +791,15 @@ class Walk:
                         self.need(x.pure, "fp32", line, f"tl.dot's other operand at line {line} is computed in "
                                                          f"fp32", rank=PAIRED)
         return Val(dtype=out_dtype or ("fp32" if acc_dtype is None else acc_dtype), loads=a.loads | b.loads)
+
+
+OFFSETS = "it offsets a pointer"      # the why of an integer that pointer arithmetic needs
+INDEX_BOUND = "compared with a tl.arange index"   # the why of a size (`offs < n`)
+_OPS = {ast.Add: "added to", ast.Sub: "subtracted with", ast.Mult: "multiplies", ast.Div: "divides"}
+
+
+def _is_float(dtype) -> bool:
+    return isinstance(dtype, str) and dtype.startswith(("fp", "bf"))
 
 
 def _is_int(dtype) -> bool:

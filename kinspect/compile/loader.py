@@ -235,12 +235,15 @@ def guarded(where: Where, driver_context, recorder):
     from kinspect.compile import private_cache
     from kinspect.compile.file_launches import active
 
-    argv, bytecode = sys.argv, sys.dont_write_bytecode
+    argv, bytecode, prefix = sys.argv, sys.dont_write_bytecode, sys.pycache_prefix
     roots = [str(where.root), *map(str, where.paths)]
     for r in reversed(roots):
         sys.path.insert(0, r)
     sys.argv = [str(where.file)]
-    sys.dont_write_bytecode = True   # no __pycache__ left in the user's folders
+    # no __pycache__ left in the user's folders: their bytecode is kept in kinspect's own cache, so
+    # the next run on the same project does not compile its modules again
+    sys.pycache_prefix = _bytecode_dir()
+    sys.dont_write_bytecode = sys.pycache_prefix is None
     try:
         # what the file prints (its test output, argparse's usage line) is not kinspect's to show:
         # the one line on how the file was loaded says what stopped it
@@ -250,8 +253,21 @@ def guarded(where: Where, driver_context, recorder):
     finally:
         sys.argv = argv
         sys.dont_write_bytecode = bytecode
+        sys.pycache_prefix = prefix
         for r in roots:
             _remove_once(sys.path, r)
+
+
+def _bytecode_dir() -> str | None:
+    """Where the user's modules' bytecode goes (kinspect's cache), or None when it cannot be written."""
+    from kinspect.cache import cache_dir
+
+    folder = cache_dir() / "bytecode"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    return str(folder) if os.access(folder, os.W_OK) else None
 
 
 def _why(e: BaseException, file: Path) -> str:
@@ -570,7 +586,7 @@ def load(source: str, *, driver_context, target_key: str, offline: bool) -> Load
             with budget(IMPORT_BUDGET_S):
                 module = _import(where)
             loaded = Loaded(module, where.file, True, f"imported {display} (its module-level code ran; "
-                                                      f"{_launched(recorder.launches)})",
+                                                      f"{_launched(recorder.launches)}{_tools()})",
                             launches=tuple(recorder.launches), where=where)
         except (Exception, SystemExit, Enough, TimeUp, TooHeavy) as e:
             _forget(where)
@@ -582,11 +598,24 @@ def load(source: str, *, driver_context, target_key: str, offline: bool) -> Load
             launched = f"; before that, it {_launched(launches)}" if launches else ""
             loaded = Loaded(module, where.file, False,
                             f"definitions only from {display}: {why}{launched}; ran {ran}, "
-                            f"skipped {_count(defs.skipped, 'other top-level statement')}{failed}",
+                            f"skipped {_count(defs.skipped, 'other top-level statement')}{failed}{_tools()}",
                             failed=tuple(defs.failed), skipped=defs.skipped, why=why, undefined=dict(defs.undefined),
                             launches=launches, where=where)
     _LOADED[key] = loaded
     return loaded
+
+
+def _tools() -> str:
+    """`; it ran nvidia-smi, answered as the target's device; rocm-smi, missing as on a machine with
+    only that device` when its code ran vendors' device-query tools (kinspect.compile.device_query)."""
+    from kinspect.compile.device import answered
+
+    asked = answered()
+    yes = [t for t, ok in asked if ok]
+    no = [t for t, ok in asked if not ok]
+    parts = ([f"{', '.join(yes)}, answered as the target's device"] if yes else []) + \
+        ([f"{', '.join(no)}, missing as on a machine with only that device"] if no else [])
+    return f"; it ran {'; '.join(parts)}" if parts else ""
 
 
 def _launched(launches) -> str:

@@ -71,19 +71,27 @@ class UserKernel:
                 "launch": self.launch, "assumed": [a.text() for a in self.assumed], **self.picked}
 
 
-    def where_values(self, text: str, target: str | None) -> str:
-        """For a compile that failed: where its example values came from, and the command that
-        spells them out to edit (the file's own launch, or what kinspect assumed)."""
+    def where_values(self, text: str, target: str | None, error: str = "") -> str:
+        """For a compile that failed: where its example values came from, and a command to run: with
+        other values where the error says what to change (kinspect.compile.assume.improve), else the
+        values it used, spelled out to edit (never offered as a fix: they failed)."""
+        from kinspect.compile.assume import improve
+
         if not self.assumed:
             return f"the example values are the file's own launch ({self.launch}); give others with --arg/-p"
         words = [f"-t {target}"] if target else []
         words += [f"--{k.replace('_', '-')} {v}" if k != "from" else f"--from {v}"
                   for k, v in (("launch", self.picked.get("launch_index")), ("from", self.picked.get("from")))
                   if v is not None and self.launch]
-        words += [a.option() for a in self.assumed if a.kind != "function"]
         shown = ", ".join(f"{a.name}={a.spec}" for a in self.assumed[:6]) + (", ..." if len(self.assumed) > 6 else "")
-        return (f"kinspect assumed {len(self.assumed)} value{'s' if len(self.assumed) != 1 else ''} from the kernel's "
-                f"code ({shown}); edit and run: kinspect dump {text} {' '.join(words)}")
+        head = (f"kinspect assumed {len(self.assumed)} value{'s' if len(self.assumed) != 1 else ''} from the "
+                f"kernel's code ({shown})")
+        better, how = improve(self.assumed, error)
+        if better:
+            words += [a.option() for a in better if a.kind != "function"]
+            return f"{head}; the error suggests {how}; edit and run: kinspect dump {text} {' '.join(words)}"
+        words += [a.option() for a in self.assumed if a.kind != "function"]
+        return f"{head}; the values it used, to edit: kinspect dump {text} {' '.join(words)}"
 
 
 def constexpr_text(value):
@@ -164,8 +172,10 @@ def load(text: str, cli_args: dict, cli_constexprs: dict, *, config: int | None 
         assumed = tuple(assume(c.jit, missing, given, warps=options.get("num_warps", warps)))
         for a in assumed:
             (given if a.constexpr else args)[a.name] = a.value
+    inputs, read = _heuristic_inputs(c, args, given)
+    assumed += read
     with _driver(resolved):
-        tuning = apply(c, args, given, config) if c.wrappers else None
+        tuning = apply(c, args, given, config, inputs=inputs) if c.wrappers else None
     if config is not None and (tuning is None or not tuning.configs):
         raise UsageError(f"--config {config}: '{name}' is not autotuned (no @triton.autotune configs)")
     constexprs = dict(tuning.constexprs) if tuning else dict(given)
@@ -282,6 +292,52 @@ def _missing(c: Chain, args: dict, given: dict) -> list[str]:
 
     provided = set(args) | set(given) | set(c.heuristics) | c.config_names()
     return [p.name for p in params_of(c.jit) if p.name not in provided and p.default is inspect.Parameter.empty]
+
+
+# names a heuristic may read that nothing gives, assumed one after another
+MAX_HEURISTIC_READS = 8
+
+
+def _heuristic_inputs(c: Chain, args: dict, given: dict) -> tuple[dict, tuple]:
+    """Values for the kernel's parameters a @triton.heuristics function reads that nothing gives
+    (a KeyError on the example arguments): a name the heuristic itself sets, which launches pass
+    and it normalises (`"GEMMA": lambda a: bool(a["GEMMA"])`), is an input the heuristic sees; any
+    other parameter is given to the kernel too. Each is assumed from the kernel's code and said so.
+    Returns (the heuristics' inputs, the Assumed values)."""
+    from dataclasses import replace
+
+    from kinspect.compile.assume import assume
+
+    if not c.heuristics:
+        return {}, ()
+    names = set(c.jit.arg_names)
+    configs = c.configs()
+    first = configs[0].kwargs if configs else {}     # what the autotuner sets before the heuristics run
+    inputs, read = {}, []
+    for _ in range(MAX_HEURISTIC_READS):
+        values = {**first, **inputs, **args, **given}
+        wanted, reader = None, None
+        for name, fn in c.heuristics.items():
+            if name in given:          # -p overrides it: it does not run
+                continue
+            try:
+                values[name] = fn(values)
+            except KeyError as e:
+                wanted, reader = (e.args[0] if e.args else None), name
+                break
+            except Exception:
+                break
+        if wanted not in names or wanted in values or wanted in c.config_names():
+            break
+        (a,) = assume(c.jit, [wanted], given)
+        who = "that sets it reads it" if wanted == reader else f"of '{reader}' reads it"
+        a = replace(a, why=f"{a.why}; the @triton.heuristics value {who} from the launch")
+        read.append(a)
+        if wanted in c.heuristics:
+            inputs[wanted] = a.value
+        else:
+            (given if a.constexpr else args)[wanted] = a.value
+    return inputs, tuple(read)
 
 
 def _dtype_words(jit, given: dict) -> dict:
