@@ -37,6 +37,6 @@ awk '{s += $1} END {printf "%7.1f s  in timed steps (the rest: start-up, collect
 cat "$OUT/files.txt"
 grep -E "passed|failed|skipped|error|calls .* vs profiler|^\{'plain'|cases in [0-9]+ processes" "$OUT/pytest.txt" | tail -8
 # a run stopped by the limit: the tests it did not finish (tests/gpu/conftest.py names them)
-grep -E "did not finish|^NOT FINISHED" "$OUT/pytest.txt"
+grep -E "GPU tests did not finish|^NOT FINISHED" "$OUT/pytest.txt"
 rm -rf "$CACHES"
 exit $rc

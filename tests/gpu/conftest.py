@@ -34,12 +34,12 @@ def pytest_collection_modifyitems(config, items):
     items.sort(key=lambda item: not str(item.fspath).endswith(FIRST))   # stable: the rest keep their order
 
 
-_ITEMS: list[str] = []       # the node ids pytest is to run, in order
+_ITEMS: list[str] = []       # the node ids of the GPU tests pytest is to run, in order
 _FINISHED: set[str] = set()  # those whose call ended, or whose setup failed or skipped
 
 
 def pytest_collection_finish(session):
-    _ITEMS[:] = [item.nodeid for item in session.items]
+    _ITEMS[:] = [item.nodeid for item in session.items if "tests/gpu/" in str(item.fspath)]
 
 
 def pytest_runtest_logreport(report):
@@ -52,7 +52,7 @@ def pytest_terminal_summary(terminalreporter):
     finish: pytest's own summary only counts those that did."""
     left = [n for n in _ITEMS if n not in _FINISHED]
     if left:
-        terminalreporter.write_sep("=", f"{len(left)} of {len(_ITEMS)} tests did not finish "
+        terminalreporter.write_sep("=", f"{len(left)} of {len(_ITEMS)} GPU tests did not finish "
                                         "(stopped before or during them)")
         for nodeid in left:
             terminalreporter.write_line(f"NOT FINISHED {nodeid}")
