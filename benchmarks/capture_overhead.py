@@ -157,6 +157,13 @@ def _launches(n: int) -> float:
     *_, tiny = _kernels()
     x = torch.zeros(1024, device="cuda")
     tiny[(1,)](x, 1024, BLOCK=1024)
+    return _tiny_loop(tiny, x, n)
+
+
+def _tiny_loop(tiny, x, n: int) -> float:
+    """Seconds to launch `tiny` n times, the device idle before and synchronized after."""
+    import torch
+
     torch.cuda.synchronize()
     t0 = time.perf_counter()
     for _ in range(n):
@@ -185,12 +192,7 @@ def inproc_child(out: str, launches: int, rounds: int) -> None:
     runs = {m: [] for m in INPROC}
 
     def block(n):
-        torch.cuda.synchronize()
-        t0 = time.perf_counter()
-        for _ in range(n):
-            tiny[(1,)](x, 1024, BLOCK=1024)
-        torch.cuda.synchronize()
-        return time.perf_counter() - t0
+        return _tiny_loop(tiny, x, n)
 
     for r in range(rounds):
         for m in INPROC[r % len(INPROC):] + INPROC[:r % len(INPROC)]:

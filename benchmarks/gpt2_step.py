@@ -40,7 +40,7 @@ def child(a) -> None:
     import torch
 
     sys.path.insert(0, str(ROOT / "samples"))
-    from gpt2_train import build, step
+    from gpt2_train import build, step, step_ms
 
     if a.tritonparse:
         from tritonparse import structured_logging
@@ -53,15 +53,7 @@ def child(a) -> None:
     step(compiled, opt, ids)
     torch.cuda.synchronize()
     first_s = time.perf_counter() - t0
-    times = []
-    for _ in range(a.iters):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        step(compiled, opt, ids)
-        e.record()
-        times.append((s, e))
-    torch.cuda.synchronize()
-    ms = [s.elapsed_time(e) for s, e in times]
+    ms = step_ms(compiled, opt, ids, a.iters)
     static = total = 0
     try:
         from torch._inductor.runtime.triton_heuristics import CachingAutotuner
@@ -91,7 +83,7 @@ def inproc_child(a) -> None:
     import kinspect
 
     sys.path.insert(0, str(ROOT / "samples"))
-    from gpt2_train import build, step
+    from gpt2_train import build, step, step_ms
 
     torch.manual_seed(0)
     _, compiled, opt = build(a.layers, a.seq)
@@ -103,15 +95,7 @@ def inproc_child(a) -> None:
     def block():
         step(compiled, opt, ids)
         torch.cuda.synchronize()
-        times = []
-        for _ in range(a.iters):
-            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            s.record()
-            step(compiled, opt, ids)
-            e.record()
-            times.append((s, e))
-        torch.cuda.synchronize()
-        return statistics.median(s.elapsed_time(e) for s, e in times)
+        return statistics.median(step_ms(compiled, opt, ids, a.iters))
 
     runs = {m: [] for m in INPROC}
     launches = {m: [] for m in INPROC}

@@ -36,6 +36,19 @@ def step(compiled, opt, ids):
     return loss
 
 
+def step_ms(compiled, opt, ids, iters: int) -> list[float]:
+    """Each of `iters` training steps' time in ms, from CUDA events around it (read after the last)."""
+    times = []
+    for _ in range(iters):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        step(compiled, opt, ids)
+        end.record()
+        times.append((start, end))
+    torch.cuda.synchronize()
+    return [s.elapsed_time(e) for s, e in times]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--iters", type=int, default=3, help="training steps after the one that compiles")
@@ -62,15 +75,7 @@ def main():
     def run():
         first = step(compiled, opt, ids)             # compiles
         assert torch.isfinite(first).item(), "the first step's loss is not finite"
-        times = []
-        for _ in range(a.iters):
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            step(compiled, opt, ids)
-            end.record()
-            times.append((start, end))
-        torch.cuda.synchronize()
-        return [s.elapsed_time(e) for s, e in times]
+        return step_ms(compiled, opt, ids, a.iters)
 
     t0 = time.perf_counter()
     if not a.profile:

@@ -15,8 +15,10 @@ TORCHINDUCTOR_STRICT_STATIC_CUDA_LAUNCHER the compile fails). Instead:
   (later calls never reach the class-level wrapper). Non-static ones get the original method back,
   their launches being counted by the Triton wrapper.
 
-A launch costs a frame, a tuple of the grid and int arguments and a dict update; a new signature key
-records the arguments in full (kinspect.hooks.launches). Not seen: CUDA-graph replays, AOTInductor and
+A launch costs a frame, a tuple of the grid and int arguments compared with the kernel's last
+launch's, and an increment of that key's count cell; a launch with another key looks its cell up, and
+a new key records the arguments in full (kinspect.hooks.launches). When the capture ends, Triton
+kernels get their own launcher back (launchers Inductor already took pass launches through). Not seen: CUDA-graph replays, AOTInductor and
 cpp_wrapper launches, and the launches Inductor's autotuner makes of static kernels while it
 benchmarks configs.
 """
