@@ -3,7 +3,8 @@
 A kineto session (torch.profiler's, even with CUDA activities only) also turns on CUPTI's records of
 every CUDA runtime and driver API call, memcpy and memset; on the H200 a torch.compile'd GPT-2
 training step ran 1.14x slower under one, and the same process stayed slower after it ended. Kernel
-records alone cost that step about 1.06x (.gpu experiments, benchmarks/gpt2_step.py measures it).
+records alone cost that step about 1.06x (benchmarks/timing_sessions_gpu.py compares the two sessions;
+benchmarks/gpt2_step.py measures `capture --time` against plain).
 So the timer asks the CUPTI library the process's torch uses, through ctypes, for
 CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL records only, and reads from each record its start and end and
 the kernel's name: fields of CUpti_ActivityKernel4 to CUpti_ActivityKernel10 (CUDA 9 to 13) whose
