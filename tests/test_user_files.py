@@ -122,10 +122,11 @@ def test_definitions_only_keeps_definitions_and_skips_module_level_code(tmp_path
 
 
 def test_a_package_module_with_relative_imports_loads_definitions_too(tmp_path):
-    """The package's __init__ fails at import: its module still loads, relative imports resolved."""
+    """The package's __init__ (one that does more than gather names, so it runs: kinspect.compile.light)
+    fails at import: its module still loads, relative imports resolved."""
     pkg = tmp_path / "ops"
     pkg.mkdir()
-    (pkg / "__init__.py").write_text("import torch\nimport not_a_module_kinspect_knows\n")
+    (pkg / "__init__.py").write_text("import torch\nimport not_a_module_kinspect_knows\nnot_a_module_kinspect_knows.setup()\n")
     (pkg / "helpers.py").write_text("import triton\nimport triton.language as tl\n\n@triton.jit\ndef twice(x):\n"
                                     "    return x * 2\n")
     (pkg / "kern.py").write_text(textwrap.dedent("""

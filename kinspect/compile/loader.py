@@ -34,6 +34,7 @@ import types
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kinspect.compile import light
 from kinspect.compile.device import TooHeavy
 from kinspect.compile.file_launches import Enough, Recorder
 from kinspect.compile.shown import shown
@@ -346,8 +347,19 @@ def _tracked(where: Where):
         _OURS.update(n for n in set(sys.modules) - before if n == top or n.startswith(top + "."))
 
 
-def _import(where: Where) -> types.ModuleType:
+def _import(where: Where, recorder: Recorder) -> types.ModuleType:
     _forget(where)
+    skipped = light.skippable(where.file, where.module, where.package, where.root)
+    if skipped:
+        # its packages' __init__.py not run, where the files show it reads nothing of them
+        # (kinspect.compile.light); anything else, and it is imported again the ordinary way
+        try:
+            with _tracked(where):
+                light.install(skipped, where.root)
+                return importlib.import_module(where.module)
+        except (Exception, SystemExit, Enough, TooHeavy, light.InitNeeded):
+            _forget(where)
+            del recorder.launches[:]
     with _tracked(where):
         if where.package or where.by_name:
             return importlib.import_module(where.module)
@@ -584,7 +596,7 @@ def load(source: str, *, driver_context, target_key: str, offline: bool) -> Load
     with guarded(where, driver_context, Recorder(str(where.file), str(where.root))) as recorder:
         try:
             with budget(IMPORT_BUDGET_S):
-                module = _import(where)
+                module = _import(where, recorder)
             loaded = Loaded(module, where.file, True, f"imported {display} (its module-level code ran; "
                                                       f"{_launched(recorder.launches)}{_tools()})",
                             launches=tuple(recorder.launches), where=where)
