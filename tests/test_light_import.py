@@ -100,6 +100,14 @@ def test_a_name_the_init_defines_makes_it_run(tmp_path):
     assert (tmp_path / "heavy-ran").exists() and "tensor<32xi32>" in ttir(tmp_path / "out")
 
 
+def test_a_submodule_the_init_rebinds_makes_it_run(tmp_path):
+    """`from .utils import twice as utils` in the __init__: `from pkg import utils` is then the helper."""
+    init = GATHERS.replace("from . import utils", "from .utils import twice as utils")
+    kern = package(tmp_path, "lightpkg_f", init, "from lightpkg_f import utils as twice")
+    dump(kern, tmp_path / "out")
+    assert (tmp_path / "heavy-ran").exists()
+
+
 def test_a_read_the_files_do_not_show_stops_the_light_import_and_the_init_runs(tmp_path):
     """sys.modules[...].BLOCK is no import statement: the bare package answers it with InitNeeded,
     and the module is imported again the ordinary way."""

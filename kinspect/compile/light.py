@@ -23,6 +23,7 @@ module the ordinary way. `KINSPECT_PACKAGE_INIT=1` in the environment always run
 from __future__ import annotations
 
 import ast
+import functools
 import importlib.util
 import os
 import sys
@@ -178,13 +179,33 @@ def _reads_only_modules(file: Path, module: str, top: str, root: Path, packages:
                 for a in node.names:
                     if base in packages:
                         if a.name == "*" or f"{base}.{a.name}" in packages or \
-                                not _is_submodule(root.joinpath(*base.split(".")), a.name):
+                                not _is_submodule(root.joinpath(*base.split(".")), a.name) or \
+                                {a.name, "*"} & _rebound(packages[base] / "__init__.py"):
                             return False     # a name the skipped __init__ defines, or the package itself
                         todo += _project_file(f"{base}.{a.name}", root)
                     elif a.name != "*":
                         todo += _project_file(f"{base}.{a.name}", root)
                 todo += _imported(base, root, packages)
     return True
+
+
+@functools.lru_cache(maxsize=None)
+def _rebound(init: Path) -> frozenset:
+    """Names an `__init__.py` binds to something else than its submodule of that name (`from .ops
+    import ops` makes `pkg.ops` a function); "*" when a star import may bind any."""
+    tree = _parse(init)
+    names = set()
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, ast.Import):
+            names |= {a.asname or a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            own = node.level == 1 and node.module is None      # `from . import ops` binds the submodule
+            names |= {a.asname or a.name for a in node.names if not (own and a.asname in (None, a.name))}
+    return frozenset(names)
 
 
 def _absolute(node: ast.ImportFrom, package: str) -> str | None:
