@@ -184,10 +184,10 @@ def sample(kernels: list[dict], n: int | None, seed: str) -> list[dict]:
 
 # -- running one kernel ---------------------------------------------------------------------------
 
-def _run(python: str, argv: list[str], cwd: str) -> tuple[int, float, str, float]:
+def _run(python: str, argv: list[str], cwd: str, env: dict | None = None) -> tuple[int, float, str, float]:
     """Exit code, wall seconds, output, and CPU seconds (the process and what it waited for: ptxas,
-    nvdisasm), which on a shared machine say more than the wall clock."""
-    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "TRITON_CACHE_DIR": os.path.join(cwd, ".triton")}
+    nvdisasm), which on a shared machine say more than the wall clock. `env`: more variables."""
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "TRITON_CACHE_DIR": os.path.join(cwd, ".triton"), **(env or {})}
     t0 = time.perf_counter()
     with tempfile.TemporaryFile(mode="w+") as out:
         p = subprocess.Popen([python, "-m", "kinspect", *argv], cwd=cwd, env=env, stdout=out,

@@ -119,6 +119,20 @@ def test_a_read_the_files_do_not_show_stops_the_light_import_and_the_init_runs(t
     assert "tensor<32xi32>" in ttir(tmp_path / "out")
 
 
+def test_a_main_block_that_reads_the_package_runs_its_init_then_itself_again(tmp_path):
+    kern = package(tmp_path, "lightpkg_g", GATHERS + "N = 48\n", "import sys\nimport torch\nfrom ..utils import twice")
+    kern.write_text(kern.read_text().replace("def fill_kernel(out_ptr):", "def fill_kernel(out_ptr, n):") + textwrap.dedent("""
+        if __name__ == "__main__":
+            n = sys.modules["lightpkg_g"].N
+            fill_kernel[(1,)](torch.empty(n, dtype=torch.float16), n)
+    """))
+    r = CliRunner().invoke(main, ["dump", f"{kern}:fill_kernel", "-t", "cuda:80", "--store", str(tmp_path / "out")],
+                           catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    assert "loaded   imported" in r.output and "by its __main__ block" in r.output, r.output
+    assert (tmp_path / "heavy-ran").exists() and "!tt.ptr<f16>" in ttir(tmp_path / "out")
+
+
 @pytest.mark.parametrize("text, gathers", [
     (GATHERS, True),
     ("import torch\nif torch.cuda.is_available():\n    from .cuda import ops\nlogger = logging.getLogger(__name__)\n",

@@ -17,7 +17,8 @@ show that nothing the kernel's module runs can tell the difference:
 A skipped package is a module object with the package's `__path__`, `__file__` and spec whose
 missing attributes raise InitNeeded instead of AttributeError (its submodules still import): a
 read the files did not show stops the light import, and kinspect.compile.loader imports the
-module the ordinary way. `KINSPECT_PACKAGE_INIT=1` in the environment always runs them.
+module the ordinary way; in the code kinspect runs after the import (a `__main__` block, `--from`)
+it runs the skipped `__init__`s then (run_skipped) and that code again. `KINSPECT_PACKAGE_INIT=1` in the environment always runs them.
 """
 
 from __future__ import annotations
@@ -102,6 +103,18 @@ def install(names: tuple[str, ...], root: Path) -> None:
         parent, _, last = name.rpartition(".")
         if parent in sys.modules:
             setattr(sys.modules[parent], last, bare)
+
+
+def run_skipped(top: str) -> None:
+    """Run the `__init__.py` of every bare package of `top`, outermost first, into the package
+    object itself (as a lazy import would: the modules imported since are in sys.modules already)."""
+    bare = sorted((n for n, m in list(sys.modules.items()) if isinstance(m, BarePackage)
+                   and (n == top or n.startswith(top + "."))), key=lambda n: n.count("."))
+    for name in bare:
+        module = sys.modules[name]
+        module.__class__ = types.ModuleType      # its names are its own from now on
+        init = Path(module.__file__)
+        exec(compile(init.read_bytes(), str(init), "exec"), module.__dict__)
 
 
 # -- what the files show --------------------------------------------------------------------------

@@ -710,10 +710,16 @@ def run_code(loaded: Loaded, what: str, *, driver_context, target_key: str, want
                 if what == "main":
                     block = main_block(where.file)
                     code = compile(ast.Module(body=block.body, type_ignores=[]), str(where.file), "exec")
-                    exec(code, ns)
                 else:
-                    text = call if "(" in call else f"{call}()"
-                    exec(compile(text, f"<--from {call}>", "exec"), ns)
+                    code = compile(call if "(" in call else f"{call}()", f"<--from {call}>", "exec")
+                try:
+                    exec(code, ns)
+                except light.InitNeeded:
+                    # it read a name of a package whose __init__.py the import skipped
+                    # (kinspect.compile.light): run those now, then the code again from the start
+                    del recorder.launches[:]
+                    light.run_skipped(where.module.split(".")[0])
+                    exec(code, ns)
         except Enough:
             pass
         except (Exception, SystemExit, TimeUp, TooHeavy) as e:
