@@ -138,6 +138,7 @@ def test_a_main_block_that_reads_the_package_runs_its_init_then_itself_again(tmp
     ("import torch\nif torch.cuda.is_available():\n    from .cuda import ops\nlogger = logging.getLogger(__name__)\n",
      True),
     ("import os\nos.environ['X'] = '1'\n", False),
+    ("from . import env\nif env.setup():\n    from . import ops\n", False),
     ("from .registry import load\nload()\n", False),
     ("from pkgutil import extend_path\n__path__ = extend_path(__path__, __name__)\n", False),
     ("def once(f):\n    return f\n@once\ndef g():\n    pass\n", False),

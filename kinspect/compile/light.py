@@ -1,14 +1,16 @@
 """Import a kernel's module without running its packages' `__init__.py`, where that cannot change it.
 
 `path/pkg/sub/kernels.py:k` is imported as `pkg.sub.kernels`, which first runs `pkg/__init__.py`
-and `pkg/sub/__init__.py`. Projects' package `__init__`s import the whole project (bitsandbytes'
-runs `torch.compile`, which imports Dynamo and Inductor; mamba's imports its models): seconds of
-CPU a `kinspect dump` spends on code the kernel never reads. kinspect skips them when the files
-show that nothing the kernel's module runs can tell the difference:
+and `pkg/sub/__init__.py`. Projects' package `__init__`s import the whole project (mamba's its
+models, lmdeploy's its serving engine, which needs modules a kernel never does): seconds of CPU a
+`kinspect dump` spends on code the kernel never reads. kinspect skips them when the files show
+that nothing the kernel's module runs can tell the difference:
 
 - each skipped `__init__.py` only gathers names: imports, definitions and assignments to plain
-  names, under `if`/`try` at most; no other call at its top level (a call may set the environment,
-  Triton's knobs or torch's defaults), no assignment to `__path__`, no module `__getattr__`;
+  names, under `if`/`try` at most; no other call at its top level than reads and questions
+  (`logging.getLogger`, `torch.cuda.is_available()`; any other call may set the environment,
+  Triton's knobs or torch's defaults), no decorator, no assignment to `__path__`, no module
+  `__getattr__`;
 - the kernel's module, and every module of the project it imports (found through its import
   statements, anywhere in the files, its `__main__` block included), takes from those packages only
   their modules (`from pkg import submodule`), never a name their `__init__` defines, never the
@@ -18,7 +20,12 @@ A skipped package is a module object with the package's `__path__`, `__file__` a
 missing attributes raise InitNeeded instead of AttributeError (its submodules still import): a
 read the files did not show stops the light import, and kinspect.compile.loader imports the
 module the ordinary way; in the code kinspect runs after the import (a `__main__` block, `--from`)
-it runs the skipped `__init__`s then (run_skipped) and that code again. `KINSPECT_PACKAGE_INIT=1` in the environment always runs them.
+it runs the skipped `__init__`s then (run_skipped) and that code again.
+
+What the files cannot show: a module that a skipped `__init__` imports and the kernel's module does
+not is not run, so what it does to other modules (registering torch ops, patching a library) is not
+done. Where that matters, `KINSPECT_PACKAGE_INIT=1` in the environment runs every `__init__`;
+benchmarks/package_init.py compares the two on a corpus of real projects.
 """
 
 from __future__ import annotations
@@ -38,6 +45,8 @@ MAX_FILES = 50
 # Calls an assignment in a skipped `__init__.py` may make: they read, they set nothing.
 READ_ONLY_CALLS = {"getLogger", "version", "get", "getenv", "getattr", "frozenset", "set", "list", "dict", "tuple",
                    "str", "int", "float", "bool", "namedtuple", "TypeVar"}
+# Calls named as questions, which an `if` of a skipped `__init__.py` may ask.
+QUESTIONS = ("is_", "has", "get", "find_spec", "isinstance", "issubclass", "callable", "len")
 # Dunder names an `__init__.py` commonly defines and a module may read: never answered by a bare package.
 SHARED_DUNDERS = {"__version__", "__all__", "__author__", "__credits__", "__getattr__"}
 
@@ -145,13 +154,19 @@ def _gathers(stmt: ast.stmt) -> bool:
         if not all(isinstance(n, (ast.Name, ast.Tuple, ast.List, ast.Store)) for n in names) or \
                 any(isinstance(n, ast.Name) and n.id == "__path__" for n in names):
             return False
-        return stmt.value is None or all(_call_name(c) in READ_ONLY_CALLS for c in ast.walk(stmt.value)
-                                         if isinstance(c, ast.Call))
+        return stmt.value is None or _reads_only(stmt.value)
     if isinstance(stmt, ast.If):
-        return all(map(_gathers, stmt.body + stmt.orelse))
+        return _reads_only(stmt.test) and all(map(_gathers, stmt.body + stmt.orelse))
     if isinstance(stmt, ast.Try):
         return all(map(_gathers, stmt.body + stmt.orelse + stmt.finalbody + [s for h in stmt.handlers for s in h.body]))
     return False
+
+
+def _reads_only(expr: ast.expr) -> bool:
+    """Whether every call in `expr` is a question (`torch.cuda.is_available()`, `hasattr(...)`) or
+    one of READ_ONLY_CALLS."""
+    return all(_call_name(c) in READ_ONLY_CALLS or _call_name(c).startswith(QUESTIONS)
+               for c in ast.walk(expr) if isinstance(c, ast.Call))
 
 
 def _call_name(call: ast.Call) -> str:
