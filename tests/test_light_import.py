@@ -121,7 +121,8 @@ def test_a_read_the_files_do_not_show_stops_the_light_import_and_the_init_runs(t
 
 def test_a_main_block_that_reads_the_package_runs_its_init_then_itself_again(tmp_path):
     kern = package(tmp_path, "lightpkg_g", GATHERS + "N = 48\n", "import sys\nimport torch\nfrom ..utils import twice")
-    kern.write_text(kern.read_text().replace("def fill_kernel(out_ptr):", "def fill_kernel(out_ptr, n):") + textwrap.dedent("""
+    text = kern.read_text().replace("def fill_kernel(out_ptr):", "def fill_kernel(out_ptr, n):")
+    kern.write_text(text + textwrap.dedent("""
         if __name__ == "__main__":
             n = sys.modules["lightpkg_g"].N
             fill_kernel[(1,)](torch.empty(n, dtype=torch.float16), n)
