@@ -323,7 +323,7 @@ def test_trials_to_match_max_autotunes_pick_on_the_h200_tunes():
         "1.20x ± 0.05, faster beyond the timings' spread"]
     layer_norm = _h200_tunes()[4]
     assert summary(layer_norm, outcome(layer_norm))[-1] == (
-        "reached max_autotune's pick's time after 4 of its 6 trials (max_autotune times 6): R0_BLOCK=64 XBLOCK=16 "
+        "kinspect reached max_autotune's pick's time after 4 of its 6 trials (max_autotune times 6): R0_BLOCK=64 XBLOCK=16 "
         "w4 s1, 1.20x ± 0.05, faster beyond the timings' spread")
     # a tune stored before kinspect named which candidate a widening step started from still reads, and says so
     assert rows[4]["reason"].startswith("found by widening from the best candidate so far (this tune was stored "
@@ -422,3 +422,23 @@ def test_a_chain_of_widening_steps_is_traced_to_the_finding_that_began_it():
     assert fixed(trials[0], t(d, ()), trials + (t(d, ()),)) == ("found by widening from what the program ran "
                                                                 "(XBLOCK=8 w4 s1); findings gone from its code: "
                                                                 "narrow_loads")
+
+
+def test_the_tune_table_renders_from_vec_reports_json_alone():
+    """benchmarks/tune_table.py --json: the H200 table without its store (which stays on the GPU machine)."""
+    import re
+    import subprocess
+    import sys
+
+    script = Path(__file__).parents[1] / "benchmarks" / "tune_table.py"
+    out = subprocess.run([sys.executable, str(script), "--json", str(H200_TUNE)], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    rows = [ln for ln in out.stdout.splitlines() if ln.startswith("triton_")]
+    # after kinspect's winner (... w8 s1), its µs and n: the 'to match' column
+    assert [re.search(r" s\d+ +[\d.]+ +\d+ +(\S+) ", ln).group(1) for ln in rows] == ["0", "1", "0", "0", "4"]
+    goals = [ln for ln in out.stdout.splitlines() if ln.startswith("goal (")]
+    assert len(goals) == 5 and all("trials to reach it: fewer" in g for g in goals)
+    assert "max_autotune has a single config, so fewer can only mean 0" in goals[3]
+    assert "as fast within the timings' spread, not measurably faster" in goals[1]
+    bad = subprocess.run([sys.executable, str(script), "--json", str(script)], capture_output=True, text=True)
+    assert bad.returncode == 2 and "not vec-report --tune --json's output" in bad.stderr
