@@ -323,8 +323,8 @@ def test_trials_to_match_max_autotunes_pick_on_the_h200_tunes():
         "1.20x ± 0.05, faster beyond the timings' spread"]
     layer_norm = _h200_tunes()[4]
     assert summary(layer_norm, outcome(layer_norm))[-1] == (
-        "kinspect reached max_autotune's pick's time after 4 of its 6 trials (max_autotune times 6): R0_BLOCK=64 XBLOCK=16 "
-        "w4 s1, 1.20x ± 0.05, faster beyond the timings' spread")
+        "kinspect reached max_autotune's pick's time after 4 of its 6 trials (max_autotune times 6): "
+        "R0_BLOCK=64 XBLOCK=16 w4 s1, 1.20x ± 0.05, faster beyond the timings' spread")
     # a tune stored before kinspect named which candidate a widening step started from still reads, and says so
     assert rows[4]["reason"].startswith("found by widening from the best candidate so far (this tune was stored "
                                         "before kinspect named which); registers 48 -> 80")

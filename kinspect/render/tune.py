@@ -73,8 +73,8 @@ def reached(r: TuneResult, o: Outcome) -> str:
     if o.to_match == 0:
         return (f"what the program ran already reaches max_autotune's pick's time ({match_words(o)}): 0 of kinspect's "
                 f"{n} trials needed (max_autotune times {m})")
-    return (f"kinspect reached max_autotune's pick's time after {o.to_match} of its {n} trials (max_autotune times {m}): "
-            f"{o.match.candidate.label()}, {match_words(o)}")
+    return (f"kinspect reached max_autotune's pick's time after {o.to_match} of its {n} trials "
+            f"(max_autotune times {m}): {o.match.candidate.label()}, {match_words(o)}")
 
 
 def table_row(r: TuneResult, o: Outcome) -> dict:
