@@ -403,7 +403,7 @@ def test_the_h200_layer_norm_tune_searched_again_names_what_each_widening_step_s
 
 def test_a_chain_of_widening_steps_is_traced_to_the_finding_that_began_it():
     from kinspect.tune.outcome import fixed
-    from kinspect.tune.space import widening
+    from kinspect.tune.space import short_why, widening
 
     def t(c, findings=("narrow_loads",)):
         return Trial(c, "timed", median_ms=1.0, p20_ms=1.0, p80_ms=1.0, findings=findings)
@@ -417,6 +417,7 @@ def test_a_chain_of_widening_steps_is_traced_to_the_finding_that_began_it():
     assert fixed(trials[0], trials[3], trials) == ("found by widening from XBLOCK=16 w8 s1, itself widened from the "
                                                    "narrow_loads candidate XBLOCK=16 w4 s1; narrow_loads still "
                                                    "reported in its code")
+    assert short_why(c.why, 40) == "widening from XBLOCK=16 w8 s1" and short_why("spills", 4) == "spil"
     d = Candidate((("XBLOCK", 8),), 8, 1, why=widening(orig))
     assert d.why == "widening from XBLOCK=8 w4 s1 (what the program ran)"
     assert fixed(trials[0], t(d, ()), trials + (t(d, ()),)) == ("found by widening from what the program ran "

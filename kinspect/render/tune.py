@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from kinspect.tune.outcome import Outcome, match_words
 from kinspect.tune.result import Trial, TuneResult
+from kinspect.tune.space import short_why
 
 
 def render(r: TuneResult, o: Outcome) -> str:
@@ -28,7 +29,7 @@ def _row(t: Trial, base: float | None) -> str:
     else:
         us, vs, status = "-", "-", f"{t.status}: {t.why}"
     occ = t.code.get("occupancy")
-    return (f"  {c.origin:<12} {c.label():<34} {c.why[:44]:<44} {us:>22} {vs:>7} "
+    return (f"  {c.origin:<12} {c.label():<34} {short_why(c.why, 44):<44} {us:>22} {vs:>7} "
             f"{t.code.get('registers') if t.code.get('registers') is not None else '-':>5} "
             f"{f'{100 * occ:.0f}%' if occ is not None else '-':>5}  {status}")
 

@@ -231,6 +231,14 @@ def widened(why: str) -> tuple[str, str] | None:
     return label, root.removesuffix(")")
 
 
+def short_why(why: str, width: int) -> str:
+    """`why` in a column `width` wide: a widening step's without its chain's root when the whole does not fit."""
+    w = widened(why)
+    if len(why) > width and w is not None and w[0]:
+        why = WIDENING + w[0]
+    return why[:width]
+
+
 def neighbours(knobs: Knobs, around: Candidate, seen: set) -> list[Candidate]:
     """Every valid one-step change of `around` not tried yet (Inductor's coordinate descent, from the best
     so far); also two steps of one knob, when one step was tried already. Each says it widened from `around`."""
