@@ -4,12 +4,17 @@
 and max_autotune's configs timed beside, the result stored and shown by `report`."""
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from kinspect.cli import main
 from kinspect.store import read_records
+from tests.gpu.conftest import beside_first, beside_result
 from tests.gpu.test_replay_live import _kinspect, captured  # noqa: F401  (the same capture of the same sample)
 
 
@@ -50,7 +55,23 @@ def test_tune_the_kernel_with_the_most_headroom(captured, tmp_path):
     assert "<h3>Tune</h3>" in html.read_text()
 
 
-def test_tune_a_shipped_kernel_launched_here(tmp_path):
-    proc = _kinspect("tune", "add", "--size", "16777216", "--trials", "2", "-o", tmp_path / "out")
+@beside_first
+def tune_shipped(tmp_path_factory):
+    """`kinspect tune add`, finished: checked for what it says, not for which config wins, so it may run
+    beside the first file's cases, with a kinspect cache of its own."""
+    tmp = tmp_path_factory.mktemp("tune-shipped")
+    return subprocess.run([sys.executable, "-m", "kinspect", "tune", "add", "--size", "16777216", "--trials", "2",
+                           "-o", str(tmp / "out")], capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "KINSPECT_CACHE_DIR": str(tmp / "kinspect-cache")})
+
+
+@pytest.fixture(scope="module")
+def shipped(tmp_path_factory):
+    return beside_result(tune_shipped, tmp_path_factory)
+
+
+def test_tune_a_shipped_kernel_launched_here(shipped):
+    proc = shipped
+    print(proc.stdout[-4000:], proc.stderr[-4000:])
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "winner:" in proc.stdout and "original" in proc.stdout
