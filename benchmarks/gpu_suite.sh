@@ -35,7 +35,7 @@ grep -E '^[0-9.]+s (setup|call|teardown) ' "$OUT/all.txt" \
 awk '{s += $1} END {printf "%7.1f s  in timed steps (the rest: start-up, collection, steps under 0.5 s)\n", s}' \
     "$OUT/files.txt" >> "$OUT/files.txt"
 cat "$OUT/files.txt"
-grep -E "passed|failed|skipped|error|calls .* vs profiler|^\{'plain'|cases in [0-9]+ processes" "$OUT/pytest.txt" | tail -8
+grep -E "passed|failed|skipped|error|calls .* vs profiler|^\{'plain'|cases in [0-9]+ processes|beside the cases:|cold programs ran" "$OUT/pytest.txt" | tail -20
 # a run stopped by the limit: the tests it did not finish (tests/gpu/conftest.py names them)
 grep -E "GPU tests did not finish|^NOT FINISHED" "$OUT/pytest.txt"
 rm -rf "$CACHES"

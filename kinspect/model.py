@@ -107,6 +107,15 @@ class ArgSpec:
         return repr(self.value)
 
 
+def grid3(grid) -> tuple[int, ...]:
+    """A launch grid as three ints, the way the driver launches it: (2, 2) is (2, 2, 1). A grid of none
+    (not recorded) stays empty."""
+    if type(grid) is tuple and len(grid) == 3:
+        return grid
+    g = tuple(int(x) for x in grid)
+    return g + (1,) * (3 - len(g)) if 0 < len(g) < 3 else g
+
+
 @dataclass(frozen=True)
 class LaunchSignature:
     """Launches of one variant with the same grid and arguments, from one process."""

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-from kinspect.model import (ArgSpec, CompileTimes, Launches, LaunchSignature, ProcessLaunches, SourceRef,
+from kinspect.model import (ArgSpec, CompileTimes, Launches, LaunchSignature, ProcessLaunches, SourceRef, grid3,
                             launches_from_json)
 
 READER_VERSION = 1          # bump when what is extracted from an event changes: the cache is keyed on it
@@ -439,7 +439,7 @@ def _launch(event: dict) -> tuple[str, tuple, tuple, int] | None:
     if not isinstance(meta, dict) or not meta.get("hash"):
         return None
     try:
-        grid = tuple(int(x) for x in event.get("grid") or ())
+        grid = grid3(event.get("grid") or ())     # as the driver launches it, as a capture records it
         pid = int(event.get("pid") or 0)
     except (TypeError, ValueError):
         return None

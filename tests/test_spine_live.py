@@ -26,6 +26,11 @@ SCRIPT = ROOT / "tests" / "spine_plugin" / "softmax_k1.py"
 @pytest.fixture(scope="module")
 def spine(tmp_path_factory):
     """(environment with the plugin discoverable and active, the kernel script)."""
+    return make_spine(tmp_path_factory)
+
+
+def make_spine(tmp_path_factory):
+    """spine's value, made outside a fixture too (tests/gpu/test_spine_beside_gpu.py runs it in a thread)."""
     tmp = tmp_path_factory.mktemp("spine")
     plugin = tmp / "plugin"
     shutil.copytree(PLUGIN, plugin / PLUGIN.name)

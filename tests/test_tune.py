@@ -292,3 +292,154 @@ def test_a_tune_where_nothing_ran_never_says_the_programs_config_was_fastest():
     row = table_row(r, outcome(r))
     assert "could not be replayed" in row["reason"] and "XBLOCK" in row["reason"]
     assert "fastest" not in row["reason"]
+
+
+H200_TUNE = Path(__file__).parent / "fixtures" / "tune" / "gpt2_h200_tune.json"
+
+
+def _h200_tunes():
+    import json
+
+    from kinspect.tune.result import TuneResult
+
+    return [TuneResult.from_json(t) for t in json.loads(H200_TUNE.read_text())["tune"]]
+
+
+def test_trials_to_match_max_autotunes_pick_on_the_h200_tunes():
+    """The H200 tune of GPT-2's top 5 kernels (stored before widening steps named their start): how many of
+    kinspect's trials, in the order they ran, it took to reach max_autotune's pick's median; 0 where what the
+    program ran already did (twice max_autotune picked the program's own config); a match inside the timings'
+    spread says so."""
+    from kinspect.render.tune import summary, table_row
+    from kinspect.tune.outcome import outcome
+
+    rows = [table_row(r, outcome(r)) for r in _h200_tunes()]
+    assert [r["kinspect_trials_to_match"] for r in rows] == [0, 1, 0, 0, 4]
+    assert [r["kinspect_trials"] for r in rows] == [6] * 5
+    assert [r["max_autotune_trials"] for r in rows] == [5, 5, 2, 1, 6]
+    assert [r["match"] for r in rows] == [
+        "the same config as its pick", "1.00x ± 0.00, as fast within the timings' spread, not measurably faster",
+        "the same config as its pick", "1.10x ± 0.03, faster beyond the timings' spread",
+        "1.20x ± 0.05, faster beyond the timings' spread"]
+    layer_norm = _h200_tunes()[4]
+    assert summary(layer_norm, outcome(layer_norm))[-1] == (
+        "kinspect reached max_autotune's pick's time after 4 of its 6 trials (max_autotune times 6): "
+        "R0_BLOCK=64 XBLOCK=16 w4 s1, 1.20x ± 0.05, faster beyond the timings' spread")
+    # a tune stored before kinspect named which candidate a widening step started from still reads, and says so
+    assert rows[4]["reason"].startswith("found by widening from the best candidate so far (this tune was stored "
+                                        "before kinspect named which); registers 48 -> 80")
+
+
+def test_trials_to_match_counts_what_ran_and_none_when_never_reached():
+    from kinspect.tune.outcome import outcome
+    from kinspect.tune.result import TuneResult
+
+    def timed(ms, **c):
+        return Trial(Candidate(**c), "timed", median_ms=ms, p20_ms=ms * 0.99, p80_ms=ms * 1.01, runs=10)
+
+    orig = timed(1.0, constexprs=(("XBLOCK", 8),), num_warps=4, num_stages=1, origin="original")
+    mx = timed(0.8, constexprs=(("XBLOCK", 64),), num_warps=4, num_stages=1, origin="max_autotune")
+    pruned = Trial(Candidate((("XBLOCK", 16),), 4, 1), "pruned", why="spills")
+    wrong = Trial(Candidate((("XBLOCK", 32),), 4, 1), "wrong", why="WRONG")
+    slow = timed(0.9, constexprs=(("XBLOCK", 128),), num_warps=4, num_stages=1)
+    fast = timed(0.79, constexprs=(("XBLOCK", 256),), num_warps=4, num_stages=1)
+    r = TuneResult("k", "v", "cuda:90", (), (orig, mx, pruned, wrong, slow, fast))
+    o = outcome(r)
+    assert (o.to_match, o.match) == (3, fast)        # the pruned one cost no device time; the wrong one did
+    again = TuneResult.from_json(r.to_json())        # read back from a store
+    assert outcome(again).to_match == 3
+    never = TuneResult("k", "v", "cuda:90", (), (orig, mx, pruned, wrong, slow))
+    assert outcome(never).to_match is None
+    assert TuneResult("k", "v", "cuda:90", (), (orig, slow)).trials_to_reach(0.5) is None
+
+
+class Recorded:
+    """A runner and a compiler that answer what the H200 measured and compiled for each config of a stored
+    tune (its code figures, findings, check line and times); a config it never tried is an error."""
+
+    def __init__(self, tune):
+        self.by = {t.candidate.label(): t for t in tune.trials}
+
+    def check(self, c, grid, original, original_grid):
+        return True, self.by[c.label()].why
+
+    def time(self, c, grid):
+        from types import SimpleNamespace
+
+        t = self.by[c.label()]
+        return SimpleNamespace(wall=SimpleNamespace(median=t.median_ms, p20=t.p20_ms, p80=t.p80_ms, n=t.runs))
+
+    def compile(self, jobs):
+        from types import SimpleNamespace
+
+        out = []
+        for j in jobs:
+            t = self.by[Candidate(tuple(sorted(j.constexprs)), j.num_warps, j.num_stages).label()]
+            out.append(SimpleNamespace(error="", metrics={**t.code, "findings": [{"kind": k} for k in t.findings]}))
+        return out
+
+
+def test_the_h200_layer_norm_tune_searched_again_names_what_each_widening_step_started_from(store):
+    """The search run again on the captured layer-norm backward kernel, answered by what the H200 measured:
+    it tries the same configs in the same order, and its winner's reason traces the widening step to the
+    spills finding's candidate it started from."""
+    from kinspect.render.tune import table_row
+    from kinspect.tune import search
+    from kinspect.tune.outcome import outcome
+
+    h200 = _h200_tunes()[4]
+    assert h200.kernel == RED
+    rec = Recorded(h200)
+    r = search.tune(_variant(store.parent, RED), runner=rec, trials=6, compiler=rec.compile)
+    assert [(t.candidate.origin, t.candidate.label()) for t in r.trials] == \
+        [(t.candidate.origin, t.candidate.label()) for t in h200.trials]
+    widened = [t.candidate.why for t in r.trials if t.candidate.why.startswith("widening")]
+    assert widened == ["widening from R0_BLOCK=16 XBLOCK=16 w4 s1 (spills)"] * 3
+    o = outcome(r)
+    assert o.winner.candidate.label() == "R0_BLOCK=32 XBLOCK=32 w4 s1" and o.to_match == 4
+    assert table_row(r, o)["reason"].startswith(
+        "found by widening from the spills candidate R0_BLOCK=16 XBLOCK=16 w4 s1; registers 48 -> 80")
+
+
+def test_a_chain_of_widening_steps_is_traced_to_the_finding_that_began_it():
+    from kinspect.tune.outcome import fixed
+    from kinspect.tune.space import short_why, widening
+
+    def t(c, findings=("narrow_loads",)):
+        return Trial(c, "timed", median_ms=1.0, p20_ms=1.0, p80_ms=1.0, findings=findings)
+
+    orig = Candidate((("XBLOCK", 8),), 4, 1, why="what the program ran", origin="original")
+    a = Candidate((("XBLOCK", 16),), 4, 1, why="narrow_loads")
+    b = Candidate((("XBLOCK", 16),), 8, 1, why=widening(a))
+    c = Candidate((("XBLOCK", 32),), 8, 1, why=widening(b))
+    assert c.why == "widening from XBLOCK=16 w8 s1 (narrow_loads)"
+    trials = tuple(t(x) for x in (orig, a, b, c))
+    assert fixed(trials[0], trials[3], trials) == ("found by widening from XBLOCK=16 w8 s1, itself widened from the "
+                                                   "narrow_loads candidate XBLOCK=16 w4 s1; narrow_loads still "
+                                                   "reported in its code")
+    assert short_why(c.why, 40) == "widening from XBLOCK=16 w8 s1" and short_why("spills", 4) == "spil"
+    d = Candidate((("XBLOCK", 8),), 8, 1, why=widening(orig))
+    assert d.why == "widening from XBLOCK=8 w4 s1 (what the program ran)"
+    assert fixed(trials[0], t(d, ()), trials + (t(d, ()),)) == ("found by widening from what the program ran "
+                                                                "(XBLOCK=8 w4 s1); findings gone from its code: "
+                                                                "narrow_loads")
+
+
+def test_the_tune_table_renders_from_vec_reports_json_alone():
+    """benchmarks/tune_table.py --json: the H200 table without its store (which stays on the GPU machine)."""
+    import re
+    import subprocess
+    import sys
+
+    script = Path(__file__).parents[1] / "benchmarks" / "tune_table.py"
+    out = subprocess.run([sys.executable, str(script), "--json", str(H200_TUNE)], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    rows = [ln for ln in out.stdout.splitlines() if ln.startswith("triton_")]
+    # after kinspect's winner (... w8 s1), its µs and n: the 'to match' column
+    assert [re.search(r" s\d+ +[\d.]+ +\d+ +(\S+) ", ln).group(1) for ln in rows] == ["0", "1", "0", "0", "4"]
+    goals = [ln for ln in out.stdout.splitlines() if ln.startswith("goal (")]
+    assert len(goals) == 5 and all("trials to reach it: fewer" in g for g in goals)
+    assert "max_autotune has a single config, so fewer can only mean 0" in goals[3]
+    assert "as fast within the timings' spread, not measurably faster" in goals[1]
+    bad = subprocess.run([sys.executable, str(script), "--json", str(script)], capture_output=True, text=True)
+    assert bad.returncode == 2 and "not vec-report --tune --json's output" in bad.stderr

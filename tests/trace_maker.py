@@ -55,8 +55,10 @@ def main(out: Path, kernel: str, target: str, compressions: list[str]) -> None:
                 compression=compression)
         with compile_only(resolved.target), fresh_binders(uk.fn):
             kernel_obj = uk.fn.warmup(**uk.args, **uk.constexprs, **uk.options, grid=uk.grid)
-        grid = tuple(uk.grid(uk.args) if callable(uk.grid) else uk.grid) + (1, 1)
-        launch = tp.add_launch_metadata(grid[:3], kernel_obj.metadata, {**uk.args, **uk.constexprs})
+        # the grid as the program gave it: tritonparse on a GPU (triton 3.6, H200) records attn_fwd[(2, 2)]
+        # as [2, 2], and kinspect reads it as the driver launches it, (2, 2, 1)
+        grid = tuple(uk.grid(uk.args) if callable(uk.grid) else uk.grid)
+        launch = tp.add_launch_metadata(grid, kernel_obj.metadata, {**uk.args, **uk.constexprs})
         tp.LaunchHookImpl()(_Lazy({"name": kernel_obj.name, "function": None, "stream": 0, **launch}))
         tp.clear_logging_config()       # closes this trace's file: the next compression writes its own
     if "none" in compressions:

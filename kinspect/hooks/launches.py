@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kinspect.launches import GRIDS, SAMPLES, SIGNATURES
-from kinspect.model import SCALAR_KINDS, ArgSpec, GpuTime, Launches, LaunchSignature, ProcessLaunches
+from kinspect.model import SCALAR_KINDS, ArgSpec, GpuTime, Launches, LaunchSignature, ProcessLaunches, grid3
 
 FLUSH_S = 2.0            # write launch files at most this often while launches happen
 CHECK_EVERY = 4096       # launches of one signature key between two looks at the clock (a power of 2)
@@ -65,7 +65,7 @@ class Tally:
         self.dirty = True
         if len(self.counts) < SIGNATURES:
             cell = self.counts[key] = [1]
-            self.first[key] = (_grid3(grid), tuple(map(_arg_key, args)))
+            self.first[key] = (grid3(grid), tuple(map(_arg_key, args)))
             return cell
         self.other += 1
         return None
@@ -117,14 +117,6 @@ def _arg_spec(name: str, key) -> ArgSpec:
     return ArgSpec(name, "other", value=key[1])
 
 
-def _grid3(grid) -> tuple:
-    n = len(grid)
-    if n == 3 and type(grid) is tuple:
-        return grid
-    g = tuple(int(x) for x in grid)
-    return g + (1,) * (3 - n) if n < 3 else g
-
-
 def rank() -> int | None:
     """The process's rank in a distributed program: RANK as launchers set it, else torch.distributed's."""
     if os.environ.get("RANK", "").isdigit():
@@ -165,7 +157,7 @@ class LaunchRecorder:
         observer wraps (the interpreter's: kinspect.program.interpret)."""
         tally, first = self.tally(key, kernel, tuple(args))
         values = tuple(args.values())
-        sig = (_grid3(grid), tuple(map(_arg_key, values)))
+        sig = (grid3(grid), tuple(map(_arg_key, values)))
         cell = tally.counts.get(sig)
         if cell is None:
             tally.add(sig, grid, values)

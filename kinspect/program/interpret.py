@@ -35,8 +35,9 @@ import time
 from pathlib import Path
 from types import SimpleNamespace
 
-from kinspect.hooks.launches import FLUSH_S, LaunchRecorder, _arg_key, _arg_spec, _grid3, rank
+from kinspect.hooks.launches import FLUSH_S, LaunchRecorder, _arg_key, _arg_spec, rank
 from kinspect.hooks.tuning import in_trial
+from kinspect.model import grid3
 
 
 class _Kernel:
@@ -146,7 +147,7 @@ class InterpretRecorder:
         key = hashlib.sha1(f"{k.name}:{id(fn)}:{specialization!r}:{sorted(options.items())!r}".encode()).hexdigest()
         if callable(grid):
             grid = grid(bound)
-        grid = _grid3(grid)
+        grid = grid3(grid)
         new = key not in self.specs
         if new:
             self.specs[key] = {"spec": self._spec(k, bound, specialization, options, kwargs, grid), "trial": trial_only}

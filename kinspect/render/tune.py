@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from kinspect.tune.outcome import Outcome
+from kinspect.tune.outcome import Outcome, match_words
 from kinspect.tune.result import Trial, TuneResult
+from kinspect.tune.space import short_why
 
 
 def render(r: TuneResult, o: Outcome) -> str:
     head = (f"tune of {r.kernel} ({r.variant}, {r.target}): {len(r.trials)} candidates in {r.seconds:.0f} s"
             f"{' (' + r.budget + ')' if r.budget else ''}; findings: {', '.join(r.findings) or 'none'}")
-    lines = [head, "", f"  {'origin':<12} {'config':<34} {'proposed by':<26} {'µs median (p20-p80)':>22} "
+    lines = [head, "", f"  {'origin':<12} {'config':<34} {'proposed by':<44} {'µs median (p20-p80)':>22} "
                        f"{'vs ran':>7} {'regs':>5} {'occ':>5}  status"]
     base = o.original.median_ms if o.original and o.original.median_ms else None
     for t in r.trials:
@@ -28,7 +29,7 @@ def _row(t: Trial, base: float | None) -> str:
     else:
         us, vs, status = "-", "-", f"{t.status}: {t.why}"
     occ = t.code.get("occupancy")
-    return (f"  {c.origin:<12} {c.label():<34} {c.why[:26]:<26} {us:>22} {vs:>7} "
+    return (f"  {c.origin:<12} {c.label():<34} {short_why(c.why, 44):<44} {us:>22} {vs:>7} "
             f"{t.code.get('registers') if t.code.get('registers') is not None else '-':>5} "
             f"{f'{100 * occ:.0f}%' if occ is not None else '-':>5}  {status}")
 
@@ -61,7 +62,20 @@ def summary(r: TuneResult, o: Outcome) -> list[str]:
         out.append(f"kinspect's winner against max_autotune's pick: {o.versus_max_autotune.describe()}, in "
                    f"{r.trials_of('kinspect')} trials against its {r.trials_of('max_autotune')}"
                    + (f" (Inductor heuristics of torch {r.torch})" if r.torch else ""))
+        out.append(reached(r, o))
     return out
+
+
+def reached(r: TuneResult, o: Outcome) -> str:
+    """When kinspect first had a result at least as fast as max_autotune's pick, in trials."""
+    n, m = r.trials_of("kinspect"), r.trials_of("max_autotune")
+    if o.to_match is None:
+        return f"kinspect did not reach max_autotune's pick's time in its {n} trials (max_autotune times {m})"
+    if o.to_match == 0:
+        return (f"what the program ran already reaches max_autotune's pick's time ({match_words(o)}): 0 of kinspect's "
+                f"{n} trials needed (max_autotune times {m})")
+    return (f"kinspect reached max_autotune's pick's time after {o.to_match} of its {n} trials "
+            f"(max_autotune times {m}): {o.match.candidate.label()}, {match_words(o)}")
 
 
 def table_row(r: TuneResult, o: Outcome) -> dict:
@@ -69,6 +83,7 @@ def table_row(r: TuneResult, o: Outcome) -> dict:
     us = lambda t: None if t is None or t.median_ms is None else round(t.median_ms * 1e3, 2)   # noqa: E731
     return {"kernel": r.kernel, "original_us": us(o.original), "winner": o.winner.candidate.label() if o.winner else None,
             "winner_us": us(o.winner), "kinspect_trials": r.trials_of("kinspect"),
+            "kinspect_trials_to_match": o.to_match, "match": match_words(o) or None,
             "max_autotune": o.max_autotune.candidate.label() if o.max_autotune else None,
             "max_autotune_us": us(o.max_autotune), "max_autotune_trials": r.trials_of("max_autotune"),
             "autotune": o.autotune.candidate.label() if o.autotune else None, "autotune_us": us(o.autotune),

@@ -104,6 +104,21 @@ class TuneResult:
         """Candidates of `origin` that ran on the device (pruned ones and compile failures cost no device time)."""
         return sum(1 for t in self._by(origin) if t.ran)
 
+    def trials_to_reach(self, median_ms: float) -> tuple[int, Trial] | None:
+        """How soon kinspect had a result at most `median_ms`: (n, trial), n its trials that ran up to and
+        including the first timed one that fast, counted in the order they ran as trials_of counts them
+        (the trials are stored in that order); (0, the original) when what the program ran already is that
+        fast; None when none was."""
+        orig = self.original
+        if orig is not None and orig.status == "timed" and orig.median_ms is not None and orig.median_ms <= median_ms:
+            return 0, orig
+        n = 0
+        for t in self._by("kinspect"):
+            n += t.ran
+            if t.status == "timed" and t.median_ms is not None and t.median_ms <= median_ms:
+                return n, t
+        return None
+
     def to_json(self) -> dict:
         return {"version": VERSION, "kernel": self.kernel, "variant": self.variant, "target": self.target,
                 "findings": list(self.findings), "trials": [t.to_json() for t in self.trials],

@@ -14,11 +14,12 @@ from typing import Callable
 
 from kinspect.model import Variant
 from kinspect.tune.result import CODE, Trial, TuneResult
-from kinspect.tune.space import Candidate, Knobs, finding_kinds, from_findings, neighbours
+from kinspect.tune.space import Candidate, Knobs, finding_kinds, from_findings, neighbours, short_why
 
 DEFAULT_TRIALS = 12
 TUNE_DIR = ".kinspect-tune"      # candidates' compiled variants, in the store beside the tuned one
 IMPROVES = 0.99                  # a step counts as better below 99% of the best median
+WHY = 44                         # the progress's column of what proposed a candidate
 
 
 @dataclass
@@ -96,7 +97,7 @@ def tune(v: Variant, *, runner, trials: int | None = DEFAULT_TRIALS, budget_s: f
                 done[c.key()] = _measure(s, c, compiled.get(c.key()), runner, say, done.get(knobs.original.key()))
                 spent["device"] += time.perf_counter() - t1
             else:      # the same config as one measured already: its result counts for this origin too
-                say(f"  {c.origin:<12} {c.label():<32} {c.why[:28]:<28} the same config as "
+                say(f"  {c.origin:<12} {c.label():<32} {short_why(c.why, WHY):<{WHY}} the same config as "
                     f"{next(x.candidate.origin for x in trials_out if x.candidate.key() == c.key())}'s: that trial")
             t = done[c.key()]
             trials_out.append(replace(t, candidate=c))
@@ -233,6 +234,6 @@ def _measure(s: Setup, c: Candidate, outcome, runner, say, original: Trial | Non
     speed = ""
     if t.status == "timed" and original is not None and original.median_ms:
         speed = f" ({original.median_ms / t.median_ms:.2f}x)"
-    say(f"  {c.origin:<12} {c.label():<32} {c.why[:28]:<28} " +
+    say(f"  {c.origin:<12} {c.label():<32} {short_why(c.why, WHY):<{WHY}} " +
         (f"{t.median_ms * 1000:9.1f} µs{speed}" if t.status == "timed" else f"{t.status}: {t.why[:90]}"))
     return t

@@ -3,7 +3,8 @@ accepts, and the grid each candidate launches with.
 
     knobs = Knobs.of(spec, heuristic)               # what may change, and its limits
     first = from_findings(knobs, findings)          # the steps the findings name, from the original
-    more = neighbours(knobs, best, seen)            # widening: every one-step change of the best so far
+    more = neighbours(knobs, best, seen)            # widening: every one-step change of the best so far,
+                                                    # each saying which candidate it widened from
     grid = grid_for(knobs, candidate)               # the launch grid for the candidate's blocks
 
 A knob is a tile constexpr (Inductor's XBLOCK / YBLOCK / R0_BLOCK; a user kernel's BLOCK_* powers of
@@ -209,9 +210,39 @@ def from_findings(knobs: Knobs, findings: list[str]) -> list[Candidate]:
     return out
 
 
-def neighbours(knobs: Knobs, around: Candidate, seen: set, why: str = "widening") -> list[Candidate]:
+WIDENING = "widening from "
+
+
+def widening(base: Candidate) -> str:
+    """The why of a candidate one widening step from `base`: `widening from LABEL (ROOT)`, ROOT what began
+    the chain of widening steps that led to `base` (a finding kind, or what the program ran)."""
+    w = widened(base.why)
+    return f"{WIDENING}{base.label()} ({w[1] if w and w[1] else base.why})"
+
+
+def widened(why: str) -> tuple[str, str] | None:
+    """(the label of the candidate it widened from, the chain's ROOT) of a widening step's why; ("", "") for a
+    tune stored before kinspect named them (its why is "widening"); None for a why that is no widening."""
+    if why == "widening":
+        return "", ""
+    if not why.startswith(WIDENING):
+        return None
+    label, _, root = why[len(WIDENING):].partition(" (")
+    return label, root.removesuffix(")")
+
+
+def short_why(why: str, width: int) -> str:
+    """`why` in a column `width` wide: a widening step's without its chain's root when the whole does not fit."""
+    w = widened(why)
+    if len(why) > width and w is not None and w[0]:
+        why = WIDENING + w[0]
+    return why[:width]
+
+
+def neighbours(knobs: Knobs, around: Candidate, seen: set) -> list[Candidate]:
     """Every valid one-step change of `around` not tried yet (Inductor's coordinate descent, from the best
-    so far); also two steps of one knob, when one step was tried already."""
+    so far); also two steps of one knob, when one step was tried already. Each says it widened from `around`."""
+    why = widening(around)
     out = []
     for knob in ("tile", "num_warps", "num_stages"):
         for direction in (+1, -1):

@@ -2,14 +2,18 @@
 time printed); `bash benchmarks/gpu_suite.sh` runs it with fresh caches, alone, and sums the times per
 file. It is to pass within 5 minutes on one H200, so work is shared here: one cold capture of the
 torch.compile'd sample (cold_capture) for every test that only reads a store, run beside the other cold
-programs (cold_runs) and beside the shipped kernels' result checks (test_kernels_live.py, run first), and
-one pair of Triton and Inductor caches (inductor_env) that it leaves warm for the sample's later runs."""
+programs (cold_runs), the setups the test files declare with `beside_first`, and the shipped kernels'
+result checks (test_kernels_live.py, run first); and one pair of Triton and Inductor caches
+(inductor_env) that it leaves warm for the sample's later runs. Nothing that times anything runs beside
+the tests after the first file."""
 
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
+from typing import Callable
 
 import pytest
 
@@ -158,3 +162,59 @@ def cold_capture(cold_runs):
     print(stderr[-4000:])
     assert code == 0, stderr[-3000:]
     return cold_runs["sample_store"], stderr
+
+
+# --- setups that run beside the first file's cases -----------------------------------------------------
+
+BESIDE: dict[str, Callable] = {}              # "module.setup": setup(tmp_path_factory), declared at collection
+_STARTED: dict[str, tuple[threading.Thread, dict]] = {}
+
+
+def beside_first(setup: Callable) -> Callable:
+    """Declare a test module's setup, `setup(tmp_path_factory) -> value`, as one that may run beside the
+    first file's result checks: the programs it runs are checked for what they did, never for how long it
+    took, and have caches of their own (a kinspect cache too: device ceilings measured beside the cases must
+    not reach the tests that time). Its module fixture returns `beside_result(setup, tmp_path_factory)`."""
+    BESIDE[f"{setup.__module__}.{setup.__qualname__}"] = setup
+    return setup
+
+
+def start_beside(session, tmp_path_factory) -> None:
+    """Start, each in a thread (they mostly wait on child processes), the declared setups of the modules
+    pytest is to run (FIRST's cases call this before theirs, and wait_beside after)."""
+    modules = {item.module.__name__ for item in session.items if getattr(item, "module", None) is not None}
+    for key, setup in BESIDE.items():
+        if key.rsplit(".", 1)[0] in modules and key not in _STARTED:
+            box: dict = {}
+            thread = threading.Thread(target=_run_into, args=(setup, tmp_path_factory, box), name=key, daemon=True)
+            thread.start()
+            _STARTED[key] = (thread, box)
+
+
+def _run_into(setup: Callable, tmp_path_factory, box: dict) -> None:
+    t0 = time.perf_counter()
+    try:
+        box["value"] = setup(tmp_path_factory)
+    except BaseException as e:      # noqa: BLE001 - raised again where the module's fixture asks for it
+        box["error"] = e
+    box["seconds"] = time.perf_counter() - t0
+
+
+def wait_beside(timeout: float = 600) -> None:
+    """Wait for the setups start_beside started; say how long each took."""
+    for key, (thread, box) in _STARTED.items():
+        thread.join(timeout)
+        state = "still running" if thread.is_alive() else "failed" if "error" in box else "done"
+        print(f"beside the cases: {key} {state} in {box.get('seconds', 0):.1f} s")
+
+
+def beside_result(setup: Callable, tmp_path_factory):
+    """`setup`'s value: from its run beside the first file's cases when it ran there, else run now."""
+    started = _STARTED.get(f"{setup.__module__}.{setup.__qualname__}")
+    if started is None:
+        return setup(tmp_path_factory)
+    thread, box = started
+    thread.join()
+    if "error" in box:
+        raise box["error"]
+    return box["value"]

@@ -8,6 +8,7 @@ the configs again). Their timings are checked for their shape (quantiles in orde
 named, the autotuner's pick named), never for their values, which sharing the GPU would move."""
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -16,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.corpus.manifest import CORPUS, kernel_path
+from tests.gpu.conftest import beside_first, beside_result
 
 BY_ID = {e["id"]: e for e in CORPUS}
 ROOT = Path(__file__).parents[2]
@@ -28,12 +30,14 @@ COMMANDS = {
 }
 
 
-@pytest.fixture(scope="module")
-def ran(tmp_path_factory) -> dict:
-    """{command's name: (exit code, stdout, stdout and stderr)}, every command run at once."""
+@beside_first
+def run_commands(tmp_path_factory) -> dict:
+    """{command's name: (exit code, stdout, stdout and stderr)}, every command run at once, with a kinspect
+    cache of their own (they may run beside the first file's cases)."""
     tmp = tmp_path_factory.mktemp("corpus-live")
+    env = {**os.environ, "KINSPECT_CACHE_DIR": str(tmp / "kinspect-cache")}
     procs = {name: subprocess.Popen([sys.executable, "-m", "kinspect", *map(str, argv), "--store", str(tmp / name)],
-                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env)
              for name, argv in COMMANDS.items()}
     out = {}
     try:
@@ -45,6 +49,11 @@ def ran(tmp_path_factory) -> dict:
             if proc.poll() is None:
                 proc.kill()
     return out
+
+
+@pytest.fixture(scope="module")
+def ran(tmp_path_factory) -> dict:
+    return beside_result(run_commands, tmp_path_factory)
 
 
 def result(ran: dict, name: str) -> str:

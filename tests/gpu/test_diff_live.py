@@ -1,16 +1,48 @@
-"""kinspect diff on a real GPU: the sweep is timed, and runtime is related to the metrics."""
+"""kinspect diff on a real GPU: the sweep is timed, and runtime is related to the metrics. The tests check
+the timings' shape (quantiles in order, throughput and roofline there), never their values, so the two
+sweeps run beside the first file's cases (conftest), each command in a process of its own."""
 
 import json
+import os
+import subprocess
+import sys
 
-from click.testing import CliRunner
+import pytest
 
-from kinspect.cli import main
+from tests.gpu.conftest import beside_first, beside_result
+
+COMMANDS = {"json": ["diff", "fused_mm_softmax", "-p", "BLOCK_SIZE=32,64,128", "--json", "--table"],
+            "text": ["diff", "softmax", "--size", "4096x1024", "--num-warps", "1,2,4,8,16", "--table"]}
 
 
-def test_sweep_is_timed_on_the_device(tmp_path):
-    r = CliRunner().invoke(main, ["diff", "fused_mm_softmax", "-p", "BLOCK_SIZE=32,64,128", "--store", str(tmp_path),
-                                  "--json", "--table"])
-    assert r.exit_code == 0, r.output
+@beside_first
+def run_sweeps(tmp_path_factory) -> dict:
+    """{name: the finished command}, side by side, with a kinspect cache of their own."""
+    tmp = tmp_path_factory.mktemp("diff-live")
+    env = {**os.environ, "KINSPECT_CACHE_DIR": str(tmp / "kinspect-cache")}
+    procs = {name: subprocess.Popen([sys.executable, "-m", "kinspect", *argv, "--store", str(tmp / name)],
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+             for name, argv in COMMANDS.items()}
+    done = {}
+    try:
+        for name, proc in procs.items():
+            stdout, stderr = proc.communicate(timeout=600)
+            done[name] = subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
+    finally:
+        for proc in procs.values():
+            if proc.poll() is None:
+                proc.kill()
+    return done
+
+
+@pytest.fixture(scope="module")
+def ran(tmp_path_factory) -> dict:
+    return beside_result(run_sweeps, tmp_path_factory)
+
+
+def test_sweep_is_timed_on_the_device(ran):
+    r = ran["json"]
+    assert r.returncode == 0, r.stderr[-4000:]
     d = json.loads(r.stdout)
     for v in d["variants"]:
         t = v["runtime"]
@@ -24,9 +56,8 @@ def test_sweep_is_timed_on_the_device(tmp_path):
     print(d["runtime_moves_with"])
 
 
-def test_sweep_text_shows_runtime_columns(tmp_path):
-    r = CliRunner().invoke(main, ["diff", "softmax", "--size", "4096x1024", "--num-warps", "1,2,4,8,16",
-                                  "--store", str(tmp_path), "--table"])
-    assert r.exit_code == 0, r.output
-    assert "time ms (p20-p80)" in r.output and "GB/s" in r.output and "% roofline" in r.output
-    print(r.output)
+def test_sweep_text_shows_runtime_columns(ran):
+    r = ran["text"]
+    assert r.returncode == 0, r.stderr[-4000:]
+    assert "time ms (p20-p80)" in r.stdout and "GB/s" in r.stdout and "% roofline" in r.stdout
+    print(r.stdout)

@@ -251,17 +251,22 @@ def run_all(cases: dict) -> dict:
 @pytest.fixture(scope="module")
 def _outcomes(request) -> dict:
     """run_case's answers for the selected tests of this file, by node id. The session's cold programs
-    (conftest's cold_runs), where a selected test uses them, start first and run beside the cases: the
-    cases check results, not times, and of the cold capture's GPU times the tests after only read them or
-    hold a replay within a factor of 4 of them (test_replay_live.py); each side has its own kinspect cache,
-    so neither leaves device ceilings measured beside the other. Both are waited for here: nothing runs
-    beside the tests after this file."""
-    from tests.gpu.conftest import needs_cold_runs
+    (conftest's cold_runs), where a selected test uses them, and the setups the selected test files declare
+    with conftest's beside_first start first and run beside the cases: the cases check results, not times;
+    of the cold capture's GPU times the tests after only read them or hold a replay within a factor of 4 of
+    them (test_replay_live.py); the setups check what their programs did, not how long it took; each has
+    its own kinspect cache, so none leaves device ceilings measured beside the others. All are waited for
+    here: nothing runs beside the tests after this file."""
+    from tests.gpu.conftest import needs_cold_runs, start_beside, wait_beside
 
     cold = needs_cold_runs(request.session)
     if cold:
         request.getfixturevalue("cold_started")
-    outcomes = run_all({item.nodeid: c for item in request.session.items if (c := _case_of(item)) is not None})
+    start_beside(request.session, request.getfixturevalue("tmp_path_factory"))
+    try:
+        outcomes = run_all({item.nodeid: c for item in request.session.items if (c := _case_of(item)) is not None})
+    finally:
+        wait_beside()
     if cold:
         request.getfixturevalue("cold_runs")
     return outcomes

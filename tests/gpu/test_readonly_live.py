@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from tests.gpu.conftest import beside_first, beside_result
 from tests.test_bad_input import tree_digest
 
 SIG = {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"}
 
 
-@pytest.fixture(scope="module")
 def users_cache(tmp_path_factory) -> Path:
     """A Triton cache as the user's program left it: one real compile (made once, copied for each test)."""
     cache = tmp_path_factory.mktemp("users") / "triton-cache"
@@ -32,15 +32,16 @@ COMMANDS = {"dump": ["dump", "softmax"], "vec-report": ["vec-report", "softmax"]
             "bench": ["bench", "softmax", "--no-reference", "--rep", "20"]}
 
 
-@pytest.fixture(scope="module")
-def ran(tmp_path_factory, users_cache) -> dict:
+@beside_first
+def run_commands(tmp_path_factory) -> dict:
     """{command: (exit code, stderr, the user's cache, its digest before)}: each command in a fresh process
     with a copy of the user's cache and an empty kinspect cache of its own, the three side by side."""
+    users = users_cache(tmp_path_factory)
     started = {}
     for name, argv in COMMANDS.items():
         tmp = tmp_path_factory.mktemp(name)
         cache = tmp / "users-triton-cache"
-        shutil.copytree(users_cache, cache)
+        shutil.copytree(users, cache)
         before = tree_digest(cache)
         started[name] = (subprocess.Popen([sys.executable, "-m", "kinspect", *argv, "--store", str(tmp / "out")],
                                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -56,6 +57,11 @@ def ran(tmp_path_factory, users_cache) -> dict:
             if proc.poll() is None:
                 proc.kill()
     return runs
+
+
+@pytest.fixture(scope="module")
+def ran(tmp_path_factory) -> dict:
+    return beside_result(run_commands, tmp_path_factory)
 
 
 @pytest.mark.parametrize("name", list(COMMANDS))

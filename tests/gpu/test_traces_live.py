@@ -14,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from kinspect.cli import main
+from tests.gpu.conftest import beside_first, beside_result
 
 ROOT = Path(__file__).parents[2]
 PROGRAM = '''
@@ -38,8 +39,8 @@ def kinspect(*args):
     return r.stdout
 
 
-@pytest.fixture(scope="module")
-def ran(tmp_path_factory):
+@beside_first
+def run_program(tmp_path_factory):
     pytest.importorskip("tritonparse")
     tmp = tmp_path_factory.mktemp("foreign-live")
     script = tmp / "program.py"
@@ -49,6 +50,11 @@ def ran(tmp_path_factory):
     proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=600, env=env)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return tmp
+
+
+@pytest.fixture(scope="module")
+def ran(tmp_path_factory):
+    return beside_result(run_program, tmp_path_factory)
 
 
 def test_a_trace_of_a_real_run_carries_its_launches(ran):
