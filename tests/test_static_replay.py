@@ -39,7 +39,7 @@ def triton_poi_fused_add_mul_0(in_ptr0, out_ptr0, xnumel, XBLOCK: tl.constexpr):
 SIGNATURE = {"in_ptr0": "*fp32", "out_ptr0": "*fp32", "xnumel": "i32", "XBLOCK": "constexpr"}
 
 
-def _static_autotuner(observer, kernel, calls):
+def _static_autotuner(observer, kernel, calls, fn=triton_poi_fused_add_mul_0, filename=None):
     """Inductor's CachingAutotuner with one static launcher, as far as the observer reads it: the launcher's
     globals hold `runner` (its StaticallyLaunchedCudaKernel's run, whose object has the hash, name and cubin
     path), its config the constexprs Inductor chose."""
@@ -60,7 +60,9 @@ def _static_autotuner(observer, kernel, calls):
             self.triton_meta = {"signature": dict(SIGNATURE), "constants": {},     # torch 2.11 with Triton >= 3.3
                                 "configs": [{(0,): [["tt.divisibility", 16]], (1,): [["tt.divisibility", 16]],
                                              (2,): [["tt.divisibility", 16]]}]}
-            self.fn = triton_poi_fused_add_mul_0
+            self.fn = fn
+            if filename is not None:
+                self.filename = filename          # Inductor's: the kernel module's file
 
         def run(self, *args, stream, **kwargs):
             return self.launchers[0](*args, stream=stream)
@@ -76,6 +78,10 @@ def _static_autotuner(observer, kernel, calls):
 def static_store(tmp_path, monkeypatch) -> Path:
     """A capture of two static launches of a kernel compiled before it (a warm cache): recorded from its
     Triton cache folder at its first launch."""
+    return _static_capture(tmp_path, monkeypatch)
+
+
+def _static_capture(tmp_path, monkeypatch, **autotuner) -> Path:
     from triton import knobs
 
     from kinspect.compile.driver import fresh_binders
@@ -93,7 +99,7 @@ def static_store(tmp_path, monkeypatch) -> Path:
         rec = Recorder(store, launches=launches)
         observer = LaunchObserver(launches, on_first=rec.adopt, on_static=rec.adopt_cached)
         calls = []
-        at = _static_autotuner(observer, kernel, calls)
+        at = _static_autotuner(observer, kernel, calls, **autotuner)
         for _ in range(2):
             at.run(x, y, 4096, stream=0)
         observer.restore()
@@ -116,6 +122,30 @@ def test_a_static_launch_is_recorded_without_constexprs_and_replays_with_the_rec
     assert {a.name: a.value for a in spec.args if a.kind != "tensor"} == {"xnumel": 4096, "XBLOCK": 512}
     ran = interpret(v.kernel, replay=v.path)
     assert ran.grid == (8, 1, 1) and ran.label == "triton_poi_fused_add_mul_0"
+
+
+def test_a_kernel_whose_autotuner_came_back_from_a_compile_worker_keeps_its_source(tmp_path, monkeypatch):
+    """Inductor drops a JITFunction's Python function before a compile worker pickles its autotuner, and
+    the program gets it back without one: on the H200 a warm-cache capture of the GPT-2 program recorded 4
+    of the 5 kernels `tune` was asked for with no source to replay them from. The JITFunction's own lines
+    and the autotuner's file are recorded instead, and the replay runs from them."""
+    import copy
+
+    from kinspect.bench.interpret import interpret
+
+    pickled = copy.copy(triton_poi_fused_add_mul_0)
+    pickled.fn = None                                   # as CachingAutotuner.prepare_for_pickle leaves it
+    store = _static_capture(tmp_path, monkeypatch, fn=pickled, filename=__file__)
+    [v] = read_records(store)
+    assert v.source is not None and v.source.file == __file__
+    assert v.source.text.startswith("@triton.jit\ndef triton_poi_fused_add_mul_0(")
+    assert v.source.line == triton_poi_fused_add_mul_0.starting_line_number
+    ran = interpret(v.kernel, replay=v.path)
+    assert ran.grid == (8, 1, 1) and ran.label == "triton_poi_fused_add_mul_0"
+    # without a file to name, nothing is recorded as the source rather than a guess
+    store = _static_capture(tmp_path / "nofile", monkeypatch, fn=pickled)
+    [v] = read_records(store)
+    assert v.source is None
 
 
 def test_a_captured_launch_whose_grid_was_not_worked_out_is_not_run(static_store):

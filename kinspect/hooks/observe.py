@@ -390,7 +390,9 @@ def static_folder(launcher):
 
 def _static_src(at, launcher):
     """What the recorder reads of a kernel's source (kinspect.hooks.record.specialization): the
-    autotuner's JITFunction, Inductor's signature and constants and the launcher's config."""
+    autotuner's JITFunction, Inductor's signature and constants, the launcher's config, and the kernel
+    module's file (what the record names when the JITFunction came back from a compile worker without
+    its Python function)."""
     from types import SimpleNamespace
 
     meta = getattr(at, "triton_meta", None) or {}
@@ -400,7 +402,7 @@ def _static_src(at, launcher):
     attrs = configs[0] if isinstance(configs[0], dict) else {}    # (an AttrsDescriptor with Triton < 3.3)
     return SimpleNamespace(fn=fn, signature=meta.get("signature") or {}, attrs=attrs,
                            constants={**(meta.get("constants") or {}), **config},
-                           name=getattr(fn, "__name__", "kernel"))
+                           name=getattr(fn, "__name__", "kernel"), file=getattr(at, "filename", None))
 
 
 def _static_name(at, launcher) -> str:

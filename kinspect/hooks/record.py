@@ -48,7 +48,7 @@ def source_ref(src) -> SourceRef | None:
     jit = getattr(src, "fn", None)
     fn = getattr(jit, "fn", None)
     if fn is None:
-        return None
+        return _without_function(src, jit)
     # The JITFunction read its source when it was decorated (raw_src, starting_line_number, as
     # inspect.getsourcelines gives them): reading the file again inside the compile costs ms.
     lines, first = getattr(jit, "raw_src", None), getattr(jit, "starting_line_number", None)
@@ -59,6 +59,19 @@ def source_ref(src) -> SourceRef | None:
                          text="".join(lines))
     except (OSError, TypeError):
         return None
+
+
+def _without_function(src, jit) -> SourceRef | None:
+    """The source of a JITFunction that lost its Python function: Inductor drops it before a compile worker
+    pickles its autotuner (CachingAutotuner.prepare_for_pickle), and the program gets it back without one, so
+    a warm-cache capture, which sees no compile, would record no source. The JITFunction still holds the lines
+    it was read from; the file is the one the caller names (`src.file`: the autotuner's module), never
+    guessed."""
+    lines, first, file = getattr(jit, "raw_src", None), getattr(jit, "starting_line_number", None), \
+        getattr(src, "file", None)
+    if not lines or not isinstance(first, int) or not file:
+        return None
+    return SourceRef(file=str(file), line=first, text="".join(lines))
 
 
 def compile_times(times, startup_us: int = 0) -> CompileTimes | None:
