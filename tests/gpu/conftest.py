@@ -164,6 +164,25 @@ def cold_capture(cold_runs):
     return cold_runs["sample_store"], stderr
 
 
+def kinspect_side_by_side(commands: dict, timeout: float, **popen) -> dict:
+    """{name: the finished `python -m kinspect ARGV...`}: `commands` {name: (argv, its environment)} started
+    together, each in a process of its own (`popen`: what they share, e.g. cwd), waited for in turn with
+    `timeout` seconds each; those still running when one fails are killed."""
+    procs = {name: subprocess.Popen([sys.executable, "-m", "kinspect", *map(str, argv)], stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, text=True, env=env, **popen)
+             for name, (argv, env) in commands.items()}
+    done = {}
+    try:
+        for name, proc in procs.items():
+            stdout, stderr = proc.communicate(timeout=timeout)
+            done[name] = subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
+    finally:
+        for proc in procs.values():
+            if proc.poll() is None:
+                proc.kill()
+    return done
+
+
 # --- setups that run beside the first file's cases -----------------------------------------------------
 
 BESIDE: dict[str, Callable] = {}              # "module.setup": setup(tmp_path_factory), declared at collection

@@ -10,14 +10,12 @@ named, the autotuner's pick named), never for their values, which sharing the GP
 import json
 import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.corpus.manifest import CORPUS, kernel_path
-from tests.gpu.conftest import beside_first, beside_result
+from tests.gpu.conftest import beside_first, beside_result, kinspect_side_by_side
 
 BY_ID = {e["id"]: e for e in CORPUS}
 ROOT = Path(__file__).parents[2]
@@ -36,19 +34,9 @@ def run_commands(tmp_path_factory) -> dict:
     cache of their own (they may run beside the first file's cases)."""
     tmp = tmp_path_factory.mktemp("corpus-live")
     env = {**os.environ, "KINSPECT_CACHE_DIR": str(tmp / "kinspect-cache")}
-    procs = {name: subprocess.Popen([sys.executable, "-m", "kinspect", *map(str, argv), "--store", str(tmp / name)],
-                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env)
-             for name, argv in COMMANDS.items()}
-    out = {}
-    try:
-        for name, proc in procs.items():
-            stdout, stderr = proc.communicate(timeout=300)
-            out[name] = (proc.returncode, stdout, stdout + stderr)
-    finally:
-        for proc in procs.values():
-            if proc.poll() is None:
-                proc.kill()
-    return out
+    done = kinspect_side_by_side({name: ([*argv, "--store", tmp / name], env) for name, argv in COMMANDS.items()},
+                                 timeout=300, cwd=ROOT)
+    return {name: (r.returncode, r.stdout, r.stdout + r.stderr) for name, r in done.items()}
 
 
 @pytest.fixture(scope="module")

@@ -4,12 +4,10 @@ sweeps run beside the first file's cases (conftest), each command in a process o
 
 import json
 import os
-import subprocess
-import sys
 
 import pytest
 
-from tests.gpu.conftest import beside_first, beside_result
+from tests.gpu.conftest import beside_first, beside_result, kinspect_side_by_side
 
 COMMANDS = {"json": ["diff", "fused_mm_softmax", "-p", "BLOCK_SIZE=32,64,128", "--json", "--table"],
             "text": ["diff", "softmax", "--size", "4096x1024", "--num-warps", "1,2,4,8,16", "--table"]}
@@ -20,19 +18,8 @@ def run_sweeps(tmp_path_factory) -> dict:
     """{name: the finished command}, side by side, with a kinspect cache of their own."""
     tmp = tmp_path_factory.mktemp("diff-live")
     env = {**os.environ, "KINSPECT_CACHE_DIR": str(tmp / "kinspect-cache")}
-    procs = {name: subprocess.Popen([sys.executable, "-m", "kinspect", *argv, "--store", str(tmp / name)],
-                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-             for name, argv in COMMANDS.items()}
-    done = {}
-    try:
-        for name, proc in procs.items():
-            stdout, stderr = proc.communicate(timeout=600)
-            done[name] = subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
-    finally:
-        for proc in procs.values():
-            if proc.poll() is None:
-                proc.kill()
-    return done
+    return kinspect_side_by_side({name: ([*argv, "--store", tmp / name], env) for name, argv in COMMANDS.items()},
+                                 timeout=600)
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.gpu.conftest import beside_first, beside_result
+from tests.gpu.conftest import beside_first, beside_result, kinspect_side_by_side
 from tests.test_bad_input import tree_digest
 
 SIG = {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"}
@@ -37,26 +37,16 @@ def run_commands(tmp_path_factory) -> dict:
     """{command: (exit code, stderr, the user's cache, its digest before)}: each command in a fresh process
     with a copy of the user's cache and an empty kinspect cache of its own, the three side by side."""
     users = users_cache(tmp_path_factory)
-    started = {}
+    commands, caches = {}, {}
     for name, argv in COMMANDS.items():
         tmp = tmp_path_factory.mktemp(name)
         cache = tmp / "users-triton-cache"
         shutil.copytree(users, cache)
-        before = tree_digest(cache)
-        started[name] = (subprocess.Popen([sys.executable, "-m", "kinspect", *argv, "--store", str(tmp / "out")],
-                                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                          env={**os.environ, "TRITON_CACHE_DIR": str(cache),
-                                               "KINSPECT_CACHE_DIR": str(tmp / "kinspect-cache")}), cache, before)
-    runs = {}
-    try:
-        for name, (proc, cache, before) in started.items():
-            _, stderr = proc.communicate(timeout=600)
-            runs[name] = (proc.returncode, stderr, cache, before)
-    finally:
-        for proc, _, _ in started.values():
-            if proc.poll() is None:
-                proc.kill()
-    return runs
+        caches[name] = (cache, tree_digest(cache))
+        commands[name] = ([*argv, "--store", tmp / "out"], {**os.environ, "TRITON_CACHE_DIR": str(cache),
+                                                           "KINSPECT_CACHE_DIR": str(tmp / "kinspect-cache")})
+    done = kinspect_side_by_side(commands, timeout=600)
+    return {name: (r.returncode, r.stderr, *caches[name]) for name, r in done.items()}
 
 
 @pytest.fixture(scope="module")
