@@ -14,7 +14,7 @@ import resource
 from pathlib import Path
 
 from kinspect.analysis import analyse
-from kinspect.sources import read_file
+from kinspect.files.sources import read_file
 
 ROOT = Path(__file__).parents[1]
 

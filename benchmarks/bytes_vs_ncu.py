@@ -34,8 +34,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from kinspect.analysis.kernel_ast import element_bytes, parse  # noqa: E402
 from kinspect.analysis.traffic import _span, estimate  # noqa: E402
-from kinspect.counters import Counters, by_kernel, parse_csv  # noqa: E402
-from kinspect.store import read_records  # noqa: E402
+from kinspect.files.counters import Counters, by_kernel, parse_csv  # noqa: E402
+from kinspect.files.store import read_records  # noqa: E402
 
 GOAL = 1.5
 
@@ -60,7 +60,7 @@ def from_csv(path: str, variants) -> dict:
 
 def from_ncu(variants, fresh: bool) -> dict:
     """Replays under ncu; a variant `vec-report --counters` measured already keeps its counters unless `fresh`."""
-    from kinspect import counters
+    from kinspect.files import counters
     from kinspect.bench.ncu import measure
 
     kept = {} if fresh else {v.path: counters.read(v.path) for v in variants}

@@ -242,7 +242,7 @@ def child(mode: str, what: str, out: str, launches: int) -> None:
     gpu = what != "cpu"
     if not gpu:
         from kinspect.compile.driver import compile_only
-        from kinspect.model import Target
+        from kinspect.core.model import Target
 
         driver = compile_only(Target("cuda", "90", 32))
     else:

@@ -115,7 +115,7 @@ def _resource_usage(cubin: Path) -> bytes | None:
 
 
 def _riscv(llir: str) -> list[bytes]:
-    from kinspect import retarget
+    from kinspect.backends import retarget
 
     return [retarget.compile_ir(llir, retarget.parse(cpu)).asm.encode() for cpu in ("spacemit-x60", "generic-rv64")]
 
@@ -278,7 +278,7 @@ def sass_usage(data: bytes, i: int, tmp: Path) -> None:
 
 def record(data: bytes, i: int, tmp: Path) -> None:
     """A kinspect store's record.json, read as `ls`/`show` read it."""
-    from kinspect.store import read_record
+    from kinspect.files.store import read_record
 
     folder = tmp / f"r{i}"
     folder.mkdir()
@@ -298,7 +298,7 @@ def source(data: bytes, i: int, tmp: Path) -> None:
 
 def autotune(data: bytes, i: int, tmp: Path) -> None:
     """A kernel's autotune.json, read as the capture summary reads it."""
-    from kinspect.store import read_autotune
+    from kinspect.files.store import read_autotune
 
     folder = tmp / f"a{i}" / "kernel"
     folder.mkdir(parents=True)
@@ -308,7 +308,7 @@ def autotune(data: bytes, i: int, tmp: Path) -> None:
 
 def _autotune_seed() -> bytes:
     """An autotune.json as capture writes it: a decision with timings per config."""
-    from kinspect.model import AutotuneDecision, ConfigTiming, TunedConfig
+    from kinspect.core.model import AutotuneDecision, ConfigTiming, TunedConfig
 
     configs = [TunedConfig({"BLOCK": b}, {"num_warps": w, "num_stages": 3}) for b, w in ((64, 2), (128, 4))]
     d = AutotuneDecision(kernel="k", key=(4096, "torch.float16"), key_names=("n",), best=configs[0],
@@ -319,7 +319,7 @@ def _autotune_seed() -> bytes:
 
 def metadata(data: bytes, i: int, tmp: Path) -> None:
     """A Triton cache entry's metadata json, read as `ls CACHE` reads it."""
-    from kinspect.sources import discover
+    from kinspect.files.sources import discover
 
     folder = tmp / f"c{i}" / "HASH"
     folder.mkdir(parents=True)
@@ -341,7 +341,7 @@ def elf(data: bytes, i: int, tmp: Path) -> None:
 
 def options(data: bytes, i: int, tmp: Path) -> None:
     """-p, --arg, sweep lists and --retarget specs as a user types them."""
-    from kinspect import retarget
+    from kinspect.backends import retarget
     from kinspect.compile.args import parse_args, parse_constexprs, parse_int_list, parse_sweep
 
     text = data.decode("utf-8", "replace")[:10_000]
@@ -354,7 +354,7 @@ def options(data: bytes, i: int, tmp: Path) -> None:
 
 
 def _allowed():
-    from kinspect.errors import KinspectError
+    from kinspect.core.errors import KinspectError
 
     return (KinspectError,)
 

@@ -232,7 +232,7 @@ def prepare(store: Path, into: Path) -> Path:
     """A copy of `store` with the side files kinspect reads added from its own records: a launch file
     beside a variant and a pending interpreted capture (so their readers are fuzzed too)."""
     from kinspect.replay.spec import from_variant
-    from kinspect.store import INTERPRET_PENDING, read_records
+    from kinspect.files.store import INTERPRET_PENDING, read_records
 
     seed = into / "seed"
     shutil.copytree(store, seed, symlinks=True)
@@ -337,13 +337,15 @@ def read_all(store: Path, rng: random.Random, stats: Stats, deep: bool) -> set[s
 
     from click.testing import CliRunner
 
-    from kinspect import api, sources
+    from kinspect import api
+
+    from kinspect.files import sources
     from kinspect.cli import main
-    from kinspect.errors import KinspectError, KinspectWarning
+    from kinspect.core.errors import KinspectError, KinspectWarning
     from kinspect.replay import script
     from kinspect.replay.spec import from_variant
     from kinspect.program.pending import _pending
-    from kinspect.store import INTERPRET_PENDING, read_autotune
+    from kinspect.files.store import INTERPRET_PENDING, read_autotune
 
     said: set[str] = set()
     runner = CliRunner()
@@ -402,7 +404,7 @@ def _cleaned(text: str) -> str:
 
 
 def fuzz(seed_store: Path, n: int, seed: int, save: Path | None = None, progress=None, deep_every: int = 10) -> Stats:
-    from kinspect.errors import KinspectError
+    from kinspect.core.errors import KinspectError
 
     stats = Stats()
     rng = random.Random(seed)

@@ -41,7 +41,7 @@ def triton_kernel():
 
     from capture_overhead import _kernels
     from kinspect.compile.driver import compile_only
-    from kinspect.model import Target
+    from kinspect.core.model import Target
 
     *_, tiny = _kernels()
     with compile_only(Target("cuda", "90", 32)):

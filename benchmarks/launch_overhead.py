@@ -1,5 +1,5 @@
 """What the shipped wrappers' direct launches save: each wrapper called with its compiled kernels
-launched directly (kinspect.launcher) vs the same wrapper sending every launch through the
+launched directly (kinspect.backends.launcher) vs the same wrapper sending every launch through the
 JIT (launcher.DIRECT = False, what KINSPECT_DIRECT_LAUNCH=0 does), side by side in alternating rounds.
 
     python benchmarks/launch_overhead.py [--rounds 7] [--rep-ms 200] [--json OUT]
@@ -65,7 +65,7 @@ def main(argv=None) -> int:
 
     warnings.filterwarnings("ignore")
     from kinspect.bench.launch_path import time_calls, time_graph
-    from kinspect import launcher
+    from kinspect.backends import launcher
     from kinspect.compile import private_cache
 
     gpu = torch.cuda.is_available()

@@ -30,8 +30,8 @@ echo "exit $?"; tail -9 "$OUT/capture.txt"
 echo "[$SECONDS s] provenance: kernels that name a model line"
 python3 - "$STORE" <<'EOF' 2>&1 | tee "$OUT/provenance.txt"
 import sys
-from kinspect import provenance
-from kinspect.store import read_records
+from kinspect.files import provenance
+from kinspect.files.store import read_records
 vs = [v for v in read_records(sys.argv[1]) if v.kernel.startswith("triton_") and v.ran]
 origins = {v.kernel: provenance.read(v.path) for v in vs}
 with_lines = {k: o for k, o in origins.items() if o is not None and o.lines}

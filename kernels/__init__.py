@@ -11,7 +11,7 @@ import importlib
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from kinspect.errors import NotFound, did_you_mean
+from kinspect.core.errors import NotFound, did_you_mean
 
 
 @dataclass(frozen=True)
@@ -106,7 +106,7 @@ def get(name: str) -> KernelSpec:
 def checked(name: str, constexprs: dict, args: dict | None = None) -> KernelSpec:
     """A shipped kernel by name, after checking what the command line gave it: -p names must be its
     constexprs, and --arg is only for user kernels (a shipped kernel brings its own arguments)."""
-    from kinspect.errors import UsageError
+    from kinspect.core.errors import UsageError
 
     if args:
         raise UsageError(f"--arg is for user kernels (file.py:name); '{name}' ships with its own arguments")
@@ -127,7 +127,7 @@ def checked(name: str, constexprs: dict, args: dict | None = None) -> KernelSpec
 def example(spec: KernelSpec, size: str, dtype, device, constexprs: dict) -> Example:
     """spec.example(...) for the command line's -p values: one that the kernel's example cannot use
     (-p BLOCK_N=0 where it divides by it) is a UsageError naming the values, not a traceback."""
-    from kinspect.errors import KinspectError, UsageError
+    from kinspect.core.errors import KinspectError, UsageError
 
     try:
         return spec.example(size, dtype, device, **constexprs)
@@ -145,7 +145,7 @@ def example(spec: KernelSpec, size: str, dtype, device, constexprs: dict) -> Exa
 
 def parse_size(text: str) -> tuple[int, ...]:
     """'4096' -> (4096,), '8192x8192' -> (8192, 8192)."""
-    from kinspect.errors import UsageError
+    from kinspect.core.errors import UsageError
 
     try:
         dims = tuple(int(p) for p in str(text).lower().split("x"))

@@ -4,7 +4,7 @@ import torch
 import triton
 import triton.language as tl
 
-from kinspect import launcher
+from kinspect.backends import launcher
 
 from . import Example, KernelSpec, numel, parse_size, register
 
@@ -107,7 +107,7 @@ register(KernelSpec(
 
 # --- launchers: the kernels as functions of tensors (contiguous inputs) -----------------------------------
 # Each prepares a problem once (keyed by size, dtypes, device) and then launches the compiled kernel
-# directly (kinspect.launcher): a few microseconds of Python a call instead of the JIT's tens.
+# directly (kinspect.backends.launcher): a few microseconds of Python a call instead of the JIT's tens.
 # (Grids in plain integer arithmetic: triton.cdiv and next_power_of_2 are constexpr functions, each
 # call a few microseconds of Python.)
 

@@ -39,7 +39,7 @@ import torch
 import triton
 import triton.language as tl
 
-from kinspect import launcher
+from kinspect.backends import launcher
 
 from . import Example, KernelSpec, parse_size, register
 
@@ -278,7 +278,7 @@ def _rescale(problem: _Problem, max_buf, sum_buf) -> None:
 class _Call:
     """fused_mm_softmax_tiled prepared for one problem (shapes, strides, dtypes, devices, dim): its
     path and tile, grids and scalar arguments worked out once, pass 1's statistics kept per stream and
-    thread, and both kernels launched directly (kinspect.launcher) when nothing calls for the
+    thread, and both kernels launched directly (kinspect.backends.launcher) when nothing calls for the
     JIT's path. A 64x64 product runs 7 us on an H200, less than the JIT spends launching it."""
 
     def __init__(self, a, b, out, dim: int, input_precision: str, path: Plan):
@@ -471,7 +471,7 @@ def _mnk(size: str) -> tuple[int, int, int]:
 
 def _example(size, dtype, device, BLOCK_M=None, BLOCK_N=None, BLOCK_K=None, GROUP_M=8, INPUT_PRECISION="tf32",
              DIM=-1):
-    from kinspect.errors import UsageError
+    from kinspect.core.errors import UsageError
 
     if DIM not in (-1, 1, 0, -2):
         raise UsageError(f"-p DIM={DIM}: softmax(A @ B) has dims -1 (rows, default) and 0 (columns)")

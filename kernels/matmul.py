@@ -10,7 +10,7 @@ import torch
 import triton
 import triton.language as tl
 
-from kinspect import launcher
+from kinspect.backends import launcher
 
 from . import Example, KernelSpec, parse_size, register
 

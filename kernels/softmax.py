@@ -19,7 +19,7 @@ import torch
 import triton
 import triton.language as tl
 
-from kinspect import launcher
+from kinspect.backends import launcher
 
 from . import Example, KernelSpec, parse_size, register
 
@@ -147,7 +147,7 @@ def _launch_args(x, y, ROWS=None, BLOCK_N=None):
 class _Plan:
     """softmax_kernel prepared for one problem (shape, strides, dtypes, device, overrides): the
     strategy, grid and scalar arguments worked out once, and the compiled kernel launched directly
-    (kinspect.launcher) when nothing calls for the JIT's path."""
+    (kinspect.backends.launcher) when nothing calls for the JIT's path."""
 
     __slots__ = ("grid", "tail", "options", "direct")
 

@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kinspect.errors import KinspectError, UsageError
-from kinspect.model import Variant, natural  # noqa: F401  (natural: the order of kinspect ls)
-from kinspect.store import DEFAULT_OUT
+from kinspect.core.errors import KinspectError, UsageError
+from kinspect.core.model import Variant, natural  # noqa: F401  (natural: the order of kinspect ls)
+from kinspect.files.store import DEFAULT_OUT
 
 if TYPE_CHECKING:       # the results the functions below return: records with to_json, or lists of them
     from kinspect.analysis import VariantReport
@@ -18,25 +18,25 @@ if TYPE_CHECKING:       # the results the functions below return: records with t
     from kinspect.bench.measure import BenchResult
     from kinspect.diff.result import DiffResult
     from kinspect.render.html import Report
-    from kinspect.sources import Listing
+    from kinspect.files.sources import Listing
 
 # Compiling one variant and retargeting one live below the commands that use them (a sweep's workers,
 # diff, passes); the api keeps their names for users and the CLI.
 from kinspect.compile.dump import DumpResult, dump  # noqa: E402
-from kinspect.derived import add_retargets, llir_stage, retargeted  # noqa: E402
-from kinspect.lookup import find_variant  # noqa: E402
-from kinspect.sources import readable  # noqa: E402
-from kinspect.readonly import check_output_path, check_store_folder  # noqa: E402
+from kinspect.analysis.derived import add_retargets, llir_stage, retargeted  # noqa: E402
+from kinspect.analysis.lookup import find_variant  # noqa: E402
+from kinspect.files.sources import readable  # noqa: E402
+from kinspect.files.readonly import check_output_path, check_store_folder  # noqa: E402
 
 
 def stage_text(variant: Variant, stage: str) -> str:
     """A stored stage's text; a binary stage or an unknown name is a clear error."""
-    from kinspect.errors import NotFound, did_you_mean
+    from kinspect.core.errors import NotFound, did_you_mean
 
     s = variant.stage(stage)
     if s is None:
         refused = next((p for p in variant.problems if p.startswith(f"stage {stage}: ")), None)
-        if refused:      # its file leads out of the variant folder (kinspect.store.contained)
+        if refused:      # its file leads out of the variant folder (kinspect.files.store.contained)
             raise KinspectError(f"variant {variant.name or variant.kernel}: {refused}")
         names = [x.name for x in variant.stages]
         why = next((n.split(": ", 1)[1] for n in variant.notes if n.startswith(f"{stage} not derived: ")), None)
@@ -93,7 +93,7 @@ def stage_bytes(variant: Variant, stage: str) -> int:
 
 def list_variants(path: str | Path | None = None) -> Listing:
     """(what was listed, variants) for a kinspect store, a Triton cache or a dump folder. Read-only."""
-    from kinspect import sources
+    from kinspect.files import sources
 
     return sources.discover(path)
 
@@ -103,10 +103,10 @@ def resolve_variants(items, *, target=None, constexprs=None, args=None, num_warp
                      from_: str | None = None) -> list[Variant]:
     """Variants named on a command line: folders and stage files as they are; kernels (shipped or
     file.py:name) compiled as `dump` does. No items: ./kinspect-out if present, else the Triton cache."""
-    from kinspect import sources
+    from kinspect.files import sources
     from kinspect.compile.user import is_user_kernel
 
-    from kinspect.derived import complete
+    from kinspect.analysis.derived import complete
 
     if not items:
         return [complete(v) for v in sources.readable(sources.discover(None)).variants]
@@ -201,7 +201,7 @@ def program(variants: list[Variant], *, top: int = 3, every: bool = False, names
     from kinspect.analysis import analyse
     from kinspect.analysis.sol import for_program
     from kinspect.analysis.summary import kernel_rows, summaries, variant_key
-    from kinspect.errors import NotFound, did_you_mean
+    from kinspect.core.errors import NotFound, did_you_mean
 
     rows = kernel_rows(summaries(variants, jobs=jobs))
     by_key = {variant_key(v): v for v in variants}
@@ -240,9 +240,9 @@ def measure_counters(sol, busiest: dict, top: int) -> dict:
 
 def record_ceilings(out_dir: str | Path) -> str:
     """Measure the GPU's copy bandwidth and matmul peaks (kinspect.bench.device, cached per device and
-    driver) and keep them in the store (kinspect.ceilings): what `capture --time` does when the program
+    driver) and keep them in the store (kinspect.files.ceilings): what `capture --time` does when the program
     has ended. Returns one line saying what was recorded, or why nothing was."""
-    from kinspect import ceilings
+    from kinspect.files import ceilings
     from kinspect.bench.device import ceilings as measure
 
     try:
@@ -288,7 +288,7 @@ def bench(kernel: str, **kwargs) -> BenchResult:
 def interpret(kernel: str, *, out_dir: str | Path = DEFAULT_OUT, **kwargs) -> Interpreted:
     """Run a kernel under Triton's interpreter (no device) and check it against its torch reference;
     a captured variant (a folder, or its name in the store `out_dir`) runs its most frequent launch."""
-    from kinspect.optional import need
+    from kinspect.core.optional import need
 
     need("numpy", "--interpret (Triton's interpreter)")
     from kinspect.bench.interpret import interpret as run
@@ -408,12 +408,12 @@ def report(items, *, variant: str | None = None, metrics=(), bench: bool = True,
     `step(text)`, if given, is told when the analysis starts (the CLI shows it)."""
     from kinspect.analysis import analyse
     from kinspect.diff.compare import find_row
-    from kinspect.errors import did_you_mean
+    from kinspect.core.errors import did_you_mean
     from kinspect.render.html import Report
     from kinspect.render.plots import METRICS
 
     if metrics:
-        from kinspect.optional import need
+        from kinspect.core.optional import need
 
         need("matplotlib", "--metric (the report's plots)")
     for m in metrics:
@@ -459,7 +459,7 @@ def tune(name: str, *, out_dir: str | Path = DEFAULT_OUT, trials: int | None = N
     without one and without a GPU, a UsageError of one line."""
     from kinspect.bench.captured import captured
     from kinspect.replay.spec import from_variant
-    from kinspect.store import read_record
+    from kinspect.files.store import read_record
     from kinspect.tune import result, run, search
 
     folder = captured(name, out_dir)

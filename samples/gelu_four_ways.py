@@ -29,7 +29,7 @@ import torch  # noqa: E402
 from kinspect import api  # noqa: E402
 from kinspect.bench.check import compare  # noqa: E402
 from kinspect.bench.timing import time_cpu, time_gpu  # noqa: E402
-from kinspect.errors import KinspectError  # noqa: E402
+from kinspect.core.errors import KinspectError  # noqa: E402
 
 SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
 

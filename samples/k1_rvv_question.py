@@ -39,7 +39,7 @@ import _expect  # noqa: E402
 from kinspect import api
 from kinspect.analysis import analyse
 from kinspect.isa import get as isa_spec
-from kinspect.errors import KinspectError
+from kinspect.core.errors import KinspectError
 
 FIXTURE = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "cpu" / "triton-shared-riscv-softmax"
 CPUS = ("generic-rv64", "spacemit-x60", "spacemit-x60-spine")
@@ -152,7 +152,7 @@ def board_answer(folder: str, variants) -> None:
 
 def _for_this_machine(how: str | None) -> bool:
     """Whether the as-compiled assembly was made for the CPU running this (IR that names no CPU)."""
-    from kinspect import retarget
+    from kinspect.backends import retarget
 
     return bool(how) and how.endswith(retarget.host().describe())
 

@@ -27,7 +27,7 @@ import textwrap
 from dataclasses import dataclass
 
 from kinspect import api
-from kinspect.errors import KinspectError
+from kinspect.core.errors import KinspectError
 from kinspect.ir import ptx
 from kinspect.ir.records import Instruction, Space
 

@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _expect  # noqa: E402
 
 from kinspect import api  # noqa: E402
-from kinspect.errors import KinspectError  # noqa: E402
+from kinspect.core.errors import KinspectError  # noqa: E402
 
 FIXED = 1024
 CHECK_ROWS = 37

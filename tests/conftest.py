@@ -22,7 +22,7 @@ def _compile(kernel: str, target: str, constexprs: tuple):
 
 @pytest.fixture(scope="session")
 def real_variant():
-    """real_variant("fused_mm_softmax", "cuda:90", BLOCK_SIZE=64) -> kinspect.model.Variant."""
+    """real_variant("fused_mm_softmax", "cuda:90", BLOCK_SIZE=64) -> kinspect.core.model.Variant."""
 
     def get(kernel: str, target: str, **constexprs):
         return _compile(kernel, target, tuple(sorted(constexprs.items())))

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from triton.runtime import driver as triton_driver
 
 from kinspect.compile.driver import CompileOnlyDriver, gpu_target
-from kinspect.model import Target
+from kinspect.core.model import Target
 
 
 @dataclass

@@ -219,8 +219,8 @@ def test_capture_inside_a_program_does_not_fail_on_a_busy_store(tmp_path):
     """kinspect.capture() in several processes of one program (ranks) into one store: the ones
     that find it locked record anyway (each variant is written atomically); a command errs."""
     import kinspect
-    from kinspect.errors import KinspectError
-    from kinspect.store import Store
+    from kinspect.core.errors import KinspectError
+    from kinspect.files.store import Store
 
     store = tmp_path / "store"
     code = (f"import kinspect, time\nwith kinspect.capture({str(store)!r}):\n"

@@ -16,8 +16,8 @@ from kinspect.bench.first_call import FirstCall, in_user_cache
 from kinspect.bench.stats import quantile, summarize
 from kinspect.bench.timing import Timing, time_cpu
 from kinspect.cli import main
-from kinspect.errors import KinspectError
-from kinspect.model import CompileTimes
+from kinspect.core.errors import KinspectError
+from kinspect.core.model import CompileTimes
 
 BUGGY = '''
 import torch
@@ -331,7 +331,7 @@ def test_hooks_defer_records_after_the_block(tmp_path):
         assert len(rec.pending) == 1 and rec.variants == []
         assert not list(Path(tmp_path / "out").rglob("record.json"))   # (the store's lock file is there)
     assert len(rec.variants) == 1 and rec.pending == []
-    from kinspect.derived import complete
+    from kinspect.analysis.derived import complete
 
     assert rec.variants[0].stage("sass") is None and complete(rec.variants[0]).stage("sass") is not None
 
@@ -343,7 +343,7 @@ def test_a_first_call_that_fails_to_compile_is_one_located_line(tmp_path):
     from kinspect.compile.driver import compile_only, fresh_binders
     from kinspect.compile.targets import resolve
     from kinspect.compile.user import load
-    from kinspect.errors import CompileError
+    from kinspect.core.errors import CompileError
 
     src = tmp_path / "k.py"
     src.write_text(BUGGY.format(fudge=0.0).replace("x * 2 + FUDGE", "x * 2 + undefined_name"))

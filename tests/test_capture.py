@@ -13,8 +13,8 @@ from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
 
 import kinspect
-from kinspect.derived import complete
-from kinspect.store import read_records
+from kinspect.analysis.derived import complete
+from kinspect.files.store import read_records
 
 ROOT = Path(__file__).parent.parent
 

@@ -21,7 +21,7 @@ def test_python_m_kinspect():
 
 
 def test_import_is_cheap():
-    code = "import sys, kinspect, kinspect.store, kinspect.sources; print('triton' in sys.modules)"
+    code = "import sys, kinspect, kinspect.files.store, kinspect.files.sources; print('triton' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
 

@@ -44,8 +44,8 @@ def one_error_line(r, needle):
 
 
 def stored(corpus, entry_id: str, target: str):
-    """The variant dump stored for an entry and target (kinspect.model.Variant)."""
-    from kinspect.store import read_records
+    """The variant dump stored for an entry and target (kinspect.core.model.Variant)."""
+    from kinspect.files.store import read_records
 
     results, stores = corpus
     found = [v for v in read_records(stores[entry_id]) if str(v.target) == target]
@@ -75,7 +75,7 @@ def test_dump_and_vec_report_succeed_or_say_what_triton_refuses(corpus, entry):
             else:
                 assert r.exit_code == 0, f"{command} {t}: {r.output}"
         if refused:   # nothing half-written: no variant for the refused target
-            from kinspect.store import read_records
+            from kinspect.files.store import read_records
 
             assert not [v for v in read_records(stores[entry["id"]]) if str(v.target) == t]
 
@@ -227,7 +227,7 @@ def test_config_verdicts_rank_the_timed_configs_beside_the_autotuners_pick(corpu
     from kinspect.bench.stats import Runtime
     from kinspect.diff.configs import config_verdicts
     from kinspect.diff.table import rows as make_rows
-    from kinspect.store import read_records
+    from kinspect.files.store import read_records
 
     d = json.loads(corpus[0]["autotune", "diff", "all"].stdout)
     paths = [Path(v["path"]) for v in d["variants"] if v["target"] == "cuda:90"]

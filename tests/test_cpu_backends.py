@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from kinspect import api, backends, sources
+from kinspect import api, backends
+
+from kinspect.files import sources
 from kinspect.cli import main
 from tests.conftest import CPU_FIXTURES
 
@@ -36,7 +38,7 @@ def riscv_object(ll: Path, out: Path) -> Path:
     calls are `call sym` with R_RISCV_CALL_PLT relocations as llc makes them)."""
     import llvmlite.binding as llvm
 
-    from kinspect import retarget
+    from kinspect.backends import retarget
 
     retarget._init()
     t = retarget.PRESETS["spine-triton"]
@@ -218,7 +220,7 @@ def test_capture_listener_takes_stage_names_from_a_cpu_metadata_group(tmp_path):
     from triton.backends.compiler import GPUTarget
 
     from kinspect.hooks import Recorder
-    from kinspect.store import Store
+    from kinspect.files.store import Store
 
     parts = sections(X86_SUM)
     src = tmp_path / "triton-cache"
@@ -240,7 +242,7 @@ def test_capture_of_a_spine_triton_group_derives_its_assembly(tmp_path):
     from triton.backends.compiler import GPUTarget
 
     from kinspect.hooks import Recorder
-    from kinspect.store import Store
+    from kinspect.files.store import Store
 
     src = tmp_path / "triton-cache"
     src.mkdir()
@@ -286,7 +288,7 @@ def test_cli_vec_report_on_a_spine_dump(spine_dump):
 
 
 def test_cache_dir_is_never_the_source(spine_dump):
-    from kinspect.cache import cache_dir
+    from kinspect.core.cache import cache_dir
 
     assert Path(os.environ["KINSPECT_CACHE_DIR"]) == cache_dir()
     assert spine_dump not in cache_dir().parents
@@ -317,7 +319,7 @@ def test_retargeted_assembly_is_stored_beside_a_captured_cpu_variant(tmp_path):
 
     from kinspect.analysis import analyse
     from kinspect.hooks import Recorder
-    from kinspect.store import Store, read_records
+    from kinspect.files.store import Store, read_records
 
     parts = sections(CPU_FIXTURES / "triton-cpu-arm64-neon" / "sum_64_torch.float32_nomask.asm")
     src = tmp_path / "triton-cache"

@@ -84,7 +84,7 @@ def test_amdgcn_registers_and_debug_sections(real_stage):
 
 
 def test_fixture_x86_labels_and_cfi():
-    from kinspect import sources
+    from kinspect.files import sources
 
     v = sources.read_file(X86 / "sum_64_torch.float32_mask.asm")
     with open(X86 / "sum_64_torch.float32_mask.asm") as f:

@@ -1,4 +1,4 @@
-"""The shipped wrappers launch their compiled kernels directly (kinspect.launcher), and what
+"""The shipped wrappers launch their compiled kernels directly (kinspect.backends.launcher), and what
 they launch is what the JIT launches: the same compiled kernel, grid and arguments.
 
 On this CPU-only machine the launches go through tests/dryrun.py's driver: Triton compiles for sm90
@@ -13,7 +13,7 @@ import pytest
 import torch
 from triton import knobs
 
-from kinspect import launcher
+from kinspect.backends import launcher
 from kinspect.compile import private_cache
 from kinspect.compile.driver import fresh_binders
 from kinspect.kernels import elementwise, fused_mm_softmax_tiled, matmul, softmax

@@ -44,7 +44,7 @@ def test_specialization_is_the_jits(real_variant):
 
 
 def test_record_round_trips(real_variant):
-    from kinspect.store import read_record
+    from kinspect.files.store import read_record
 
     v = real_variant("add", "cuda:90")
     again = read_record(Path(v.path))
@@ -57,7 +57,7 @@ def test_a_version_1_record_still_reads(real_variant, tmp_path):
     """Stores written before launch records (record_version 1: no `launches`, no `startup_us`)."""
     import shutil
 
-    from kinspect.store import read_record
+    from kinspect.files.store import read_record
 
     v = real_variant("add", "cuda:90")
     old = tmp_path / "old"

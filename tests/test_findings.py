@@ -14,8 +14,8 @@ import triton.language as tl
 from kinspect import api
 from kinspect.analysis import analyse
 from kinspect.analysis.findings import KINDS, MAJOR, kind
-from kinspect.model import StageFile, Target, Variant
-from kinspect.sources import read_file
+from kinspect.core.model import StageFile, Target, Variant
+from kinspect.files.sources import read_file
 from tests.conftest import CPU_FIXTURES
 
 

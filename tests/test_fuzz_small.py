@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kinspect import ir
-from kinspect.errors import KinspectError
+from kinspect.core.errors import KinspectError
 
 ROOT = Path(__file__).parent.parent
 _spec = importlib.util.spec_from_file_location("fuzz_parsers", ROOT / "benchmarks" / "fuzz_parsers.py")
@@ -114,7 +114,7 @@ def test_metadata_with_an_unreadable_target_is_a_warning(tmp_path):
     ValueError out of `ls` (found reading the target code after the fuzzer's metadata findings)."""
     import json
 
-    from kinspect.sources import discover
+    from kinspect.files.sources import discover
 
     folder = tmp_path / "cache" / "HASH"
     folder.mkdir(parents=True)

@@ -14,7 +14,7 @@ from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
 
 import kinspect
-from kinspect.store import read_records
+from kinspect.files.store import read_records
 from tests.test_capture import _double
 
 ROOT = Path(__file__).parent.parent

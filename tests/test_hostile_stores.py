@@ -395,7 +395,7 @@ def test_a_launch_file_autotune_file_and_source_of_the_wrong_shape_are_one_line_
     cli(w, "ls", w.store, line="launches-h-1.json: launches.calls is a string, expected a whole number")
     cli(w, "repro", "softmax_rows", "--store", w.store, "-o", w.tmp / "r.py", "--embed", code=(2,),
         line="source.json: line is a string")
-    from kinspect.store import read_autotune
+    from kinspect.files.store import read_autotune
 
     problems: list = []
     assert read_autotune(w.store, problems) == [] and "kernel is a list" in problems[0]

@@ -8,7 +8,7 @@ import pytest
 
 from kinspect.ir import records
 
-from kinspect.errors import ParseError
+from kinspect.core.errors import ParseError
 from kinspect.ir import amdgcn
 from kinspect.ir.records import Access, Function, Instruction, Kind, Resource, Space
 from kinspect.isa import amd

@@ -17,7 +17,7 @@ import pytest
 
 from kinspect.ir import records
 
-from kinspect.errors import ParseError
+from kinspect.core.errors import ParseError
 from kinspect.ir import aarch64, cpu_asm, riscv, x86
 from kinspect.ir.records import Access, Function, Instruction, Kind, Resource, SourceLoc, Space
 from kinspect.isa import aarch64 as isa_aarch64

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from kinspect.errors import ParseError
+from kinspect.core.errors import ParseError
 from kinspect.ir import llvm
 from kinspect.ir.records import Access, Function, Instruction, Kind, Space
 from kinspect.isa import llvm as table
@@ -349,7 +349,7 @@ def test_inlined_locations_resolve_to_the_kernel():
 def test_tables_refuse_a_name_listed_twice():
     from kinspect.ir.records import OpInfo
 
-    from kinspect.ops import merge
+    from kinspect.isa.ops import merge
 
     with pytest.raises(ValueError, match="lists 'fadd' twice"):
         merge({"fadd": OpInfo(Kind.ARITH)}, {"fadd": OpInfo(Kind.FMA)}, where=table.__name__)

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from kinspect.errors import ParseError
+from kinspect.core.errors import ParseError
 from kinspect.ir import mlir
 from kinspect.ir.records import Function, Instruction, Kind, Layout, Resource, Space
 from kinspect.isa import mlir as table
@@ -279,7 +279,7 @@ def test_many_ops_parse_in_reasonable_time():
 def test_table_refuses_a_name_listed_twice():
     from kinspect.ir.records import OpInfo
 
-    from kinspect.ops import merge
+    from kinspect.isa.ops import merge
 
     with pytest.raises(ValueError, match="lists 'tt.dot' twice"):
         merge({"tt.dot": OpInfo(Kind.MATRIX)}, {"tt.dot": OpInfo(Kind.OTHER)}, where=table.__name__)

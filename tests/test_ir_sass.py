@@ -11,7 +11,7 @@ import pytest
 
 from kinspect.ir import records
 
-from kinspect.errors import ParseError
+from kinspect.core.errors import ParseError
 from kinspect.ir import sass
 from kinspect.ir.records import Access, Function, Instruction, Kind, Resource, Space
 from kinspect.isa import nvidia
@@ -201,7 +201,7 @@ def test_fp_and_packed_flags():
 
 
 def test_tables_refuse_duplicates():
-    from kinspect.ops import grouped
+    from kinspect.isa.ops import grouped
 
     with pytest.raises(ValueError, match="lists 'LDG' twice"):
         grouped((nvidia.SASS["LDG"], "LDG STG"), (nvidia.SASS["STG"], "LDG"), where=nvidia.__name__)

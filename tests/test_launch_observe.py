@@ -16,7 +16,7 @@ import kinspect
 from kinspect.hooks import tuning
 from kinspect.hooks.launches import TUNING, KernelRecordsTimer, LaunchRecorder
 from kinspect.hooks.observe import STATIC, LaunchObserver, static_hash, static_launcher_state
-from kinspect.store import read_records
+from kinspect.files.store import read_records
 from tests.dryrun import dry_run
 from tests.test_capture import _double
 from tests.test_launches import triton_cache  # noqa: F401  (fixture)
@@ -206,7 +206,7 @@ def test_a_static_kernel_from_a_warm_cache_is_recorded_from_its_triton_cache_fol
     """With a warm FX-graph cache Inductor loads a static kernel's cubin from Triton's cache folder: no
     compile, no listener call. The capture records the variant from that folder's files."""
     from kinspect.hooks import Recorder
-    from kinspect.store import Store
+    from kinspect.files.store import Store
 
     x, y = torch.empty(4096), torch.empty(4096)
     with dry_run():

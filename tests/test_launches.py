@@ -17,9 +17,9 @@ from triton import knobs
 
 import kinspect
 from kinspect.hooks.launches import attribute
-from kinspect.launches import SIGNATURES, merge
-from kinspect.model import ArgSpec, GpuTime, Launches, LaunchSignature, ProcessLaunches
-from kinspect.store import LAUNCHES_GLOB, read_records
+from kinspect.files.launches import SIGNATURES, merge
+from kinspect.core.model import ArgSpec, GpuTime, Launches, LaunchSignature, ProcessLaunches
+from kinspect.files.store import LAUNCHES_GLOB, read_records
 from tests.dryrun import dry_run
 from tests.test_capture import _double
 

@@ -12,84 +12,48 @@ PACKAGE = ROOT / "kinspect"
 KERNELS = ROOT / "kernels"          # installed as kinspect.kernels (pyproject.toml: package-dir)
 DOC = ROOT / "docs" / "architecture.md"
 
-# package (kinspect's first level: kinspect/hooks/run.py is "hooks", kinspect/sources.py is "sources")
+# package (kinspect's first level: kinspect/hooks/run.py is "hooks", kinspect/files/sources.py is "sources")
 # -> (what it is, the packages it may import), bottom layer first
 LAYERS: dict[str, tuple[str, tuple[str, ...]]] = {
-    # foundations: records, errors and small services everything else uses
-    "errors": ("KinspectError and its kinds; the CLI shows them as one line, exit 2", ()),
-    "model": ("frozen records: Target, StageKind, Variant, Launches, ...", ()),
-    "ops": ("what an instruction is (Kind, OpInfo, ...) and the one opcode classifier", ()),
-    "resources": ("registers, spills, shared memory, occupancy: records and occupancy models", ()),
-    "environ": ("environment variables set for a block and restored", ()),
-    "interrupt": ("Ctrl-C: what was done is kept, the rest is said", ()),
-    "parallel": ("process pools for analysing many variants", ()),
-    "optional": ("optional dependencies, with the line that installs them", ("errors",)),
-    "cache": ("kinspect's own cache folder (derived stages, summaries)", ("errors",)),
-    "schema": ("checks of every record read from a store", ("errors",)),
-    "plugins": ("registries that fail loudly; entry points of other distributions", ("errors",)),
-    "launches": ("launch records: merging and sampling", ("model",)),
-    "metadata": ("what kinspect reads of Triton's kernel metadata", ("model",)),
-    # what kinspect knows: dialects, their parsers, CPU retargeting, Triton's backends
-    "isa": ("the dialect registry: one spec per ISA/IR beside its opcode table", ("ops", "plugins")),
-    "ir": ("one pure parser per dialect: text in, records out", ("errors", "isa", "ops")),
-    "retarget": ("a variant's LLVM IR compiled for another CPU (llvmlite)", ("errors", "isa", "optional")),
-    "backends": ("the backend registry: one module per Triton backend",
-                 ("errors", "ir", "isa", "model", "plugins", "resources", "retarget")),
-    # reading what is on disk
-    "store": ("kinspect's own store layout: records, stage files, locks",
-              ("environ", "errors", "launches", "model", "schema")),
-    "traces": ("tritonparse and structured-logging traces", ("cache", "errors", "launches", "model")),
-    "jsonfile": ("small JSON files beside a variant or a store (counters, provenance, ceilings): atomic, checked",
-                 ("errors", "store")),
-    "ceilings": ("what the device can do (copy bandwidth, matmul peaks), as a store keeps it", ("cache", "jsonfile")),
-    "counters": ("hardware counters of a kernel's launches as Nsight Compute measures them", ("errors", "jsonfile")),
-    "gpu_time": ("a captured program's GPU work that no Triton launch hook saw", ("jsonfile",)),
-    "provenance": ("where an Inductor kernel came from: ATen ops, source nodes, model lines", ("jsonfile",)),
-    "sources": ("reading stores, Triton caches, dump folders, traces, stage files",
-                ("backends", "cache", "environ", "errors", "isa", "metadata", "model", "store", "traces")),
-    "readonly": ("the folders kinspect only reads (Triton's), checked before any write",
-                 ("errors", "sources", "store")),
+    "core": ("foundations: frozen records (model), errors, environment, Ctrl-C, pools, optional dependencies, "
+             "registries, kinspect's own cache", ()),
+    # what kinspect knows: dialects, their parsers, Triton's backends
+    "isa": ("the dialect registry: one spec per ISA/IR beside its opcode table; what an instruction is (ops)",
+            ("core",)),
+    "ir": ("one pure parser per dialect: text in, records out", ("core", "isa")),
+    "backends": ("the backend registry: one module per Triton backend; resources and occupancy; CPU retargeting "
+                 "(llvmlite); launching a compiled kernel directly", ("core", "ir", "isa")),
+    # what is on disk
+    "files": ("kinspect's store and its side files (counters, provenance, ceilings, GPU time); Triton's caches, "
+              "dump folders and traces, read-only", ("backends", "core", "isa")),
     # from stages to figures and verdicts
-    "analysis": ("metrics, resources, verdicts and the one record per variant",
-                 ("backends", "cache", "ceilings", "counters", "errors", "gpu_time", "ir", "isa", "model",
-                  "optional", "parallel", "provenance", "resources")),
-    "derived": ("derived stages (SASS, CPU assembly) of variants kinspect did not write",
-                ("analysis", "backends", "cache", "errors", "model", "retarget", "store")),
-    "lookup": ("a variant found by what a user types", ("derived", "errors", "model", "sources", "store")),
+    "analysis": ("metrics, resources, verdicts and the one record per variant; derived stages; a variant found by "
+                 "what a user types", ("backends", "core", "files", "ir", "isa")),
     # Triton at run time
-    "launcher": ("launching a compiled kernel directly, without the JIT's Python", ("backends",)),
-    "kernels": ("the kernels kinspect ships", ("errors", "launcher")),
+    "kernels": ("the kernels kinspect ships", ("backends", "core")),
     "replay": ("a captured launch as data: its spec, arguments, kernel source, a repro script",
-               ("backends", "errors", "model", "schema", "store")),
+               ("backends", "core", "files")),
     "hooks": ("the only place that hooks Triton: listener, launch hooks, autotuner; always restores",
-              ("backends", "errors", "launches", "metadata", "model", "provenance", "replay", "store")),
+              ("backends", "core", "files", "replay")),
     "compile": ("compiling a variant through the JIT, for any target, recorded by the hooks",
-                ("backends", "cache", "derived", "errors", "hooks", "kernels", "model", "readonly", "replay", "store")),
+                ("analysis", "backends", "core", "files", "hooks", "kernels", "replay")),
     # what the commands run
     "bench": ("timing on the device; a captured launch as bench's input",
-              ("analysis", "backends", "cache", "ceilings", "compile", "counters", "environ", "errors", "hooks",
-               "kernels", "lookup", "model", "replay", "sources", "store")),
+              ("analysis", "backends", "compile", "core", "files", "hooks", "kernels", "replay")),
     "diff": ("sweeps in worker processes, the table of their records, stage diffs",
-             ("analysis", "bench", "compile", "derived", "errors", "interrupt", "isa", "kernels", "model",
-              "parallel", "replay", "retarget", "sources", "store")),
+             ("analysis", "backends", "bench", "compile", "core", "files", "isa", "kernels", "replay")),
     "program": ("a user's program under capture, and what capture finishes after it",
-                ("backends", "compile", "diff", "environ", "errors", "gpu_time", "hooks", "interrupt", "launches",
-                 "model", "readonly", "replay", "schema", "sources", "store")),
+                ("backends", "compile", "core", "diff", "files", "hooks", "replay")),
     "tune": ("candidates from findings, compiled by the sweep, replayed on the captured launch, timed",
-             ("analysis", "bench", "compile", "diff", "errors", "hooks", "model", "replay", "store")),
+             ("analysis", "bench", "compile", "core", "diff", "files", "hooks", "replay")),
     # views, and the front doors
     "render": ("views: terminal, HTML, plots, lexers; they read results, never make them",
-               ("analysis", "bench", "cache", "diff", "errors", "ir", "isa", "model", "optional", "parallel",
-                "store", "tune")),
+               ("analysis", "bench", "core", "diff", "files", "ir", "isa", "tune")),
     "api": ("the functions a user or the CLI calls",
-            ("analysis", "backends", "bench", "ceilings", "compile", "derived", "diff", "errors", "ir", "isa",
-             "kernels", "lookup", "model", "optional", "program", "readonly", "render", "replay", "sources", "store",
-             "tune")),
-    "precheck": ("a command line checked from text before any work: no torch, no compile",
-                 ("backends", "compile", "errors", "kernels", "lookup", "sources")),
-    "cli": ("click: each command a thin shell over api",
-            ("api", "compile", "errors", "kernels", "optional", "precheck", "program", "render", "retarget",
-             "sources")),
+            ("analysis", "backends", "bench", "compile", "core", "diff", "files", "ir", "isa", "kernels", "program",
+             "render", "replay", "tune")),
+    "cli": ("click: each command a thin shell over api; a command line checked from text before any work",
+            ("analysis", "api", "backends", "compile", "core", "files", "kernels", "program", "render")),
     "__main__": ("python -m kinspect", ("cli",)),
 }
 # The package itself (kinspect/__init__.py: kinspect.capture, __version__) is the public front door, above

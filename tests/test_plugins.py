@@ -9,8 +9,8 @@ from click.testing import CliRunner
 
 from kinspect import backends, isa
 from kinspect.cli import main
-from kinspect.errors import KinspectError, NotFound
-from kinspect.store import read_records
+from kinspect.core.errors import KinspectError, NotFound
+from kinspect.files.store import read_records
 
 
 @pytest.fixture

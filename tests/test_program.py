@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from kinspect.analysis import summary as summary_mod
 from kinspect.analysis.summary import display_name, kernel_rows, summaries
 from kinspect.cli import main
-from kinspect.store import read_records
+from kinspect.files.store import read_records
 from tests import browser
 from tests.conftest import FIXTURES
 

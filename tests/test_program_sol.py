@@ -15,12 +15,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from kinspect import ceilings, provenance
+from kinspect.files import ceilings, provenance
 from kinspect.analysis.counters import pair
 from kinspect.cli import main
-from kinspect.counters import Counters, by_kernel, parse_csv
-from kinspect.provenance import Origin, parse_output_code
-from kinspect.store import read_records
+from kinspect.files.counters import Counters, by_kernel, parse_csv
+from kinspect.files.provenance import Origin, parse_output_code
+from kinspect.files.store import read_records
 from tests.captured import gpt2  # noqa: F401
 from tests.test_speed import H200
 
@@ -204,7 +204,7 @@ OTHERS = Path(__file__).parent / "fixtures" / "capture" / "gpt2_h200_other_kerne
 def test_the_terminal_table_ranks_by_headroom_and_says_what_it_used(store, gpt2):
     """What to fix first: kernels by headroom with GB/s, % of bandwidth, ideal and where they came from; the
     header gives the Triton kernels' share of all the GPU time, the largest others, the ceilings and floor."""
-    from kinspect import gpu_time
+    from kinspect.files import gpu_time
 
     r = run("vec-report", store, "--top", "0")
     assert r.exit_code == 0, r.output

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from kinspect import provenance
+from kinspect.files import provenance
 from kinspect.analysis.explain import provenance_status
 from kinspect.hooks.provenance import InductorOrigins
-from kinspect.provenance import Origin, parse_frames, parse_output_code
-from kinspect.store import read_records
+from kinspect.files.provenance import Origin, parse_frames, parse_output_code
+from kinspect.files.store import read_records
 from tests.captured import gpt2  # noqa: F401
 
 ROOT = Path(__file__).parent.parent
@@ -134,7 +134,7 @@ def test_every_capture_path_writes_origins_when_its_launches_are_flushed(gpt2, t
     import types
 
     from kinspect.hooks.launches import LaunchRecorder
-    from kinspect.store import Store
+    from kinspect.files.store import Store
 
     store, code = tmp_path / "store", tmp_path / "output_code"
     shutil.copytree(gpt2 / "gpt2", store)

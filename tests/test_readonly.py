@@ -119,7 +119,7 @@ def test_a_command_points_triton_away_from_the_users_cache_and_back(tmp_path, mo
     go to kinspect's cache; reading still finds the user's cache; the environment is restored."""
     import click
 
-    from kinspect import sources
+    from kinspect.files import sources
     from kinspect.cli import main as group
 
     users = tmp_path / "users-triton"

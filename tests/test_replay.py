@@ -22,11 +22,11 @@ import torch
 from click.testing import CliRunner
 
 from kinspect.cli import main
-from kinspect.model import ArgSpec, SourceRef
+from kinspect.core.model import ArgSpec, SourceRef
 from kinspect.replay import args as replay_args
 from kinspect.replay.source import of_function, rebuild
 from kinspect.replay.spec import ReplaySpec, importable, plan
-from kinspect.store import read_autotune, read_records
+from kinspect.files.store import read_autotune, read_records
 from tests.conftest import FIXTURES
 
 def run(*args):
@@ -209,7 +209,7 @@ def test_values_split_constexprs_and_check_overrides():
     assert set(vals.args) == {"x", "n"} and vals.constexprs == {"B": 32}
     assert vals.integer_tensors == ("x",) and vals.tensor_bytes == 32
     assert vals.args["x"].data_ptr() % 16 != 0, "no tt.divisibility recorded: misaligned, as captured"
-    from kinspect.errors import UsageError
+    from kinspect.core.errors import UsageError
 
     with pytest.raises(UsageError, match="tensor argument"):
         replay_args.values(args, {}, {}, "cpu", overrides={"x": 1})
@@ -486,7 +486,7 @@ def test_a_static_launch_records_no_constexprs_and_the_replay_takes_them_from_th
     H200 replays of such variants failed (`dynamic_func() missing 1 required positional argument:
     'XBLOCK'`). The spec puts the record's constexprs back, in the signature's order."""
     from kinspect.replay.spec import from_variant, with_constexprs
-    from kinspect.store import read_records
+    from kinspect.files.store import read_records
 
     v = next(v for v in read_records(gpt2 / "gpt2") if v.launches and v.launches.signatures
              and "XBLOCK" in v.constexprs)

@@ -5,10 +5,14 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from kinspect import api, retarget, sources
+from kinspect import api
+
+from kinspect.backends import retarget
+
+from kinspect.files import sources
 from kinspect.analysis import analyse
 from kinspect.cli import main
-from kinspect.errors import UsageError
+from kinspect.core.errors import UsageError
 from tests.conftest import CPU_FIXTURES
 
 SOFTMAX = CPU_FIXTURES / "triton-shared-riscv-softmax" / "ll.ir"

@@ -8,14 +8,14 @@ import json
 
 import pytest
 
-from kinspect import ceilings, counters
+from kinspect.files import ceilings, counters
 from kinspect.analysis.flops import flops
 from kinspect.analysis.sol import MEASURED, by_headroom, kernel_speeds, program_speed
-from kinspect.ceilings import Ceilings
-from kinspect.counters import Counters, by_kernel, parse_csv
-from kinspect.errors import KinspectError
-from kinspect.model import ArgSpec, Launches, LaunchSignature
-from kinspect.store import read_records
+from kinspect.files.ceilings import Ceilings
+from kinspect.files.counters import Counters, by_kernel, parse_csv
+from kinspect.core.errors import KinspectError
+from kinspect.core.model import ArgSpec, Launches, LaunchSignature
+from kinspect.files.store import read_records
 from tests.captured import gpt2  # noqa: F401
 
 H200 = Ceilings("NVIDIA H200", 4249.0, {"bfloat16": 685.0, "float16": 664.0, "float32": 362.0}, "2026-11-25",
@@ -153,7 +153,7 @@ def test_the_profiler_keeps_the_gpu_work_no_hook_saw_and_the_program_view_names_
     in the store, and the program view gives the Triton kernels' share of all the GPU time."""
     import shutil
 
-    from kinspect import gpu_time
+    from kinspect.files import gpu_time
     from kinspect.analysis.sol import for_program
     from kinspect.hooks.launches import KernelRecordsTimer, LaunchRecorder, other_kernels
     from kinspect.program.run import _summaries

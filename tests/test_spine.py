@@ -15,7 +15,7 @@ from kinspect.analysis import analyse
 from kinspect.cli import main
 from kinspect.ir import parse
 from kinspect.ir.records import Instruction, Kind
-from kinspect.model import SourceRef, StageFile, Target, Variant
+from kinspect.core.model import SourceRef, StageFile, Target, Variant
 from tests.conftest import CPU_FIXTURES
 
 SHARED = CPU_FIXTURES / "triton-shared-riscv-softmax"
@@ -78,7 +78,7 @@ def _cpu_variant(tmp_path, ttir_path, linalg: str, asm_variant, arch: str = "ris
 @pytest.fixture(scope="module")
 def x60_dot():
     """A real dot's machine code for the X60: triton-cpu's dot IR compiled by LLVM for spacemit-x60."""
-    from kinspect.sources import read_file
+    from kinspect.files.sources import read_file
 
     return api.retargeted(read_file(X86_DOT), "spacemit-x60")
 
@@ -133,7 +133,7 @@ mm_i8:
 
 
 def test_ime_instructions_answer_where_an_int8_dot_went(tmp_path, ttir):
-    from kinspect.sources import read_file
+    from kinspect.files.sources import read_file
 
     path, file, line = ttir
     (tmp_path / "mm_i8.s").write_text(IME_ASM.format(dir=Path(file).parent, name=Path(file).name, line=line))
@@ -208,7 +208,7 @@ def test_vec_report_with_no_argument_reads_the_later_per_kernel_dump(tmp_path, m
 def test_a_spine_triton_preset_with_its_llc_flags():
     """spine-triton 3.6.0+spacemit.a5 passes -mcpu=spacemit-x60 and an -mattr list that LLVM 22's X60
     model already holds: the preset's code is the X60 model's with the forced vector width."""
-    from kinspect import retarget
+    from kinspect.backends import retarget
 
     t = retarget.parse("spine-triton")
     assert t.cpu == "spacemit-x60" and "+v" in t.features and "+zvfh" in t.features
@@ -221,8 +221,8 @@ def test_a_spine_triton_preset_with_its_llc_flags():
 
 def test_llvm_22_has_no_x100_model_and_the_nearest_preset_compiles():
     """If llvmlite's LLVM gains SpacemiT's X100 or A100, this fails: give them presets then."""
-    from kinspect import retarget
-    from kinspect.errors import UsageError
+    from kinspect.backends import retarget
+    from kinspect.core.errors import UsageError
 
     ir = (SHARED / "ll.ir").read_text()
     for cpu in ("spacemit-x100", "spacemit-a100"):

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from kinspect.store import read_records
+from kinspect.files.store import read_records
 from tests.conftest import CPU_FIXTURES
 from tests.test_cpu_backends import riscv_object
 

@@ -16,11 +16,11 @@ import triton
 import triton.language as tl
 
 from kinspect.bench.ncu import measure, nothing_measured
-from kinspect.errors import KinspectError
+from kinspect.core.errors import KinspectError
 from kinspect.hooks import Recorder, finish_launches
 from kinspect.hooks.launches import LaunchRecorder
 from kinspect.hooks.observe import STATIC, LaunchObserver
-from kinspect.store import Store, read_records
+from kinspect.files.store import Store, read_records
 from tests.dryrun import dry_run
 
 

@@ -92,7 +92,7 @@ WHERE = re.compile(r"^(?:line \d+ .*?|\S+\.py:\d+)(?= → | loads)")
 
 
 def test_a_trace_variant_carries_what_the_trace_holds(made):
-    from kinspect import sources as src
+    from kinspect.files import sources as src
 
     listing = src.discover(made / "trace-none")
     [v] = listing.variants
@@ -134,7 +134,7 @@ def test_a_trace_opens_no_file_it_names(made, tmp_path):
     trace = tmp_path / "named.ndjson"
     trace.write_text(json.dumps(event) + "\n")
     code = ("import sys\nopened = []\nsys.addaudithook(lambda e, a: opened.append(str(a[0])) if e == 'open' else None)\n"
-            "from kinspect import sources\nfrom kinspect.analysis import analyse\n"
+            "from kinspect.files import sources\nfrom kinspect.analysis import analyse\n"
             f"[v] = sources.discover({str(trace)!r}).variants\nanalyse(v)\n"
             f"print(sum({str(bait)!r} in p for p in opened))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT,

@@ -10,9 +10,9 @@ import pytest
 
 from kinspect.analysis.kernel_ast import lone_load_lines, parse
 from kinspect.analysis.traffic import INDEX, TENSORS, estimate, traffic
-from kinspect.counters import Counters, by_kernel, parse_csv
-from kinspect.model import ArgSpec, Launches, LaunchSignature, SourceRef, Target, Variant
-from kinspect.store import read_records
+from kinspect.files.counters import Counters, by_kernel, parse_csv
+from kinspect.core.model import ArgSpec, Launches, LaunchSignature, SourceRef, Target, Variant
+from kinspect.files.store import read_records
 from tests.captured import gpt2, transformer  # noqa: F401
 
 pytest.importorskip("numpy")

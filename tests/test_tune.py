@@ -14,9 +14,9 @@ from click.testing import CliRunner
 from kinspect.bench.stats import summarize
 from kinspect.bench.timing import Timing
 from kinspect.cli import main
-from kinspect.errors import KinspectError
+from kinspect.core.errors import KinspectError
 from kinspect.replay.spec import from_variant
-from kinspect.store import read_record, read_records
+from kinspect.files.store import read_record, read_records
 from kinspect.tune import heuristic, inductor
 from kinspect.tune.result import Trial
 from kinspect.tune.search import prune

@@ -11,7 +11,7 @@ and past its end, into whatever memory followed it.
 import pytest
 import torch
 
-from kinspect.model import ArgSpec
+from kinspect.core.model import ArgSpec
 from kinspect.replay.args import copy_as_laid_out, new_tensor
 from kinspect.replay.spec import ReplaySpec
 from kinspect.tune.run import Replayer

@@ -19,9 +19,9 @@ from click.testing import CliRunner
 from kinspect.cli import main
 from kinspect.hooks import tuning
 from kinspect.hooks.launches import TUNING, LaunchRecorder, attribute
-from kinspect.launches import merge
-from kinspect.model import Launches
-from kinspect.store import read_records
+from kinspect.files.launches import merge
+from kinspect.core.model import Launches
+from kinspect.files.store import read_records
 
 ROOT = Path(__file__).parent.parent
 BENCH_RUNS = 4

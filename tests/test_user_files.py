@@ -192,7 +192,7 @@ def test_a_pruned_config_compiles_when_asked_and_p_overrides_with_a_note(tmp_pat
 
 def test_tensor_descriptor_and_shaped_pointer_arguments():
     from kinspect.compile.args import DescriptorSpec, parse_arg_type, spec_of
-    from kinspect.errors import UsageError
+    from kinspect.core.errors import UsageError
 
     d = parse_arg_type("a", "tensordesc<fp16[64, 32]>:256x128")
     assert type(d).__name__ == "TensorDescriptor" and list(d.block_shape) == [64, 32] and list(d.shape) == [256, 128]

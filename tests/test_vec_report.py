@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from kinspect import api
 from kinspect.analysis import analyse
 from kinspect.cli import main
-from kinspect.sources import read_file
+from kinspect.files.sources import read_file
 from tests.conftest import CPU_FIXTURES
 from tests.helpers import kernel_line
 

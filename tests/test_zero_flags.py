@@ -49,7 +49,7 @@ def assumed(output: str) -> dict:
 
 
 def stored(out: Path):
-    from kinspect.store import read_records
+    from kinspect.files.store import read_records
 
     (v,) = read_records(out)
     return v
@@ -225,7 +225,7 @@ def test_torch_answers_as_the_targets_device_and_everything_is_restored():
     import torch.utils._triton as torch_triton
 
     from kinspect.compile.device import as_target
-    from kinspect.model import Target
+    from kinspect.core.model import Target
 
     before = (torch.cuda.is_available, torch.cuda.get_device_properties, torch.version.cuda, torch.version.hip,
               torch_triton.has_triton)
@@ -423,7 +423,7 @@ def test_query_tools_are_answered_from_the_device_facts_and_restored():
     import sys
 
     from kinspect.compile.device import as_target
-    from kinspect.model import Target
+    from kinspect.core.model import Target
 
     before = (subprocess.Popen, shutil.which, sys.modules.get("pynvml"))
     with as_target(Target("cuda", "90", 32)):

@@ -12,7 +12,7 @@ import re
 
 from kinspect.backends import Backend, Deriver, Preset
 from kinspect.backends.cuda import SASS, STAGES, cubin_resources, cubin_to_sass
-from kinspect.resources import NvidiaLimits
+from kinspect.backends.resources import NvidiaLimits
 
 # a made-up SM: a quarter of an H100's registers and warps, 96 KiB of shared memory
 TOY_SM = NvidiaLimits(regs_per_sm=16384, warps_per_sm=16, blocks_per_sm=4, shared_per_sm=96 * 1024)

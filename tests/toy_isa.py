@@ -13,7 +13,7 @@ from pygments.token import Comment, Keyword, Name, Number, Punctuation, Whitespa
 
 from kinspect.isa import Isa
 from kinspect.ir.records import Function, Instruction, check_text, iter_lines
-from kinspect.ops import Access, Kind, OpInfo, Space, Table, stated
+from kinspect.isa.ops import Access, Kind, OpInfo, Space, Table, stated
 
 TABLE = Table(__name__, stated({
     "zvload": OpInfo(Kind.LOAD, vector=True, space=Space.GLOBAL, access=Access.UNIT),

@@ -16,9 +16,9 @@ from kinspect.analysis.readable import CountedLines, unreadable
 from kinspect.analysis.resources import resources
 from kinspect.analysis.stages import isa_stage, open_lines, text_stages
 from kinspect.analysis.verdicts import Findings, Verdict, finding, verdicts
-from kinspect.errors import KinspectError
-from kinspect.model import Variant
-from kinspect.resources import Resources
+from kinspect.core.errors import KinspectError
+from kinspect.core.model import Variant
+from kinspect.backends.resources import Resources
 
 
 @dataclass
@@ -152,9 +152,9 @@ PARALLEL_FROM = 8   # analyse this many variants or more in worker processes
 
 
 def analyse_all(variants: list[Variant], *, light: bool = False) -> list[VariantReport]:
-    """`analyse` of each variant, in order; many are analysed in worker processes (kinspect.parallel)."""
+    """`analyse` of each variant, in order; many are analysed in worker processes (kinspect.core.parallel)."""
     from functools import partial
 
-    from kinspect.parallel import process_map
+    from kinspect.core.parallel import process_map
 
     return process_map(partial(analyse, light=light), variants, least=PARALLEL_FROM)

@@ -11,7 +11,7 @@ import os
 import struct
 from pathlib import Path
 
-from kinspect.model import Variant
+from kinspect.core.model import Variant
 
 SHF_EXECINSTR = 0x4
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from kinspect.counters import STALL_WORDS, Counters
+from kinspect.files.counters import STALL_WORDS, Counters
 
 AT_THE_LIMIT = 80.0          # % of copy bandwidth from which a kernel has nothing to gain inside it
 OVERFETCH = 2.0              # L1-requested / DRAM-read bytes from which loads clearly waste sectors

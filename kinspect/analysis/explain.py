@@ -1,5 +1,5 @@
 """What the program view says about each kernel beyond its summary row: how far it is from the
-speed of light (kinspect.analysis.sol), which ATen ops and model lines made it (kinspect.provenance),
+speed of light (kinspect.analysis.sol), which ATen ops and model lines made it (kinspect.files.provenance),
 and, where `--counters` measured it, the counters beside the findings they confirm or contradict
 (kinspect.analysis.counters).
 
@@ -8,13 +8,13 @@ and, where `--counters` measured it, the counters beside the findings they confi
 
 from __future__ import annotations
 
-from kinspect.model import Variant
+from kinspect.core.model import Variant
 
 
 def kernel_extras(row, variant: Variant | None, sol) -> dict:
     """`row` is a kinspect.analysis.summary.KernelRow, `variant` its busiest variant, `sol` the
     program's kinspect.analysis.sol.ProgramSol (None: not computed)."""
-    from kinspect import counters
+    from kinspect.files import counters
     from kinspect.analysis.counters import figures, pair
     from kinspect.analysis.sol import Speed
 
@@ -40,7 +40,7 @@ def kernel_extras(row, variant: Variant | None, sol) -> dict:
 
 def provenance_status(variant: Variant) -> dict:
     """What the program view says about where a kernel came from: {"status", "origin" or "why" and "fix"}."""
-    from kinspect import provenance
+    from kinspect.files import provenance
     from kinspect.analysis.kernel_ast import is_inductor
 
     if not is_inductor(variant):

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kinspect.analysis.kernel_ast import assignment, parse
-from kinspect.model import Variant
+from kinspect.core.model import Variant
 
 DOT_OPS = ("tt.dot", "tt.dot_scaled", "ttng.warp_group_dot")
 # %5 = tt.dot %3, %4, %cst, inputPrecision = tf32 : tensor<64x32xf16> * tensor<32x64xf16> -> tensor<64x64xf32> loc(#loc9)
@@ -68,7 +68,7 @@ def _dots(v: Variant) -> dict[int, tuple[int, int, int, str]]:
     """Source line -> (M, N, K, input type) of each tl.dot, from the first MLIR stage (TTIR)."""
     from kinspect import ir
     from kinspect.analysis.stages import open_lines
-    from kinspect.errors import KinspectError
+    from kinspect.core.errors import KinspectError
     from kinspect.ir.records import Instruction
 
     stage = next((s for s in v.stages if s.dialect == "mlir" and s.name in ("ttir", "ttgir") and not s.binary), None)

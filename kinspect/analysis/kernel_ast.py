@@ -18,7 +18,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from kinspect.model import Variant
+from kinspect.core.model import Variant
 
 ACCESS_CALLS = {"load": "load", "store": "store", "atomic_add": "atomic", "atomic_max": "atomic",
                 "atomic_min": "atomic", "atomic_and": "atomic", "atomic_or": "atomic", "atomic_xor": "atomic",

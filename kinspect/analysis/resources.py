@@ -5,8 +5,8 @@ AMDGCN text's figures on AMD), with the occupancy those allow under the backend'
 from __future__ import annotations
 
 from kinspect import backends
-from kinspect.model import Variant
-from kinspect.resources import Resources
+from kinspect.core.model import Variant
+from kinspect.backends.resources import Resources
 
 
 def resources(v: Variant, stated: dict[str, int]) -> Resources:

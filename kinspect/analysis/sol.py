@@ -6,7 +6,7 @@
 Per variant launched with GPU time (`kinspect capture --time`): bytes per call (the estimate of
 kinspect.analysis.traffic, or what Nsight Compute measured when `--counters` measured it), FLOPs per
 call for kernels with tl.dot (kinspect.analysis.flops), the achieved GB/s and TFLOP/s, their share
-of the device's measured copy bandwidth and matmul peak (kinspect.ceilings), the ideal time (what
+of the device's measured copy bandwidth and matmul peak (kinspect.files.ceilings), the ideal time (what
 the bytes take at the copy bandwidth, the FLOPs at the peak, or its launches at the least time one
 launch takes on the device, whichever is longest) and the headroom: GPU time minus ideal time, what
 fixing the kernel could win at most. A kernel's figures sum its variants'.
@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from kinspect.ceilings import Ceilings
-from kinspect.model import Variant
+from kinspect.files.ceilings import Ceilings
+from kinspect.core.model import Variant
 
 MEASURED = "measured (Nsight Compute: DRAM reads, and writes with those still held in L2 at the kernel's end)"
 
@@ -66,7 +66,7 @@ def variant_speed(v: Variant, ceilings: Ceilings | None, floor_us: float | None 
     gpu = la.gpu if la is not None else None
     if gpu is None or not gpu.calls:
         return None
-    from kinspect import counters
+    from kinspect.files import counters
     from kinspect.analysis.flops import flops
     from kinspect.analysis.traffic import traffic
 
@@ -212,7 +212,7 @@ class ProgramSol:
     ceilings: Ceilings | None
     ceilings_note: str            # which ceilings, measured where and when; or why there are none
     triton_ms: float = 0.0        # the program's Triton kernels' GPU time, autotuners' benchmarks included
-    others: object = None         # kinspect.gpu_time.Others: the GPU work no launch hook saw
+    others: object = None         # kinspect.files.gpu_time.Others: the GPU work no launch hook saw
     floor_us: float | None = None     # the least GPU time per launch the ideal times allow
     floor_note: str = ""              # where that floor comes from
 
@@ -233,7 +233,7 @@ def for_program(variants: list[Variant]) -> ProgramSol:
     """Every timed kernel's Speed, against the ceilings of the store the variants are in."""
     from pathlib import Path
 
-    from kinspect import ceilings, gpu_time
+    from kinspect.files import ceilings, gpu_time
 
     roots = list(dict.fromkeys(Path(v.path).parent.parent for v in variants if v.path))
     root = next((r for r in roots if ceilings.read(r) is not None), roots[0] if roots else None)

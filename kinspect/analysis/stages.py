@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Iterator
 
 from kinspect import backends, isa
-from kinspect.errors import KinspectError
-from kinspect.model import StageFile, Variant
+from kinspect.core.errors import KinspectError
+from kinspect.core.model import StageFile, Variant
 
 
 def is_machine_code(s: StageFile) -> bool:

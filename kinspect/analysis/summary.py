@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from kinspect.model import Variant
+from kinspect.core.model import Variant
 
 SUMMARY_VERSION = 5      # bump when what a summary holds or how it is computed changes
 PARALLEL_FROM = 8        # analyse in worker processes from this many uncached variants on
@@ -142,7 +142,7 @@ def _key(v: Variant) -> str | None:
     """What the summary depends on: the record as stored, each stage file's size and time, kinspect's
     version. None when the variant has no folder of its own (nothing stable to key on)."""
     from kinspect import __version__
-    from kinspect.cache import key_of
+    from kinspect.core.cache import key_of
 
     if not v.path:
         return None
@@ -162,7 +162,7 @@ def _key(v: Variant) -> str | None:
 
 
 def _cached(key: str) -> VariantMetrics | None:
-    from kinspect.cache import cache_dir
+    from kinspect.core.cache import cache_dir
 
     try:
         return VariantMetrics.from_json(json.loads((cache_dir() / "summary" / key[:2] / f"{key}.json").read_text()))
@@ -171,8 +171,8 @@ def _cached(key: str) -> VariantMetrics | None:
 
 
 def _store(key: str, s: VariantMetrics) -> None:
-    from kinspect.cache import cache_dir, write_text
-    from kinspect.errors import KinspectError
+    from kinspect.core.cache import cache_dir, write_text
+    from kinspect.core.errors import KinspectError
 
     try:
         write_text(cache_dir() / "summary" / key[:2] / f"{key}.json", json.dumps(s.to_json()))
@@ -183,7 +183,7 @@ def _store(key: str, s: VariantMetrics) -> None:
 def summaries(variants: list[Variant], *, jobs: int | None = None) -> list[VariantMetrics]:
     """The variants' records, in their order: from the cache where it holds them, the rest analysed
     (in `jobs` worker processes when there are many; default one per core) and cached."""
-    from kinspect.parallel import process_map
+    from kinspect.core.parallel import process_map
 
     keys = [_key(v) for v in variants]
     out: list[VariantMetrics | None] = [_cached(k) if k else None for k in keys]

@@ -27,7 +27,7 @@ import time
 from dataclasses import dataclass
 
 from kinspect.analysis.kernel_ast import KernelSource, call_name, element_bytes, parse, split_pointer
-from kinspect.model import ArgSpec, Variant
+from kinspect.core.model import ArgSpec, Variant
 
 TRAFFIC_VERSION = 1       # bump when an estimate would come out differently
 INDEX = "index expressions"
@@ -128,8 +128,8 @@ def launch_traffic(v: Variant, args: tuple[ArgSpec, ...]) -> Traffic:
 
 
 def _cached(v: Variant, k: KernelSource | None, args: tuple[ArgSpec, ...]) -> Traffic:
-    from kinspect.cache import cache_dir, key_of, write_text
-    from kinspect.errors import KinspectError
+    from kinspect.core.cache import cache_dir, key_of, write_text
+    from kinspect.core.errors import KinspectError
 
     text = v.source.text if v.source else ""
     key = key_of(str(TRAFFIC_VERSION), v.hash, hashlib.sha256(text.encode()).hexdigest(),
@@ -155,7 +155,7 @@ def estimate(v: Variant, k: KernelSource | None, args: tuple[ArgSpec, ...]) -> T
     inductor_bytes = round(float(gb) * 1e9) if isinstance(gb, (int, float)) and gb > 0 else None
     notes: list[str] = []
     if k is not None and k.inductor:
-        from kinspect.optional import has
+        from kinspect.core.optional import has
 
         if has("numpy"):
             try:

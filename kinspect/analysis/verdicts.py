@@ -20,8 +20,8 @@ from kinspect.analysis.matrix_lines import FMA_LAYOUTS, Placement, dot_lines, la
 from kinspect.analysis.metrics import StageMetrics
 from kinspect.backends import Backend
 from kinspect.isa import Isa, find
-from kinspect.model import Variant
-from kinspect.resources import NvidiaLimits, Resources
+from kinspect.core.model import Variant
+from kinspect.backends.resources import NvidiaLimits, Resources
 
 UNIT_NAMES = {
     "hgmma": "HGMMA (wgmma)", "hmma": "HMMA (mma.sync)", "imma": "IMMA", "tcgen05": "tcgen05 MMA (UTC*MMA)",

@@ -8,7 +8,7 @@ of its kernels passes back. It registers it with one line. Callers ask the regis
 (`of(variant)`, `get(name)`, `for_target(triton_name)`), never compare names.
 
 Other distributions add a backend through an entry point in the `kinspect.backends` group naming
-the Backend (`xpu = kinspect_xpu:BACKEND`; kinspect.plugins). A name registered twice is an error
+the Backend (`xpu = kinspect_xpu:BACKEND`; kinspect.core.plugins). A name registered twice is an error
 when the registry loads; an unknown name is an error that lists the known ones. Stage names a
 backend does not declare still work: they come from Triton's metadata group and get a generic
 StageKind (see `stage_kind`).
@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Mapping
 
-from kinspect.plugins import Registry
-from kinspect.model import StageFile, StageKind, Variant
+from kinspect.core.plugins import Registry
+from kinspect.core.model import StageFile, StageKind, Variant
 
 ENTRY_POINTS = "kinspect.backends"
 # kinspect's own backend modules (each registers its backends when imported)
@@ -82,7 +82,7 @@ class Backend:
     launch_options: tuple[str, ...] = ("num_warps", "num_stages")   # what a launch passes back (replay)
     # reading what it made
     resources: Callable | None = None  # (variant, figures its ISA stage states, occupancy limits) -> Resources
-    limits: Mapping[str, object] = field(default_factory=dict)      # arch -> occupancy model (kinspect.resources)
+    limits: Mapping[str, object] = field(default_factory=dict)      # arch -> occupancy model (kinspect.backends.resources)
     matrix_words: str = "matrix units used"
     dump_stages: tuple[str, ...] = ()  # the stage files a dump folder holds for it (TRITON_KERNEL_DUMP)
     dump_marks: tuple[str, ...] = ()   # those of them that say a dump entry is its
@@ -137,7 +137,7 @@ def register(backend: Backend) -> Backend:
 
 
 def reload() -> None:
-    """Look for other distributions' backends again (kinspect.plugins.Registry.reload)."""
+    """Look for other distributions' backends again (kinspect.core.plugins.Registry.reload)."""
     REGISTRY.reload()
 
 

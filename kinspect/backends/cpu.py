@@ -5,7 +5,7 @@
   (3.6.0+spacemit.a5, for a K1) runs `opt -mcpu=spacemit-x60 -passes=loop-vectorize
   -force-vector-width=32 -force-vector-interleave=2` and `llc -O3 -mcpu=spacemit-x60
   --mattr=64bit,a,b,c,d,f,i,m,v,zfh,zvfh,zicbop,zicbom,zicboz`, so assembly regenerated from its llir
-  uses those flags (kinspect.retarget's `spine-triton` preset).
+  uses those flags (kinspect.backends.retarget's `spine-triton` preset).
 - triton-shared: ttir -> ttsharedir -> llir -> obj (older versions: cpuasm, text assembly); plain
   `llc` with no target flags, i.e. the host.
 
@@ -19,7 +19,7 @@ from pathlib import Path
 
 from kinspect.backends import Backend, Deriver, register
 from kinspect.backends.tools import disassemble
-from kinspect.model import StageKind
+from kinspect.core.model import StageKind
 
 # "asm": CPU assembly whose ISA (x86, aarch64, riscv) is decided per variant (see backends.dialect_of).
 ASM = StageKind("asm", "asm", "asm", order=60, title="assembly")
@@ -32,11 +32,11 @@ def _disassemble(path: Path) -> tuple[str, str]:
 
 def _regenerate(fallback: str, by_core: dict[str, str] | None = None):
     """A deriver run: the llir compiled again with llvmlite, for the triple and CPU the IR names,
-    else for `fallback` (a kinspect.retarget spec: the backend's own llc flags), or for the spec
+    else for `fallback` (a kinspect.backends.retarget spec: the backend's own llc flags), or for the spec
     `by_core` gives the core its Triton metadata names (spine-triton's target is the core)."""
 
     def run(path: Path) -> tuple[str, str]:
-        from kinspect import retarget
+        from kinspect.backends import retarget
 
         retarget.binding("the assembly from the LLVM IR")   # without llvmlite, one line that says so
         text = path.read_text(errors="replace")

@@ -9,9 +9,9 @@ from pathlib import Path
 
 from kinspect.backends import Backend, Deriver, Preset, register
 from kinspect.backends.tools import nvidia_tool, run_tool
-from kinspect.errors import KinspectError
-from kinspect.model import StageKind, Variant
-from kinspect.resources import NvidiaLimits, Resources, estimate
+from kinspect.core.errors import KinspectError
+from kinspect.core.model import StageKind, Variant
+from kinspect.backends.resources import NvidiaLimits, Resources, estimate
 
 SASS = StageKind("sass", "sass", "sass", order=60, derived_from="cubin", title="SASS")
 STAGES = (

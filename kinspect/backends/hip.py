@@ -4,8 +4,8 @@ states (`.vgpr_count`, `.amdhsa_next_free_vgpr`, ...)."""
 import re
 
 from kinspect.backends import Backend, Preset, register
-from kinspect.model import StageKind, Variant
-from kinspect.resources import AmdLimits, Resources, estimate
+from kinspect.core.model import StageKind, Variant
+from kinspect.backends.resources import AmdLimits, Resources, estimate
 
 # AMDGCN header: '.amdgcn_target "amdgcn-amd-amdhsa--gfx942"'
 AMDGCN_TARGET_RE = re.compile(r'\.amdgcn_target\s+"[^"]*--(gfx[0-9a-z]+)')

@@ -14,7 +14,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from kinspect.errors import KinspectError
+from kinspect.core.errors import KinspectError
 
 
 def nvidia_tool(name: str) -> str | None:

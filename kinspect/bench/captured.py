@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kinspect.errors import KinspectError, NotFound
+from kinspect.core.errors import KinspectError, NotFound
 
 BYTES_NOTE = ("GB/s from bytes estimated as the program view estimates them: {bytes} by {method}; no FLOP "
               "estimate (pass --bytes / --flops for yours)")
@@ -30,8 +30,8 @@ def captured(name: str, store: str | Path) -> str | None:
     or file.py:kernel) or nothing in the store."""
     from kinspect import kernels
     from kinspect.compile.user import is_user_kernel
-    from kinspect.lookup import find_variant
-    from kinspect.store import is_store
+    from kinspect.analysis.lookup import find_variant
+    from kinspect.files.store import is_store
 
     if is_user_kernel(name) or name in kernels.names():
         return None
@@ -52,8 +52,8 @@ def captured(name: str, store: str | Path) -> str | None:
 
 def _not_replayable(p: Path) -> None:
     """A Triton cache entry, dump folder or trace named to bench: one line saying what bench takes."""
-    from kinspect.errors import UsageError
-    from kinspect.lookup import kind_of
+    from kinspect.core.errors import UsageError
+    from kinspect.analysis.lookup import kind_of
 
     if p.is_file() and p.suffix == ".py":
         return
@@ -70,7 +70,7 @@ def prepare(folder: str, *, device, constexprs: dict | None = None, num_warps: i
             launch: int = 1, size: str | None = None, args: dict | None = None):
     """The bench Launch of a captured variant's `launch`-th most frequent signature on `device`
     (other warps or stages may be asked for: they change neither the grid nor what it covers)."""
-    from kinspect.errors import UsageError
+    from kinspect.core.errors import UsageError
 
     if constexprs or size or args:
         what = "-p" if constexprs else "--size" if size else "--arg"
@@ -99,7 +99,7 @@ def prepare(folder: str, *, device, constexprs: dict | None = None, num_warps: i
     method = ""
     if estimated and spec.variant:
         from kinspect.analysis.traffic import launch_traffic, method_text
-        from kinspect.store import read_record
+        from kinspect.files.store import read_record
 
         t = launch_traffic(read_record(Path(spec.variant)), spec.args)
         bytes_moved, method = t.bytes or None, f"{t.describe()}: {method_text(t.method)}"

@@ -17,7 +17,7 @@ import platform
 from typing import Callable
 
 from kinspect.bench.timing import timer_for
-from kinspect.cache import cache_dir, key_of, write_text
+from kinspect.core.cache import cache_dir, key_of, write_text
 
 COPY_BYTES = 1 << 30
 CPU_COPY_BYTES = 1 << 28
@@ -143,9 +143,9 @@ CEILING_DTYPES = ("bfloat16", "float16", "float32")
 
 def ceilings(device: str = "cuda"):
     """This device's copy bandwidth and matmul peaks (bf16, fp16, fp32 with TF32) as a store keeps them
-    (kinspect.ceilings): what `kinspect capture --time` records when the program ends. Each figure is
+    (kinspect.files.ceilings): what `kinspect capture --time` records when the program ends. Each figure is
     measured once per device and driver and cached (about a second in all the first time)."""
-    from kinspect.ceilings import Ceilings
+    from kinspect.files.ceilings import Ceilings
 
     copy = copy_bandwidth(device)
     peaks = {dtype: matmul_peak(dtype, device) for dtype in CEILING_DTYPES}

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from kinspect.model import CompileTimes, Variant
+from kinspect.core.model import CompileTimes, Variant
 
 
 @dataclass(frozen=True)
@@ -93,7 +93,7 @@ def first_calls(fn, call: Callable[[object], object], sync: Callable[[], None], 
 
 
 def _timed(fn, call, sync, rec) -> tuple[FirstCall, object]:
-    from kinspect.errors import KinspectError
+    from kinspect.core.errors import KinspectError
 
     before = len(rec.pending)
     t0 = time.perf_counter()
@@ -124,7 +124,7 @@ def _timed(fn, call, sync, rec) -> tuple[FirstCall, object]:
 def first_call_error(fn, e: Exception):
     """One line for a first call that failed: where the kernel failed to compile, or how the launch failed."""
     from kinspect.compile import compile_error_line
-    from kinspect.errors import CompileError, KinspectError
+    from kinspect.core.errors import CompileError, KinspectError
 
     if type(e).__name__ in ("CompilationError", "CompileTimeAssertionFailure", "UnsupportedLanguageConstruct"):
         return CompileError(compile_error_line(fn, e))
@@ -137,7 +137,7 @@ def in_user_cache(hash_hex: str) -> bool | None:
     """Whether the user's Triton cache has a folder for this compile hash (read-only; None if unknown)."""
     import base64
 
-    from kinspect.sources import triton_cache_dir
+    from kinspect.files.sources import triton_cache_dir
 
     if not hash_hex:
         return None

@@ -20,7 +20,7 @@ import sys
 from dataclasses import dataclass
 
 from kinspect.bench.check import Check
-from kinspect.errors import KinspectError
+from kinspect.core.errors import KinspectError
 
 TIMEOUT_S = 600
 NOTE = ("Triton's interpreter runs the kernel's Python with numpy on the CPU, one program at a time: "

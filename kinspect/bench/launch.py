@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from kinspect.errors import UsageError
+from kinspect.core.errors import UsageError
 
 
 @dataclass(frozen=True)

@@ -13,9 +13,9 @@ from kinspect.bench.launch_path import LaunchPath
 from kinspect.bench.profile import Profile
 from kinspect.bench.reference import RefTiming
 from kinspect.bench.timing import REP_MS, WARMUP_MS, Timing
-from kinspect.errors import UsageError
-from kinspect.model import Variant
-from kinspect.store import DEFAULT_OUT
+from kinspect.core.errors import UsageError
+from kinspect.core.model import Variant
+from kinspect.files.store import DEFAULT_OUT
 
 
 @dataclass(frozen=True)
@@ -114,7 +114,7 @@ def bench(kernel: str, *, target: str | None = None, constexprs: dict | None = N
     if profile is not None:
         check_writable(profile)
     resolved = device_target(kernel, target, captured=bool(replay))
-    from kinspect.store import Store
+    from kinspect.files.store import Store
 
     Store(out_dir).ensure_writable()  # one line now, not after a compile and a timing run
     gpu = resolved.backend.gpu

@@ -22,8 +22,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from kinspect.counters import METRICS, STALLS, Counters, by_kernel, parse_csv, write
-from kinspect.errors import KinspectError
+from kinspect.files.counters import METRICS, STALLS, Counters, by_kernel, parse_csv, write
+from kinspect.core.errors import KinspectError
 
 TIMEOUT_S = 540
 NO_PERMISSION = "ERR_NVGPUCTRPERM"
@@ -56,7 +56,7 @@ def measure(folders: list[str], *, ncu: str | None = None, timeout: int = TIMEOU
     """Replay each variant folder's top launch once under ncu; {folder: its Counters (also written to
     the folder), or why it has none}. Raises KinspectError, with one line, when ncu is missing, cannot
     read the counters, or measured nothing."""
-    from kinspect.store import read_record
+    from kinspect.files.store import read_record
 
     ncu = ncu or ncu_path()
     if ncu is None:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kinspect.bench.launch import Launch
-from kinspect.errors import UsageError
+from kinspect.core.errors import UsageError
 
 RUNS = 10
 _ops: dict[str, object] = {}        # op name -> registered op (an op can be registered once per process)

@@ -36,7 +36,7 @@ def private_compile_caches():
     """Temporary Triton and inductor caches for torch.compile, and in-process compilation."""
     from triton import knobs
 
-    from kinspect.environ import patched
+    from kinspect.core.environ import patched
 
     with tempfile.TemporaryDirectory(prefix="kinspect-inductor-") as tmp, knobs.cache.scope(), \
             patched({"TRITON_CACHE_DIR": os.path.join(tmp, "triton"),

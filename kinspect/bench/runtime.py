@@ -16,7 +16,7 @@ from typing import Callable
 
 from kinspect.bench.stats import Runtime
 from kinspect.bench.timing import REP_MS, WARMUP_MS
-from kinspect.model import Variant
+from kinspect.core.model import Variant
 
 
 def device_timer(size: str | None) -> Callable[[Variant], Runtime | None] | None:

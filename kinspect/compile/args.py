@@ -6,7 +6,7 @@ import functools
 import re
 from dataclasses import dataclass
 
-from kinspect.errors import UsageError
+from kinspect.core.errors import UsageError
 
 # "-p BLOCK_SIZE=64", "--arg x_ptr=*fp32", "--arg n=i32:4096", "-p ACTIVATION=" (an empty string)
 ASSIGN_RE = re.compile(r"^(?P<name>[A-Za-z_][A-Za-z0-9_]*)=(?P<value>.*)$")

@@ -377,7 +377,7 @@ def _satisfy_asserts(w: Walk, out: dict, given: dict) -> None:
 
 def check_given(jit, given: dict) -> None:
     """A -p value of the wrong kind for what the code does with it: one line, before Triton's error."""
-    from kinspect.errors import UsageError
+    from kinspect.core.errors import UsageError
 
     if not given:
         return

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from kinspect.errors import KinspectError, UsageError
+from kinspect.core.errors import KinspectError, UsageError
 
 # Config fields that are compile options, not constexprs (triton.Config.all_kwargs)
 OPTION_FIELDS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "ir_override")

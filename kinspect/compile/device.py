@@ -29,7 +29,7 @@ import os
 import sys
 from dataclasses import dataclass, field
 
-from kinspect.model import Target
+from kinspect.core.model import Target
 
 GiB = 1 << 30
 MiB = 1 << 20

@@ -10,7 +10,7 @@ from triton.backends.compiler import GPUTarget
 from triton.backends.driver import DriverBase
 from triton.runtime import driver as triton_driver
 
-from kinspect.model import Target
+from kinspect.core.model import Target
 
 
 def gpu_target(t: Target) -> GPUTarget:

@@ -6,10 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from kinspect.errors import CompileError, UsageError
-from kinspect.model import Variant
-from kinspect.readonly import check_store_folder
-from kinspect.store import DEFAULT_OUT
+from kinspect.core.errors import CompileError, UsageError
+from kinspect.core.model import Variant
+from kinspect.files.readonly import check_store_folder
+from kinspect.files.store import DEFAULT_OUT
 
 
 @dataclass(frozen=True)
@@ -60,7 +60,7 @@ def dump(kernel: str, *, target: str | None = None, constexprs: dict | None = No
         fn, call_args, consts, grid, own = _shipped(kernel, constexprs, args, size, resolved)
         options = {**own, **{k: v for k, v in options.items() if v is not None}}
         label = kernel
-    from kinspect.store import Store
+    from kinspect.files.store import Store
 
     with Store(out_dir).lock():
         try:
@@ -71,7 +71,7 @@ def dump(kernel: str, *, target: str | None = None, constexprs: dict | None = No
                 raise
             raise CompileError(f"{e}; {uk.where_values(kernel, target, str(e))}") from None
         if retarget:
-            from kinspect.derived import add_retargets
+            from kinspect.analysis.derived import add_retargets
 
             variant = add_retargets(variant, retarget)
     return DumpResult(variant=variant, label=label, target_note=resolved.note, store=Path(out_dir))

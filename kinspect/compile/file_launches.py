@@ -146,7 +146,7 @@ class Recorder:
 
     def record(self, obj, args: tuple, kwargs: dict) -> None:
         from kinspect.compile.autotune import chain
-        from kinspect.errors import KinspectError
+        from kinspect.core.errors import KinspectError
 
         try:
             jit = chain(obj, "kernel").jit

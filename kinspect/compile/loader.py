@@ -38,7 +38,7 @@ from kinspect.compile import light
 from kinspect.compile.device import TooHeavy
 from kinspect.compile.file_launches import Enough, Recorder
 from kinspect.compile.shown import shown
-from kinspect.errors import KinspectError, NotFound
+from kinspect.core.errors import KinspectError, NotFound
 
 # `pkg.mod` in `pkg.mod:kernel`
 MODULE_NAME_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.")
@@ -261,7 +261,7 @@ def guarded(where: Where, driver_context, recorder):
 
 def _bytecode_dir() -> str | None:
     """Where the user's modules' bytecode goes (kinspect's cache), or None when it cannot be written."""
-    from kinspect.cache import cache_dir
+    from kinspect.core.cache import cache_dir
 
     folder = cache_dir() / "bytecode"
     try:

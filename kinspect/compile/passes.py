@@ -21,8 +21,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kinspect.errors import KinspectError
-from kinspect.store import write_atomic
+from kinspect.core.errors import KinspectError
+from kinspect.files.store import write_atomic
 
 TIMEOUT_S = 600
 # "                         ... Execution time report ..."

@@ -14,8 +14,8 @@ import dataclasses
 import json
 from pathlib import Path
 
-from kinspect.errors import KinspectError
-from kinspect.model import Variant
+from kinspect.core.errors import KinspectError
+from kinspect.core.model import Variant
 from kinspect.replay.spec import SOURCE_FILE, ReplaySpec, generated, plan
 
 
@@ -40,7 +40,7 @@ def load_kernel(file: str, name: str):
     import contextlib
 
     from kinspect.compile import jit_function, loader
-    from kinspect.errors import NotFound
+    from kinspect.core.errors import NotFound
 
     module = loader.load(file, driver_context=contextlib.nullcontext(), target_key="replay", offline=False).module
     if not hasattr(module, name):
@@ -73,7 +73,7 @@ def compile_spec(spec: ReplaySpec, *, out_dir: str | Path, target: str | None = 
 def _finished(variant: Variant, spec: ReplaySpec, notes: list[str]) -> Variant:
     """Keep the captured source beside the variant (so it replays without the program's files) and
     add `notes` to its record."""
-    from kinspect.store import Store, write_atomic
+    from kinspect.files.store import Store, write_atomic
 
     folder = Path(variant.path)
     if spec.source is not None and not (folder / SOURCE_FILE).exists():

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 
 from kinspect import backends
 from kinspect.backends import Backend
-from kinspect.errors import UsageError
-from kinspect.model import Target
+from kinspect.core.errors import UsageError
+from kinspect.core.model import Target
 
 DEFAULT_OFFLINE = "cuda:90"
 # e.g. "cuda:86", "hip:gfx90a": a backend's name and an arch

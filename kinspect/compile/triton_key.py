@@ -3,7 +3,7 @@
 The first compile of every process calls `triton.runtime.cache.triton_key()`, which hashes
 Triton's compiler, backends and language sources and its ~500 MB libtriton: about 1.2 CPU-seconds
 here, paid again by each `kinspect dump` (benchmarks/real_files.py runs one process a kernel). The
-value depends only on those files, so kinspect keeps it in its own cache (kinspect.cache), keyed
+value depends only on those files, so kinspect keeps it in its own cache (kinspect.core.cache), keyed
 by the path, size and modification time of every file Triton hashes (the stamps Python's own
 bytecode cache trusts), and hands Triton that value. A changed or reinstalled Triton has other
 stamps, so a new key is computed. Nothing of the user's Triton cache is touched: kinspect
@@ -16,7 +16,7 @@ import functools
 import os
 import sysconfig
 
-from kinspect.cache import cache_dir, key_of, write_text
+from kinspect.core.cache import cache_dir, key_of, write_text
 
 
 def _stamps(root: str) -> str:

@@ -38,7 +38,7 @@ from kinspect.compile.args import DescriptorSpec, parse_arg_type, spec_of
 from kinspect.compile.assume import check_given
 from kinspect.compile.autotune import Applied, Chain, apply, chain, is_jit
 from kinspect.compile.loader import is_user_kernel, launched_in, split  # noqa: F401  (callers import is_user_kernel)
-from kinspect.errors import KinspectError, NotFound, UsageError, did_you_mean
+from kinspect.core.errors import KinspectError, NotFound, UsageError, did_you_mean
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from kinspect.compile import compile_error_line, jit_function, private_cache
 from kinspect.compile.targets import Resolved
-from kinspect.errors import CompileError, KinspectError
-from kinspect.model import Variant
+from kinspect.core.errors import CompileError, KinspectError
+from kinspect.core.model import Variant
 
 
 def compile_variant(fn, *, args: dict, constexprs: dict, grid, resolved: Resolved, out_dir: str | Path,
@@ -82,8 +82,8 @@ def _stored(out_dir: str | Path, group: str, request: str) -> Variant | None:
     """The variant of the store's `group` compiled from `request`, as stored, or None."""
     import dataclasses
 
-    from kinspect.errors import KinspectError
-    from kinspect.store import kernel_folder, read_record
+    from kinspect.core.errors import KinspectError
+    from kinspect.files.store import kernel_folder, read_record
 
     folder = kernel_folder(Path(out_dir), group)
     for record in sorted(folder.glob("*/record.json")) if folder.is_dir() else ():
@@ -100,7 +100,7 @@ def _stored(out_dir: str | Path, group: str, request: str) -> Variant | None:
 def with_extra(variant: Variant, extra: dict) -> Variant:
     import dataclasses
 
-    from kinspect.store import Store
+    from kinspect.files.store import Store
 
     variant = dataclasses.replace(variant, extra={**variant.extra, **extra})
     Store(Path(variant.path).parent.parent).update_record(variant)
@@ -111,7 +111,7 @@ def with_loaded_resources(variant: Variant, kernel) -> Variant:
     """On a device, load the binary to read the registers and spills the driver reports."""
     import dataclasses
 
-    from kinspect.store import Store
+    from kinspect.files.store import Store
 
     try:
         kernel._init_handles()

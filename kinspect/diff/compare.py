@@ -24,9 +24,9 @@ from kinspect.diff.result import DiffResult, stage_rank
 from kinspect.diff.sweep import Outcome, Sweep
 from kinspect.diff.table import Row, rows as make_rows
 from kinspect.diff.textdiff import StageDiff
-from kinspect.errors import KinspectError, NotFound, UsageError, did_you_mean, warn
-from kinspect.model import Variant, natural
-from kinspect.store import DEFAULT_OUT
+from kinspect.core.errors import KinspectError, NotFound, UsageError, did_you_mean, warn
+from kinspect.core.model import Variant, natural
+from kinspect.files.store import DEFAULT_OUT
 
 
 def compare(items: list[str], *, constexprs: dict[str, list] | None = None, targets=(None,), num_warps=(None,),
@@ -47,7 +47,7 @@ def compare(items: list[str], *, constexprs: dict[str, list] | None = None, targ
         raise UsageError("name a kernel to sweep (kinspect diff KERNEL -p BLOCK_SIZE=32,64), two kernels "
                          "(a.py:kern b.py:kern), or saved variants (folders, stores, variant names)")
     if retarget:
-        from kinspect import retarget as cpus
+        from kinspect.backends import retarget as cpus
 
         for spec in retarget:
             cpus.parse(spec)  # a typo fails before anything is compiled
@@ -71,7 +71,7 @@ def compare(items: list[str], *, constexprs: dict[str, list] | None = None, targ
     known = {}
     least = 2 if text else 1  # a table (a report) can hold one variant; a diff needs two
     if kernels or replayed:
-        from kinspect.store import Store
+        from kinspect.files.store import Store
 
         with Store(out_dir).lock():     # the workers write under it: started inside, they know
             result_sweep = _sweep(kernels, replayed, targets=targets, constexprs=constexprs, num_warps=num_warps,
@@ -145,7 +145,7 @@ def _timed(r: Row, timer, notes: list[str]) -> Row:
 
 def _retargeted(variants: list[Variant], specs) -> list[Variant]:
     from kinspect.analysis.stages import isa_stage
-    from kinspect.derived import llir_stage, retargeted
+    from kinspect.analysis.derived import llir_stage, retargeted
 
     out = []
     for v in variants:
@@ -166,9 +166,9 @@ def _enough(count: int, why: str = "", least: int = 2) -> None:
 
 def _saved(item: str, store: Path) -> list[Variant] | None:
     """Variants an item names when it is saved (a folder, a file, a variant in the store), else None."""
-    from kinspect import sources
+    from kinspect.files import sources
     from kinspect.compile.user import is_user_kernel
-    from kinspect.derived import complete
+    from kinspect.analysis.derived import complete
 
     if is_user_kernel(item):
         return None
@@ -217,7 +217,7 @@ def _offline_target(t: str | None) -> str | None:
 
 
 def _collect(s: Sweep) -> tuple[list[Variant], list[Outcome]]:
-    from kinspect.store import read_record
+    from kinspect.files.store import read_record
 
     ok = [o for o in s.outcomes if o.path]
     failed = [o for o in s.outcomes if not o.path]

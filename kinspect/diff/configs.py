@@ -7,7 +7,7 @@ import json
 from typing import Callable
 
 from kinspect.diff.table import Row, config_index
-from kinspect.model import Variant
+from kinspect.core.model import Variant
 
 
 def _user(v: Variant) -> dict:

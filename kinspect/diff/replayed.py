@@ -8,8 +8,8 @@ import itertools
 from pathlib import Path
 
 from kinspect.diff.jobs import Job, Outcome
-from kinspect.errors import KinspectError, UsageError
-from kinspect.model import Variant
+from kinspect.core.errors import KinspectError, UsageError
+from kinspect.core.model import Variant
 from kinspect.replay.spec import from_variant
 
 
@@ -25,7 +25,7 @@ def jobs(variants: list[Variant], *, targets=(None,), constexprs: dict[str, list
         settable = {a.name for a in spec.args if a.kind not in ("tensor", "tensordesc")}
         unknown = [k for k in keys if k not in settable]
         if unknown:
-            from kinspect.errors import did_you_mean
+            from kinspect.core.errors import did_you_mean
 
             raise UsageError(f"-p {unknown[0]}: '{v.kernel}' has no constexpr or scalar '{unknown[0]}'"
                              f"{did_you_mean(unknown[0], settable)}; its constexprs: "

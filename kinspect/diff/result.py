@@ -11,7 +11,7 @@ from kinspect.diff.correlation import Link
 from kinspect.diff.sweep import Outcome, Sweep
 from kinspect.diff.table import Row
 from kinspect.diff.textdiff import StageDiff
-from kinspect.model import Variant
+from kinspect.core.model import Variant
 
 
 

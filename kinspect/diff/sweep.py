@@ -10,7 +10,7 @@ one per job; with one job, or jobs=1, the compile runs in this process.
 
 Ctrl-C stops a sweep: the workers run in process groups of their own (a terminal's Ctrl-C reaches
 this process only, never a compile halfway), and this process kills them and raises
-kinspect.interrupt.Interrupted with the outcomes finished before.
+kinspect.core.interrupt.Interrupted with the outcomes finished before.
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from kinspect.diff.jobs import Job, Outcome
-from kinspect.errors import KinspectError
-from kinspect.interrupt import Interrupted
-from kinspect.parallel import usable_cores
+from kinspect.core.errors import KinspectError
+from kinspect.core.interrupt import Interrupted
+from kinspect.core.parallel import usable_cores
 
 
 @dataclass(frozen=True)
@@ -79,7 +79,7 @@ def configs_of(kernel: str, targets: list, combos: list[dict], args: list[str], 
     kernel that is not autotuned)} or {"error": the one-line message}."""
     from kinspect.compile.args import parse_args
     from kinspect.compile.user import configs_to_sweep
-    from kinspect.errors import KinspectError
+    from kinspect.core.errors import KinspectError
 
     try:
         return {"configs": [configs_to_sweep(kernel, target, combo, parse_args(args), only)

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from kinspect.analysis.summary import VariantMetrics
 from kinspect.bench.stats import Runtime
-from kinspect.model import Variant
+from kinspect.core.model import Variant
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ import sys
 
 
 def main() -> None:
-    from kinspect.errors import quiet_foreign_noise
+    from kinspect.core.errors import quiet_foreign_noise
 
     quiet_foreign_noise()    # as the CLI does
     answers = sys.stdout

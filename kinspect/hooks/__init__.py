@@ -8,7 +8,7 @@ on exceptions and sys.exit.
 
 Inside Triton's compile the listener only links or copies the stage files and writes the record:
 derived stages (SASS from the cubin, CPU assembly) are made afterwards (hooks.record.finish), by
-the `kinspect capture` command once the program ends, or at first read (kinspect.derived).
+the `kinspect capture` command once the program ends, or at first read (kinspect.analysis.derived).
 """
 
 from __future__ import annotations
@@ -19,11 +19,11 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kinspect.errors import KinspectError
+from kinspect.core.errors import KinspectError
 from kinspect.hooks.launches import LaunchRecorder
 from kinspect.hooks.startup import StartupClock
-from kinspect.model import Variant
-from kinspect.store import DEFAULT_OUT, Store
+from kinspect.core.model import Variant
+from kinspect.files.store import DEFAULT_OUT, Store
 
 
 @dataclass
@@ -41,7 +41,7 @@ class Recorder:
     backend: str | None = None       # the kinspect backend that compiles (default: the one Triton's target names)
     startup: StartupClock | None = None      # times Triton's one-time start-up
     variants: list[Variant] = field(default_factory=list)
-    autotune: list = field(default_factory=list)     # triton.autotune's decisions (kinspect.model.AutotuneDecision)
+    autotune: list = field(default_factory=list)     # triton.autotune's decisions (kinspect.core.model.AutotuneDecision)
     pending: list[tuple] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -112,7 +112,7 @@ class Recorder:
             existing = self.store.exists(group, variant)
             if cache_hit and existing is not None:
                 # The same variant was stored before, with its real compile times: keep that one.
-                from kinspect.store import read_record
+                from kinspect.files.store import read_record
 
                 variant = read_record(existing)
             else:
@@ -222,7 +222,7 @@ def _finish_autotune(store: Store, autotune) -> None:
     """Merge this process's autotuning decisions into the store's autotune.json files."""
     import os
 
-    from kinspect.store import merge_autotune
+    from kinspect.files.store import merge_autotune
 
     if autotune.decisions:
         try:
@@ -237,7 +237,7 @@ def finish_launches(launches: LaunchRecorder) -> None:
     import os
     import socket
 
-    from kinspect.store import launches_path, merge_launches
+    from kinspect.files.store import launches_path, merge_launches
 
     for folder in launches.flush(final=True):
         try:

@@ -21,7 +21,7 @@ import socket
 import sys
 from pathlib import Path
 
-from kinspect.model import AutotuneDecision, ConfigTiming, TunedConfig
+from kinspect.core.model import AutotuneDecision, ConfigTiming, TunedConfig
 
 
 class AutotuneRecorder:
@@ -85,7 +85,7 @@ class AutotuneRecorder:
     def write(self, kernel: str) -> None:
         if self.root is None:
             return
-        from kinspect.store import write_autotune
+        from kinspect.files.store import write_autotune
 
         try:
             write_autotune(self.root, kernel, [d for d in self.decisions if d.kernel == kernel],

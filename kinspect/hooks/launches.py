@@ -6,7 +6,7 @@ make Inductor bypass its static launcher): kinspect.hooks.observe wraps each ker
 launch the wrapper counts the launch under its signature key (the grid and the int and bool
 arguments); only a new key records the arguments in full (tensors' dtype, shape, strides and device
 as first seen with that key). The records are written by `flush`, per process, beside the variant
-(kinspect.store.write_launches): a variant's first launch at once, later counts now and then while
+(kinspect.files.store.write_launches): a variant's first launch at once, later counts now and then while
 launches happen (checked every CHECK_EVERY launches of a key) and when the capture ends.
 """
 
@@ -20,8 +20,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kinspect.launches import GRIDS, SAMPLES, SIGNATURES
-from kinspect.model import SCALAR_KINDS, ArgSpec, GpuTime, Launches, LaunchSignature, ProcessLaunches, grid3
+from kinspect.files.launches import GRIDS, SAMPLES, SIGNATURES
+from kinspect.core.model import SCALAR_KINDS, ArgSpec, GpuTime, Launches, LaunchSignature, ProcessLaunches, grid3
 
 FLUSH_S = 2.0            # write launch files at most this often while launches happen
 CHECK_EVERY = 4096       # launches of one signature key between two looks at the clock (a power of 2)
@@ -238,7 +238,7 @@ class LaunchRecorder:
     def flush(self, final: bool = False) -> list[Path]:
         """Write each changed variant's launches of this process beside it; returns the files written.
         With `final`, first wait for the device so every timed launch is counted."""
-        from kinspect.store import write_launches
+        from kinspect.files.store import write_launches
 
         with self._lock:
             self._last_flush = time.monotonic()
@@ -272,7 +272,7 @@ class LaunchRecorder:
         one of torch.compile's compile workers, recorded it)."""
         if self.store is None:
             return None
-        from kinspect.store import find_variant_folder
+        from kinspect.files.store import find_variant_folder
 
         folder = find_variant_folder(self.store.root, kernel, key)
         if folder is not None:

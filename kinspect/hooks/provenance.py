@@ -4,7 +4,7 @@ In the process that called torch.compile, Inductor loads each compiled graph's o
 PyCodeCache, which remembers its line map (PyCodeCache.linemaps: the wrapper's line numbers and the
 stack traces of the FX nodes) on fresh compiles and on FX-graph-cache hits alike. `InductorOrigins`
 reads the wrappers it has not read yet (nothing is imported: only when the program has imported
-Inductor, and only files Inductor wrote), parses them (kinspect.provenance) and writes each
+Inductor, and only files Inductor wrote), parses them (kinspect.files.provenance) and writes each
 kernel's origin beside the variant whose source file is the kernel's file (`# kernel path:`). It
 runs when the launch recorder writes its files: at a variant's first launch, every few seconds
 while launches happen, and when the capture ends.
@@ -16,7 +16,7 @@ import json
 import sys
 from pathlib import Path
 
-from kinspect import provenance
+from kinspect.files import provenance
 
 MAX_WRAPPER_BYTES = 64 << 20
 

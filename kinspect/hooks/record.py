@@ -9,9 +9,9 @@ from typing import Any
 
 from kinspect import backends
 from kinspect.backends import derive, pending_derivers
-from kinspect.metadata import OPTION_KEYS, jsonable, target_of
-from kinspect.model import CompileTimes, SourceRef, StageFile, Variant
-from kinspect.store import SOURCE, Store, write_atomic
+from kinspect.files.metadata import OPTION_KEYS, jsonable, target_of
+from kinspect.core.model import CompileTimes, SourceRef, StageFile, Variant
+from kinspect.files.store import SOURCE, Store, write_atomic
 
 def _arg_name(fn, path) -> str:
     names = getattr(fn, "arg_names", None) or []

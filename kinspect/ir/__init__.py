@@ -10,7 +10,7 @@ import importlib
 from typing import Iterable, Iterator
 
 from kinspect import isa
-from kinspect.errors import NotFound, did_you_mean
+from kinspect.core.errors import NotFound, did_you_mean
 from kinspect.ir.records import Record
 
 

@@ -24,7 +24,7 @@ import re
 from dataclasses import replace
 from typing import AbstractSet, Callable, Iterable, Iterator, Mapping, NamedTuple
 
-from kinspect.errors import ParseError
+from kinspect.core.errors import ParseError
 from kinspect.ir.records import (looks_binary, Function, Instruction, OpInfo, Record, Resource, SourceLoc, Space,
                                  iter_lines)
 

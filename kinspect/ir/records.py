@@ -4,7 +4,7 @@ A parser module in kinspect/ir/ exposes `parse(lines) -> Iterator[Record]` where
 str or any iterable of lines (a file object streams a 100 MB listing in bounded memory). Parsers
 are pure: no file I/O, no Triton import. Bad input raises ParseError with the line number.
 
-ISA knowledge (what a mnemonic *is*) lives in kinspect/isa/ tables as OpInfo (kinspect.ops, the
+ISA knowledge (what a mnemonic *is*) lives in kinspect/isa/ tables as OpInfo (kinspect.isa.ops, the
 vocabulary both share); a parser looks the mnemonic up and attaches the OpInfo, with Kind.OTHER for
 mnemonics the table does not know (never a guess).
 """
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Iterable, Iterator, Union
 
 # The vocabulary of what an instruction is, shared with the ISA tables; records carry it.
-from kinspect.ops import OTHER, Access, Kind, OpInfo, Space  # noqa: F401  (parsers import it from here)
+from kinspect.isa.ops import OTHER, Access, Kind, OpInfo, Space  # noqa: F401  (parsers import it from here)
 
 
 @dataclass(frozen=True)
@@ -153,7 +153,7 @@ def looks_binary(line: str) -> bool:
 def check_text(n: int, line: str, message: str) -> None:
     """Raise ParseError(message) at line n when the line is binary data."""
     if looks_binary(line):
-        from kinspect.errors import ParseError
+        from kinspect.core.errors import ParseError
 
         raise ParseError(message, line=n)
 

@@ -26,7 +26,7 @@ import functools
 import re
 from typing import AbstractSet, Iterable, Iterator, NamedTuple
 
-from kinspect.errors import ParseError
+from kinspect.core.errors import ParseError
 from kinspect.ir import cpu_asm
 from kinspect.ir.cpu_asm import Decoded, Flow, Stmt
 from kinspect.ir.records import Access, Kind, OpInfo, Record, Space

@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from kinspect.plugins import Registry
+from kinspect.core.plugins import Registry
 
 ENTRY_POINTS = "kinspect.isas"
 # The modules that declare kinspect's own specs (each registers its specs when imported).

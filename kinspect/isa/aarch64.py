@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 
 from kinspect.isa import Isa, register
-from kinspect.ops import Kind, Match, OpInfo, Space, Table, merge
+from kinspect.isa.ops import Kind, Match, OpInfo, Space, Table, merge
 
 
 def _op(kind: Kind, **kw) -> OpInfo:

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from kinspect.isa import Isa, register
-from kinspect.ops import OTHER, Kind, OpInfo, Space, Table, grouped, stated
+from kinspect.isa.ops import OTHER, Kind, OpInfo, Space, Table, grouped, stated
 
 # gfx9 and gfx11 names the same register encodings differently; all are one op each
 ENCODING_SUFFIXES = ("_e32", "_e64", "_dpp", "_dpp8", "_sdwa", "_vop3")

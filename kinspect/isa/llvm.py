@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from kinspect.isa import Isa, nvidia, register
-from kinspect.ops import Access, Kind, OpInfo, OTHER, Space, longest_prefix, merge, named
+from kinspect.isa.ops import Access, Kind, OpInfo, OTHER, Space, longest_prefix, merge, named
 
 
 def _merged(*groups: dict) -> dict:

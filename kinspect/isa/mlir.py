@@ -13,7 +13,7 @@ mlir/include/mlir/Dialect/*/IR/*Ops.td).
 from __future__ import annotations
 
 from kinspect.isa import Isa, register
-from kinspect.ops import Access, Kind, OpInfo, OTHER, Space, merge, named
+from kinspect.isa.ops import Access, Kind, OpInfo, OTHER, Space, merge, named
 
 
 def _merged(*groups: dict) -> dict:

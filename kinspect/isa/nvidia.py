@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from kinspect.isa import Isa, register
-from kinspect.ops import OTHER, Kind, OpInfo, Space, grouped, longest_prefix
+from kinspect.isa.ops import OTHER, Kind, OpInfo, Space, grouped, longest_prefix
 
 
 _FP = dict(fp=True)

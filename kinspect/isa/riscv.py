@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 
 from kinspect.isa import Isa, register
-from kinspect.ops import Access, Kind, Match, OpInfo, Space, Table, merge, stated
+from kinspect.isa.ops import Access, Kind, Match, OpInfo, Space, Table, merge, stated
 
 
 def _op(kind: Kind, **kw) -> OpInfo:

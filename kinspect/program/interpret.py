@@ -37,7 +37,7 @@ from types import SimpleNamespace
 
 from kinspect.hooks.launches import FLUSH_S, LaunchRecorder, _arg_key, _arg_spec, rank
 from kinspect.hooks.tuning import in_trial
-from kinspect.model import grid3
+from kinspect.core.model import grid3
 
 
 class _Kernel:
@@ -48,7 +48,7 @@ class _Kernel:
         from triton.runtime.jit import JITFunction
 
         from kinspect.compile.driver import compile_only
-        from kinspect.errors import KinspectError
+        from kinspect.core.errors import KinspectError
         from kinspect.replay.source import of_function
 
         self.name = fn.__name__
@@ -162,7 +162,7 @@ class InterpretRecorder:
         """The ReplaySpec (as JSON) of a new variant: this launch's arguments, the specialization
         the JIT would give them for the target, the launch options and the kernel's source."""
         from kinspect.hooks.record import jsonable, specialization as by_name
-        from kinspect.model import SourceRef
+        from kinspect.core.model import SourceRef
         from kinspect import backends
         from kinspect.replay.spec import ReplaySpec
 
@@ -189,7 +189,7 @@ class InterpretRecorder:
         """This process's records, replacing its earlier file atomically."""
         import dataclasses
 
-        from kinspect.store import INTERPRET_PENDING, write_atomic
+        from kinspect.files.store import INTERPRET_PENDING, write_atomic
 
         with self._lock:
             self._last_write = time.monotonic()

@@ -8,7 +8,7 @@ import contextlib
 from pathlib import Path
 
 from kinspect.hooks import Recorder
-from kinspect.store import Store
+from kinspect.files.store import Store
 
 
 def interpreting() -> bool:
@@ -31,7 +31,7 @@ def capture(out_dir: str | Path, target: str | None = None):
     from kinspect.hooks.autotune import AutotuneRecorder
     from kinspect.program.interpret import InterpretRecorder
     from kinspect.program.pending import compile_pending
-    from kinspect.store import merge_autotune, merge_launches
+    from kinspect.files.store import merge_autotune, merge_launches
 
     target = str(resolve(target or DEFAULT_OFFLINE).target)
     store = Store(out_dir)
@@ -51,7 +51,7 @@ def capture(out_dir: str | Path, target: str | None = None):
             compiled = compile_pending(store.root)
             for v in compiled.variants:
                 merge_launches(Path(v.path))
-            from kinspect.store import read_record
+            from kinspect.files.store import read_record
 
             recorder.variants += [read_record(Path(v.path)) for v in compiled.variants]
             recorder.errors += [f"'{k}' was not compiled for {target}: {e}" for k, e in compiled.failed]

@@ -11,8 +11,8 @@ import os
 from pathlib import Path
 from typing import Callable
 
-from kinspect.errors import KinspectError
-from kinspect.model import Variant
+from kinspect.core.errors import KinspectError
+from kinspect.core.model import Variant
 
 
 @dataclasses.dataclass(frozen=True)
@@ -32,10 +32,10 @@ def compile_pending(out: Path, *, progress: Callable | None = None, jobs_limit: 
     (their files under `<out>/.kinspect-interpret/`), in parallel workers, into the store; merge each
     process's launch counts into the variant it launched; then remove those files.
 
-    Ctrl-C stops the workers and raises kinspect.interrupt.Interrupted with the Compiled so far: each
+    Ctrl-C stops the workers and raises kinspect.core.interrupt.Interrupted with the Compiled so far: each
     variant compiled before is whole (its launches merged), and the pending files keep only what is
     left, which the next compile_pending (`kinspect capture --resume`) compiles."""
-    from kinspect.store import INTERPRET_PENDING, Outside, Store, contained
+    from kinspect.files.store import INTERPRET_PENDING, Outside, Store, contained
 
     folder = Path(out) / INTERPRET_PENDING
     if not folder.is_dir():
@@ -52,10 +52,10 @@ def compile_pending(out: Path, *, progress: Callable | None = None, jobs_limit: 
 def _pending(folder: Path) -> tuple[dict[str, dict], dict[Path, dict], list[str]]:
     """The specializations the pending files of `folder` hold, one per key however many processes
     launched it ({"spec", "launches": [(host, pid, Launches)]}), the files as read, and a line for
-    each file that could not be read (checked: kinspect.schema.PENDING)."""
-    from kinspect import schema
-    from kinspect.model import launches_from_json
-    from kinspect.store import load_json
+    each file that could not be read (checked: kinspect.files.schema.PENDING)."""
+    from kinspect.files import schema
+    from kinspect.core.model import launches_from_json
+    from kinspect.files.store import load_json
 
     unique: dict[str, dict] = {}
     files, notes = {}, []
@@ -87,9 +87,9 @@ def _compile_pending(out: Path, folder: Path, progress, jobs_limit) -> Compiled:
     import time
 
     from kinspect.diff import sweep
-    from kinspect.environ import patched
-    from kinspect.interrupt import Interrupted, deferred
-    from kinspect.store import write_atomic
+    from kinspect.core.environ import patched
+    from kinspect.core.interrupt import Interrupted, deferred
+    from kinspect.files.store import write_atomic
 
     t0 = time.perf_counter()
     unique, files, notes = _pending(folder)
@@ -131,8 +131,8 @@ def _compile_pending(out: Path, folder: Path, progress, jobs_limit) -> Compiled:
 def _keep(done: list[tuple]) -> tuple[list[Variant], list[tuple[str, str]]]:
     """Each compiled variant with the launches its processes recorded merged into its record (two
     specializations that compiled to one variant count together); the failed ones' error lines."""
-    from kinspect.launches import merge
-    from kinspect.store import merge_launches, read_record, write_launches
+    from kinspect.files.launches import merge
+    from kinspect.files.store import merge_launches, read_record, write_launches
 
     failed, by_folder = [], {}
     for outcome, slot in done:
@@ -153,7 +153,7 @@ def _keep(done: list[tuple]) -> tuple[list[Variant], list[tuple[str, str]]]:
 
 def _leave(files: dict[Path, dict], done: set[str]) -> None:
     """Take what was compiled out of the pending files; a file left with nothing goes."""
-    from kinspect.store import write_atomic
+    from kinspect.files.store import write_atomic
 
     for path, d in files.items():
         specs = [e for e in d["specs"] if _key(e["spec"]) not in done]

@@ -23,11 +23,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from kinspect.errors import KinspectError, UsageError, warn
-from kinspect.model import Variant
-from kinspect.readonly import check_store_folder
-from kinspect.sources import users_environment
-from kinspect.store import LAUNCHES_GLOB, Store, merge_launches, read_record, read_records
+from kinspect.core.errors import KinspectError, UsageError, warn
+from kinspect.core.model import Variant
+from kinspect.files.readonly import check_store_folder
+from kinspect.files.sources import users_environment
+from kinspect.files.store import LAUNCHES_GLOB, Store, merge_launches, read_record, read_records
 
 BOOT = Path(__file__).parent / "boot"
 SUMMARIES = ".kinspect-capture"     # per-process launch summaries, read back and removed here
@@ -43,7 +43,7 @@ class CaptureResult:
     unattributed: dict = field(default_factory=dict)
     notes: tuple[str, ...] = ()
     derive_s: float = 0.0
-    autotune: tuple = ()                    # kinspect.model.AutotuneDecision made in this run
+    autotune: tuple = ()                    # kinspect.core.model.AutotuneDecision made in this run
     interpret: str | None = None            # the target launches under the interpreter were compiled for
     compile_s: float = 0.0                  # compiling them, after the program
     interrupted: bool = False               # Ctrl-C stopped the steps after the program: see notes
@@ -124,7 +124,7 @@ def run(command: list[str], out_dir: str | Path, *, time_method: str | None = No
 def _run_program(command: list[str], env: dict) -> int:
     """Run the command and wait for it; its exit code as a shell gives it (128 + N when signal N
     killed it). A SIGINT reaching kinspect meanwhile is the command's to act on: kinspect waits."""
-    from kinspect.interrupt import deferred, exit_code
+    from kinspect.core.interrupt import deferred, exit_code
 
     try:
         proc = subprocess.Popen(command, env=env)
@@ -141,7 +141,7 @@ def resume(out_dir: str | Path, *, progress: Callable[[int, int], None] | None =
            compiling: Callable | None = None) -> CaptureResult:
     """Finish what a capture into `out_dir` left undone (it was interrupted after its program): compile
     what its program launched under the interpreter, derive the stages, merge the launch files."""
-    from kinspect.store import INTERPRET_PENDING, is_store
+    from kinspect.files.store import INTERPRET_PENDING, is_store
 
     out = Path(out_dir).resolve()
     if not out.is_dir() or not (is_store(out) or (out / INTERPRET_PENDING).is_dir()):
@@ -157,9 +157,9 @@ def finish_capture(out: Path, *, started: float | None, progress, compiling, cod
     autotune files, and read the processes' summaries. `started`: the time the program started (the
     variants recorded since are this run's), or None to finish every variant that needs it. Ctrl-C
     stops it: what is done stays whole, the result says what is left (code 130)."""
-    from kinspect.interrupt import Interrupted, deferred
+    from kinspect.core.interrupt import Interrupted, deferred
     from kinspect.program.pending import compile_pending
-    from kinspect.store import merge_autotune
+    from kinspect.files.store import merge_autotune
 
     compile_s, compiled, done = 0.0, [], []
     try:
@@ -188,7 +188,7 @@ def finish_capture(out: Path, *, started: float | None, progress, compiling, cod
         with deferred():
             launches, hook_ms, timing, unattributed, how = _summaries(out / SUMMARIES)
             if timing and timing.get("other_kernels"):
-                from kinspect import gpu_time
+                from kinspect.files import gpu_time
 
                 gpu_time.write_others(out, timing["other_kernels"], timing["method"], timing.get("window", ""))
             autotune = tuple(merge_autotune(out))
@@ -276,8 +276,8 @@ def _finished(v: Variant, finish) -> Variant:
 def _summaries(folder: Path) -> tuple[int, float, dict | None, dict, dict]:
     """What every process's launch observers reported at exit, summed, and how they observed
     (CaptureResult's observed, per_launch_us, static_launcher); the files are removed."""
-    from kinspect import schema
-    from kinspect.store import load_json
+    from kinspect.files import schema
+    from kinspect.files.store import load_json
 
     launches, hook_ms, timing, unattributed = 0, 0.0, None, {}
     how = {"observed": {}, "per_launch_us": 0.0, "static_launcher": ""}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kinspect.model import AutotuneDecision, TunedConfig
+from kinspect.core.model import AutotuneDecision, TunedConfig
 
 SHOWN_CONFIGS = 8        # per decision; the rest are counted
 

@@ -19,7 +19,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from kinspect.model import StageFile, Variant
+from kinspect.core.model import StageFile, Variant
 
 # Bigger stages are shown as escaped plain text: pygments takes about 3 s per MB of LLVM IR.
 HIGHLIGHT_BYTES = 4 << 20
@@ -70,7 +70,7 @@ def stage(v: Variant, s: StageFile) -> Code:
     from kinspect import ir
     from kinspect.analysis.stages import open_lines
     from kinspect.analysis.verdicts import is_kernel_file
-    from kinspect.errors import KinspectError
+    from kinspect.core.errors import KinspectError
     from kinspect.ir.records import Instruction
     from kinspect.render.lexers import lexer_for
 
@@ -107,7 +107,7 @@ def packed(v: Variant) -> list[Packed]:
 
 def packed_stage(v: Variant, s: StageFile) -> Packed:
     """A stage packed, from kinspect's cache when this file was packed by this same code before."""
-    from kinspect.cache import cached_text, file_key, key_of
+    from kinspect.core.cache import cached_text, file_key, key_of
 
     path = Path(v.path, s.file)
     mine = v.source.file.rsplit("/", 1)[-1] if v.source else ""
@@ -151,7 +151,7 @@ PARALLEL_FROM = 4   # pack the stages of this many variants or more in worker pr
 
 def packed_all(variants: list[Variant]) -> list[list[Packed]]:
     """`packed` of each variant, in order; highlighting is pure Python, so many variants are packed
-    in worker processes (kinspect.parallel), their results cached."""
-    from kinspect.parallel import process_map
+    in worker processes (kinspect.core.parallel), their results cached."""
+    from kinspect.core.parallel import process_map
 
     return process_map(packed, variants, least=PARALLEL_FROM)

@@ -26,7 +26,7 @@ from pathlib import Path
 from kinspect.analysis import VariantReport
 from kinspect.diff.result import DiffResult, stage_rank
 from kinspect.diff.table import Row
-from kinspect.errors import KinspectError
+from kinspect.core.errors import KinspectError
 from kinspect.render import plots
 from kinspect.render.code import Packed, packed_all
 
@@ -54,7 +54,7 @@ class Report:
 
     @functools.cached_property
     def plots(self) -> list[plots.Plot]:
-        from kinspect.optional import has
+        from kinspect.core.optional import has
 
         if not has("matplotlib"):    # an extra (kinspect[report]): the page says so where the plots go
             return []
@@ -76,7 +76,7 @@ class Report:
 
     def save(self, path: str | Path) -> int:
         """Write the file whole or not at all (a temporary file renamed over it); its size in bytes."""
-        from kinspect.store import write_atomic
+        from kinspect.files.store import write_atomic
 
         path = Path(path)
         data = self.html.encode("utf-8", "backslashreplace")    # a path's bytes that are not UTF-8: shown escaped
@@ -249,7 +249,7 @@ def _sort_value(text: str) -> str:
 def _plots(report: Report) -> str:
     figures = [f'<figure class="plot" data-plot="{p.name}">{p.svg}<figcaption>{esc(p.caption)}</figcaption></figure>'
                for p in report.plots]
-    from kinspect.optional import has, install_line
+    from kinspect.core.optional import has, install_line
 
     if not figures:
         why = ("one variant: nothing swept to plot" if len(report.rows) < 2

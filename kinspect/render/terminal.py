@@ -7,7 +7,7 @@ import re
 import sys
 from pathlib import Path
 
-from kinspect.model import Variant
+from kinspect.core.model import Variant
 
 
 # What a terminal acts on instead of showing: C0 and C1 controls (ESC starts sequences that move the

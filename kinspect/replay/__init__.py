@@ -1,6 +1,6 @@
 """Replay: a captured variant as an input to `bench`, `diff` and `repro`.
 
-A variant `kinspect capture` recorded carries its launches (kinspect.model.Launches). Replay takes
+A variant `kinspect capture` recorded carries its launches (kinspect.core.model.Launches). Replay takes
 the most frequent one and runs it again: the kernel (kinspect.replay.source: rebuilt from the
 source captured with it, or imported from its file), fresh arguments of the captured shapes,
 dtypes and strides (kinspect.replay.args), the captured scalars, constexprs, options and grid

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kinspect.errors import KinspectError, UsageError
-from kinspect.model import ArgSpec
+from kinspect.core.errors import KinspectError, UsageError
+from kinspect.core.model import ArgSpec
 
 FILL_NOTE = ("arguments are fresh tensors of the captured shapes, dtypes and strides: floating point "
              "standard-normal (seed 0), integer and bool tensors zeros")

@@ -19,7 +19,7 @@ import math
 import textwrap
 from pathlib import Path
 
-from kinspect.errors import KinspectError
+from kinspect.core.errors import KinspectError
 from kinspect.replay.source import (INDUCTOR_IMPORTS, TRITON_IMPORTS, KernelSource, import_ref, kernel_def,
                                     python_name as name, runnable_text)
 from kinspect.replay.spec import ReplaySpec, generated, importable, plan
@@ -56,7 +56,7 @@ def write(spec: ReplaySpec, path: str | Path, *, interpret: bool = False, embed:
           triton_version: str = "") -> str:
     """The script's text, written to `path`; returns how it gets the kernel, in words. Nothing is
     written when the store's records do not make a script that parses (a KinspectError says why)."""
-    from kinspect.store import write_atomic
+    from kinspect.files.store import write_atomic
 
     text, how = script(spec, interpret=interpret, embed=embed, label=label, triton_version=triton_version)
     out = Path(path)

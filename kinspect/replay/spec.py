@@ -13,13 +13,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kinspect import backends, schema
-from kinspect.errors import KinspectError, NotFound, warn
-from kinspect.model import SCALAR_KINDS, ArgSpec, SourceRef, Variant
-from kinspect.replay.source import KernelSource
-from kinspect.store import load_json
+from kinspect import backends
 
-from kinspect.store import SOURCE as SOURCE_FILE     # a variant's captured KernelSource, beside its record.json
+from kinspect.files import schema
+from kinspect.core.errors import KinspectError, NotFound, warn
+from kinspect.core.model import SCALAR_KINDS, ArgSpec, SourceRef, Variant
+from kinspect.replay.source import KernelSource
+from kinspect.files.store import load_json
+
+from kinspect.files.store import SOURCE as SOURCE_FILE     # a variant's captured KernelSource, beside its record.json
 
 @dataclass(frozen=True)
 class ReplaySpec:
@@ -48,7 +50,7 @@ class ReplaySpec:
 
     @classmethod
     def from_json(cls, d: dict) -> "ReplaySpec":
-        from kinspect.model import arg_from_json
+        from kinspect.core.model import arg_from_json
 
         return cls(kernel=str(d["kernel"]), target=str(d["target"]),
                    args=tuple(arg_from_json(a) for a in d["args"]), grid=tuple(int(x) for x in d["grid"]),
@@ -119,7 +121,7 @@ def _constant(name: str, value) -> ArgSpec:
 
 
 def read_source(folder: Path) -> KernelSource | None:
-    """The kernel source captured beside a variant (checked: kinspect.schema.KERNEL_SOURCE), or None."""
+    """The kernel source captured beside a variant (checked: kinspect.files.schema.KERNEL_SOURCE), or None."""
     folder = Path(folder)
     try:
         return KernelSource.from_json(load_json(folder, SOURCE_FILE, schema.KERNEL_SOURCE))
@@ -130,10 +132,10 @@ def read_source(folder: Path) -> KernelSource | None:
 
 
 def load(path: str | Path, launch: int = 1) -> ReplaySpec:
-    """A spec from a variant folder (its record) or a spec file (.json, checked: kinspect.schema.REPLAY_SPEC)."""
+    """A spec from a variant folder (its record) or a spec file (.json, checked: kinspect.files.schema.REPLAY_SPEC)."""
     p = Path(path)
     if p.is_dir():
-        from kinspect.store import read_record
+        from kinspect.files.store import read_record
 
         return from_variant(read_record(p), launch)
     try:

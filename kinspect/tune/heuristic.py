@@ -16,7 +16,7 @@ import re
 import textwrap
 from dataclasses import dataclass, field
 
-from kinspect.errors import KinspectError
+from kinspect.core.errors import KinspectError
 
 # Inductor's own limits on block sizes (torch/_inductor/runtime/hints.py TRITON_MAX_BLOCK, CUDA; R0_ without
 # the multi-kernel factor) and on warps (triton_heuristics: powers of two up to 32)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import copy
 
-from kinspect.errors import KinspectError
+from kinspect.core.errors import KinspectError
 from kinspect.tune.heuristic import Heuristic
 from kinspect.tune.space import Candidate, Knobs
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kinspect.errors import KinspectError
+from kinspect.core.errors import KinspectError
 from kinspect.tune.space import Candidate
 
 RESULT_FILE = "tune.json"
@@ -139,7 +139,7 @@ class TuneResult:
 def write(folder: str | Path, result: TuneResult) -> Path:
     import json
 
-    from kinspect.store import write_atomic
+    from kinspect.files.store import write_atomic
 
     path = Path(folder) / RESULT_FILE
     try:

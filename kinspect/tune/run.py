@@ -152,7 +152,7 @@ def record_launch(kernel: str, *, out_dir, constexprs: dict, args: dict, size: s
 
     from kinspect.bench.launch import prepare
     from kinspect.hooks import capture
-    from kinspect.errors import KinspectError
+    from kinspect.core.errors import KinspectError
 
     launch = prepare(kernel, device="cuda", constexprs=constexprs, args=args, size=size, num_warps=None,
                      num_stages=None)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable
 
-from kinspect.model import Variant
+from kinspect.core.model import Variant
 from kinspect.tune.result import CODE, Trial, TuneResult
 from kinspect.tune.space import Candidate, Knobs, finding_kinds, from_findings, neighbours, short_why
 
@@ -145,7 +145,7 @@ def autotune_configs(v: Variant, knobs: Knobs, spec) -> list[Candidate]:
     """The configs of the kernel's own @triton.autotune, as the capture recorded its decisions (kinspect's
     store keeps them): what Triton's autotuner chooses from. Configs that set a constexpr the tune does not
     vary to another value than the captured launch's are left out."""
-    from kinspect.store import read_autotune
+    from kinspect.files.store import read_autotune
 
     names = dict(knobs.original.constexprs)
     fixed = {a.name: a.value for a in spec.args}
@@ -169,8 +169,8 @@ def autotune_configs(v: Variant, knobs: Knobs, spec) -> list[Candidate]:
 
 def _tune_dir(root: Path) -> Path:
     """Where the candidates are compiled: a folder of the store that no link leads out of."""
-    from kinspect.errors import KinspectError
-    from kinspect.store import Outside, contained
+    from kinspect.core.errors import KinspectError
+    from kinspect.files.store import Outside, contained
 
     try:
         return contained(root, TUNE_DIR)
@@ -197,7 +197,7 @@ def _compile(s: Setup, batch: list[Candidate], compiler, out_dir: Path) -> dict:
     jobs = [Job(kernel=s.variant.kernel, target=str(s.variant.target), constexprs=c.constexprs, num_warps=c.num_warps,
                 num_stages=c.num_stages, out_dir=str(out_dir), replay=str(Path(s.variant.path).resolve()))
             for c in batch]
-    from kinspect.store import Store
+    from kinspect.files.store import Store
 
     out_dir.mkdir(parents=True, exist_ok=True)
     with Store(out_dir).lock():      # the workers write under this process's lock

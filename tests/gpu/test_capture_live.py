@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from kinspect.store import read_records
+from kinspect.files.store import read_records
 from tests.gpu.conftest import SAMPLE
 
 ITERS = "20"

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from kinspect import ceilings, provenance
-from kinspect.store import read_records
+from kinspect.files import ceilings, provenance
+from kinspect.files.store import read_records
 
 
 
@@ -34,7 +34,7 @@ def test_capture_keeps_ceilings_and_provenance(captured):
     lines = [f for o in origins.values() for f in o.lines]
     assert lines and all(f.file.endswith("torch_compile_capture.py") and f.function == "forward" for f in lines), \
         lines[:3]
-    from kinspect import gpu_time
+    from kinspect.files import gpu_time
 
     others = gpu_time.read_others(captured)
     assert others is not None and others.ms > 0, "cuBLAS's matmuls of the layer ran beside the Triton kernels"

@@ -7,7 +7,7 @@ from click.testing import CliRunner
 
 import kinspect
 from kinspect.cli import main
-from kinspect.store import read_records
+from kinspect.files.store import read_records
 
 
 
@@ -43,10 +43,10 @@ def test_live_capture_of_a_launched_kernel(tmp_path):
     v = rec.variants[-1]
     assert v.target.backend == "cuda" and not v.offline
     assert {"ttir", "ptx", "cubin"} <= {s.name for s in v.stages}
-    from kinspect.derived import complete
+    from kinspect.analysis.derived import complete
 
     assert complete(v).stage("sass") is not None, "SASS is derived at first read, outside the user's compile"
-    from kinspect.store import read_record
+    from kinspect.files.store import read_record
 
     assert read_record(Path(v.path)).launches.calls == 1, "its launch, merged into the record when the block ended"
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from kinspect.store import read_autotune, read_records
+from kinspect.files.store import read_autotune, read_records
 from tests.gpu.conftest import beside_first, beside_result
 
 

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from kinspect.store import read_records
+from kinspect.files.store import read_records
 from tests.gpu.conftest import beside_first, beside_result
 from tests.test_spine_live import kinspect, make_spine
 

@@ -61,7 +61,7 @@ def test_a_trace_of_a_real_run_carries_its_launches(ran):
     [rep] = json.loads(kinspect("vec-report", ran / "trace", "--json"))
     assert rep["kernel"] == "attn_fwd" and rep["matrix_instructions"] > 0
     assert {v["line"] for v in rep["verdicts"] if "MMA" in v["text"]} == {28, 36}
-    from kinspect import sources
+    from kinspect.files import sources
 
     [v] = sources.discover(ran / "trace").variants
     assert v.launches.calls == 5 and v.launches.grids == (((2, 2, 1), 5),)

@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from kinspect.cli import main
-from kinspect.store import read_records
+from kinspect.files.store import read_records
 from tests.gpu.conftest import beside_first, beside_result
 from tests.gpu.test_replay_live import _kinspect, captured  # noqa: F401  (the same capture of the same sample)
 

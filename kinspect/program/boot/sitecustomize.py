@@ -25,7 +25,7 @@ def _install():
         from kinspect.hooks.observe import LaunchObserver
         from kinspect.hooks.startup import StartupClock
         from kinspect.hooks.tuning import TuningScopes
-        from kinspect.store import Store
+        from kinspect.files.store import Store
         from triton import knobs
 
         store = Store(os.environ["KINSPECT_CAPTURE_DIR"])

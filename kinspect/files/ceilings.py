@@ -16,7 +16,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kinspect import jsonfile
+from kinspect.files import jsonfile
 
 FILE = "device.json"
 CEILINGS_VERSION = 1
@@ -90,7 +90,7 @@ def for_store(root: str | os.PathLike | None) -> tuple[Ceilings | None, str]:
 def cached_on_this_machine() -> Ceilings | None:
     """The newest copy-bandwidth measurement in kinspect's cache (kinspect.bench.device), with the matmul
     peaks of the same device; None when this machine measured none (read without torch or a GPU)."""
-    from kinspect.cache import cache_dir
+    from kinspect.core.cache import cache_dir
 
     folder = cache_dir() / "device"
     copies, peaks, floors = [], {}, {}

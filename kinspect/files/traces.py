@@ -16,7 +16,7 @@ arguments, the compiled kernel's metadata). Forms read here, by content, not by 
 
 Every compilation event is one variant (events of one compile hash are one variant: a cache hit
 logs the compile again). The trace is never written, and nothing is written beside it: each
-variant's stage files are written into kinspect's cache (kinspect.cache), keyed by the trace's
+variant's stage files are written into kinspect's cache (kinspect.core.cache), keyed by the trace's
 path, size and time, and read from there next time. Paths inside a trace (its `file_path` table,
 the source's `file_path`, the stack) are data: none names a file kinspect opens. A binary stage
 (the cubin) is not in a trace, so what needs it (SASS derived from it, registers from cuobjdump)
@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-from kinspect.model import (ArgSpec, CompileTimes, Launches, LaunchSignature, ProcessLaunches, SourceRef, grid3,
+from kinspect.core.model import (ArgSpec, CompileTimes, Launches, LaunchSignature, ProcessLaunches, SourceRef, grid3,
                             launches_from_json)
 
 READER_VERSION = 1          # bump when what is extracted from an event changes: the cache is keyed on it
@@ -125,7 +125,7 @@ def _looks_like_trace(path: Path) -> bool:
 def read(path: Path) -> tuple[list[Entry], list[str]]:
     """The variants of a trace (a file or a folder of them) and the warnings met reading it. Read
     once: the result is kept in kinspect's cache, keyed by the files' paths, sizes and times."""
-    from kinspect.cache import cache_dir, file_key, key_of
+    from kinspect.core.cache import cache_dir, file_key, key_of
 
     files = trace_files(path)
     # whether zstd can be read is part of the key: a trace read without it is read again once it is there
@@ -148,7 +148,7 @@ def read(path: Path) -> tuple[list[Entry], list[str]]:
                                                     "warnings": warnings}, default=str))
     except OSError as e:          # writing the stages into the cache: the trace itself is only read
         shutil.rmtree(tmp, ignore_errors=True)
-        from kinspect.errors import KinspectError
+        from kinspect.core.errors import KinspectError
 
         raise KinspectError(f"cannot write kinspect's cache at '{tmp.parent}': {e.strerror}; set "
                             f"KINSPECT_CACHE_DIR to a writable folder with room") from None
@@ -160,7 +160,7 @@ def read(path: Path) -> tuple[list[Entry], list[str]]:
 
 
 def _fresh_folder(root: Path) -> Path:
-    from kinspect.errors import KinspectError
+    from kinspect.core.errors import KinspectError
 
     try:
         root.parent.mkdir(parents=True, exist_ok=True)
@@ -204,7 +204,7 @@ class _Variant:
         self.processes[pid] += 1
 
     def entry(self) -> Entry:
-        from kinspect.launches import GRIDS, SIGNATURES
+        from kinspect.files.launches import GRIDS, SIGNATURES
 
         launches = None
         if self.calls:

@@ -10,7 +10,7 @@ import sys
 import click
 
 from kinspect import api
-from kinspect.errors import KinspectError, KinspectWarning
+from kinspect.core.errors import KinspectError, KinspectWarning
 
 CONTEXT = dict(help_option_names=["-h", "--help"], max_content_width=100)
 
@@ -19,7 +19,7 @@ class Group(click.Group):
     def invoke(self, ctx):
         import warnings
 
-        from kinspect.sources import triton_files_elsewhere
+        from kinspect.files.sources import triton_files_elsewhere
 
         # paths are bytes: one that is not UTF-8 is printed back as the bytes it was
         for stream in (sys.stdout, sys.stderr):
@@ -70,7 +70,7 @@ def _echo(text: str = "", **kwargs) -> None:
 @click.pass_context
 def main(ctx, debug):
     """See what your Triton kernels compile to, and why they run as fast as they do."""
-    from kinspect.errors import quiet_foreign_noise
+    from kinspect.core.errors import quiet_foreign_noise
 
     quiet_foreign_noise()
     ctx.obj = {"debug": debug}
@@ -185,7 +185,7 @@ def dump(kernel, target, constexprs, args, num_warps, num_stages, config, launch
     from kinspect.compile.args import parse_args, parse_constexprs
     from kinspect.render.terminal import summary
 
-    from kinspect import precheck
+    from kinspect.cli import precheck
 
     consts = parse_constexprs(constexprs)
     parsed_args = parse_args(args)
@@ -352,7 +352,7 @@ def vec_report(targets, target, constexprs, args, num_warps, num_stages, config,
     kwargs = dict(target=target, constexprs=parse_constexprs(constexprs), args=parse_args(args), num_warps=num_warps,
                   num_stages=num_stages, out_dir=out_dir, config=config, launch=launch, from_=from_)
     retarget = _checked(retarget)
-    from kinspect import precheck
+    from kinspect.cli import precheck
 
     precheck.target(target)
     for item in targets:
@@ -420,7 +420,7 @@ def _where(targets, variants) -> str:
     if len(targets) == 1:
         return targets[0]
     if not targets:
-        from kinspect.sources import default_dir
+        from kinspect.files.sources import default_dir
 
         return str(default_dir())
     return f"{len(targets)} inputs"
@@ -428,7 +428,7 @@ def _where(targets, variants) -> str:
 
 def _checked(specs) -> tuple[str, ...]:
     """--retarget values, each parsed once up front so a typo fails before anything is compiled."""
-    from kinspect import retarget
+    from kinspect.backends import retarget
 
     for spec in specs:
         retarget.parse(spec)
@@ -465,7 +465,7 @@ def _sweep_kwargs(items, constexprs, targets, num_warps, num_stages, configs, ar
     """The sweep options as api.diff / api.report keyword arguments, each checked once."""
     from kinspect.compile.args import parse_int_list, parse_sweep
 
-    from kinspect import precheck
+    from kinspect.cli import precheck
 
     target_list = [t.strip() for t in targets.split(",")] if targets else [None]
     if not all(t for t in target_list if t is not None):
@@ -806,7 +806,7 @@ def repro(variant, output, interpret, embed, launch, values, out_dir):
 @main.command(context_settings=CONTEXT)
 def targets():
     """Targets kinspect compiles for: Triton targets (-t) and CPUs for --retarget."""
-    from kinspect import retarget
+    from kinspect.backends import retarget
     from kinspect.compile.targets import available, presets
 
     have = set(available())
@@ -814,7 +814,7 @@ def targets():
     for name, (backend, arch, _) in presets().items():
         click.echo(f"  {name:<20} {'' if name in have else '(this triton has no ' + backend.name + ' backend)'}".rstrip())
     click.echo(f"  {'device':<20} the active device's target (a GPU, or a CPU backend such as triton-cpu)")
-    from kinspect.optional import has, install_line
+    from kinspect.core.optional import has, install_line
 
     llvm = retarget.llvm_version() if has("llvmlite") else f"llvmlite is not installed: {install_line('llvmlite')}"
     click.echo(f"\nCPUs for --retarget ({llvm}):")

@@ -1,7 +1,7 @@
 """Launch records: merging what several processes (or several captures) recorded of one variant.
 
-Pure functions over kinspect.model.Launches; the hooks that record launches live in
-kinspect.hooks.launches, the files that hold them in kinspect.store.
+Pure functions over kinspect.core.model.Launches; the hooks that record launches live in
+kinspect.hooks.launches, the files that hold them in kinspect.files.store.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import random
 from collections import Counter
 from typing import Iterable
 
-from kinspect.model import GpuTime, Launches, LaunchSignature, ProcessLaunches
+from kinspect.core.model import GpuTime, Launches, LaunchSignature, ProcessLaunches
 
 SIGNATURES = 16     # distinct argument signatures kept per variant (the most frequent)
 GRIDS = 16          # distinct grids kept per variant

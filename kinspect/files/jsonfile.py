@@ -9,8 +9,8 @@ import json
 from pathlib import Path
 from typing import Any, Callable
 
-from kinspect.errors import warn
-from kinspect.store import write_atomic
+from kinspect.core.errors import warn
+from kinspect.files.store import write_atomic
 
 
 def write(path: Path, data: dict) -> Path:

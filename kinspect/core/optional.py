@@ -13,7 +13,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 
-from kinspect.errors import KinspectError
+from kinspect.core.errors import KinspectError
 
 # module -> (the package to install, the kinspect extra that installs it)
 EXTRAS = {

@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 from typing import Callable
 
-from kinspect.errors import KinspectError
+from kinspect.core.errors import KinspectError
 
 
 def cache_dir() -> Path:

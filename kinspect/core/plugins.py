@@ -18,7 +18,7 @@ from __future__ import annotations
 import importlib
 from typing import Generic, Iterator, TypeVar
 
-from kinspect.errors import KinspectError, NotFound, did_you_mean
+from kinspect.core.errors import KinspectError, NotFound, did_you_mean
 
 T = TypeVar("T")
 

@@ -1,5 +1,5 @@
 """Read variants from folders kinspect did not write: Triton cache dirs and TRITON_KERNEL_DUMP dirs,
-as well as kinspect stores, and from traces (kinspect.traces). Strictly read-only: nothing here opens a
+as well as kinspect stores, and from traces (kinspect.files.traces). Strictly read-only: nothing here opens a
 file for writing.
 
 Each layout is a reader with `matches(path)` and `read(path) -> list[Variant]`; `discover` tries
@@ -19,10 +19,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from kinspect import backends, traces
-from kinspect.errors import NotFound, UsageError
-from kinspect.model import StageFile, Target, Variant
-from kinspect.store import DEFAULT_OUT, Outside, contained, is_store, read_records, unfinished
+from kinspect import backends
+
+from kinspect.files import traces
+from kinspect.core.errors import NotFound, UsageError
+from kinspect.core.model import StageFile, Target, Variant
+from kinspect.files.store import DEFAULT_OUT, Outside, contained, is_store, read_records, unfinished
 
 # Triton's <kernel>.json is a few KB; a bigger one is not metadata (and is not read into memory)
 MAX_METADATA_BYTES = 16 << 20
@@ -69,8 +71,8 @@ def triton_files_elsewhere():
     cache: the first use of a GPU driver builds its helpers (cuda_utils, launchers) into
     TRITON_CACHE_DIR, which must stay the user's untouched. Reading still finds the user's cache
     (triton_cache_dir), and `capture` gives it back to the command it runs. Restored on exit."""
-    from kinspect.cache import cache_dir
-    from kinspect.environ import patched
+    from kinspect.core.cache import cache_dir
+    from kinspect.core.environ import patched
 
     user = os.environ.get(USER_CACHE_ENV, os.environ.get("TRITON_CACHE_DIR", ""))
     with patched({USER_CACHE_ENV: user, "TRITON_CACHE_DIR": str(cache_dir() / "triton-runtime")}):
@@ -93,7 +95,7 @@ def _stage_files(folder: Path, name: str, target: Target, names: dict[str, str] 
                  ) -> tuple[tuple[StageFile, ...], list[str]]:
     """The stage files of one kernel in a folder: `<name>.<stage>` files, or the given
     {file name: stage name} for layouts with other naming; and a line for each file left out (a
-    link out of the folder: kinspect.store.contained)."""
+    link out of the folder: kinspect.files.store.contained)."""
     if names is None:
         prefix = name + "."
         names = {p.name: p.name[len(prefix):] for p in folder.iterdir()
@@ -115,7 +117,7 @@ def _stage_files(folder: Path, name: str, target: Target, names: dict[str, str] 
 
 def _foreign(name: str, folder: Path, target: Target, origin: str, meta: dict, notes=(),
              names: dict[str, str] | None = None, label: str | None = None) -> Variant:
-    from kinspect.metadata import OPTION_KEYS, jsonable
+    from kinspect.files.metadata import OPTION_KEYS, jsonable
 
     stages, problems = _stage_files(folder, name, target, names)
     backend = backends.for_target(target.backend, [s.name for s in stages])
@@ -143,7 +145,7 @@ def is_triton_cache(root: Path) -> bool:
 
 
 def read_triton_cache(root: Path) -> tuple[list[Variant], list[str]]:
-    from kinspect.metadata import target_of
+    from kinspect.files.metadata import target_of
 
     variants, warnings = [], []
     for folder, name in _cache_kernel_folders(root):
@@ -378,14 +380,14 @@ def read_store(root: Path) -> tuple[list[Variant], list[str]]:
     return variants, problems + unfinished(root)
 
 
-# -- traces: tritonparse's and Triton's structured logging (kinspect.traces) -------------------------
+# -- traces: tritonparse's and Triton's structured logging (kinspect.files.traces) -------------------------
 
 def read_trace(root: Path) -> tuple[list[Variant], list[str]]:
     """Every compilation event of a trace as a read-only variant, its stages in kinspect's cache."""
     import dataclasses
 
-    from kinspect.metadata import target_of
-    from kinspect.store import variant_name
+    from kinspect.files.metadata import target_of
+    from kinspect.files.store import variant_name
 
     entries, warnings = traces.read(root)
     variants = []
@@ -486,7 +488,7 @@ def _is_binary(path: Path) -> bool:
 
 def read_file(path: Path) -> Variant:
     """A one-file variant: a .ttir/.ttgir/.ll/.llir/.ptx/.sass/.amdgcn/.s/.asm stage on its own."""
-    from kinspect.errors import UsageError
+    from kinspect.core.errors import UsageError
     from kinspect.isa.detect import isa_of_asm, isa_of_triple, triple_of
 
     dialect = file_dialect(path.suffix)
@@ -567,8 +569,8 @@ def readable(listing, *, announce: bool = True):
     """The listing, or a KinspectError when it holds nothing readable: no kernels at all, or kernels
     none of which could be read (every record or metadata file corrupt, a trace cut off before its
     first event): an empty report would hide that. With `announce`, what could not be read of the
-    rest is said as warnings (kinspect.errors.warn), one line each."""
-    from kinspect.errors import KinspectError, warn
+    rest is said as warnings (kinspect.core.errors.warn), one line each."""
+    from kinspect.core.errors import KinspectError, warn
 
     if listing.kind == "empty":
         why = not_readable(Path(listing.path))

@@ -7,9 +7,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from kinspect import sources
-from kinspect.errors import UsageError
-from kinspect.store import is_store
+from kinspect.files import sources
+from kinspect.core.errors import UsageError
+from kinspect.files.store import is_store
 
 
 def check_output_path(path: str | Path, what: str, items=()) -> Path:

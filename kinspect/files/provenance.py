@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from kinspect import jsonfile
+from kinspect.files import jsonfile
 
 FILE = "provenance.json"
 PROVENANCE_VERSION = 1

@@ -13,8 +13,8 @@ import ast
 import re
 from pathlib import Path
 
-from kinspect.errors import NotFound, UsageError, did_you_mean
-from kinspect.sources import ARCHIVE_SUFFIXES
+from kinspect.core.errors import NotFound, UsageError, did_you_mean
+from kinspect.files.sources import ARCHIVE_SUFFIXES
 
 # "64", "128", "fp16": what is left over when `-p BLOCK_SIZE=32 64` was meant as `-p BLOCK_SIZE=32,64`
 LOOSE_VALUE_RE = re.compile(r"^-?[0-9]+$")
@@ -71,15 +71,15 @@ def item(text: str, constexprs=(), *, args=(), store=None) -> None:
 
 
 def _in_store(name: str, store: Path) -> bool:
-    from kinspect import sources
-    from kinspect.lookup import matching
+    from kinspect.files import sources
+    from kinspect.analysis.lookup import matching
 
     return store.is_dir() and bool(matching(name, sources.discover(store).variants))
 
 
 def folder(path: Path) -> None:
     """A path that exists, as an input: an archive or an empty folder is its own one-line error."""
-    from kinspect.sources import not_readable
+    from kinspect.files.sources import not_readable
 
     why = not_readable(path)
     if why:

@@ -19,9 +19,9 @@ import statistics
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from kinspect import jsonfile
+from kinspect.files import jsonfile
 
-from kinspect.errors import KinspectError
+from kinspect.core.errors import KinspectError
 
 FILE = "counters.json"
 COUNTERS_VERSION = 1

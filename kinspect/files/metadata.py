@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kinspect.model import Target
+from kinspect.core.model import Target
 
 # metadata keys kept as the variant's options (the rest stays in the stored <name>.json)
 OPTION_KEYS = ("num_warps", "num_stages", "num_ctas", "warp_size", "maxnreg", "shared", "tmem_size",

@@ -20,7 +20,7 @@ share a folder.
 
 A store is data from wherever it came from: every file read from it goes through `contained` (a
 name from a record is a relative path that stays inside its variant folder, links followed) and
-every JSON file through `load_json` (size, then kinspect.schema). A stage that breaks the rule is
+every JSON file through `load_json` (size, then kinspect.files.schema). A stage that breaks the rule is
 left out of its Variant with a line in `Variant.problems`; a record that breaks its schema leaves
 its variant out of the listing with a line saying why. Files are written through `write_atomic` (a
 fresh temporary file renamed into place) and locks opened without following links, so a link
@@ -40,10 +40,10 @@ import tempfile
 from pathlib import Path
 from typing import Iterable, Mapping
 
-from kinspect import schema
-from kinspect.environ import patched
-from kinspect.errors import KinspectError, NotFound
-from kinspect.model import Variant
+from kinspect.files import schema
+from kinspect.core.environ import patched
+from kinspect.core.errors import KinspectError, NotFound
+from kinspect.core.model import Variant
 
 DEFAULT_OUT = "kinspect-out"     # the store commands write to and read from when no folder is named
 
@@ -109,7 +109,7 @@ def _shown(name: str, n: int = 80) -> str:
 
 def load_json(folder: Path, name: str, spec, *, limit: int = MAX_RECORD_BYTES):
     """The JSON file `name` of a store folder, checked: inside the folder, at most `limit` bytes,
-    and of the shape `spec` (kinspect.schema) says. Raises NotFound when it is not there, and a
+    and of the shape `spec` (kinspect.files.schema) says. Raises NotFound when it is not there, and a
     KinspectError `name: what is wrong` otherwise."""
     path = contained(folder, name)
     try:
@@ -415,7 +415,7 @@ def _move_into_place(tmp: Path, final: Path) -> None:
 
 def read_record(folder: Path, label: str | None = None) -> Variant:
     """The variant stored in `folder`, with its pending launch files merged in. Its record is
-    checked (kinspect.schema.RECORD): a wrong one raises a KinspectError `variant LABEL: record.json:
+    checked (kinspect.files.schema.RECORD): a wrong one raises a KinspectError `variant LABEL: record.json:
     what`. A stage whose file leads out of the folder, or a launch file that is not one, is left out
     and said in the variant's `problems`."""
     folder = Path(folder)
@@ -441,7 +441,7 @@ def read_record(folder: Path, label: str | None = None) -> Variant:
     problems += bad
     launches = variant.launches
     if pending:
-        from kinspect.launches import merge
+        from kinspect.files.launches import merge
 
         launches = merge([launches, *pending.values()])
     if problems or pending:
@@ -526,7 +526,7 @@ def write_launches(folder: Path, launches, *, host: str, pid: int) -> None:
 def _pending_launches(folder: Path) -> tuple[dict[Path, object], list[str]]:
     """Launch files not merged into record.json yet, and a line for each one that is not a launch
     record (it is left out)."""
-    from kinspect.model import launches_from_json
+    from kinspect.core.model import launches_from_json
 
     found, problems = {}, []
     for p in sorted(Path(folder).glob(LAUNCHES_GLOB)):
@@ -546,7 +546,7 @@ def merge_launches(folder: Path, only: Path | None = None) -> None:
     it is (readers say why)."""
     import fcntl
 
-    from kinspect.launches import merge
+    from kinspect.files.launches import merge
 
     folder = Path(folder)
     fd = _open_lock(folder / LAUNCHES_LOCK)
@@ -602,7 +602,7 @@ def write_autotune(root: Path, kernel: str, decisions, *, host: str, pid: int) -
 def _decisions(path: Path, problems: list | None = None) -> list:
     """The decisions in one autotune file; one that is not an autotune record is left out (with a
     line in `problems`)."""
-    from kinspect.model import AutotuneDecision
+    from kinspect.core.model import AutotuneDecision
 
     try:
         return [AutotuneDecision.from_json(d) for d in load_json(path.parent, path.name, schema.AUTOTUNE)]

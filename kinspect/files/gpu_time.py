@@ -8,7 +8,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from kinspect import jsonfile
+from kinspect.files import jsonfile
 
 FILE = "other_kernels.json"
 GPU_TIME_VERSION = 1

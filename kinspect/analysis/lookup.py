@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kinspect import sources
-from kinspect.errors import UsageError
-from kinspect.model import Variant, natural
-from kinspect.store import DEFAULT_OUT
+from kinspect.files import sources
+from kinspect.core.errors import UsageError
+from kinspect.core.model import Variant, natural
+from kinspect.files.store import DEFAULT_OUT
 
 
 def kind_of(path: Path) -> str:
@@ -26,8 +26,8 @@ def find_variant(spec: str, out_dir: str | Path = DEFAULT_OUT, *, prefer=None,
     """A variant by folder path, or by folder name / kernel name / unique prefix / row number of
     `kinspect ls` in a store; `values` (constexprs or options, as -p gives them) pick among several
     of one kernel. Where several still match, `prefer` (a test of a variant) may pick the one it accepts."""
-    from kinspect.derived import complete
-    from kinspect.errors import NotFound, did_you_mean
+    from kinspect.analysis.derived import complete
+    from kinspect.core.errors import NotFound, did_you_mean
 
     p = Path(spec)
     if p.exists():

@@ -1,6 +1,6 @@
 """Derived stages for variants kinspect did not write (a Triton cache, a dump folder copied off a
 board): SASS from a cubin, assembly from a .so or from the llir. They are made into kinspect's
-own cache (kinspect.cache), never into the folder they came from, and stay there for next time.
+own cache (kinspect.core.cache), never into the folder they came from, and stay there for next time.
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import json
 from pathlib import Path
 
 from kinspect import backends
-from kinspect.cache import cache_dir, file_key, key_of, write_text
-from kinspect.model import StageFile, Variant
+from kinspect.core.cache import cache_dir, file_key, key_of, write_text
+from kinspect.core.model import StageFile, Variant
 
 # Origins not completed here: a lone stage file (.ll, .s) is analysed as it is (--retarget compiles a
 # lone .ll for a CPU on request), and a retargeted variant is made whole.
@@ -54,7 +54,7 @@ def add_retargets(variant: Variant, specs) -> Variant:
     """Store `asm@<cpu>` stages (the variant's LLVM IR compiled for each CPU) in its store folder."""
     import dataclasses
 
-    from kinspect.store import Store, write_atomic
+    from kinspect.files.store import Store, write_atomic
 
     stages = list(variant.stages)
     for spec in specs:
@@ -70,7 +70,7 @@ def add_retargets(variant: Variant, specs) -> Variant:
 
 def llir_stage(variant: Variant):
     """The variant's LLVM IR stage (llir, else any LLVM-dialect stage)."""
-    from kinspect.errors import NotFound
+    from kinspect.core.errors import NotFound
 
     found = variant.stage("llir") or next((s for s in variant.stages if s.dialect == "llvm" and not s.binary), None)
     if found is None:
@@ -80,15 +80,15 @@ def llir_stage(variant: Variant):
 
 
 def retargeted(variant: Variant, spec: str) -> Variant:
-    """The variant's LLVM IR compiled with llvmlite for another CPU (kinspect.retarget), as a
+    """The variant's LLVM IR compiled with llvmlite for another CPU (kinspect.backends.retarget), as a
     variant of its own: its llir and the new assembly, kept in kinspect's cache."""
     import dataclasses
     import json
 
-    from kinspect import retarget
+    from kinspect.backends import retarget
     from kinspect.analysis.stages import open_lines
-    from kinspect.cache import cache_dir, file_key, key_of, write_text
-    from kinspect.model import StageFile, Target
+    from kinspect.core.cache import cache_dir, file_key, key_of, write_text
+    from kinspect.core.model import StageFile, Target
 
     cpu = retarget.parse(spec)
     llir = llir_stage(variant)

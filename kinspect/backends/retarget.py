@@ -17,14 +17,14 @@ import re
 import tempfile
 from dataclasses import dataclass, replace
 
-from kinspect.errors import CompileError, UsageError, did_you_mean
-from kinspect.optional import need
+from kinspect.core.errors import CompileError, UsageError, did_you_mean
+from kinspect.core.optional import need
 
 
 
 def binding(purpose: str = "--retarget"):
     """llvmlite.binding, or a one-line error saying what needed it and the extra that installs it
-    (kinspect[retarget]; kinspect.optional)."""
+    (kinspect[retarget]; kinspect.core.optional)."""
     return need("llvmlite.binding", purpose)
 
 RISCV = "riscv64-unknown-linux-gnu"
@@ -204,7 +204,7 @@ def compile_ir(text: str, target: CpuTarget, purpose: str = "--retarget") -> Com
         spec = json.dumps({"triple": target.triple, "cpu": target.cpu, "features": target.features,
                            "options": dict(target.options)})
         try:
-            proc = subprocess.run([sys.executable, "-m", "kinspect.retarget", src, out, spec],
+            proc = subprocess.run([sys.executable, "-m", "kinspect.backends.retarget", src, out, spec],
                                   capture_output=True, text=True, timeout=600, check=False)
         except subprocess.TimeoutExpired:
             raise CompileError(f"llvmlite took over 10 minutes to compile this LLVM IR for {target.name}") from None
@@ -241,7 +241,7 @@ def _compile_here(ir: str, triple: str, cpu: str, features: str, options: dict) 
 
 
 def _child(argv: list[str]) -> int:
-    """`python -m kinspect.retarget IN.ll OUT.s SPEC-JSON`: compile_ir's worker."""
+    """`python -m kinspect.backends.retarget IN.ll OUT.s SPEC-JSON`: compile_ir's worker."""
     import json
     import sys
 

@@ -15,7 +15,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from kinspect.errors import KinspectError
+from kinspect.core.errors import KinspectError
 
 BIG = 2**63 - 1          # the largest count or size a record may hold (int64, as Triton's own)
 TEXT = 16 << 20          # a source text
