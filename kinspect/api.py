@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import functools
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -147,71 +146,87 @@ def vec_report_of(variants: list[Variant], *, retarget=()) -> list[VariantReport
 
 
 @dataclass(frozen=True)
-class Program:
-    """The program view of many kernels' variants: one row per kernel, ranked, and the full analysis
-    of the kernels chosen for detail."""
+class VecReport:
+    """What `kinspect vec-report` shows: the program view of several kernels (with its tunes under --tune),
+    or the reports of each variant (with the tune stored beside each, if any)."""
 
-    rows: list            # kinspect.analysis.summary.KernelRow, busiest first
-    details: list         # kinspect.analysis.VariantReport of the chosen kernels' busiest variants
-    where: str            # what was read: a store, a cache, "3 kernels compiled here"
-    sol: object = None    # kinspect.analysis.sol.ProgramSol: speed of light per kernel
-    busiest: dict = field(default_factory=dict)    # kernel -> its busiest Variant
-    counters: dict = field(default_factory=dict)   # kernel -> why --counters measured nothing for it
-
-    @functools.cached_property
-    def extras(self) -> dict:
-        """kernel -> what the view says of it beyond its row (kinspect.analysis.explain.kernel_extras):
-        speed of light, provenance, counters."""
-        from kinspect.analysis.explain import kernel_extras
-
-        out = {r.kernel: kernel_extras(r, self.busiest.get(r.kernel), self.sol) for r in self.rows}
-        for k, why in self.counters.items():
-            out[k]["counters_failed"] = why
-        return out
-
-    def to_json(self) -> dict:
-        kernels = [{**r.to_json(), **self.extras[r.kernel]} for r in self.rows]
-        return {"where": self.where, "kernels": kernels, "variants": [d.to_json() for d in self.details],
-                "speed_of_light": self.sol.to_json() if self.sol is not None else None}
+    reports: tuple = ()              # kinspect.analysis.VariantReport per variant (no program)
+    program: object = None           # kinspect.analysis.program_view.ProgramView (several kernels)
+    tunes: tuple | None = None       # kinspect.tune.outcome.Tuned per kernel tuned by --tune N
+    stored: tuple = ()               # per report: the kinspect.tune.outcome.Tuned stored beside it, or None
 
 
-def ranked(rows: list, sol) -> list:
-    """The rows by headroom, most first (what to fix first), when the capture timed them against
-    ceilings; kernels without a headroom follow by GPU time. As they are otherwise."""
-    if sol is None or not any(s.headroom_ms is not None for s in sol.speeds.values()):
-        return rows
-    from kinspect.analysis.sol import by_headroom
+def vec_report_view(items, *, retarget=(), top: int = 3, every: bool = False, names=(), jobs: int | None = None,
+                    tune: int | None = None, trials: int | None = None, budget_s: float | None = None,
+                    counters: int = 0, progress=None, **kwargs) -> VecReport:
+    """vec-report's decision: several kernels (a captured program) give the program view (`top`, `every`,
+    `names`, `counters` as in `program`) and, with `tune` N, the tunes of the N kernels with the most
+    headroom (`trials`, `budget_s` per kernel); one kernel gives a report per variant (with `retarget`,
+    each variant's LLVM IR compiled for those CPUs is reported after it). Options that apply to the
+    other case are a UsageError."""
+    if retarget:
+        for what, given in (("--tune", tune or trials or budget_s), ("--counters", counters)):
+            if given:
+                raise UsageError(f"{what} applies to the kernels of a captured program; --retarget reports variants")
+        reports = vec_report(list(items), retarget=retarget, **kwargs)
+        return VecReport(reports=tuple(reports), stored=tuple(tuned(r.variant) for r in reports))
+    variants = resolve_variants(list(items), **kwargs)
+    if is_program(variants):
+        if (trials or budget_s) and not tune:
+            raise UsageError("--trials and --budget limit the tune of each kernel: give them with --tune N")
+        found = program(variants, top=top, every=every, names=names, where=_where(items, variants), jobs=jobs,
+                        counters=counters)
+        tunes = tune_program(found, tune, out_dir=kwargs.get("out_dir", DEFAULT_OUT), jobs=jobs, trials=trials,
+                             budget_s=budget_s, progress=progress) if tune else None
+        return VecReport(program=found, tunes=None if tunes is None else tuple(tunes))
+    if tune or trials or budget_s:
+        raise UsageError("--tune tunes the kernels of a captured program (a store of several kernels, captured with "
+                         "--time); one variant: kinspect tune VARIANT")
+    if counters:
+        raise UsageError("--counters measures the kernels of a captured program (a store of several kernels, "
+                         "captured with --time)")
+    reports = vec_report_of(variants)
+    return VecReport(reports=tuple(reports), stored=tuple(tuned(r.variant) for r in reports))
 
-    order = {k: i for i, k in enumerate(by_headroom(sol.speeds))}
-    return sorted(rows, key=lambda r: order.get(r.kernel, len(order)))
+
+def _where(items, variants) -> str:
+    """What a program table covers, for its header."""
+    items = list(items)
+    if len(items) == 1:
+        return items[0]
+    if not items:
+        from kinspect.files.sources import default_dir
+
+        return str(default_dir())
+    return f"{len(items)} inputs"
 
 
-def is_program(variants: list[Variant]) -> bool:
-    """More than one kernel: the program view comes first."""
-    return len({v.kernel for v in variants}) > 1
+# The program view lives with the analysis it is made of; the api keeps its names for users and the CLI.
+from kinspect.analysis.program_view import ProgramView, is_program, ranked  # noqa: E402,F401  (ranked: for users)
+
+Program = ProgramView    # its name before it moved
 
 
 def program(variants: list[Variant], *, top: int = 3, every: bool = False, names=(), where: str = "",
-            jobs: int | None = None, counters: int = 0) -> Program:
+            jobs: int | None = None, counters: int = 0) -> ProgramView:
     """Rank the kernels of `variants` (kinspect.analysis.summary; by headroom when the capture timed
-    them, `ranked`) and analyse in full the busiest variant of the `top` first kernels, of every kernel, or of the kernels whose name contains one
-    of `names`. Each timed kernel's speed of light comes with it (kinspect.analysis.sol); with
-    `counters`, the busiest variants of that many kernels with the most headroom are replayed under
-    Nsight Compute first (measure_counters)."""
+    them, kinspect.analysis.program_view.ranked) and analyse in full the busiest variant of the `top` first
+    kernels, of every kernel, or of the kernels whose name contains one of `names`. Each timed kernel's
+    speed of light comes with it (kinspect.analysis.sol); with `counters`, the busiest variants of that
+    many kernels with the most headroom are replayed under Nsight Compute first (measure_counters)."""
+    import dataclasses
+
     from kinspect.analysis import analyse
-    from kinspect.analysis.sol import for_program
-    from kinspect.analysis.summary import kernel_rows, summaries, variant_key
+    from kinspect.analysis.program_view import program_view
+    from kinspect.analysis.summary import summaries
     from kinspect.core.errors import NotFound, did_you_mean
 
-    rows = kernel_rows(summaries(variants, jobs=jobs))
-    by_key = {variant_key(v): v for v in variants}
-    busiest = {r.kernel: by_key[r.busiest.key] for r in rows if r.busiest.key in by_key}
-    sol = for_program(variants)
-    failed = {}
+    metrics = summaries(variants, jobs=jobs)
+    view = program_view(variants, metrics, where=where)
     if counters:
-        failed = measure_counters(sol, busiest, counters)
-        sol = for_program(variants)          # measured bytes replace the estimates
-    rows = ranked(rows, sol)
+        failed = measure_counters(view.sol, view.busiest, counters)
+        view = program_view(variants, metrics, where=where, counters_failed=failed)   # measured bytes replace the estimates
+    rows = view.rows
     if names:
         chosen = [r for r in rows if any(n.lower() in r.kernel.lower() for n in names)]
         if not chosen:
@@ -219,8 +234,8 @@ def program(variants: list[Variant], *, top: int = 3, every: bool = False, names
                            f"kernels: {', '.join(r.name for r in rows[:6])}{' ...' if len(rows) > 6 else ''}")
     else:
         chosen = rows if every else rows[:top]
-    details = [analyse(by_key[r.busiest.key]) for r in chosen]
-    return Program(rows=rows, details=details, where=where, sol=sol, busiest=busiest, counters=failed)
+    return dataclasses.replace(view, details=tuple(analyse(view.busiest[r.kernel]) for r in chosen
+                                                   if r.kernel in view.busiest))
 
 
 def measure_counters(sol, busiest: dict, top: int) -> dict:
@@ -428,24 +443,19 @@ def report(items, *, variant: str | None = None, metrics=(), bench: bool = True,
     variants = [r.variant for r in rows]
     program = None
     if is_program(variants):    # a program's kernels: ranked as vec-report ranks them, and no plot across them
-        from kinspect.analysis.sol import for_program
-        from kinspect.analysis.summary import kernel_rows, variant_key
+        from kinspect.analysis.program_view import program_view
 
-        kernels = kernel_rows([r.metrics for r in rows])
-        by_key = {variant_key(v): v for v in variants}
-        sol = for_program(variants)
-        program = Program(rows=ranked(kernels, sol), details=[], where="", sol=sol,
-                          busiest={r.kernel: by_key[r.busiest.key] for r in kernels if r.busiest.key in by_key})
+        program = program_view(variants, [r.metrics for r in rows])
     if variant:
         chosen = find_row(variant, rows, option="--variant")
     else:
-        timed = [i for i, r in enumerate(rows) if r.runtime]
         from kinspect.analysis.summary import variant_key
 
+        timed = [i for i, r in enumerate(rows) if r.runtime]
         first = program.rows[0].busiest.key if program else None
         chosen = (min(timed, key=lambda i: rows[i].runtime.median_ms) if timed
                   else next((i for i, v in enumerate(variants) if variant_key(v) == first), 0))
-    tunes = {i: t for i, v in enumerate(variants) if (t := tuned(v)) is not None}
+    tunes = {i: t for i, v in enumerate(variants) if (t := tuned(v)) is not None}     # row -> kinspect.tune.outcome.Tuned
     return Report(result, reports, chosen=chosen, metrics=metrics, program=program, tunes=tunes)
 
 
@@ -454,7 +464,7 @@ def tune(name: str, *, out_dir: str | Path = DEFAULT_OUT, trials: int | None = N
          args=None, size: str | None = None):
     """Tune a captured variant (a name or folder in the store at `out_dir`), or a kernel (shipped, or
     FILE:KERNEL with example values) whose one launch is captured here first: kinspect.tune.search.tune.
-    Stores the result beside the variant and returns (TuneResult, kinspect.tune.outcome.Outcome).
+    Stores the result beside the variant and returns it with what it means (kinspect.tune.outcome.Tuned).
     `runner_for(spec)` makes the object that checks and times candidates (default: the GPU Replayer);
     without one and without a GPU, a UsageError of one line."""
     from kinspect.bench.captured import captured
@@ -483,7 +493,7 @@ def tune(name: str, *, out_dir: str | Path = DEFAULT_OUT, trials: int | None = N
     found = search.tune(v, runner=runner_for(spec), trials=trials, budget_s=budget_s, compare=compare,
                         progress=progress, workers=jobs)
     result.write(folder, found)
-    return found, _meaning(found, v)
+    return _meaning(found, v)
 
 
 def _names_kernel(name: str) -> bool:
@@ -498,23 +508,26 @@ def tuned(variant: Variant):
     from kinspect.tune import result
 
     found = result.read(variant.path) if variant.path else None
-    return None if found is None else (found, _meaning(found, variant))
+    return None if found is None else _meaning(found, variant)
 
 
 def _meaning(found, variant: Variant):
-    """kinspect.tune.outcome.Outcome of a tune of `variant`; an Inductor kernel's names the key of
+    """A tune of `variant` with its kinspect.tune.outcome.Outcome; an Inductor kernel's names the key of
     Inductor's autotune lookup table for it."""
     from kinspect.replay.spec import generated
     from kinspect.tune import heuristic, outcome
 
     h = heuristic.read(variant.source.text) if generated(variant.source) else None
-    return outcome.outcome(found, heuristic.lookup_key(variant.source.text, h.size_hints) if h is not None else None)
+    meaning = outcome.outcome(found, heuristic.lookup_key(variant.source.text, h.size_hints) if h is not None else None)
+    return outcome.Tuned(kernel=found.kernel, result=found, outcome=meaning)
 
 
-def tune_program(found, n: int, **kwargs) -> list[tuple[str, object]]:
+def tune_program(found: ProgramView, n: int, **kwargs) -> list:
     """Tune the busiest variant of each of the `n` kernels of a program view (api.program) with the most
-    headroom: [(kernel, (TuneResult, Outcome)) or (kernel, the error line)], most headroom first."""
+    headroom, most headroom first: a kinspect.tune.outcome.Tuned each, with its error line where it was
+    not tuned."""
     from kinspect.analysis.sol import by_headroom
+    from kinspect.tune.outcome import Tuned
     from kinspect.tune.run import device_line
 
     line = device_line("the kernels of this program", "VARIANT") if kwargs.get("runner_for") is None else None
@@ -528,12 +541,12 @@ def tune_program(found, n: int, **kwargs) -> list[tuple[str, object]]:
     for kernel in chosen:
         v = found.busiest.get(kernel)
         if v is None or not v.path:
-            out.append((kernel, "no variant of it was launched with its arguments recorded"))
+            out.append(Tuned(kernel, error="no variant of it was launched with its arguments recorded"))
             continue
         try:
-            out.append((kernel, tune(v.path, **kwargs)))
+            out.append(tune(v.path, **kwargs))
         except KinspectError as e:
-            out.append((kernel, str(e)))
+            out.append(Tuned(kernel, error=str(e)))
             if kwargs.get("progress"):
                 kwargs["progress"](f"not tuned {kernel}: {e}")
     return out

@@ -14,6 +14,8 @@ from kinspect.analysis.sol import MEASURED, by_headroom, kernel_speeds, program_
 from kinspect.files.ceilings import Ceilings
 from kinspect.files.counters import Counters, by_kernel, parse_csv
 from kinspect.core.errors import KinspectError
+from kinspect.core.records import to_json
+from kinspect.render.json import sol_json, speed_json
 from kinspect.core.model import ArgSpec, Launches, LaunchSignature
 from kinspect.files.store import read_records
 from tests.captured import gpt2  # noqa: F401
@@ -117,7 +119,7 @@ def test_gpt2_kernels_ranked_by_headroom(gpt2):
     # the kernels' headroom summed, none below 0 (a kernel faster than its DRAM ideal read from L2)
     assert total.headroom_ms == pytest.approx(sum(s.headroom_ms for s in speeds.values() if s.headroom_ms is not None))
     assert total.headroom_ms >= total.gpu_ms - total.ideal_ms - 1e-9
-    row = top.to_json()
+    row = to_json(speed_json(top))
     assert set(row) >= {"bytes_per_call", "gb_per_s", "pct_of_bandwidth", "ideal_ms", "headroom_ms"}
     no_ceiling = kernel_speeds(variants, None)["triton_poi_fused_mm_t_view_0"]
     assert no_ceiling.gb_per_s == pytest.approx(top.gb_per_s) and no_ceiling.ideal_ms is None
@@ -185,14 +187,14 @@ def test_the_profiler_keeps_the_gpu_work_no_hook_saw_and_the_program_view_names_
     assert _summaries(long)[:2] == (5, 0.25)       # read whole, the long C++ name too
     launches, hook_ms, timing, _, _ = _summaries(folder)
     assert launches == 2
-    assert timing["other_kernels"]["sm90_xmma_gemm_bf16"] == {"calls": 4, "ms": 12.0}
-    assert timing["window"] == "from the first observed Triton launch to the end"
+    assert timing.other_kernels["sm90_xmma_gemm_bf16"] == {"calls": 4, "ms": 12.0}
+    assert timing.window == "from the first observed Triton launch to the end"
 
     store = tmp_path / "gpt2"
     shutil.copytree(gpt2 / "gpt2", store)
-    gpu_time.write_others(store, timing["other_kernels"], timing["method"], timing["window"])
-    d = for_program(list(read_records(store))).to_json()
-    assert d["share_window"] == timing["window"], "the share says over which window the profiler read the rest"
+    gpu_time.write_others(store, timing.other_kernels, timing.method, timing.window)
+    d = to_json(sol_json(for_program(list(read_records(store)))))
+    assert d["share_window"] == timing.window, "the share says over which window the profiler read the rest"
     triton = sum(v.launches.gpu.total_ms + v.launches.tuning_ms for v in read_records(store) if v.launches and v.launches.gpu) + \
         sum(v.launches.tuning_ms for v in read_records(store) if v.launches and not v.launches.gpu)
     assert d["triton_share_of_gpu_time"] == pytest.approx(triton / (triton + 13.5), abs=1e-4)
@@ -220,7 +222,7 @@ def test_a_launch_bound_kernel_gets_the_per_launch_floor_as_its_ideal(gpt2):
     assert kernel_speeds(variants, measured, floor)[name].ideal_ms == pytest.approx(0.216)
     big = kernel_speeds(variants, measured, floor)["triton_poi_fused_mm_t_view_0"]
     assert big.bound_by == "memory", "a kernel that moves a gigabyte is not launch bound"
-    d = for_program(variants).to_json()
+    d = to_json(sol_json(for_program(variants)))
     assert d["launch_floor_us"] == pytest.approx(0.64) and d["launch_floor_note"]
 
 

@@ -1,7 +1,7 @@
 """Metrics and verdicts of a variant from its stored stages (no Triton needed).
 
     report = analyse(variant)
-    report.to_json()   # variant, isa, instructions, vector/matrix counts, mnemonics, registers, ...
+    kinspect.render.json.variant_json(report)   # as vec-report --json prints it
 """
 
 from __future__ import annotations
@@ -33,64 +33,6 @@ class VariantReport:
     @property
     def isa_name(self) -> str:
         return self.isa.dialect if self.isa else "none"
-
-    def to_json(self) -> dict:
-        m = self.isa
-        r = self.resources
-        return {
-            "variant": self.variant.name or self.variant.kernel,
-            "kernel": self.variant.kernel,
-            "target": str(self.variant.target),
-            "path": self.variant.path,
-            "isa": self.isa_name,
-            "retarget": self.variant.extra.get("retarget"),
-            "retargeted_from": self.variant.extra.get("retargeted_from"),
-            "backend": self.variant.extra.get("backend", self.variant.target.backend),
-            "isa_stage": self.isa_stage_json(),
-            "instructions": m.instructions if m else 0,
-            "vector_instructions": m.vector if m else 0,
-            "matrix_instructions": m.matrix_total if m else 0,
-            "matrix_by_unit": dict(m.matrix) if m else {},
-            "scalar_fp_instructions": m.scalar_fp if m else 0,
-            "load_widths": {str(k): v for k, v in sorted(m.load_widths.items())} if m else {},
-            "store_widths": {str(k): v for k, v in sorted(m.store_widths.items())} if m else {},
-            "reductions": dict(m.reductions) if m else {},
-            "kinds": dict(m.kinds) if m else {},
-            "mnemonics": dict(m.mnemonics.most_common()) if m else {},
-            "other_mnemonics": m.other if m else 0,
-            "registers": r.registers,
-            "registers_from": r.source,
-            "spills": r.spills,
-            "spill_instructions": (m.spill_loads + m.spill_stores) if m else 0,
-            "shared_bytes": r.shared_bytes,
-            "occupancy": None if r.occupancy is None else {
-                "fraction": round(r.occupancy.fraction, 4), "active_warps": r.occupancy.active_warps,
-                "max_warps": r.occupancy.max_warps, "limiter": r.occupancy.limiter},
-            "verdicts": [{"text": v.text, "level": v.level, "line": v.line, "file": v.file} for v in self.verdicts],
-            "per_line": per_line(self),
-            "problems": self.problems,
-            "notes": list(self.variant.notes),
-        }
-
-    def isa_stage_json(self) -> dict | None:
-        """Which stage is the machine code, and how it was made when kinspect made it."""
-        if self.isa is None:
-            return None
-        s = self.variant.stage(self.isa.stage)
-        return {"name": self.isa.stage, "derived_by": s.derived_by if s else None}
-
-
-def per_line(report: VariantReport) -> list[dict]:
-    """Instructions each source line produced in each stage, by kind."""
-    rows = {}
-    for name, m in report.stages.items():
-        for (file, line), ls in m.lines.items():
-            row = rows.setdefault((file, line), {"file": file, "line": line, "stages": {}})
-            row["stages"][name] = {"total": ls.total, **dict(ls.kinds),
-                                   **({"matrix_units": dict(ls.matrix)} if ls.matrix else {}),
-                                   **({"load_widths": {str(k): v for k, v in ls.load_widths.items()}}
-                                      if ls.load_widths else {})}
-    return [rows[k] for k in sorted(rows, key=lambda k: (k[0], k[1]))]
 
 
 def stage_metrics(v: Variant, stage) -> StageMetrics:

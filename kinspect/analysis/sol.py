@@ -44,21 +44,6 @@ class Speed:
     bound_by: str = ""                    # "memory", "compute" or "launch": which ceiling gives the ideal time
     notes: tuple[str, ...] = field(default_factory=tuple)
 
-    def to_json(self) -> dict:
-        from kinspect.analysis.traffic import method_text
-
-        return {"bytes_per_call": self.bytes_per_call, "bytes_method": self.bytes_method or None,
-                "bytes_method_means": method_text(self.bytes_method) or None,
-                "bytes_upper_bound": self.upper_bound, "flops_per_call": self.flops_per_call,
-                "gb_per_s": _round(self.gb_per_s, 1), "pct_of_bandwidth": _round(self.pct_of_bandwidth, 1),
-                "tflop_per_s": _round(self.tflop_per_s, 2), "pct_of_peak": _round(self.pct_of_peak, 1),
-                "ideal_ms": _round(self.ideal_ms, 4), "headroom_ms": _round(self.headroom_ms, 4),
-                "bound_by": self.bound_by or None, "speed_notes": list(self.notes)}
-
-
-def _round(x: float | None, digits: int) -> float | None:
-    return None if x is None else round(x, digits)
-
 
 def variant_speed(v: Variant, ceilings: Ceilings | None, floor_us: float | None = None) -> Speed | None:
     """The figures of one variant; None when no launch of it was timed."""
@@ -181,10 +166,6 @@ class ProgramSpeed:
     headroom_ms: float | None
     covered_ms: float         # GPU time of the kernels with an ideal time
 
-    def to_json(self) -> dict:
-        return {"gpu_ms": round(self.gpu_ms, 4), "ideal_ms": _round(self.ideal_ms, 4),
-                "headroom_ms": _round(self.headroom_ms, 4), "gpu_ms_with_ideal": round(self.covered_ms, 4)}
-
 
 def program_speed(speeds) -> ProgramSpeed:
     speeds = list(speeds)
@@ -216,17 +197,13 @@ class ProgramSol:
     floor_us: float | None = None     # the least GPU time per launch the ideal times allow
     floor_note: str = ""              # where that floor comes from
 
-    def to_json(self) -> dict:
-        c = self.ceilings
-        out = {**self.total.to_json(), "ceilings": None if c is None else {**c.to_json(), "source": c.source},
-               "ceilings_note": self.ceilings_note, "launch_floor_us": self.floor_us, "launch_floor_note": self.floor_note,
-               "ranked_by_headroom": by_headroom(self.speeds),
-               "triton_share_of_gpu_time": None, "largest_other_kernels": None, "share_window": None}
-        if self.others is not None and self.triton_ms + self.others.ms > 0:
-            out["triton_share_of_gpu_time"] = round(self.triton_ms / (self.triton_ms + self.others.ms), 4)
-            out["largest_other_kernels"] = [{"name": n, **k} for n, k in list(self.others.kernels.items())[:5]]
-            out["share_window"] = self.others.window or None
-        return out
+    @property
+    def triton_share(self) -> float | None:
+        """The Triton kernels' share of all the GPU time the profiler saw, their autotuning included; None
+        when the store does not list the other GPU work."""
+        if self.others is None or self.triton_ms + self.others.ms <= 0:
+            return None
+        return self.triton_ms / (self.triton_ms + self.others.ms)
 
 
 def for_program(variants: list[Variant]) -> ProgramSol:

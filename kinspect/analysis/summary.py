@@ -93,16 +93,6 @@ class VariantMetrics:
                       "jit_stages": tuple(d.get("jit_stages", {}).items()),
                       "findings": tuple(FindingRow(**f) for f in d["findings"])})
 
-    def figures(self) -> dict:
-        """The figures a table row shows, as plain JSON values (bench's `asm` block)."""
-        return {"isa": self.isa, "registers": self.registers, "spills": self.spills,
-                "shared_bytes": self.shared_bytes, "occupancy": self.occupancy,
-                "occupancy_limiter": self.occupancy_limiter, "instructions": self.instructions,
-                "vector": self.vector, "matrix": self.matrix, "matrix_units": dict(self.matrix_units),
-                "code_bytes": self.code_bytes, "jit_us": self.jit_us, "jit_stages": dict(self.jit_stages),
-                "findings": [f.to_json() for f in self.findings]}
-
-
 def variant_key(v: Variant) -> tuple[str, str]:
     """What names a variant among others: its folder and name (stage files of one folder share the
     folder). VariantMetrics.key gives the same for its variant."""
@@ -231,19 +221,6 @@ class KernelRow:
         """Every variant's JIT time was a cache lookup: the program ran with a warm Triton cache."""
         return all(v.cache_hit for v in self.variants if v.jit_us is not None)
 
-    def to_json(self) -> dict:
-        b = self.busiest
-        return {"kernel": self.kernel, "name": self.name, "variants": len(self.variants), "calls": self.calls,
-                "gpu_ms": self.gpu_ms, "gpu_share": self.share,
-                "tuning_calls": sum(v.tuning_calls for v in self.variants),
-                "tuning_ms": sum(v.tuning_ms for v in self.variants), "jit_ms": None if self.jit_us is None
-                else round(self.jit_us / 1000, 1), "jit_from_cache": self.jit_cached,
-                "registers": b.registers, "spills": b.spills, "occupancy": b.occupancy,
-                "occupancy_limiter": b.occupancy_limiter or None, "isa": b.isa, "instructions": b.instructions,
-                "vector_instructions": b.vector, "matrix_instructions": b.matrix,
-                "matrix_by_unit": dict(b.matrix_units), "busiest_variant": b.path,
-                "top_finding": None if self.top is None else dataclasses.asdict(self.top),
-                "findings": sorted({f.kind for v in self.variants for f in v.findings})}
 
 
 def kernel_rows(items: list[VariantMetrics]) -> list[KernelRow]:

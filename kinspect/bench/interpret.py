@@ -35,11 +35,6 @@ class Interpreted:
     wall_ms: float
     check: Check | None
 
-    def to_json(self) -> dict:
-        return {"kernel": self.label, "size": self.size, "grid": list(self.grid), "interpreter_ms": self.wall_ms,
-                "check": self.check.to_json() if self.check else None, "note": NOTE}
-
-
 def interpret(kernel: str, *, constexprs: dict | None = None, args: tuple[str, ...] = (), size: str | None = None,
               num_warps: int | None = None, num_stages: int | None = None, replay: str | None = None) -> Interpreted:
     """Run `kernel` under the interpreter in a child process; `args` are `--arg` strings; `replay`

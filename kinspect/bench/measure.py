@@ -34,12 +34,6 @@ class Throughput:
     def pct_peak(self) -> float | None:
         return 100 * self.tflops / self.peak["tflops"] if self.tflops and self.peak else None
 
-    def to_json(self) -> dict:
-        return {"gbps": self.gbps, "pct_of_copy_bandwidth": self.pct_copy, "copy_bandwidth": self.copy,
-                "tflops": self.tflops, "pct_of_peak_flops": self.pct_peak, "peak_flops": self.peak,
-                "note": self.note or None}
-
-
 @dataclass(frozen=True)
 class BenchResult:
     label: str
@@ -58,24 +52,6 @@ class BenchResult:
     profile: Profile | None = None
     notes: tuple[str, ...] = ()
     launch: LaunchPath | None = None   # as called from Python against the GPU time (GPU backends)
-
-    def to_json(self) -> dict:
-        v = self.variant
-        return {
-            "kernel": self.label, "variant": v.name, "path": v.path, "target": str(v.target),
-            "target_note": self.target_note, "size": self.size, "dtype": self.dtype,
-            "constexprs": v.constexprs, "options": v.options,
-            "first_call": {"cold": self.first.cold.to_json(), "warm": self.first.warm.to_json(),
-                           "in_user_triton_cache": self.in_user_cache},
-            "steady": self.steady.to_json(), "throughput": self.throughput.to_json(),
-            "references": [r.to_json() for r in self.references],
-            "check": self.check.to_json() if self.check else None,
-            "asm": {**self.metrics.figures(), "loaded": v.extra.get("loaded")},
-            "method": self.method, "profile": self.profile.to_json() if self.profile else None,
-            "launch_path": self.launch.to_json() if self.launch else None,
-            "notes": list(self.notes),
-        }
-
 
 def no_device_line(kernel: str, captured: bool = False) -> str:
     if captured:

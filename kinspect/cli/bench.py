@@ -43,9 +43,8 @@ def bench(kernel, target, constexprs, args, num_warps, num_stages, size, interpr
 
     Example: kinspect bench softmax --size 8192x8192 --profile trace.json
     """
-    import json
-
     from kinspect.compile.args import parse_args, parse_constexprs
+    from kinspect.render import json
     from kinspect.render.bench import render, render_interpreted
 
     consts = parse_constexprs(constexprs)
@@ -54,7 +53,7 @@ def bench(kernel, target, constexprs, args, num_warps, num_stages, size, interpr
             raise click.UsageError(f"{'--profile' if profile else '--passes'} needs a device; --interpret runs on the CPU")
         result = api.interpret(kernel, constexprs=consts, args=args, size=size, num_warps=num_warps,
                                num_stages=num_stages, out_dir=out_dir)
-        echo(json.dumps(result.to_json(), indent=1) if as_json else render_interpreted(result))
+        echo(json.dumps(json.interpreted(result)) if as_json else render_interpreted(result))
     else:
         result = api.bench(kernel, target=target, constexprs=consts, args=parse_args(args), num_warps=num_warps,
                            num_stages=num_stages, size=size, out_dir=out_dir, references=not no_reference,
@@ -62,8 +61,7 @@ def bench(kernel, target, constexprs, args, num_warps, num_stages, size, interpr
                            warmup_ms=warmup_ms, rep_ms=rep_ms, profile=profile)
         found = print_passes(result.variant.path, kernel, target, consts, args, num_warps, num_stages, size) if passes else None
         if as_json:
-            click.echo(json.dumps({**result.to_json(), "passes": found.to_json() if found else None}, indent=1,
-                                  default=str))
+            click.echo(json.dumps(json.bench(result, found)))
         else:
             echo(render(result))
             if found:

@@ -44,9 +44,8 @@ def capture(out_dir, time_method, time_sample, interpret, target, as_json, resum
     Examples: kinspect capture --store out --time -- python train.py --epochs 1;
     kinspect capture --interpret -t cuda:90 -- python script.py
     """
-    import json
-
     from kinspect.program import run as capture_run
+    from kinspect.render import json
     from kinspect.render.terminal import capture_summary
 
     if target is not None and not interpret:
@@ -74,5 +73,5 @@ def capture(out_dir, time_method, time_sample, interpret, target, as_json, resum
     if (time_method or time_sample) and any(v.launches and v.launches.gpu for v in result.variants):
         echo(f"  {api.record_ceilings(out_dir)}", err=True)
     if as_json:
-        click.echo(json.dumps(result.to_json(), default=str))
+        click.echo(json.dumps(json.capture(result), indent=None))
     sys.exit(result.code)

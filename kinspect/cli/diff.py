@@ -35,7 +35,6 @@ def diff(items, constexprs, targets, num_warps, num_stages, configs, args, size,
     """
     kwargs = sweep_kwargs(items, constexprs, targets, num_warps, num_stages, configs, args, size, no_bench, retarget,
                            jobs, out_dir)
-    import json
     import shutil
 
     from kinspect.render.sweep import render
@@ -45,7 +44,9 @@ def diff(items, constexprs, targets, num_warps, num_stages, configs, args, size,
         result = api.diff(kwargs.pop("items"), **kwargs, stage=stage, pair=pair, out_dir=out_dir, progress=progress,
                           text=not table_only)
     if as_json:
-        click.echo(json.dumps(result.to_json(), indent=1, default=str))
+        from kinspect.render import json
+
+        click.echo(json.dumps(json.diff(result)))
         return
     text = render(result, side=side, width=shutil.get_terminal_size((160, 40)).columns)
     if use_color() and text.count("\n") > 60:

@@ -59,15 +59,3 @@ def print_passes(variant_path, kernel, target, constexprs, args, num_warps, num_
                                       num_warps=num_warps, num_stages=num_stages, size=size))
 
 
-def tune_json(kernel: str, t) -> dict:
-    if isinstance(t, str):
-        return {"kernel": kernel, "error": t}
-    from kinspect.render.tune import table_row
-
-    return {**t[0].to_json(), "summary": table_row(*t)}
-
-
-def tune_section(tunes) -> str:
-    from kinspect.render.tune import render
-
-    return "\n\n".join(render(*t) if not isinstance(t, str) else f"tune of {k}: not tuned: {t}" for k, t in tunes)

@@ -8,7 +8,7 @@ import click
 from kinspect import api
 from kinspect.cli.main import CONTEXT, main
 from kinspect.cli.progress import progress_line
-from kinspect.cli.output import echo, tune_json
+from kinspect.cli.output import echo
 
 
 @main.command(context_settings=CONTEXT)
@@ -34,16 +34,16 @@ def tune(variant, trials, budget_s, no_compare, constexprs, args, size, jobs, as
     VARIANT: a variant `kinspect capture` recorded (name or folder), or a kernel (shipped, or FILE:KERNEL
     with example values) launched once here first. Example: kinspect tune triton_poi_fused_add_0 -o out
     """
-    import json
-
     from kinspect.compile.args import parse_args, parse_constexprs
 
     found = api.tune(variant, out_dir=out_dir, trials=trials, budget_s=budget_s, compare=not no_compare,
                      progress=None if as_json else progress_line, jobs=jobs, constexprs=parse_constexprs(constexprs),
                      args=parse_args(args), size=size)
     if as_json:
-        click.echo(json.dumps(tune_json(found[0].kernel, found), indent=1))
+        from kinspect.render import json
+
+        click.echo(json.dumps(json.tune_json(found)))
         return
     from kinspect.render.tune import render
 
-    echo(render(*found))
+    echo(render(found.result, found.outcome))

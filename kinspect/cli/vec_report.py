@@ -9,7 +9,7 @@ from kinspect import api
 from kinspect.cli.main import CONTEXT, main
 from kinspect.cli.options import arg_option, checked, config_option, constexpr_option, launch_options, retarget_option, store_option, target_option, warps_stages_options
 from kinspect.cli.progress import progress_line
-from kinspect.cli.output import echo, tune_json, tune_section
+from kinspect.cli.output import echo
 
 
 @main.command(name="vec-report", context_settings=CONTEXT)
@@ -52,84 +52,25 @@ def vec_report(targets, target, constexprs, args, num_warps, num_stages, config,
     open with one table: a row per kernel, by GPU time when captured with --time, else by the worst
     finding; then the details of the top kernels.
     """
-    import json
     import shutil
 
     from kinspect.compile.args import parse_args, parse_constexprs
-    from kinspect.render.report import line_table, vec_report as render
+    from kinspect.render import json
+    from kinspect.render.report import page
 
     kwargs = dict(target=target, constexprs=parse_constexprs(constexprs), args=parse_args(args), num_warps=num_warps,
                   num_stages=num_stages, out_dir=out_dir, config=config, launch=launch, from_=from_)
-    retarget = checked(retarget)
     from kinspect.cli import precheck
 
     precheck.target(target)
     for item in targets:
         precheck.item(item, kwargs["constexprs"], args=kwargs["args"])
-    if not retarget:
-        variants = api.resolve_variants(list(targets), **kwargs)
-        if api.is_program(variants):
-            if (tune_trials or tune_budget) and not tune_top:
-                raise click.UsageError("--trials and --budget limit the tune of each kernel: give them with --tune N")
-            from kinspect.render.counters import section
-            from kinspect.render.program import summary
-
-            found = api.program(variants, top=top, every=every, names=names, where=_where(targets, variants),
-                                jobs=jobs, counters=counters or 0)
-            tunes = api.tune_program(found, tune_top, out_dir=out_dir, jobs=jobs, trials=tune_trials,
-                                     budget_s=tune_budget, progress=progress_line) if tune_top else []
-            if as_json:
-                out = found.to_json()
-                if tune_top:
-                    out["tune"] = [tune_json(k, t) for k, t in tunes]
-                click.echo(json.dumps(out, indent=1))
-                return
-            width = shutil.get_terminal_size((160, 40)).columns
-            parts = [summary(found.rows, where=found.where, width=width, shown=len(found.details), extras=found.extras,
-                             sol=found.sol.to_json() if found.sol is not None else None)]
-            if counters:
-                parts.append(section(found.to_json()))
-            parts += [render(r) + (f"\n  per line:\n{line_table(r)}" if show_lines else "") for r in found.details]
-            if tune_top:
-                parts.append(tune_section(tunes))
-            echo("\n\n".join(parts))
-            return
-        if tune_top or tune_trials or tune_budget:
-            raise click.UsageError("--tune tunes the kernels of a captured program (a store of several kernels, "
-                                   "captured with --time); one variant: kinspect tune VARIANT")
-        if counters:
-            raise click.UsageError("--counters measures the kernels of a captured program (a store of several "
-                                   "kernels, captured with --time)")
-        reports = api.vec_report_of(variants)
-    else:
-        reports = api.vec_report(list(targets), retarget=retarget, **kwargs)
+    found = api.vec_report_view(list(targets), retarget=checked(retarget), top=top, every=every, names=names,
+                                jobs=jobs, tune=tune_top, trials=tune_trials, budget_s=tune_budget,
+                                counters=counters or 0, progress=progress_line, **kwargs)
     if as_json:
-        click.echo(json.dumps([r.to_json() for r in reports], indent=1))
+        click.echo(json.dumps(json.program(found.program, found.tunes) if found.program is not None
+                              else json.vec_report(found.reports)))
         return
-    if not reports:
-        click.echo("no variants found")
-    echo("\n\n".join(render(r) + (f"\n  per line:\n{line_table(r)}" if show_lines else "") + _tuned(r.variant)
-                             for r in reports))
-
-
-def _tuned(variant) -> str:
-    """The tune stored beside a variant, in a few lines (kinspect tune wrote it)."""
-    found = api.tuned(variant)
-    if found is None:
-        return ""
-    from kinspect.render.tune import summary
-
-    r = found[0]
-    return (f"\n  tuned ({len(r.trials)} candidates, {r.budget or 'no limit'}):\n" +
-            "\n".join(f"    {line}" for line in summary(*found)))
-
-
-def _where(targets, variants) -> str:
-    """What a program table covers, for its header."""
-    if len(targets) == 1:
-        return targets[0]
-    if not targets:
-        from kinspect.files.sources import default_dir
-
-        return str(default_dir())
-    return f"{len(targets)} inputs"
+    echo(page(found.reports, program=found.program, tunes=found.tunes, stored=found.stored, lines=show_lines,
+              counters=bool(counters), width=shutil.get_terminal_size((160, 40)).columns))

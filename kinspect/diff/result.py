@@ -5,13 +5,11 @@ command that makes it is kinspect.diff.compare."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from kinspect.diff.correlation import Link
 from kinspect.diff.sweep import Outcome, Sweep
 from kinspect.diff.table import Row
 from kinspect.diff.textdiff import StageDiff
-from kinspect.core.model import Variant
 
 
 
@@ -35,29 +33,3 @@ class DiffResult:
     links: list[Link] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     sweep: Sweep | None = None
-
-    def to_json(self) -> dict:
-        d = self.text
-        return {
-            "variants": [r.to_json() for r in self.rows],
-            "failed": [{"job": o.job.describe(), "error": o.error} for o in self.failed],
-            "diff": None if d is None else {
-                "stage": self.stage, "a": self.rows[self.pair[0]].label, "b": self.rows[self.pair[1]].label,
-                "a_file": _stage_path(self.rows[self.pair[0]].variant, self.stage),
-                "b_file": _stage_path(self.rows[self.pair[1]].variant, self.stage),
-                "a_lines": d.a_lines, "b_lines": d.b_lines, "raw_changed_lines": d.raw_changed,
-                "normalized_changed_lines": d.changed, "shown_changed_lines": d.shown,
-                "hunks": [{"a_start": h.a_start, "a_count": h.a_count, "b_start": h.b_start, "b_count": h.b_count,
-                           "runs": [{"tag": r.tag, "lines": list(r.lines), "repeat": r.repeat} for r in h.runs]}
-                          for h in d.hunks]},
-            "runtime_moves_with": [{"spearman_rho": dict(x.metrics), "variants": x.variants, "text": x.describe()}
-                                   for x in self.links],
-            "sweep": None if self.sweep is None else {
-                "jobs": len(self.sweep.outcomes), "workers": self.sweep.workers, "cores": self.sweep.cores,
-                "seconds": round(self.sweep.seconds, 2)},
-            "notes": self.notes,
-        }
-
-
-def _stage_path(v: Variant, stage: str) -> str:
-    return str(Path(v.path, v.stage(stage).file))

@@ -21,24 +21,6 @@ class Row:
     # report shows it (verdicts, stages) without analysing the variant again
     report: object = field(default=None, compare=False, repr=False)
 
-    def to_json(self) -> dict:
-        v, m = self.variant, self.metrics
-        return {
-            "label": self.label, "variant": v.name or v.kernel, "kernel": v.kernel, "path": v.path,
-            "target": str(v.target), "constexprs": v.constexprs, "config": config_index(v),
-            "num_warps": v.options.get("num_warps"), "num_stages": v.options.get("num_stages"),
-            "isa": m.isa, "registers": m.registers, "spills": m.spills, "shared_bytes": m.shared_bytes,
-            "occupancy": m.occupancy, "occupancy_limiter": m.occupancy_limiter or None,
-            "instructions": m.instructions, "vector_instructions": m.vector,
-            "matrix_instructions": m.matrix, "matrix_by_unit": dict(m.matrix_units), "code_bytes": m.code_bytes,
-            "jit_ms": None if m.jit_us is None else round(m.jit_us / 1000, 1),
-            "jit_ms_by_stage": {k: round(us / 1000, 1) for k, us in m.jit_stages},
-            "cache_hit": v.cache_hit if v.times else None,
-            "runtime": None if self.runtime is None else vars(self.runtime),
-            "findings": [f.to_json() for f in m.findings],
-        }
-
-
 def rows(variants: list[Variant], known: dict[str, VariantMetrics] | None = None, *,
          keep_reports: bool = False) -> list[Row]:
     """One Row per variant; `known` maps a variant's path to its record made already (by a sweep's

@@ -19,52 +19,18 @@ import dataclasses
 import os
 import subprocess
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
 from kinspect.core.errors import KinspectError, UsageError, warn
 from kinspect.core.model import Variant
+from kinspect.files.captured import CaptureResult, CaptureTiming  # noqa: F401  (CaptureResult: what run returns)
 from kinspect.files.readonly import check_store_folder
 from kinspect.files.sources import users_environment
 from kinspect.files.store import LAUNCHES_GLOB, Store, merge_launches, read_record, read_records
 
 BOOT = Path(__file__).parent / "boot"
 SUMMARIES = ".kinspect-capture"     # per-process launch summaries, read back and removed here
-
-
-@dataclass(frozen=True)
-class CaptureResult:
-    code: int
-    variants: list[Variant]                 # recorded or launched in this run, finished
-    launches: int = 0                       # launches recorded, all processes
-    hook_ms: float = 0.0                    # time observing launches took, all processes (an estimate: see per_launch_us)
-    timing: dict | None = None              # {"method", "ms", "failed", "coverage"} when timed
-    unattributed: dict = field(default_factory=dict)
-    notes: tuple[str, ...] = ()
-    derive_s: float = 0.0
-    autotune: tuple = ()                    # kinspect.core.model.AutotuneDecision made in this run
-    interpret: str | None = None            # the target launches under the interpreter were compiled for
-    compile_s: float = 0.0                  # compiling them, after the program
-    interrupted: bool = False               # Ctrl-C stopped the steps after the program: see notes
-    observed: dict = field(default_factory=dict)    # how launches were observed -> variants (hooks.observe)
-    per_launch_us: float = 0.0              # what observing costs a launch, measured in the program's processes
-    static_launcher: str = ""               # Inductor's static launcher as the program had it (left so)
-
-    def to_json(self) -> dict:
-        """What the capture recorded, for `kinspect capture --json`."""
-        def variant(v: Variant) -> dict:
-            la, gpu = v.launches, v.launches.gpu if v.launches else None
-            return {"kernel": v.kernel, "variant": v.name, "path": v.path, "target": str(v.target),
-                    "constexprs": v.constexprs, "options": v.options, "calls": la.calls if la else 0,
-                    "gpu_ms": gpu.total_ms if gpu else None, "tuning_calls": la.tuning_calls if la else 0,
-                    "tuning_ms": la.tuning_ms if la else 0.0, "notes": list(v.notes)}
-
-        return {"exit_code": self.code, "variants": [variant(v) for v in self.variants], "launches": self.launches,
-                "hook_ms": self.hook_ms, "per_launch_us": self.per_launch_us, "observed": self.observed,
-                "static_launcher": self.static_launcher, "timing": self.timing, "unattributed": self.unattributed,
-                "autotune": [d.to_json() for d in self.autotune], "interpret": self.interpret,
-                "compile_s": self.compile_s, "derive_s": self.derive_s, "notes": list(self.notes)}
 
 
 def run(command: list[str], out_dir: str | Path, *, time_method: str | None = None, time_sample: int = 0,
@@ -187,10 +153,10 @@ def finish_capture(out: Path, *, started: float | None, progress, compiling, cod
         derive_s = time.perf_counter() - t0
         with deferred():
             launches, hook_ms, timing, unattributed, how = _summaries(out / SUMMARIES)
-            if timing and timing.get("other_kernels"):
+            if timing and timing.other_kernels:
                 from kinspect.files import gpu_time
 
-                gpu_time.write_others(out, timing["other_kernels"], timing["method"], timing.get("window", ""))
+                gpu_time.write_others(out, timing.other_kernels, timing.method, timing.window)
             autotune = tuple(merge_autotune(out))
     except KeyboardInterrupt:
         import shlex
@@ -273,7 +239,7 @@ def _finished(v: Variant, finish) -> Variant:
         return dataclasses.replace(v, notes=v.notes + (f"derived stages not made: {type(e).__name__}: {e}",))
 
 
-def _summaries(folder: Path) -> tuple[int, float, dict | None, dict, dict]:
+def _summaries(folder: Path) -> tuple[int, float, CaptureTiming | None, dict, dict]:
     """What every process's launch observers reported at exit, summed, and how they observed
     (CaptureResult's observed, per_launch_us, static_launcher); the files are removed."""
     from kinspect.files import schema
@@ -302,14 +268,14 @@ def _summaries(folder: Path) -> tuple[int, float, dict | None, dict, dict]:
             unattributed[k] = unattributed.get(k, 0) + int(n)
         t = d.get("timing")
         if t:
-            others = dict((timing or {}).get("other_kernels") or {})
+            was = timing or CaptureTiming(method=t["method"])
+            others = dict(was.other_kernels)
             for name, o in (t.get("other_kernels") or {}).items():
-                was = others.get(name, {"calls": 0, "ms": 0.0})
-                others[name] = {"calls": was["calls"] + int(o["calls"]), "ms": was["ms"] + float(o["ms"])}
-            timing = {"method": t["method"], "ms": (timing or {}).get("ms", 0.0) + float(t.get("ms", 0.0)),
-                      "failed": t.get("failed") or (timing or {}).get("failed", ""),
-                      "coverage": t.get("coverage") or (timing or {}).get("coverage", ""), "other_kernels": others,
-                      "window": t.get("window") or (timing or {}).get("window", "")}
+                prev = others.get(name, {"calls": 0, "ms": 0.0})
+                others[name] = {"calls": prev["calls"] + int(o["calls"]), "ms": prev["ms"] + float(o["ms"])}
+            timing = CaptureTiming(method=t["method"], ms=was.ms + float(t.get("ms", 0.0)),
+                                   failed=t.get("failed") or was.failed, coverage=t.get("coverage") or was.coverage,
+                                   other_kernels=others, window=t.get("window") or was.window)
     import shutil
 
     shutil.rmtree(folder, ignore_errors=True)

@@ -24,6 +24,8 @@ from importlib import resources as package
 from pathlib import Path
 
 from kinspect.analysis import VariantReport
+from kinspect.analysis.explain import Provenance
+from kinspect.analysis.sol import Speed
 from kinspect.diff.result import DiffResult, stage_rank
 from kinspect.diff.table import Row
 from kinspect.core.errors import KinspectError
@@ -35,7 +37,7 @@ esc = functools.partial(html.escape, quote=True)
 
 class Report:
     """A report over the rows of a sweep or of saved variants; `chosen` is the variant shown first.
-    With `program` (kinspect.api.Program: a row per kernel, ranked, with its speed of light,
+    With `program` (kinspect.analysis.program_view.ProgramView: a kernel per row, ranked, with its speed of light,
     provenance and counters) it is a program's report: the kernel table (the terminal's columns and
     header, kinspect.render.program) and its time-share and JIT charts come first, no plot draws a
     metric across unrelated kernels, and each variant is headed by its kernel's number in the table."""
@@ -46,7 +48,7 @@ class Report:
             raise ValueError("one analysis per row")
         self.result, self.reports, self.chosen, self.metrics = result, reports, chosen, tuple(metrics)
         self.program = program
-        self.tunes = tunes or {}     # row index -> (kinspect.tune.result.TuneResult, kinspect.tune.outcome.Outcome)
+        self.tunes = tunes or {}     # row index -> kinspect.tune.outcome.Tuned
 
     @property
     def rows(self) -> list[Row]:
@@ -191,21 +193,21 @@ def _program(report: Report) -> str:
 
     index = {variant_key(r.variant): i for i, r in enumerate(report.rows)}
     view = report.program
-    kernels, extras = view.rows, view.extras
-    sol = view.sol.to_json() if view.sol is not None else None
-    cols = columns(kernels, extras)
+    kernels = view.kernels
+    cols = columns(list(kernels))
     brief = any(h == "headroom" for h, _, _ in cols)
     head = "".join(f'<th class="{"k" if h == "kernel" else ""}" data-sort="{"text" if h in ("kernel", "where") else "num"}">'
                    f"{esc(h)}</th>" for h, _, _ in cols) + '<th class="finding" data-sort="num">top finding</th>'
     body = []
-    for n, k in enumerate(kernels, 1):
+    for n, view_k in enumerate(kernels, 1):
+        k = view_k.row
         cells = []
         for h, f, _ in cols:
-            text = str(n) if f is None else f(k)
+            text = str(n) if f is None else f(view_k)
             if h == "kernel":
                 cells.append(f'<td class="k" title="{esc(k.kernel)}">{esc(text)}</td>')
             elif h == "where":
-                lines = (extras.get(k.kernel, {}).get("provenance") or {}).get("lines") or []
+                lines = view_k.provenance.lines if view_k.provenance is not None else ()
                 cells.append(f'<td class="k" title="{esc(chr(10).join(lines))}">{esc(text)}</td>')
             else:
                 cells.append(f'<td data-v="{esc(_sort_value(text))}">{esc(text)}</td>')
@@ -217,23 +219,24 @@ def _program(report: Report) -> str:
         i = index.get(k.busiest.key, 0)
         chosen = ' class="chosen"' if i == report.chosen else ""
         body.append(f'<tr data-variant="{i}"{chosen}>{"".join(cells)}</tr>')
-    lines = header(kernels, "", sol)
+    lines = header(list(view.rows), "", view.sol)
     first = lines[0].removeprefix(": ")
     notes = "".join(f'<p class="note">{esc(x.strip())}</p>' for x in lines[1:])
     return (f'<section id="program"><h2>Kernels</h2><p class="note">{esc(first[0].upper() + first[1:])}. Click a row '
             f'to show its busiest variant below; click a heading to sort.</p>{notes}'
             f'<table class="metrics program"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
-            + (f'<p class="note">{esc(note[0].upper() + note[1:])}.</p>' if (note := tuning_note(kernels)) else "")
+            + (f'<p class="note">{esc(note[0].upper() + note[1:])}.</p>' if (note := tuning_note(list(view.rows)))
+               else "")
             + "</section>")
 
 
 def _kernel_of(report: Report, row: Row):
-    """(number in the program table, KernelRow, extras) of a row's kernel; None outside a program."""
+    """(number in the program table, KernelView) of a row's kernel; None outside a program."""
     if report.program is None:
         return None
-    for n, k in enumerate(report.program.rows, 1):
+    for n, k in enumerate(report.program.kernels, 1):
         if k.kernel == row.variant.kernel:
-            return n, k, report.program.extras.get(k.kernel, {})
+            return n, k
     return None
 
 
@@ -274,7 +277,8 @@ def _variant(i: int, row: Row, analysis: VariantReport, found: list[Packed], ent
     facts = " · ".join([v.kernel, str(v.target), *spec, v.path])
     cards = [_resources(row), _instructions(analysis), _jit(row), _runtime(row)]
     if kernel is not None:     # a program's kernel: headed by its number and name, its own config, its figures
-        n, k, extra = kernel
+        n, view_k = kernel
+        k = view_k.row
         which = ""
         if len(k.variants) > 1:
             from kinspect.analysis.summary import variant_key
@@ -282,7 +286,7 @@ def _variant(i: int, row: Row, analysis: VariantReport, found: list[Packed], ent
             keys = [x.key for x in k.variants]
             which = f" (variant {keys.index(variant_key(v)) + 1} of {len(keys)})" if variant_key(v) in keys else ""
         title = f"Kernel {n}: {v.kernel}{which}" + (f" · {', '.join(spec)}" if spec else "")
-        cards = [_speed(extra), _origin(extra), *cards]
+        cards = [_speed(view_k.speed), _origin(view_k.provenance), *cards]
     else:
         title = f"Variant {i + 1}: {row.label}"
     verdicts = "".join(
@@ -305,7 +309,7 @@ def _tune(tune) -> str:
         return ""
     from kinspect.render.tune import render
 
-    return f'<h3>Tune</h3><pre class="tune">{esc(render(*tune))}</pre>'
+    return f'<h3>Tune</h3><pre class="tune">{esc(render(tune.result, tune.outcome))}</pre>'
 
 
 def _line_attr(verdict, analysis: VariantReport) -> str:
@@ -363,33 +367,32 @@ def size_text(n: int) -> str:
             return f"{n:,.1f}".removesuffix(".0") + f" {unit}"
 
 
-def _speed(extra: dict) -> str:
+def _speed(s: Speed) -> str:
     """The kernel's speed of light, as the program table has it."""
-    if extra.get("gb_per_s") is None and extra.get("headroom_ms") is None:
+    if s.gb_per_s is None and s.headroom_ms is None:
         return ""
-    b = extra.get("bytes_per_call")
+    b = s.bytes_per_call
     return _card("Speed of light", [
-        ("bytes per call", None if b is None else f"{'≤ ' if extra.get('bytes_upper_bound') else ''}"
-         f"{b / 1e6:,.2f} MB ({extra.get('bytes_method')})"),
-        ("achieved", None if extra.get("gb_per_s") is None else f"{extra['gb_per_s']:,.0f} GB/s" +
-         ("" if extra.get("pct_of_bandwidth") is None else f", {extra['pct_of_bandwidth']:.0f}% of copy bandwidth")),
-        ("TFLOP/s", None if extra.get("tflop_per_s") is None else f"{extra['tflop_per_s']:,.1f}" +
-         ("" if extra.get("pct_of_peak") is None else f", {extra['pct_of_peak']:.0f}% of the matmul peak")),
-        ("ideal", None if extra.get("ideal_ms") is None else f"{extra['ideal_ms']:,.3f} ms ({extra.get('bound_by')} bound)"),
-        ("headroom", None if extra.get("headroom_ms") is None else f"{extra['headroom_ms']:,.3f} ms"),
+        ("bytes per call", None if b is None else f"{'≤ ' if s.upper_bound else ''}"
+         f"{b / 1e6:,.2f} MB ({s.bytes_method or None})"),
+        ("achieved", None if s.gb_per_s is None else f"{s.gb_per_s:,.0f} GB/s" +
+         ("" if s.pct_of_bandwidth is None else f", {s.pct_of_bandwidth:.0f}% of copy bandwidth")),
+        ("TFLOP/s", None if s.tflop_per_s is None else f"{s.tflop_per_s:,.1f}" +
+         ("" if s.pct_of_peak is None else f", {s.pct_of_peak:.0f}% of the matmul peak")),
+        ("ideal", None if s.ideal_ms is None else f"{s.ideal_ms:,.3f} ms ({s.bound_by or None} bound)"),
+        ("headroom", None if s.headroom_ms is None else f"{s.headroom_ms:,.3f} ms"),
     ])
 
 
-def _origin(extra: dict) -> str:
-    p = extra.get("provenance")
-    if not p:
+def _origin(p: Provenance | None) -> str:
+    if p is None:
         return ""
-    if p.get("status") != "recorded":
-        return _card("Where it came from", [(p.get("status", ""), p.get("why", "")), ("fix", p.get("fix"))])
-    aten = ", ".join((p.get("origin") or {}).get("aten") or [])
+    if p.status != "recorded":
+        return _card("Where it came from", [(p.status, p.why), ("fix", p.fix or None)])
+    aten = ", ".join(p.origin.aten) if p.origin is not None else ""
     return _card("Where it came from", [("ATen ops", aten)] +
-                 [(f"line {i}", x) for i, x in enumerate(p.get("lines") or [], 1)] +
-                 [("note", p.get("why")), ("fix", p.get("fix"))])
+                 [(f"line {i}", x) for i, x in enumerate(p.lines, 1)] +
+                 [("note", p.why or None), ("fix", p.fix or None)])
 
 
 def _counters(kernel) -> str:
@@ -398,15 +401,15 @@ def _counters(kernel) -> str:
         return ""
     from kinspect.render.counters import MARKS
 
-    extra = kernel[2]
-    c = extra.get("counters")
-    if not c:
-        failed = extra.get("counters_failed")
+    view_k = kernel[1]
+    c = view_k.counters
+    if c is None:
+        failed = view_k.counters_failed
         return f'<p class="note">counters: {esc(failed)}</p>' if failed else ""
-    pairs = "".join(f"<li>{esc(MARKS[p['verdict']])} {esc(p['finding'])} → {esc(p['measured'])}</li>"
-                    for p in sorted(c["findings"], key=lambda p: p["demoted"]))
-    return (f'<h3>Counters (Nsight Compute {esc(c.get("ncu_version", ""))})</h3><p class="note">'
-            f'{esc("; ".join(c["figures"]))}</p>' + (f'<ul class="verdicts">{pairs}</ul>' if pairs else ""))
+    pairs = "".join(f"<li>{esc(MARKS[p.verdict])} {esc(p.finding)} → {esc(p.text)}</li>"
+                    for p in sorted(c.pairs, key=lambda p: p.demoted))
+    return (f'<h3>Counters (Nsight Compute {esc(c.measured.ncu_version)})</h3><p class="note">'
+            f'{esc("; ".join(c.figures))}</p>' + (f'<ul class="verdicts">{pairs}</ul>' if pairs else ""))
 
 
 def _jit(row: Row) -> str:

@@ -6,7 +6,10 @@ show the same figures."""
 
 from __future__ import annotations
 
+from kinspect.analysis.explain import KernelView
 from kinspect.analysis.findings import SEVERITY_NAMES
+from kinspect.analysis.program_view import ProgramView
+from kinspect.analysis.sol import ProgramSol
 from kinspect.analysis.summary import KernelRow, display_name
 
 MARK = {3: "!!", 2: "!", 1: "-"}
@@ -25,50 +28,50 @@ def _num(x, fmt: str) -> str:
     return "-" if x is None else format(x, fmt)
 
 
-def _where(extra: dict, width: int = 40) -> str:
+def _where(k: KernelView, width: int = 40) -> str:
     """Where a kernel came from, short: the model's file:line (or its ATen ops) that made it."""
-    p = extra.get("provenance") or {}
-    text = p.get("short") or {"own source": "(own source)", "not recorded": "-"}.get(p.get("status"), "-")
+    p = k.provenance
+    text = "-" if p is None else p.short or {"own source": "(own source)"}.get(p.status, "-")
     return text if len(text) <= width else text[:width - 1].rstrip(" ,") + "…"
 
 
-def columns(rows: list[KernelRow], extras: dict | None = None) -> list[tuple[str, callable, str]]:
-    """(header, cell of a row, alignment) of the columns that say something for these rows. With
-    `extras` (kernel -> kinspect.analysis.explain.kernel_extras) holding speed-of-light figures, the
-    columns are those of "what to fix first": GPU time, GB/s, % of bandwidth, ideal, headroom, where."""
-    extras = extras or {}
+def columns(kernels: list[KernelView]) -> list[tuple[str, callable, str]]:
+    """(header, cell of a kernel, alignment) of the columns that say something for these kernels. When
+    their speed of light has headroom figures, the columns are those of "what to fix first": GPU time,
+    GB/s, % of bandwidth, ideal, headroom, where."""
+    rows = [k.row for k in kernels]
     timed = any(r.gpu_ms is not None for r in rows)
     launched = any(r.calls is not None for r in rows)
-    sol = any(extras.get(r.kernel, {}).get("headroom_ms") is not None for r in rows)
-    x = lambda r, k: extras.get(r.kernel, {}).get(k)    # noqa: E731
-    cols = [("#", None, ">"), ("kernel", lambda r: r.name, "<")]
+    sol = any(k.speed.headroom_ms is not None for k in kernels)
+    cols = [("#", None, ">"), ("kernel", lambda k: k.row.name, "<")]
     if not sol or any(len(r.variants) > 1 for r in rows):
-        cols.append(("var", lambda r: str(len(r.variants)), ">"))
+        cols.append(("var", lambda k: str(len(k.row.variants)), ">"))
     if launched:
-        cols.append(("calls", lambda r: "-" if r.calls is None else f"{r.calls:,}", ">"))
+        cols.append(("calls", lambda k: "-" if k.row.calls is None else f"{k.row.calls:,}", ">"))
     if timed and not sol:
-        cols.append(("GPU %", lambda r: "-" if r.share is None else f"{100 * r.share:.1f}%", ">"))
+        cols.append(("GPU %", lambda k: "-" if k.row.share is None else f"{100 * k.row.share:.1f}%", ">"))
     if timed:
-        cols.append(("GPU ms", lambda r: "-" if r.gpu_ms is None else f"{r.gpu_ms:,.3f}", ">"))
+        cols.append(("GPU ms", lambda k: "-" if k.row.gpu_ms is None else f"{k.row.gpu_ms:,.3f}", ">"))
     if sol:
-        cols += [("GB/s", lambda r: ("≤" if x(r, "bytes_upper_bound") and x(r, "gb_per_s") is not None else "") +
-                  _num(x(r, "gb_per_s"), ",.0f"), ">"),
-                 ("%bw", lambda r: _num(x(r, "pct_of_bandwidth"), ".0f"), ">"),
-                 ("ideal", lambda r: _num(x(r, "ideal_ms"), ",.3f") + {"launch": "ᴸ", "compute": "ᶜ"}.get(
-                     x(r, "bound_by"), ""), ">"),
-                 ("headroom", lambda r: _num(x(r, "headroom_ms"), ",.3f"), ">")]
+        cols += [("GB/s", lambda k: ("≤" if k.speed.upper_bound and k.speed.gb_per_s is not None else "") +
+                  _num(k.speed.gb_per_s, ",.0f"), ">"),
+                 ("%bw", lambda k: _num(k.speed.pct_of_bandwidth, ".0f"), ">"),
+                 ("ideal", lambda k: _num(k.speed.ideal_ms, ",.3f") + {"launch": "ᴸ", "compute": "ᶜ"}.get(
+                     k.speed.bound_by, ""), ">"),
+                 ("headroom", lambda k: _num(k.speed.headroom_ms, ",.3f"), ">")]
     else:
-        cols.append(("JIT ms", lambda r: _ms(r.jit_us) + ("*" if r.jit_us is not None and r.jit_cached else ""), ">"))
+        cols.append(("JIT ms", lambda k: _ms(k.row.jit_us) + ("*" if k.row.jit_us is not None and k.row.jit_cached
+                                                              else ""), ">"))
     cols += [
-        ("regs", lambda r: "-" if r.busiest.registers is None else str(r.busiest.registers), ">"),
-        ("spills", lambda r: "-" if not r.busiest.spills else str(r.busiest.spills), ">"),
-        ("occ", lambda r: "-" if r.busiest.occupancy is None else f"{r.busiest.occupancy:.0%}", ">"),
+        ("regs", lambda k: "-" if k.row.busiest.registers is None else str(k.row.busiest.registers), ">"),
+        ("spills", lambda k: "-" if not k.row.busiest.spills else str(k.row.busiest.spills), ">"),
+        ("occ", lambda k: "-" if k.row.busiest.occupancy is None else f"{k.row.busiest.occupancy:.0%}", ">"),
     ]
     if sol:
-        cols.append(("where", lambda r: _where(extras.get(r.kernel, {})), "<"))
+        cols.append(("where", _where, "<"))
     else:
-        cols += [("vector", lambda r: f"{r.busiest.vector:,}", ">"), ("matrix", _matrix, ">")]
-    return [c for c in cols if c[1] is None or any(c[1](r) != "-" for r in rows)]
+        cols += [("vector", lambda k: f"{k.row.busiest.vector:,}", ">"), ("matrix", lambda k: _matrix(k.row), ">")]
+    return [c for c in cols if c[1] is None or any(c[1](k) != "-" for k in kernels)]
 
 
 def short_finding(f, mark: bool = True) -> str:
@@ -92,11 +95,12 @@ def other_name(name: str, width: int = 48) -> str:
     return display_name(name, width)
 
 
-def table(rows: list[KernelRow], width: int = 160, extras: dict | None = None) -> list[str]:
-    cols = columns(rows, extras)
+def table(kernels: list[KernelView], width: int = 160) -> list[str]:
+    cols = columns(kernels)
     brief = any(h == "headroom" for h, _, _ in cols)
-    cells = [[h for h, _, _ in cols]] + [[str(i) if f is None else f(r) for _, f, _ in cols]
-                                         for i, r in enumerate(rows, 1)]
+    cells = [[h for h, _, _ in cols]] + [[str(i) if f is None else f(k) for _, f, _ in cols]
+                                         for i, k in enumerate(kernels, 1)]
+    rows = [k.row for k in kernels]
     widths = [max(len(c[k]) for c in cells) for k in range(len(cols))]
     out = []
     for line, r in zip(cells, [None] + rows):
@@ -123,17 +127,18 @@ def tuning_note(rows: list[KernelRow]) -> str:
             f"triton.autotune's), which a run with empty caches pays once")
 
 
-def header(rows: list[KernelRow], where: str, sol: dict | None = None) -> list[str]:
-    """The lines above the table: what it covers and how it is ranked; with the program's speed of light
-    (kinspect.analysis.sol.ProgramSol.to_json), the program's totals, the Triton kernels' share of all
-    the GPU time, the largest other kernels, and the ceilings and per-launch floor used."""
+def header(rows: list[KernelRow], where: str, sol: ProgramSol | None = None) -> list[str]:
+    """The lines above the table: what it covers and how it is ranked; with the program's speed of light,
+    the program's totals, the Triton kernels' share of all the GPU time, the largest other kernels, and
+    the ceilings and per-launch floor used."""
     variants = sum(len(r.variants) for r in rows)
     head = f"{where}: {len(rows)} kernels, {variants} variant{'s' if variants != 1 else ''}"
     calls = [r.calls for r in rows if r.calls is not None]
     if calls:
         head += f", {sum(calls):,} launches"
     gpu = [r.gpu_ms for r in rows if r.gpu_ms is not None]
-    ranked = sol is not None and sol.get("headroom_ms") is not None
+    total = sol.total if sol is not None else None
+    ranked = total is not None and total.headroom_ms is not None
     if gpu:
         head += f", {sum(gpu):,.3f} ms of GPU time captured; ranked by " + (
             "headroom (GPU time minus the ideal time: what fixing each kernel could win at most)" if ranked
@@ -144,15 +149,15 @@ def header(rows: list[KernelRow], where: str, sol: dict | None = None) -> list[s
     if sol is None or not gpu:
         return out
     if ranked:
-        cover = "" if abs(sol["gpu_ms_with_ideal"] - sol["gpu_ms"]) < 5e-4 else \
-            f" (of the {sol['gpu_ms_with_ideal']:,.3f} ms of kernels with an ideal time)"
-        out.append(f"  program: GPU {sol['gpu_ms']:,.3f} ms, ideal {sol['ideal_ms']:,.3f} ms, headroom "
-                   f"{sol['headroom_ms']:,.3f} ms{cover}")
-    share = sol.get("triton_share_of_gpu_time")
+        cover = "" if abs(total.covered_ms - total.gpu_ms) < 5e-4 else \
+            f" (of the {total.covered_ms:,.3f} ms of kernels with an ideal time)"
+        out.append(f"  program: GPU {total.gpu_ms:,.3f} ms, ideal {total.ideal_ms:,.3f} ms, headroom "
+                   f"{total.headroom_ms:,.3f} ms{cover}")
+    share = sol.triton_share
     if share is not None:
-        others = ", ".join(f"{other_name(k['name'])} {k['ms']:,.2f} ms ({k['calls']:,} calls)"
-                           for k in (sol.get("largest_other_kernels") or [])[:3])
-        window = sol.get("share_window")
+        others = ", ".join(f"{other_name(name)} {k['ms']:,.2f} ms ({k['calls']:,} calls)"
+                           for name, k in list(sol.others.kernels.items())[:3])
+        window = sol.others.window
         window = (f" {window}" if window else
                   " (a store from before kinspect recorded the window: it may include GPU work before the first "
                   "Triton launch, such as weight initialisation)")
@@ -161,17 +166,18 @@ def header(rows: list[KernelRow], where: str, sol: dict | None = None) -> list[s
     else:
         out.append("  the share of Triton kernels in all GPU time is unknown: the store does not list the other GPU "
                    "work (captured by an older kinspect; kinspect capture --time records it)")
-    out.append(f"  {sol['ceilings_note']}")
+    out.append(f"  {sol.ceilings_note}")
     if ranked:
         out.append(f"  ideal = the longest of: bytes at the copy bandwidth, FLOPs at the matmul peak (ᶜ), "
-                   f"launches at the floor (ᴸ); {sol['launch_floor_note']}")
+                   f"launches at the floor (ᴸ); {sol.floor_note}")
     return out
 
 
-def summary(rows: list[KernelRow], *, where: str, width: int = 160, shown: int = 0, extras: dict | None = None,
-            sol: dict | None = None) -> str:
-    """The program table, with header lines saying what it covers and a line per finding kind."""
-    out = header(rows, where, sol) + table(rows, width, extras)
+def summary(view: ProgramView, *, width: int = 160) -> str:
+    """The program table, with header lines saying what it covers and a line per finding kind, and which
+    kernels' details follow (view.details)."""
+    rows, shown = list(view.rows), len(view.details)
+    out = header(rows, view.where, view.sol) + table(list(view.kernels), width)
     kinds: dict[str, list[str]] = {}
     advice: dict[str, set[str]] = {}
     for i, r in enumerate(rows, 1):

@@ -104,3 +104,32 @@ def line_table(report, limit: int = 40) -> str:
     if len(keys) > limit:
         rows.append(f"  ... {len(keys) - limit} more lines (--json has them all)")
     return "\n".join(rows)
+
+
+def page(reports=(), *, program=None, tunes=None, stored=(), lines: bool = False, counters: bool = False,
+         width: int = 160) -> str:
+    """What `kinspect vec-report` prints: the program view (kinspect.analysis.program_view.ProgramView:
+    its table, its counters with `counters`, the details of its chosen kernels, the tunes of --tune, a
+    list of kinspect.tune.outcome.Tuned); or each report, with the tune stored beside it (`stored`, one
+    Tuned or None per report). `lines`: each report's per-line table."""
+    def one(r) -> str:
+        return vec_report(r) + (f"\n  per line:\n{line_table(r)}" if lines else "")
+
+    if program is not None:
+        from kinspect.render.counters import section
+        from kinspect.render.program import summary
+        from kinspect.render.tune import section as tune_section
+
+        parts = [summary(program, width=width)]
+        if counters:
+            parts.append(section(program))
+        parts += [one(r) for r in program.details]
+        if tunes is not None:
+            parts.append(tune_section(list(tunes)))
+        return "\n\n".join(parts)
+    if not reports:
+        return "no variants found"
+    from kinspect.render.tune import stored as stored_tune
+
+    stored = list(stored) or [None] * len(reports)
+    return "\n\n".join(one(r) + (stored_tune(t) if t is not None else "") for r, t in zip(reports, stored))

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from kinspect.core.model import Variant
+from kinspect.files.captured import CaptureResult
 
 
 # What a terminal acts on instead of showing: C0 and C1 controls (ESC starts sequences that move the
@@ -211,17 +212,17 @@ def _cut(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def capture_summary(result, out_dir) -> str:
+def capture_summary(result: CaptureResult, out_dir) -> str:
     """What `kinspect capture` recorded: the variants, and per variant its launches and GPU time
     (busiest first), with what recording and timing cost."""
     variants = result.variants
     launched = [v for v in variants if v.launches is not None]
     tuning = sum(v.launches.tuning_calls for v in launched)
-    interpret = getattr(result, "interpret", None)
+    interpret = result.interpret
     head = f"kinspect: {len(variants)} variant(s) recorded in {out_dir}"
     if interpret:
         head = f"kinspect: {len(variants)} variant(s) compiled for {interpret} in {out_dir}"
-    if getattr(result, "interrupted", False):
+    if result.interrupted:
         head = f"kinspect: interrupted after the program: {len(variants)} variant(s) finished and kept in {out_dir}"
     if result.launches:
         procs = {(p.host, p.pid) for v in launched for p in v.launches.processes}
@@ -252,7 +253,7 @@ def capture_summary(result, out_dir) -> str:
         widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
         for r in rows:
             out.append("  " + "  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))))
-    if getattr(result, "autotune", ()):
+    if result.autotune:
         from kinspect.render.autotune import decision_lines
 
         out += decision_lines(result.autotune, interpret)
@@ -260,13 +261,13 @@ def capture_summary(result, out_dir) -> str:
         out.append(f"  recording the interpreted launches cost {result.hook_ms:,.1f} ms (their specialization for "
                    f"{interpret} included); compiling them {result.compile_s:.1f} s after the program ended")
     elif result.launches or tuning:
-        how = getattr(result, "observed", None) or {}
+        how = result.observed
         if how:
             out.append("  launches observed per compiled kernel, no launch hook set: "
                        + "; ".join(f"{n} variant(s) through {k}" for k, n in sorted(how.items())))
-        if getattr(result, "static_launcher", ""):
+        if result.static_launcher:
             out.append(f"  Inductor's static launcher: {result.static_launcher}, left as the program had it")
-        per = getattr(result, "per_launch_us", 0.0)
+        per = result.per_launch_us
         out.append(f"  recording launches cost {result.hook_ms:,.1f} ms: {per:.2f} µs per launch (the observer's "
                    f"wrapper, measured in the program's process) plus first launches, new signatures and writes")
     if tuning:
@@ -276,12 +277,12 @@ def capture_summary(result, out_dir) -> str:
                    f"or share")
     t = result.timing
     if t:
-        if t.get("failed"):
-            out.append(f"  GPU time: not measured: {t['method']} could not start ({t['failed']}); "
+        if t.failed:
+            out.append(f"  GPU time: not measured: {t.method} could not start ({t.failed}); "
                        f"try --time events")
         else:
-            cover = f"; timed: {t['coverage']}" if t.get("coverage") else ""
-            out.append(f"  GPU time: {t['method']}{cover}; timing cost {t['ms']:,.1f} ms on the CPU side "
+            cover = f"; timed: {t.coverage}" if t.coverage else ""
+            out.append(f"  GPU time: {t.method}{cover}; timing cost {t.ms:,.1f} ms on the CPU side "
                        f"(benchmarks/capture_overhead.py measures its cost per launch)")
     if result.unattributed:
         n = sum(result.unattributed.values())

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kinspect.tune.outcome import Outcome, match_words
+from kinspect.tune.outcome import Outcome, Tuned, match_words
 from kinspect.tune.result import Trial, TuneResult
 from kinspect.tune.space import short_why
 
@@ -28,9 +28,9 @@ def _row(t: Trial, base: float | None) -> str:
         status = "ok"
     else:
         us, vs, status = "-", "-", f"{t.status}: {t.why}"
-    occ = t.code.get("occupancy")
+    occ = t.code.occupancy
     return (f"  {c.origin:<12} {c.label():<34} {short_why(c.why, 44):<44} {us:>22} {vs:>7} "
-            f"{t.code.get('registers') if t.code.get('registers') is not None else '-':>5} "
+            f"{t.code.registers if t.code.registers is not None else '-':>5} "
             f"{f'{100 * occ:.0f}%' if occ is not None else '-':>5}  {status}")
 
 
@@ -119,3 +119,15 @@ def kept_original(r: TuneResult) -> str:
     ratio = r.original.median_ms / fastest.median_ms if r.original and r.original.median_ms else None
     at = "" if ratio is None else f" at {ratio:.2f}x" + (", within the timings' spread" if ratio > 1 else "")
     return f"none of {len(timed)} timed candidate(s) measurably faster (the fastest: {fastest.candidate.label()}{at})"
+
+
+def section(tunes: list[Tuned]) -> str:
+    """The tunes of vec-report --tune, each in full, or why it was not tuned."""
+    return "\n\n".join(render(t.result, t.outcome) if t.result is not None else f"tune of {t.kernel}: not tuned: "
+                        f"{t.error}" for t in tunes)
+
+
+def stored(t: Tuned) -> str:
+    """The tune stored beside a variant, in a few lines (under its vec-report)."""
+    return (f"\n  tuned ({len(t.result.trials)} candidates, {t.result.budget or 'no limit'}):\n" +
+            "\n".join(f"    {line}" for line in summary(t.result, t.outcome)))

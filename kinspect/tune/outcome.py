@@ -10,7 +10,7 @@ from kinspect.tune.space import widened
 
 # the code figures a winner is explained by, with their words
 CHANGES = (("registers", "registers"), ("spills", "spills"), ("occupancy", "occupancy"),
-           ("vector", "vector instructions"), ("instructions", "instructions"), ("shared_bytes", "shared bytes"))
+           ("vector_instructions", "vector instructions"), ("instructions", "instructions"), ("shared_bytes", "shared bytes"))
 
 
 @dataclass(frozen=True)
@@ -28,6 +28,16 @@ class Outcome:
     to_match: int | None = None          # kinspect's trials until one was at most max_autotune's pick's median
     #                                      (0: what the program ran already was; None: none was, or no pick)
     match: Trial | None = None           # that trial (the original's for 0)
+
+
+@dataclass(frozen=True)
+class Tuned:
+    """A kernel's tune with what it means (its result and outcome), or why it was not tuned (error)."""
+
+    kernel: str
+    result: TuneResult | None = None
+    outcome: Outcome | None = None
+    error: str = ""
 
 
 def outcome(r: TuneResult, lookup_key: str | None = None) -> Outcome:
@@ -62,12 +72,12 @@ def code_changes(orig: Trial | None, win: Trial | None) -> str:
         return ""
     parts = []
     for key, words in CHANGES:
-        a, b = orig.code.get(key), win.code.get(key)
+        a, b = getattr(orig.code, key), getattr(win.code, key)
         if a is not None and b is not None and a != b:
             fmt = (lambda x: f"{100 * x:.0f}%") if key == "occupancy" else (lambda x: f"{x:,}")
             parts.append(f"{words} {fmt(a)} -> {fmt(b)}")
-    limiter = win.code.get("occupancy_limiter")
-    if limiter and limiter != orig.code.get("occupancy_limiter"):
+    limiter = win.code.occupancy_limiter
+    if limiter and limiter != orig.code.occupancy_limiter:
         parts.append(f"occupancy now limited by {limiter}")
     return ", ".join(parts) or "the same registers, occupancy and instruction counts"
 

@@ -3,7 +3,7 @@ winner and the autotuners' picks; stored beside the variant (`tune.json`) and re
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from kinspect.core.errors import KinspectError
@@ -11,9 +11,37 @@ from kinspect.tune.space import Candidate
 
 RESULT_FILE = "tune.json"
 VERSION = 1
-# the figures of the compiled code a trial keeps (kinspect.diff.table.metrics names)
-CODE = ("registers", "spills", "shared_bytes", "occupancy", "occupancy_limiter", "instructions", "vector")
 STATUSES = ("timed", "pruned", "failed", "wrong")
+
+
+@dataclass(frozen=True)
+class TrialCode:
+    """The figures of a candidate's compiled code a trial keeps (None: not known)."""
+
+    registers: int | None = None
+    spills: int | None = None
+    shared_bytes: int | None = None
+    occupancy: float | None = None
+    occupancy_limiter: str | None = None
+    instructions: int | None = None
+    vector_instructions: int | None = None
+
+    @classmethod
+    def of(cls, d: dict | None) -> "TrialCode":
+        """From a variant's figures as a dict (kinspect.analysis.summary.VariantMetrics.to_json, a sweep
+        worker's metrics) or a stored trial's code (tunes stored before kinspect_json 1 say `vector`)."""
+        d = d or {}
+        num = lambda k, f: None if d.get(k) is None else f(d[k])     # noqa: E731
+        vector = d.get("vector_instructions", d.get("vector"))
+        return cls(registers=num("registers", int), spills=num("spills", int), shared_bytes=num("shared_bytes", int),
+                   occupancy=num("occupancy", float), occupancy_limiter=num("occupancy_limiter", str),
+                   instructions=num("instructions", int), vector_instructions=None if vector is None else int(vector))
+
+    def to_json(self) -> dict:
+        return {k: v for k, v in vars(self).items() if v is not None}
+
+
+CODE = tuple(f for f in TrialCode.__dataclass_fields__)     # the figures a trial keeps
 
 
 @dataclass(frozen=True)
@@ -26,7 +54,7 @@ class Trial:
     p20_ms: float | None = None
     p80_ms: float | None = None
     runs: int = 0
-    code: dict = field(default_factory=dict)       # CODE figures
+    code: TrialCode = TrialCode()
     findings: tuple[str, ...] = ()                  # finding kinds of its compiled code
 
     @property
@@ -37,7 +65,7 @@ class Trial:
     def to_json(self) -> dict:
         return {"candidate": self.candidate.to_json(), "status": self.status, "why": self.why, "grid": list(self.grid),
                 "median_ms": self.median_ms, "p20_ms": self.p20_ms, "p80_ms": self.p80_ms, "runs": self.runs,
-                "code": self.code, "findings": list(self.findings)}
+                "code": self.code.to_json(), "findings": list(self.findings)}
 
     @classmethod
     def from_json(cls, d: dict) -> "Trial":
@@ -48,8 +76,8 @@ class Trial:
         return cls(candidate=Candidate.from_json(d["candidate"]), status=status, why=str(d.get("why", "")),
                    grid=tuple(int(x) for x in d.get("grid", ())), median_ms=num(d.get("median_ms")),
                    p20_ms=num(d.get("p20_ms")), p80_ms=num(d.get("p80_ms")), runs=int(d.get("runs", 0)),
-                   code={k: d["code"][k] for k in CODE if k in (d.get("code") or {})},
-                   findings=tuple(str(x) for x in d.get("findings", ())))
+                   code=TrialCode.of(d.get("code")),
+                   findings=tuple(str(x) for x in d.get("findings", d.get("finding_kinds", ()))))
 
 
 @dataclass(frozen=True)
@@ -127,10 +155,11 @@ class TuneResult:
 
     @classmethod
     def from_json(cls, d: dict) -> "TuneResult":
-        if d.get("version") != VERSION:
+        # stored (tune.json, `version`), or as a command printed it (tune/vec-report --tune --json: `kinspect_json`)
+        if d.get("version", VERSION if d.get("kinspect_json") == 1 else None) != VERSION:
             raise KinspectError(f"tune result version {d.get('version')!r}, this kinspect reads {VERSION}")
         return cls(kernel=str(d["kernel"]), variant=str(d["variant"]), target=str(d["target"]),
-                   findings=tuple(str(x) for x in d.get("findings", ())),
+                   findings=tuple(str(x) for x in d.get("findings", d.get("finding_kinds", ()))),
                    trials=tuple(Trial.from_json(t) for t in d["trials"]), seconds=float(d.get("seconds", 0)),
                    budget=str(d.get("budget", "")), notes=tuple(str(x) for x in d.get("notes", ())),
                    torch=str(d.get("torch", "")))

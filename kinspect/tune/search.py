@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Callable
 
 from kinspect.core.model import Variant
-from kinspect.tune.result import CODE, Trial, TuneResult
+from kinspect.tune.result import Trial, TrialCode, TuneResult
 from kinspect.tune.space import Candidate, Knobs, finding_kinds, from_findings, neighbours, short_why
 
 DEFAULT_TRIALS = 12
@@ -45,13 +45,13 @@ def setup(v: Variant) -> Setup:
     return Setup(v, spec, knobs, finding_kinds(code["findings"], knobs), code)
 
 
-def prune(code: dict, original: dict, *, spills_too: bool = True) -> str:
+def prune(code: TrialCode, original: TrialCode, *, spills_too: bool = True) -> str:
     """Why the compiled code rules a candidate out before it is timed ("" when it does not): it cannot
     launch (no block fits an SM), or (`spills_too`: kinspect's own candidates) it spills more than the
     original. The autotuners' configs are timed as their autotuners would time them, spills or not."""
-    if code.get("occupancy") == 0:
-        return f"does not fit on an SM ({code.get('occupancy_limiter') or 'resources'})"
-    spills, before = code.get("spills") or 0, original.get("spills") or 0
+    if code.occupancy == 0:
+        return f"does not fit on an SM ({code.occupancy_limiter or 'resources'})"
+    spills, before = code.spills or 0, original.spills or 0
     if spills_too and spills > before:
         return f"spills {spills} registers (the original {before})"
     return ""
@@ -210,13 +210,13 @@ def _measure(s: Setup, c: Candidate, outcome, runner, say, original: Trial | Non
     is_original = c.key() == knobs.original.key()
     code = (outcome.metrics or {}) if outcome is not None and outcome.metrics else s.original_code if is_original \
         else {}
-    kept = {k: code.get(k) for k in CODE if k in code}
+    kept = TrialCode.of(code)
     kinds = tuple(dict.fromkeys(f["kind"] for f in code.get("findings", ()) if f.get("kind")))
     base = Trial(candidate=c, status="timed", grid=grid, code=kept, findings=kinds)
     if not is_original and (outcome is None or outcome.error):
         t = replace(base, status="failed", why=f"compile: {outcome.error if outcome else 'not compiled'}")
     elif not is_original and (why := (knobs.valid(c) if c.origin == "kinspect" else "") or
-                              prune(code, original.code if original else s.original_code,
+                              prune(kept, original.code if original else TrialCode.of(s.original_code),
                                     spills_too=c.origin == "kinspect")):
         t = replace(base, status="pruned", why=why)
     else:

@@ -1,0 +1,843 @@
+"""Every command's `--json`, made here and only here, from the records the other views read.
+
+    text = dumps(vec_report(reports))     # the JSON of a command, as it prints it
+    COMMANDS["vec-report"]                # the records its JSON is made of: their schema (kinspect schema)
+
+Each output is a frozen dataclass below; its JSON is kinspect.core.records.to_json of it and its JSON
+Schema is kinspect.core.records.schema of the same class, so the two cannot disagree. A figure has one
+name in every command (the `Figures` every variant carries: `vector_instructions`, `occupancy` as a
+fraction, `jit_ms`); docs/json.md lists the names and what changed from earlier kinspect versions.
+Every output object carries `kinspect_json` (VERSION), raised when a key changes name or shape.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from kinspect.core.records import doc, flat, schema, to_json
+
+VERSION = 1
+VERSION_DOC = "the version of kinspect's JSON shapes (docs/json.md); raised when a key changes name or shape"
+
+
+def _version() -> Any:
+    return field(default=VERSION, metadata={"doc": VERSION_DOC})
+
+
+# -- the figures every variant carries ---------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Finding:
+    """A finding: what may cost time in the compiled code, and what to try."""
+
+    kind: str
+    severity: int = doc("1 (note) to 3 (worst)")
+    text: str
+    advice: str
+    line: int | None = doc("the kernel's source line it points at")
+
+
+@dataclass(frozen=True)
+class Figures:
+    """The figures of a variant's machine code; one name each in every command's JSON."""
+
+    isa: str = doc("the dialect of its machine code (sass, amdgcn, riscv, x86, ...); none without one")
+    instructions: int
+    vector_instructions: int
+    matrix_instructions: int
+    matrix_by_unit: dict[str, int]
+    registers: int | None
+    spills: int | None
+    shared_bytes: int | None
+    occupancy: float | None = doc("the fraction of the device's warps per SM (or CU) the kernel can keep active")
+    occupancy_limiter: str | None = doc("what limits the occupancy: registers, shared memory, warps, ...")
+
+
+def _figures(m) -> Figures:
+    """From a kinspect.analysis.summary.VariantMetrics."""
+    return Figures(isa=m.isa, instructions=m.instructions, vector_instructions=m.vector, matrix_instructions=m.matrix,
+                   matrix_by_unit=dict(m.matrix_units), registers=m.registers, spills=m.spills,
+                   shared_bytes=m.shared_bytes, occupancy=m.occupancy, occupancy_limiter=m.occupancy_limiter or None)
+
+
+def _findings(m) -> list[Finding]:
+    return [Finding(kind=f.kind, severity=f.severity, text=f.text, advice=f.advice, line=f.line) for f in m.findings]
+
+
+@dataclass(frozen=True)
+class Compile:
+    """What compiling a variant made and cost."""
+
+    code_bytes: int | None = doc("the size of its machine code")
+    jit_ms: float | None = doc("the JIT's time for it, every stage")
+    jit_ms_by_stage: dict[str, float] = doc("the JIT's time per stage (source: building the IR from the AST)")
+
+
+def _compile(m) -> Compile:
+    return Compile(code_bytes=m.code_bytes, jit_ms=_ms(m.jit_us),
+                   jit_ms_by_stage={k: round(us / 1000, 1) for k, us in m.jit_stages})
+
+
+def _ms(us: int | None) -> float | None:
+    return None if us is None else round(us / 1000, 1)
+
+
+# -- vec-report -------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Verdict:
+    text: str
+    level: str
+    line: int | None
+    file: str | None
+
+
+@dataclass(frozen=True)
+class IsaStage:
+    """Which stage is the machine code, and what made it when kinspect did."""
+
+    name: str
+    derived_by: str | None
+
+
+@dataclass(frozen=True)
+class PerLine:
+    """What one source line produced in each stage: its instructions in total and by kind."""
+
+    file: str
+    line: int
+    stages: dict[str, dict[str, Any]] = doc("stage -> {total, a count per kind, matrix_by_unit, load_widths}")
+
+
+@dataclass(frozen=True)
+class VariantJson:
+    """One variant's figures and verdicts (vec-report)."""
+
+    kinspect_json: int = _version()
+    variant: str = ""
+    kernel: str = ""
+    target: str = ""
+    path: str = ""
+    backend: str = ""
+    isa_stage: IsaStage | None = None
+    retarget: str | None = doc("the CPU its LLVM IR was compiled for by --retarget", default=None)
+    retargeted_from: str | None = None
+    figures: Figures = flat(default=None)
+    occupancy_active_warps: int | None = None
+    occupancy_max_warps: int | None = None
+    registers_from: str = doc("where the register figure came from", default="")
+    scalar_fp_instructions: int = 0
+    spill_instructions: int = 0
+    load_widths: dict[str, int] = doc("bits per load -> loads", default_factory=dict)
+    store_widths: dict[str, int] = field(default_factory=dict)
+    reductions: dict[str, int] = field(default_factory=dict)
+    kinds: dict[str, int] = doc("instruction kind -> instructions", default_factory=dict)
+    mnemonics: dict[str, int] = field(default_factory=dict)
+    other_mnemonics: int = 0
+    verdicts: list[Verdict] = field(default_factory=list)
+    per_line: list[PerLine] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def variant_json(report) -> VariantJson:
+    """From a kinspect.analysis.VariantReport."""
+    v, m, r = report.variant, report.isa, report.resources
+    occ = r.occupancy
+    s = v.stage(m.stage) if m else None
+    return VariantJson(
+        variant=v.name or v.kernel, kernel=v.kernel, target=str(v.target), path=v.path,
+        backend=v.extra.get("backend", v.target.backend),
+        isa_stage=None if m is None else IsaStage(name=m.stage, derived_by=s.derived_by if s else None),
+        retarget=v.extra.get("retarget"), retargeted_from=v.extra.get("retargeted_from"),
+        figures=Figures(isa=report.isa_name, instructions=m.instructions if m else 0,
+                        vector_instructions=m.vector if m else 0, matrix_instructions=m.matrix_total if m else 0,
+                        matrix_by_unit=dict(m.matrix) if m else {}, registers=r.registers, spills=r.spills,
+                        shared_bytes=r.shared_bytes, occupancy=None if occ is None else round(occ.fraction, 4),
+                        occupancy_limiter=occ.limiter if occ else None),
+        occupancy_active_warps=occ.active_warps if occ else None, occupancy_max_warps=occ.max_warps if occ else None,
+        registers_from=r.source, scalar_fp_instructions=m.scalar_fp if m else 0,
+        spill_instructions=(m.spill_loads + m.spill_stores) if m else 0,
+        load_widths={str(k): n for k, n in sorted(m.load_widths.items())} if m else {},
+        store_widths={str(k): n for k, n in sorted(m.store_widths.items())} if m else {},
+        reductions=dict(m.reductions) if m else {}, kinds=dict(m.kinds) if m else {},
+        mnemonics=dict(m.mnemonics.most_common()) if m else {}, other_mnemonics=m.other if m else 0,
+        verdicts=[Verdict(text=x.text, level=x.level, line=x.line, file=x.file) for x in report.verdicts],
+        per_line=_per_line(report), problems=list(report.problems), notes=list(v.notes))
+
+
+def _per_line(report) -> list[PerLine]:
+    rows: dict[tuple, PerLine] = {}
+    for name, m in report.stages.items():
+        for (file, line), ls in m.lines.items():
+            row = rows.setdefault((file, line), PerLine(file=file, line=line, stages={}))
+            row.stages[name] = {"total": ls.total, **dict(ls.kinds),
+                                **({"matrix_by_unit": dict(ls.matrix)} if ls.matrix else {}),
+                                **({"load_widths": {str(k): n for k, n in ls.load_widths.items()}}
+                                   if ls.load_widths else {})}
+    return [rows[k] for k in sorted(rows, key=lambda k: (k[0], k[1]))]
+
+
+def vec_report(reports) -> list[VariantJson]:
+    return [variant_json(r) for r in reports]
+
+
+# -- the program view (vec-report of several kernels) -----------------------------------------------
+
+@dataclass(frozen=True)
+class Speed:
+    """A kernel's speed of light: its bytes and FLOPs against the device's ceilings."""
+
+    bytes_per_call: float | None
+    bytes_method: str | None
+    bytes_method_means: str | None
+    bytes_upper_bound: bool
+    flops_per_call: float | None
+    gb_per_s: float | None
+    pct_of_bandwidth: float | None = doc("of the device's measured copy bandwidth")
+    tflop_per_s: float | None = None
+    pct_of_peak: float | None = doc("of the device's measured matmul peak for the dtype", default=None)
+    ideal_ms: float | None = None
+    headroom_ms: float | None = doc("GPU time minus the ideal time: what fixing the kernel could win at most",
+                                    default=None)
+    bound_by: str | None = doc("memory, compute or launch: which ceiling gives the ideal time", default=None)
+    speed_notes: list[str] = field(default_factory=list)
+
+
+def _round(x: float | None, digits: int) -> float | None:
+    return None if x is None else round(x, digits)
+
+
+def speed_json(s) -> Speed:
+    """From a kinspect.analysis.sol.Speed."""
+    from kinspect.analysis.traffic import method_text
+
+    return Speed(bytes_per_call=s.bytes_per_call, bytes_method=s.bytes_method or None,
+                 bytes_method_means=method_text(s.bytes_method) or None, bytes_upper_bound=s.upper_bound,
+                 flops_per_call=s.flops_per_call, gb_per_s=_round(s.gb_per_s, 1),
+                 pct_of_bandwidth=_round(s.pct_of_bandwidth, 1), tflop_per_s=_round(s.tflop_per_s, 2),
+                 pct_of_peak=_round(s.pct_of_peak, 1), ideal_ms=_round(s.ideal_ms, 4),
+                 headroom_ms=_round(s.headroom_ms, 4), bound_by=s.bound_by or None, speed_notes=list(s.notes))
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Where a kernel came from."""
+
+    status: str = doc("own source, recorded or not recorded")
+    why: str | None
+    fix: str | None
+    origin: dict | None = doc("Inductor's origin of the kernel: its graph, ATen ops and call sites")
+    short: str | None
+    lines: list[str]
+    note: str | None
+
+
+def _provenance(p) -> Provenance | None:
+    if p is None:
+        return None
+    return Provenance(status=p.status, why=p.why or None, fix=p.fix or None,
+                      origin=p.origin.to_json() if p.origin is not None else None, short=p.short or None,
+                      lines=list(p.lines), note=p.note or None)
+
+
+@dataclass(frozen=True)
+class Pairing:
+    """A finding beside the counter that speaks to it."""
+
+    kind: str
+    finding: str
+    verdict: str = doc("confirms, contradicts or not measured")
+    measured: str
+    demoted: bool
+
+
+@dataclass(frozen=True)
+class Estimate:
+    bytes: float | None
+    method: str
+
+
+@dataclass(frozen=True)
+class Counters:
+    """What Nsight Compute measured for the kernel's busiest variant (vec-report --counters)."""
+
+    measured: dict = doc("the counters as kept beside the variant (counters.json)")
+    dram_bytes: float | None
+    l1_over_dram: float | None
+    estimate: Estimate | None = doc("kinspect's estimate of the bytes per call, to compare")
+    figures: list[str]
+    findings: list[Pairing]
+
+
+def _counters(c) -> Counters | None:
+    if c is None:
+        return None
+    m = c.measured
+    return Counters(measured=m.to_json(), dram_bytes=m.dram_bytes, l1_over_dram=m.l1_over_dram,
+                    estimate=None if c.estimate_bytes is None else Estimate(bytes=c.estimate_bytes,
+                                                                            method=c.estimate_method),
+                    figures=list(c.figures),
+                    findings=[Pairing(kind=p.kind, finding=p.finding, verdict=p.verdict, measured=p.text,
+                                      demoted=p.demoted) for p in c.pairs])
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """One kernel of a program: its variants summed, the figures of its busiest variant, its speed of
+    light, where it came from and its counters."""
+
+    kernel: str
+    name: str = doc("the kernel's name as the table shows it (cut where long)")
+    variants: int
+    calls: int | None
+    gpu_ms: float | None
+    gpu_share: float | None = doc("of all the GPU time captured in the kernels")
+    tuning_calls: int = doc("launches by autotuners benchmarking configs (not in calls)")
+    tuning_ms: float
+    jit_ms: float | None
+    cache_hit: bool = doc("every variant's JIT time was a lookup in Triton's on-disk cache")
+    figures: Figures = flat()
+    busiest_variant: str
+    top_finding: Finding | None
+    finding_kinds: list[str] = doc("the kinds of finding among all its variants")
+    speed: Speed = flat()
+    provenance: Provenance | None
+    counters: Counters | None
+    counters_failed: str | None = doc("why --counters measured nothing for it")
+
+
+def kernel_json(k) -> Kernel:
+    """From a kinspect.analysis.explain.KernelView."""
+    r = k.row
+    b = r.busiest
+    top = r.top
+    return Kernel(kernel=r.kernel, name=r.name, variants=len(r.variants), calls=r.calls, gpu_ms=r.gpu_ms,
+                  gpu_share=r.share, tuning_calls=sum(v.tuning_calls for v in r.variants),
+                  tuning_ms=sum(v.tuning_ms for v in r.variants), jit_ms=_ms(r.jit_us), cache_hit=r.jit_cached,
+                  figures=_figures(b), busiest_variant=b.path,
+                  top_finding=None if top is None else Finding(kind=top.kind, severity=top.severity, text=top.text,
+                                                               advice=top.advice, line=top.line),
+                  finding_kinds=sorted({f.kind for v in r.variants for f in v.findings}), speed=speed_json(k.speed),
+                  provenance=_provenance(k.provenance), counters=_counters(k.counters),
+                  counters_failed=k.counters_failed or None)
+
+
+@dataclass(frozen=True)
+class OtherKernel:
+    name: str
+    calls: int
+    ms: float
+
+
+@dataclass(frozen=True)
+class SpeedOfLight:
+    """The program against the device's ceilings."""
+
+    gpu_ms: float
+    ideal_ms: float | None
+    headroom_ms: float | None
+    gpu_ms_with_ideal: float = doc("GPU time of the kernels with an ideal time")
+    ceilings: dict | None = doc("the device's measured copy bandwidth and matmul peaks, and where they come from")
+    ceilings_note: str
+    launch_floor_us: float | None
+    launch_floor_note: str
+    ranked_by_headroom: list[str]
+    triton_share_of_gpu_time: float | None
+    largest_other_kernels: list[OtherKernel] | None
+    share_window: str | None
+
+
+def sol_json(sol) -> SpeedOfLight | None:
+    """From a kinspect.analysis.sol.ProgramSol."""
+    if sol is None:
+        return None
+    from kinspect.analysis.sol import by_headroom
+
+    c, t, o, share = sol.ceilings, sol.total, sol.others, sol.triton_share
+    shared = share is not None
+    return SpeedOfLight(
+        gpu_ms=round(t.gpu_ms, 4), ideal_ms=_round(t.ideal_ms, 4), headroom_ms=_round(t.headroom_ms, 4),
+        gpu_ms_with_ideal=round(t.covered_ms, 4),
+        ceilings=None if c is None else {**c.to_json(), "source": c.source}, ceilings_note=sol.ceilings_note,
+        launch_floor_us=sol.floor_us, launch_floor_note=sol.floor_note, ranked_by_headroom=by_headroom(sol.speeds),
+        triton_share_of_gpu_time=round(share, 4) if shared else None,
+        largest_other_kernels=[OtherKernel(name=n, calls=k["calls"], ms=k["ms"]) for n, k in
+                               list(o.kernels.items())[:5]] if shared else None,
+        share_window=(o.window or None) if shared else None)
+
+
+# -- tune -------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Candidate:
+    constexprs: dict[str, Any]
+    num_warps: int | None
+    num_stages: int | None
+    why: str
+    origin: str = doc("original, kinspect, inductor, max_autotune or autotune")
+
+
+@dataclass(frozen=True)
+class TrialCode:
+    """The figures of a candidate's compiled code (those a tune keeps)."""
+
+    registers: int | None = None
+    spills: int | None = None
+    shared_bytes: int | None = None
+    occupancy: float | None = None
+    occupancy_limiter: str | None = None
+    instructions: int | None = None
+    vector_instructions: int | None = None
+
+
+@dataclass(frozen=True)
+class Trial:
+    candidate: dict = doc("its config: constexprs, num_warps, num_stages, why, origin (and more a tune adds)")
+    status: str = doc("timed, pruned, failed or wrong")
+    why: str
+    grid: list[int]
+    median_ms: float | None
+    p20_ms: float | None
+    p80_ms: float | None
+    runs: int
+    code: TrialCode
+    finding_kinds: list[str]
+
+
+@dataclass(frozen=True)
+class Tune:
+    """A kernel's tune: every candidate with what became of it, and the summary of its outcome; or the
+    error that kept it from being tuned."""
+
+    kinspect_json: int = _version()
+    kernel: str = ""
+    error: str | None = doc("why the kernel was not tuned (the rest is then empty)", default=None)
+    variant: str | None = None
+    target: str | None = None
+    finding_kinds: list[str] = doc("the finding kinds the tune started from", default_factory=list)
+    trials: list[Trial] = field(default_factory=list)
+    seconds: float | None = None
+    budget: str | None = None
+    notes: list[str] = field(default_factory=list)
+    torch: str | None = doc("the torch whose Inductor heuristics gave its and max_autotune's configs", default=None)
+    summary: dict | None = doc("the row of the tune table: the winner, the autotuners' picks, the speedup",
+                               default=None)
+
+
+def tune_json(t) -> Tune:
+    """From a kinspect.tune.outcome.Tuned."""
+    if t.result is None:
+        return Tune(kernel=t.kernel, error=t.error)
+    from kinspect.render.tune import table_row
+
+    r = t.result
+    return Tune(kernel=r.kernel, variant=r.variant, target=r.target, finding_kinds=list(r.findings),
+                trials=[_trial(x) for x in r.trials], seconds=round(r.seconds, 2), budget=r.budget,
+                notes=list(r.notes), torch=r.torch, summary=table_row(r, t.outcome))
+
+
+def _trial(t) -> Trial:
+    code = dict(t.code)
+    if "vector" in code:
+        code["vector_instructions"] = code.pop("vector")
+    return Trial(candidate=t.candidate.to_json(), status=t.status, why=t.why, grid=list(t.grid),
+                 median_ms=t.median_ms, p20_ms=t.p20_ms, p80_ms=t.p80_ms, runs=t.runs, code=TrialCode(**code),
+                 finding_kinds=list(t.findings))
+
+
+@dataclass(frozen=True)
+class Program:
+    """A captured program (vec-report of several kernels): a row per kernel, ranked, and the details of
+    the chosen kernels' busiest variants."""
+
+    kinspect_json: int = _version()
+    where: str = doc("what was read: a store, a cache, N inputs", default="")
+    kernels: list[Kernel] = field(default_factory=list)
+    variants: list[VariantJson] = field(default_factory=list)
+    speed_of_light: SpeedOfLight | None = None
+    tune: list[Tune] | None = doc("with --tune: the tunes, most headroom first", default=None)
+
+
+def program(view, tunes=None) -> Program:
+    """From a kinspect.analysis.program_view.ProgramView, with the tunes of vec-report --tune."""
+    return Program(where=view.where, kernels=[kernel_json(k) for k in view.kernels],
+                   variants=[variant_json(d) for d in view.details], speed_of_light=sol_json(view.sol),
+                   tune=None if tunes is None else [tune_json(t) for t in tunes])
+
+
+# -- diff -------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Runtime:
+    """A variant's measured runtime on the device, and what it achieves."""
+
+    median_ms: float
+    p20_ms: float
+    p80_ms: float
+    cv: float
+    runs: int
+    gb_per_s: float | None
+    tflop_per_s: float | None
+    pct_of_bandwidth: float | None = doc("of what roofline_of names (the device's measured copy bandwidth)")
+    roofline_of: str = ""
+    method: str = ""
+    copy_gbps: float | None = None
+    peak_tflops: float | None = None
+
+
+def _runtime(r) -> Runtime | None:
+    if r is None:
+        return None
+    return Runtime(median_ms=r.median_ms, p20_ms=r.p20_ms, p80_ms=r.p80_ms, cv=r.cv, runs=r.runs, gb_per_s=r.gbps,
+                   tflop_per_s=r.tflops, pct_of_bandwidth=r.roofline_pct, roofline_of=r.roofline_of, method=r.method,
+                   copy_gbps=r.copy_gbps, peak_tflops=r.peak_tflops)
+
+
+@dataclass(frozen=True)
+class Row:
+    """One variant of a sweep or of saved variants."""
+
+    label: str = doc("what tells it apart from the others: BLOCK_SIZE=64 w=8, cuda:80, ...")
+    variant: str
+    kernel: str
+    path: str
+    target: str
+    constexprs: dict[str, Any]
+    config: int | None = doc("the autotune config a user kernel's variant was compiled with")
+    num_warps: int | None
+    num_stages: int | None
+    figures: Figures = flat()
+    compile: Compile = flat()
+    cache_hit: bool | None
+    runtime: Runtime | None
+    findings: list[Finding]
+
+
+def row_json(row) -> Row:
+    """From a kinspect.diff.table.Row."""
+    from kinspect.diff.table import config_index
+
+    v, m = row.variant, row.metrics
+    return Row(label=row.label, variant=v.name or v.kernel, kernel=v.kernel, path=v.path, target=str(v.target),
+               constexprs=v.constexprs, config=config_index(v), num_warps=v.options.get("num_warps"),
+               num_stages=v.options.get("num_stages"), figures=_figures(m), compile=_compile(m),
+               cache_hit=v.cache_hit if v.times else None, runtime=_runtime(row.runtime), findings=_findings(m))
+
+
+@dataclass(frozen=True)
+class Run:
+    tag: str
+    lines: list[str]
+    repeat: int
+
+
+@dataclass(frozen=True)
+class Hunk:
+    a_start: int
+    a_count: int
+    b_start: int
+    b_count: int
+    runs: list[Run]
+
+
+@dataclass(frozen=True)
+class StageDiff:
+    """The normalized diff of one stage of two variants."""
+
+    stage: str
+    a: str
+    b: str
+    a_file: str
+    b_file: str
+    a_lines: int
+    b_lines: int
+    raw_changed_lines: int
+    normalized_changed_lines: int
+    shown_changed_lines: int
+    hunks: list[Hunk]
+
+
+@dataclass(frozen=True)
+class Failed:
+    job: str
+    error: str
+
+
+@dataclass(frozen=True)
+class Link:
+    spearman_rho: dict[str, float]
+    variants: int
+    text: str
+
+
+@dataclass(frozen=True)
+class SweepRun:
+    jobs: int
+    workers: int
+    cores: int
+    seconds: float
+
+
+@dataclass(frozen=True)
+class Diff:
+    """A sweep (or saved variants): a row per variant, the diff of one stage of two of them, and what
+    moved with the runtime."""
+
+    kinspect_json: int = _version()
+    variants: list[Row] = field(default_factory=list)
+    failed: list[Failed] = field(default_factory=list)
+    diff: StageDiff | None = None
+    runtime_moves_with: list[Link] = field(default_factory=list)
+    sweep: SweepRun | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def diff(result) -> Diff:
+    """From a kinspect.diff.result.DiffResult."""
+    from pathlib import Path
+
+    d, rows = result.text, result.rows
+    stage_diff = None
+    if d is not None:
+        a, b = (rows[i] for i in result.pair)
+        stage_diff = StageDiff(
+            stage=result.stage, a=a.label, b=b.label,
+            a_file=str(Path(a.variant.path, a.variant.stage(result.stage).file)),
+            b_file=str(Path(b.variant.path, b.variant.stage(result.stage).file)), a_lines=d.a_lines,
+            b_lines=d.b_lines, raw_changed_lines=d.raw_changed, normalized_changed_lines=d.changed,
+            shown_changed_lines=d.shown,
+            hunks=[Hunk(a_start=h.a_start, a_count=h.a_count, b_start=h.b_start, b_count=h.b_count,
+                        runs=[Run(tag=r.tag, lines=list(r.lines), repeat=r.repeat) for r in h.runs]) for h in d.hunks])
+    s = result.sweep
+    return Diff(variants=[row_json(r) for r in rows],
+                failed=[Failed(job=o.job.describe(), error=o.error) for o in result.failed], diff=stage_diff,
+                runtime_moves_with=[Link(spearman_rho=dict(x.metrics), variants=x.variants, text=x.describe())
+                                    for x in result.links],
+                sweep=None if s is None else SweepRun(jobs=len(s.outcomes), workers=s.workers, cores=s.cores,
+                                                      seconds=round(s.seconds, 2)),
+                notes=list(result.notes))
+
+
+# -- bench ------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Check:
+    """The kernel's output against its reference."""
+
+    ok: bool
+    error: float = doc("max |difference| over max |reference|")
+    max_abs: float
+    scale: float
+    tolerance: float
+    precision: str
+    against: str
+    shape_ok: bool
+
+
+def _check(c) -> Check | None:
+    return None if c is None else Check(**c.to_json())
+
+
+@dataclass(frozen=True)
+class Throughput:
+    """What the kernel achieves against the device's measured ceilings."""
+
+    gb_per_s: float | None
+    pct_of_bandwidth: float | None = doc("of the device's measured copy bandwidth")
+    copy_bandwidth: dict | None = doc("the device's measured copy bandwidth record")
+    tflop_per_s: float | None = None
+    pct_of_peak: float | None = doc("of the device's measured matmul peak for the dtype", default=None)
+    peak_flops: dict | None = None
+    note: str | None = doc("why a percentage is missing", default=None)
+
+
+@dataclass(frozen=True)
+class Reference:
+    name: str
+    timing: dict | None
+    speedup_of_kernel: float | None
+    compile_ms: float | None
+    error: str | None
+
+
+@dataclass(frozen=True)
+class FirstCalls:
+    cold: dict = doc("the first call in a fresh process: wall_ms, cache_hit, jit_ms, jit_ms_by_stage, ...")
+    warm: dict
+    in_user_triton_cache: bool | None
+
+
+@dataclass(frozen=True)
+class Asm:
+    """The figures of the variant bench ran."""
+
+    figures: Figures = flat()
+    compile: Compile = flat()
+    findings: list[Finding] = field(default_factory=list)
+    loaded: dict | None = doc("what the loaded kernel reported (registers, spills, shared)", default=None)
+
+
+@dataclass(frozen=True)
+class Bench:
+    """A kernel timed on the device: first call, steady state, throughput, references, check, figures."""
+
+    kinspect_json: int = _version()
+    kernel: str = doc("the kernel as named on the command line", default="")
+    variant: str | None = None
+    path: str = ""
+    target: str = ""
+    target_note: str = ""
+    size: str = ""
+    dtype: str = ""
+    constexprs: dict[str, Any] = field(default_factory=dict)
+    options: dict[str, Any] = field(default_factory=dict)
+    first_call: FirstCalls | None = None
+    steady: dict | None = doc("steady-state timing: ms quantiles, cpu_ms, warmup_ms, rep_ms, tool", default=None)
+    throughput: Throughput | None = None
+    references: list[Reference] = field(default_factory=list)
+    check: Check | None = None
+    asm: Asm | None = None
+    method: dict | None = doc("how it was timed: clocks, flush, device", default=None)
+    profile: dict | None = None
+    launch_path: dict | None = doc("the Python side of a launch against its GPU time", default=None)
+    notes: list[str] = field(default_factory=list)
+    passes: dict | None = doc("with --passes: MLIR pass times and IR snapshots", default=None)
+
+
+def bench(result, passes=None) -> Bench:
+    """From a kinspect.bench.measure.BenchResult (and kinspect.compile.passes' result with --passes)."""
+    v, m, t = result.variant, result.metrics, result.throughput
+    f, c = _figures(m), _compile(m)
+    return Bench(
+        kernel=result.label, variant=v.name, path=v.path, target=str(v.target), target_note=result.target_note,
+        size=result.size, dtype=result.dtype, constexprs=v.constexprs, options=v.options,
+        first_call=FirstCalls(cold=result.first.cold.to_json(), warm=result.first.warm.to_json(),
+                              in_user_triton_cache=result.in_user_cache),
+        steady=result.steady.to_json(),
+        throughput=Throughput(gb_per_s=t.gbps, pct_of_bandwidth=t.pct_copy, copy_bandwidth=t.copy,
+                              tflop_per_s=t.tflops, pct_of_peak=t.pct_peak, peak_flops=t.peak, note=t.note or None),
+        references=[Reference(**r.to_json()) for r in result.references], check=_check(result.check),
+        asm=Asm(figures=f, compile=c, findings=_findings(m), loaded=v.extra.get("loaded")), method=result.method,
+        profile=result.profile.to_json() if result.profile else None,
+        launch_path=result.launch.to_json() if result.launch else None, notes=list(result.notes),
+        passes=passes.to_json() if passes else None)
+
+
+@dataclass(frozen=True)
+class Interpreted:
+    """A kernel run under Triton's interpreter and checked against its reference (bench --interpret)."""
+
+    kinspect_json: int = _version()
+    kernel: str = ""
+    size: str = ""
+    grid: list[int] = field(default_factory=list)
+    interpreter_ms: float = 0.0
+    check: Check | None = None
+    note: str = ""
+
+
+def interpreted(result) -> Interpreted:
+    """From a kinspect.bench.interpret.Interpreted."""
+    from kinspect.bench.interpret import NOTE
+
+    return Interpreted(kernel=result.label, size=result.size, grid=list(result.grid), interpreter_ms=result.wall_ms,
+                       check=_check(result.check), note=NOTE)
+
+
+# -- capture ----------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class CapturedVariant:
+    kernel: str
+    variant: str | None
+    path: str
+    target: str
+    constexprs: dict[str, Any]
+    options: dict[str, Any]
+    calls: int
+    gpu_ms: float | None
+    tuning_calls: int
+    tuning_ms: float
+    notes: list[str]
+
+
+@dataclass(frozen=True)
+class Timing:
+    """How the capture timed launches on the GPU."""
+
+    method: str
+    ms: float | None
+    failed: str | None
+    coverage: str | None
+
+
+@dataclass(frozen=True)
+class Capture:
+    """What a capture recorded (capture --json)."""
+
+    kinspect_json: int = _version()
+    exit_code: int = doc("the program's exit code", default=0)
+    variants: list[CapturedVariant] = field(default_factory=list)
+    launches: int = 0
+    hook_ms: float = doc("time observing launches took, all processes", default=0.0)
+    per_launch_us: float = 0.0
+    observed: dict[str, int] = doc("how launches were observed -> variants", default_factory=dict)
+    static_launcher: str = ""
+    timing: Timing | None = None
+    unattributed: dict = doc("GPU work the launch hooks did not attribute to a variant", default_factory=dict)
+    autotune: list[dict] = doc("the configs triton.autotune chose, per kernel and key", default_factory=list)
+    interpret: str | None = doc("the target launches under the interpreter were compiled for", default=None)
+    compile_s: float = 0.0
+    derive_s: float = 0.0
+    notes: list[str] = field(default_factory=list)
+
+
+def capture(result) -> Capture:
+    """From a kinspect.files.captured.CaptureResult."""
+    def variant(v) -> CapturedVariant:
+        la, gpu = v.launches, v.launches.gpu if v.launches else None
+        return CapturedVariant(kernel=v.kernel, variant=v.name, path=v.path, target=str(v.target),
+                               constexprs=v.constexprs, options=v.options, calls=la.calls if la else 0,
+                               gpu_ms=gpu.total_ms if gpu else None, tuning_calls=la.tuning_calls if la else 0,
+                               tuning_ms=la.tuning_ms if la else 0.0, notes=list(v.notes))
+
+    t = result.timing
+    return Capture(exit_code=result.code, variants=[variant(v) for v in result.variants], launches=result.launches,
+                   hook_ms=result.hook_ms, per_launch_us=result.per_launch_us, observed=dict(result.observed),
+                   static_launcher=result.static_launcher,
+                   timing=None if t is None else Timing(method=t.method, ms=t.ms, failed=t.failed or None,
+                                                        coverage=t.coverage or None),
+                   unattributed=dict(result.unattributed), autotune=[d.to_json() for d in result.autotune],
+                   interpret=result.interpret, compile_s=result.compile_s, derive_s=result.derive_s,
+                   notes=list(result.notes))
+
+
+# -- every command ----------------------------------------------------------------------------------
+
+# command -> the records its --json is made of (one of them, or a list of the first)
+COMMANDS: dict[str, tuple[str, tuple]] = {
+    "vec-report": ("a list with one object per variant; for several kernels (a captured program) one object",
+                   (list[VariantJson], Program)),
+    "diff": ("one object", (Diff,)),
+    "report": ("report writes HTML; its --json is diff's (the same sweep)", (Diff,)),
+    "bench": ("one object; with --interpret the interpreter's check", (Bench, Interpreted)),
+    "capture": ("one line after the program's own output", (Capture,)),
+    "tune": ("one object", (Tune,)),
+}
+
+
+def command_schema(command: str) -> dict:
+    """The JSON Schema of `kinspect COMMAND --json`."""
+    what, shapes = COMMANDS[command]
+    parts = [schema(s) for s in shapes]
+    body = parts[0] if len(parts) == 1 else {"anyOf": parts}
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", "title": f"kinspect {command} --json",
+            "description": f"{what}; kinspect_json {VERSION}", **body}
+
+
+def dumps(record, *, indent: int | None = 1) -> str:
+    """A command's output record (or list of records) as the JSON it prints."""
+    return json.dumps(to_json(record), indent=indent, default=str)
