@@ -75,7 +75,7 @@ def main() -> None:
     for i, r in enumerate(results, 1):
         t = r["throughput"]
         print(f"bench {i}: median {r['steady']['ms']['median']:.5f} ms, CV within {r['steady']['ms']['cv']:.2%}, "
-              f"{t['gbps']:,.0f} GB/s = {t['pct_of_copy_bandwidth']:.1f}% of copy "
+              f"{t['gb_per_s']:,.0f} GB/s = {t['pct_of_bandwidth']:.1f}% of copy "
               f"({t['copy_bandwidth']['gbps']:,.0f} GB/s); torch x{r['references'][0]['speedup_of_kernel']:.3f}")
     cv = statistics.stdev(medians) / statistics.fmean(medians) if len(medians) > 1 else 0.0
     print(f"median of medians {statistics.median(medians):.5f} ms; CV of the {len(medians)} medians {cv:.2%}")

@@ -52,8 +52,8 @@ d = json.load(open(sys.argv[1]))
 s = d["speed_of_light"]
 print("share", s.get("triton_share_of_gpu_time"), "window:", s.get("share_window"))
 print(s["launch_floor_note"])
-rows = [k for k in d["kernels"] if "counters" in k]
-print(f"{len(rows)} kernels with counters; not measured: {[k.get('counters_failed') for k in d['kernels'] if 'counters_failed' in k][:3]}")
+rows = [k for k in d["kernels"] if k["counters"]]
+print(f"{len(rows)} kernels with counters; not measured: {[k['counters_failed'] for k in d['kernels'] if k['counters_failed']][:3]}")
 EOF
 timeout 120 python3 -m kinspect report "$STORE" --no-bench -o "$OUT/report.html" 2>&1 | tail -2
 

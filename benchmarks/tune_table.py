@@ -130,7 +130,7 @@ def _from_json(path: str, n: int) -> list:
 
     try:
         tunes = json.loads(Path(path).read_text())["tune"][:n]
-        return [(display_name(t["kernel"]), None, t["error"]) if "error" in t else
+        return [(display_name(t["kernel"]), None, t["error"]) if t.get("error") else
                 (display_name(t["kernel"]), (lambda r: (r, outcome(r)))(TuneResult.from_json(t)), "") for t in tunes]
     except (OSError, ValueError, KeyError, TypeError) as e:
         print(f"{path}: not vec-report --tune --json's output ({type(e).__name__}: {str(e)[:80]})", file=sys.stderr)
@@ -161,7 +161,7 @@ def _errors(json_path: str | None, progress_path: str | None) -> dict:
     if json_path and Path(json_path).is_file() and Path(json_path).stat().st_size:
         try:
             for t in json.loads(Path(json_path).read_text()).get("tune", []):
-                if "error" in t:
+                if t.get("error"):
                     out[t["kernel"]] = t["error"]
         except ValueError:
             pass

@@ -244,8 +244,11 @@ def test_throughput_percentages_are_of_the_measured_records():
     t = Throughput(gbps=3978.0, copy={"gbps": 4248.0}, tflops=100.0, peak={"tflops": 400.0})
     assert t.pct_copy == pytest.approx(93.64, abs=0.01) and t.pct_peak == pytest.approx(25.0)
     assert Throughput(gbps=None).pct_copy is None
-    j = t.to_json()
-    assert j["pct_of_copy_bandwidth"] == t.pct_copy and j["copy_bandwidth"] == {"gbps": 4248.0}
+    from kinspect.core.records import to_json
+    from kinspect.render.json import throughput
+
+    j = to_json(throughput(t))
+    assert j["pct_of_bandwidth"] == t.pct_copy and j["copy_bandwidth"] == {"gbps": 4248.0}
 
 
 def test_cpu_copy_bandwidth_is_measured_once_and_cached_with_its_method():

@@ -81,8 +81,8 @@ def test_the_dot_shapes_of_the_ttgir_give_the_same_places(attention, target):
 def test_the_shipped_tiled_matmul_puts_every_hgmma_on_its_dot(tmp_path):
     r = run("vec-report", "fused_mm_softmax_tiled", "-t", "cuda:90", "--store", tmp_path, "--json")
     [rep] = json.loads(r.stdout)
-    lines = {row["line"]: row["stages"]["sass"].get("matrix_units") for row in rep["per_line"]
-             if row["stages"].get("sass", {}).get("matrix_units")}
+    lines = {row["line"]: row["stages"]["sass"].get("matrix_by_unit") for row in rep["per_line"]
+             if row["stages"].get("sass", {}).get("matrix_by_unit")}
     dot = next(n for n, text in enumerate((Path(__file__).parent.parent / "kernels" /
                                            "fused_mm_softmax_tiled.py").read_text().splitlines(), 1)
                if "acc = tl.dot(a, b, acc" in text)

@@ -84,11 +84,11 @@ def test_json_rows_carry_provenance_where_the_capture_kept_it(store, gpt2):
 def test_findings_leave_out_one_element_loads_and_speak_to_inductors_users(store):
     rows = kernels(run("vec-report", store, "--json").stdout)
     per_row = rows["triton_per_fused_add_native_dropout_backward_native_layer_norm_native_layer_norm_backward_view_10"]
-    assert "narrow_loads" not in per_row["findings"], "its 32-bit loads read one value per row, XBLOCK=1"
+    assert "narrow_loads" not in per_row["finding_kinds"], "its 32-bit loads read one value per row, XBLOCK=1"
     top = rows[CAT]["top_finding"]
     assert top["kind"] == "narrow_loads" and "16-bit" in top["text"]
     assert ".contiguous()" in top["advice"] and "tl.multiple_of" not in top["advice"]
-    flagged = sum("narrow_loads" in r["findings"] for r in rows.values())
+    flagged = sum("narrow_loads" in r["finding_kinds"] for r in rows.values())
     assert flagged == 7, "10 of the 37 carried it before: 3 for loads of one value per row (XBLOCK=1)"
 
 
@@ -143,7 +143,7 @@ def test_counters_measure_the_top_kernels_by_headroom_and_sit_beside_the_finding
     assert r.exit_code == 0, r.output
     d = json.loads(r.stdout)
     rows = kernels(r.stdout)
-    measured = [k for k in d["speed_of_light"]["ranked_by_headroom"] if "counters" in rows[k]]
+    measured = [k for k in d["speed_of_light"]["ranked_by_headroom"] if rows[k]["counters"]]
     assert len(measured) == 4 and all(rows[k]["bytes_method"].startswith("measured") for k in measured)
     cat = rows[CAT]["counters"]
     assert cat["ncu_version"] == "2025.3.1.0" and cat["l1_over_dram"] == pytest.approx(6.6, abs=0.05)

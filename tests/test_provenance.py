@@ -66,8 +66,8 @@ def test_a_torch_nn_module_compiled_directly_gets_its_aten_ops_and_says_why_no_l
     folder.mkdir()
     provenance.write(folder, softmax)
     got = provenance_status(dataclasses.replace(v, path=str(folder)))
-    assert "torch/nn/modules" in got["why"] and "of your own" in got["fix"]
-    assert got["short"].startswith("_softmax")
+    assert "torch/nn/modules" in got.why and "of your own" in got.fix
+    assert got.short.startswith("_softmax")
 
 
 def test_a_captured_variant_gets_its_origin_written_beside_it(compiled, tmp_path):
@@ -117,14 +117,14 @@ def test_status_says_what_is_missing_and_how_to_get_it(gpt2, tmp_path):
 
     v = next(iter(read_records(gpt2 / "gpt2")))
     missing = provenance_status(v)
-    assert missing["status"] == "not recorded" and "kinspect capture" in missing["fix"]
+    assert missing.status == "not recorded" and "kinspect capture" in missing.fix
     folder = tmp_path / "v"
     folder.mkdir()
     provenance.write(folder, Origin(v.kernel, v.source.file, aten=("aten.add",)))
     got = provenance_status(dataclasses.replace(v, path=str(folder)))
-    assert got["status"] == "recorded" and got["short"] == "add" and "no model line" in got["why"]
+    assert got.status == "recorded" and got.short == "add" and "no model line" in got.why
     hand = dataclasses.replace(v, source=dataclasses.replace(v.source, text="@triton.jit\ndef k(x):\n    pass\n"))
-    assert provenance_status(hand)["status"] == "own source"
+    assert provenance_status(hand).status == "own source"
 
 
 def test_every_capture_path_writes_origins_when_its_launches_are_flushed(gpt2, tmp_path, monkeypatch):

@@ -18,7 +18,7 @@ from kinspect.core.errors import KinspectError
 from kinspect.replay.spec import from_variant
 from kinspect.files.store import read_record, read_records
 from kinspect.tune import heuristic, inductor
-from kinspect.tune.result import Trial
+from kinspect.tune.result import Trial, TrialCode
 from kinspect.tune.search import prune
 from kinspect.tune.space import Candidate, Knobs, from_findings, neighbours
 from tests.captured import gpt2  # noqa: F401
@@ -132,9 +132,9 @@ def test_lookup_key_is_inductors(gpt2):
 
 
 def test_prune_from_the_code():
-    assert "does not fit" in prune({"occupancy": 0, "occupancy_limiter": "registers"}, {})
-    assert "spills 8" in prune({"spills": 8, "occupancy": 0.5}, {"spills": 0})
-    assert prune({"spills": 0, "occupancy": 0.5}, {"spills": 0}) == ""
+    assert "does not fit" in prune(TrialCode(occupancy=0, occupancy_limiter="registers"), TrialCode())
+    assert "spills 8" in prune(TrialCode(spills=8, occupancy=0.5), TrialCode(spills=0))
+    assert prune(TrialCode(spills=0, occupancy=0.5), TrialCode(spills=0)) == ""
 
 
 @pytest.fixture()
@@ -156,7 +156,9 @@ def test_tune_end_to_end_with_a_fake_timer(store):
         runners.append(FakeRunner(spec))
         return runners[-1]
 
-    r, o = api.tune(POI, out_dir=store, trials=3, runner_for=runner_for, progress=lines.append)
+    found = api.tune(POI, out_dir=store, trials=3, runner_for=runner_for, progress=lines.append)
+    r, o = found.result, found.outcome
+    assert found.kernel == POI and not found.error
     origins = {t.candidate.origin for t in r.trials}
     assert {"original", "inductor", "max_autotune", "kinspect"} <= origins
     assert r.trials_of("kinspect") <= 3
@@ -169,10 +171,10 @@ def test_tune_end_to_end_with_a_fake_timer(store):
         xb = int(label.split("XBLOCK=")[1].split()[0])
         assert grid[0] == -(-12582912 // xb) or grid[0] * xb >= 12582912
     timed = [t for t in r.trials if t.status == "timed"]
-    assert all(t.code.get("instructions") for t in timed)       # figures of the real compiled code
+    assert all(t.code.instructions for t in timed)       # figures of the real compiled code
     assert (Path(next((store / POI).iterdir())) / "tune.json").is_file()
     again = api.tuned(read_record(next((store / POI).iterdir())))
-    assert again[0].to_json() == r.to_json()
+    assert again.result.to_json() == r.to_json()
     text = render(r, o)
     assert "winner:" in text and "max_autotune's configs" in text and "wrong: fake: XBLOCK=512 is wrong" in text
     assert table_row(r, o)["kinspect_trials"] == r.trials_of("kinspect")
@@ -191,7 +193,7 @@ def test_pruned_from_real_compiled_code(store):
                                store / search.TUNE_DIR)
     orig = search._measure(s, k.original, compiled[k.original.key()], FakeRunner(), lambda line: None, None)
     t = search._measure(s, big, compiled[big.key()], FakeRunner(), lambda line: None, orig)
-    assert orig.code["registers"] and t.code["registers"] >= orig.code["registers"]
+    assert orig.code.registers and t.code.registers >= orig.code.registers
     expected = prune(t.code, orig.code)
     assert (t.status == "pruned") == bool(expected)
     if expected:
@@ -253,8 +255,8 @@ def test_candidates_never_compile_through_a_link_out_of_the_store(store, tmp_pat
 
 
 def test_the_autotuners_configs_are_not_pruned_for_spills():
-    assert prune({"spills": 8, "occupancy": 0.5}, {"spills": 0}, spills_too=False) == ""
-    assert "does not fit" in prune({"occupancy": 0}, {}, spills_too=False)
+    assert prune(TrialCode(spills=8, occupancy=0.5), TrialCode(spills=0), spills_too=False) == ""
+    assert "does not fit" in prune(TrialCode(occupancy=0), TrialCode(), spills_too=False)
 
 
 def test_report_and_vec_report_show_a_stored_tune(store, tmp_path):
@@ -262,9 +264,9 @@ def test_report_and_vec_report_show_a_stored_tune(store, tmp_path):
 
     folder = next((store / POI).iterdir())
     o = Trial(Candidate((("XBLOCK", 1024),), 4, 1, origin="original"), "timed", median_ms=0.1, p20_ms=0.099,
-              p80_ms=0.101, runs=100, code={"registers": 20})
+              p80_ms=0.101, runs=100, code=TrialCode(registers=20))
     w = Trial(Candidate((("XBLOCK", 2048),), 8, 1, why="widening"), "timed", median_ms=0.09, p20_ms=0.089,
-              p80_ms=0.091, runs=100, code={"registers": 24})
+              p80_ms=0.091, runs=100, code=TrialCode(registers=24))
     write(folder, TuneResult(POI, folder.name, "cuda:90", (), (o, w), budget="--trials 3"))
     r = CliRunner().invoke(main, ["vec-report", str(folder)])
     assert r.exit_code == 0 and "tuned (2 candidates, --trials 3)" in r.output
@@ -375,7 +377,7 @@ class Recorded:
         out = []
         for j in jobs:
             t = self.by[Candidate(tuple(sorted(j.constexprs)), j.num_warps, j.num_stages).label()]
-            out.append(SimpleNamespace(error="", metrics={**t.code, "findings": [{"kind": k} for k in t.findings]}))
+            out.append(SimpleNamespace(error="", metrics={**t.code.to_json(), "findings": [{"kind": k} for k in t.findings]}))
         return out
 
 

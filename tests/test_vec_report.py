@@ -40,7 +40,7 @@ def test_cuda90_json_hgmma_loads_and_registers(tmp_path, real_variant, nvidia_to
                for v in rep["verdicts"])
     assert any(v["line"] == kernel_line("a = tl.load") and "128-bit" in v["text"] for v in rep["verdicts"])
     assert rep["shared_bytes"] == 128 * 1024
-    assert rep["occupancy"]["limiter"] == "shared memory"
+    assert rep["occupancy_limiter"] == "shared memory"
 
 
 def test_cuda80_reports_hmma(tmp_path):

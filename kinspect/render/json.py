@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kinspect.core.records import doc, flat, schema, to_json
+from kinspect.files.counters import Counters as MeasuredCounters   # as kept beside the variant (counters.json)
 
 VERSION = 1
 VERSION_DOC = "the version of kinspect's JSON shapes (docs/json.md); raised when a key changes name or shape"
@@ -264,7 +265,7 @@ class Estimate:
 class Counters:
     """What Nsight Compute measured for the kernel's busiest variant (vec-report --counters)."""
 
-    measured: dict = doc("the counters as kept beside the variant (counters.json)")
+    measured: MeasuredCounters = flat()
     dram_bytes: float | None
     l1_over_dram: float | None
     estimate: Estimate | None = doc("kinspect's estimate of the bytes per call, to compare")
@@ -276,7 +277,7 @@ def _counters(c) -> Counters | None:
     if c is None:
         return None
     m = c.measured
-    return Counters(measured=m.to_json(), dram_bytes=m.dram_bytes, l1_over_dram=m.l1_over_dram,
+    return Counters(measured=m, dram_bytes=m.dram_bytes, l1_over_dram=m.l1_over_dram,
                     estimate=None if c.estimate_bytes is None else Estimate(bytes=c.estimate_bytes,
                                                                             method=c.estimate_method),
                     figures=list(c.figures),
@@ -707,9 +708,15 @@ class Bench:
     passes: dict | None = doc("with --passes: MLIR pass times and IR snapshots", default=None)
 
 
+def throughput(t) -> Throughput:
+    """From a kinspect.bench.measure.Throughput."""
+    return Throughput(gb_per_s=t.gbps, pct_of_bandwidth=t.pct_copy, copy_bandwidth=t.copy, tflop_per_s=t.tflops,
+                      pct_of_peak=t.pct_peak, peak_flops=t.peak, note=t.note or None)
+
+
 def bench(result, passes=None) -> Bench:
     """From a kinspect.bench.measure.BenchResult (and kinspect.compile.passes' result with --passes)."""
-    v, m, t = result.variant, result.metrics, result.throughput
+    v, m = result.variant, result.metrics
     f, c = _figures(m), _compile(m)
     return Bench(
         kernel=result.label, variant=v.name, path=v.path, target=str(v.target), target_note=result.target_note,
@@ -717,8 +724,7 @@ def bench(result, passes=None) -> Bench:
         first_call=FirstCalls(cold=result.first.cold.to_json(), warm=result.first.warm.to_json(),
                               in_user_triton_cache=result.in_user_cache),
         steady=result.steady.to_json(),
-        throughput=Throughput(gb_per_s=t.gbps, pct_of_bandwidth=t.pct_copy, copy_bandwidth=t.copy,
-                              tflop_per_s=t.tflops, pct_of_peak=t.pct_peak, peak_flops=t.peak, note=t.note or None),
+        throughput=throughput(t),
         references=[Reference(**r.to_json()) for r in result.references], check=_check(result.check),
         asm=Asm(figures=f, compile=c, findings=_findings(m), loaded=v.extra.get("loaded")), method=result.method,
         profile=result.profile.to_json() if result.profile else None,

@@ -31,7 +31,9 @@ def test_bench_says_the_jit_call_of_narrow_softmax_is_launch_bound(tmp_path):
 
     result = api.bench("softmax", size="1048576x2", compiled_reference=False, out_dir=tmp_path / "out")
     print(render(result))            # what `kinspect bench softmax --size 1048576x2` prints
-    d = json.loads(json.dumps(result.to_json(), default=str))
+    from kinspect.render.json import bench as bench_json, dumps
+
+    d = json.loads(dumps(bench_json(result)))
     p = d["launch_path"]
     assert p["gpu_method"].startswith("CUDA graph") and not p["notes"], p["notes"]
     v = p["verdict"]

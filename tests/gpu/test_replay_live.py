@@ -66,13 +66,15 @@ def test_bench_of_a_captured_inductor_kernel(captured, tmp_path):
 
     v = _busiest_inductor_variant(captured)
     result = api.bench(str(v.path), out_dir=tmp_path / "bench")
-    out = json.loads(json.dumps(result.to_json(), default=str))
+    from kinspect.render.json import bench as bench_json, dumps
+
+    out = json.loads(dumps(bench_json(result)))
     assert out["kernel"] == v.kernel and out["constexprs"] == v.constexprs
     steady = out["steady"]["ms"]["median"]
     captured_ms = v.launches.gpu.median_ms
     print(f"{v.kernel}: replayed median {steady:.4f} ms; captured GPU median {captured_ms:.4f} ms "
-          f"(ratio {steady / captured_ms:.2f}); {out['throughput']['gbps']:.0f} GB/s")
-    assert out["throughput"]["gbps"] > 0 and "bytes estimated" in out["throughput"]["note"]
+          f"(ratio {steady / captured_ms:.2f}); {out['throughput']['gb_per_s']:.0f} GB/s")
+    assert out["throughput"]["gb_per_s"] > 0 and "bytes estimated" in out["throughput"]["note"]
     assert out["first_call"]["cold"]["jit_ms"] > 0
     # the replay runs the captured work: within a factor of the time the program's launches took
     assert 0.25 < steady / captured_ms < 4, (steady, captured_ms)
