@@ -550,3 +550,17 @@ def tune_program(found: ProgramView, n: int, **kwargs) -> list:
             if kwargs.get("progress"):
                 kwargs["progress"](f"not tuned {kernel}: {e}")
     return out
+
+
+def json_schema(command: str | None = None) -> dict:
+    """The JSON Schema of `kinspect COMMAND --json` (kinspect.render.json, made from the records the JSON
+    is made of); with no command, {"kinspect_json": VERSION, "commands": {command: its schema}}."""
+    from kinspect.core.errors import did_you_mean
+    from kinspect.render import json
+
+    if command is None:
+        return {"kinspect_json": json.VERSION, "commands": {c: json.command_schema(c) for c in json.COMMANDS}}
+    if command not in json.COMMANDS:
+        raise UsageError(f"'{command}' has no --json output{did_you_mean(command, list(json.COMMANDS))}; commands "
+                         f"with one: {', '.join(json.COMMANDS)}")
+    return json.command_schema(command)

@@ -5,7 +5,7 @@ Errors the user can fix are KinspectErrors: one line, exit code 2, no traceback 
 """
 
 from kinspect.cli.main import main
-from kinspect.cli import dump, ls, capture, vec_report, diff, report, bench, tune, repro, targets, show  # noqa: F401  (each registers its command on main)
+from kinspect.cli import dump, ls, capture, vec_report, diff, report, bench, tune, repro, targets, show, schema  # noqa: F401  (each registers its command on main)
 
 __all__ = ["main"]
 

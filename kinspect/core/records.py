@@ -5,7 +5,8 @@
     problems(value, schema)  # where a value breaks a schema (the subset `schema` writes)
 
 A field whose metadata says `flatten` has its record's fields merged into its parent's object (one
-declaration of shared names, e.g. the figures every command prints); `doc` becomes its description.
+declaration of shared names, e.g. the figures every command prints); `doc` becomes its description and
+`const` the one value it may take.
 The schema is made from the field types, so the JSON and its schema cannot drift apart. jsonschema is
 not a dependency: `problems` checks the subset written here (type, properties, required,
 additionalProperties, items, anyOf, const, enum).
@@ -94,6 +95,8 @@ def _properties(cls) -> tuple[dict, list]:
         s = schema(hints[f.name])
         if f.metadata.get("doc"):
             s = {"description": f.metadata["doc"], **s}
+        if "const" in f.metadata:
+            s = {**s, "const": f.metadata["const"]}
         props[f.name] = s
         required.append(f.name)
     return props, required

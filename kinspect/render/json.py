@@ -18,13 +18,14 @@ from typing import Any
 
 from kinspect.core.records import doc, flat, schema, to_json
 from kinspect.files.counters import Counters as MeasuredCounters   # as kept beside the variant (counters.json)
+from kinspect.tune.result import TrialCode      # the figures of a candidate's code, as a tune keeps them
 
 VERSION = 1
 VERSION_DOC = "the version of kinspect's JSON shapes (docs/json.md); raised when a key changes name or shape"
 
 
 def _version() -> Any:
-    return field(default=VERSION, metadata={"doc": VERSION_DOC})
+    return field(default=VERSION, metadata={"doc": VERSION_DOC, "const": VERSION})
 
 
 # -- the figures every variant carries ---------------------------------------------------------------
@@ -382,19 +383,6 @@ class Candidate:
 
 
 @dataclass(frozen=True)
-class TrialCode:
-    """The figures of a candidate's compiled code (those a tune keeps)."""
-
-    registers: int | None = None
-    spills: int | None = None
-    shared_bytes: int | None = None
-    occupancy: float | None = None
-    occupancy_limiter: str | None = None
-    instructions: int | None = None
-    vector_instructions: int | None = None
-
-
-@dataclass(frozen=True)
 class Trial:
     candidate: dict = doc("its config: constexprs, num_warps, num_stages, why, origin (and more a tune adds)")
     status: str = doc("timed, pruned, failed or wrong")
@@ -441,11 +429,8 @@ def tune_json(t) -> Tune:
 
 
 def _trial(t) -> Trial:
-    code = dict(t.code)
-    if "vector" in code:
-        code["vector_instructions"] = code.pop("vector")
     return Trial(candidate=t.candidate.to_json(), status=t.status, why=t.why, grid=list(t.grid),
-                 median_ms=t.median_ms, p20_ms=t.p20_ms, p80_ms=t.p80_ms, runs=t.runs, code=TrialCode(**code),
+                 median_ms=t.median_ms, p20_ms=t.p20_ms, p80_ms=t.p80_ms, runs=t.runs, code=t.code,
                  finding_kinds=list(t.findings))
 
 
@@ -828,7 +813,6 @@ COMMANDS: dict[str, tuple[str, tuple]] = {
     "vec-report": ("a list with one object per variant; for several kernels (a captured program) one object",
                    (list[VariantJson], Program)),
     "diff": ("one object", (Diff,)),
-    "report": ("report writes HTML; its --json is diff's (the same sweep)", (Diff,)),
     "bench": ("one object; with --interpret the interpreter's check", (Bench, Interpreted)),
     "capture": ("one line after the program's own output", (Capture,)),
     "tune": ("one object", (Tune,)),
@@ -840,8 +824,9 @@ def command_schema(command: str) -> dict:
     what, shapes = COMMANDS[command]
     parts = [schema(s) for s in shapes]
     body = parts[0] if len(parts) == 1 else {"anyOf": parts}
-    return {"$schema": "https://json-schema.org/draft/2020-12/schema", "title": f"kinspect {command} --json",
-            "description": f"{what}; kinspect_json {VERSION}", **body}
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", **body, "title": f"kinspect {command} --json",
+            "description": f"{what}; kinspect_json {VERSION}" + (f". {body['description']}" if "description" in body
+                                                                 else "")}
 
 
 def dumps(record, *, indent: int | None = 1) -> str:
