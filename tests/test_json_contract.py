@@ -132,3 +132,28 @@ def test_tune_json_of_the_h200_tunes():
     assert timed and all(x.code.vector_instructions is not None for x in timed)
     with pytest.raises(KinspectError):
         TuneResult.from_json({**to_json(records.tune_json(tuned[0])), "kinspect_json": 2})
+
+
+def test_bench_json_is_made_of_its_records(tmp_path):
+    """bench times on a device (tests/gpu/test_bench_live.py checks its real --json against the schema); here
+    its JSON is made from a BenchResult of a real compiled variant, with stand-in timings."""
+    from kinspect.analysis.summary import summaries
+    from kinspect.bench.check import Check
+    from kinspect.bench.first_call import FirstCall, FirstCalls
+    from kinspect.bench.measure import BenchResult, Throughput
+    from kinspect.bench.reference import RefTiming
+    from kinspect.bench.stats import summarize
+    from kinspect.bench.timing import Timing
+
+    run("dump", "softmax", "-t", "cuda:90", "--store", tmp_path)
+    [v] = read_records(tmp_path)
+    timing = Timing(wall=summarize([0.1, 0.11, 0.12]), tool="do_bench")
+    result = BenchResult(
+        label="softmax", target_note="cuda:90", size="4096x1024", dtype="float32", variant=v,
+        first=FirstCalls(FirstCall(900.0, False, v.times), FirstCall(1.0, True, v.times), v), in_user_cache=False,
+        steady=timing, throughput=Throughput(gbps=3000.0, copy={"gbps": 4000.0}), metrics=summaries([v])[0],
+        references=(RefTiming("torch", timing, 1.2),), check=Check(1e-7, 1.0, 1e-5, "float32", "torch reference"),
+        method={"device": "stand-in"})
+    d = conforms("bench", records.dumps(records.bench(result)))
+    assert d["throughput"]["pct_of_bandwidth"] == 75.0 and d["asm"]["jit_ms"] > 0
+    assert d["asm"]["jit_ms_by_stage"] and d["asm"]["vector_instructions"] > 0

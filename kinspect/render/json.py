@@ -709,7 +709,7 @@ def bench(result, passes=None) -> Bench:
         first_call=FirstCalls(cold=result.first.cold.to_json(), warm=result.first.warm.to_json(),
                               in_user_triton_cache=result.in_user_cache),
         steady=result.steady.to_json(),
-        throughput=throughput(t),
+        throughput=throughput(result.throughput),
         references=[Reference(**r.to_json()) for r in result.references], check=_check(result.check),
         asm=Asm(figures=f, compile=c, findings=_findings(m), loaded=v.extra.get("loaded")), method=result.method,
         profile=result.profile.to_json() if result.profile else None,

@@ -18,6 +18,10 @@ def _bench(tmp_path, *argv):
 
 def test_bench_json_holds_jit_stages_quantiles_throughput_and_method(tmp_path):
     d = json.loads(_bench(tmp_path, "softmax", "--size", "4096x1024", "--json").output)
+    from kinspect.core.records import problems
+
+    assert not problems(d, json.loads(CliRunner().invoke(main, ["schema", "bench"]).output)), "kinspect schema bench"
+    assert d["kinspect_json"] == 1 and d["asm"]["vector_instructions"] > 0
     cold, warm = d["first_call"]["cold"], d["first_call"]["warm"]
     assert cold["cache_hit"] is False and warm["cache_hit"] is True
     assert {"source", "ttir", "ttgir", "llir"} <= set(cold["jit_ms_by_stage"])
