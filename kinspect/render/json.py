@@ -759,10 +759,12 @@ class CapturedVariant:
 class Timing:
     """How the capture timed launches on the GPU."""
 
-    method: str
-    ms: float | None
-    failed: str | None
-    coverage: str | None
+    method: str = doc("profiler or events")
+    ms: float = doc("what timing cost on the CPU side")
+    failed: str | None = doc("why the timer could not start")
+    coverage: str | None = doc("which launches were timed (--time-sample)")
+    other_kernels: dict[str, dict[str, Any]] = doc("GPU work no launch hook saw: name -> calls, ms")
+    window: str | None = doc("when the profiler read the other kernels")
 
 
 @dataclass(frozen=True)
@@ -800,7 +802,8 @@ def capture(result) -> Capture:
                    hook_ms=result.hook_ms, per_launch_us=result.per_launch_us, observed=dict(result.observed),
                    static_launcher=result.static_launcher,
                    timing=None if t is None else Timing(method=t.method, ms=t.ms, failed=t.failed or None,
-                                                        coverage=t.coverage or None),
+                                                        coverage=t.coverage or None,
+                                                        other_kernels=dict(t.other_kernels), window=t.window or None),
                    unattributed=dict(result.unattributed), autotune=[d.to_json() for d in result.autotune],
                    interpret=result.interpret, compile_s=result.compile_s, derive_s=result.derive_s,
                    notes=list(result.notes))
