@@ -45,7 +45,8 @@ def dump(python: str, kernel: str, full: bool) -> dict:
             if f.is_file() and f.suffix != ".json" and f.name != "lock":
                 digest.update(f.relative_to(tmp).as_posix().encode() + b"\0" + f.read_bytes())
         for record in Path(tmp, "out").glob("*/*/record.json"):
-            request = json.loads(record.read_text()).get("extra", {}).get("request", "")
+            d = json.loads(record.read_text())
+            request = d.get("request") or d.get("extra", {}).get("request", "")    # older stores: in extra
         lines = [ln for ln in out.splitlines() if not VARYING.search(ln)]
         return {"rc": rc, "cpu": cpu, "stages": digest.hexdigest(), "request": request, "lines": lines}
 

@@ -114,7 +114,8 @@ def _from_store(store: str, n: int, errors: dict) -> list:
     out = []
     for kernel in by_headroom(found.sol.speeds)[:n]:
         v = found.busiest.get(kernel)
-        tuned = api.tuned(v) if v is not None and v.path else None
+        t = api.tuned(v) if v is not None and v.path else None
+        tuned = (t.result, t.outcome) if t is not None else None
         out.append((display_name(kernel), tuned, "" if tuned else errors.get(kernel) or
                     "no tune stored: vec-report --tune stopped before this kernel's tune ended (its time limit, "
                     "or see its progress)"))

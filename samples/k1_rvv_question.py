@@ -141,7 +141,7 @@ def board_answer(folder: str, variants) -> None:
     print(f"$ SPINE_TRITON_DUMP_PATH={_expect.text(folder, 'path')} kinspect vec-report")
     if api.is_program(variants):
         found = api.program(variants, where=folder)
-        text = "\n\n".join([summary(found.rows, where=folder, shown=len(found.details))]
+        text = "\n\n".join([summary(found)]
                             + [vec_report(r) for r in found.details])
     else:
         text = "\n\n".join(vec_report(r) for r in api.vec_report_of(variants))

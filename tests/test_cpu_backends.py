@@ -231,7 +231,7 @@ def test_capture_listener_takes_stage_names_from_a_cpu_metadata_group(tmp_path):
     rec = Recorder(Store(tmp_path / "out"), strict=True)
     rec(src=None, metadata=meta, metadata_group=group, times=None, cache_hit=False)
     (v,) = rec.variants
-    assert str(v.target) == "cpu:x86_64" and v.extra["backend"] == "triton-cpu"
+    assert str(v.target) == "cpu:x86_64" and v.backend == "triton-cpu"
     assert [s.name for s in v.stages] == ["llir", "asm", "json"]
     assert v.stage("asm").dialect == "x86"
     (report,) = api.vec_report([str(tmp_path / "out")])
@@ -255,7 +255,7 @@ def test_capture_of_a_spine_triton_group_derives_its_assembly(tmp_path):
     rec(src=None, metadata={"name": k, "hash": "h", "target": GPUTarget("cpu", "riscv64", 0)},
         metadata_group=group, times=None, cache_hit=False)
     (v,) = rec.variants
-    assert v.extra["backend"] == "spine-triton"
+    assert v.backend == "spine-triton"
     assert [s.name for s in v.stages] == ["ttir", "linalgdir", "llir", "so"], "nothing derived inside the compile"
     from kinspect.hooks.record import finish
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from kinspect import backends
 from kinspect.core.cache import cache_dir, file_key, key_of, write_text
-from kinspect.core.model import StageFile, Variant
+from kinspect.core.model import Retarget, StageFile, Variant
 
 # Origins not completed here: a lone stage file (.ll, .s) is analysed as it is (--retarget compiles a
 # lone .ll for a CPU on request), and a retargeted variant is made whole.
@@ -110,5 +110,4 @@ def retargeted(variant: Variant, spec: str) -> Variant:
         stages=(dataclasses.replace(llir, file=str(src)), asm), times=None,
         name=f"{variant.name or variant.kernel}@{spec}", path=str(folder),
         notes=tuple(f"LLVM: {r}" for r in record["remarks"][:5]),
-        extra={**variant.extra, "retarget": spec, "retargeted_from": variant.name or variant.kernel,
-               "cpu": cpu.cpu, "features": cpu.features})
+        retarget=Retarget(spec=spec, source=variant.name or variant.kernel, cpu=cpu.cpu, features=cpu.features))

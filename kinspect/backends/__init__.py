@@ -162,7 +162,7 @@ def for_target(backend_name: str, stage_names=()) -> Backend:
 
 def of(variant) -> Backend:
     """The backend that made a Variant: named in its record, else told by its target and stages."""
-    named = variant.extra.get("backend") if variant.extra else None
+    named = variant.backend or None
     found = REGISTRY.find(named) if isinstance(named, str) else None
     return found or for_target(variant.target.backend, [s.name for s in variant.stages])
 

@@ -42,7 +42,7 @@ def cubin_resources(v: Variant, stated: dict[str, int], limits) -> Resources:
     from kinspect.ir import sass
 
     shared = v.options.get("shared")
-    loaded = v.extra.get("loaded")
+    loaded = v.loaded
     regs = spills = None
     source, extra = "", ()
     cubin = v.stage("cubin")
@@ -61,7 +61,7 @@ def cubin_resources(v: Variant, stated: dict[str, int], limits) -> Resources:
         except Exception as e:  # a truncated cubin: say so, keep going
             source = f"cuobjdump failed: {e}"
     if loaded:
-        regs, spills, source = loaded["registers"], loaded["spills"], "the loaded kernel (driver)"
+        regs, spills, source = loaded.registers, loaded.spills, "the loaded kernel (driver)"
     occ, note = estimate(v, limits, registers=regs)
     if regs is None and cubin is None:
         note = ("registers unknown: this variant has no cubin to read them from"

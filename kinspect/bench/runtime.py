@@ -58,7 +58,7 @@ def time_variant(v: Variant, size: str | None = None) -> Runtime | None:
 
     spec = shipped_spec(v)
     if spec is None:
-        if not (v.extra.get("user") or {}).get("kernel"):
+        if not v.user.get("kernel"):
             return None
         launch = user_launch(v)
     else:
@@ -90,7 +90,7 @@ def _user_kernel(v: Variant, config):
     from kinspect.compile.args import parse_args
     from kinspect.compile.user import load
 
-    user = v.extra["user"]
+    user = v.user
     return load(user["kernel"], parse_args(user.get("args", ())), dict(user.get("constexprs") or {}), config=config)
 
 
@@ -113,7 +113,7 @@ def user_launch(v: Variant, device: str = "cuda"):
     and options, on the example arguments moved to the GPU."""
     from kinspect.bench.launch import Launch, _dtype_of, _formula
 
-    user = v.extra["user"]
+    user = v.user
     uk = _user_kernel(v, user.get("config"))
     args = {k: on_device(x, device) for k, x in uk.args.items()}
     options = {**uk.options, **{k: v.options[k] for k in ("num_warps", "num_stages") if k in v.options}}
@@ -164,7 +164,7 @@ def autotuner_pick(v: Variant, device: str = "cuda") -> dict | None:
     from kinspect.compile import private_cache
     from kinspect.compile.autotune import chain
 
-    user = v.extra.get("user") or {}
+    user = v.user
     if not user.get("kernel") or not (user.get("autotune") or {}).get("configs"):
         return None
     uk = _user_kernel(v, None)

@@ -49,7 +49,7 @@ def dump(kernel: str, *, target: str | None = None, constexprs: dict | None = No
         uk = load(kernel, args or {}, constexprs, config=config, resolved=resolved, launch=launch, from_=from_)
         fn, call_args, consts, grid, label = uk.fn, uk.args, uk.constexprs, uk.grid, uk.name
         options = {**uk.options, **{k: v for k, v in options.items() if v is not None}}
-        extra = {"user": uk.record(kernel, args or {}, constexprs, config)}
+        extra = {"user": uk.record(kernel, args or {}, constexprs, config)}      # Variant's fields
     else:
         if launch is not None or from_:
             raise UsageError(f"--launch and --from take example values from your file's own launches "

@@ -9,7 +9,7 @@ from pathlib import Path
 from kinspect.compile import compile_error_line, jit_function, private_cache
 from kinspect.compile.targets import Resolved
 from kinspect.core.errors import CompileError, KinspectError
-from kinspect.core.model import Variant
+from kinspect.core.model import Loaded, Variant
 
 
 def compile_variant(fn, *, args: dict, constexprs: dict, grid, resolved: Resolved, out_dir: str | Path,
@@ -91,18 +91,19 @@ def _stored(out_dir: str | Path, group: str, request: str) -> Variant | None:
             v = read_record(record.parent)
         except KinspectError:
             continue
-        if v.extra.get("request") == request and not v.problems:
+        if v.request == request and not v.problems:
             note = "reused from the store: its JIT times are those of its own compile (a fresh --store compiles again)"
             return dataclasses.replace(v, notes=v.notes + (note,))
     return None
 
 
 def with_extra(variant: Variant, extra: dict) -> Variant:
+    """The variant with `extra` (Variant's fields by name: request, user) set, and its record updated."""
     import dataclasses
 
     from kinspect.files.store import Store
 
-    variant = dataclasses.replace(variant, extra={**variant.extra, **extra})
+    variant = dataclasses.replace(variant, **extra)
     Store(Path(variant.path).parent.parent).update_record(variant)
     return variant
 
@@ -115,10 +116,10 @@ def with_loaded_resources(variant: Variant, kernel) -> Variant:
 
     try:
         kernel._init_handles()
-        loaded = {"registers": int(kernel.n_regs), "spills": int(kernel.n_spills),
-                  "max_threads": int(getattr(kernel, "n_max_threads", 0) or 0)}
+        loaded = Loaded(registers=int(kernel.n_regs), spills=int(kernel.n_spills),
+                        max_threads=int(getattr(kernel, "n_max_threads", 0) or 0))
     except Exception as e:
         return dataclasses.replace(variant, notes=variant.notes + (f"could not load on the device: {e}",))
-    variant = dataclasses.replace(variant, extra={**variant.extra, "loaded": loaded})
+    variant = dataclasses.replace(variant, loaded=loaded)
     Store(Path(variant.path).parent.parent).update_record(variant)
     return variant

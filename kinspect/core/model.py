@@ -245,6 +245,30 @@ class SourceRef:
 
 
 @dataclass(frozen=True)
+class Loaded:
+    """What the driver reported for a variant's kernel loaded on the device (compiled there by kinspect)."""
+
+    registers: int
+    spills: int
+    max_threads: int = 0
+
+
+@dataclass(frozen=True)
+class Retarget:
+    """A variant whose LLVM IR kinspect compiled for a CPU (--retarget)."""
+
+    spec: str                 # the CPU[:FEATURES] it was compiled for, as given
+    source: str               # the variant whose LLVM IR it is
+    cpu: str = ""
+    features: str = ""
+
+
+# the keys of the free `extra` dict stores before kinspect_json 1 kept, now Variant's own fields
+EXTRA_KEYS = ("backend", "request", "user", "loaded", "retarget", "retargeted_from", "cpu", "features", "trace",
+              "trace_event")
+
+
+@dataclass(frozen=True)
 class Variant:
     """One compiled variant of one kernel."""
 
@@ -266,8 +290,14 @@ class Variant:
     notes: tuple[str, ...] = ()
     name: str = ""  # the folder name in a store
     path: str = ""  # the folder on disk, set when read back; not saved
-    extra: dict[str, Any] = field(default_factory=dict)
     launches: Launches | None = None  # recorded by `kinspect capture` (record_version 2)
+    backend: str = ""         # the Triton backend's name where it is not the target's (spine_triton for cpu)
+    request: str = ""         # what decided kinspect's compile of it (kinspect.compile.variant.request_key)
+    user: dict[str, Any] = field(default_factory=dict)   # a kernel from the user's file: kinspect.compile.user's record
+    loaded: Loaded | None = None          # the driver's figures for it, loaded on the device
+    retarget: Retarget | None = None      # its LLVM IR compiled for a CPU by kinspect
+    trace: str = ""                       # the tritonparse trace it was read from
+    trace_event: int | None = None        # its compilation event's line in that trace
     # what could not be read of it from its store (a stage file leading out of its folder, a launch
     # file that is not one), one line each; set when read back, not saved
     problems: tuple[str, ...] = ()
@@ -315,8 +345,26 @@ class Variant:
                              f"{', '.join(map(str, READABLE_VERSIONS))})")
         times = d.get("times")
         source = d.get("source")
+        extra = d.pop("extra", None) or {}      # stores before the fields below: one free dict
+        for k in ("backend", "request", "user", "trace", "trace_event"):
+            if k in extra and not d.get(k):
+                d[k] = extra[k]
+        loaded = d.get("loaded") or extra.get("loaded")
+        retarget = d.get("retarget")
+        if retarget is None and extra.get("retarget"):
+            retarget = {"spec": extra["retarget"], "source": extra.get("retargeted_from", ""),
+                        "cpu": extra.get("cpu", ""), "features": extra.get("features", "")}
+        if not isinstance(d.get("user", {}), dict):
+            raise TypeError("user: not an object")
         return cls(
             **{**d,
+               "backend": str(d.get("backend", "")), "request": str(d.get("request", "")),
+               "trace": str(d.get("trace", "")),
+               "trace_event": None if d.get("trace_event") is None else int(d["trace_event"]),
+               "loaded": Loaded(int(loaded["registers"]), int(loaded["spills"]), int(loaded.get("max_threads") or 0))
+               if loaded else None,
+               "retarget": Retarget(**{k: str(retarget.get(k, "")) for k in ("spec", "source", "cpu", "features")})
+               if retarget else None,
                "target": Target(**d["target"]),
                "stages": tuple(StageFile(**s) for s in d["stages"]),
                "times": CompileTimes(times["ir_initialization_us"],

@@ -11,7 +11,7 @@ from kinspect.core.model import Variant
 
 
 def _user(v: Variant) -> dict:
-    return v.extra.get("user") or {}
+    return v.user
 
 
 def user_notes(variants: list[Variant]) -> list[str]:

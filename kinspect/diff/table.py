@@ -46,8 +46,8 @@ def rows(variants: list[Variant], known: dict[str, VariantMetrics] | None = None
 def _facets(v: Variant) -> dict[str, str]:
     """What can tell two variants apart, as `key: shown value`."""
     facets = {"kernel": v.kernel, "file": v.source.file if v.source else "", "target": str(v.target)}
-    if v.extra.get("retarget"):
-        facets["target"] = f"{v.target}@{v.extra['retarget']}"
+    if v.retarget:
+        facets["target"] = f"{v.target}@{v.retarget.spec}"
     config = config_index(v)
     if config is not None:   # an autotuned kernel's rows are named by their config first
         facets["config"] = f"config={config}"
@@ -61,7 +61,7 @@ def _facets(v: Variant) -> dict[str, str]:
 
 def config_index(v: Variant) -> int | None:
     """The autotune config a user kernel's variant was compiled with (kinspect.compile.user)."""
-    config = ((v.extra.get("user") or {}).get("autotune") or {}).get("config")
+    config = (v.user.get("autotune") or {}).get("config")
     return config["index"] if config else None
 
 

@@ -342,7 +342,11 @@ RECORD = Obj({"kernel": Str(1024), "hash": NAME, "target": TARGET, "offline": Bo
               "stages": List(STAGE, 1024), "times": Maybe(TIMES), "cache_hit": Bool(), "triton_version": Str(128),
               "record_version": Int(1, 2)},
              {"source": Maybe(SOURCE_REF), "origin": Str(128), "created": Str(64), "notes": List(Str(lines=True), 1024),
-              "name": Str(1024), "extra": Map(Json(), 256), "launches": Maybe(LAUNCHES)})
+              "name": Str(1024), "launches": Maybe(LAUNCHES), "backend": Str(128), "request": Str(128),
+              "user": Map(Json(), 256), "loaded": Maybe(Obj({"registers": COUNT, "spills": COUNT}, {"max_threads": COUNT})),
+              "retarget": Maybe(Obj({"spec": Str(1024), "source": Str(1024)}, {"cpu": Str(128), "features": Str(1024)})),
+              "trace": Str(), "trace_event": Maybe(COUNT),
+              "extra": Map(Json(), 256)})      # stores before the fields above kept them in this one free map
 LAUNCH_FILE = Obj({"launches": Maybe(LAUNCHES)})
 
 CONFIG = Obj({}, {"kwargs": Map(Json(4, 64), 256), "options": Map(Json(4, 64), 256)})

@@ -127,7 +127,7 @@ def _foreign(name: str, folder: Path, target: Target, origin: str, meta: dict, n
                    stages=stages, times=None, cache_hit=True,
                    triton_version=str(meta.get("triton_version", "")), origin=origin, notes=tuple(notes),
                    name=label or folder.name, path=str(folder), problems=tuple(problems),
-                   extra={"backend": backend.name} if backend.name != target.backend else {})
+                   backend=backend.name if backend.name != target.backend else "")
 
 
 # -- Triton cache: <cache>/<hash>/{__grp__<name>.json, <name>.json, <name>.<stage>} ---------------
@@ -400,7 +400,7 @@ def read_trace(root: Path) -> tuple[list[Variant], list[str]]:
         constexprs, attributes = _specialization(e)
         v = dataclasses.replace(v, times=e.times, source=e.source, launches=e.launches, constexprs=constexprs,
                                 attributes=attributes, cache_hit=bool(e.metadata.get("cache_hit")),
-                                extra={**v.extra, "trace": e.file or str(root), "trace_event": e.event})
+                                trace=e.file or str(root), trace_event=e.event)
         variants.append(dataclasses.replace(v, name=variant_name(v)))
     return variants, warnings
 

@@ -7,6 +7,7 @@ from kinspect.bench.call_profile import GROUPS
 from kinspect.bench.first_call import FirstCall
 from kinspect.bench.interpret import NOTE, Interpreted
 from kinspect.bench.launch_path import CallTiming, LaunchPath
+from kinspect.core.model import Loaded
 from kinspect.render.terminal import clean, relative, human_bytes, spec_line
 
 
@@ -26,13 +27,13 @@ def _first(name: str, f: FirstCall, *, width: int) -> str:
             f" + {_ms(f.rest_ms)} ms other (specialization, launcher, loading, launch, run)")
 
 
-def _asm(m, loaded: dict | None) -> str:
+def _asm(m, loaded: Loaded | None) -> str:
     """The variant's record (kinspect.analysis.summary.VariantMetrics) in one line."""
     parts = []
     if m.registers is not None:
         regs = f"{m.registers} registers"
-        if loaded and loaded.get("registers") is not None and loaded["registers"] != m.registers:
-            regs += f" ({loaded['registers']} as loaded)"
+        if loaded and loaded.registers != m.registers:
+            regs += f" ({loaded.registers} as loaded)"
         elif loaded:
             regs += " (as loaded)"
         parts.append(regs)
@@ -90,7 +91,7 @@ def render(r) -> str:
         out.append(f"  {r.check.describe()}")
     if r.launch is not None:
         out += ["", *launch_path(r.launch)]
-    out += ["", f"asm      {_asm(r.metrics, v.extra.get('loaded'))}"]
+    out += ["", f"asm      {_asm(r.metrics, v.loaded)}"]
     for f in r.metrics.findings:
         out.append(f"  {'!!' if f.severity >= 3 else '!'} {f.text}\n      try: {f.advice}")
     if r.profile is not None:

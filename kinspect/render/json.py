@@ -151,9 +151,9 @@ def variant_json(report) -> VariantJson:
     s = v.stage(m.stage) if m else None
     return VariantJson(
         variant=v.name or v.kernel, kernel=v.kernel, target=str(v.target), path=v.path,
-        backend=v.extra.get("backend", v.target.backend),
+        backend=v.backend or v.target.backend,
         isa_stage=None if m is None else IsaStage(name=m.stage, derived_by=s.derived_by if s else None),
-        retarget=v.extra.get("retarget"), retargeted_from=v.extra.get("retargeted_from"),
+        retarget=v.retarget.spec if v.retarget else None, retargeted_from=v.retarget.source if v.retarget else None,
         figures=Figures(isa=report.isa_name, instructions=m.instructions if m else 0,
                         vector_instructions=m.vector if m else 0, matrix_instructions=m.matrix_total if m else 0,
                         matrix_by_unit=dict(m.matrix) if m else {}, registers=r.registers, spills=r.spills,
@@ -711,7 +711,7 @@ def bench(result, passes=None) -> Bench:
         steady=result.steady.to_json(),
         throughput=throughput(result.throughput),
         references=[Reference(**r.to_json()) for r in result.references], check=_check(result.check),
-        asm=Asm(figures=f, compile=c, findings=_findings(m), loaded=v.extra.get("loaded")), method=result.method,
+        asm=Asm(figures=f, compile=c, findings=_findings(m), loaded=None if v.loaded is None else to_json(v.loaded)), method=result.method,
         profile=result.profile.to_json() if result.profile else None,
         launch_path=result.launch.to_json() if result.launch else None, notes=list(result.notes),
         passes=passes.to_json() if passes else None)

@@ -17,11 +17,11 @@ def _widths(w) -> str:
 
 def vec_report(report) -> str:
     v, m, r = report.variant, report.isa, report.resources
-    retarget = v.extra.get("retarget")
+    retarget = v.retarget
     head = f"{v.kernel}  {v.target}  {v.name}"
-    where = (f"  {v.extra['trace']} (its compilation event at line {v.extra.get('trace_event')}; the stages it holds "
-             f"are read from {v.path})" if v.extra.get("trace") else f"  {v.path}")
-    out = [head + (f"  (retargeted from {v.extra.get('retargeted_from')})" if retarget else ""), where]
+    where = (f"  {v.trace} (its compilation event at line {v.trace_event}; the stages it holds "
+             f"are read from {v.path})" if v.trace else f"  {v.path}")
+    out = [head + (f"  (retargeted from {retarget.source})" if retarget else ""), where]
     out += [f"  {line.strip()}" for line in user_lines(v)]   # a kernel from the user's file: config, how loaded
     if m is None:
         failed = [n.split(" not derived: ", 1) for n in v.notes if " not derived: " in n]

@@ -147,16 +147,16 @@ def summary(v: Variant, *, label: str, target_note: str) -> str:
         if v.times.startup_us:
             out.append(f"  + Triton start-up {ms(v.times.startup_us)} ms (once per process: Triton hashing its own "
                        f"sources for the cache key; not this kernel's)")
-    loaded = v.extra.get("loaded")
+    loaded = v.loaded
     if loaded:
-        out.append(f"  loaded on the device: {loaded['registers']} registers, {loaded['spills']} spills")
+        out.append(f"  loaded on the device: {loaded.registers} registers, {loaded.spills} spills")
     out += [f"  note: {clean(n)}" for n in v.notes]
     return "\n".join(out)
 
 
 def user_lines(v: Variant) -> list[str]:
     """For a kernel from the user's file: its autotune config, its heuristics, how it was loaded."""
-    user = v.extra.get("user") or {}
+    user = v.user
     out = []
     tuning = user.get("autotune") or {}
     config = tuning.get("config")

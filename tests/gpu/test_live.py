@@ -18,7 +18,7 @@ def test_default_target_is_the_device(tmp_path):
     assert f"target   cuda:{major}{minor} (the active device)" in r.output
     [v] = read_records(tmp_path)
     assert not v.offline
-    assert v.extra["loaded"]["registers"] > 0  # filled only when the binary is loaded on the device
+    assert v.loaded.registers > 0  # filled only when the binary is loaded on the device
     print(r.output)
 
 
