@@ -17,6 +17,7 @@ from kinspect.files.store import DEFAULT_OUT
 if TYPE_CHECKING:
     from kinspect.analysis import VariantReport
     from kinspect.files.sources import Listing
+    from kinspect.tune.outcome import Tuned
 
 
 def list_variants(path: str | Path | None = None) -> Listing:
@@ -79,10 +80,10 @@ class VecReport:
     """What `kinspect vec-report` shows: the program view of several kernels (with its tunes under --tune),
     or the reports of each variant (with the tune stored beside each, if any)."""
 
-    reports: tuple = ()              # kinspect.analysis.VariantReport per variant (no program)
-    program: object = None           # kinspect.analysis.program_view.ProgramView (several kernels)
-    tunes: tuple | None = None       # kinspect.tune.outcome.Tuned per kernel tuned by --tune N
-    stored: tuple = ()               # per report: the kinspect.tune.outcome.Tuned stored beside it, or None
+    reports: tuple[VariantReport, ...] = ()     # one per variant (no program)
+    program: ProgramView | None = None          # several kernels
+    tunes: tuple[Tuned, ...] | None = None      # a kernel's each, tuned by --tune N
+    stored: tuple[Tuned | None, ...] = ()       # per report: the tune stored beside its variant
 
 
 def vec_report_view(items, *, retarget=(), top: int = 3, every: bool = False, names=(), jobs: int | None = None,
