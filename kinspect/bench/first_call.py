@@ -47,13 +47,6 @@ class FirstCall:
             out["store"] = self.times.store_results_us / 1e3
         return out
 
-    def to_json(self) -> dict:
-        return {"wall_ms": round(self.wall_ms, 3), "cache_hit": self.cache_hit, "jit_ms": round(self.jit_ms, 3),
-                "triton_startup_ms": round(self.startup_ms, 3),
-                "jit_ms_by_stage": {k: round(v, 3) for k, v in self.stages_ms().items()},
-                "rest_ms": round(self.rest_ms, 3)}
-
-
 @dataclass(frozen=True)
 class FirstCalls:
     cold: FirstCall

@@ -24,13 +24,6 @@ class RefTiming:
     compile_ms: float | None = None
     error: str = ""
 
-    def to_json(self) -> dict:
-        return {"name": self.name, "timing": self.timing.to_json() if self.timing else None,
-                "speedup_of_kernel": None if self.ratio is None else round(self.ratio, 4),
-                "compile_ms": None if self.compile_ms is None else round(self.compile_ms, 1),
-                "error": self.error or None}
-
-
 @contextlib.contextmanager
 def private_compile_caches():
     """Temporary Triton and inductor caches for torch.compile, and in-process compilation."""

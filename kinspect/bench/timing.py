@@ -44,12 +44,6 @@ class Timing:
             parts.append(f"threads: {self.threads}")
         return "; ".join(parts)
 
-    def to_json(self) -> dict:
-        return {"ms": self.wall.to_json(), "cpu_ms": self.cpu.to_json() if self.cpu else None,
-                "busy_threads": None if self.busy_threads is None else round(self.busy_threads, 2),
-                "warmup_ms": self.warmup_ms, "rep_ms": self.rep_ms, "flush_bytes": self.flush_bytes,
-                "tool": self.tool, "threads": self.threads or None}
-
 
 def time_gpu(launch: Callable[[], object], *, warmup_ms: int = WARMUP_MS, rep_ms: int = REP_MS) -> Timing:
     from triton.runtime import driver

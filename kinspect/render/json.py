@@ -375,16 +375,40 @@ def sol_json(sol) -> SpeedOfLight | None:
 
 @dataclass(frozen=True)
 class Candidate:
-    constexprs: dict[str, Any]
-    num_warps: int | None
-    num_stages: int | None
-    why: str
+    """A config a tune tried."""
+
+    constexprs: dict[str, int]
+    num_warps: int
+    num_stages: int
+    why: str = doc("the finding kind or step that proposed it")
     origin: str = doc("original, kinspect, inductor, max_autotune or autotune")
 
 
 @dataclass(frozen=True)
+class TuneSummary:
+    """A tune in one row of the tune table: the winner against what the program ran and the autotuners' picks."""
+
+    kernel: str
+    original_us: float | None
+    winner: str | None
+    winner_us: float | None
+    kinspect_trials: int
+    kinspect_trials_to_match: int | None = doc("kinspect's trials until one was as fast as max_autotune's pick")
+    match: str | None
+    max_autotune: str | None
+    max_autotune_us: float | None
+    max_autotune_trials: int
+    autotune: str | None
+    autotune_us: float | None
+    autotune_trials: int
+    speedup: str | None
+    vs_max_autotune: str | None
+    reason: str
+
+
+@dataclass(frozen=True)
 class Trial:
-    candidate: dict = doc("its config: constexprs, num_warps, num_stages, why, origin (and more a tune adds)")
+    candidate: Candidate
     status: str = doc("timed, pruned, failed or wrong")
     why: str
     grid: list[int]
@@ -412,8 +436,7 @@ class Tune:
     budget: str | None = None
     notes: list[str] = field(default_factory=list)
     torch: str | None = doc("the torch whose Inductor heuristics gave its and max_autotune's configs", default=None)
-    summary: dict | None = doc("the row of the tune table: the winner, the autotuners' picks, the speedup",
-                               default=None)
+    summary: TuneSummary | None = None
 
 
 def tune_json(t) -> Tune:
@@ -425,11 +448,13 @@ def tune_json(t) -> Tune:
     r = t.result
     return Tune(kernel=r.kernel, variant=r.variant, target=r.target, finding_kinds=list(r.findings),
                 trials=[_trial(x) for x in r.trials], seconds=round(r.seconds, 2), budget=r.budget,
-                notes=list(r.notes), torch=r.torch, summary=table_row(r, t.outcome))
+                notes=list(r.notes), torch=r.torch, summary=TuneSummary(**table_row(r, t.outcome)))
 
 
 def _trial(t) -> Trial:
-    return Trial(candidate=t.candidate.to_json(), status=t.status, why=t.why, grid=list(t.grid),
+    c = t.candidate
+    return Trial(candidate=Candidate(constexprs=dict(c.constexprs), num_warps=c.num_warps, num_stages=c.num_stages,
+                                     why=c.why, origin=c.origin), status=t.status, why=t.why, grid=list(t.grid),
                  median_ms=t.median_ms, p20_ms=t.p20_ms, p80_ms=t.p80_ms, runs=t.runs, code=t.code,
                  finding_kinds=list(t.findings))
 
@@ -641,9 +666,66 @@ class Throughput:
 
 
 @dataclass(frozen=True)
+class Quantiles:
+    """Repeated timings, ms per run."""
+
+    n: int
+    median: float
+    p20: float
+    p80: float
+    mean: float
+    cv: float = doc("standard deviation over mean")
+
+
+def _quantiles(q) -> Quantiles | None:
+    return None if q is None else Quantiles(**{k: round(v, 6) if isinstance(v, float) else v for k, v in vars(q).items()})
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Steady-state timing: ms per run (the device's time on a GPU), and how it was measured."""
+
+    ms: Quantiles
+    cpu_ms: Quantiles | None = doc("CPU ms per run, all threads (CPU backends)")
+    busy_threads: float | None
+    warmup_ms: int
+    rep_ms: int
+    flush_bytes: int | None = doc("the L2 flush buffer zeroed before each run (GPU)")
+    tool: str
+    threads: str | None
+
+
+def timing_json(t) -> Timing | None:
+    """From a kinspect.bench.timing.Timing."""
+    if t is None:
+        return None
+    return Timing(ms=_quantiles(t.wall), cpu_ms=_quantiles(t.cpu),
+                  busy_threads=None if t.busy_threads is None else round(t.busy_threads, 2), warmup_ms=t.warmup_ms,
+                  rep_ms=t.rep_ms, flush_bytes=t.flush_bytes, tool=t.tool, threads=t.threads or None)
+
+
+@dataclass(frozen=True)
+class FirstCall:
+    """A first call: its wall time, split into the JIT's stages, Triton's start-up and the rest."""
+
+    wall_ms: float
+    cache_hit: bool
+    jit_ms: float
+    triton_startup_ms: float
+    jit_ms_by_stage: dict[str, float]
+    rest_ms: float
+
+
+def first_call_json(f) -> FirstCall:
+    return FirstCall(wall_ms=round(f.wall_ms, 3), cache_hit=f.cache_hit, jit_ms=round(f.jit_ms, 3),
+                     triton_startup_ms=round(f.startup_ms, 3),
+                     jit_ms_by_stage={k: round(v, 3) for k, v in f.stages_ms().items()}, rest_ms=round(f.rest_ms, 3))
+
+
+@dataclass(frozen=True)
 class Reference:
     name: str
-    timing: dict | None
+    timing: Timing | None
     speedup_of_kernel: float | None
     compile_ms: float | None
     error: str | None
@@ -651,8 +733,8 @@ class Reference:
 
 @dataclass(frozen=True)
 class FirstCalls:
-    cold: dict = doc("the first call in a fresh process: wall_ms, cache_hit, jit_ms, jit_ms_by_stage, ...")
-    warm: dict
+    cold: FirstCall = doc("the first call in a fresh process")
+    warm: FirstCall = doc("the first call again, the binary in Triton's cache")
     in_user_triton_cache: bool | None
 
 
@@ -681,7 +763,7 @@ class Bench:
     constexprs: dict[str, Any] = field(default_factory=dict)
     options: dict[str, Any] = field(default_factory=dict)
     first_call: FirstCalls | None = None
-    steady: dict | None = doc("steady-state timing: ms quantiles, cpu_ms, warmup_ms, rep_ms, tool", default=None)
+    steady: Timing | None = None
     throughput: Throughput | None = None
     references: list[Reference] = field(default_factory=list)
     check: Check | None = None
@@ -706,11 +788,14 @@ def bench(result, passes=None) -> Bench:
     return Bench(
         kernel=result.label, variant=v.name, path=v.path, target=str(v.target), target_note=result.target_note,
         size=result.size, dtype=result.dtype, constexprs=v.constexprs, options=v.options,
-        first_call=FirstCalls(cold=result.first.cold.to_json(), warm=result.first.warm.to_json(),
+        first_call=FirstCalls(cold=first_call_json(result.first.cold), warm=first_call_json(result.first.warm),
                               in_user_triton_cache=result.in_user_cache),
-        steady=result.steady.to_json(),
+        steady=timing_json(result.steady),
         throughput=throughput(result.throughput),
-        references=[Reference(**r.to_json()) for r in result.references], check=_check(result.check),
+        references=[Reference(name=r.name, timing=timing_json(r.timing),
+                              speedup_of_kernel=None if r.ratio is None else round(r.ratio, 4),
+                              compile_ms=None if r.compile_ms is None else round(r.compile_ms, 1), error=r.error or None)
+                    for r in result.references], check=_check(result.check),
         asm=Asm(figures=f, compile=c, findings=_findings(m), loaded=None if v.loaded is None else to_json(v.loaded)), method=result.method,
         profile=result.profile.to_json() if result.profile else None,
         launch_path=result.launch.to_json() if result.launch else None, notes=list(result.notes),
@@ -756,7 +841,7 @@ class CapturedVariant:
 
 
 @dataclass(frozen=True)
-class Timing:
+class CaptureTiming:
     """How the capture timed launches on the GPU."""
 
     method: str = doc("profiler or events")
@@ -779,7 +864,7 @@ class Capture:
     per_launch_us: float = 0.0
     observed: dict[str, int] = doc("how launches were observed -> variants", default_factory=dict)
     static_launcher: str = ""
-    timing: Timing | None = None
+    timing: CaptureTiming | None = None
     unattributed: dict = doc("GPU work the launch hooks did not attribute to a variant", default_factory=dict)
     autotune: list[dict] = doc("the configs triton.autotune chose, per kernel and key", default_factory=list)
     interpret: str | None = doc("the target launches under the interpreter were compiled for", default=None)
@@ -801,7 +886,7 @@ def capture(result) -> Capture:
     return Capture(exit_code=result.code, variants=[variant(v) for v in result.variants], launches=result.launches,
                    hook_ms=result.hook_ms, per_launch_us=result.per_launch_us, observed=dict(result.observed),
                    static_launcher=result.static_launcher,
-                   timing=None if t is None else Timing(method=t.method, ms=t.ms, failed=t.failed or None,
+                   timing=None if t is None else CaptureTiming(method=t.method, ms=t.ms, failed=t.failed or None,
                                                         coverage=t.coverage or None,
                                                         other_kernels=dict(t.other_kernels), window=t.window or None),
                    unattributed=dict(result.unattributed), autotune=[d.to_json() for d in result.autotune],
