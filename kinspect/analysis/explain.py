@@ -61,7 +61,7 @@ class KernelView:
 def kernel_view(row: KernelRow, variant: Variant | None, sol, counters_failed: str = "") -> KernelView:
     """`variant` is the row's busiest variant, `sol` the program's kinspect.analysis.sol.ProgramSol (None:
     not computed)."""
-    speed = (sol.speeds.get(row.kernel) if sol is not None else None) or Speed(row.kernel)
+    speed = ((sol.speeds.get(row.kernel) if sol is not None else None) or Speed(row.kernel)).rounded()
     if variant is None:
         return KernelView(row=row, speed=speed, counters_failed=counters_failed)
     return KernelView(row=row, speed=speed, provenance=provenance_status(variant),

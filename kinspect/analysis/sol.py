@@ -44,6 +44,18 @@ class Speed:
     bound_by: str = ""                    # "memory", "compute" or "launch": which ceiling gives the ideal time
     notes: tuple[str, ...] = field(default_factory=tuple)
 
+    def rounded(self) -> "Speed":
+        """The figures as every view shows them (GB/s and percentages to 0.1, TFLOP/s to 0.01, times to 0.1 µs):
+        the table, the report and the JSON round once, here."""
+        from dataclasses import replace
+
+        def r(x: float | None, digits: int) -> float | None:
+            return None if x is None else round(x, digits)
+
+        return replace(self, gb_per_s=r(self.gb_per_s, 1), pct_of_bandwidth=r(self.pct_of_bandwidth, 1),
+                       tflop_per_s=r(self.tflop_per_s, 2), pct_of_peak=r(self.pct_of_peak, 1),
+                       ideal_ms=r(self.ideal_ms, 4), headroom_ms=r(self.headroom_ms, 4))
+
 
 def variant_speed(v: Variant, ceilings: Ceilings | None, floor_us: float | None = None) -> Speed | None:
     """The figures of one variant; None when no launch of it was timed."""

@@ -216,12 +216,12 @@ def speed_json(s) -> Speed:
     """From a kinspect.analysis.sol.Speed."""
     from kinspect.analysis.traffic import method_text
 
+    s = s.rounded()
     return Speed(bytes_per_call=s.bytes_per_call, bytes_method=s.bytes_method or None,
                  bytes_method_means=method_text(s.bytes_method) or None, bytes_upper_bound=s.upper_bound,
-                 flops_per_call=s.flops_per_call, gb_per_s=_round(s.gb_per_s, 1),
-                 pct_of_bandwidth=_round(s.pct_of_bandwidth, 1), tflop_per_s=_round(s.tflop_per_s, 2),
-                 pct_of_peak=_round(s.pct_of_peak, 1), ideal_ms=_round(s.ideal_ms, 4),
-                 headroom_ms=_round(s.headroom_ms, 4), bound_by=s.bound_by or None, speed_notes=list(s.notes))
+                 flops_per_call=s.flops_per_call, gb_per_s=s.gb_per_s, pct_of_bandwidth=s.pct_of_bandwidth,
+                 tflop_per_s=s.tflop_per_s, pct_of_peak=s.pct_of_peak, ideal_ms=s.ideal_ms,
+                 headroom_ms=s.headroom_ms, bound_by=s.bound_by or None, speed_notes=list(s.notes))
 
 
 @dataclass(frozen=True)
