@@ -71,7 +71,7 @@ def _cpu_variant(tmp_path, ttir_path, linalg: str, asm_variant, arch: str = "ris
     source = SourceRef(file=__file__, line=dot_kernel.starting_line_number, text="".join(dot_kernel.raw_src))
     return Variant(kernel="dot_kernel", hash="h", target=Target("cpu", arch), offline=True, signature={},
                    constexprs={}, attributes={}, options={}, stages=stages, times=None, cache_hit=False,
-                   triton_version="", origin="spine-dump", path=str(folder), extra={"backend": "spine-triton"},
+                   triton_version="", origin="spine-dump", path=str(folder), backend="spine-triton",
                    source=source)
 
 
