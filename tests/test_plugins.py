@@ -51,7 +51,7 @@ def test_a_gpu_backend_from_an_entry_point_dumps_and_reports(install, tmp_path, 
     out = run("dump", "fused_mm_softmax", "-t", "toy:90", "-p", "BLOCK_SIZE=64", "--store", store)
     assert "backend toy" in out and "(nvdisasm for the toy backend)" in out, out   # its own deriver made the SASS
     [v] = read_records(store)
-    assert backends.of(v) is toy_backend.BACKEND and v.extra["backend"] == "toy"
+    assert backends.of(v) is toy_backend.BACKEND and v.backend == "toy"
     assert [s.name for s in v.stages if s.derived_by] == ["sass"]
 
     [rep] = json.loads(run("vec-report", store, "--json"))

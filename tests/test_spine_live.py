@@ -75,7 +75,7 @@ def test_capture_of_a_program_on_the_cpu_backend(spine, tmp_path):
     assert "softmax on the spine test backend: ok" in r.stdout
     assert "kinspect: 1 variant(s) recorded" in r.stderr and "3 launch(es) in 1 process(es)" in r.stderr
     [v] = read_records(tmp_path / "out")
-    assert str(v.target) == "cpu:spacemit-x60" and v.extra["backend"] == "spine-triton"
+    assert str(v.target) == "cpu:spacemit-x60" and v.backend == "spine-triton"
     assert [s.name for s in v.stages] == ["source", "ttir", "linalgdir", "llir", "asm", "so", "json"]
     assert v.stage("asm").dialect == "riscv" and v.stage("asm").derived_by, "derived after the program ended"
     assert v.launches.calls == 3 and v.launches.top().grid == (64, 1, 1)
