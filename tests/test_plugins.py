@@ -58,11 +58,12 @@ def test_a_gpu_backend_from_an_entry_point_dumps_and_reports(install, tmp_path, 
     assert rep["backend"] == "toy" and rep["isa"] == "sass" and rep["matrix_instructions"] > 0
     assert any(x["text"].endswith("toy matrix units used") for x in rep["verdicts"]), rep["verdicts"]
     # occupancy under the toy SM's limits, not an H100's
-    occ, registers, warps = rep["occupancy"], rep["registers"], v.options["num_warps"]
+    registers, warps = rep["registers"], v.options["num_warps"]
     shared = v.options["shared"]
     toy = toy_backend.TOY_SM.occupancy(warps, registers=registers, shared=shared)
     cuda = backends.get("cuda").limits["90"].occupancy(warps, registers=registers, shared=shared)
-    assert (occ["active_warps"], occ["max_warps"], occ["limiter"]) == (toy.active_warps, 16, toy.limiter)
+    assert (rep["occupancy_active_warps"], rep["occupancy_max_warps"], rep["occupancy_limiter"]) == \
+        (toy.active_warps, 16, toy.limiter)
     assert (toy.active_warps, toy.max_warps) != (cuda.active_warps, cuda.max_warps)
     assert "toy SASS" in {s.title for s in toy_backend.BACKEND.stages + (toy_backend.BACKEND.derivers[0].stage,)}
 
