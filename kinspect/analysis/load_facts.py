@@ -79,7 +79,8 @@ class LoadLine:
 
     @property
     def scalar(self) -> bool:
-        return all(op.scalar for op in self.ops)
+        """Every load of the line reads one element (a scalar pointer, or a tensor of one)."""
+        return all(op.one_element for op in self.ops)
 
 
 def load_lines(m: StageMetrics, kernel_file: Callable[[str], bool]) -> dict[tuple[str, int], LoadLine]:
@@ -125,23 +126,25 @@ def narrow_cause(op: MemoryOp, m: StageMetrics, widest: int, constexprs: dict) -
     """The cause of a tensor load of `widest` bits a thread (less than 16 bytes)."""
     layout = blocked(m, op.encoding)
     bits = op.elem_bits
-    if layout is None or not bits or not op.shape:
-        kind = re_kind(m, op.encoding)
-        return Cause("unknown", f"its layout (#{kind}) is not one kinspect reads" if kind else
-                     "the TTGIR gives it no layout kinspect reads")
+    warps = prod(layout.warps) if layout else m.resources.get("num_warps")
+    threads = layout.threads if layout else (warps or 0) * m.resources.get("threads_per_warp", 32)
+    if not bits or not op.shape or not threads:
+        return Cause("unknown", "the TTGIR does not say how its elements are spread over the threads")
     if bits >= VECTOR_BITS:
         return Cause("element_type", f"one {bits}-bit element is already 16 bytes")
     need = VECTOR_BITS // bits
     total = prod(op.shape)
-    threads = layout.threads
-    warps = prod(layout.warps)
-    spt = layout.per_thread
     if total < need * threads:
         each = total / threads
         per = "one element per thread" if each <= 1 else f"{int(each)} elements per thread"
-        text = (f"{total} elements over {threads} threads: {per} ({spt * bits}-bit; 16 bytes take {need} "
-                f"{TYPE_NAMES.get(bits, f'{bits}-bit')} elements)")
-        return Cause("few_elements", text, _more_elements(op, layout, need, constexprs, warps))
+        text = (f"{total} elements over {threads} threads: {per} ({max(int(each), 1) * bits}-bit; 16 bytes take "
+                f"{need} {TYPE_NAMES.get(bits, f'{bits}-bit')} elements)")
+        return Cause("few_elements", text, _more_elements(op, layout, need, constexprs, warps, threads))
+    if layout is None:
+        kind = re_kind(m, op.encoding) or op.encoding.split("<")[0]
+        return Cause("unknown", f"the compiler gave it the #{kind} layout of the values it meets, not a coalesced "
+                     f"one; its elements per thread are not read here")
+    spt = layout.per_thread
     ptr_unaligned, mask_unaligned, runtime = _suspects(op, m)
     if spt < need:
         reasons = []
@@ -189,18 +192,19 @@ def _suspects(op: MemoryOp, m: StageMetrics) -> tuple[list[str], list[str], list
     return ptr_unaligned, mask_unaligned, runtime
 
 
-def _more_elements(op: MemoryOp, layout: Blocked, need: int, constexprs: dict, warps: int) -> str:
+def _more_elements(op: MemoryOp, layout: Blocked | None, need: int, constexprs: dict, warps: int,
+                   threads: int) -> str:
     """What gives 16-byte loads: a longer block along the fastest dimension at these warps (named by the
     constexpr that has its size, where exactly one does), or fewer warps."""
-    dim = layout.fastest
+    dim = layout.fastest if layout else len(op.shape) - 1
     size = op.shape[dim]
     across = prod(op.shape) // size
-    want = -(-need * layout.threads // across)
+    want = -(-need * threads // across)
     want = 1 << (want - 1).bit_length()
     names = [k for k, v in constexprs.items() if type(v) is int and v == size]
     block = names[0] if len(names) == 1 else f"a block of {size}"
     out = f"{block} >= {want} at num_warps={warps} gives 16-byte loads"
-    fewer = prod(op.shape) // (need * prod(layout.threads_per_warp))
+    fewer = prod(op.shape) // (need * threads // warps)
     if 1 <= fewer < warps:
         fewer = 1 << (fewer.bit_length() - 1)
         out += f", as does num_warps={fewer} at {names[0]}={size}" if len(names) == 1 else \

@@ -274,7 +274,8 @@ def loads_rule(f: Findings) -> list[Verdict]:
         file, line = key
         where = f.where(file, line) + _helpers(f, ll)
         if ll.scalar:
-            out.append(Verdict(f"{where} loads one element (a scalar pointer in the {ttgir.stage.upper()}): "
+            how = "a scalar pointer" if all(op.scalar for op in ll.ops) else "one element a program"
+            out.append(Verdict(f"{where} loads one element ({how} in the {ttgir.stage.upper()}): "
                                f"nothing to vectorize", "info", line, file))
             continue
         out += _tensor_loads(f, ttgir, measured, ll, where)
@@ -290,7 +291,7 @@ def _helpers(f: Findings, ll) -> str:
 
 def _tensor_loads(f: Findings, ttgir: StageMetrics, measured: StageMetrics, ll, where: str) -> list[Verdict]:
     file, line = ll.file, ll.line
-    tensor = [op for op in ll.ops if not op.scalar]
+    tensor = [op for op in ll.ops if not op.one_element]
     copies = [op for op in tensor if op.asynchronous]
     plain = [op for op in tensor if not op.asynchronous]
     widths: Counter = Counter()
@@ -298,7 +299,7 @@ def _tensor_loads(f: Findings, ttgir: StageMetrics, measured: StageMetrics, ll, 
         ls = measured.lines.get((file, line))
         widths.update(ls.load_widths if ls else {})
         for op in ll.ops:            # the line's one-element loads are in its widths too
-            if op.scalar and op.elem_bits and widths.get(op.elem_bits):
+            if op.one_element and op.elem_bits and widths.get(op.elem_bits):
                 widths[op.elem_bits] -= 1
         widths += Counter()
     for op in copies:

@@ -177,6 +177,11 @@ class MemoryOp:
     loc: SourceLoc | None = None
 
     @property
+    def one_element(self) -> bool:
+        """One element: a scalar pointer, or a tensor of one (Inductor's `x0` at XBLOCK=1)."""
+        return self.scalar or (bool(self.shape) and all(d == 1 for d in self.shape))
+
+    @property
     def asynchronous(self) -> bool:
         return "async" in self.op or self.op.endswith("to_local")
 

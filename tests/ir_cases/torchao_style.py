@@ -65,7 +65,7 @@ def scaled_mm_kernel(
     tl.store(c_ptrs, acc, mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
 
 
-_scales = {"input_ptr": "*bf16", "offsets_ptr": "*i32", "out_ptr": "*fp8e4nv", "scales_ptr": "*fp32",
+_scales = {"input_ptr": "*bf16", "offsets_ptr": "*i32", "out_ptr": "*fp8e5", "scales_ptr": "*fp32",
            "M": "i32:4096", "K": "i32:4096", "stride_input_row": "i32:4096", "stride_out_row": "i32:4096"}
 # fp32 operands (tf32 dots) whose K stride is a runtime value: 4-byte async copies at sm80
 _mm = {"a_ptr": "*fp32", "b_ptr": "*fp32", "c_ptr": "*fp32", "a_scale_ptr": "*fp32", "b_scale_ptr": "*fp32",
