@@ -123,9 +123,12 @@ class Cause:
 
 
 def narrow_cause(op: MemoryOp, m: StageMetrics, widest: int, constexprs: dict) -> Cause:
-    """The cause of a tensor load of `widest` bits a thread (less than 16 bytes)."""
+    """The cause of a tensor load whose narrowest instruction moves `widest` bits a thread (less than 16
+    bytes), told apart in the order the compiler applies the limits: what the lowering could not prove
+    (it loads less than the layout gives a thread), what the coalescer could not prove (it gave a
+    thread fewer elements than the block has for it), then the block's elements over the threads."""
     layout = blocked(m, op.encoding)
-    bits = op.elem_bits
+    bits = max(op.elem_bits, 8) if op.elem_bits else None       # i1 is stored and loaded as bytes
     warps = prod(layout.warps) if layout else m.resources.get("num_warps")
     threads = layout.threads if layout else (warps or 0) * m.resources.get("threads_per_warp", 32)
     if not bits or not op.shape or not threads:
@@ -134,8 +137,16 @@ def narrow_cause(op: MemoryOp, m: StageMetrics, widest: int, constexprs: dict) -
         return Cause("element_type", f"one {bits}-bit element is already 16 bytes")
     need = VECTOR_BITS // bits
     total = prod(op.shape)
-    if total < need * threads:
-        each = total / threads
+    each = total / threads
+    ptr_unaligned, mask_unaligned, runtime = _suspects(op, m)
+    if layout is not None and widest < layout.per_thread * bits:
+        spt = layout.per_thread
+        why = _reasons(runtime, ptr_unaligned, mask_unaligned, need) or \
+            "the alignment of its offsets or its mask is not proven"
+        return Cause("unproven", f"the layout gives {spt} elements per thread ({spt * bits}-bit) but the loads are "
+                     f"{widest}-bit: {why}", UNPROVEN_ADVICE)
+    short = layout is not None and layout.per_thread < min(max(int(each), 1), need)
+    if total < need * threads and not short:
         per = "one element per thread" if each <= 1 else f"{int(each)} elements per thread"
         text = (f"{total} elements over {threads} threads: {per} ({max(int(each), 1) * bits}-bit; 16 bytes take "
                 f"{need} {TYPE_NAMES.get(bits, f'{bits}-bit')} elements)")
@@ -145,27 +156,27 @@ def narrow_cause(op: MemoryOp, m: StageMetrics, widest: int, constexprs: dict) -
         return Cause("unknown", f"the compiler gave it the #{kind} layout of the values it meets, not a coalesced "
                      f"one; its elements per thread are not read here")
     spt = layout.per_thread
-    ptr_unaligned, mask_unaligned, runtime = _suspects(op, m)
-    if spt < need:
-        reasons = []
-        if runtime:
-            reasons.append(f"its offsets use runtime values ({', '.join(runtime)}) the compiler cannot prove "
-                           f"unit-stride")
-        if ptr_unaligned:
-            reasons.append(f"{', '.join(ptr_unaligned)} not known 16-byte aligned")
-        why = "; ".join(reasons) or "the compiler's axis analysis proved no more"
-        text = f"the compiler proved {spt} contiguous aligned element(s) per thread ({spt * bits}-bit): {why}"
-        return Cause("unproven", text, "a unit stride the JIT can see (Triton specializes on a stride of 1), 16-byte "
-                     "aligned pointers, or tl.max_contiguous / tl.multiple_of hints on the offsets")
+    why = _reasons(runtime, ptr_unaligned, [], need) or "the compiler's axis analysis proved no more"
+    return Cause("unproven", f"the compiler proved {spt} contiguous aligned element(s) per thread ({spt * bits}-bit): "
+                 f"{why}", UNPROVEN_ADVICE)
+
+
+UNPROVEN_ADVICE = ("a unit stride the JIT can see (Triton specializes on a stride of 1), 16-byte aligned pointers and "
+                   "sizes that are multiples of 16, or tl.max_contiguous / tl.multiple_of hints on the offsets")
+
+
+def _reasons(runtime: list[str], ptr_unaligned: list[str], mask_unaligned: list[str], need: int) -> str:
+    """What the compiler could not see, as facts of the TTGIR (which of them bound the load, the TTGIR
+    does not say): the mask's bounds, pointers without 16-byte alignment, runtime values in the offsets."""
     reasons = []
-    if ptr_unaligned:
-        reasons.append(f"{', '.join(ptr_unaligned)} not known 16-byte aligned")
     if mask_unaligned:
         reasons.append(f"the mask uses {', '.join(mask_unaligned)}, not known a multiple of {need}")
-    why = "; ".join(reasons) or "the alignment of its offsets or its mask is not proven"
-    text = f"the layout gives {spt} elements per thread ({spt * bits}-bit) but the loads are {widest}-bit: {why}"
-    return Cause("unproven", text, "sizes and pointers the JIT can prove multiples of 16 (it specializes on them), "
-                 "or tl.multiple_of on the offsets and the mask's bound")
+    if ptr_unaligned:
+        reasons.append(f"{', '.join(ptr_unaligned)} not known 16-byte aligned")
+    if runtime:
+        reasons.append(f"its offsets use runtime values ({', '.join(runtime)}) the compiler cannot prove "
+                       f"unit-stride")
+    return "; ".join(reasons)
 
 
 def re_kind(m: StageMetrics, encoding: str) -> str:
@@ -186,7 +197,7 @@ def _suspects(op: MemoryOp, m: StageMetrics) -> tuple[list[str], list[str], list
             if (p.divisibility or 1) < 16:
                 ptr_unaligned.append(name)
         else:
-            runtime.append(name)
+            runtime.append(name if (p.divisibility or 1) >= 16 else f"{name}, not a known multiple of 16")
     mask_unaligned = [n for n in op.mask_args if n in params and "ptr" not in params[n].type
                       and (params[n].divisibility or 1) < 16]
     return ptr_unaligned, mask_unaligned, runtime
@@ -203,10 +214,10 @@ def _more_elements(op: MemoryOp, layout: Blocked | None, need: int, constexprs: 
     want = 1 << (want - 1).bit_length()
     names = [k for k, v in constexprs.items() if type(v) is int and v == size]
     block = names[0] if len(names) == 1 else f"a block of {size}"
-    out = f"{block} >= {want} at num_warps={warps} gives 16-byte loads"
+    out = f"{block} >= {want} at num_warps={warps} gives 16-byte loads where the elements are contiguous and aligned"
     fewer = prod(op.shape) // (need * threads // warps)
     if 1 <= fewer < warps:
         fewer = 1 << (fewer.bit_length() - 1)
-        out += f", as does num_warps={fewer} at {names[0]}={size}" if len(names) == 1 else \
-            f", as does num_warps={fewer}"
+        out += f" (as does num_warps={fewer} at {names[0]}={size})" if len(names) == 1 else \
+            f" (as does num_warps={fewer})"
     return out
