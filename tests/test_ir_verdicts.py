@@ -164,3 +164,12 @@ def test_load_lines_key_each_load_by_its_own_location(compiled):
         "while tl.load(flags_ptr", "first = tl.load(", "dst_idx = tl.load(src2dst_ptr + src_idx", "weight = tl.load(",
         "row = tl.load(")}
     assert lines == expected
+
+
+def test_a_gathered_load_knows_the_arguments_its_index_was_loaded_from(compiled):
+    v = compiled("post90", "sglang_style.py:post_reorder_kernel")
+    text = Path(v.path, v.stage("ttgir").file).read_text()
+    row = line_of("sglang_style.py", "row = tl.load(down_output_ptr")
+    [op] = [r for r in mlir.parse(text) if isinstance(r, MemoryOp) and r.loc.line == row]
+    assert op.args == ("down_output_ptr", "hidden_size") and op.loaded_from == ("src2dst_ptr", "topk")
+    assert op.mask_args == ("hidden_size",) and op.shape == (512,) and op.elem_bits == 16

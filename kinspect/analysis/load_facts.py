@@ -139,9 +139,10 @@ def narrow_cause(op: MemoryOp, m: StageMetrics, widest: int, constexprs: dict) -
     total = prod(op.shape)
     each = total / threads
     ptr_unaligned, mask_unaligned, runtime = _suspects(op, m)
+    loaded = list(op.loaded_from)
     if layout is not None and widest < layout.per_thread * bits:
         spt = layout.per_thread
-        why = _reasons(runtime, ptr_unaligned, mask_unaligned, need) or \
+        why = _reasons(runtime, ptr_unaligned, mask_unaligned, loaded, need) or \
             "the alignment of its offsets or its mask is not proven"
         return Cause("unproven", f"the layout gives {spt} elements per thread ({spt * bits}-bit) but the loads are "
                      f"{widest}-bit: {why}", UNPROVEN_ADVICE)
@@ -156,7 +157,7 @@ def narrow_cause(op: MemoryOp, m: StageMetrics, widest: int, constexprs: dict) -
         return Cause("unknown", f"the compiler gave it the #{kind} layout of the values it meets, not a coalesced "
                      f"one; its elements per thread are not read here")
     spt = layout.per_thread
-    why = _reasons(runtime, ptr_unaligned, [], need) or "the compiler's axis analysis proved no more"
+    why = _reasons(runtime, ptr_unaligned, [], loaded, need) or "the compiler's axis analysis proved no more"
     return Cause("unproven", f"the compiler proved {spt} contiguous aligned element(s) per thread ({spt * bits}-bit): "
                  f"{why}", UNPROVEN_ADVICE)
 
@@ -165,16 +166,23 @@ UNPROVEN_ADVICE = ("a unit stride the JIT can see (Triton specializes on a strid
                    "sizes that are multiples of 16, or tl.max_contiguous / tl.multiple_of hints on the offsets")
 
 
-def _reasons(runtime: list[str], ptr_unaligned: list[str], mask_unaligned: list[str], need: int) -> str:
-    """What the compiler could not see, as facts of the TTGIR (which of them bound the load, the TTGIR
-    does not say): the mask's bounds, pointers without 16-byte alignment, runtime values in the offsets."""
+def _reasons(runtime: list[str], ptr_unaligned: list[str], mask_unaligned: list[str], loaded: list[str],
+             need: int) -> str:
+    """What the compiler could not see, as facts of the TTGIR, likeliest first (which of them bound the
+    load, the TTGIR does not say): values read from memory in the offsets, the mask's bounds, pointers
+    and ints without 16-byte divisibility; runtime ints the JIT proved multiples of 16 are named only
+    when nothing else is (they keep alignment, and break contiguity only as the fastest dimension's
+    stride)."""
     reasons = []
+    if loaded:
+        reasons.append(f"its offsets use values loaded from {', '.join(loaded)} (their alignment is unknown)")
     if mask_unaligned:
         reasons.append(f"the mask uses {', '.join(mask_unaligned)}, not known a multiple of {need}")
     if ptr_unaligned:
         reasons.append(f"{', '.join(ptr_unaligned)} not known 16-byte aligned")
-    if runtime:
-        reasons.append(f"its offsets use runtime values ({', '.join(runtime)}) the compiler cannot prove "
+    odd = [r for r in runtime if "," in r]
+    if odd or (runtime and not reasons):
+        reasons.append(f"its offsets use runtime values ({'; '.join(odd or runtime)}) the compiler cannot prove "
                        f"unit-stride")
     return "; ".join(reasons)
 

@@ -177,6 +177,7 @@ class _State:
         self.in_blob = False
         # data flow, for what a load's pointer is computed from: (function, value) -> the values it uses
         self.uses: dict[tuple[str, str], set] = {}
+        self.loaded: set[tuple[str, str]] = set()     # values read from memory (a load's results)
         self.params: dict[str, tuple[Param, ...]] = {}
 
     def feed(self, n: int, line: str) -> Iterator[Record]:
@@ -296,6 +297,8 @@ class _State:
         fn = top.function
         for r in results:
             self.uses.setdefault((fn, r), set()).update(used)
+            if name in MEMORY_LOADS:
+                self.loaded.add((fn, r))
         carried = []
         for b in BINDING.finditer(operands):           # iter_args(%x = %init), scf.while (%x = %init)
             self.uses.setdefault((fn, b["name"]), set()).add(b["value"])
@@ -312,21 +315,24 @@ class _State:
             self.out[-1].results = tuple(results)
         return tuple(carried)
 
-    def _reaches(self, function: str, value: str | None) -> tuple[str, ...]:
-        """The function's arguments a value is computed from, in their declared order."""
+    def _reaches(self, function: str, value: str | None) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """(the function's arguments a value is computed from, those of them it reaches only through
+        a value read from memory), in their declared order."""
         if value is None:
-            return ()
+            return (), ()
         params = {p.name for p in self.params.get(function, ())}
-        seen, todo, found = {value}, [value], set()
+        seen, todo, found, through = {(value, False)}, [(value, False)], set(), set()
         while todo:
-            v = todo.pop()
+            v, loaded = todo.pop()
             if v in params:
-                found.add(v)
+                (through if loaded else found).add(v)
+            loaded = loaded or (function, v) in self.loaded
             for u in self.uses.get((function, v), ()):
-                if u not in seen:
-                    seen.add(u)
-                    todo.append(u)
-        return tuple(p.name for p in self.params.get(function, ()) if p.name in found)
+                if (u, loaded) not in seen:
+                    seen.add((u, loaded))
+                    todo.append((u, loaded))
+        order = [p.name for p in self.params.get(function, ())]
+        return tuple(n for n in order if n in found), tuple(n for n in order if n in through)
 
     def _branch(self, f: _Frame, text: str) -> None:
         """A branch back to a block at or before this one closes a loop over the blocks between."""
@@ -365,9 +371,9 @@ class _State:
             if item.memory is not None:
                 fields = dict(item.memory)
                 pointer, mask = fields.pop("pointer"), fields.pop("mask")
+                args, loaded_from = self._reaches(item.function, pointer)
                 yield MemoryOp(op=item.name, line=item.line, **fields, function=item.function, loc=loc,
-                               args=self._reaches(item.function, pointer),
-                               mask_args=self._reaches(item.function, mask))
+                               args=args, loaded_from=loaded_from, mask_args=self._reaches(item.function, mask)[0])
 
     def _in_cfg_loop(self, ctx: tuple) -> bool:
         for fid, block in ctx:

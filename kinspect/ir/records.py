@@ -172,6 +172,7 @@ class MemoryOp:
     contiguity: int | None = None
     volatile: bool = False
     args: tuple[str, ...] = ()             # function arguments the pointer is computed from
+    loaded_from: tuple[str, ...] = ()      # ... through values read from memory (an index loaded from them)
     mask_args: tuple[str, ...] = ()        # ... and the mask
     function: str = ""
     loc: SourceLoc | None = None
