@@ -53,7 +53,8 @@ def columns(rows: list[KernelRow], extras: dict | None = None) -> list[tuple[str
     if sol:
         cols += [("GB/s", lambda r: ("≤" if x(r, "bytes_upper_bound") and x(r, "gb_per_s") is not None else "") +
                   _num(x(r, "gb_per_s"), ",.0f"), ">"),
-                 ("%bw", lambda r: _num(x(r, "pct_of_bandwidth"), ".0f"), ">"),
+                 ("%bw", lambda r: _num(x(r, "pct_of_bandwidth"), ".0f") + (
+                     "ᴸ²" if (x(r, "bandwidth_ceiling") or "DRAM") != "DRAM" else ""), ">"),
                  ("ideal", lambda r: _num(x(r, "ideal_ms"), ",.3f") + {"launch": "ᴸ", "compute": "ᶜ"}.get(
                      x(r, "bound_by"), ""), ">"),
                  ("headroom", lambda r: _num(x(r, "headroom_ms"), ",.3f"), ">")]
@@ -163,8 +164,9 @@ def header(rows: list[KernelRow], where: str, sol: dict | None = None) -> list[s
                    "work (captured by an older kinspect; kinspect capture --time records it)")
     out.append(f"  {sol['ceilings_note']}")
     if ranked:
-        out.append(f"  ideal = the longest of: bytes at the copy bandwidth, FLOPs at the matmul peak (ᶜ), "
-                   f"launches at the floor (ᴸ); {sol['launch_floor_note']}")
+        out.append(f"  ideal = the longest of: bytes at the copy bandwidth (ᴸ² at the L2's, for a kernel whose inputs "
+                   f"came from the L2), FLOPs at the matmul peak (ᶜ), launches at the floor (ᴸ); "
+                   f"{sol['launch_floor_note']}")
     return out
 
 
