@@ -243,8 +243,9 @@ class ProgramSol:
     total: ProgramSpeed
     ceilings: Ceilings | None
     ceilings_note: str            # which ceilings, measured where and when; or why there are none
-    triton_ms: float = 0.0        # the program's Triton kernels' GPU time, autotuners' benchmarks included
+    triton_ms: float = 0.0        # the program's Triton kernels' GPU time, autotuners' benchmarks apart
     others: object = None         # kinspect.files.gpu_time.Others: the GPU work no launch hook saw
+    tuning_ms: float = 0.0        # Triton launches inside autotuners' benchmarks
     floor_us: float | None = None     # the least GPU time per launch the ideal times allow
     floor_note: str = ""              # where that floor comes from
 
@@ -253,11 +254,19 @@ class ProgramSol:
         out = {**self.total.to_json(), "ceilings": None if c is None else {**c.to_json(), "source": c.source},
                "ceilings_note": self.ceilings_note, "launch_floor_us": self.floor_us, "launch_floor_note": self.floor_note,
                "ranked_by_headroom": by_headroom(self.speeds),
-               "triton_share_of_gpu_time": None, "largest_other_kernels": None, "share_window": None}
-        if self.others is not None and self.triton_ms + self.others.ms > 0:
-            out["triton_share_of_gpu_time"] = round(self.triton_ms / (self.triton_ms + self.others.ms), 4)
-            out["largest_other_kernels"] = [{"name": n, **k} for n, k in list(self.others.kernels.items())[:5]]
-            out["share_window"] = self.others.window or None
+               "triton_share_of_gpu_time": None, "largest_other_kernels": None, "share_window": None,
+               "communication_kernels": None, "tuning_gpu_ms": round(self.tuning_ms, 4) if self.tuning_ms else None,
+               "tuning_other_kernels": None}
+        o = self.others
+        if o is not None and self.triton_ms + o.ms > 0:
+            comm = o.communication
+            out["triton_share_of_gpu_time"] = round(self.triton_ms / (self.triton_ms + o.ms), 4)
+            out["largest_other_kernels"] = [{"name": n, **k} for n, k in o.kernels.items() if n not in comm][:5]
+            out["communication_kernels"] = [{"name": n, **k} for n, k in comm.items()][:5]
+            out["share_window"] = o.window or None
+        if o is not None and o.tuning:
+            out["tuning_gpu_ms"] = round(self.tuning_ms + o.tuning_ms, 4)
+            out["tuning_other_kernels"] = [{"name": n, **k} for n, k in o.tuning.items()][:5]
         return out
 
 
@@ -272,10 +281,15 @@ def for_program(variants: list[Variant]) -> ProgramSol:
     found, note = ceilings.for_store(root)
     floor, floor_note = launch_floor(variants, found)
     speeds = kernel_speeds(variants, found, floor)
-    triton = sum((v.launches.gpu.total_ms if v.launches.gpu else 0.0) + v.launches.tuning_ms
-                 for v in variants if v.launches is not None)
+    triton = sum(v.launches.gpu.total_ms for v in variants if v.launches is not None and v.launches.gpu)
+    tuning = sum(v.launches.tuning_ms for v in variants if v.launches is not None)
     others = gpu_time.read_others(root) if root is not None else None
-    return ProgramSol(speeds, program_speed(speeds.values()), found, note, triton, others, floor, floor_note)
+    if others is not None and not others.tuning:
+        # a store from before kinspect kept what ran inside autotuners' benchmarks apart: their Triton
+        # launches count in the share as they did then, since the others hold their L2 flushes too
+        triton += tuning
+    return ProgramSol(speeds, program_speed(speeds.values()), found, note, triton_ms=triton, others=others, floor_us=floor,
+                      floor_note=floor_note, tuning_ms=tuning)
 
 
 def launch_floor(variants: list[Variant], found: Ceilings | None) -> tuple[float | None, str]:

@@ -367,6 +367,8 @@ SUMMARY = Obj({}, {"launches": COUNT, "tuning": COUNT, "hook_ms": Num(0), "unatt
                    "per_launch_us": Num(0), "observed": Map(COUNT, 16, LINE), "static_launcher": Str(),
                    "timing": Maybe(Obj({"method": Str(), "ms": Num(0)},
                                        {"failed": Str(), "coverage": Str(), "window": Str(),
-                                        "other_kernels": Map(Obj({"calls": COUNT, "ms": Num(0)}), 65536, LINE)}))})
+                                        "other_kernels": Map(Obj({"calls": COUNT, "ms": Num(0)}), 65536, LINE),
+                                        "tuning_other_kernels": Map(Obj({"calls": COUNT, "ms": Num(0)}), 65536,
+                                                                    LINE)}))})
 
 SPECS = {"kernel source": KERNEL_SOURCE}

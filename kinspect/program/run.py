@@ -190,7 +190,8 @@ def finish_capture(out: Path, *, started: float | None, progress, compiling, cod
             if timing and timing.get("other_kernels"):
                 from kinspect.files import gpu_time
 
-                gpu_time.write_others(out, timing["other_kernels"], timing["method"], timing.get("window", ""))
+                gpu_time.write_others(out, timing["other_kernels"], timing["method"], timing.get("window", ""),
+                                      tuning=timing.get("tuning_other_kernels") or {})
             autotune = tuple(merge_autotune(out))
     except KeyboardInterrupt:
         import shlex
@@ -302,14 +303,15 @@ def _summaries(folder: Path) -> tuple[int, float, dict | None, dict, dict]:
             unattributed[k] = unattributed.get(k, 0) + int(n)
         t = d.get("timing")
         if t:
-            others = dict((timing or {}).get("other_kernels") or {})
-            for name, o in (t.get("other_kernels") or {}).items():
-                was = others.get(name, {"calls": 0, "ms": 0.0})
-                others[name] = {"calls": was["calls"] + int(o["calls"]), "ms": was["ms"] + float(o["ms"])}
+            others, tuning = ({**((timing or {}).get(k) or {})} for k in ("other_kernels", "tuning_other_kernels"))
+            for into, key in ((others, "other_kernels"), (tuning, "tuning_other_kernels")):
+                for name, o in (t.get(key) or {}).items():
+                    was = into.get(name, {"calls": 0, "ms": 0.0})
+                    into[name] = {"calls": was["calls"] + int(o["calls"]), "ms": was["ms"] + float(o["ms"])}
             timing = {"method": t["method"], "ms": (timing or {}).get("ms", 0.0) + float(t.get("ms", 0.0)),
                       "failed": t.get("failed") or (timing or {}).get("failed", ""),
                       "coverage": t.get("coverage") or (timing or {}).get("coverage", ""), "other_kernels": others,
-                      "window": t.get("window") or (timing or {}).get("window", "")}
+                      "tuning_other_kernels": tuning, "window": t.get("window") or (timing or {}).get("window", "")}
     import shutil
 
     shutil.rmtree(folder, ignore_errors=True)

@@ -157,16 +157,26 @@ def header(rows: list[KernelRow], where: str, sol: dict | None = None) -> list[s
         window = (f" {window}" if window else
                   " (a store from before kinspect recorded the window: it may include GPU work before the first "
                   "Triton launch, such as weight initialisation)")
-        out.append(f"  Triton kernels: {100 * share:.1f}% of the GPU time the profiler saw{window}, their autotuning "
-                   f"included" + (f"; the largest others: {others}" if others else ""))
+        apart = sol.get("tuning_other_kernels") is not None
+        out.append(f"  Triton kernels: {100 * share:.1f}% of the GPU time the profiler saw{window}, "
+                   + ("autotuning apart" if apart else "their autotuning included")
+                   + (f"; the largest others: {others}" if others else ""))
+        comm = sol.get("communication_kernels") or []
+        if comm:
+            out.append("  communication: " + ", ".join(f"{other_name(k['name'])} {k['ms']:,.2f} ms ({k['calls']:,} calls)"
+                                                        for k in comm[:3]))
     else:
         out.append("  the share of Triton kernels in all GPU time is unknown: the store does not list the other GPU "
                    "work (captured by an older kinspect; kinspect capture --time records it)")
+    if sol.get("tuning_other_kernels"):
+        fills = ", ".join(f"{other_name(k['name'])} {k['ms']:,.2f} ms ({k['calls']:,} calls)"
+                          for k in sol["tuning_other_kernels"][:2])
+        out.append(f"  autotuning: {sol['tuning_gpu_ms']:,.2f} ms of GPU work while autotuners benchmarked, not the "
+                   f"program's (its trials and what ran between them: {fills})")
     out.append(f"  {sol['ceilings_note']}")
     if ranked:
-        out.append(f"  ideal = the longest of: bytes at the copy bandwidth (ᴸ² at the L2's, for a kernel whose inputs "
-                   f"came from the L2), FLOPs at the matmul peak (ᶜ), launches at the floor (ᴸ); "
-                   f"{sol['launch_floor_note']}")
+        out.append(f"  ideal = the longest of: bytes at the copy bandwidth (ᴸ²: the L2's), FLOPs at the matmul peak "
+                   f"(ᶜ), launches at the floor (ᴸ); {sol['launch_floor_note']}")
     return out
 
 
