@@ -186,6 +186,17 @@ def ranked(rows: list, sol) -> list:
     return sorted(rows, key=lambda r: order.get(r.kernel, len(order)))
 
 
+def one_rank(variants: list[Variant], rank: int) -> list[Variant]:
+    """The variants as rank `rank` of a distributed program launched them (kinspect.analysis.ranks)."""
+    from kinspect.analysis.ranks import for_rank, ranks_of
+
+    ranks = ranks_of(variants)
+    if rank not in ranks:
+        raise UsageError(f"--rank {rank}: " + (f"the capture has ranks {', '.join(map(str, ranks))}" if ranks else
+                                               "the capture recorded no rank (one process, or RANK was not set)"))
+    return for_rank(variants, rank)
+
+
 def is_program(variants: list[Variant]) -> bool:
     """More than one kernel: the program view comes first."""
     return len({v.kernel for v in variants}) > 1

@@ -246,6 +246,7 @@ class ProgramSol:
     triton_ms: float = 0.0        # the program's Triton kernels' GPU time, autotuners' benchmarks apart
     others: object = None         # kinspect.files.gpu_time.Others: the GPU work no launch hook saw
     tuning_ms: float = 0.0        # Triton launches inside autotuners' benchmarks
+    ranks: object = None          # kinspect.analysis.ranks.RankSpread: a program of several ranks
     floor_us: float | None = None     # the least GPU time per launch the ideal times allow
     floor_note: str = ""              # where that floor comes from
 
@@ -256,7 +257,7 @@ class ProgramSol:
                "ranked_by_headroom": by_headroom(self.speeds),
                "triton_share_of_gpu_time": None, "largest_other_kernels": None, "share_window": None,
                "communication_kernels": None, "tuning_gpu_ms": round(self.tuning_ms, 4) if self.tuning_ms else None,
-               "tuning_other_kernels": None}
+               "tuning_other_kernels": None, "ranks": self.ranks.to_json() if self.ranks is not None else None}
         o = self.others
         if o is not None and self.triton_ms + o.ms > 0:
             comm = o.communication
@@ -289,7 +290,23 @@ def for_program(variants: list[Variant]) -> ProgramSol:
         # launches count in the share as they did then, since the others hold their L2 flushes too
         triton += tuning
     return ProgramSol(speeds, program_speed(speeds.values()), found, note, triton_ms=triton, others=others, floor_us=floor,
-                      floor_note=floor_note, tuning_ms=tuning)
+                      floor_note=floor_note, tuning_ms=tuning, ranks=_ranks(variants, root))
+
+
+def _ranks(variants: list[Variant], root):
+    from kinspect.analysis.ranks import rank_spread, ranks_of
+
+    if len(ranks_of(variants)) < 2:
+        return None
+    decisions = ()
+    if root is not None:
+        from kinspect.files.store import read_autotune
+
+        try:
+            decisions = tuple(read_autotune(root))
+        except Exception:       # the decisions are a note; the spread stands without them
+            decisions = ()
+    return rank_spread(variants, decisions)
 
 
 def launch_floor(variants: list[Variant], found: Ceilings | None) -> tuple[float | None, str]:

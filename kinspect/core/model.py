@@ -133,6 +133,8 @@ class ProcessLaunches:
     rank: int | None
     host: str
     calls: int
+    gpu_ms: float | None = None      # this process's timed GPU time of the variant (capture --time)
+    timed: int = 0                   # its launches that were timed
 
 
 @dataclass(frozen=True)

@@ -231,7 +231,8 @@ class LaunchRecorder:
                                              args=tuple(_arg_spec(n, k) for n, k in zip(tally.names, tally.first[key][1])),
                                              calls=n, pid=pid, rank=rk) for key, n in sigs),
             other_calls=tally.other,
-            processes=(ProcessLaunches(pid=pid, rank=rk, host=host, calls=calls),),
+            processes=(ProcessLaunches(pid=pid, rank=rk, host=host, calls=calls,
+                                       gpu_ms=tally.total_ms if tally.timed else None, timed=tally.timed),),
             gpu=GpuTime(tally.timed, tally.total_ms, tuple(tally.samples)) if tally.timed else None,
             tuning_calls=tally.tuning, tuning_ms=tally.tuning_ms)
 

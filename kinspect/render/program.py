@@ -69,7 +69,23 @@ def columns(rows: list[KernelRow], extras: dict | None = None) -> list[tuple[str
         cols.append(("where", lambda r: _where(extras.get(r.kernel, {})), "<"))
     else:
         cols += [("vector", lambda r: f"{r.busiest.vector:,}", ">"), ("matrix", _matrix, ">")]
+    if any((extras.get(r.kernel, {}).get("ranks") or {}).get("slowest_rank") is not None for r in rows):
+        cols.insert(next(i for i, c in enumerate(cols) if c[0] == "GPU ms") + 1 if any(c[0] == "GPU ms" for c in cols)
+                    else len(cols), ("slowest rank", _slowest_rank(extras), ">"))
     return [c for c in cols if c[1] is None or any(c[1](r) != "-" for r in rows)]
+
+
+def _slowest_rank(extras: dict):
+    """The cell of the rank that spent the most GPU time on a kernel, and by how much over the fastest."""
+    def cell(r) -> str:
+        ranks = extras.get(r.kernel, {}).get("ranks") or {}
+        rank = ranks.get("slowest_rank")
+        if rank is None:
+            return "-"
+        ms = ranks["gpu_ms_by_rank"][str(rank)]
+        spread = ranks.get("rank_spread")
+        return f"r{rank} {ms:,.3f}" + (f" +{100 * spread:.0f}%" if spread else "")
+    return cell
 
 
 def short_finding(f, mark: bool = True) -> str:
@@ -168,6 +184,15 @@ def header(rows: list[KernelRow], where: str, sol: dict | None = None) -> list[s
     else:
         out.append("  the share of Triton kernels in all GPU time is unknown: the store does not list the other GPU "
                    "work (captured by an older kinspect; kinspect capture --time records it)")
+    ranks = sol.get("ranks")
+    if ranks:
+        by = ranks["gpu_ms_by_rank"]
+        slow = ranks.get("slowest_rank")
+        out.append(f"  ranks: {len(ranks['ranks'])}; Triton GPU ms per rank: " +
+                   ", ".join(f"r{r} {ms:,.3f}" for r, ms in by.items()) +
+                   (f"; slowest rank {slow}" if slow is not None and len(by) > 1 else "") + " (--rank N shows one)")
+        for note in ranks.get("notes") or []:
+            out.append(f"  ! {note}")
     if sol.get("tuning_other_kernels"):
         fills = ", ".join(f"{other_name(k['name'])} {k['ms']:,.2f} ms ({k['calls']:,} calls)"
                           for k in sol["tuning_other_kernels"][:2])
