@@ -11,7 +11,8 @@ from click.testing import CliRunner
 from kinspect.cli import main
 from kinspect.files import gpu_time
 from kinspect.hooks import tuning
-from kinspect.hooks.launches import KernelRecordsTimer, LaunchRecorder, other_kernels
+from kinspect.hooks.launches import LaunchRecorder
+from kinspect.hooks.timers import KernelRecordsTimer, other_kernels
 from tests.captured import gpt2  # noqa: F401
 
 FILL = "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<int>>(int, at::native::FillFunctor<int>)"

@@ -17,7 +17,8 @@ import triton.language as tl
 
 from kinspect.bench.ncu import measure, nothing_measured
 from kinspect.core.errors import KinspectError
-from kinspect.hooks import Recorder, finish_launches
+from kinspect.hooks.listener import Recorder
+from kinspect.hooks.session import finish_launches
 from kinspect.hooks.launches import LaunchRecorder
 from kinspect.hooks.observe import STATIC, LaunchObserver
 from kinspect.files.store import Store, read_records

@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 
 from kinspect.core.model import AutotuneDecision, ConfigTiming, TunedConfig
+from kinspect.core.patching import Patches
 
 
 class AutotuneRecorder:
@@ -34,7 +35,7 @@ class AutotuneRecorder:
     def install(self) -> None:
         from triton.runtime.autotuner import Autotuner
 
-        original_run, original_bench = Autotuner.run, Autotuner._bench
+        original_run = Autotuner.run
         recorder = self
 
         def run(tuner, *args, **kwargs):
@@ -48,15 +49,14 @@ class AutotuneRecorder:
                     except Exception as e:   # never break the program for a record
                         print(f"kinspect: could not record an autotuning decision: {e}", file=sys.stderr)
 
-        Autotuner.run = run
+        patches = self._saved = Patches()
+        patches.attr(Autotuner, "run", run)
         if self.interpret:
-            Autotuner._bench = _trial_bench
-        self._saved = (Autotuner, original_run, original_bench)
+            patches.attr(Autotuner, "_bench", _trial_bench)
 
     def restore(self) -> None:
         if self._saved is not None:
-            cls, run, bench = self._saved
-            cls.run, cls._bench = run, bench
+            self._saved.close()
             self._saved = None
 
     def decided(self, tuner, cached: int, timings_before, bench_before) -> None:

@@ -35,6 +35,7 @@ import time
 from pathlib import Path
 from types import SimpleNamespace
 
+from kinspect.core.patching import Patches
 from kinspect.hooks.launches import FLUSH_S, LaunchRecorder, _arg_key, _arg_spec, rank
 from kinspect.hooks.tuning import in_trial
 from kinspect.core.model import grid3
@@ -94,8 +95,8 @@ class InterpretRecorder:
                 return None
             return original(fn, *args, grid=grid, warmup=warmup, **kwargs)
 
-        InterpretedFunction.run = run
-        self._saved = (InterpretedFunction, original)
+        self._saved = Patches()
+        self._saved.attr(InterpretedFunction, "run", run)
         self._answer_for_device()
 
     def _answer_for_device(self) -> None:
@@ -116,8 +117,7 @@ class InterpretRecorder:
 
     def restore(self) -> None:
         if self._saved is not None:
-            cls, original = self._saved
-            cls.run = original
+            self._saved.close()
             self._saved = None
 
     def launched(self, fn, args, kwargs, grid, trial_only: bool) -> None:

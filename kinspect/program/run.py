@@ -27,10 +27,9 @@ from kinspect.core.errors import KinspectError, UsageError, warn
 from kinspect.core.model import Variant
 from kinspect.files.readonly import check_store_folder
 from kinspect.files.sources import users_environment
-from kinspect.files.store import LAUNCHES_GLOB, Store, merge_launches, read_record, read_records
+from kinspect.files.store import CAPTURE_SUMMARIES, LAUNCHES_GLOB, Store, merge_launches, read_record, read_records
 
 BOOT = Path(__file__).parent / "boot"
-SUMMARIES = ".kinspect-capture"     # per-process launch summaries, read back and removed here
 
 
 @dataclass(frozen=True)
@@ -78,7 +77,7 @@ def run(command: list[str], out_dir: str | Path, *, time_method: str | None = No
     if not command:
         raise UsageError("nothing to run; e.g. kinspect capture --store out -- python script.py")
     if time_method is not None:
-        from kinspect.hooks.launches import TIMERS
+        from kinspect.hooks.timers import TIMERS
 
         if time_method not in TIMERS:
             raise UsageError(f"--time {time_method}: use one of {', '.join(TIMERS)}")
@@ -186,7 +185,7 @@ def finish_capture(out: Path, *, started: float | None, progress, compiling, cod
         variants = [read_record(Path(v.path)) for v in variants]
         derive_s = time.perf_counter() - t0
         with deferred():
-            launches, hook_ms, timing, unattributed, how = _summaries(out / SUMMARIES)
+            launches, hook_ms, timing, unattributed, how = _summaries(out / CAPTURE_SUMMARIES)
             if timing and timing.get("other_kernels"):
                 from kinspect.files import gpu_time
 
