@@ -20,6 +20,9 @@ def kernel_extras(row, variant: Variant | None, sol) -> dict:
 
     speed = sol.speeds.get(row.kernel) if sol is not None else None
     out = (speed or Speed(row.kernel)).to_json()
+    sites = (getattr(sol, "call_sites", None) or {}).get(row.kernel)
+    if sites:
+        out["call_sites"] = [s.to_json() for s in sites]
     spread = getattr(sol, "ranks", None)
     if spread is not None and row.kernel in spread.kernels:
         out["ranks"] = spread.kernels[row.kernel].to_json()

@@ -247,6 +247,7 @@ class ProgramSol:
     others: object = None         # kinspect.files.gpu_time.Others: the GPU work no launch hook saw
     tuning_ms: float = 0.0        # Triton launches inside autotuners' benchmarks
     ranks: object = None          # kinspect.analysis.ranks.RankSpread: a program of several ranks
+    call_sites: dict = field(default_factory=dict)   # kernel -> [kinspect.analysis.callsites.SiteCost]
     floor_us: float | None = None     # the least GPU time per launch the ideal times allow
     floor_note: str = ""              # where that floor comes from
 
@@ -290,7 +291,17 @@ def for_program(variants: list[Variant]) -> ProgramSol:
         # launches count in the share as they did then, since the others hold their L2 flushes too
         triton += tuning
     return ProgramSol(speeds, program_speed(speeds.values()), found, note, triton_ms=triton, others=others, floor_us=floor,
-                      floor_note=floor_note, tuning_ms=tuning, ranks=_ranks(variants, root))
+                      floor_note=floor_note, tuning_ms=tuning, ranks=_ranks(variants, root),
+                      call_sites=_call_sites(variants))
+
+
+def _call_sites(variants: list[Variant]) -> dict:
+    from kinspect.analysis.callsites import call_sites
+
+    by_kernel: dict = {}
+    for v in variants:
+        by_kernel.setdefault(v.kernel, []).append(v)
+    return {k: found for k, vs in by_kernel.items() if (found := call_sites(vs))}
 
 
 def _ranks(variants: list[Variant], root):

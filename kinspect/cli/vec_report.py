@@ -92,7 +92,8 @@ def vec_report(targets, target, constexprs, args, num_warps, num_stages, config,
                 return
             width = shutil.get_terminal_size((160, 40)).columns
             parts = [summary(found.rows, where=found.where, width=width, shown=len(found.details), extras=found.extras,
-                             sol=found.sol.to_json() if found.sol is not None else None)]
+                             sol=found.sol.to_json() if found.sol is not None else None,
+                             detailed=[d.variant.kernel for d in found.details])]
             if counters:
                 parts.append(section(found.to_json()))
             parts += [render(r) + (f"\n  per line:\n{line_table(r)}" if show_lines else "") for r in found.details]

@@ -33,7 +33,7 @@ def merge(items: Iterable[Launches | None]) -> Launches | None:
         grids.update(dict(x.grids))
         other += x.other_calls
         for s in x.signatures:
-            key = (s.grid, s.args, s.pid, s.rank)
+            key = (s.grid, s.args, s.pid, s.rank, s.site)
             sigs[key] = sigs.get(key, 0) + s.calls
         for p in x.processes:
             k = (p.pid, p.host)
@@ -48,7 +48,8 @@ def merge(items: Iterable[Launches | None]) -> Launches | None:
     return Launches(
         calls=sum(x.calls for x in items),
         grids=tuple(top_grids),
-        signatures=tuple(LaunchSignature(grid=k[0], args=k[1], calls=n, pid=k[2], rank=k[3]) for k, n in kept),
+        signatures=tuple(LaunchSignature(grid=k[0], args=k[1], calls=n, pid=k[2], rank=k[3], site=k[4])
+                         for k, n in kept),
         other_calls=other + sum(n for _, n in dropped),
         processes=tuple(sorted(procs.values(), key=lambda p: (p.host, p.pid))),
         gpu=merge_gpu([x.gpu for x in items]),

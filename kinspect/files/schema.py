@@ -328,8 +328,9 @@ ARG_KINDS = ("tensor", "int", "float", "bool", "none", "str", "tensordesc", "dty
 ARG = Obj({"name": NAME, "kind": OneOf(ARG_KINDS)},
           {"value": Json(4, 64), "shape": List(Int(), 64), "strides": List(Int(-BIG, BIG), 64), "dtype": Str(64),
            "device": Str(64)})
+CALL_SITE = Obj({"file": Str(4096), "line": Int(0, 2**31 - 1)}, {"function": Str(1024)})
 SIGNATURE = Obj({"grid": GRID, "args": List(ARG, 1024), "calls": COUNT},
-                {"pid": PID, "rank": Maybe(Int(0, 2**31 - 1))})
+                {"pid": PID, "rank": Maybe(Int(0, 2**31 - 1)), "site": Maybe(CALL_SITE)})
 PROCESS = Obj({"pid": PID, "rank": Maybe(Int(0, 2**31 - 1)), "host": NAME, "calls": COUNT},
               {"gpu_ms": Maybe(Num(0)), "timed": COUNT})
 GPU_TIME = Obj({"calls": COUNT, "total_ms": Num(0)}, {"samples_ms": List(Num(0), 4096)})

@@ -29,7 +29,26 @@ def _where(extra: dict, width: int = 40) -> str:
     """Where a kernel came from, short: the model's file:line (or its ATen ops) that made it."""
     p = extra.get("provenance") or {}
     text = p.get("short") or {"own source": "(own source)", "not recorded": "-"}.get(p.get("status"), "-")
+    sites = [s for s in extra.get("call_sites") or [] if s.get("site")]
+    if sites and not p.get("short"):       # a hand-written kernel: the user's line that launched it
+        text = _site_short(sites[0]) + (f" (+{len(sites) - 1} sites)" if len(sites) > 1 else "")
     return text if len(text) <= width else text[:width - 1].rstrip(" ,") + "…"
+
+
+def _site_short(s: dict) -> str:
+    return f"{s['file'].rsplit('/', 1)[-1]}:{s['line']}" if s.get("file") else s["site"]
+
+
+def call_site_lines(kernel: str, extra: dict) -> list[str]:
+    """The call sites of one kernel, with calls and GPU ms each (≈: split from a variant's time by calls)."""
+    sites = extra.get("call_sites") or []
+    if not sites:
+        return []
+    out = [f"  {kernel}: launched from {len(sites)} call site{'s' if len(sites) != 1 else ''}"]
+    for s in sites:
+        ms = "" if s.get("gpu_ms") is None else f"  {'≈' if s.get('gpu_ms_estimated') else ''}{s['gpu_ms']:,.3f} ms"
+        out.append(f"    {s['calls']:>8,} calls{ms}  {s['site'] or '(not recorded: launches past the signatures kept)'}")
+    return out
 
 
 def columns(rows: list[KernelRow], extras: dict | None = None) -> list[tuple[str, callable, str]]:
@@ -206,7 +225,7 @@ def header(rows: list[KernelRow], where: str, sol: dict | None = None) -> list[s
 
 
 def summary(rows: list[KernelRow], *, where: str, width: int = 160, shown: int = 0, extras: dict | None = None,
-            sol: dict | None = None) -> str:
+            sol: dict | None = None, detailed=()) -> str:
     """The program table, with header lines saying what it covers and a line per finding kind."""
     out = header(rows, where, sol) + table(rows, width, extras)
     kinds: dict[str, list[str]] = {}
@@ -232,6 +251,10 @@ def summary(rows: list[KernelRow], *, where: str, width: int = 160, shown: int =
     if any(r.jit_us is not None and r.jit_cached for r in rows):
         out.append("  * JIT ms of a cache hit: the program found the kernel in Triton's on-disk cache; a first run "
                    "with an empty cache compiles it")
+    sites = [line for k in detailed for line in call_site_lines(k, (extras or {}).get(k, {}))]
+    if sites:
+        out.append("  call sites (the user's line that launched each kernel; ≈: a variant's time split by calls):")
+        out += sites
     if shown:
         out.append(f"  details of the top {shown} below (--all for every kernel, -k NAME for one)")
     return "\n".join(out)
