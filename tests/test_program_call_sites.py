@@ -88,3 +88,53 @@ def test_call_sites_are_the_users_lines(tmp_path):
     d = json.loads(CliRunner().invoke(main, ["vec-report", str(store), "--json"]).stdout)
     k = {x["kernel"]: x for x in d["kernels"]}
     assert [(s["line"], s["calls"]) for s in k["_scale_kernel"]["call_sites"]] == [(12, 3), (7, 1)]
+
+
+# -- variants explained ------------------------------------------------------------------------------
+
+import triton  # noqa: E402
+import triton.language as tl  # noqa: E402
+
+
+@triton.jit
+def _halve(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=m) * 0.5, mask=m)
+
+
+def test_a_variant_compiled_while_the_program_ran_is_named_with_its_trigger(tmp_path):
+    """n=4096 (divisible by 16) launches first; n=1000 then needs another specialization, compiled at its
+    launch while the program was running the kernel: a recompile, named with the argument that caused it."""
+    import torch
+    from triton import knobs
+
+    import kinspect
+    from kinspect.analysis.variants import explain
+    from kinspect.compile.driver import fresh_binders
+    from tests.dryrun import dry_run
+
+    x, y = torch.empty(4096), torch.empty(4096)
+    with knobs.cache.scope(), fresh_binders(_halve):
+        knobs.cache.dir = str(tmp_path / "triton-cache")
+        with dry_run(), kinspect.capture(tmp_path / "out"):
+            for _ in range(2):
+                _halve[(8,)](x, y, 4096, BLOCK=512)
+            _halve[(2,)](x, y, 1000, BLOCK=512)
+    variants = list(read_records(tmp_path / "out"))
+    assert len(variants) == 2
+    why = explain(variants)
+    assert [w.differs for w in why] == [("n%16=0",), ("n%16!=0",)]
+    assert [w.while_running for w in why] == [False, True]
+    assert why[1].trigger == "a launch with n=1000 (before: n=4096)"
+
+    from kinspect.analysis.sol import for_program
+    from kinspect.render.program import variant_lines
+
+    sol = for_program(variants).to_json()
+    assert list(sol["compiled_while_running"]) == ["_halve"]
+    assert sol["compiled_while_running"]["_halve"][0]["trigger"] == "a launch with n=1000 (before: n=4096)"
+    lines = variant_lines("_halve", {"variants_explained": [w.to_json() for w in why]})
+    assert lines[0] == "  _halve: 2 variants" and lines[1].endswith(": n%16=0")
+    assert lines[2].endswith("n%16!=0; ! compiled while the program was running the kernel, by a launch with n=1000 "
+                             "(before: n=4096)")

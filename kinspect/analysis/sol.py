@@ -248,6 +248,7 @@ class ProgramSol:
     tuning_ms: float = 0.0        # Triton launches inside autotuners' benchmarks
     ranks: object = None          # kinspect.analysis.ranks.RankSpread: a program of several ranks
     call_sites: dict = field(default_factory=dict)   # kernel -> [kinspect.analysis.callsites.SiteCost]
+    variants: dict = field(default_factory=dict)     # kernel -> [kinspect.analysis.variants.VariantWhy] (2 or more)
     floor_us: float | None = None     # the least GPU time per launch the ideal times allow
     floor_note: str = ""              # where that floor comes from
 
@@ -258,7 +259,9 @@ class ProgramSol:
                "ranked_by_headroom": by_headroom(self.speeds),
                "triton_share_of_gpu_time": None, "largest_other_kernels": None, "share_window": None,
                "communication_kernels": None, "tuning_gpu_ms": round(self.tuning_ms, 4) if self.tuning_ms else None,
-               "tuning_other_kernels": None, "ranks": self.ranks.to_json() if self.ranks is not None else None}
+               "tuning_other_kernels": None, "ranks": self.ranks.to_json() if self.ranks is not None else None,
+               "compiled_while_running": {k: [w.to_json() for w in ws if w.while_running]
+                                          for k, ws in self.variants.items() if any(w.while_running for w in ws)}}
         o = self.others
         if o is not None and self.triton_ms + o.ms > 0:
             comm = o.communication
@@ -292,7 +295,16 @@ def for_program(variants: list[Variant]) -> ProgramSol:
         triton += tuning
     return ProgramSol(speeds, program_speed(speeds.values()), found, note, triton_ms=triton, others=others, floor_us=floor,
                       floor_note=floor_note, tuning_ms=tuning, ranks=_ranks(variants, root),
-                      call_sites=_call_sites(variants))
+                      call_sites=_call_sites(variants), variants=_variants(variants))
+
+
+def _variants(variants: list[Variant]) -> dict:
+    from kinspect.analysis.variants import explain
+
+    by_kernel: dict = {}
+    for v in variants:
+        by_kernel.setdefault(v.kernel, []).append(v)
+    return {k: found for k, vs in by_kernel.items() if (found := explain(vs))}
 
 
 def _call_sites(variants: list[Variant]) -> dict:

@@ -151,6 +151,7 @@ class ProcessLaunches:
     calls: int
     gpu_ms: float | None = None      # this process's timed GPU time of the variant (capture --time)
     timed: int = 0                   # its launches that were timed
+    first_at: float | None = None    # when this process first launched it (seconds since the epoch)
 
 
 @dataclass(frozen=True)

@@ -56,6 +56,7 @@ class Tally:
     dirty: bool = False             # something besides the counts changed since the last write
     written: int = 0                # calls when last written
     own: tuple = ()                 # the kernel's own file and package: no call site is in them (hooks.callsite)
+    first_at: float = field(default_factory=time.time)     # its first launch in this process
 
     @property
     def calls(self) -> int:
@@ -247,7 +248,8 @@ class LaunchRecorder:
                                              calls=n, pid=pid, rank=rk, site=tally.first[key][2]) for key, n in sigs),
             other_calls=tally.other,
             processes=(ProcessLaunches(pid=pid, rank=rk, host=host, calls=calls,
-                                       gpu_ms=tally.total_ms if tally.timed else None, timed=tally.timed),),
+                                       gpu_ms=tally.total_ms if tally.timed else None, timed=tally.timed,
+                                       first_at=tally.first_at),),
             gpu=GpuTime(tally.timed, tally.total_ms, tuple(tally.samples)) if tally.timed else None,
             tuning_calls=tally.tuning, tuning_ms=tally.tuning_ms)
 

@@ -39,6 +39,18 @@ def _site_short(s: dict) -> str:
     return f"{s['file'].rsplit('/', 1)[-1]}:{s['line']}" if s.get("file") else s["site"]
 
 
+def variant_lines(kernel: str, extra: dict) -> list[str]:
+    """What tells a kernel's variants apart, and which were compiled while the program ran it."""
+    found = extra.get("variants_explained") or []
+    out = [f"  {kernel}: {len(found)} variants"] if found else []
+    for w in found:
+        line = f"    {w['variant']}: {', '.join(w['differs'])}"
+        if w["compiled_while_running"]:
+            line += f"; ! compiled while the program was running the kernel, by {w['trigger']}"
+        out.append(line)
+    return out
+
+
 def call_site_lines(kernel: str, extra: dict) -> list[str]:
     """The call sites of one kernel, with calls and GPU ms each (≈: split from a variant's time by calls)."""
     sites = extra.get("call_sites") or []
@@ -203,6 +215,10 @@ def header(rows: list[KernelRow], where: str, sol: dict | None = None) -> list[s
     else:
         out.append("  the share of Triton kernels in all GPU time is unknown: the store does not list the other GPU "
                    "work (captured by an older kinspect; kinspect capture --time records it)")
+    late = sol.get("compiled_while_running") or {}
+    if late:
+        out.append(f"  ! recompiled while running: {', '.join(late)} (a variant compiled after the program had "
+                   f"launched another; -k NAME says what triggered it)")
     ranks = sol.get("ranks")
     if ranks:
         by = ranks["gpu_ms_by_rank"]
@@ -252,6 +268,10 @@ def summary(rows: list[KernelRow], *, where: str, width: int = 160, shown: int =
         out.append("  * JIT ms of a cache hit: the program found the kernel in Triton's on-disk cache; a first run "
                    "with an empty cache compiles it")
     sites = [line for k in detailed for line in call_site_lines(k, (extras or {}).get(k, {}))]
+    why = [line for k in detailed for line in variant_lines(k, (extras or {}).get(k, {}))]
+    if why:
+        out.append("  variants (what the JIT specialized differently):")
+        out += why
     if sites:
         out.append("  call sites (the user's line that launched each kernel; ≈: a variant's time split by calls):")
         out += sites
