@@ -14,7 +14,7 @@ from kinspect.files.store import DEFAULT_OUT
 
 if TYPE_CHECKING:       # the results the functions below return: records with to_json, or lists of them
     from kinspect.analysis import VariantReport
-    from kinspect.bench.interpret import Interpreted
+    from kinspect.bench.interpreted_check import Interpreted
     from kinspect.bench.measure import BenchResult
     from kinspect.diff.result import DiffResult
     from kinspect.render.html import Report
@@ -291,7 +291,7 @@ def interpret(kernel: str, *, out_dir: str | Path = DEFAULT_OUT, **kwargs) -> In
     from kinspect.core.optional import need
 
     need("numpy", "--interpret (Triton's interpreter)")
-    from kinspect.bench.interpret import interpret as run
+    from kinspect.bench.interpreted_check import interpret as run
     from kinspect.bench.captured import captured
 
     return run(kernel, replay=captured(kernel, out_dir), **kwargs)
@@ -300,7 +300,7 @@ def interpret(kernel: str, *, out_dir: str | Path = DEFAULT_OUT, **kwargs) -> In
 def interpret_many(runs: list[dict]) -> list[Interpreted]:
     """Several interpreter runs (dicts of `interpret`'s keyword arguments plus `kernel`) in one child
     process, so the interpreter's start-up is paid once; one Interpreted per run, in order."""
-    from kinspect.bench.interpret import interpret_many as run
+    from kinspect.bench.interpreted_check import interpret_many as run
 
     return run(runs)
 

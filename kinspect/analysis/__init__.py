@@ -13,7 +13,6 @@ from kinspect.isa import find as find_isa
 from kinspect.analysis.matrix_lines import place, relocate
 from kinspect.analysis.metrics import StageMetrics, measure
 from kinspect.analysis.readable import CountedLines, unreadable
-from kinspect.analysis.resources import resources
 from kinspect.analysis.stages import isa_stage, open_lines, text_stages
 from kinspect.analysis.verdicts import Findings, Verdict, finding, verdicts
 from kinspect.core.errors import KinspectError
@@ -124,7 +123,7 @@ def analyse(v: Variant, *, light: bool = False) -> VariantReport:
             stages[s.name] = m
     isa_metrics = stages.get(isa.name) if isa else None
     stated = dict(isa_metrics.resources) if isa_metrics else {}
-    res = resources(v, stated)
+    res = backends.resources_of(v, stated)
     findings = Findings(v, isa_metrics, stages, res, first_ir=_first_ir(v))
     if isa_metrics is not None:
         findings.placement = place(isa_metrics, findings.ir(), findings.is_kernel_file)

@@ -7,7 +7,7 @@
   listener keeps its slot whatever the program installs after it, and the process's launch counts are
   written at exit and start afresh in a forked child;
 - under TRITON_INTERPRET, where nothing compiles: the interpreter's launch recorder
-  (kinspect.program.interpret, which needs the compile layer, so the caller makes it) is installed
+  (kinspect.program.interpreted_launches, which needs the compile layer, so the caller makes it) is installed
   with the autotuner's recorder in its interpreted form, for a block or a process alike.
 
 What is installed, in order (each undone by the session's Patches, newest first; each restore is
@@ -30,7 +30,7 @@ from kinspect.core.errors import KinspectError
 from kinspect.core.patching import Patches
 from kinspect.files.store import CAPTURE_SUMMARIES, DEFAULT_OUT, Store
 from kinspect.hooks.autotune import AutotuneRecorder
-from kinspect.hooks.launches import LaunchRecorder
+from kinspect.hooks.launch_counts import LaunchRecorder
 from kinspect.hooks.listener import Recorder, keep_first
 from kinspect.hooks.startup import StartupClock
 
@@ -44,7 +44,7 @@ class Session:
     launches: LaunchRecorder | None = None
     observer: object | None = None              # hooks.observe.LaunchObserver
     autotune: AutotuneRecorder | None = None
-    interpreted: object | None = None           # the interpreter's launch recorder (kinspect.program.interpret)
+    interpreted: object | None = None           # the interpreter's launch recorder (program.interpreted_launches)
     patches: Patches = field(default_factory=Patches)
 
     def close(self) -> None:
@@ -174,7 +174,7 @@ def recording(out_dir: str | Path = DEFAULT_OUT, *, group: str | None = None, of
     With `defer`, variants are recorded when the block ends rather than inside Triton's compile.
     `backend` names the kinspect backend compiling (kinspect.backends), where Triton's target does not say it.
     Under TRITON_INTERPRET nothing compiles, so nothing is recorded here: kinspect.capture() then
-    records the interpreted launches instead (kinspect.program.interpreted).
+    records the interpreted launches instead (kinspect.program.interpreted_capture).
     """
     _knobs()
     store = Store(out_dir)

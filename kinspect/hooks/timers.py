@@ -1,6 +1,6 @@
 """Device timers of a capture's launches: CUDA events around each launch (EventTimer), or CUPTI's
 kernel activity records (KernelRecordsTimer, through ProgramsProfiler), and how records are matched to
-the launches a LaunchRecorder (kinspect.hooks.launches) counted. `rec` below is that recorder.
+the launches a LaunchRecorder (kinspect.hooks.launch_counts) counted. `rec` below is that recorder.
 """
 
 from __future__ import annotations

@@ -150,7 +150,7 @@ class _AfterImport(importlib.abc.MetaPathFinder):
         return importlib.machinery.PathFinder.find_spec(name, path)
 
 
-# -- an autotuner's trials under TRITON_INTERPRET (kinspect.program.interpret) ------------------------
+# -- an autotuner's trials under TRITON_INTERPRET (kinspect.program.interpreted_launches) -----------------
 
 _TRIAL = threading.local()
 

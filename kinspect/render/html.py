@@ -396,7 +396,7 @@ def _counters(kernel) -> str:
     """Nsight Compute's counters beside the findings they confirm or contradict (vec-report --counters)."""
     if kernel is None:
         return ""
-    from kinspect.render.counters import MARKS
+    from kinspect.render.measured import MARKS
 
     extra = kernel[2]
     c = extra.get("counters")
