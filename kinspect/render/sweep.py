@@ -5,6 +5,7 @@ from __future__ import annotations
 from kinspect.diff.result import DiffResult
 from kinspect.diff.table import Row
 from kinspect.diff.textdiff import side_by_side, unified
+from kinspect.render.table import aligned
 from kinspect.render.terminal import human_bytes, ms
 
 
@@ -51,10 +52,8 @@ def table(rows: list[Row]) -> list[str]:
     cols = columns(rows)
     cells = [[h for h, _ in cols]] + [[str(i) if f is None else f(r) for h, f in cols]
                                       for i, r in enumerate(rows, 1)]
-    widths = [max(len(c[k]) for c in cells) for k in range(len(cols))]
     left = {"variant"}
-    return ["  " + "  ".join(c.ljust(w) if h in left else c.rjust(w) for c, w, (h, _) in zip(line, widths, cols))
-            .rstrip() for line in cells]
+    return [line.rstrip() for line in aligned(cells, ["<" if h in left else ">" for h, _ in cols])]
 
 
 def jit_table(rows: list[Row]) -> list[str]:
@@ -64,8 +63,7 @@ def jit_table(rows: list[Row]) -> list[str]:
     head = ["#"] + stages + ["total"]
     body = [[str(i)] + [ms(dict(r.metrics.jit_stages).get(s)) or "-" for s in stages] + [ms(r.metrics.jit_us) or "-"]
             for i, r in enumerate(rows, 1)]
-    widths = [max(len(x[k]) for x in [head] + body) for k in range(len(head))]
-    return ["  " + "  ".join(c.rjust(w) for c, w in zip(line, widths)) for line in [head] + body]
+    return aligned([head] + body, ">")
 
 
 def findings_lines(rows: list[Row]) -> list[str]:
