@@ -127,9 +127,7 @@ def install(store: Store, *, launches: LaunchRecorder | None = None, interpreted
     session = Session(store, recorder, launches=launches)
     p = session.patches
     try:
-        if for_process:
-            keep_first(knobs.compilation, recorder)
-        else:
+        if not for_process:
             p.attr(knobs.compilation, "listener", recorder)
         _add(p, clock)
         if launches is not None:
@@ -142,6 +140,9 @@ def install(store: Store, *, launches: LaunchRecorder | None = None, interpreted
             _add(p, session.autotune)
             _add(p, TuningScopes())      # launches inside autotuners' benchmarks are counted apart
             recorder.autotune = session.autotune.decisions
+        if for_process:
+            # last, and for good: it cannot be undone if anything after it failed
+            keep_first(knobs.compilation, recorder)
     except BaseException:
         session.close()
         raise
