@@ -48,6 +48,8 @@ class Assumed:
     kind: str = ""       # "pow2", "loop", "int", "bool", ... (how the static_assert search may change it)
 
     def option(self) -> str:
+        if self.kind == "input":        # a wrapper's made-up input: the whole call is one --from
+            return ""
         if self.kind == "function":
             return f"kinspect_examples['...']['constexprs']['{self.name}']"
         import shlex
@@ -60,6 +62,8 @@ class Assumed:
     def text(self) -> str:
         shown = f"{self.name}={self.spec}" if self.kind != "function" else f"{self.name}=<identity function>"
         how = "-p" if self.constexpr else "--arg"
+        if self.kind == "input":
+            how = "--from"
         if self.kind == "function":
             how = "kinspect_examples"
         return f"{shown}  ({self.why}; set with {how})"

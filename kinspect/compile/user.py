@@ -75,12 +75,14 @@ class UserKernel:
         """For a compile that failed: where its example values came from, and a command to run: with
         other values where the error says what to change (kinspect.compile.assume.improve), else the
         values it used, spelled out to edit (never offered as a fix: they failed)."""
+        import shlex
+
         from kinspect.compile.assume import improve
 
         if not self.assumed:
             return f"the example values are the file's own launch ({self.launch}); give others with --arg/-p"
         words = [f"-t {target}"] if target else []
-        words += [f"--{k.replace('_', '-')} {v}" if k != "from" else f"--from {v}"
+        words += [f"--{k.replace('_', '-')} {v}" if k != "from" else f"--from {shlex.quote(v)}"
                   for k, v in (("launch", self.picked.get("launch_index")), ("from", self.picked.get("from")))
                   if v is not None and self.launch]
         shown = ", ".join(f"{a.name}={a.spec}" for a in self.assumed[:6]) + (", ..." if len(self.assumed) > 6 else "")
@@ -88,9 +90,9 @@ class UserKernel:
                 f"kernel's code ({shown})")
         better, how = improve(self.assumed, error)
         if better:
-            words += [a.option() for a in better if a.kind != "function"]
+            words += [a.option() for a in better if a.kind not in ("function", "input")]
             return f"{head}; the error suggests {how}; edit and run: kinspect dump {text} {' '.join(words)}"
-        words += [a.option() for a in self.assumed if a.kind != "function"]
+        words += [a.option() for a in self.assumed if a.kind not in ("function", "input")]
         return f"{head}; the values it used, to edit: kinspect dump {text} {' '.join(words)}"
 
 
@@ -164,14 +166,28 @@ def load(text: str, cli_args: dict, cli_constexprs: dict, *, config: int | None 
             picked = {"launch_index": launch or 0, "from": from_}
             missing = _missing(c, args, given)
     assumed = ()
+    if missing and launch is None and not from_:
+        # no launch of the file gives them: the project's own wrapper, called with made-up inputs
+        used, call = _wrapper_launch(loaded, c, name, resolved)
+        if used is not None:
+            l_args, l_constexprs = used.values()
+            args, given = {**l_args, **args}, {**l_constexprs, **given}
+            grid = declared.get("grid", used.grid)
+            options = {**used.options, **options}
+            picked = {"launch_index": 0, "from": call.text()}
+            how = (f"the project's wrapper {call.func}() (line {call.line}) called with made-up inputs: "
+                   f"--from {call.text()!r}, recorded, not run")
+            assumed = tuple(_input_assumed(call))
+            missing = _missing(c, args, given)
     if missing:
         from kinspect.compile.assume import assume
 
         tuner = c.autotuner
         warps = getattr(tuner.configs[0], "num_warps", None) if tuner is not None and tuner.configs else None
-        assumed = tuple(assume(c.jit, missing, given, warps=options.get("num_warps", warps)))
-        for a in assumed:
+        kernel_assumed = tuple(assume(c.jit, missing, given, warps=options.get("num_warps", warps)))
+        for a in kernel_assumed:
             (given if a.constexpr else args)[a.name] = a.value
+        assumed += kernel_assumed
     inputs, read = _heuristic_inputs(c, args, given)
     assumed += read
     with _driver(resolved):
@@ -354,6 +370,42 @@ def _dtype_words(jit, given: dict) -> dict:
         if k not in facts or not facts[k].strs:
             out[k] = v.dtype
     return out
+
+
+# wrapper calls tried (each a shape plan of a wrapper) before the kernel's code decides alone
+MAX_WRAPPER_TRIES = 8
+
+
+def _wrapper_launch(loaded, c: Chain, name: str, resolved):
+    """The kernel's launch by a wrapper of its file called with made-up inputs
+    (kinspect.compile.wrappers): (the FileLaunch, the Call) of the first call that reaches it, or
+    (None, None)."""
+    from kinspect.compile import loader, wrappers
+    from kinspect.compile.file_launches import kernel_key
+
+    if loaded.where is None:
+        return None, None
+    key = kernel_key(c.jit)
+    target_key = f"{resolved.target}{' offline' if resolved.offline else ' device'}"
+    try:
+        tries = wrappers.calls(loaded.module, c.jit, key)[:MAX_WRAPPER_TRIES]
+    except Exception:      # the wrapper's text could not be read: the kernel's code decides
+        return None, None
+    for call in tries:
+        launches, _, _ = loader.run_code(loaded, "from", call=call.text(), driver_context=_driver(resolved),
+                                         target_key=target_key, wanted=key, index=0)
+        found = [x for x in launches if x.key == key]
+        if found:
+            return found[0], call
+    return None, None
+
+
+def _input_assumed(call) -> list:
+    """The made-up inputs of a wrapper call, as assumed values (kind "input"): said, never hidden."""
+    from kinspect.compile.assume import Assumed
+
+    return [Assumed(f"{call.func}:{i.name}", None, i.spec, f"{i.why}; input of the wrapper {call.func}() at "
+                    f"line {call.line}, made up", False, "input") for i in call.inputs]
 
 
 def _file_launch(loaded, c: Chain, name: str, index: int | None, call: str | None, resolved):
