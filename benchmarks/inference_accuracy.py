@@ -144,8 +144,9 @@ def compare(zero: dict, truth: dict) -> list[dict]:
 def _constexpr_params(rec: dict) -> set:
     """The kernel's tl.constexpr parameters, from its source text's signature."""
     import ast
+    import textwrap
 
-    text = (rec.get("source") or {}).get("text") or ""
+    text = textwrap.dedent((rec.get("source") or {}).get("text") or "")
     try:
         tree = ast.parse(text)
     except SyntaxError:

@@ -177,8 +177,8 @@ def test_a_failed_compile_with_assumed_values_is_one_line_with_the_command_to_ed
             tl.store(x_ptr + offs, tl.load(x_ptr + offs) + undefined_name)
     """))
     one_error_line(run("dump", f"{f}:k", "--store", tmp_path / "out"), f"at {f}:8", "undefined_name",
-                   "kinspect assumed 3 values from the kernel's code (x_ptr=*fp32, n=i32:1024, BLOCK=64); the values "
-                   f"it used, to edit: kinspect dump {f}:k --arg 'x_ptr=*fp32' --arg n=i32:1024 -p BLOCK=64")
+                   "kinspect assumed 3 values (x_ptr=*fp32, n=i32:1024, BLOCK=64); the values it used, to change: "
+                   f"edit and run: kinspect dump {f}:k --arg 'x_ptr=*fp32' --arg n=i32:1024 -p BLOCK=64")
     assert not (tmp_path / "out").exists()
 
 
@@ -466,7 +466,10 @@ def test_dot_operands_get_one_element_type(tmp_path):
 
 
 def test_float_constexprs_by_use_and_a_heuristic_reading_its_own_name(tmp_path):
-    out = ok("dump", f"{CORPUS}/norm_flags.py:_rms_norm_bwd", "--store", tmp_path)
+    # the kernel alone: with its wrapper beside it, the wrapper's own values are used
+    text = (CORPUS / "norm_flags.py").read_text()
+    (tmp_path / "norm_flags.py").write_text(text[:text.index("def rms_norm_bwd(")])
+    out = ok("dump", f"{tmp_path}/norm_flags.py:_rms_norm_bwd", "--store", tmp_path / "out")
     got = assumed(out)
     assert got["eps"] == "1.0" and "a term of tl.rsqrt's argument at line 18" in out
     assert got["OFFSET"] == "1.0" and got["n_cols"].startswith("i32")

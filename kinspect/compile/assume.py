@@ -22,8 +22,8 @@ import math
 import re
 from dataclasses import dataclass
 
-from kinspect.compile.args import DEFAULT_INT, DTYPES, POINTER_ELEMENTS
-from kinspect.compile.infer import EXPLICIT, HABIT, INDEX_BOUND, NEED, OFFSETS, PAIRED, Walk, _tl, walk
+from kinspect.compile.args import DEFAULT_INT, DTYPES, POINTER_ELEMENTS, WIDE_INT
+from kinspect.compile.infer import ADDRESS, EXPLICIT, HABIT, INDEX_BOUND, NEED, OFFSETS, PAIRED, Walk, _tl, walk
 
 BLOCK = 64                 # a constexpr block size: a power of two that tl.dot accepts on every target
 BLOCK_3D = 16              # in a kernel with 3-D tiles: 64**3 elements take ptxas minutes
@@ -199,6 +199,9 @@ def _runtime(w: Walk, p: str, pointers: set, links: dict, constexprs: dict) -> A
         return Assumed(p, value, f"*{dtype}", f"a pointer: {how}; {why}", False, "pointer")
     if f.floats and not _int_needed(f):
         return Assumed(p, 1.0, "fp32:1.0", f"a float: {f.floats[0][1]}", False, "float")
+    address = next((why for _, why in f.ints if ADDRESS in why), None)
+    if address:
+        return Assumed(p, WIDE_INT, f"i64:{WIDE_INT}", f"a 64-bit integer: {address}", False, "int")
     if f.contiguous:
         line = f.contiguous[0][0]
         return Assumed(p, 1, "i32:1", f"an integer that multiplies a tl.arange along the last axis at line {line}: "

@@ -759,6 +759,8 @@ class Walk:
         bitcast = isinstance(bitcast_node, ast.Constant) and bitcast_node.value is True
         if target == "pointer":
             self.need(v.pure | v.loads, "i64", line, f"its values are pointers at line {line}", rank=NEED)
+            for p in self.scalar_params(v):      # an address passed as an int (data_ptr()): 64 bits
+                self.facts[p].ints.append((line, f"{ADDRESS} (cast to a pointer at line {line})"))
             return Val()
         if bitcast and isinstance(target, str):
             width = _width(target)
@@ -793,6 +795,7 @@ class Walk:
         return Val(dtype=out_dtype or ("fp32" if acc_dtype is None else acc_dtype), loads=a.loads | b.loads)
 
 
+ADDRESS = "its value is a device address"   # the why of a 64-bit int
 OFFSETS = "it offsets a pointer"      # the why of an integer that pointer arithmetic needs
 INDEX_BOUND = "compared with a tl.arange index"   # the why of a size (`offs < n`)
 _OPS = {ast.Add: "added to", ast.Sub: "subtracted with", ast.Mult: "multiplies", ast.Div: "divides"}

@@ -30,6 +30,7 @@ implies (kinspect.compile.assume), each assumed value said with why and how to s
 from __future__ import annotations
 
 import contextlib
+import re
 from pathlib import Path
 from dataclasses import dataclass, field
 from typing import Any
@@ -39,6 +40,10 @@ from kinspect.compile.assume import check_given
 from kinspect.compile.autotune import Applied, Chain, apply, chain, is_jit
 from kinspect.compile.loader import is_user_kernel, launched_in, split  # noqa: F401  (callers import is_user_kernel)
 from kinspect.core.errors import KinspectError, NotFound, UsageError, did_you_mean
+
+
+# "NameError('lo is not defined')", "name 'fast_exp' is not defined"
+NAME_ERROR_RE = re.compile(r"(?:name )?'?(?P<name>[A-Za-z_]\w*)'? is not defined")
 
 
 @dataclass(frozen=True)
@@ -58,6 +63,15 @@ class UserKernel:
     launch: str = ""           # the file's own launch the values come from, in one line
     assumed: tuple = ()        # values kinspect assumed from the kernel's code (kinspect.compile.assume.Assumed)
     picked: dict = field(default_factory=dict)   # how the launch was picked: {"launch": N, "from": FUNC}
+    undefined: dict = field(default_factory=dict)   # names whose definition failed in a definitions-only load
+
+    def cause(self, error: str) -> str:
+        """Where a NameError in the compile began: `'x' is undefined: its definition failed (line 4:
+        ImportError: ...)`, when the file was loaded definitions only and x's own line failed; else ""."""
+        for m in NAME_ERROR_RE.finditer(error):
+            if m["name"] in self.undefined:
+                return f"'{m['name']}' is undefined because its definition failed ({self.undefined[m['name']]})"
+        return ""
 
     def record(self, text: str, cli_args: dict, cli_constexprs: dict, config: int | None) -> dict:
         """What a stored variant keeps of this, as plain values: how to load it again (for timing
@@ -72,28 +86,31 @@ class UserKernel:
 
 
     def where_values(self, text: str, target: str | None, error: str = "") -> str:
-        """For a compile that failed: where its example values came from, and a command to run: with
-        other values where the error says what to change (kinspect.compile.assume.improve), else the
-        values it used, spelled out to edit (never offered as a fix: they failed)."""
+        """For a compile that failed: where its example values came from, and a command to edit and
+        run: with other values where the error says what to change (kinspect.compile.assume.improve),
+        else the values it used, spelled out (never offered as a fix: they failed)."""
         import shlex
 
         from kinspect.compile.assume import improve
 
-        if not self.assumed:
-            return f"the example values are the file's own launch ({self.launch}); give others with --arg/-p"
         words = [f"-t {target}"] if target else []
         words += [f"--{k.replace('_', '-')} {v}" if k != "from" else f"--from {shlex.quote(v)}"
                   for k, v in (("launch", self.picked.get("launch_index")), ("from", self.picked.get("from")))
                   if v is not None and self.launch]
+        if not self.assumed:
+            where = f"the file's own launch ({self.launch})" if self.launch else "yours (--arg/-p, kinspect_examples)"
+            return (f"the example values are {where}; give others with --arg/-p; edit and run: kinspect dump "
+                    f"{shlex.quote(text)} {' '.join(words)}".rstrip())
         shown = ", ".join(f"{a.name}={a.spec}" for a in self.assumed[:6]) + (", ..." if len(self.assumed) > 6 else "")
-        head = (f"kinspect assumed {len(self.assumed)} value{'s' if len(self.assumed) != 1 else ''} from the "
-                f"kernel's code ({shown})")
+        head = (f"kinspect assumed {len(self.assumed)} value{'s' if len(self.assumed) != 1 else ''} "
+                f"({shown})")
         better, how = improve(self.assumed, error)
         if better:
             words += [a.option() for a in better if a.kind not in ("function", "input")]
-            return f"{head}; the error suggests {how}; edit and run: kinspect dump {text} {' '.join(words)}"
+            return f"{head}; the error suggests {how}; edit and run: kinspect dump {shlex.quote(text)} {' '.join(words)}"
         words += [a.option() for a in self.assumed if a.kind not in ("function", "input")]
-        return f"{head}; the values it used, to edit: kinspect dump {text} {' '.join(words)}"
+        return (f"{head}; the values it used, to change: edit and run: kinspect dump {shlex.quote(text)} "
+                f"{' '.join(words)}").rstrip()
 
 
 def constexpr_text(value):
@@ -203,7 +220,7 @@ def load(text: str, cli_args: dict, cli_constexprs: dict, *, config: int | None 
     return UserKernel(name=name, fn=c.jit, args=args, constexprs=constexprs,
                       grid=grid if callable(grid) else tuple(grid), options=options, bench=bench,
                       wrapper=obj if c.wrappers else None, tuning=tuning, loaded=loaded.how, declared=bool(declared),
-                      given=given, launch=how, assumed=assumed, picked=picked)
+                      given=given, launch=how, assumed=assumed, picked=picked, undefined=dict(loaded.undefined))
 
 
 def configs_to_sweep(text: str, target: str | None, constexprs: dict, args: dict, only: list[int] | None) -> list:

@@ -85,6 +85,8 @@ class _Param:
     scalar: str = ""          # "int", "float", "bool"
     kernel_param: str = ""    # the kernel parameter it is passed to as it is
     keyword: bool = False
+    exact: bool = False       # the rank is known (`M, N = x.shape`, `x.dim() == 2`), not only a least one
+    value: int = 128          # an int's made-up value
 
     def __post_init__(self):
         self.dtypes = self.dtypes or []
@@ -218,6 +220,7 @@ def _read_uses(fn: ast.AST, params: dict) -> None:
             if base in params:
                 params[base].tensor = True
                 params[base].rank = len(n.targets[0].elts)
+                params[base].exact = True
         if isinstance(n, ast.Compare):
             _compare(n, params)
         if isinstance(n, ast.If) and _name(n.test) in params and not params[n.test.id].tensor:
@@ -238,7 +241,8 @@ def _shape_of(node) -> str | None:
 
 def _at_least(p: _Param, rank: int) -> None:
     p.tensor = True
-    p.rank = max(p.rank, rank)
+    if not p.exact:
+        p.rank = max(p.rank, rank)
 
 
 def _compare(n: ast.Compare, params: dict) -> None:
@@ -265,6 +269,7 @@ def _compare(n: ast.Compare, params: dict) -> None:
     if base in params and len(n.ops) == 1 and isinstance(n.ops[0], ast.Eq) and isinstance(n.comparators[0], ast.Constant):
         params[base].tensor = True
         params[base].rank = int(n.comparators[0].value)
+        params[base].exact = True
     # a scalar compared with a number: its kind
     if _name(left) in params:
         for right in n.comparators:
@@ -311,13 +316,16 @@ def _kernel_dtypes(params: dict, jit) -> None:
             p.tensor = True
             if not p.dtypes and NO_EVIDENCE not in a.why and "as matmul inputs usually are" not in a.why:
                 p.dtypes.append(a.spec[1:])
-        elif a.kind in ("int", "float") and not p.tensor:
-            p.scalar = p.scalar or a.kind
+        elif not p.tensor and not p.scalar:
+            # a scalar passed on as it is: of the kind the kernel's code gives that parameter
+            p.scalar = {"int": "int", "pow2": "int", "loop": "int", "float": "float", "bool": "bool"}.get(a.kind, "")
+            if p.scalar == "int" and isinstance(a.value, int) and not isinstance(a.value, bool):
+                p.value = a.value
 
 
 def _input(p: _Param, plan: dict, torch: str) -> Input:
     if p.tensor:
-        rank = p.rank or 2
+        rank = p.rank if p.exact else max(p.rank, 2)     # rows of a hidden size, where nothing fixes it
         shape = plan.get(rank) or (4,) * rank
         dtype = p.dtypes[0] if p.dtypes else FLOAT_DEFAULT
         if dtype not in SHORT_TORCH:
@@ -326,7 +334,7 @@ def _input(p: _Param, plan: dict, torch: str) -> Input:
         text = f"{torch}.{make}({', '.join(map(str, shape))}, dtype={torch}.{SHORT_TORCH[dtype]})"
         why = ("its dtype: " + ("compared with it in the wrapper" if p.dtypes and p.kernel_param == "" else
                                 f"as the kernel's code gives {p.kernel_param}" if p.dtypes else
-                                f"{dtype}, nothing says more") + f"; rank {rank}" + ("" if p.rank else " (nothing says)"))
+                                f"{dtype}, nothing says more") + f"; rank {rank}" + ("" if p.exact else " (nothing fixes it)"))
         return Input(p.name, text, f"*{dtype}:{'x'.join(map(str, shape))}", f"a tensor the wrapper takes; {why}",
                      p.keyword)
     name = p.name.lower()
@@ -335,4 +343,4 @@ def _input(p: _Param, plan: dict, torch: str) -> Input:
                      p.keyword)
     if p.scalar == "bool" or name.startswith(("is_", "use_", "has_", "return_", "enable_")):
         return Input(p.name, "False", "i1:0", "a flag the wrapper takes", p.keyword)
-    return Input(p.name, "128", "i32:128", "an int the wrapper takes", p.keyword)
+    return Input(p.name, str(p.value), f"i32:{p.value}", "an int the wrapper takes", p.keyword)
