@@ -124,7 +124,7 @@ def test_index_pointers_dtype_constexprs_and_flags_of_a_fused_moe_kernel(tmp_pat
     assert a["a_ptr"] == a["b_ptr"] == "*fp16" and a["compute_type"] == "fp32"
     assert a["MUL_ROUTED_WEIGHT"] == "False" and a["stride_ak"] == "i32:1" and a["stride_am"] == "i32:1024"
     assert "its values are offsets into b_ptr at line 37" in out
-    assert "(the kernel's code implies these; set your own with --arg/-p, or declare kinspect_examples" in out
+    assert "(guesses: set your own with --arg/-p or --from, or declare kinspect_examples" in out
     v = stored(tmp_path)
     assert v.signature["sorted_token_ids_ptr"] == "*i32" and v.constexprs["compute_type"] == "fp32"
     assert "HGMMA" in Path(v.path, v.stage("sass").file).read_text()

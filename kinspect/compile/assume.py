@@ -59,6 +59,11 @@ class Assumed:
             value = f"{self.name}="
         return f"-p {value}" if self.constexpr else f"--arg {value}"
 
+    def to_json(self) -> dict:
+        """As a variant's record keeps it (kinspect.analysis.assumed.Guess reads it back)."""
+        return {"name": self.name, "spec": self.spec, "why": self.why, "kind": self.kind, "constexpr": self.constexpr,
+                "text": self.text()}
+
     def text(self) -> str:
         shown = f"{self.name}={self.spec}" if self.kind != "function" else f"{self.name}=<identity function>"
         how = "-p" if self.constexpr else "--arg"

@@ -82,7 +82,7 @@ class UserKernel:
                 "constexprs": {k: constexpr_text(v) for k, v in cli_constexprs.items()}, "config": config,
                 "loaded": self.loaded, "declared": self.declared,
                 "autotune": None if self.tuning is None else self.tuning.to_json(),
-                "launch": self.launch, "assumed": [a.text() for a in self.assumed], **self.picked}
+                "launch": self.launch, "assumed": [a.to_json() for a in self.assumed], **self.picked}
 
 
     def where_values(self, text: str, target: str | None, error: str = "") -> str:
