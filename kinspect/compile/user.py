@@ -390,7 +390,7 @@ def _dtype_words(jit, given: dict) -> dict:
 
 
 # wrapper calls tried (each a shape plan of a wrapper) before the kernel's code decides alone
-MAX_WRAPPER_TRIES = 8
+MAX_WRAPPER_TRIES = 12
 
 
 def _wrapper_launch(loaded, c: Chain, name: str, resolved):

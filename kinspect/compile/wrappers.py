@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import re
 import textwrap
 from dataclasses import dataclass
 
@@ -86,6 +87,8 @@ class _Param:
     kernel_param: str = ""    # the kernel parameter it is passed to as it is
     keyword: bool = False
     exact: bool = False       # the rank is known (`M, N = x.shape`, `x.dim() == 2`), not only a least one
+    optional: bool = False    # it defaults to None
+    dtype_from: str = ""      # "wrapper" (its code compares it), "kernel" (the kernel's code types it), "name"
     value: int = 128          # an int's made-up value
 
     def __post_init__(self):
@@ -139,9 +142,12 @@ def calls(module, jit, key) -> list[Call]:
         params = _params(fn, func, jit, names)
         if params is None:
             continue
+        torch = torch_name or "__import__('torch')"
+        required = [p for p in params if not p.optional]
         for i, plan in enumerate(PLANS):
-            inputs = tuple(_input(p, plan, torch_name or "__import__('torch')") for p in params)
-            out.append(Call(func, line, inputs, i))
+            out.append(Call(func, line, tuple(_input(p, plan, torch) for p in required), i))
+            if len(required) < len(params):     # with the optional tensors too: they may choose the kernel
+                out.append(Call(func, line, tuple(_input(p, plan, torch) for p in params), i))
     # every wrapper's first plan before any wrapper's second
     return sorted(out, key=lambda c: c.plan)
 
@@ -159,20 +165,49 @@ def _params(fn, func: str, jit, launched: set) -> list[_Param] | None:
     defaults = len(args.defaults)
     wanted = positional[:len(positional) - defaults] if defaults else positional
     wanted += [a for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is None]
+    # parameters that default to None: a tensor the caller may pass (`residual=None`), which can
+    # choose the kernel the wrapper launches
+    optional = [a for a, d in zip(positional[len(positional) - defaults:], args.defaults) if _is_none(d)]
+    optional += [a for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None and _is_none(d)]
     if func.endswith(".apply") and wanted and wanted[0].arg in ("ctx", "self"):
         wanted = wanted[1:]
     if args.vararg is not None and not wanted:
         return None
     params = {a.arg: _Param(a.arg) for a in wanted}
-    keyword = {a.arg for a in args.kwonlyargs}
-    for a in wanted:
+    params.update({a.arg: _Param(a.arg, optional=True) for a in optional})
+    keyword = {a.arg for a in args.kwonlyargs} | {a.arg for a in optional}
+    for a in wanted + optional:
         _annotation(params[a.arg], a.annotation)
     _read_uses(node, params)
     _kernel_params(node, params, jit, launched)
     _kernel_dtypes(params, jit)
     for p in params.values():
         p.keyword = p.name in keyword
-    return list(params.values())
+    _share_float_dtype(params)
+    return [p for p in params.values() if not p.optional or p.tensor]
+
+
+def _is_none(node) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
+
+
+# names of tensors kept in fp32 whatever the activations are: scales and statistics
+FP32_NAME_RE = re.compile(r"scale|(^|_)s$|lse|rstd|mean|var$|(^|_)m$|norm_factor|amax")
+
+
+def _share_float_dtype(params: dict) -> None:
+    """Float tensors nothing types take the dtype of the one the wrapper checks (`q.dtype ==
+    torch.bfloat16`: q, k and v are one dtype, as tl.dot needs), else fp16; scales and statistics by
+    their names fp32."""
+    typed = [p for p in params.values() if p.tensor and p.dtypes and p.dtype_from == "wrapper"
+             and p.dtypes[0][:1] not in "iu"]
+    common = typed[0].dtypes[0] if typed else FLOAT_DEFAULT
+    for p in params.values():
+        if p.tensor and not p.dtypes:
+            if FP32_NAME_RE.search(p.name.lower()):
+                p.dtypes, p.dtype_from = ["fp32"], "name"
+            elif typed:
+                p.dtypes, p.dtype_from = [common], f"shared with {typed[0].name}"
 
 
 def _annotation(p: _Param, ann) -> None:
@@ -256,8 +291,10 @@ def _compare(n: ast.Compare, params: dict) -> None:
                 d = _torch_dtype(right)
                 if d:
                     p.dtypes.append(d)
+                    p.dtype_from = p.dtype_from or "wrapper"
             elif isinstance(op, ast.In) and isinstance(right, (ast.Tuple, ast.List, ast.Set)):
                 p.dtypes += [d for d in map(_torch_dtype, right.elts) if d]
+                p.dtype_from = p.dtype_from or ("wrapper" if p.dtypes else "")
     # x.dim() == 4, x.ndim == 3, len(x.shape) == 2
     base = None
     if isinstance(left, ast.Call) and isinstance(left.func, ast.Attribute) and left.func.attr == "dim":
@@ -316,6 +353,7 @@ def _kernel_dtypes(params: dict, jit) -> None:
             p.tensor = True
             if not p.dtypes and NO_EVIDENCE not in a.why and "as matmul inputs usually are" not in a.why:
                 p.dtypes.append(a.spec[1:])
+                p.dtype_from = "kernel"
         elif not p.tensor and not p.scalar:
             # a scalar passed on as it is: of the kind the kernel's code gives that parameter
             p.scalar = {"int": "int", "pow2": "int", "loop": "int", "float": "float", "bool": "bool"}.get(a.kind, "")
@@ -332,9 +370,10 @@ def _input(p: _Param, plan: dict, torch: str) -> Input:
             dtype = FLOAT_DEFAULT
         make = "zeros" if dtype[:1] in "iu" else "empty"     # index tensors: valid indices
         text = f"{torch}.{make}({', '.join(map(str, shape))}, dtype={torch}.{SHORT_TORCH[dtype]})"
-        why = ("its dtype: " + ("compared with it in the wrapper" if p.dtypes and p.kernel_param == "" else
-                                f"as the kernel's code gives {p.kernel_param}" if p.dtypes else
-                                f"{dtype}, nothing says more") + f"; rank {rank}" + ("" if p.exact else " (nothing fixes it)"))
+        source = {"wrapper": "one the wrapper compares it with", "kernel": f"as the kernel's code gives {p.kernel_param}",
+                  "name": "fp32 by its name (a scale or statistic)"}.get(p.dtype_from, p.dtype_from)
+        why = (f"its dtype {dtype}: " + (source or "nothing says more") + f"; rank {rank}" +
+               ("" if p.exact else " (nothing fixes it)"))
         return Input(p.name, text, f"*{dtype}:{'x'.join(map(str, shape))}", f"a tensor the wrapper takes; {why}",
                      p.keyword)
     name = p.name.lower()
