@@ -14,6 +14,7 @@ from kinspect.analysis.matrix_lines import place, relocate
 from kinspect.analysis.metrics import StageMetrics, measure
 from kinspect.analysis.readable import CountedLines, unreadable
 from kinspect.analysis.stages import isa_stage, open_lines, text_stages
+from kinspect.analysis.assumed import guesses, qualify
 from kinspect.analysis.verdicts import Findings, Verdict, finding, verdicts
 from kinspect.core.errors import KinspectError
 from kinspect.core.model import Variant
@@ -66,6 +67,7 @@ class VariantReport:
                 "fraction": round(r.occupancy.fraction, 4), "active_warps": r.occupancy.active_warps,
                 "max_warps": r.occupancy.max_warps, "limiter": r.occupancy.limiter},
             "verdicts": [{"text": v.text, "level": v.level, "line": v.line, "file": v.file} for v in self.verdicts],
+            "assumed": [g.to_json() for g in guesses(self.variant)],
             "per_line": per_line(self),
             "problems": self.problems,
             "notes": list(self.variant.notes),
@@ -130,7 +132,7 @@ def analyse(v: Variant, *, light: bool = False) -> VariantReport:
         if findings.placement is not None:
             relocate(isa_metrics, findings.placement)
     problems = [f"stage {p}" for p in problems] + list(v.problems)    # and what its store could not give
-    found = verdicts(findings) + [finding(p, "unreadable_stage") for p in problems]
+    found = qualify(verdicts(findings), v) + [finding(p, "unreadable_stage") for p in problems]
     return VariantReport(v, isa_metrics, stages, res, found, problems)
 
 

@@ -81,6 +81,20 @@ def findings_lines(rows: list[Row]) -> list[str]:
     return out
 
 
+def assumed_lines(rows: list[Row]) -> list[str]:
+    """The values kinspect assumed to compile the variants (the same for every row of one sweep, as a
+    rule: said once then), so no figure above reads as the program's own."""
+    sets = list(dict.fromkeys(r.metrics.assumed for r in rows if r.metrics.assumed))
+    if not sets:
+        return []
+    out = ["", "  assumed (kinspect's guesses, not the program's values: set them with --arg/-p or --from)"]
+    for assumed in sets:
+        which = [str(i) for i, r in enumerate(rows, 1) if r.metrics.assumed == assumed]
+        head = "all" if len(which) == len(rows) else ",".join(which)
+        out.append(f"  {head:>3} " + ", ".join(f"{k}={v}" for k, v in assumed))
+    return out
+
+
 def render(result: DiffResult, *, side: bool = False, width: int = 160) -> str:
     rows = result.rows
     out = table(rows)
@@ -88,6 +102,7 @@ def render(result: DiffResult, *, side: bool = False, width: int = 160) -> str:
     if jit:
         out += ["", "  JIT ms per stage (source = building the IR from the Python AST)"] + jit
     out += findings_lines(rows)
+    out += assumed_lines(rows)
     for o in result.failed:
         out.append(f"  failed: {o.job.describe()}: {o.error}")
     for link in result.links:

@@ -171,12 +171,12 @@ def user_lines(v: Variant) -> list[str]:
         out.append(f"loaded   {user['loaded']}")
     if user.get("launch"):
         out.append(f"launch   {user['launch']}")
-    assumed = user.get("assumed") or ()
+    assumed = [a.get("text", "") if isinstance(a, dict) else str(a) for a in user.get("assumed") or ()]
     for i, line in enumerate(assumed):
         out.append(f"{'assumed' if i == 0 else '':<8} {line}")
     if assumed:
-        out.append(f"{'':<8} (the kernel's code implies these; set your own with --arg/-p, or declare "
-                   f"kinspect_examples in the file)")
+        out.append(f"{'':<8} (guesses: set your own with --arg/-p or --from, or declare kinspect_examples in "
+                   f"the file)")
     return out
 
 
