@@ -118,7 +118,7 @@ def file_mutation(rng: random.Random, root: Path, secret: Path) -> str:
     if pick == 6:
         victim.write_text(f"\x1b]0;t\x07\x1b[2J {SECRET[:4]}\n")
         return "escapes"
-    victim.write_text(rng.choice(stores.STRINGS) * rng.choice((1, 100)))
+    victim.write_text(rng.choice(stores.STRINGS) * rng.choice((1, 100)), errors="surrogateescape")
     return "junk text"
 
 
