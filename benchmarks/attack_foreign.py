@@ -39,7 +39,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -645,13 +645,16 @@ def main() -> int:
     cases = [c for c in all_cases() if args.only in f"{c.surface}: {c.name}"]
     for c in cases:
         c.time_limit = min(c.time_limit, args.time)
+    results = []
     with ThreadPoolExecutor(args.jobs) as pool:
-        results = list(pool.map(lambda c: run_case(c, seed), cases))
-    for r in results:
-        mark = "FAIL" if r.failures else "ok  "
-        print(f"{mark} {r.case.surface}: {r.case.name}  ({r.seconds:.1f} s, peak {r.peak_rss >> 20} MiB)")
-        for f in r.failures:
-            print(f"       {f[:400]}")
+        for future in as_completed([pool.submit(run_case, c, seed) for c in cases]):
+            r = future.result()
+            results.append(r)
+            mark = "FAIL" if r.failures else "ok  "
+            print(f"{mark} {r.case.surface}: {r.case.name}  ({r.seconds:.1f} s, peak {r.peak_rss >> 20} MiB)", flush=True)
+            for f in r.failures:
+                print(f"       {f[:400]}", flush=True)
+    results.sort(key=lambda r: cases.index(r.case))
     print()
     print(table(results))
     return 1 if any(r.failures for r in results) else 0
