@@ -115,9 +115,12 @@ def _line_count(v: Variant, s) -> int | None:
     if s.lines is not None:
         return s.lines
     try:
-        with open(Path(v.path, s.file), "rb") as f:
+        from kinspect.core.errors import KinspectError
+        from kinspect.files import foreign
+
+        with foreign.open_binary(Path(v.path, s.file)) as f:
             return sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b""))
-    except OSError:
+    except (OSError, KinspectError):
         return None
 
 
