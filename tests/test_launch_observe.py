@@ -14,7 +14,7 @@ from triton import knobs
 
 import kinspect
 from kinspect.hooks import tuning
-from kinspect.hooks.launches import TUNING, LaunchRecorder
+from kinspect.hooks.launch_counts import TUNING, LaunchRecorder
 from kinspect.hooks.timers import KernelRecordsTimer
 from kinspect.hooks.observe import STATIC, LaunchObserver, static_hash, static_launcher_state
 from kinspect.files.store import read_records
@@ -272,7 +272,7 @@ def test_the_programs_own_profiler_takes_the_session_and_gives_it_back(monkeypat
 def test_alternating_signatures_are_each_counted_and_past_the_limit_go_to_other(monkeypatch):
     """The wrapper keeps the last launch's key and count cell: launches that alternate keys, or repeat
     one, are each counted under their own key; keys past the records' limit count as `other`."""
-    from kinspect.hooks import launches as launch_records
+    from kinspect.hooks import launch_counts as launch_records
     from kinspect.hooks.observe import triton_wrapper
 
     monkeypatch.setattr(launch_records, "SIGNATURES", 2)

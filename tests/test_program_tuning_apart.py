@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from kinspect.cli import main
 from kinspect.files import gpu_time
 from kinspect.hooks import tuning
-from kinspect.hooks.launches import LaunchRecorder
+from kinspect.hooks.launch_counts import LaunchRecorder
 from kinspect.hooks.timers import KernelRecordsTimer, other_kernels
 from tests.captured import gpt2  # noqa: F401
 

@@ -34,7 +34,7 @@ KINDS: dict[str, FindingKind] = {k.name: k for k in (
          "kinspect vec-report --retarget spacemit-x60 shows what LLVM makes)"),
     FindingKind("launch_bound", MAJOR, "launch-bound",
          "less Python a launch: work out grids, strides and the kernel once per problem and launch the compiled "
-         "kernel directly (kinspect.backends.launcher.Direct), drop per-call allocation and autotuner lookups, "
+         "kernel directly (kinspect.backends.direct_launch.Direct), drop per-call allocation and autotuner lookups, "
          "fuse small kernels, or capture the calls in a CUDA graph"),
     FindingKind("low_occupancy", MODERATE, "low occupancy",
          "more blocks per SM: fewer registers or less shared memory per block"),

@@ -3,7 +3,8 @@
     k = parse(variant)            # None when the record holds no source text that parses
     k.accesses                    # every tl.load / tl.store / tl.atomic_* with its pointer, index, mask, line
     k.inductor                    # the kernel came from Inductor (a triton_heuristics decorator)
-    lone_load_lines(variant)      # file lines whose loads read one element per program (scalars)
+    lone_load_lines(variant)      # file lines whose loads read one element per program (scalars); only
+                                  # where no TTGIR is stored (analysis.load_facts reads the compiler's types)
 
 Each access says what its index depends on: the lanes of a program (`tl.arange` blocks, through
 any chain of assignments) and loaded data (a gather, an embedding). From that, and the block sizes

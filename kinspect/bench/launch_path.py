@@ -249,7 +249,7 @@ PROFILE_CALLS = (50, 2000)
 
 def measure(launch, sync: Callable[[], None], *, steady_ms: float, rep_ms: float = 100,
             profile_calls: int | None = None) -> LaunchPath:
-    """The launch path of `launch` (kinspect.bench.launch.Launch) on a GPU, its JIT caches warm."""
+    """The launch path of `launch` (kinspect.bench.prepared.Launch) on a GPU, its JIT caches warm."""
     from kinspect.bench.call_profile import launcher_code, profile
 
     name = getattr(launch.fn, "__name__", "kernel")

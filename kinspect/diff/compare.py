@@ -174,7 +174,7 @@ def _saved(item: str, store: Path) -> list[Variant] | None:
         return None
     p = Path(item)
     if p.exists():
-        return sorted((complete(v) for v in sources.readable(sources.discover(p)).variants), key=natural)
+        return sorted((complete(v) for v in sources.at_most(sources.readable(sources.discover(p)))), key=natural)
     if store.is_dir():
         variants = sources.discover(store).variants
         matches = [v for v in variants if v.name == item or v.name.startswith(item) and item not in ("", ".")]

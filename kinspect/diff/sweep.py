@@ -98,13 +98,18 @@ def run(jobs: list[Job], *, workers: int | None = None,
     runs under the interpreter)."""
     import time
 
-    if progress:
-        progress(None, len(jobs))
+    started = list(started or ())
+    try:
+        if progress:
+            progress(None, len(jobs))
+    except BaseException:        # Ctrl-C at "compiling 0/N": no worker started for this sweep lives on
+        for w in started:
+            w.kill()
+        raise
 
     cores = usable_cores()
     workers = max(1, min(workers or cores, len(jobs)))
     start = time.perf_counter()
-    started = list(started or ())
     for w in started[workers:]:
         w._stop()
     started = started[:workers]
@@ -140,7 +145,7 @@ def _in_pool(jobs: list[Job], workers: int, progress, started: list | None = Non
     lock = threading.Lock()
     stop = threading.Event()
     ready = list(started or ())
-    pool = [ready.pop() if ready else Worker() for _ in range(workers)]
+    pool: list[Worker] = []
 
     def serve(w: Worker):
         with w:
@@ -160,17 +165,19 @@ def _in_pool(jobs: list[Job], workers: int, progress, started: list | None = Non
                     if progress:
                         progress(outcome, len(jobs))
 
-    threads = [threading.Thread(target=serve, args=(w,), daemon=True) for w in pool]
-    for t in threads:
-        t.start()
-    try:
+    threads: list[threading.Thread] = []
+    try:        # from the first worker made: Ctrl-C at any moment leaves no worker compiling on its own
+        pool += [ready.pop() if ready else Worker() for _ in range(workers)]
+        threads += [threading.Thread(target=serve, args=(w,), daemon=True) for w in pool]
+        for t in threads:
+            t.start()
         for t in threads:
             t.join()
     except BaseException as e:
         with lock:
             stop.set()
             done = dict(results)
-        for w in pool:
+        for w in pool + ready:
             w.kill()
         for t in threads:
             t.join(timeout=10)

@@ -9,7 +9,7 @@ attributes both versions keep. Work per launch: a length check of that dict.
 
 Under the interpreter nothing can be timed (no device), and Triton's own benchmark fails without
 a driver. There `_bench` is replaced too: each config is handed to the interpreted launch once as
-a trial (kinspect.program.interpret records and compiles it for the target, and runs nothing) and
+a trial (kinspect.program.interpreted_launches records and compiles it for the target, and runs nothing) and
 gets no time, so the autotuner keeps its first config; the decision says so (how="interpreter").
 """
 
@@ -70,7 +70,7 @@ class AutotuneRecorder:
         else:
             how = "single"
         kernel = _kernel_name(tuner)
-        from kinspect.hooks.launches import rank
+        from kinspect.hooks.launch_counts import rank
 
         for key in list(tuner.cache)[cached:]:
             self.decisions.append(AutotuneDecision(

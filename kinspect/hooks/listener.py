@@ -15,7 +15,7 @@ from pathlib import Path
 
 from kinspect.core.model import Variant
 from kinspect.files.store import Store
-from kinspect.hooks.launches import LaunchRecorder
+from kinspect.hooks.launch_counts import LaunchRecorder
 from kinspect.hooks.startup import StartupClock
 
 

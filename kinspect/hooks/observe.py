@@ -17,7 +17,7 @@ TORCHINDUCTOR_STRICT_STATIC_CUDA_LAUNCHER the compile fails). Instead:
 
 A launch costs a frame, a tuple of the grid and int arguments compared with the kernel's last
 launch's, and an increment of that key's count cell; a launch with another key looks its cell up, and
-a new key records the arguments in full (kinspect.hooks.launches). When the capture ends, Triton
+a new key records the arguments in full (kinspect.hooks.launch_counts). When the capture ends, Triton
 kernels get their own launcher back (launchers Inductor already took pass launches through). Not seen: CUDA-graph replays, AOTInductor and
 cpp_wrapper launches, and the launches Inductor's autotuner makes of static kernels while it
 benchmarks configs.
@@ -32,7 +32,7 @@ from operator import itemgetter
 
 from kinspect.core.patching import Patches
 from kinspect.hooks import tuning
-from kinspect.hooks.launches import CHECK_EVERY, TUNING, LaunchRecorder, arg_names
+from kinspect.hooks.launch_counts import CHECK_EVERY, TUNING, LaunchRecorder, arg_names
 
 TRITON = "Triton's launcher (each CompiledKernel's launcher wrapped)"
 STATIC = "Inductor's static launcher (each CachingAutotuner's run wrapped)"

@@ -7,7 +7,7 @@
   listener keeps its slot whatever the program installs after it, and the process's launch counts are
   written at exit and start afresh in a forked child;
 - under TRITON_INTERPRET, where nothing compiles: the interpreter's launch recorder
-  (kinspect.program.interpret, which needs the compile layer, so the caller makes it) is installed
+  (kinspect.program.interpreted_launches, which needs the compile layer, so the caller makes it) is installed
   with the autotuner's recorder in its interpreted form, for a block or a process alike.
 
 What is installed, in order (each undone by the session's Patches, newest first; each restore is
@@ -30,7 +30,7 @@ from kinspect.core.errors import KinspectError
 from kinspect.core.patching import Patches
 from kinspect.files.store import CAPTURE_SUMMARIES, DEFAULT_OUT, Store
 from kinspect.hooks.autotune import AutotuneRecorder
-from kinspect.hooks.launches import LaunchRecorder
+from kinspect.hooks.launch_counts import LaunchRecorder
 from kinspect.hooks.listener import Recorder, keep_first
 from kinspect.hooks.startup import StartupClock
 
@@ -44,7 +44,7 @@ class Session:
     launches: LaunchRecorder | None = None
     observer: object | None = None              # hooks.observe.LaunchObserver
     autotune: AutotuneRecorder | None = None
-    interpreted: object | None = None           # the interpreter's launch recorder (kinspect.program.interpret)
+    interpreted: object | None = None           # the interpreter's launch recorder (program.interpreted_launches)
     patches: Patches = field(default_factory=Patches)
 
     def close(self) -> None:
@@ -127,9 +127,7 @@ def install(store: Store, *, launches: LaunchRecorder | None = None, interpreted
     session = Session(store, recorder, launches=launches)
     p = session.patches
     try:
-        if for_process:
-            keep_first(knobs.compilation, recorder)
-        else:
+        if not for_process:
             p.attr(knobs.compilation, "listener", recorder)
         _add(p, clock)
         if launches is not None:
@@ -142,6 +140,9 @@ def install(store: Store, *, launches: LaunchRecorder | None = None, interpreted
             _add(p, session.autotune)
             _add(p, TuningScopes())      # launches inside autotuners' benchmarks are counted apart
             recorder.autotune = session.autotune.decisions
+        if for_process:
+            # last, and for good: it cannot be undone if anything after it failed
+            keep_first(knobs.compilation, recorder)
     except BaseException:
         session.close()
         raise
@@ -174,7 +175,7 @@ def recording(out_dir: str | Path = DEFAULT_OUT, *, group: str | None = None, of
     With `defer`, variants are recorded when the block ends rather than inside Triton's compile.
     `backend` names the kinspect backend compiling (kinspect.backends), where Triton's target does not say it.
     Under TRITON_INTERPRET nothing compiles, so nothing is recorded here: kinspect.capture() then
-    records the interpreted launches instead (kinspect.program.interpreted).
+    records the interpreted launches instead (kinspect.program.interpreted_capture).
     """
     _knobs()
     store = Store(out_dir)

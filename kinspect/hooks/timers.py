@@ -1,6 +1,6 @@
 """Device timers of a capture's launches: CUDA events around each launch (EventTimer), or CUPTI's
 kernel activity records (KernelRecordsTimer, through ProgramsProfiler), and how records are matched to
-the launches a LaunchRecorder (kinspect.hooks.launches) counted. `rec` below is that recorder.
+the launches a LaunchRecorder (kinspect.hooks.launch_counts) counted. `rec` below is that recorder.
 """
 
 from __future__ import annotations
@@ -9,6 +9,8 @@ import os
 import random
 import threading
 import time
+
+from kinspect.core.patching import Patches
 
 RESOLVE_EVERY = 2048     # timed launches held before their events are read
 
@@ -183,12 +185,13 @@ class ProgramsProfiler:
                     guard._resume = False
                     guard.timer._start()
 
-        ap._prepare_profiler, ap._disable_profiler = prepare, disable
-        self._installed = (prepare, disable)
+        # a profiler the program wraps after this keeps its wrapper when the timer ends
+        self._patches = Patches()
+        self._patches.attr(ap, "_prepare_profiler", prepare, keep_newer=True)
+        self._patches.attr(ap, "_disable_profiler", disable, keep_newer=True)
 
     def restore(self) -> None:
-        if (self.ap._prepare_profiler, self.ap._disable_profiler) == self._installed:
-            self.ap._prepare_profiler, self.ap._disable_profiler = self.prepare, self.disable
+        self._patches.close()
 
 
 class KernelRecordsTimer:

@@ -44,7 +44,7 @@ _busy_lock = threading.Lock()
 
 # The GPU work no launch hook sees (the L2 flushes Inductor's and Triton's benchmarkers write between
 # trials: thousands of fill kernels in a cold run) is told apart by time: while a timer with a profiler
-# clock is on (kinspect.hooks.launches.KernelRecordsTimer sets CLOCK to CUPTI's), each stretch in which
+# clock is on (kinspect.hooks.timers.KernelRecordsTimer sets CLOCK to CUPTI's), each stretch in which
 # some thread is inside a benchmark is kept in WINDOWS as [start, end] on that clock (end 0 while open).
 # A benchmark synchronizes the device before it returns, so what it launched ran inside its window.
 CLOCK: list = [None]
@@ -185,7 +185,7 @@ class _AfterImport(importlib.abc.MetaPathFinder):
         return importlib.machinery.PathFinder.find_spec(name, path)
 
 
-# -- an autotuner's trials under TRITON_INTERPRET (kinspect.program.interpret) ------------------------
+# -- an autotuner's trials under TRITON_INTERPRET (kinspect.program.interpreted_launches) -----------------
 
 _TRIAL = threading.local()
 

@@ -1,7 +1,7 @@
 """`kinspect capture --store DIR -- CMD ...`: run a command with every Python process under capture.
 
 The command's processes record each variant as Triton compiles it (stage files and record only)
-and its launches (hooks.launches). Once the command has ended, this process makes what capture left
+and its launches (hooks.launch_counts). Once the command has ended, this process makes what capture left
 out of the user's compile (`finish`): under --interpret it compiles what the command launched, then
 the derived stages (SASS, CPU assembly), in parallel, and merges every process's launch files into
 the records.
@@ -73,7 +73,7 @@ def run(command: list[str], out_dir: str | Path, *, time_method: str | None = No
     capture left out and merge the launch records. `time_method` ("profiler" or "events") times every
     launch on the GPU (`time_sample` = N: about one launch in N, profiler only). With `interpret` (a
     target such as "cuda:90") the command runs under TRITON_INTERPRET and each kernel and specialization it launched is compiled for that target
-    afterwards (kinspect.program.interpret); `compiling(outcome, total)` follows those compiles."""
+    afterwards (kinspect.program.interpreted_launches); `compiling(outcome, total)` follows those compiles."""
     if not command:
         raise UsageError("nothing to run; e.g. kinspect capture --store out -- python script.py")
     if time_method is not None:

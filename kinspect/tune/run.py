@@ -150,7 +150,7 @@ def record_launch(kernel: str, *, out_dir, constexprs: dict, args: dict, size: s
     kinspect's capture, so that it has a captured launch to tune; the variant's folder."""
     import torch
 
-    from kinspect.bench.launch import prepare
+    from kinspect.bench.prepared import prepare
     from kinspect.hooks.session import recording
     from kinspect.core.errors import KinspectError
 

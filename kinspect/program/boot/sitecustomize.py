@@ -27,12 +27,12 @@ def _install():
         if interpret:
             # under TRITON_INTERPRET nothing compiles and no launch hook runs: the interpreted launches
             # themselves are recorded, for the capture command to compile for `interpret`'s target
-            from kinspect.program.interpret import InterpretRecorder
+            from kinspect.program.interpreted_launches import InterpretRecorder
 
             session = install(store, interpreted=InterpretRecorder(store.root, interpret), for_process=True,
                               origin="capture")
         else:
-            from kinspect.hooks.launches import LaunchRecorder
+            from kinspect.hooks.launch_counts import LaunchRecorder
             from kinspect.hooks.session import timer
 
             sample = os.environ.get("KINSPECT_CAPTURE_TIME_SAMPLE", "")

@@ -9,7 +9,7 @@ launch hook is ever called. So this wraps `InterpretedFunction.run` (the launch,
   Python function (never launched) gives its binder under kinspect's compile-only driver, and the
   binder's specialization (types, 16-byte alignment of pointers, divisibility of ints) keys the
   variant, exactly as the JIT's kernel cache is keyed;
-- counts the launch (kinspect.hooks.launches.LaunchRecorder: grids, argument signatures);
+- counts the launch (kinspect.hooks.launch_counts.LaunchRecorder: grids, argument signatures);
 - at a new variant, records what compiling it needs: the launch's arguments as ArgSpecs, the
   expected specialization and the kernel's source with its namespace (kinspect.replay.source).
 
@@ -36,7 +36,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from kinspect.core.patching import Patches
-from kinspect.hooks.launches import FLUSH_S, LaunchRecorder, _arg_key, _arg_spec, rank
+from kinspect.hooks.launch_counts import FLUSH_S, LaunchRecorder, _arg_key, _arg_spec, rank
 from kinspect.hooks.tuning import in_trial
 from kinspect.core.model import grid3
 

@@ -151,7 +151,7 @@ class LaunchRecorder:
         self.observed: dict[str, int] = {}        # how launches were observed -> variants so observed
         self.after_flush: list = []               # called with `folders` after each flush
         if store is not None:                     # Inductor kernels' ATen ops and model lines, beside their variants
-            from kinspect.hooks.provenance import InductorOrigins
+            from kinspect.hooks.inductor_origins import InductorOrigins
 
             self.after_flush.append(InductorOrigins().attach)
         self._lock = threading.Lock()
@@ -161,7 +161,7 @@ class LaunchRecorder:
     def count(self, key: str, kernel, grid, args: dict, fn=None) -> bool:
         """Count one launch of the variant `key` with `grid` and `args` (parameter name -> value), its
         signature key being every argument's; whether it was the variant's first. For launches no
-        observer wraps (the interpreter's: kinspect.program.interpret)."""
+        observer wraps (the interpreter's: kinspect.program.interpreted_launches)."""
         tally, first = self.tally(key, kernel, tuple(args), fn)
         values = tuple(args.values())
         sig = (grid3(grid), tuple(map(_arg_key, values)))

@@ -1,5 +1,5 @@
 """kinspect.capture() in a program run under TRITON_INTERPRET, where nothing compiles: the
-interpreted launches are recorded (kinspect.program.interpret, installed by the capture session,
+interpreted launches are recorded (kinspect.program.interpreted_launches, installed by the capture session,
 kinspect.hooks.session) and compiled for a target when the block ends (kinspect.program.pending), as
 `kinspect capture --interpret` does for a whole program."""
 
@@ -23,14 +23,14 @@ def interpreting() -> bool:
 @contextlib.contextmanager
 def record_interpreted(out_dir: str | Path, target: str | None = None):
     """kinspect.capture() under TRITON_INTERPRET: the interpreted launches and autotuning decisions inside
-    the block are recorded (kinspect.program.interpret), then compiled for `target` in worker processes
+    the block are recorded (kinspect.program.interpreted_launches), then compiled for `target` in worker processes
     when it ends; `rec.variants` holds them."""
     import os
 
     from kinspect.compile.targets import DEFAULT_OFFLINE, resolve
     from kinspect.files.store import merge_autotune, merge_launches, read_record
     from kinspect.hooks.session import install
-    from kinspect.program.interpret import InterpretRecorder
+    from kinspect.program.interpreted_launches import InterpretRecorder
     from kinspect.program.pending import compile_pending
 
     target = str(resolve(target or DEFAULT_OFFLINE).target)
