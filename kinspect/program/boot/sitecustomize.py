@@ -94,6 +94,9 @@ def _at_exit(launches, observer=None):
         else:
             summary = launches.summary()
         if summary["launches"] or summary.get("tuning"):
+            from kinspect.files.run_info import environment
+
+            summary["environment"] = environment()
             import json
             import socket
 
