@@ -10,6 +10,7 @@ from kinspect.cli.main import CONTEXT, main
 from kinspect.cli.options import store_option, sweep_kwargs, sweep_options
 from kinspect.cli.progress import ProgressBar
 from kinspect.cli.output import echo
+from kinspect.core.errors import UsageError
 
 
 @main.command(context_settings=CONTEXT)
@@ -55,7 +56,7 @@ def diff(items, constexprs, targets, num_warps, num_stages, configs, args, size,
                     as_json=as_json, out_dir=out_dir, targets=targets, constexprs=constexprs, num_warps=num_warps,
                     num_stages=num_stages, args=args, size=size, sweeping=sweeping)
     if steps:
-        raise click.UsageError("--steps applies to a diff of two runs (two captured stores or traces)")
+        raise UsageError("--steps applies to a diff of two runs (two captured stores or traces)")
     kwargs = sweep_kwargs(items, constexprs, targets, num_warps, num_stages, configs, args, size, no_bench, retarget,
                            jobs, out_dir)
     import json
@@ -86,25 +87,25 @@ def _two(items, *, python, steps, pair, stage, side, table_only, as_json, out_di
     from kinspect.render.program_diff import render
 
     if stage:
-        raise click.UsageError("--stage picks a stage of a sweep's pair; a diff of two runs or two Tritons shows "
+        raise UsageError("--stage picks a stage of a sweep's pair; a diff of two runs or two Tritons shows "
                                "the machine code and the first stage that differs")
     if python:
         from kinspect.compile.args import parse_args, parse_int_list, parse_sweep
 
         if len(items) != 1:
-            raise click.UsageError(f"--python compiles one kernel (FILE:KERNEL or a shipped name); got {len(items)} "
+            raise UsageError(f"--python compiles one kernel (FILE:KERNEL or a shipped name); got {len(items)} "
                                    f"items")
         if steps or pair:
-            raise click.UsageError("--steps and --pair apply to a diff of two runs, not to --python")
+            raise UsageError("--steps and --pair apply to a diff of two runs, not to --python")
         sweep = parse_sweep(constexprs)
         many = [k for k, vs in sweep.items() if len(vs) > 1]
         if many or (targets and "," in targets):
-            raise click.UsageError("--python compares one variant under two Tritons: give one value per -p and one "
+            raise UsageError("--python compares one variant under two Tritons: give one value per -p and one "
                                    "-t")
         warps = parse_int_list(num_warps, "--num-warps") if num_warps else [None]
         stages = parse_int_list(num_stages, "--num-stages") if num_stages else [None]
         if len(warps) > 1 or len(stages) > 1:
-            raise click.UsageError("--python compares one variant: give one --num-warps and one --num-stages")
+            raise UsageError("--python compares one variant: give one --num-warps and one --num-stages")
         parse_args(args)        # a bad --arg fails here, before either interpreter compiles
         result = api.diff_tritons(items[0], python, target=targets, constexprs={k: v[0] for k, v in sweep.items()},
                                   args=args, num_warps=warps[0], num_stages=stages[0], size=size,
@@ -114,7 +115,7 @@ def _two(items, *, python, steps, pair, stage, side, table_only, as_json, out_di
         if steps:
             parts = steps.split(",")
             if len(parts) > 2 or not all(p.strip().isdigit() and int(p) > 0 for p in parts):
-                raise click.UsageError(f"--steps '{steps}': give N (both runs) or N,M (A's and B's), whole numbers "
+                raise UsageError(f"--steps '{steps}': give N (both runs) or N,M (A's and B's), whole numbers "
                                        f"above 0")
             counts = [int(parts[0]), int(parts[-1])]
         result = api.diff_runs(items[0], items[1], steps=tuple(counts), pair=pair, text=not table_only)

@@ -308,30 +308,31 @@ def change(m: Match, a_steps: int, b_steps: int) -> KernelChange:
 
 
 def labelled(changes: list[KernelChange]) -> list[KernelChange]:
-    """Each change named by its kernel, with as much of its specialization as tells it apart from the
-    others of that kernel (a hand-written kernel launched with two block sizes is two lines)."""
+    """Each change named by its kernel, with the parts of its specialization that tell it apart from
+    the others of that kernel (a hand-written kernel launched with two block sizes is two lines)."""
     import dataclasses
-    from collections import Counter
 
-    from kinspect.diff.matching import specialization
+    def facets(c) -> dict:
+        v = (c.b or c.a).unit.variant
+        out = {f"const:{k}": f"{k}={x}" for k, x in sorted(v.constexprs.items())}
+        out.update({k: f"{short}={v.options[k]}" for k, short in (("num_warps", "w"), ("num_stages", "s"))
+                    if v.options.get(k) is not None})
+        out.update(v.specialization())
+        return out
 
-    def unit(c):
-        return (c.b or c.a).unit
-
-    def short(c):
-        v = unit(c).variant
-        return " ".join([v.kernel] + [f"{k}={x}" for k, x in sorted(v.constexprs.items())] +
-                        [f"{s}={v.options[k]}" for k, s in (("num_warps", "w"), ("num_stages", "s"))
-                         if v.options.get(k) is not None])
-
-    names = Counter(unit(c).kernel for c in changes)
-    shorts = Counter(short(c) for c in changes if names[unit(c).kernel] > 1)
-    out = []
-    for c in changes:
-        u = unit(c)
-        label = u.kernel if names[u.kernel] == 1 else short(c) if shorts[short(c)] == 1 else \
-            f"{u.kernel} {specialization(u.variant)}"
-        out.append(dataclasses.replace(c, kernel=label))
+    groups: dict[str, list[int]] = {}
+    for i, c in enumerate(changes):
+        groups.setdefault((c.b or c.a).unit.kernel, []).append(i)
+    out = list(changes)
+    for kernel, idx in groups.items():
+        if len(idx) == 1:
+            out[idx[0]] = dataclasses.replace(changes[idx[0]], kernel=kernel)
+            continue
+        fs = [facets(changes[i]) for i in idx]
+        keys = list(dict.fromkeys(k for f in fs for k in f))
+        varying = [k for k in keys if len({f.get(k) for f in fs}) > 1]
+        for i, f in zip(idx, fs):
+            out[i] = dataclasses.replace(changes[i], kernel=" ".join([kernel] + [f[k] for k in varying if k in f]))
     return out
 
 
@@ -351,12 +352,13 @@ def config_changes(a: Variant, b: Variant) -> tuple[str, ...]:
 
 
 def ranked(changes: list[KernelChange]) -> list[KernelChange]:
-    """Most GPU time lost per step first (gains last); without times, changed kernels first, then
-    matched ones by how much their figures moved."""
+    """Most GPU time lost per step first (gains last); without times, kernels in both runs that changed
+    first (those whose figures moved most first), then the new and gone ones, then the unchanged."""
     def key(c: KernelChange):
         if c.lost_ms_per_step is not None:
             return (0, -c.lost_ms_per_step, c.kernel)
-        return (1, not c.changed, -sum(abs(v) for v in c.deltas.values()), c.kernel)
+        rank = 2 if not c.changed else 0 if c.matched else 1
+        return (1, rank, -sum(abs(v) for v in c.deltas.values()), c.kernel)
     return sorted(changes, key=key)
 
 

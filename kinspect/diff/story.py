@@ -55,7 +55,9 @@ def _timing(c, run_a, run_b) -> str:
         bits.append(f"time per call {_us(a.us)} → {_us(b.us)} µs ({change}, {spread})")
     if a.calls is not None and b.calls is not None:
         per_a, per_b = a.calls / run_a.steps, b.calls / run_b.steps
-        bits.append(f"calls per step {_n(per_a)} → {_n(per_b)}" if per_a != per_b else f"{_n(per_b)} calls per step")
+        per = "run" if run_a.steps == run_b.steps == 1 else "step"
+        bits.append(f"calls per {per} {_n(per_a)} → {_n(per_b)}" if per_a != per_b
+                    else f"{_n(per_b)} call{'s' if per_b != 1 else ''} per {per}")
     if c.lost_ms_per_step is not None:
         total = None if run_a.step_ms is None or run_b.step_ms is None else run_b.step_ms - run_a.step_ms
         word = "lost" if c.lost_ms_per_step >= 0 else "saved"
@@ -96,7 +98,8 @@ def _stages(pair) -> str:
     text += f"{first.title or first.stage} is the first stage that differs ({first.changed_lines} normalized lines)"
     isa = next((s for s in pair.stages if pair.isa is not None and s.stage == pair.isa.stage), None)
     if isa is not None and isa.stage != pair.first:
-        text += f", the {isa.title or isa.stage} differs in {isa.changed_lines}"
+        text += f", the {isa.title or isa.stage} " + (f"differs in {isa.changed_lines}" if not isa.identical
+                                                       else "is identical again")
     return text + "."
 
 
