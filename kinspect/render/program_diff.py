@@ -108,6 +108,11 @@ def render(d: ProgramDiff, *, side: bool = False, width: int = 160, top: int = 0
         change = d.b.step_ms - d.a.step_ms
         rel = f" ({change / d.a.step_ms:+.1%})" if d.a.step_ms else ""
         out.append(f"step GPU time (Triton kernels) {d.a.step_ms:.4f} → {d.b.step_ms:.4f} ms: {change:+.4f} ms{rel}")
+        if d.a.other_ms is not None and d.b.other_ms is not None:
+            # work can move between Triton and cuBLAS (max_autotune's templates): the whole GPU time says where
+            ta, tb = (r.step_ms + r.other_ms / r.steps for r in (d.a, d.b))
+            out.append(f"all GPU work the profiler saw, per step {ta:.4f} → {tb:.4f} ms: {tb - ta:+.4f} ms "
+                       f"(other work counted from the first Triton launch on, autotuning included)")
     matched = sum(c.matched for c in d.changes)
     gone = sum(c.a is not None and c.b is None for c in d.changes)
     new = sum(c.a is None and c.b is not None for c in d.changes)
