@@ -268,3 +268,22 @@ def test_renumbered_inductor_kernels_are_matched_by_source_and_by_origin(gpt2, t
     assert r.exit_code == 0 and "37 kernels of two runs" in r.output, r.output
     page = (tmp_path / "r.html").read_text()
     assert "origin (renamed)" in page and "+50%, beyond both runs&#x27; spreads" in page and "<script" not in page
+
+
+def test_a_trace_is_a_run(tmp_path, two_versions):
+    """A tritonparse trace (tests/trace_maker.py: one compile and one launch of the shipped softmax kernel) is
+    one run: against itself every kernel matches; against a store its kernel is gone and the store's are new."""
+    import os
+
+    out = tmp_path / "made"
+    subprocess.run([sys.executable, str(Path(__file__).parent / "trace_maker.py"), str(out),
+                    f"{Path(__file__).parent.parent / 'kernels' / 'softmax.py'}:softmax_kernel", "cuda:90", "none"],
+                   check=True, capture_output=True, timeout=600, env=dict(os.environ))
+    [trace] = (out / "trace-none").glob("*.ndjson")
+    d = json.loads(run("diff", trace, trace, "--json").output)
+    assert d["a"]["kind"] == "trace" and [k["match"] for k in d["kernels"]] == ["function, specialization and source"]
+    assert d["kernels"][0]["a"]["calls"] == 1
+    d = json.loads(run("diff", trace, two_versions[1], "--json", "--table").output)
+    assert {k["match"] for k in d["kernels"]} == {"gone", "new"} and d["pair"] is None
+    gone = next(k for k in d["kernels"] if k["match"] == "gone")
+    assert gone["kernel"] == "softmax_kernel" and gone["b"] is None and gone["a"]["calls"] == 1
