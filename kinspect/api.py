@@ -286,6 +286,27 @@ def diff(items, *, bench: bool = True, **kwargs) -> DiffResult:
     return compare(list(items), **kwargs)
 
 
+def diff_runs(a, b, *, steps=(None, None), pair: str | None = None, text: bool = True):
+    """Two captured runs of a program (kinspect stores or traces), kernel by kernel: kinspect.diff.programs."""
+    from kinspect.diff.programs import diff_programs
+
+    return diff_programs(a, b, steps=steps, pair=pair, text=text)
+
+
+def is_run(item) -> bool:
+    """A folder or file `diff` reads as one run of a program (a captured store, a trace)."""
+    from kinspect.diff.programs import is_run as run
+
+    return run(item)
+
+
+def diff_tritons(kernel: str, python: str, **kwargs):
+    """One kernel compiled by this Triton and by another interpreter's: kinspect.diff.tritons."""
+    from kinspect.diff.tritons import diff_tritons as compare
+
+    return compare(kernel, python, **kwargs)
+
+
 def bench(kernel: str, **kwargs) -> BenchResult:
     """Run a kernel on the device: its first call (cold and warm, split into JIT stages), steady-state
     quantiles, throughput against the device's measured copy bandwidth and matmul peak, its torch
