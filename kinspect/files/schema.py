@@ -367,6 +367,7 @@ PENDING = Obj({"host": NAME, "pid": PID, "specs": List(Obj({"spec": REPLAY_SPEC}
               {"target": NAME, "errors": List(Str(lines=True), 1024)})
 SUMMARY = Obj({}, {"launches": COUNT, "tuning": COUNT, "hook_ms": Num(0), "unattributed": Map(COUNT, 65536),
                    "per_launch_us": Num(0), "observed": Map(COUNT, 16, LINE), "static_launcher": Str(),
+                   "environment": Map(Str(256), 16),
                    "timing": Maybe(Obj({"method": Str(), "ms": Num(0)},
                                        {"failed": Str(), "coverage": Str(), "window": Str(),
                                         "other_kernels": Map(Obj({"calls": COUNT, "ms": Num(0)}), 65536, LINE),

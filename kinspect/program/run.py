@@ -276,11 +276,12 @@ def _finished(v: Variant, finish) -> Variant:
 def _summaries(folder: Path) -> tuple[int, float, dict | None, dict, dict]:
     """What every process's launch observers reported at exit, summed, and how they observed
     (CaptureResult's observed, per_launch_us, static_launcher); the files are removed."""
-    from kinspect.files import schema
+    from kinspect.files import run_info, schema
     from kinspect.files.store import load_json
 
     launches, hook_ms, timing, unattributed = 0, 0.0, None, {}
     how = {"observed": {}, "per_launch_us": 0.0, "static_launcher": ""}
+    envs = []
     weighted = 0.0
     if not folder.is_dir():
         return launches, hook_ms, timing, unattributed, how
@@ -292,6 +293,8 @@ def _summaries(folder: Path) -> tuple[int, float, dict | None, dict, dict]:
                  f"are left out of the totals")
             continue
         launches += int(d.get("launches", 0))
+        if d.get("environment"):
+            envs.append(d["environment"])
         hook_ms += float(d.get("hook_ms", 0.0))
         weighted += float(d.get("per_launch_us", 0.0)) * int(d.get("launches", 0))
         for k, n in (d.get("observed") or {}).items():
@@ -313,6 +316,9 @@ def _summaries(folder: Path) -> tuple[int, float, dict | None, dict, dict]:
                       "tuning_other_kernels": tuning, "window": t.get("window") or (timing or {}).get("window", "")}
     import shutil
 
+    info = run_info.merged(envs)
+    if info is not None:    # what a program diff's header says of this run (kinspect.files.run_info)
+        run_info.write(folder.parent, info)
     shutil.rmtree(folder, ignore_errors=True)
     how["per_launch_us"] = weighted / launches if launches else 0.0
     return launches, hook_ms, timing, unattributed, how
