@@ -1,7 +1,8 @@
 """What the program view says about each kernel beyond its summary row: how far it is from the
 speed of light (kinspect.analysis.sol), which ATen ops and model lines made it (kinspect.files.provenance),
 and, where `--counters` measured it, the counters beside the findings they confirm or contradict
-(kinspect.analysis.counters). Records the views read (kinspect.render.program, .html, .json).
+(kinspect.analysis.pairing); with the program's call sites, its ranks and why a kernel has several
+variants. Records the views read (kinspect.render.program, .html, .json).
 
     view = kernel_view(row, variant, sol)     # a KernelView: the row, its Speed, Provenance, CountersView
 """
@@ -10,9 +11,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kinspect.analysis.counters import Pairing
+from kinspect.analysis.callsites import SiteCost
+from kinspect.analysis.pairing import Pairing
+from kinspect.analysis.ranks import KernelRanks
 from kinspect.analysis.sol import Speed
 from kinspect.analysis.summary import KernelRow
+from kinspect.analysis.variants import VariantWhy
 from kinspect.core.model import Variant
 from kinspect.files.counters import Counters
 from kinspect.files.provenance import Origin
@@ -52,6 +56,9 @@ class KernelView:
     provenance: Provenance | None = None
     counters: CountersView | None = None
     counters_failed: str = ""         # why --counters measured nothing for it
+    call_sites: tuple[SiteCost, ...] = ()             # the user's lines that launched it, most GPU time first
+    ranks: KernelRanks | None = None                  # its GPU time per rank (a program of several ranks)
+    variants_explained: tuple[VariantWhy, ...] = ()   # what the JIT specialized differently in each variant
 
     @property
     def kernel(self) -> str:
@@ -62,15 +69,19 @@ def kernel_view(row: KernelRow, variant: Variant | None, sol, counters_failed: s
     """`variant` is the row's busiest variant, `sol` the program's kinspect.analysis.sol.ProgramSol (None:
     not computed)."""
     speed = ((sol.speeds.get(row.kernel) if sol is not None else None) or Speed(row.kernel)).rounded()
+    spread = sol.ranks if sol is not None else None
+    program = dict(call_sites=tuple(sol.call_sites.get(row.kernel, ())) if sol is not None else (),
+                   ranks=spread.kernels.get(row.kernel) if spread is not None else None,
+                   variants_explained=tuple(sol.variants.get(row.kernel, ())) if sol is not None else ())
     if variant is None:
-        return KernelView(row=row, speed=speed, counters_failed=counters_failed)
+        return KernelView(row=row, speed=speed, counters_failed=counters_failed, **program)
     return KernelView(row=row, speed=speed, provenance=provenance_status(variant),
-                      counters=counters_view(row, variant, sol), counters_failed=counters_failed)
+                      counters=counters_view(row, variant, sol), counters_failed=counters_failed, **program)
 
 
 def counters_view(row: KernelRow, variant: Variant, sol) -> CountersView | None:
     from kinspect.files import counters
-    from kinspect.analysis.counters import figures, pair
+    from kinspect.analysis.pairing import figures, pair
     from kinspect.analysis.traffic import traffic
 
     measured = counters.read(variant.path) if variant.path else None

@@ -1,4 +1,5 @@
-"""Sweeps, reports, timing and replays: diff, report, bench, interpret, repro."""
+"""Sweeps, reports, timing and replays: diff (of variants, of two runs, of two Tritons), the executor of a
+sweep, report, bench, interpret, repro."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from kinspect.files.readonly import check_output_path
 from kinspect.files.store import DEFAULT_OUT
 
 if TYPE_CHECKING:
-    from kinspect.bench.interpret import Interpreted
+    from kinspect.bench.interpreted_check import Interpreted
     from kinspect.bench.measure import BenchResult
     from kinspect.diff.result import DiffResult
     from kinspect.render.html import Report
@@ -29,12 +30,47 @@ def diff(items, *, bench: bool = True, **kwargs) -> DiffResult:
     kernel's configs beside what Triton's own autotuner picks."""
     from kinspect.diff.compare import compare
 
+    cluster, gpus = kwargs.pop("cluster", None), kwargs.pop("gpus", None)
     if bench and kwargs.get("timer") is None:
         from kinspect.bench.runtime import autotuner_pick, device_timer
 
         kwargs["timer"] = device_timer(kwargs.get("size"))
         kwargs.setdefault("picker", autotuner_pick if kwargs["timer"] is not None else None)
+    if cluster or (kwargs.get("timer") is not None and gpus != 1):
+        kwargs["ex"] = fan_out(cluster, gpus)
     return compare(list(items), **kwargs)
+
+
+def diff_runs(a, b, *, steps=(None, None), pair: str | None = None, text: bool = True):
+    """Two captured runs of a program (kinspect stores or traces), kernel by kernel: kinspect.diff.programs."""
+    from kinspect.diff.programs import diff_programs
+
+    return diff_programs(a, b, steps=steps, pair=pair, text=text)
+
+
+def is_run(item) -> bool:
+    """A folder or file `diff` reads as one run of a program (a captured store, a trace)."""
+    from kinspect.diff.programs import is_run as run
+
+    return run(item)
+
+
+def diff_tritons(kernel: str, python: str, **kwargs):
+    """One kernel compiled by this Triton and by another interpreter's: kinspect.diff.tritons."""
+    from kinspect.diff.tritons import diff_tritons as compare
+
+    return compare(kernel, python, **kwargs)
+
+
+def fan_out(cluster: str | None = None, gpus: int | None = None):
+    """The executor of a sweep (kinspect.core.executor): the cluster `--cluster` names, else this machine
+    with its first `gpus` visible GPUs (default: all of them)."""
+    from kinspect.core.executor import executor, visible_gpus
+
+    try:
+        return executor(cluster, None if cluster else visible_gpus()[:gpus] if gpus else None)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
 
 
 def bench(kernel: str, **kwargs) -> BenchResult:
@@ -55,7 +91,7 @@ def interpret(kernel: str, *, out_dir: str | Path = DEFAULT_OUT, **kwargs) -> In
     from kinspect.core.optional import need
 
     need("numpy", "--interpret (Triton's interpreter)")
-    from kinspect.bench.interpret import interpret as run
+    from kinspect.bench.interpreted_check import interpret as run
     from kinspect.bench.captured import captured
 
     return run(kernel, replay=captured(kernel, out_dir), **kwargs)
@@ -64,7 +100,7 @@ def interpret(kernel: str, *, out_dir: str | Path = DEFAULT_OUT, **kwargs) -> In
 def interpret_many(runs: list[dict]) -> list[Interpreted]:
     """Several interpreter runs (dicts of `interpret`'s keyword arguments plus `kernel`) in one child
     process, so the interpreter's start-up is paid once; one Interpreted per run, in order."""
-    from kinspect.bench.interpret import interpret_many as run
+    from kinspect.bench.interpreted_check import interpret_many as run
 
     return run(runs)
 

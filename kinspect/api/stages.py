@@ -37,11 +37,13 @@ def stage_text(variant: Variant, stage: str) -> str:
 
 def _open_stage(variant: Variant, s, newline: str | None = None):
     """A stage's file opened as text; one that cannot be opened (gone, unreadable) is one line."""
+    from kinspect.files import foreign
+
     try:
-        return open(Path(variant.path, s.file), encoding="utf-8", errors="replace", newline=newline)
-    except OSError as e:
-        raise KinspectError(f"variant {variant.name or variant.kernel}: stage {s.name}: cannot read its file "
-                            f"{ascii(s.file)[:80]} ({e.strerror})") from None
+        return foreign.open_text(Path(variant.path, s.file), newline=newline)
+    except foreign.Refused as e:
+        raise KinspectError(f"variant {variant.name or variant.kernel}: stage {s.name}: "
+                            f"{str(e).replace(str(variant.path) + '/', '')}") from None
 
 
 HIGHLIGHT_MAX_BYTES = 8 << 20   # past this a stage is shown streamed, without colours (pygments holds it all)

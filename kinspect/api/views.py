@@ -38,12 +38,12 @@ def resolve_variants(items, *, target=None, constexprs=None, args=None, num_warp
     from kinspect.analysis.derived import complete
 
     if not items:
-        return [complete(v) for v in sources.readable(sources.discover(None)).variants]
+        return [complete(v) for v in sources.at_most(sources.readable(sources.discover(None)))]
     variants = []
     for item in items:
         p = Path(item)
         if p.exists() and not is_user_kernel(item):
-            variants += [complete(v) for v in sources.readable(sources.discover(p)).variants]
+            variants += [complete(v) for v in sources.at_most(sources.readable(sources.discover(p)))]
         else:
             variants.append(dump(item, target=target, constexprs=constexprs, args=args, num_warps=num_warps,
                                  num_stages=num_stages, size=size, out_dir=out_dir, config=config, launch=launch,
@@ -88,24 +88,29 @@ class VecReport:
 
 def vec_report_view(items, *, retarget=(), top: int = 3, every: bool = False, names=(), jobs: int | None = None,
                     tune: int | None = None, trials: int | None = None, budget_s: float | None = None,
-                    counters: int = 0, progress=None, **kwargs) -> VecReport:
+                    counters: int = 0, rank: int | None = None, progress=None, **kwargs) -> VecReport:
     """vec-report's decision: several kernels (a captured program) give the program view (`top`, `every`,
     `names`, `counters` as in `program`) and, with `tune` N, the tunes of the N kernels with the most
-    headroom (`trials`, `budget_s` per kernel); one kernel gives a report per variant (with `retarget`,
+    headroom (`trials`, `budget_s` per kernel); `rank` N keeps what rank N of a distributed program launched
+    (one_rank); one kernel gives a report per variant (with `retarget`,
     each variant's LLVM IR compiled for those CPUs is reported after it). Options that apply to the
     other case are a UsageError."""
     if retarget:
-        for what, given in (("--tune", tune or trials or budget_s), ("--counters", counters)):
+        for what, given in (("--tune", tune or trials or budget_s), ("--counters", counters),
+                            ("--rank", rank is not None)):
             if given:
                 raise UsageError(f"{what} applies to the kernels of a captured program; --retarget reports variants")
         reports = vec_report(list(items), retarget=retarget, **kwargs)
         return VecReport(reports=tuple(reports), stored=tuple(tuned(r.variant) for r in reports))
     variants = resolve_variants(list(items), **kwargs)
+    where = _where(items, variants)
+    if rank is not None:
+        variants = one_rank(variants, rank)
+        where += f" (rank {rank})"
     if is_program(variants):
         if (trials or budget_s) and not tune:
             raise UsageError("--trials and --budget limit the tune of each kernel: give them with --tune N")
-        found = program(variants, top=top, every=every, names=names, where=_where(items, variants), jobs=jobs,
-                        counters=counters)
+        found = program(variants, top=top, every=every, names=names, where=where, jobs=jobs, counters=counters)
         tunes = tune_program(found, tune, out_dir=kwargs.get("out_dir", DEFAULT_OUT), jobs=jobs, trials=trials,
                              budget_s=budget_s, progress=progress) if tune else None
         return VecReport(program=found, tunes=None if tunes is None else tuple(tunes))
@@ -135,6 +140,17 @@ def _where(items, variants) -> str:
 from kinspect.analysis.program_view import ProgramView, is_program, ranked  # noqa: E402,F401  (ranked, is_program: for users)
 
 Program = ProgramView    # its name before it moved
+
+
+def one_rank(variants: list[Variant], rank: int) -> list[Variant]:
+    """The variants as rank `rank` of a distributed program launched them (kinspect.analysis.ranks)."""
+    from kinspect.analysis.ranks import for_rank, ranks_of
+
+    ranks = ranks_of(variants)
+    if rank not in ranks:
+        raise UsageError(f"--rank {rank}: " + (f"the capture has ranks {', '.join(map(str, ranks))}" if ranks else
+                                               "the capture recorded no rank (one process, or RANK was not set)"))
+    return for_rank(variants, rank)
 
 
 def program(variants: list[Variant], *, top: int = 3, every: bool = False, names=(), where: str = "",

@@ -40,10 +40,12 @@ from kinspect.cli.output import echo
 @click.option("--counters", "counters", type=click.IntRange(min=1), is_flag=False, flag_value=10, default=None,
               metavar="[N]", help="A captured program: replay the N kernels with the most headroom (default 10) "
                                   "under Nsight Compute (ncu) and show their counters beside the findings.")
+@click.option("--rank", "rank", type=click.IntRange(min=0), default=None, metavar="N",
+              help="A program captured on several ranks: the kernels as rank N launched and timed them.")
 @retarget_option
 @store_option(help="Store for kernels compiled here.")
 def vec_report(targets, target, constexprs, args, num_warps, num_stages, config, launch, from_, as_json, show_lines,
-               top, every, names, jobs, tune_top, tune_trials, tune_budget, counters, retarget, out_dir):
+               top, every, names, jobs, tune_top, tune_trials, tune_budget, counters, rank, retarget, out_dir):
     """Vector, matrix and register use of each variant, with verdicts tied to source lines.
 
     TARGETS are kernels (shipped names or file.py:name, compiled as in dump), kinspect stores, Triton
@@ -67,7 +69,7 @@ def vec_report(targets, target, constexprs, args, num_warps, num_stages, config,
         precheck.item(item, kwargs["constexprs"], args=kwargs["args"])
     found = api.vec_report_view(list(targets), retarget=checked(retarget), top=top, every=every, names=names,
                                 jobs=jobs, tune=tune_top, trials=tune_trials, budget_s=tune_budget,
-                                counters=counters or 0, progress=progress_line, **kwargs)
+                                counters=counters or 0, rank=rank, progress=progress_line, **kwargs)
     if as_json:
         click.echo(json.dumps(json.program(found.program, found.tunes) if found.program is not None
                               else json.vec_report(found.reports)))

@@ -14,7 +14,6 @@ import dataclasses
 import json
 from pathlib import Path
 
-from kinspect.core.errors import KinspectError
 from kinspect.core.model import Variant
 from kinspect.replay.spec import SOURCE_FILE, ReplaySpec, generated, plan
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from kinspect.diff.correlation import Link
-from kinspect.diff.sweep import Outcome, Sweep
+from kinspect.diff.sweep import JobResult, Sweep
 from kinspect.diff.table import Row
 from kinspect.diff.textdiff import StageDiff
 
@@ -26,10 +26,20 @@ def stage_rank(dialect: str) -> int | None:
 @dataclass(frozen=True)
 class DiffResult:
     rows: list[Row]
-    failed: list[Outcome]
+    failed: list[JobResult]
     stage: str | None = None
     pair: tuple[int, int] | None = None        # indices into rows
     text: StageDiff | None = None
     links: list[Link] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     sweep: Sweep | None = None
+
+
+def stage_diff_json(d: StageDiff) -> dict:
+    """A stage diff's figures and hunks, as the run diff's JSON gives them (kinspect.diff.programs; the
+    sweep's diff is made in kinspect.render.json)."""
+    return {"a_lines": d.a_lines, "b_lines": d.b_lines, "raw_changed_lines": d.raw_changed,
+            "normalized_changed_lines": d.changed, "shown_changed_lines": d.shown,
+            "hunks": [{"a_start": h.a_start, "a_count": h.a_count, "b_start": h.b_start, "b_count": h.b_count,
+                       "runs": [{"tag": r.tag, "lines": list(r.lines), "repeat": r.repeat} for r in h.runs]}
+                      for h in d.hunks]}

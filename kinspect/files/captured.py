@@ -17,6 +17,8 @@ class CaptureTiming:
     failed: str = ""                        # why the timer could not start
     coverage: str = ""                      # which launches were timed (--time-sample)
     other_kernels: dict[str, dict] = field(default_factory=dict)    # GPU work no launch hook saw: name -> calls, ms
+    tuning_other_kernels: dict[str, dict] = field(default_factory=dict)  # those launched inside autotuners'
+                                                                         # benchmarks (their L2 flushes)
     window: str = ""                        # when the profiler read them
 
 

@@ -294,6 +294,8 @@ def _variant(i: int, row: Row, analysis: VariantReport, found: list[Packed], ent
         + (f'<span class="try">try: {esc(x.what_to_try)}</span>' if x.kind else "") + "</li>"
         for x in analysis.verdicts)
     notes = [f"problem: {p}" for p in analysis.problems] + [f"note: {n}" for n in v.notes]
+    notes += [f"assumed: {name}={spec} (kinspect's guess: set your own with --arg/-p or --from)"
+              for name, spec in row.metrics.assumed]
     return "".join([
         f'<section class="variant" id="variant-{i}"{" hidden" if hidden else ""}>',
         f"<h2>{esc(title)}</h2>", f'<p class="sub mono">{esc(facts)}</p>',
@@ -376,7 +378,9 @@ def _speed(s: Speed) -> str:
         ("bytes per call", None if b is None else f"{'≤ ' if s.upper_bound else ''}"
          f"{b / 1e6:,.2f} MB ({s.bytes_method or None})"),
         ("achieved", None if s.gb_per_s is None else f"{s.gb_per_s:,.0f} GB/s" +
-         ("" if s.pct_of_bandwidth is None else f", {s.pct_of_bandwidth:.0f}% of copy bandwidth")),
+         ("" if s.pct_of_bandwidth is None else f", {s.pct_of_bandwidth:.0f}% of "
+          + {"L2": "the L2's bandwidth (inputs from the L2)", "L2 and DRAM": "the L2 and DRAM bandwidths (inputs "
+             "partly from the L2)"}.get(s.bandwidth_ceiling, "copy bandwidth"))),
         ("TFLOP/s", None if s.tflop_per_s is None else f"{s.tflop_per_s:,.1f}" +
          ("" if s.pct_of_peak is None else f", {s.pct_of_peak:.0f}% of the matmul peak")),
         ("ideal", None if s.ideal_ms is None else f"{s.ideal_ms:,.3f} ms ({s.bound_by or None} bound)"),
@@ -399,7 +403,7 @@ def _counters(kernel) -> str:
     """Nsight Compute's counters beside the findings they confirm or contradict (vec-report --counters)."""
     if kernel is None:
         return ""
-    from kinspect.render.counters import MARKS
+    from kinspect.render.measured import MARKS
 
     view_k = kernel[1]
     c = view_k.counters

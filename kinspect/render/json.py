@@ -114,6 +114,16 @@ class PerLine:
 
 
 @dataclass(frozen=True)
+class Assumed:
+    """A value kinspect assumed to compile the variant (no launch of the file gave it)."""
+
+    name: str = doc("the kernel's parameter, or wrapper:input for a wrapper's made-up input")
+    spec: str = doc("as --arg / -p spell it: *fp32, i32:1024, 64")
+    why: str
+    kind: str = doc("pointer, pow2, int, float, input, ...; empty when the record did not say")
+
+
+@dataclass(frozen=True)
 class VariantJson:
     """One variant's figures and verdicts (vec-report)."""
 
@@ -139,9 +149,17 @@ class VariantJson:
     mnemonics: dict[str, int] = field(default_factory=dict)
     other_mnemonics: int = 0
     verdicts: list[Verdict] = field(default_factory=list)
+    assumed: list[Assumed] = doc("the values kinspect assumed to compile it (verdicts that rest on one say so)",
+                                 default_factory=list)
     per_line: list[PerLine] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+
+
+def _assumed(v) -> list[Assumed]:
+    from kinspect.analysis.assumed import guesses
+
+    return [Assumed(name=g.name, spec=g.spec, why=g.why, kind=g.kind) for g in guesses(v)]
 
 
 def variant_json(report) -> VariantJson:
@@ -167,6 +185,7 @@ def variant_json(report) -> VariantJson:
         reductions=dict(m.reductions) if m else {}, kinds=dict(m.kinds) if m else {},
         mnemonics=dict(m.mnemonics.most_common()) if m else {}, other_mnemonics=m.other if m else 0,
         verdicts=[Verdict(text=x.text, level=x.level, line=x.line, file=x.file) for x in report.verdicts],
+        assumed=_assumed(v),
         per_line=_per_line(report), problems=list(report.problems), notes=list(v.notes))
 
 
@@ -198,7 +217,9 @@ class Speed:
     bytes_upper_bound: bool
     flops_per_call: float | None
     gb_per_s: float | None
-    pct_of_bandwidth: float | None = doc("of the device's measured copy bandwidth")
+    pct_of_bandwidth: float | None = doc("of the device's measured copy bandwidth (or its L2's: bandwidth_ceiling)")
+    bandwidth_ceiling: str | None = doc("what pct_of_bandwidth and the memory ideal are against: DRAM, L2 (inputs "
+                                        "just written by the kernel before) or L2 and DRAM", default=None)
     tflop_per_s: float | None = None
     pct_of_peak: float | None = doc("of the device's measured matmul peak for the dtype", default=None)
     ideal_ms: float | None = None
@@ -220,7 +241,7 @@ def speed_json(s) -> Speed:
     return Speed(bytes_per_call=s.bytes_per_call, bytes_method=s.bytes_method or None,
                  bytes_method_means=method_text(s.bytes_method) or None, bytes_upper_bound=s.upper_bound,
                  flops_per_call=s.flops_per_call, gb_per_s=s.gb_per_s, pct_of_bandwidth=s.pct_of_bandwidth,
-                 tflop_per_s=s.tflop_per_s, pct_of_peak=s.pct_of_peak, ideal_ms=s.ideal_ms,
+                 bandwidth_ceiling=s.bandwidth_ceiling or None, tflop_per_s=s.tflop_per_s, pct_of_peak=s.pct_of_peak, ideal_ms=s.ideal_ms,
                  headroom_ms=s.headroom_ms, bound_by=s.bound_by or None, speed_notes=list(s.notes))
 
 
@@ -287,6 +308,58 @@ def _counters(c) -> Counters | None:
 
 
 @dataclass(frozen=True)
+class CallSite:
+    """A line of the user's code that launched the kernel, with its launches and their GPU time."""
+
+    site: str | None = doc("file:line (function) as shown; null for launches past the signatures kept")
+    file: str | None
+    line: int | None
+    calls: int
+    gpu_ms: float | None
+    gpu_ms_estimated: bool = doc("a variant's time split by calls where it had several call sites")
+
+
+@dataclass(frozen=True)
+class KernelRanks:
+    """A kernel's launches and GPU time on each rank of a distributed program."""
+
+    gpu_ms_by_rank: dict[str, float]
+    calls_by_rank: dict[str, int]
+    slowest_rank: int | None
+    rank_spread: float | None = doc("the slowest rank's GPU time over the fastest's, minus 1")
+
+
+@dataclass(frozen=True)
+class VariantWhy:
+    """Why a kernel has this variant: what the JIT specialized differently in it."""
+
+    variant: str
+    differs: list[str] = doc("what sets it apart from the kernel's other variants")
+    compiled_while_running: bool = doc("compiled after another variant of the kernel had launched")
+    trigger: str | None = doc("its first launch's arguments that differ from the earlier variant's")
+
+
+def _why(w) -> VariantWhy:
+    return VariantWhy(variant=w.name, differs=list(w.differs), compiled_while_running=w.while_running,
+                      trigger=w.trigger or None)
+
+
+def _site(s) -> CallSite:
+    return CallSite(site=s.site.describe() if s.site is not None else None,
+                    file=s.site.file if s.site is not None else None, line=s.site.line if s.site is not None else None,
+                    calls=s.calls, gpu_ms=_round(s.gpu_ms, 4), gpu_ms_estimated=s.estimated)
+
+
+def _kernel_ranks(k) -> KernelRanks | None:
+    if k is None:
+        return None
+    slow = k.slowest
+    return KernelRanks(gpu_ms_by_rank={str(r): round(ms, 4) for r, ms in sorted(k.gpu_ms.items())},
+                       calls_by_rank={str(r): n for r, n in sorted(k.calls.items())},
+                       slowest_rank=None if slow is None else slow[0], rank_spread=_round(k.spread, 4))
+
+
+@dataclass(frozen=True)
 class Kernel:
     """One kernel of a program: its variants summed, the figures of its busiest variant, its speed of
     light, where it came from and its counters."""
@@ -309,6 +382,10 @@ class Kernel:
     provenance: Provenance | None
     counters: Counters | None
     counters_failed: str | None = doc("why --counters measured nothing for it")
+    call_sites: list[CallSite] = doc("the user's lines that launched it, most GPU time first ([] where none was "
+                                     "recorded)")
+    ranks: KernelRanks | None = doc("its GPU time per rank (a program captured on several ranks)")
+    variants_explained: list[VariantWhy] = doc("with several variants: what the JIT specialized differently in each")
 
 
 def kernel_json(k) -> Kernel:
@@ -324,7 +401,8 @@ def kernel_json(k) -> Kernel:
                                                                advice=top.advice, line=top.line),
                   finding_kinds=sorted({f.kind for v in r.variants for f in v.findings}), speed=speed_json(k.speed),
                   provenance=_provenance(k.provenance), counters=_counters(k.counters),
-                  counters_failed=k.counters_failed or None)
+                  counters_failed=k.counters_failed or None, call_sites=[_site(s) for s in k.call_sites],
+                  ranks=_kernel_ranks(k.ranks), variants_explained=[_why(w) for w in k.variants_explained])
 
 
 @dataclass(frozen=True)
@@ -332,6 +410,29 @@ class OtherKernel:
     name: str
     calls: int
     ms: float
+
+
+@dataclass(frozen=True)
+class RankSpread:
+    """What differs between the ranks of a distributed program."""
+
+    ranks: list[int]
+    gpu_ms_by_rank: dict[str, float] = doc("each rank's Triton kernels' GPU time")
+    slowest_rank: int | None
+    launched_on_some_ranks_only: dict[str, list[int]] = doc("kernel -> the ranks that launched it")
+    configured_differently: dict[str, dict[str, str]] = doc("kernel -> rank -> the config its autotuner chose")
+    notes: list[str]
+
+
+def _rank_spread(r) -> RankSpread | None:
+    if r is None:
+        return None
+    slow = r.slowest
+    return RankSpread(ranks=list(r.ranks), gpu_ms_by_rank={str(k): round(ms, 4) for k, ms in sorted(r.gpu_ms.items())},
+                      slowest_rank=None if slow is None else slow[0],
+                      launched_on_some_ranks_only={k: list(rs) for k, rs in r.only_on.items()},
+                      configured_differently={k: {str(n): c for n, c in sorted(by.items())}
+                                              for k, by in r.configured.items()}, notes=list(r.notes()))
 
 
 @dataclass(frozen=True)
@@ -348,8 +449,16 @@ class SpeedOfLight:
     launch_floor_note: str
     ranked_by_headroom: list[str]
     triton_share_of_gpu_time: float | None
-    largest_other_kernels: list[OtherKernel] | None
+    largest_other_kernels: list[OtherKernel] | None = doc("the largest GPU work no launch hook saw, communication "
+                                                          "and autotuners' benchmarks apart")
     share_window: str | None
+    communication_kernels: list[OtherKernel] | None = doc("NCCL's kernels among the other GPU work")
+    tuning_gpu_ms: float | None = doc("GPU time inside autotuners' benchmarks: Triton's launches and the other "
+                                      "kernels (L2 flushes)")
+    tuning_other_kernels: list[OtherKernel] | None = doc("the other kernels launched inside autotuners' benchmarks")
+    ranks: RankSpread | None
+    compiled_while_running: dict[str, list[VariantWhy]] = doc("kernel -> its variants compiled after another of "
+                                                              "it had launched")
 
 
 def sol_json(sol) -> SpeedOfLight | None:
@@ -360,15 +469,26 @@ def sol_json(sol) -> SpeedOfLight | None:
 
     c, t, o, share = sol.ceilings, sol.total, sol.others, sol.triton_share
     shared = share is not None
+    comm = o.communication if shared else {}
+    tuning = o is not None and bool(o.tuning)
+
+    def others(kernels: dict) -> list[OtherKernel]:
+        return [OtherKernel(name=n, calls=k["calls"], ms=k["ms"]) for n, k in kernels.items()][:5]
+
     return SpeedOfLight(
         gpu_ms=round(t.gpu_ms, 4), ideal_ms=_round(t.ideal_ms, 4), headroom_ms=_round(t.headroom_ms, 4),
         gpu_ms_with_ideal=round(t.covered_ms, 4),
         ceilings=None if c is None else {**c.to_json(), "source": c.source}, ceilings_note=sol.ceilings_note,
         launch_floor_us=sol.floor_us, launch_floor_note=sol.floor_note, ranked_by_headroom=by_headroom(sol.speeds),
         triton_share_of_gpu_time=round(share, 4) if shared else None,
-        largest_other_kernels=[OtherKernel(name=n, calls=k["calls"], ms=k["ms"]) for n, k in
-                               list(o.kernels.items())[:5]] if shared else None,
-        share_window=(o.window or None) if shared else None)
+        largest_other_kernels=others({n: k for n, k in o.kernels.items() if n not in comm}) if shared else None,
+        share_window=(o.window or None) if shared else None,
+        communication_kernels=others(comm) if shared else None,
+        tuning_gpu_ms=round(sol.tuning_ms + o.tuning_ms, 4) if tuning else
+        (round(sol.tuning_ms, 4) if sol.tuning_ms else None),
+        tuning_other_kernels=others(o.tuning) if tuning else None, ranks=_rank_spread(sol.ranks),
+        compiled_while_running={k: [_why(w) for w in ws if w.while_running] for k, ws in sol.variants.items()
+                                if any(w.while_running for w in ws)})
 
 
 # -- tune -------------------------------------------------------------------------------------------
@@ -525,6 +645,7 @@ class Row:
     cache_hit: bool | None
     runtime: Runtime | None
     findings: list[Finding]
+    assumed: list[Assumed] = doc("the values kinspect assumed to compile it")
 
 
 def row_json(row) -> Row:
@@ -535,7 +656,8 @@ def row_json(row) -> Row:
     return Row(label=row.label, variant=v.name or v.kernel, kernel=v.kernel, path=v.path, target=str(v.target),
                constexprs=v.constexprs, config=config_index(v), num_warps=v.options.get("num_warps"),
                num_stages=v.options.get("num_stages"), figures=_figures(m), compile=_compile(m),
-               cache_hit=v.cache_hit if v.times else None, runtime=_runtime(row.runtime), findings=_findings(m))
+               cache_hit=v.cache_hit if v.times else None, runtime=_runtime(row.runtime), findings=_findings(m),
+               assumed=_assumed(v))
 
 
 @dataclass(frozen=True)
@@ -816,8 +938,8 @@ class Interpreted:
 
 
 def interpreted(result) -> Interpreted:
-    """From a kinspect.bench.interpret.Interpreted."""
-    from kinspect.bench.interpret import NOTE
+    """From a kinspect.bench.interpreted_check.Interpreted."""
+    from kinspect.bench.interpreted_check import NOTE
 
     return Interpreted(kernel=result.label, size=result.size, grid=list(result.grid), interpreter_ms=result.wall_ms,
                        check=_check(result.check), note=NOTE)
@@ -849,6 +971,8 @@ class CaptureTiming:
     failed: str | None = doc("why the timer could not start")
     coverage: str | None = doc("which launches were timed (--time-sample)")
     other_kernels: dict[str, dict[str, Any]] = doc("GPU work no launch hook saw: name -> calls, ms")
+    tuning_other_kernels: dict[str, dict[str, Any]] = doc("those launched inside autotuners' benchmarks (their L2 "
+                                                          "flushes): name -> calls, ms")
     window: str | None = doc("when the profiler read the other kernels")
 
 
@@ -888,7 +1012,9 @@ def capture(result) -> Capture:
                    static_launcher=result.static_launcher,
                    timing=None if t is None else CaptureTiming(method=t.method, ms=t.ms, failed=t.failed or None,
                                                         coverage=t.coverage or None,
-                                                        other_kernels=dict(t.other_kernels), window=t.window or None),
+                                                        other_kernels=dict(t.other_kernels),
+                                                        tuning_other_kernels=dict(t.tuning_other_kernels),
+                                                        window=t.window or None),
                    unattributed=dict(result.unattributed), autotune=[d.to_json() for d in result.autotune],
                    interpret=result.interpret, compile_s=result.compile_s, derive_s=result.derive_s,
                    notes=list(result.notes))

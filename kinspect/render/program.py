@@ -11,6 +11,7 @@ from kinspect.analysis.findings import SEVERITY_NAMES
 from kinspect.analysis.program_view import ProgramView
 from kinspect.analysis.sol import ProgramSol
 from kinspect.analysis.summary import KernelRow, display_name
+from kinspect.render.table import aligned
 
 MARK = {3: "!!", 2: "!", 1: "-"}
 
@@ -32,7 +33,40 @@ def _where(k: KernelView, width: int = 40) -> str:
     """Where a kernel came from, short: the model's file:line (or its ATen ops) that made it."""
     p = k.provenance
     text = "-" if p is None else p.short or {"own source": "(own source)"}.get(p.status, "-")
+    sites = [s for s in k.call_sites if s.site is not None]
+    if sites and not (p is not None and p.short):       # a hand-written kernel: the user's line that launched it
+        text = _site_short(sites[0]) + (f" (+{len(sites) - 1} sites)" if len(sites) > 1 else "")
     return text if len(text) <= width else text[:width - 1].rstrip(" ,") + "…"
+
+
+def _site_short(s) -> str:
+    """A kinspect.analysis.callsites.SiteCost's line, short: file:line, or its description."""
+    return f"{s.site.file.rsplit('/', 1)[-1]}:{s.site.line}" if s.site.file else s.site.describe()
+
+
+def variant_lines(k: KernelView) -> list[str]:
+    """What tells a kernel's variants apart, and which were compiled while the program ran it."""
+    found = k.variants_explained
+    out = [f"  {k.kernel}: {len(found)} variants"] if found else []
+    for w in found:
+        line = f"    {w.name}: {', '.join(w.differs)}"
+        if w.while_running:
+            line += f"; ! compiled while the program was running the kernel, by {w.trigger}"
+        out.append(line)
+    return out
+
+
+def call_site_lines(k: KernelView) -> list[str]:
+    """The call sites of one kernel, with calls and GPU ms each (≈: split from a variant's time by calls)."""
+    sites = k.call_sites
+    if not sites:
+        return []
+    out = [f"  {k.kernel}: launched from {len(sites)} call site{'s' if len(sites) != 1 else ''}"]
+    for s in sites:
+        ms = "" if s.gpu_ms is None else f"  {'≈' if s.estimated else ''}{s.gpu_ms:,.3f} ms"
+        where = s.site.describe() if s.site is not None else "(not recorded: launches past the signatures kept)"
+        out.append(f"    {s.calls:>8,} calls{ms}  {where}")
+    return out
 
 
 def columns(kernels: list[KernelView]) -> list[tuple[str, callable, str]]:
@@ -55,7 +89,8 @@ def columns(kernels: list[KernelView]) -> list[tuple[str, callable, str]]:
     if sol:
         cols += [("GB/s", lambda k: ("≤" if k.speed.upper_bound and k.speed.gb_per_s is not None else "") +
                   _num(k.speed.gb_per_s, ",.0f"), ">"),
-                 ("%bw", lambda k: _num(k.speed.pct_of_bandwidth, ".0f"), ">"),
+                 ("%bw", lambda k: _num(k.speed.pct_of_bandwidth, ".0f") + (
+                     "ᴸ²" if (k.speed.bandwidth_ceiling or "DRAM") != "DRAM" else ""), ">"),
                  ("ideal", lambda k: _num(k.speed.ideal_ms, ",.3f") + {"launch": "ᴸ", "compute": "ᶜ"}.get(
                      k.speed.bound_by, ""), ">"),
                  ("headroom", lambda k: _num(k.speed.headroom_ms, ",.3f"), ">")]
@@ -71,7 +106,20 @@ def columns(kernels: list[KernelView]) -> list[tuple[str, callable, str]]:
         cols.append(("where", _where, "<"))
     else:
         cols += [("vector", lambda k: f"{k.row.busiest.vector:,}", ">"), ("matrix", lambda k: _matrix(k.row), ">")]
+    if any(k.ranks is not None and k.ranks.slowest is not None for k in kernels):
+        cols.insert(next(i for i, c in enumerate(cols) if c[0] == "GPU ms") + 1 if any(c[0] == "GPU ms" for c in cols)
+                    else len(cols), ("slowest rank", _slowest_rank, ">"))
     return [c for c in cols if c[1] is None or any(c[1](k) != "-" for k in kernels)]
+
+
+def _slowest_rank(k: KernelView) -> str:
+    """The cell of the rank that spent the most GPU time on a kernel, and by how much over the fastest."""
+    slow = k.ranks.slowest if k.ranks is not None else None
+    if slow is None:
+        return "-"
+    rank, ms = slow
+    spread = k.ranks.spread
+    return f"r{rank} {ms:,.3f}" + (f" +{100 * spread:.0f}%" if spread else "")
 
 
 def short_finding(f, mark: bool = True) -> str:
@@ -101,10 +149,8 @@ def table(kernels: list[KernelView], width: int = 160) -> list[str]:
     cells = [[h for h, _, _ in cols]] + [[str(i) if f is None else f(k) for _, f, _ in cols]
                                          for i, k in enumerate(kernels, 1)]
     rows = [k.row for k in kernels]
-    widths = [max(len(c[k]) for c in cells) for k in range(len(cols))]
     out = []
-    for line, r in zip(cells, [None] + rows):
-        text = "  " + "  ".join(f"{c:{a}{w}}" for c, w, (_, _, a) in zip(line, widths, cols))
+    for text, r in zip(aligned(cells, [a for _, _, a in cols]), [None] + rows):
         room = max(width - len(text) - 2, 30)
         if r is None:
             finding = "top finding"
@@ -155,27 +201,51 @@ def header(rows: list[KernelRow], where: str, sol: ProgramSol | None = None) -> 
                    f"{total.headroom_ms:,.3f} ms{cover}")
     share = sol.triton_share
     if share is not None:
+        comm = sol.others.communication
         others = ", ".join(f"{other_name(name)} {k['ms']:,.2f} ms ({k['calls']:,} calls)"
-                           for name, k in list(sol.others.kernels.items())[:3])
+                           for name, k in [(n, k) for n, k in sol.others.kernels.items() if n not in comm][:3])
         window = sol.others.window
         window = (f" {window}" if window else
                   " (a store from before kinspect recorded the window: it may include GPU work before the first "
                   "Triton launch, such as weight initialisation)")
-        out.append(f"  Triton kernels: {100 * share:.1f}% of the GPU time the profiler saw{window}, their autotuning "
-                   f"included" + (f"; the largest others: {others}" if others else ""))
+        apart = bool(sol.others.tuning)
+        out.append(f"  Triton kernels: {100 * share:.1f}% of the GPU time the profiler saw{window}, "
+                   + ("autotuning apart" if apart else "their autotuning included")
+                   + (f"; the largest others: {others}" if others else ""))
+        if comm:
+            out.append("  communication: " + ", ".join(f"{other_name(name)} {k['ms']:,.2f} ms ({k['calls']:,} calls)"
+                                                        for name, k in list(comm.items())[:3]))
     else:
         out.append("  the share of Triton kernels in all GPU time is unknown: the store does not list the other GPU "
                    "work (captured by an older kinspect; kinspect capture --time records it)")
+    late = [k for k, ws in sol.variants.items() if any(w.while_running for w in ws)]
+    if late:
+        out.append(f"  ! recompiled while running: {', '.join(late)} (a variant compiled after the program had "
+                   f"launched another; -k NAME says what triggered it)")
+    ranks = sol.ranks
+    if ranks is not None:
+        by = ranks.gpu_ms
+        slow = ranks.slowest
+        out.append(f"  ranks: {len(ranks.ranks)}; Triton GPU ms per rank: " +
+                   ", ".join(f"r{r} {ms:,.3f}" for r, ms in sorted(by.items())) +
+                   (f"; slowest rank {slow[0]}" if slow is not None and len(by) > 1 else "") + " (--rank N shows one)")
+        for note in ranks.notes():
+            out.append(f"  ! {note}")
+    if sol.others is not None and sol.others.tuning:
+        fills = ", ".join(f"{other_name(name)} {k['ms']:,.2f} ms ({k['calls']:,} calls)"
+                          for name, k in list(sol.others.tuning.items())[:2])
+        out.append(f"  autotuning: {sol.tuning_ms + sol.others.tuning_ms:,.2f} ms of GPU work while autotuners "
+                   f"benchmarked, not the program's (its trials and what ran between them: {fills})")
     out.append(f"  {sol.ceilings_note}")
     if ranked:
-        out.append(f"  ideal = the longest of: bytes at the copy bandwidth, FLOPs at the matmul peak (ᶜ), "
-                   f"launches at the floor (ᴸ); {sol.floor_note}")
+        out.append(f"  ideal = the longest of: bytes at the copy bandwidth (ᴸ²: the L2's), FLOPs at the matmul peak "
+                   f"(ᶜ), launches at the floor (ᴸ); {sol.floor_note}")
     return out
 
 
 def summary(view: ProgramView, *, width: int = 160) -> str:
     """The program table, with header lines saying what it covers and a line per finding kind, and which
-    kernels' details follow (view.details)."""
+    kernels' details follow (view.details), with their variants and call sites."""
     rows, shown = list(view.rows), len(view.details)
     out = header(rows, view.where, view.sol) + table(list(view.kernels), width)
     kinds: dict[str, list[str]] = {}
@@ -201,6 +271,15 @@ def summary(view: ProgramView, *, width: int = 160) -> str:
     if any(r.jit_us is not None and r.jit_cached for r in rows):
         out.append("  * JIT ms of a cache hit: the program found the kernel in Triton's on-disk cache; a first run "
                    "with an empty cache compiles it")
+    detailed = [k for k in (view.kernel(d.variant.kernel) for d in view.details) if k is not None]
+    sites = [line for k in detailed for line in call_site_lines(k)]
+    why = [line for k in detailed for line in variant_lines(k)]
+    if why:
+        out.append("  variants (what the JIT specialized differently):")
+        out += why
+    if sites:
+        out.append("  call sites (the user's line that launched each kernel; ≈: a variant's time split by calls):")
+        out += sites
     if shown:
         out.append(f"  details of the top {shown} below (--all for every kernel, -k NAME for one)")
     return "\n".join(out)

@@ -116,7 +116,7 @@ def page(reports=(), *, program=None, tunes=None, stored=(), lines: bool = False
         return vec_report(r) + (f"\n  per line:\n{line_table(r)}" if lines else "")
 
     if program is not None:
-        from kinspect.render.counters import section
+        from kinspect.render.measured import section
         from kinspect.render.program import summary
         from kinspect.render.tune import section as tune_section
 
