@@ -86,6 +86,8 @@ def test_vec_report_diff_and_capture_of_an_interpreted_program(interpreted_captu
     assert all(k["provenance"]["status"] == "own source" for k in d["kernels"])
     d = conforms("diff", run("diff", store, "--no-bench", "--table", "--json").stdout)
     assert len(d["variants"]) == 5 and all(r["jit_ms"] is None or r["jit_ms"] >= 0 for r in d["variants"])
+    d = conforms("diff", run("diff", store, store, "--json").stdout)     # the same run twice: a program diff
+    assert d["a"]["kind"] == "kinspect store" and len(d["kernels"]) >= 2 and not any(k["deltas"] for k in d["kernels"])
 
 
 def test_the_h200_programs_json_with_ceilings_and_counters(gpt2, tmp_path, monkeypatch):  # noqa: F811

@@ -82,7 +82,6 @@ def diff(items, constexprs, targets, num_warps, num_stages, configs, args, size,
 def _two(items, *, python, steps, pair, stage, side, table_only, as_json, out_dir, targets, constexprs, num_warps,
          num_stages, args, size, sweeping):
     """Two runs of a program, or one kernel under two Tritons (--python)."""
-    import json
     import shutil
 
     from kinspect.render.program_diff import render
@@ -121,6 +120,8 @@ def _two(items, *, python, steps, pair, stage, side, table_only, as_json, out_di
             counts = [int(parts[0]), int(parts[-1])]
         result = api.diff_runs(items[0], items[1], steps=tuple(counts), pair=pair, text=not table_only)
     if as_json:
-        click.echo(json.dumps(result.to_json(), indent=1, default=str))
+        from kinspect.render import json as records
+
+        click.echo(records.dumps(records.run_diff(result)))
         return
     echo(render(result, side=side, width=shutil.get_terminal_size((160, 40)).columns))

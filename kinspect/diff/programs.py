@@ -50,12 +50,6 @@ class Run:
     def step_ms(self) -> float | None:
         return None if self.gpu_ms is None else self.gpu_ms / self.steps
 
-    def to_json(self) -> dict:
-        return {"path": self.path, "kind": self.kind, "variants": self.variants, "triton": list(self.triton),
-                "torch": self.torch or None, "python": self.python or None, "device": self.device or None,
-                "steps": self.steps, "steps_from": self.steps_from, "gpu_ms": self.gpu_ms,
-                "step_gpu_ms": self.step_ms,
-                "other_gpu_ms_per_step": None if self.other_ms is None else self.other_ms / self.steps}
 
 
 @dataclass(frozen=True)
@@ -69,11 +63,6 @@ class Timing:
     p80_us: float | None
     samples: int = 0
 
-    def to_json(self, steps: int) -> dict:
-        return {"calls": self.calls, "gpu_ms": self.gpu_ms,
-                "gpu_ms_per_step": None if self.gpu_ms is None else self.gpu_ms / steps,
-                "us_per_call": _r(self.us), "us_per_call_p20": _r(self.p20_us), "us_per_call_p80": _r(self.p80_us),
-                "timed_samples": self.samples}
 
 
 @dataclass(frozen=True)
@@ -85,18 +74,6 @@ class Side:
     def figures(self) -> VariantMetrics:
         return self.unit.figures
 
-    def to_json(self, steps: int) -> dict:
-        m, v = self.figures, self.unit.variant
-        return {"kernel": self.unit.kernel, "variants": [x.name or x.path for x in self.unit.variants],
-                "path": v.path, "target": str(v.target), "triton_version": v.triton_version,
-                "constexprs": v.constexprs, "num_warps": v.options.get("num_warps"),
-                "num_stages": v.options.get("num_stages"), **self.timing.to_json(steps),
-                "registers": m.registers, "spills": m.spills, "occupancy": m.occupancy,
-                "occupancy_limiter": m.occupancy_limiter or None, "shared_bytes": m.shared_bytes,
-                "isa": m.isa, "instructions": m.instructions, "vector_instructions": m.vector,
-                "matrix_instructions": m.matrix, "scalar_instructions": scalar(m),
-                "findings": sorted({f.kind for f in m.findings}),
-                "origin": self.unit.origin.short() if self.unit.origin else None}
 
 
 def scalar(m: VariantMetrics) -> int:
@@ -134,13 +111,6 @@ class KernelChange:
         return bool(self.deltas or self.appeared or self.vanished or self.config or not self.matched
                     or self.beyond_spread or "source changed" in self.how or "specialization changed" in self.how)
 
-    def to_json(self, a_steps: int, b_steps: int) -> dict:
-        return {"kernel": self.kernel, "match": self.how,
-                "a": self.a.to_json(a_steps) if self.a else None, "b": self.b.to_json(b_steps) if self.b else None,
-                "lost_ms_per_step": _r(self.lost_ms_per_step, 6), "per_call_change": _r(self.per_call_change, 4),
-                "beyond_spread": self.beyond_spread, "deltas": self.deltas,
-                "findings_appeared": list(self.appeared), "findings_vanished": list(self.vanished),
-                "config_changed": list(self.config)}
 
 
 @dataclass(frozen=True)
@@ -165,16 +135,6 @@ class PairDiff:
     isa: StageDiff | None       # the machine code's diff
     first_diff: StageDiff | None = None     # the first differing stage's, when it is not the machine code
 
-    def to_json(self) -> dict:
-        from kinspect.diff.result import stage_diff_json
-
-        return {"kernel": self.kernel, "a_variant": self.a.path, "b_variant": self.b.path,
-                "stages": [{"stage": s.stage, "identical": s.identical, "normalized_changed_lines": s.changed_lines}
-                           for s in self.stages],
-                "first_differing_stage": self.first,
-                "isa_diff": {"stage": self.isa.stage, **stage_diff_json(self.isa)} if self.isa else None,
-                "first_stage_diff": {"stage": self.first_diff.stage, **stage_diff_json(self.first_diff)}
-                if self.first_diff else None}
 
 
 @dataclass(frozen=True)
@@ -189,17 +149,6 @@ class ProgramDiff:
     @property
     def timed(self) -> bool:
         return any(c.lost_ms_per_step is not None for c in self.changes)
-
-    def to_json(self) -> dict:
-        return {"a": self.a.to_json(), "b": self.b.to_json(),
-                "step_gpu_ms_change": None if self.a.step_ms is None or self.b.step_ms is None
-                else self.b.step_ms - self.a.step_ms,
-                "kernels": [c.to_json(self.a.steps, self.b.steps) for c in self.changes],
-                "pair": self.pair.to_json() if self.pair else None, "story": self.story, "notes": self.notes}
-
-
-def _r(x, digits: int = 3):
-    return None if x is None else round(x, digits)
 
 
 # -- reading the runs ------------------------------------------------------------------------------

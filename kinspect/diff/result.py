@@ -34,12 +34,3 @@ class DiffResult:
     notes: list[str] = field(default_factory=list)
     sweep: Sweep | None = None
 
-
-def stage_diff_json(d: StageDiff) -> dict:
-    """A stage diff's figures and hunks, as the run diff's JSON gives them (kinspect.diff.programs; the
-    sweep's diff is made in kinspect.render.json)."""
-    return {"a_lines": d.a_lines, "b_lines": d.b_lines, "raw_changed_lines": d.raw_changed,
-            "normalized_changed_lines": d.changed, "shown_changed_lines": d.shown,
-            "hunks": [{"a_start": h.a_start, "a_count": h.a_count, "b_start": h.b_start, "b_count": h.b_count,
-                       "runs": [{"tag": r.tag, "lines": list(r.lines), "repeat": r.repeat} for r in h.runs]}
-                      for h in d.hunks]}

@@ -754,6 +754,171 @@ def diff(result) -> Diff:
                 notes=list(result.notes))
 
 
+# -- diff of two runs (kinspect diff STORE_A STORE_B, diff --python) -----------------------------------
+
+@dataclass(frozen=True)
+class RunSide:
+    """One run of a program diff: where it was read, what it ran with, how many steps its calls stand for."""
+
+    path: str
+    kind: str = doc("kinspect store, trace, or compiled offline (diff --python)")
+    variants: int
+    triton: list[str] = doc("the Triton versions in its records (one, unless the store mixes runs)")
+    torch: str | None
+    python: str | None
+    device: str | None
+    steps: int
+    steps_from: str = doc("--steps, or how the steps were guessed")
+    gpu_ms: float | None = doc("every Triton kernel's GPU time, all steps")
+    step_gpu_ms: float | None
+    other_gpu_ms_per_step: float | None = doc("the rest of the GPU work the capture's profiler saw, per step")
+
+
+@dataclass(frozen=True)
+class KernelSide:
+    """A kernel in one run: its variants, launches and figures."""
+
+    kernel: str
+    variants: list[str]
+    path: str
+    target: str
+    triton_version: str
+    constexprs: dict[str, Any]
+    num_warps: int | None
+    num_stages: int | None
+    calls: int | None
+    gpu_ms: float | None
+    gpu_ms_per_step: float | None
+    us_per_call: float | None = doc("the median of its sampled launches")
+    us_per_call_p20: float | None
+    us_per_call_p80: float | None
+    timed_samples: int
+    figures: Figures = flat()
+    scalar_instructions: int = doc("instructions that are neither vector nor matrix instructions")
+    finding_kinds: list[str]
+    origin: str | None = doc("Inductor's origin of the kernel, short")
+
+
+@dataclass(frozen=True)
+class KernelChangeJson:
+    """A kernel matched across the two runs (or only in one), with what changed."""
+
+    kernel: str
+    match: str = doc("how A's and B's were matched, or gone / new")
+    a: KernelSide | None
+    b: KernelSide | None
+    lost_ms_per_step: float | None = doc("B's GPU time per step minus A's")
+    per_call_change: float | None = doc("B's time per call over A's, minus 1")
+    beyond_spread: bool | None = doc("the two spreads (p20-p80) do not overlap; null: too few samples")
+    deltas: dict[str, Any] = doc("figure -> B minus A, for the figures that differ")
+    findings_appeared: list[str]
+    findings_vanished: list[str]
+    config_changed: list[str]
+
+
+@dataclass(frozen=True)
+class StageStepJson:
+    stage: str
+    identical: bool
+    normalized_changed_lines: int
+
+
+@dataclass(frozen=True)
+class StageHunks:
+    """A stage's normalized diff: its figures and hunks."""
+
+    stage: str
+    a_lines: int
+    b_lines: int
+    raw_changed_lines: int
+    normalized_changed_lines: int
+    shown_changed_lines: int
+    hunks: list[Hunk]
+
+
+@dataclass(frozen=True)
+class PairJson:
+    """One kernel's stages in both runs: which differ, the first that does, and the diffs."""
+
+    kernel: str
+    a_variant: str
+    b_variant: str
+    stages: list[StageStepJson]
+    first_differing_stage: str | None
+    isa_diff: StageHunks | None
+    first_stage_diff: StageHunks | None
+
+
+@dataclass(frozen=True)
+class RunDiff:
+    """Two runs of a program, kernel by kernel (diff STORE_A STORE_B; diff --python: one kernel under two
+    Tritons)."""
+
+    kinspect_json: int = _version()
+    a: RunSide | None = None
+    b: RunSide | None = None
+    step_gpu_ms_change: float | None = None
+    kernels: list[KernelChangeJson] = doc("most GPU time lost per step first", default_factory=list)
+    pair: PairJson | None = None
+    story: str = doc("the top change in words", default="")
+    notes: list[str] = field(default_factory=list)
+
+
+def _hunks(d) -> list[Hunk]:
+    return [Hunk(a_start=h.a_start, a_count=h.a_count, b_start=h.b_start, b_count=h.b_count,
+                 runs=[Run(tag=r.tag, lines=list(r.lines), repeat=r.repeat) for r in h.runs]) for h in d.hunks]
+
+
+def _stage_hunks(d) -> StageHunks | None:
+    if d is None:
+        return None
+    return StageHunks(stage=d.stage, a_lines=d.a_lines, b_lines=d.b_lines, raw_changed_lines=d.raw_changed,
+                      normalized_changed_lines=d.changed, shown_changed_lines=d.shown, hunks=_hunks(d))
+
+
+def _run_side(r) -> RunSide:
+    return RunSide(path=r.path, kind=r.kind, variants=r.variants, triton=list(r.triton), torch=r.torch or None,
+                   python=r.python or None, device=r.device or None, steps=r.steps, steps_from=r.steps_from,
+                   gpu_ms=r.gpu_ms, step_gpu_ms=r.step_ms,
+                   other_gpu_ms_per_step=None if r.other_ms is None else r.other_ms / r.steps)
+
+
+def _kernel_side(side, steps: int) -> KernelSide:
+    from kinspect.diff.programs import scalar
+
+    m, v, t = side.figures, side.unit.variant, side.timing
+    return KernelSide(kernel=side.unit.kernel, variants=[x.name or x.path for x in side.unit.variants], path=v.path,
+                      target=str(v.target), triton_version=v.triton_version, constexprs=v.constexprs,
+                      num_warps=v.options.get("num_warps"), num_stages=v.options.get("num_stages"), calls=t.calls,
+                      gpu_ms=t.gpu_ms, gpu_ms_per_step=None if t.gpu_ms is None else t.gpu_ms / steps,
+                      us_per_call=_round(t.us, 3), us_per_call_p20=_round(t.p20_us, 3),
+                      us_per_call_p80=_round(t.p80_us, 3), timed_samples=t.samples, figures=_figures(m),
+                      scalar_instructions=scalar(m), finding_kinds=sorted({f.kind for f in m.findings}),
+                      origin=side.unit.origin.short() if side.unit.origin else None)
+
+
+def run_diff(d) -> RunDiff:
+    """From a kinspect.diff.programs.ProgramDiff."""
+    a_steps, b_steps = d.a.steps, d.b.steps
+    p = d.pair
+    return RunDiff(
+        a=_run_side(d.a), b=_run_side(d.b),
+        step_gpu_ms_change=None if d.a.step_ms is None or d.b.step_ms is None else d.b.step_ms - d.a.step_ms,
+        kernels=[KernelChangeJson(kernel=c.kernel, match=c.how, a=_kernel_side(c.a, a_steps) if c.a else None,
+                                  b=_kernel_side(c.b, b_steps) if c.b else None,
+                                  lost_ms_per_step=_round(c.lost_ms_per_step, 6),
+                                  per_call_change=_round(c.per_call_change, 4), beyond_spread=c.beyond_spread,
+                                  deltas=dict(c.deltas), findings_appeared=list(c.appeared),
+                                  findings_vanished=list(c.vanished), config_changed=list(c.config))
+                 for c in d.changes],
+        pair=None if p is None else PairJson(
+            kernel=p.kernel, a_variant=p.a.path, b_variant=p.b.path,
+            stages=[StageStepJson(stage=x.stage, identical=x.identical, normalized_changed_lines=x.changed_lines)
+                    for x in p.stages],
+            first_differing_stage=p.first, isa_diff=_stage_hunks(p.isa), first_stage_diff=_stage_hunks(p.first_diff)),
+        story=d.story, notes=list(d.notes))
+
+
 # -- bench ------------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -1026,7 +1191,8 @@ def capture(result) -> Capture:
 COMMANDS: dict[str, tuple[str, tuple]] = {
     "vec-report": ("a list with one object per variant; for several kernels (a captured program) one object",
                    (list[VariantJson], Program)),
-    "diff": ("one object", (Diff,)),
+    "diff": ("one object: a sweep's or saved variants' table and stage diff; of two runs (STORE_A STORE_B, "
+             "--python) the kernels matched across them", (Diff, RunDiff)),
     "bench": ("one object; with --interpret the interpreter's check", (Bench, Interpreted)),
     "capture": ("one line after the program's own output", (Capture,)),
     "tune": ("one object", (Tune,)),
