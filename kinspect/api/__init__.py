@@ -23,15 +23,16 @@ from kinspect.api.stages import (HIGHLIGHT_MAX_BYTES, annotated_chunks, annotate
                                  stage_bytes, stage_chunks, stage_text)
 from kinspect.api.tuning import tune, tune_program, tuned
 from kinspect.api.views import (Program, ProgramView, VecReport, is_program, json_schema, list_variants,
-                                measure_counters, one_rank, program, ranked, record_ceilings, resolve_variants, vec_report,
-                                vec_report_of, vec_report_view)
+                                measure_counters, one_rank, program, ranked, record_ceilings, resolve_variants,
+                                vec_report, vec_report_of, vec_report_view)
 from kinspect.api.runs import (Repro, bench, diff, diff_runs, diff_tritons, fan_out, interpret, interpret_many,
                                is_run, report, repro)
 
-__all__ = ["DEFAULT_OUT", "DumpResult", "HIGHLIGHT_MAX_BYTES", "KinspectError", "Program", "ProgramView", "Repro",
-           "UsageError", "Variant", "VecReport", "add_retargets", "annotated_chunks", "annotated_stage", "bench",
-           "check_output_path", "check_store_folder", "diff", "diff_runs", "diff_tritons", "dump", "fan_out", "find_variant", "interpret", "interpret_many",
-           "is_program", "is_run", "json_schema", "list_variants", "llir_stage", "measure_counters", "natural", "one_rank", "program",
-           "ranked", "readable", "record_ceilings", "report", "repro", "resolve_variants", "retargeted",
-           "shown_chunks", "stage_bytes", "stage_chunks", "stage_text", "tune", "tune_program", "tuned",
-           "vec_report", "vec_report_of", "vec_report_view"]
+__all__ = ["add_retargets", "annotated_chunks", "annotated_stage", "bench", "check_output_path", "check_store_folder",
+           "DEFAULT_OUT", "diff", "diff_runs", "diff_tritons", "dump", "DumpResult", "fan_out", "find_variant",
+           "HIGHLIGHT_MAX_BYTES", "interpret", "interpret_many", "is_program", "is_run", "json_schema",
+           "KinspectError", "list_variants", "llir_stage", "measure_counters", "natural", "one_rank", "Program",
+           "program", "ProgramView", "ranked", "readable", "record_ceilings", "report", "Repro", "repro",
+           "resolve_variants", "retargeted", "shown_chunks", "stage_bytes", "stage_chunks", "stage_text", "tune",
+           "tune_program", "tuned", "UsageError", "Variant", "vec_report", "vec_report_of", "vec_report_view",
+           "VecReport"]
