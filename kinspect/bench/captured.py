@@ -101,7 +101,7 @@ def prepare(folder: str, *, device, constexprs: dict | None = None, num_warps: i
         from kinspect.analysis.traffic import launch_traffic, method_text
         from kinspect.files.store import read_record
 
-        t = launch_traffic(read_record(Path(spec.variant)), spec.args)
+        t = launch_traffic(read_record(Path(spec.variant)), spec.args, tuple(spec.grid))
         bytes_moved, method = t.bytes or None, f"{t.describe()}: {method_text(t.method)}"
     if bytes_moved is None and estimated:
         bytes_moved, method = vals.tensor_bytes or None, "each tensor argument's elements read or written once"
