@@ -30,6 +30,9 @@ from kinspect.analysis.kernel_ast import ACCESS_CALLS, ParsedKernel, assignment,
 RANGES = {"range", "static_range"}          # range(...), tl.range(...), tl.static_range(...)
 SCALAR_CALLS = {"cdiv": lambda a, b: -(-a // b), "minimum": min, "maximum": max, "min": min, "max": max}
 HINTS = {"multiple_of", "max_contiguous", "max_constancy", "assume"}     # say something, change no value
+# A hand-written kernel's masks (`offs < n`) tie its program ids to its lanes, so its arrays are as large
+# as the launch: sampled from a smaller size than Inductor's (whose own masks hold everywhere).
+MAX_POINTS = 1 << 20
 POSITIONS = 2                               # an arange's place from the right: plain / [None, :], then [:, None]
 
 
@@ -60,7 +63,7 @@ def build_domain(k: ParsedKernel, scalars: dict, grid: tuple[int, ...]) -> ix.Do
         elif isinstance(n, (ast.For, ast.While)):
             trees[("loop", id(n))] = [len(axes)]
             axes.append(ix.Axis(f"loop{n.lineno}", 1, 2, np.zeros(1, dtype=np.int64)))
-    return ix.Domain(axes, trees)
+    return ix.Domain(axes, trees, max_points=MAX_POINTS)
 
 
 def _walk(body):

@@ -226,15 +226,13 @@ def _sample(domain, axes) -> bool:
     elements stay runs). Whether anything could be taken away."""
     import numpy as np
 
-    from kinspect.analysis.indexing import MAX_POINTS
-
     candidates = [k for k in axes if len(domain.axes[k].values) > 1]
     if not candidates:
         return False
     k = max(candidates, key=lambda i: (domain.axes[i].weight, len(domain.axes[i].values)))
     ax = domain.axes[k]
     n = len(ax.values)
-    keep = max(1, n * MAX_POINTS // (4 * domain.points(axes)))
+    keep = max(1, n * domain.max_points // (4 * domain.points(axes)))
     block = 1 if ax.weight > 1 else max(1, min(4096, keep // 16))
     starts = np.linspace(0, n - block, max(1, keep // block)).astype(np.int64)
     ax.values = np.unique(ax.values[(starts[:, None] + np.arange(block)[None, :]).ravel()])
@@ -303,6 +301,8 @@ def _count_all(v: Variant, k: ParsedKernel, args, domain, scalars) -> Traffic:
     if unknown:
         raise _GiveUp(f"the pointer of the access on line {unknown[0] + k.first_line - 1} could not be traced to one "
                       f"argument")
+    if not k.inductor and whole and set(whole) >= {p for p, _ in found}:
+        raise _GiveUp("; ".join(f"{name}: {why}" for name, why in whole.items()))
     pointers = []
     read = written = 0
     upper = sampled = False
