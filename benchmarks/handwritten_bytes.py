@@ -207,7 +207,7 @@ def cases():
             *(A(x, "int", y) for x, y in (("M", m), ("N", nn), ("K", k), ("sam", k), ("sak", 1), ("sbk", nn),
                                           ("sbn", 1), ("scm", nn), ("scn", 1)))],
            (m * k + k * nn + m * nn) * 2)
-    tok, heads, hd = 8192, 1, 128
+    tok, hd = 8192, 128
     yield ("xf_rope_half", {"x_ptr": "*bf16", "cos_ptr": "*fp32", "sin_ptr": "*fp32", "out_ptr": "*bf16",
                             "seq_stride": "i32", "head_dim": "i32"}, {"HALF": 64}, (tok, 1, 1),
            [tensor("x_ptr", (tok, 3 * hd), "bfloat16"), tensor("cos_ptr", (tok, 64), "float32"),

@@ -208,3 +208,27 @@ def test_a_launch_without_its_grid_falls_back_and_says_so(compiled):
                  tensor("out_ptr", (64,), "float32"), ArgSpec("n", "int", 64))
     t = traffic(v)
     assert t.method == TENSORS and t.notes == ("index expressions not evaluated: the launch's grid was not recorded",)
+
+
+
+def test_a_captured_hand_written_kernel_gets_its_index_expression_bytes(interpreted_capture, tmp_path, monkeypatch):
+    """The launch records a real `kinspect capture --interpret` kept (grid, scalars, strides), not ones made here;
+    the program view's speed rows (kinspect.analysis.sol) read the same traffic() where the capture timed them."""
+    from kinspect.files.store import read_records
+
+    monkeypatch.setenv("KINSPECT_CACHE_DIR", str(tmp_path / "cache"))
+    store, _, _ = interpreted_capture
+    found = {(v.kernel, v.launches.top().grid): v for v in read_records(store) if v.launches is not None}
+    # softmax_rows over 7 rows of 100 float32 in a block of 128 (stride 100): 700 contiguous elements read and
+    # written, 2,800 bytes each way, 88 sectors; the 28 masked lanes of each block move nothing
+    t = traffic(found["softmax_rows", (7, 1, 1)])
+    assert t.method == INDEX and not t.upper_bound
+    assert pointers(t) == {"x_ptr": (88 * 32, 0, "exact"), "y_ptr": (0, 88 * 32, "exact")}
+    # row_sum (BLOCK=64) loops twice over each row of 100 (the second step masked) and writes one float per row;
+    # over a view of 4 rows of 250 it reads 1,000 elements, counted from a sector boundary (a record keeps no
+    # address): 125 sectors
+    assert pointers(traffic(found["row_sum", (7, 1, 1)])) == {"x_ptr": (88 * 32, 0, "exact"),
+                                                              "out_ptr": (0, 32, "exact")}
+    assert pointers(traffic(found["row_sum", (4, 1, 1)]))["x_ptr"] == (125 * 32, 0, "exact")
+    # the autotuned add_kernel (BLOCK=64 over 777: 13 programs, the last with 9 lanes in range)
+    assert pointers(traffic(found["add_kernel", (13, 1, 1)]))["a_ptr"] == (-(-777 * 4 // 32) * 32, 0, "exact")
