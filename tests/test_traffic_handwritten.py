@@ -80,7 +80,27 @@ def scan_until(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     tl.store(out_ptr, total)
 
 
+@triton.jit
+def _copy_rows(src, dst, offs, m):
+    tl.store(dst + offs, tl.load(src + offs, mask=m), mask=m)
+
+
+@triton.jit
+def tile_transpose(x_ptr, y_ptr, n, T: tl.constexpr):
+    i = tl.arange(0, T)
+    tile = tl.load(x_ptr + i[:, None] * n + i[None, :])
+    tl.store(y_ptr + i[None, :] * T + i[:, None], tile)
+
+
+@triton.jit
+def via_helper(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    _copy_rows(x_ptr, y_ptr, offs, offs < n)
+
+
 kinspect_examples = {
+    "tile_transpose": {"args": {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i32"}, "constexprs": {"T": 32}},
+    "via_helper": {"args": {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i32"}, "constexprs": {"BLOCK": 256}},
     "rms_norm": {"args": {"X": "*fp16", "W": "*fp16", "Y": "*fp16", "stride": "i32", "N": "i32", "eps": "fp32"},
                  "constexprs": {"BLOCK": 4096}},
     "vec_add": {"args": {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"},
@@ -232,3 +252,25 @@ def test_a_captured_hand_written_kernel_gets_its_index_expression_bytes(interpre
     assert pointers(traffic(found["row_sum", (4, 1, 1)]))["x_ptr"] == (125 * 32, 0, "exact")
     # the autotuned add_kernel (BLOCK=64 over 777: 13 programs, the last with 9 lanes in range)
     assert pointers(traffic(found["add_kernel", (13, 1, 1)]))["a_ptr"] == (-(-777 * 4 // 32) * 32, 0, "exact")
+
+
+def test_one_arange_broadcast_both_ways_covers_a_square_tile(compiled):
+    n = 100                                # a 32x32 tile of a 100-wide matrix: 32 rows of 128 bytes
+    v = launched(compiled("tile_transpose"), (1, 1, 1), tensor("x_ptr", (n, n), "float32"),
+                 tensor("y_ptr", (32, 32), "float32"), ArgSpec("n", "int", n))
+    t = traffic(v)
+    # rows start 400 bytes apart (12.5 sectors): each 128-byte row spans 4 or 5 sectors, 5 where it starts mid-sector
+    starts = [r * n * 4 for r in range(32)]
+    sectors = sum((s + 127) // 32 - s // 32 + 1 for s in starts)
+    assert pointers(t) == {"x_ptr": (sectors * 32, 0, "exact"), "y_ptr": (0, 32 * 32 * 4, "exact")}
+
+
+def test_a_pointer_handed_to_a_helper_is_counted_whole_and_says_why(compiled):
+    n = 10_000
+    v = launched(compiled("via_helper"), (40, 1, 1), tensor("x_ptr", (n,), "float32"), tensor("y_ptr", (n,), "float32"),
+                 ArgSpec("n", "int", n))
+    t = traffic(v)
+    assert t.method == TENSORS and t.bytes == 2 * n * 4
+    assert t.notes == ("index expressions not evaluated: x_ptr: it is handed to the helper _copy_rows(), whose loads "
+                       "and stores are not read here; y_ptr: it is handed to the helper _copy_rows(), whose loads and "
+                       "stores are not read here",)
