@@ -286,7 +286,12 @@ def diff(items, *, bench: bool = True, **kwargs) -> DiffResult:
         kwargs.setdefault("picker", autotuner_pick if kwargs["timer"] is not None else None)
     if cluster or (kwargs.get("timer") is not None and gpus != 1):
         kwargs["ex"] = fan_out(cluster, gpus)
-    return compare(list(items), **kwargs)
+    try:
+        return compare(list(items), **kwargs)
+    finally:
+        close = getattr(kwargs.get("ex"), "close", None)
+        if close is not None:
+            close()
 
 
 def diff_runs(a, b, *, steps=(None, None), pair: str | None = None, text: bool = True):

@@ -299,12 +299,13 @@ def for_program(variants: list[Variant]) -> ProgramSol:
 
 
 def _variants(variants: list[Variant]) -> dict:
-    from kinspect.analysis.variants import explain
+    from kinspect.analysis.variants import explain, first_step_end
 
     by_kernel: dict = {}
     for v in variants:
         by_kernel.setdefault(v.kernel, []).append(v)
-    return {k: found for k, vs in by_kernel.items() if (found := explain(vs))}
+    warm = first_step_end(variants)
+    return {k: found for k, vs in by_kernel.items() if (found := explain(vs, warm))}
 
 
 def _call_sites(variants: list[Variant]) -> dict:

@@ -136,6 +136,15 @@ def rank() -> int | None:
         return None
 
 
+def _own(fn) -> tuple:
+    from kinspect.hooks.callsite import own_roots
+
+    try:
+        return own_roots(fn)
+    except Exception:
+        return ()
+
+
 class LaunchRecorder:
     """What the launch observers (kinspect.hooks.observe) gathered; `folders` maps a compile hash to
     its store folder (the compilation recorder fills it as it records or finds variants). `timer`
@@ -185,15 +194,12 @@ class LaunchRecorder:
         kernel's JITFunction where the caller has it, tells its own package from its callers'."""
         tally = self.tallies.get(key)
         if tally is not None:
+            if fn is not None and not tally.own:     # made by an autotuner's benchmark launch, which has no fn
+                tally.own = _own(fn)
             return tally, False
         own = ()
         if fn is not None:
-            from kinspect.hooks.callsite import own_roots
-
-            try:
-                own = own_roots(fn)
-            except Exception:
-                own = ()
+            own = _own(fn)
         tally = self.tallies[key] = Tally(kernel=str(kernel), names=tuple(names), own=own)
         if self.timer is not None:
             try:
