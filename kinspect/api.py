@@ -267,10 +267,20 @@ def diff(items, *, bench: bool = True, **kwargs) -> DiffResult:
 
     if bench and kwargs.get("timer") is None:
         from kinspect.bench.runtime import autotuner_pick, device_timer
+        from kinspect.compile.loader import absolute, is_user_kernel
 
-        kwargs["timer"] = device_timer(kwargs.get("size"))
-        kwargs.setdefault("picker", autotuner_pick if kwargs["timer"] is not None else None)
+        own = frozenset(_absolute(i, absolute) for i in items if is_user_kernel(i))   # files the user named
+        kwargs["timer"] = device_timer(kwargs.get("size"), own=own)
+        kwargs.setdefault("picker", functools.partial(autotuner_pick, own=own) if kwargs["timer"] is not None
+                          else None)
     return compare(list(items), **kwargs)
+
+
+def _absolute(item: str, absolute) -> str:
+    try:
+        return absolute(item)
+    except KinspectError:      # not there: the sweep says so in its own words
+        return item
 
 
 def bench(kernel: str, **kwargs) -> BenchResult:
@@ -280,9 +290,24 @@ def bench(kernel: str, **kwargs) -> BenchResult:
     kinspect.bench.measure.bench, whose keyword arguments it takes. With no device, a UsageError
     that names `--interpret` and `dump`."""
     from kinspect.bench.measure import bench as run
+
+    replay, kwargs["constexprs"] = _replayed(kernel, kwargs.get("out_dir", DEFAULT_OUT), kwargs.get("constexprs"))
+    return run(kernel, replay=replay, **kwargs)
+
+
+def _replayed(kernel: str, out_dir, constexprs: dict | None) -> tuple[str | None, dict | None]:
+    """(the stored variant `kernel` names, or None; the -p values left to apply): -p values that
+    picked one of several stored variants of a kernel (as find_variant's hint says) are spent on it."""
     from kinspect.bench.captured import captured
 
-    return run(kernel, replay=captured(kernel, kwargs.get("out_dir", DEFAULT_OUT)), **kwargs)
+    replay = captured(kernel, out_dir, values=constexprs)
+    if replay and constexprs:
+        from kinspect.analysis.lookup import has_values
+        from kinspect.files.store import read_record
+
+        if has_values(read_record(Path(replay)), constexprs):
+            return replay, {}
+    return replay, constexprs
 
 
 def interpret(kernel: str, *, out_dir: str | Path = DEFAULT_OUT, **kwargs) -> Interpreted:
@@ -292,9 +317,9 @@ def interpret(kernel: str, *, out_dir: str | Path = DEFAULT_OUT, **kwargs) -> In
 
     need("numpy", "--interpret (Triton's interpreter)")
     from kinspect.bench.interpret import interpret as run
-    from kinspect.bench.captured import captured
 
-    return run(kernel, replay=captured(kernel, out_dir), **kwargs)
+    replay, kwargs["constexprs"] = _replayed(kernel, out_dir, kwargs.get("constexprs"))
+    return run(kernel, replay=replay, **kwargs)
 
 
 def interpret_many(runs: list[dict]) -> list[Interpreted]:
@@ -319,11 +344,11 @@ def repro(variant: str, output: str | Path, *, interpret: bool = False, embed: b
     captured launch once (kinspect.replay.script); with `interpret` it runs under TRITON_INTERPRET.
     `values` (-p) pick one of several variants of a kernel, as in find_variant."""
     from kinspect.replay import script
-    from kinspect.replay.spec import from_variant
+    from kinspect.replay.spec import of_variant
 
     v = find_variant(variant, out_dir, prefer=lambda x: x.ran, values=values)
     path = check_output_path(output, "script", [variant])
-    spec = from_variant(v, launch)
+    spec = of_variant(v, launch)
     how = script.write(spec, path, interpret=interpret, embed=embed, label=variant, triton_version=v.triton_version)
     return Repro(path=path, variant=v, spec=spec, how=how)
 

@@ -113,7 +113,9 @@ def bench(kernel: str, *, target: str | None = None, constexprs: dict | None = N
 
     if profile is not None:
         check_writable(profile)
-    resolved = device_target(kernel, target, captured=bool(replay))
+    # a stored variant by its folder's name: what its hints then name is that one variant
+    resolved = device_target(kernel if not replay or Path(kernel).exists() else Path(replay).name, target,
+                             captured=bool(replay))
     from kinspect.files.store import Store
 
     Store(out_dir).ensure_writable()  # one line now, not after a compile and a timing run
