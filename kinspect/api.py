@@ -192,12 +192,13 @@ def is_program(variants: list[Variant]) -> bool:
 
 
 def program(variants: list[Variant], *, top: int = 3, every: bool = False, names=(), where: str = "",
-            jobs: int | None = None, counters: int = 0) -> Program:
+            jobs: int | None = None, counters: int = 0, device: str | None = None) -> Program:
     """Rank the kernels of `variants` (kinspect.analysis.summary; by headroom when the capture timed
     them, `ranked`) and analyse in full the busiest variant of the `top` first kernels, of every kernel, or of the kernels whose name contains one
     of `names`. Each timed kernel's speed of light comes with it (kinspect.analysis.sol); with
     `counters`, the busiest variants of that many kernels with the most headroom are replayed under
-    Nsight Compute first (measure_counters)."""
+    Nsight Compute first (measure_counters). `device` names the GPU the program ran on, for a store
+    that keeps no measured ceilings (its datasheet bandwidth, said so)."""
     from kinspect.analysis import analyse
     from kinspect.analysis.sol import for_program
     from kinspect.analysis.summary import kernel_rows, summaries, variant_key
@@ -206,11 +207,11 @@ def program(variants: list[Variant], *, top: int = 3, every: bool = False, names
     rows = kernel_rows(summaries(variants, jobs=jobs))
     by_key = {variant_key(v): v for v in variants}
     busiest = {r.kernel: by_key[r.busiest.key] for r in rows if r.busiest.key in by_key}
-    sol = for_program(variants)
+    sol = for_program(variants, device)
     failed = {}
     if counters:
         failed = measure_counters(sol, busiest, counters)
-        sol = for_program(variants)          # measured bytes replace the estimates
+        sol = for_program(variants, device)          # measured bytes replace the estimates
     rows = ranked(rows, sol)
     if names:
         chosen = [r for r in rows if any(n.lower() in r.kernel.lower() for n in names)]
@@ -291,8 +292,10 @@ def bench(kernel: str, **kwargs) -> BenchResult:
     that names `--interpret` and `dump`."""
     from kinspect.bench.measure import bench as run
 
-    replay, kwargs["constexprs"] = _replayed(kernel, kwargs.get("out_dir", DEFAULT_OUT), kwargs.get("constexprs"))
-    return run(kernel, replay=replay, **kwargs)
+    given = kwargs.get("constexprs")
+    replay, kwargs["constexprs"] = _replayed(kernel, kwargs.get("out_dir", DEFAULT_OUT), given)
+    picked = given if given and not kwargs["constexprs"] else None     # -p that picked a stored variant
+    return run(kernel, replay=replay, picked=picked, **kwargs)
 
 
 def _replayed(kernel: str, out_dir, constexprs: dict | None) -> tuple[str | None, dict | None]:

@@ -46,17 +46,13 @@ def captured(name: str, store: str | Path, values: dict | None = None) -> str | 
         return None
 
     try:
-        return str(Path(find_variant(name, store, prefer=lambda v: v.ran, values=values or None).path).resolve())
-    except NotFound as e:
+        return str(Path(find_variant(name, store, prefer=lambda v: v.ran).path).resolve())
+    except NotFound:
+        return None
+    except UsageError:      # several: -p values pick one, as find_variant's hint says
         if not values:
-            return None
-        try:    # the store has the name, not with these values: say that, not "no kernel"
-            find_variant(name, store)
-        except NotFound:
-            return None
-        except UsageError:
-            pass
-        raise e from None
+            raise
+    return str(Path(find_variant(name, store, prefer=lambda v: v.ran, values=values).path).resolve())
 
 
 def _not_replayable(p: Path) -> None:

@@ -372,7 +372,8 @@ def _speed(extra: dict) -> str:
         ("bytes per call", None if b is None else f"{'≤ ' if extra.get('bytes_upper_bound') else ''}"
          f"{b / 1e6:,.2f} MB ({extra.get('bytes_method')})"),
         ("achieved", None if extra.get("gb_per_s") is None else f"{extra['gb_per_s']:,.0f} GB/s" +
-         ("" if extra.get("pct_of_bandwidth") is None else f", {extra['pct_of_bandwidth']:.0f}% of copy bandwidth")),
+         ("" if extra.get("pct_of_bandwidth") is None else
+          f", {extra['pct_of_bandwidth']:.0f}% of {extra.get('pct_of_bandwidth_of') or 'copy bandwidth'}")),
         ("TFLOP/s", None if extra.get("tflop_per_s") is None else f"{extra['tflop_per_s']:,.1f}" +
          ("" if extra.get("pct_of_peak") is None else f", {extra['pct_of_peak']:.0f}% of the matmul peak")),
         ("ideal", None if extra.get("ideal_ms") is None else f"{extra['ideal_ms']:,.3f} ms ({extra.get('bound_by')} bound)"),

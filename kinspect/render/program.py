@@ -25,6 +25,16 @@ def _num(x, fmt: str) -> str:
     return "-" if x is None else format(x, fmt)
 
 
+def _bytes(n) -> str:
+    if n is None:
+        return "-"
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1000 or unit == "GB":
+            return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.1f} {unit}"
+        n /= 1000
+    return str(n)
+
+
 def _where(extra: dict, width: int = 40) -> str:
     """Where a kernel came from, short: the model's file:line (or its ATen ops) that made it."""
     p = extra.get("provenance") or {}
@@ -40,7 +50,11 @@ def columns(rows: list[KernelRow], extras: dict | None = None) -> list[tuple[str
     timed = any(r.gpu_ms is not None for r in rows)
     launched = any(r.calls is not None for r in rows)
     sol = any(extras.get(r.kernel, {}).get("headroom_ms") is not None for r in rows)
+    # GB/s need bytes and GPU time only: shown with no ceiling to take a % of (a store without device.json)
+    rates = not sol and any(extras.get(r.kernel, {}).get("gb_per_s") is not None for r in rows)
     x = lambda r, k: extras.get(r.kernel, {}).get(k)    # noqa: E731
+    gbps = ("GB/s", lambda r: ("≤" if x(r, "bytes_upper_bound") and x(r, "gb_per_s") is not None else "") +
+            _num(x(r, "gb_per_s"), ",.0f"), ">")
     cols = [("#", None, ">"), ("kernel", lambda r: r.name, "<")]
     if not sol or any(len(r.variants) > 1 for r in rows):
         cols.append(("var", lambda r: str(len(r.variants)), ">"))
@@ -50,10 +64,12 @@ def columns(rows: list[KernelRow], extras: dict | None = None) -> list[tuple[str
         cols.append(("GPU %", lambda r: "-" if r.share is None else f"{100 * r.share:.1f}%", ">"))
     if timed:
         cols.append(("GPU ms", lambda r: "-" if r.gpu_ms is None else f"{r.gpu_ms:,.3f}", ">"))
+    if rates:
+        cols += [gbps, ("bytes/call", lambda r: _bytes(x(r, "bytes_per_call")), ">")]
     if sol:
-        cols += [("GB/s", lambda r: ("≤" if x(r, "bytes_upper_bound") and x(r, "gb_per_s") is not None else "") +
-                  _num(x(r, "gb_per_s"), ",.0f"), ">"),
-                 ("%bw", lambda r: _num(x(r, "pct_of_bandwidth"), ".0f"), ">"),
+        cols += [gbps,
+                 ("%spec" if any("datasheet" in (x(r, "pct_of_bandwidth_of") or "") for r in rows) else "%bw",
+                  lambda r: _num(x(r, "pct_of_bandwidth"), ".0f"), ">"),
                  ("ideal", lambda r: _num(x(r, "ideal_ms"), ",.3f") + {"launch": "ᴸ", "compute": "ᶜ"}.get(
                      x(r, "bound_by"), ""), ">"),
                  ("headroom", lambda r: _num(x(r, "headroom_ms"), ",.3f"), ">")]
