@@ -22,28 +22,7 @@ import pytest
 from click.testing import CliRunner
 
 from kinspect.cli import main
-from tests.helpers import one_error_line
-
-KERNEL = '''\
-import triton
-import triton.language as tl
-
-SCALE = tl.constexpr(2.0)
-
-
-@triton.jit
-def k(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
-    pid = tl.program_id(0)
-    offs = pid * BLOCK + tl.arange(0, BLOCK)
-    m = offs < n
-    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=m) * SCALE, mask=m)
-
-
-kinspect_examples = {"k": {"args": {"x_ptr": "*fp32:4096", "y_ptr": "*fp32:4096", "n": "i32:4096"},
-                           "grid": lambda meta: (triton.cdiv(meta["n"], meta["BLOCK"]),),
-                           "bytes": lambda a: 2 * a["x_ptr"].numel() * 4}}
-'''
-KERNEL_LINE = KERNEL[:KERNEL.index("@triton.jit")].count("\n") + 1
+from tests.helpers import KERNEL_LINE, STORE_NAMED_KERNEL as KERNEL, PlantedStore as Planted, one_error_line
 
 
 def run(*args):
@@ -62,46 +41,6 @@ def dumped(tmp_path_factory):
         assert r.exit_code == 0, r.output
     src.unlink()
     return store
-
-
-class Planted:
-    def __init__(self, store: Path, tmp: Path):
-        self.store, self.tmp = store, tmp
-        self.markers = [tmp / "MARKER-inside", tmp / "MARKER-outside"]
-        outside = tmp / "outside"
-        outside.mkdir()
-        self.evil = [store / "evil.py", outside / "evil.py"]
-        for evil, marker in zip(self.evil, self.markers):
-            evil.write_text(self.evil_text(marker))
-        for i, folder in enumerate(self.folders()):
-            self.edit(folder, lambda d, i=i: self.point(d, self.evil[i]))
-
-    @staticmethod
-    def evil_text(marker: Path) -> str:
-        """A module of definitions only, as kinspect's importability check reads one (an assignment,
-        then the captured kernel at its captured line), whose assignment writes the marker."""
-        head = f"MARK = open({str(marker)!r}, 'w').write('imported')\nimport triton\nimport triton.language as tl\n"
-        body = KERNEL[KERNEL.index("@triton.jit"):KERNEL.index("kinspect_examples")]
-        return head + "\n" * (KERNEL_LINE - 1 - head.count("\n")) + body + "SCALE = tl.constexpr(2.0)\n"
-
-    @staticmethod
-    def point(d: dict, evil: Path) -> None:
-        d["extra"]["user"]["kernel"] = f"{evil}:k"
-        d["source"]["file"] = str(evil)
-
-    def folders(self) -> list[Path]:
-        return sorted((self.store / "k").glob("cuda-*"), key=lambda p: int(p.name.split("BLOCK-")[1].split("_")[0]))
-
-    @staticmethod
-    def edit(folder: Path, change) -> None:
-        f = folder / "record.json"
-        d = json.loads(f.read_text())
-        change(d)
-        f.write_text(json.dumps(d))
-
-    def untouched(self) -> None:
-        for m in self.markers:
-            assert not m.exists(), f"{m.name}: a file the store names was imported"
 
 
 @pytest.fixture

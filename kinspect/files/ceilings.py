@@ -96,7 +96,7 @@ DATASHEET = (
     (re.compile(r"MI325X", re.I), "MI325X", 6000.0),
     (re.compile(r"MI250X?", re.I), "MI250X", 3277.0),
 )
-DATASHEET_SOURCE = "the vendor's datasheet peak, not a measurement (a copy reaches about 90% of it)"
+DATASHEET_SOURCE = "the vendor's datasheet peak, not a measurement: a copy reaches about 90% of it"
 
 
 def datasheet(device: str) -> Ceilings | None:
@@ -127,8 +127,8 @@ def for_store(root: str | os.PathLike | None, device: str | None = None) -> tupl
     if cached is not None and (sheet is None or datasheet(cached.device) == sheet):
         return cached, f"{old}: using {cached.describe()}"
     if sheet is not None:
-        return sheet, (f"{old}: % of bandwidth against {sheet.device}'s datasheet {sheet.copy_gbps:,.0f} GB/s "
-                       f"({DATASHEET_SOURCE}); no matmul peak, so no compute ideal")
+        return sheet, (f"{old}: % of bandwidth (%spec) and ideal times against {sheet.device}'s datasheet "
+                       f"{sheet.copy_gbps:,.0f} GB/s ({DATASHEET_SOURCE}); no matmul peak, so no compute ideal")
     if device:
         from kinspect.core.errors import UsageError
 

@@ -179,7 +179,8 @@ def header(rows: list[KernelRow], where: str, sol: dict | None = None) -> list[s
                    "work (captured by an older kinspect; kinspect capture --time records it)")
     out.append(f"  {sol['ceilings_note']}")
     if ranked:
-        out.append(f"  ideal = the longest of: bytes at the copy bandwidth, FLOPs at the matmul peak (ᶜ), "
+        out.append(f"  ideal = the longest of: bytes at the {'datasheet' if 'datasheet' in sol['ceilings_note'] else 'copy'} "
+                   f"bandwidth, FLOPs at the matmul peak (ᶜ), "
                    f"launches at the floor (ᴸ); {sol['launch_floor_note']}")
     return out
 
