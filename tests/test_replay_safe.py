@@ -155,3 +155,15 @@ def test_rebuilding_from_text_names_every_global_it_lacks():
         ''')
     fn = source.rebuild_text("k", text, "/nowhere/k.py", 1, imports=source.TRITON_IMPORTS)
     assert source.unbound(fn, text) == ["OFFSET", "SCALE", "helper"]
+
+
+def test_only_a_file_named_on_the_command_line_is_loaded_again(planted):
+    """The rule diff's timer and the autotuner's pick follow: a record's kernel file is loaded only where the
+    user typed that very kernel (kinspect.compile.loader.absolute of it) on this command line."""
+    from kinspect.bench.runtime import named_by_user
+    from kinspect.files.store import read_record
+
+    v = read_record(planted.folders()[0])
+    assert not named_by_user(v, ())
+    assert not named_by_user(v, {f"{planted.evil[1]}:k"})
+    assert named_by_user(v, {f"{planted.evil[0]}:k"})

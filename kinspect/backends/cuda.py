@@ -84,6 +84,8 @@ def ptx_to_cubin(ptx: Path) -> tuple[bytes, str]:
         data = out.read_bytes()
     how = (f"derived: ptxas {version} ({Path(tool).name} {' '.join(options)} --gpu-name={gpu_name}, Triton's options) "
            f"from the PTX; not the cubin the program ran")
+    if isinstance(meta, dict) and meta.get("ptx_options"):
+        how += "; the extra ptxas options its metadata names (ptx_options) were not passed"
     return data, how
 
 
