@@ -14,7 +14,7 @@ from kinspect.files.store import DEFAULT_OUT
 
 if TYPE_CHECKING:       # the results the functions below return: records with to_json, or lists of them
     from kinspect.analysis import VariantReport
-    from kinspect.bench.interpret import Interpreted
+    from kinspect.bench.interpreted_check import Interpreted
     from kinspect.bench.measure import BenchResult
     from kinspect.diff.result import DiffResult
     from kinspect.render.html import Report
@@ -57,11 +57,13 @@ def stage_text(variant: Variant, stage: str) -> str:
 
 def _open_stage(variant: Variant, s, newline: str | None = None):
     """A stage's file opened as text; one that cannot be opened (gone, unreadable) is one line."""
+    from kinspect.files import foreign
+
     try:
-        return open(Path(variant.path, s.file), encoding="utf-8", errors="replace", newline=newline)
-    except OSError as e:
-        raise KinspectError(f"variant {variant.name or variant.kernel}: stage {s.name}: cannot read its file "
-                            f"{ascii(s.file)[:80]} ({e.strerror})") from None
+        return foreign.open_text(Path(variant.path, s.file), newline=newline)
+    except foreign.Refused as e:
+        raise KinspectError(f"variant {variant.name or variant.kernel}: stage {s.name}: "
+                            f"{str(e).replace(str(variant.path) + '/', '')}") from None
 
 
 HIGHLIGHT_MAX_BYTES = 8 << 20   # past this a stage is shown streamed, without colours (pygments holds it all)
@@ -109,12 +111,12 @@ def resolve_variants(items, *, target=None, constexprs=None, args=None, num_warp
     from kinspect.analysis.derived import complete
 
     if not items:
-        return [complete(v) for v in sources.readable(sources.discover(None)).variants]
+        return [complete(v) for v in sources.at_most(sources.readable(sources.discover(None)))]
     variants = []
     for item in items:
         p = Path(item)
         if p.exists() and not is_user_kernel(item):
-            variants += [complete(v) for v in sources.readable(sources.discover(p)).variants]
+            variants += [complete(v) for v in sources.at_most(sources.readable(sources.discover(p)))]
         else:
             variants.append(dump(item, target=target, constexprs=constexprs, args=args, num_warps=num_warps,
                                  num_stages=num_stages, size=size, out_dir=out_dir, config=config, launch=launch,
@@ -184,6 +186,17 @@ def ranked(rows: list, sol) -> list:
 
     order = {k: i for i, k in enumerate(by_headroom(sol.speeds))}
     return sorted(rows, key=lambda r: order.get(r.kernel, len(order)))
+
+
+def one_rank(variants: list[Variant], rank: int) -> list[Variant]:
+    """The variants as rank `rank` of a distributed program launched them (kinspect.analysis.ranks)."""
+    from kinspect.analysis.ranks import for_rank, ranks_of
+
+    ranks = ranks_of(variants)
+    if rank not in ranks:
+        raise UsageError(f"--rank {rank}: " + (f"the capture has ranks {', '.join(map(str, ranks))}" if ranks else
+                                               "the capture recorded no rank (one process, or RANK was not set)"))
+    return for_rank(variants, rank)
 
 
 def is_program(variants: list[Variant]) -> bool:
@@ -284,6 +297,27 @@ def _absolute(item: str, absolute) -> str:
         return item
 
 
+def diff_runs(a, b, *, steps=(None, None), pair: str | None = None, text: bool = True):
+    """Two captured runs of a program (kinspect stores or traces), kernel by kernel: kinspect.diff.programs."""
+    from kinspect.diff.programs import diff_programs
+
+    return diff_programs(a, b, steps=steps, pair=pair, text=text)
+
+
+def is_run(item) -> bool:
+    """A folder or file `diff` reads as one run of a program (a captured store, a trace)."""
+    from kinspect.diff.programs import is_run as run
+
+    return run(item)
+
+
+def diff_tritons(kernel: str, python: str, **kwargs):
+    """One kernel compiled by this Triton and by another interpreter's: kinspect.diff.tritons."""
+    from kinspect.diff.tritons import diff_tritons as compare
+
+    return compare(kernel, python, **kwargs)
+
+
 def bench(kernel: str, **kwargs) -> BenchResult:
     """Run a kernel on the device: its first call (cold and warm, split into JIT stages), steady-state
     quantiles, throughput against the device's measured copy bandwidth and matmul peak, its torch
@@ -319,7 +353,7 @@ def interpret(kernel: str, *, out_dir: str | Path = DEFAULT_OUT, **kwargs) -> In
     from kinspect.core.optional import need
 
     need("numpy", "--interpret (Triton's interpreter)")
-    from kinspect.bench.interpret import interpret as run
+    from kinspect.bench.interpreted_check import interpret as run
 
     replay, kwargs["constexprs"] = _replayed(kernel, out_dir, kwargs.get("constexprs"))
     return run(kernel, replay=replay, **kwargs)
@@ -328,7 +362,7 @@ def interpret(kernel: str, *, out_dir: str | Path = DEFAULT_OUT, **kwargs) -> In
 def interpret_many(runs: list[dict]) -> list[Interpreted]:
     """Several interpreter runs (dicts of `interpret`'s keyword arguments plus `kernel`) in one child
     process, so the interpreter's start-up is paid once; one Interpreted per run, in order."""
-    from kinspect.bench.interpret import interpret_many as run
+    from kinspect.bench.interpreted_check import interpret_many as run
 
     return run(runs)
 

@@ -92,7 +92,7 @@ def variant_launch(v: Variant, size: str | None = None, own=(), device: str = "c
     """The Launch that times a stored variant, or None where there is none to make: a shipped
     kernel's example at `size`; a user kernel's from its file where the user named that file on the
     command line (`own`: user_launch), else from what its store holds (stored_launch)."""
-    from kinspect.bench.launch import prepare
+    from kinspect.bench.prepared import prepare
 
     spec = shipped_spec(v)
     if spec is None:
@@ -120,7 +120,7 @@ def stored_launch(v: Variant, device: str = "cuda"):
     rebuilt from its captured source (kinspect.replay.source), fresh arguments of its example's
     shapes, dtypes and strides, its example's grid and the bytes and FLOPs its formulas gave. The
     file the record names is never imported (a store is data; importing a file runs its code)."""
-    from kinspect.bench.launch import Launch
+    from kinspect.bench.prepared import Launch
     from kinspect.compile import jit_function
     from kinspect.compile.replayed import kernel
     from kinspect.replay.args import FILL_NOTE, values
@@ -156,7 +156,7 @@ def on_device(value, device: str = "cuda"):
 def user_launch(v: Variant, device: str = "cuda"):
     """A Launch of a user kernel's stored variant: its JITFunction with the variant's constexprs
     and options, on the example arguments moved to the GPU."""
-    from kinspect.bench.launch import Launch, _dtype_of, _formula
+    from kinspect.bench.prepared import Launch, _dtype_of, _formula
 
     user = v.extra["user"]
     uk = _user_kernel(v, user.get("config"))
