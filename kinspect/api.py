@@ -279,6 +279,7 @@ def diff(items, *, bench: bool = True, **kwargs) -> DiffResult:
     kernel's configs beside what Triton's own autotuner picks."""
     from kinspect.diff.compare import compare
 
+    cluster, gpus = kwargs.pop("cluster", None), kwargs.pop("gpus", None)
     if bench and kwargs.get("timer") is None:
         from kinspect.bench.runtime import autotuner_pick, device_timer
         from kinspect.compile.loader import absolute, is_user_kernel
@@ -287,6 +288,8 @@ def diff(items, *, bench: bool = True, **kwargs) -> DiffResult:
         kwargs["timer"] = device_timer(kwargs.get("size"), own=own)
         kwargs.setdefault("picker", functools.partial(autotuner_pick, own=own) if kwargs["timer"] is not None
                           else None)
+    if cluster or (kwargs.get("timer") is not None and gpus != 1):
+        kwargs["ex"] = fan_out(cluster, gpus)
     return compare(list(items), **kwargs)
 
 
@@ -316,6 +319,17 @@ def diff_tritons(kernel: str, python: str, **kwargs):
     from kinspect.diff.tritons import diff_tritons as compare
 
     return compare(kernel, python, **kwargs)
+
+
+def fan_out(cluster: str | None = None, gpus: int | None = None):
+    """The executor of a sweep (kinspect.core.executor): the cluster `--cluster` names, else this machine
+    with its first `gpus` visible GPUs (default: all of them)."""
+    from kinspect.core.executor import executor, visible_gpus
+
+    try:
+        return executor(cluster, None if cluster else visible_gpus()[:gpus] if gpus else None)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
 
 
 def bench(kernel: str, **kwargs) -> BenchResult:

@@ -20,6 +20,7 @@ EXTRAS = {
     "llvmlite": ("llvmlite", "retarget"),
     "matplotlib": ("matplotlib", "report"),
     "numpy": ("numpy", "all"),
+    "ray": ("ray", "ray"),
 }
 
 
