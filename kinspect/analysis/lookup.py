@@ -49,8 +49,7 @@ def find_variant(spec: str, out_dir: str | Path = DEFAULT_OUT, *, prefer=None,
     if not matches and spec.isdigit() and 1 <= int(spec) <= len(variants):   # its row in kinspect ls
         matches = [sorted(variants, key=natural)[int(spec) - 1]]
     if values:
-        matches = [v for v in matches if all(str(v.constexprs.get(k, v.options.get(k))) == str(x)
-                                             for k, x in values.items())]
+        matches = [v for v in matches if has_values(v, values)]
     if len(matches) > 1 and prefer is not None:
         preferred = [v for v in matches if prefer(v)]
         matches = preferred if len(preferred) == 1 else matches
@@ -65,6 +64,11 @@ def find_variant(spec: str, out_dir: str | Path = DEFAULT_OUT, *, prefer=None,
     names = "; ".join(_naming(v, matches, variants) for v in sorted(matches, key=natural)[:8])
     raise UsageError(f"'{spec}' matches {len(matches)} variants; name one by its values or its number in "
                      f"kinspect ls {store}: {names}")
+
+
+def has_values(v: Variant, values: dict) -> bool:
+    """Whether a variant has these constexpr or option values (as -p gives them)."""
+    return all(str(v.constexprs.get(k, v.options.get(k))) == str(x) for k, x in values.items())
 
 
 def _naming(v: Variant, among: list[Variant], variants: list[Variant]) -> str:

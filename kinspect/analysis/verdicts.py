@@ -129,6 +129,8 @@ def matrix_rule(f: Findings) -> list[Verdict]:
         return []
     out = []
     words = f.backend.matrix_words
+    if getattr(f.spec, "virtual", False):       # counted in the PTX, in place of machine code
+        words = f"{words} (counted in the {f.isa.dialect})"
     total = f.isa.matrix_total
     attributed = 0
     for (file, line), ls in sorted(f.isa.lines.items(), key=lambda kv: kv[0][1]):
@@ -356,7 +358,7 @@ def loads_from_source(f: Findings) -> list[Verdict]:
 
 
 def spill_rule(f: Findings) -> list[Verdict]:
-    if f.isa is None:
+    if f.isa is None or getattr(f.spec, "virtual", False):   # PTX: spills are the assembler's, unseen here
         return []
     m, r = f.isa, f.resources
     if f.gpu:

@@ -105,7 +105,7 @@ def bench(kernel: str, *, target: str | None = None, constexprs: dict | None = N
           out_dir: str | Path = DEFAULT_OUT, references: bool = True, compiled_reference: bool = True,
           bytes_moved: int | None = None, flops: int | None = None, warmup_ms: int = WARMUP_MS,
           rep_ms: int = REP_MS, profile: str | Path | None = None, launch_path: bool = True,
-          replay: str | None = None) -> BenchResult:
+          replay: str | None = None, picked: dict | None = None) -> BenchResult:
     from kinspect.bench.first_call import first_calls, in_user_cache, isolated
     from kinspect.bench.profile import check_writable
     from kinspect.bench.timing import timer_for
@@ -113,7 +113,9 @@ def bench(kernel: str, *, target: str | None = None, constexprs: dict | None = N
 
     if profile is not None:
         check_writable(profile)
-    resolved = device_target(kernel, target, captured=bool(replay))
+    # the -p values that picked a stored variant name it in the hints too
+    resolved = device_target(kernel + "".join(f" -p {k}={v}" for k, v in (picked or {}).items()), target,
+                             captured=bool(replay))
     from kinspect.files.store import Store
 
     Store(out_dir).ensure_writable()  # one line now, not after a compile and a timing run

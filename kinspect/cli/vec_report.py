@@ -42,10 +42,13 @@ from kinspect.cli.output import echo, tune_json, tune_section
                                   "under Nsight Compute (ncu) and show their counters beside the findings.")
 @click.option("--rank", "rank", type=click.IntRange(min=0), default=None, metavar="N",
               help="A program captured on several ranks: the kernels as rank N launched and timed them.")
+@click.option("--device", "device", default=None, metavar="GPU",
+              help="A captured program whose store keeps no measured ceilings: the GPU it ran on (H100 SXM, H200, "
+                   "A100 80GB, ...), whose datasheet bandwidth then gives the % of bandwidth, said so.")
 @retarget_option
 @store_option(help="Store for kernels compiled here.")
 def vec_report(targets, target, constexprs, args, num_warps, num_stages, config, launch, from_, as_json, show_lines,
-               top, every, names, jobs, tune_top, tune_trials, tune_budget, counters, rank, retarget, out_dir):
+               top, every, names, jobs, tune_top, tune_trials, tune_budget, counters, rank, device, retarget, out_dir):
     """Vector, matrix and register use of each variant, with verdicts tied to source lines.
 
     TARGETS are kernels (shipped names or file.py:name, compiled as in dump), kinspect stores, Triton
@@ -81,7 +84,7 @@ def vec_report(targets, target, constexprs, args, num_warps, num_stages, config,
             from kinspect.render.program import summary
 
             found = api.program(variants, top=top, every=every, names=names, where=where,
-                                jobs=jobs, counters=counters or 0)
+                                jobs=jobs, counters=counters or 0, device=device)
             tunes = api.tune_program(found, tune_top, out_dir=out_dir, jobs=jobs, trials=tune_trials,
                                      budget_s=tune_budget, progress=progress_line) if tune_top else []
             if as_json:

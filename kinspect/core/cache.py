@@ -49,6 +49,20 @@ def write_text(path: Path, text: str) -> Path:
     return path
 
 
+def write_bytes(path: Path, data: bytes) -> Path:
+    """Write a binary cache file atomically (a temporary name, then a rename)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except OSError as e:
+        raise KinspectError(f"cannot write kinspect's cache at '{path.parent}': {e.strerror}; "
+                            f"set KINSPECT_CACHE_DIR to a writable folder") from None
+    return path
+
+
 def cached_text(kind: str, key: str, name: str, make: Callable[[], str]) -> Path:
     """The path of `<cache>/<kind>/<key>/<name>`, made with `make()` when it is not there yet."""
     path = cache_dir() / kind / key / name

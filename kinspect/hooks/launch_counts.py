@@ -108,6 +108,12 @@ def _arg_key(value):
     return ("other", name)
 
 
+def arg_spec(name: str, value) -> ArgSpec:
+    """An argument as a launch record keeps it (kinspect.core.model.ArgSpec): what `kinspect dump`
+    records of a user kernel's example, so the store replays it as data."""
+    return _arg_spec(name, _arg_key(value))
+
+
 def _arg_spec(name: str, key) -> ArgSpec:
     kind = key[0]
     if kind in _SCALARS:

@@ -39,6 +39,8 @@ def vec_report(report) -> str:
                           any(s.dialect == "llvm" for s in v.stages) else ""))
     else:
         stage = v.stage(m.stage)
+        if report.instead:
+            out.append(f"  {clean(report.instead)}")
         if stage is not None and stage.derived_by:
             out.append(f"  {m.stage}: {stage.derived_by}")
         matrix = ", ".join(f"{u} {n}" for u, n in m.matrix.most_common()) or "0"
