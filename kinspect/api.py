@@ -110,11 +110,15 @@ def resolve_variants(items, *, target=None, constexprs=None, args=None, num_warp
 
     if not items:
         return [complete(v) for v in sources.readable(sources.discover(None)).variants]
+    from kinspect.analysis.lookup import row
+
     variants = []
     for item in items:
         p = Path(item)
         if p.exists() and not is_user_kernel(item):
             variants += [complete(v) for v in sources.readable(sources.discover(p)).variants]
+        elif (numbered := row(item, out_dir)) is not None:     # a row of `kinspect ls STORE`
+            variants.append(complete(numbered))
         else:
             variants.append(dump(item, target=target, constexprs=constexprs, args=args, num_warps=num_warps,
                                  num_stages=num_stages, size=size, out_dir=out_dir, config=config, launch=launch,

@@ -21,6 +21,23 @@ def matching(spec: str, variants: list[Variant]) -> list[Variant]:
             or Path(v.path).parent.name == spec]
 
 
+def row(spec: str, store: str | Path) -> Variant | None:
+    """The variant in row `spec` of `kinspect ls STORE` (numbered from 1), else None: what a user who
+    read the listing types (`vec-report 6`, `diff 2 3`)."""
+    if not spec.isdigit() or Path(spec).exists():
+        return None
+    root = Path(store)
+    if not root.is_dir():
+        return None
+    listing = sources.discover(root)
+    if listing.kind == "empty":
+        return None
+    variants = sources.readable(listing, announce=False).variants
+    if 1 <= int(spec) <= len(variants):
+        return sorted(variants, key=natural)[int(spec) - 1]
+    return None
+
+
 def find_variant(spec: str, out_dir: str | Path = DEFAULT_OUT, *, prefer=None,
                  values: dict | None = None) -> Variant:
     """A variant by folder path, or by folder name / kernel name / unique prefix / row number of

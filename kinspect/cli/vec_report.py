@@ -65,7 +65,7 @@ def vec_report(targets, target, constexprs, args, num_warps, num_stages, config,
 
     precheck.target(target)
     for item in targets:
-        precheck.item(item, kwargs["constexprs"], args=kwargs["args"])
+        precheck.item(item, kwargs["constexprs"], args=kwargs["args"], store=out_dir)
     if not retarget:
         variants = api.resolve_variants(list(targets), **kwargs)
         if api.is_program(variants):

@@ -43,6 +43,7 @@ from typing import Iterable, Mapping
 from kinspect.files import schema
 from kinspect.core.environ import patched
 from kinspect.core.errors import KinspectError, NotFound
+from kinspect.core.modes import as_umask, file_mode
 from kinspect.core.model import Variant
 
 DEFAULT_OUT = "kinspect-out"     # the store commands write to and read from when no folder is named
@@ -144,6 +145,7 @@ def write_atomic(path: Path, data: str | bytes) -> None:
     path = Path(path)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name[:60]}.", suffix=".tmp")
     try:
+        os.fchmod(fd, file_mode())      # mkstemp's 0600 would make every report and record owner-only
         with os.fdopen(fd, "wb") as f:
             f.write(data.encode("utf-8", "surrogateescape") if isinstance(data, str) else data)
         os.replace(tmp, path)
@@ -271,6 +273,7 @@ class Store:
             return read_record(final)
         tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{name[:40]}-", dir=folder))
         try:
+            as_umask(tmp)           # renamed into place: the variant's folder, as shareable as the store
             for fname, content in files.items():
                 dest = tmp / _safe(fname)
                 if isinstance(content, Path):
