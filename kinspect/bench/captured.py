@@ -18,16 +18,21 @@ BYTES_NOTE = ("GB/s from bytes estimated as the program view estimates them: {by
               "estimate (pass --bytes / --flops for yours)")
 
 
-def no_device_line(name: str) -> str:
-    return (f"no device here to run the captured '{name}' on (no GPU, no CPU Triton backend such as triton-cpu): "
-            f"run its captured launch under Triton's interpreter with `kinspect bench {name} --interpret`, write "
-            f"it as a script for a GPU machine with `kinspect repro {name} -o repro.py`, or read its code with "
-            f"`kinspect show {name} --stage ptx`")
+def no_device_line(name: str, store=None, named: str | None = None) -> str:
+    """`named`: how the commands it suggests name the variant (kinspect.analysis.lookup.handle)."""
+    from kinspect.files.store import store_flag
+
+    s = store_flag(store)
+    typed, name = name, named or name
+    return (f"no device here to run the captured '{typed}' on (no GPU, no CPU Triton backend such as triton-cpu): "
+            f"run its captured launch under Triton's interpreter with `kinspect bench {name}{s} --interpret`, write "
+            f"it as a script for a GPU machine with `kinspect repro {name}{s} -o repro.py`, or read its code with "
+            f"`kinspect show {name}{s} --stage ptx`")
 
 
-def captured(name: str, store: str | Path) -> str | None:
-    """The folder of the captured variant `name` names, or None when it names a kernel (shipped,
-    or file.py:kernel) or nothing in the store."""
+def captured(name: str, store: str | Path, values: dict | None = None) -> str | None:
+    """The folder of the captured variant `name` names (`values`, -p, pick one of several as in
+    `kinspect show`), or None when it names a kernel (shipped, or file.py:kernel) or nothing in the store."""
     from kinspect import kernels
     from kinspect.compile.user import is_user_kernel
     from kinspect.analysis.lookup import find_variant
@@ -45,7 +50,7 @@ def captured(name: str, store: str | Path) -> str | None:
         return None
 
     try:
-        return str(Path(find_variant(name, store, prefer=lambda v: v.ran).path).resolve())
+        return str(Path(find_variant(name, store, prefer=lambda v: v.ran, values=values).path).resolve())
     except NotFound:
         return None
 

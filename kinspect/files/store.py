@@ -139,6 +139,14 @@ def load_json(folder: Path, name: str, spec, *, limit: int = MAX_RECORD_BYTES):
     return data
 
 
+def store_flag(store) -> str:
+    """` --store DIR` for a command line kinspect suggests, so that it runs as printed; nothing for
+    the default store (a relative path stays as the user typed it: the hint runs where they are)."""
+    import shlex
+
+    return "" if store is None or str(store) == DEFAULT_OUT else f" --store {shlex.quote(str(store))}"
+
+
 def write_atomic(path: Path, data: str | bytes) -> None:
     """Replace `path` with `data`: written to a fresh temporary file beside it (never a name a store
     could hold a link at), then renamed into place, so readers see the old file or the new one."""
