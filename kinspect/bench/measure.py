@@ -116,7 +116,9 @@ def bench(kernel: str, *, target: str | None = None, constexprs: dict | None = N
         check_writable(profile)
     if replay:      # the hints name the variant so that every command they suggest finds it
         from kinspect.analysis.lookup import handle
+        from kinspect.replay.spec import load
 
+        load(replay)        # a variant never launched has nothing to replay, here or on a GPU: say so first
         named = handle(kernel, replay, out_dir, picked)
     else:
         named = kernel
