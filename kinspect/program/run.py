@@ -69,12 +69,13 @@ class CaptureResult:
 
 def run(command: list[str], out_dir: str | Path, *, time_method: str | None = None, time_sample: int = 0,
         progress: Callable[[int, int], None] | None = None, interpret: str | None = None,
-        compiling: Callable | None = None) -> CaptureResult:
+        compiling: Callable | None = None, program_stdout: int | None = None) -> CaptureResult:
     """Run `command` with capture active in it and its Python subprocesses; then derive the stages
     capture left out and merge the launch records. `time_method` ("profiler" or "events") times every
     launch on the GPU (`time_sample` = N: about one launch in N, profiler only). With `interpret` (a
     target such as "cuda:90") the command runs under TRITON_INTERPRET and each kernel and specialization it launched is compiled for that target
-    afterwards (kinspect.program.interpret); `compiling(outcome, total)` follows those compiles."""
+    afterwards (kinspect.program.interpret); `compiling(outcome, total)` follows those compiles.
+    `program_stdout` (a file descriptor) takes the command's standard output instead of kinspect's."""
     if not command:
         raise UsageError("nothing to run; e.g. kinspect capture --store out -- python script.py")
     if time_method is not None:
@@ -113,7 +114,7 @@ def run(command: list[str], out_dir: str | Path, *, time_method: str | None = No
         if interpret is not None:
             env["TRITON_INTERPRET"] = "1"
             env["KINSPECT_CAPTURE_INTERPRET"] = interpret
-        code = _run_program(command, env)
+        code = _run_program(command, env, program_stdout)
         if not out.is_dir():   # an empty store folder is removed again when the command compiled nothing
             return CaptureResult(code, [])
         result = finish_capture(out, started=started, progress=progress, compiling=compiling, code=code, notes=notes,
@@ -121,13 +122,13 @@ def run(command: list[str], out_dir: str | Path, *, time_method: str | None = No
     return result
 
 
-def _run_program(command: list[str], env: dict) -> int:
+def _run_program(command: list[str], env: dict, stdout: int | None = None) -> int:
     """Run the command and wait for it; its exit code as a shell gives it (128 + N when signal N
     killed it). A SIGINT reaching kinspect meanwhile is the command's to act on: kinspect waits."""
     from kinspect.core.interrupt import deferred, exit_code
 
     try:
-        proc = subprocess.Popen(command, env=env)
+        proc = subprocess.Popen(command, env=env, stdout=stdout)
     except FileNotFoundError:
         raise KinspectError(f"command '{command[0]}' not found") from None
     except PermissionError:
@@ -138,7 +139,7 @@ def _run_program(command: list[str], env: dict) -> int:
 
 
 def resume(out_dir: str | Path, *, progress: Callable[[int, int], None] | None = None,
-           compiling: Callable | None = None) -> CaptureResult:
+           compiling: Callable | None = None, program_stdout: int | None = None) -> CaptureResult:
     """Finish what a capture into `out_dir` left undone (it was interrupted after its program): compile
     what its program launched under the interpreter, derive the stages, merge the launch files."""
     from kinspect.files.store import INTERPRET_PENDING, is_store
