@@ -94,6 +94,9 @@ def run(command: list[str], out_dir: str | Path, *, time_method: str | None = No
         notes.append("TRITON_INTERPRET is set, so the program ran under Triton's interpreter and its kernels were "
                      "compiled afterwards, as with --interpret (-t chooses the target)")
     if interpret is not None:
+        from kinspect.core.optional import need
+
+        need("numpy", "capture --interpret (Triton's interpreter runs kernels with numpy)")   # not a traceback later
         interpret = _interpret_target(interpret, time_method)
     check_store_folder(out_dir)
     out = Path(out_dir).resolve()
