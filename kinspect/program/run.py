@@ -58,7 +58,8 @@ class CaptureResult:
             return {"kernel": v.kernel, "variant": v.name, "path": v.path, "target": str(v.target),
                     "constexprs": v.constexprs, "options": v.options, "calls": la.calls if la else 0,
                     "gpu_ms": gpu.total_ms if gpu else None, "tuning_calls": la.tuning_calls if la else 0,
-                    "tuning_ms": la.tuning_ms if la else 0.0, "notes": list(v.notes)}
+                    "tuning_ms": la.tuning_ms if la else 0.0, "notes": list(v.notes),
+                    "launches": dataclasses.asdict(la) if la else None}
 
         return {"exit_code": self.code, "variants": [variant(v) for v in self.variants], "launches": self.launches,
                 "hook_ms": self.hook_ms, "per_launch_us": self.per_launch_us, "observed": self.observed,

@@ -7,6 +7,7 @@ from typing import Iterable
 
 from kinspect.analysis.stages import is_machine_code
 from kinspect.analysis.verdicts import shared_text
+from kinspect.render.launches import launch_lines
 from kinspect.render.terminal import clean, user_lines
 
 MARK = {"good": "+", "info": "-", "warn": "!"}
@@ -58,6 +59,9 @@ def vec_report(report) -> str:
         out.append(f"  occupancy estimate {r.occupancy.describe()}")
     if r.note:
         out.append(f"  {r.note}")
+    launched = launch_lines(v)
+    for i, line in enumerate(launched):     # what the captured program passed it: shapes, dtypes, strides, grid
+        out.append(f"  {'launches' if i == 0 else '':<8} {clean(line)}")
     out.append("  verdicts:")
     for x in report.verdicts:
         out.append(f"    {MARK[x.level]} {x.text}")
