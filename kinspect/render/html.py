@@ -271,6 +271,17 @@ def _plots(report: Report) -> str:
     return f'<section id="plots"><h2>Plots</h2><div class="plots">{"".join(figures)}</div></section>'
 
 
+def _launches(v) -> str:
+    """What the captured program launched the variant with: calls, grid, each argument's dtype, shape and
+    strides or value (the most frequent signatures)."""
+    from kinspect.render.launches import launch_lines
+
+    lines = launch_lines(v)
+    if not lines:
+        return ""
+    return '<h3>Launches</h3><ul class="launches mono">' + "".join(f"<li>{esc(x)}</li>" for x in lines) + "</ul>"
+
+
 def _plot_table(p) -> str:
     """The figures a plot draws, as a table beside it (what a screen reader reads, and what to quote)."""
     if not p.table:
@@ -310,6 +321,7 @@ def _variant(i: int, row: Row, analysis: VariantReport, found: list[Packed], ent
         f'<section class="variant" id="variant-{i}"{" hidden" if hidden else ""}>',
         f"<h2>{esc(title)}</h2>", f'<p class="sub mono">{esc(facts)}</p>',
         f'<div class="cards">{"".join(c for c in cards if c)}</div>', _counters(kernel),
+        _launches(v),
         f'<h3>Verdicts</h3><ul class="verdicts">{verdicts or "<li class=info>none</li>"}</ul>',
         "".join(f'<p class="note">{esc(n)}</p>' for n in notes), _tune(tune),
         _code_panes(v, found, entries), "</section>"])
