@@ -139,7 +139,9 @@ def program_roofline(kernels, sol) -> Plot | None:
     c = sol.ceilings
     bw = c.copy_gbps if c is not None else None
     peaks = dict(c.matmul_tflops) if c is not None else {}
-    fig = _figure(width=4.6 * (bool(dots) + bool(memory)), height=3.6, panels=bool(dots) + bool(memory))
+    # the bandwidth panel widens with its kernels, so that each keeps a readable number under its point
+    width = (4.6 if dots else 0) + (max(4.6, 1.4 + 0.17 * len(memory)) if memory else 0)
+    fig = _figure(width=width, height=3.6, panels=bool(dots) + bool(memory))
     axes = list(fig.axes)
     if dots:
         ax = axes.pop(0)
@@ -169,12 +171,12 @@ def program_roofline(kernels, sol) -> Plot | None:
                 color="#2a6fb0")
         if bw:
             ax.axhline(bw, color="#999", linewidth=1.5)
-            ax.annotate(_text(f"copy {bw:,.0f} GB/s"), (1, bw), xycoords=("axes fraction", "data"),
-                        textcoords="offset points", xytext=(-4, 3), ha="right", fontsize=7, color="#777")
+            ax.annotate(_text(f"copy {bw:,.0f} GB/s (measured)"), (0, bw), xycoords=("axes fraction", "data"),
+                        textcoords="offset points", xytext=(4, 3), ha="left", fontsize=7, color="#777")
         ax.set_xticks([n for n, _, _ in memory], [str(n) for n, _, _ in memory], fontsize=6)
         ax.set_xlabel("kernel (its number in the table)")
         ax.set_ylabel("achieved GB/s")
-        ax.set_ylim(bottom=0, top=max([sp.gb_per_s for _, _, sp in memory] + [bw or 0]) * 1.12)
+        ax.set_ylim(bottom=0, top=max([sp.gb_per_s for _, _, sp in memory] + [bw or 0]) * 1.15)
         ax.set_title("no FLOP count: bandwidth only", fontsize=8)
         ax.grid(alpha=0.3)
     roofs = (f"roofs measured on {c.device}: copy {bw:,.0f} GB/s" + "".join(f", {k} matmul {v:,.0f} TFLOP/s"
