@@ -14,7 +14,7 @@ from kinspect.files.store import DEFAULT_OUT
 
 if TYPE_CHECKING:       # the results the functions below return: records with to_json, or lists of them
     from kinspect.analysis import VariantReport
-    from kinspect.bench.interpret import Interpreted
+    from kinspect.bench.interpreted_check import Interpreted
     from kinspect.bench.measure import BenchResult
     from kinspect.diff.result import DiffResult
     from kinspect.render.html import Report
@@ -57,11 +57,13 @@ def stage_text(variant: Variant, stage: str) -> str:
 
 def _open_stage(variant: Variant, s, newline: str | None = None):
     """A stage's file opened as text; one that cannot be opened (gone, unreadable) is one line."""
+    from kinspect.files import foreign
+
     try:
-        return open(Path(variant.path, s.file), encoding="utf-8", errors="replace", newline=newline)
-    except OSError as e:
-        raise KinspectError(f"variant {variant.name or variant.kernel}: stage {s.name}: cannot read its file "
-                            f"{ascii(s.file)[:80]} ({e.strerror})") from None
+        return foreign.open_text(Path(variant.path, s.file), newline=newline)
+    except foreign.Refused as e:
+        raise KinspectError(f"variant {variant.name or variant.kernel}: stage {s.name}: "
+                            f"{str(e).replace(str(variant.path) + '/', '')}") from None
 
 
 HIGHLIGHT_MAX_BYTES = 8 << 20   # past this a stage is shown streamed, without colours (pygments holds it all)
@@ -109,14 +111,14 @@ def resolve_variants(items, *, target=None, constexprs=None, args=None, num_warp
     from kinspect.analysis.derived import complete
 
     if not items:
-        return [complete(v) for v in sources.readable(sources.discover(None)).variants]
+        return [complete(v) for v in sources.at_most(sources.readable(sources.discover(None)))]
     from kinspect.analysis.lookup import row
 
     variants = []
     for item in items:
         p = Path(item)
         if p.exists() and not is_user_kernel(item):
-            variants += [complete(v) for v in sources.readable(sources.discover(p)).variants]
+            variants += [complete(v) for v in sources.at_most(sources.readable(sources.discover(p)))]
         elif (numbered := row(item, out_dir)) is not None:     # a row of `kinspect ls STORE`
             variants.append(complete(numbered))
         else:
@@ -298,7 +300,7 @@ def interpret(kernel: str, *, out_dir: str | Path = DEFAULT_OUT, **kwargs) -> In
     from kinspect.core.optional import need
 
     need("numpy", "--interpret (Triton's interpreter)")
-    from kinspect.bench.interpret import interpret as run
+    from kinspect.bench.interpreted_check import interpret as run
     from kinspect.bench.captured import captured
 
     replay = captured(kernel, out_dir, kwargs.get("constexprs"))
@@ -310,7 +312,7 @@ def interpret(kernel: str, *, out_dir: str | Path = DEFAULT_OUT, **kwargs) -> In
 def interpret_many(runs: list[dict]) -> list[Interpreted]:
     """Several interpreter runs (dicts of `interpret`'s keyword arguments plus `kernel`) in one child
     process, so the interpreter's start-up is paid once; one Interpreted per run, in order."""
-    from kinspect.bench.interpret import interpret_many as run
+    from kinspect.bench.interpreted_check import interpret_many as run
 
     return run(runs)
 

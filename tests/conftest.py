@@ -171,3 +171,20 @@ def interpreted_capture(tmp_path_factory):
     assert "kinspect: 5 variant(s) compiled for cuda:90" in r.output and "5 interpreted launch(es)" in r.output
     assert "autotuned add_kernel [n=777 (float32)]: took BLOCK=64; num_warps=2" in r.output
     return store, root, json.loads(r.stdout)        # --json: stdout is the JSON alone (the program's went to stderr)
+
+
+# -- one real compile in every foreign form (tests/test_attack_foreign.py, tests/test_fuzz_foreign.py) -----
+
+@pytest.fixture(scope="session")
+def foreign_seed(tmp_path_factory):
+    """benchmarks/attack_foreign.py's seed: a Triton cache entry, TRITON_KERNEL_DUMP folder, tritonparse traces
+    (plain, gzip, parsed) and a kinspect store of one real compile of kernels/softmax.py for cuda:90."""
+    import importlib.util
+    import sys
+
+    name = "attack_foreign"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, Path(__file__).parent.parent / "benchmarks" / f"{name}.py")
+        sys.modules[name] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(sys.modules[name])
+    return sys.modules[name].make_seed(tmp_path_factory.mktemp("foreign-seed") / "seed")

@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from kinspect.files import ceilings, provenance
-from kinspect.analysis.counters import pair
+from kinspect.analysis.pairing import pair
 from kinspect.cli import main
 from kinspect.files.counters import Counters, by_kernel, parse_csv
 from kinspect.files.provenance import Origin, parse_output_code

@@ -155,7 +155,8 @@ def test_the_profiler_keeps_the_gpu_work_no_hook_saw_and_the_program_view_names_
 
     from kinspect.files import gpu_time
     from kinspect.analysis.sol import for_program
-    from kinspect.hooks.launches import KernelRecordsTimer, LaunchRecorder, other_kernels
+    from kinspect.hooks.launch_counts import LaunchRecorder
+    from kinspect.hooks.timers import KernelRecordsTimer, other_kernels
     from kinspect.program.run import _summaries
 
     fill = "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEEEEvi"    # as CUPTI names it

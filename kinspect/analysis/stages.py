@@ -8,6 +8,7 @@ from typing import Iterator
 
 from kinspect import backends, isa
 from kinspect.core.errors import KinspectError
+from kinspect.files import foreign
 from kinspect.core.model import StageFile, Variant
 
 
@@ -36,9 +37,9 @@ def open_lines(v: Variant, s: StageFile) -> Iterator[Iterator[str]]:
     """The stage's lines, streamed; a `section` of a combined file yields only that section."""
     path = Path(v.path, s.file)
     try:
-        f = open(path, encoding="utf-8", errors="replace", newline="")
-    except OSError as e:
-        raise KinspectError(f"cannot read stage {s.name} at '{path}': {e.strerror}") from None
+        f = foreign.open_text(path, newline="")
+    except foreign.Refused as e:
+        raise KinspectError(f"cannot read stage {s.name}: {e}") from None
     with f:
         yield _section(f, s.section) if s.section else iter(f)
 

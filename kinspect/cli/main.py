@@ -34,6 +34,29 @@ class Group(click.Group):
 
             click.echo(f"error: {clean(str(e))}", err=True)
             ctx.exit(2)
+        except KeyboardInterrupt as e:
+            # Ctrl-C: the shell's code for SIGINT (130), as `capture` gives, never click's "Aborted!" (1)
+            click.echo(f"interrupted{interrupted_note(e)}", err=True)
+            ctx.exit(130)
+
+
+def interrupted_note(e: KeyboardInterrupt) -> str:
+    """What a step stopped by Ctrl-C kept (kinspect.core.interrupt.Interrupted.done), as a clause."""
+    done = getattr(e, "done", None)
+    if not done:
+        return ": nothing was written"
+    kept = getattr(done, "variants", None)
+    if kept is not None:
+        paths = [getattr(v, "path", "") for v in kept]
+    elif isinstance(done, dict):
+        paths = [getattr(o, "path", "") for o in done.values()]
+    else:
+        return ""
+    paths = [p for p in paths if p]
+    if not paths:
+        return ": nothing was kept"
+    shown = ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
+    return f"; kept the {len(paths)} variant(s) finished before: {shown}"
 
 
 def show_warnings_once(previous):

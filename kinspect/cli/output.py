@@ -23,10 +23,13 @@ def print_stage(v, stage: str, *, lines: bool = False, raw: bool = False) -> Non
     from kinspect.render.terminal import clean, highlight, use_color
 
     chunks = api.shown_chunks(v, stage, lines=lines, raw=raw)
+    # a stage's text is data (a foreign stage may carry escapes): shown escaped, piped or not, unless
+    # --raw asks for the file's bytes exactly (still escaped on a terminal)
+    escape = not raw or sys.stdout.isatty()
     if not use_color() or api.stage_bytes(v, stage) > api.HIGHLIGHT_MAX_BYTES:   # any size, bounded memory
-        return stream_chunks(chunks)
+        return stream_chunks(chunks, escape=escape)
     text = "".join(chunks)
-    if sys.stdout.isatty():
+    if escape:
         text = clean(text, lines=True)
     shown = highlight(text, v.stage(stage).dialect, use_color())
     if text.count("\n") > 60:
@@ -35,12 +38,12 @@ def print_stage(v, stage: str, *, lines: bool = False, raw: bool = False) -> Non
         click.echo(shown, nl=not shown.endswith("\n"))
 
 
-def stream_chunks(chunks) -> None:
+def stream_chunks(chunks, *, escape: bool = False) -> None:
     """Print a stage chunk by chunk (through the pager on a terminal), ending with a newline; on a
-    terminal its control characters are shown escaped."""
+    terminal (or with `escape`) its control characters are shown escaped."""
     from kinspect.render.terminal import clean, use_color
 
-    if sys.stdout.isatty():
+    if escape or sys.stdout.isatty():
         chunks = (clean(c, lines=True) for c in chunks)
     if use_color():
         return click.echo_via_pager(chunks)

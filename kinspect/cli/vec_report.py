@@ -71,7 +71,7 @@ def vec_report(targets, target, constexprs, args, num_warps, num_stages, config,
         if api.is_program(variants):
             if (tune_trials or tune_budget) and not tune_top:
                 raise click.UsageError("--trials and --budget limit the tune of each kernel: give them with --tune N")
-            from kinspect.render.counters import section
+            from kinspect.render.measured import section
             from kinspect.render.program import summary
 
             found = api.program(variants, top=top, every=every, names=names, where=_where(targets, variants),

@@ -176,7 +176,36 @@ def _package_folders(path: Path) -> list[Path]:
                 break
             chain.append(folder)
             folder = folder.parent
+    while chain and _namespace_above(chain[-1]):
+        chain.append(chain[-1].parent)
     return chain
+
+
+# files of a package read to see how the project names it (`import proj.core.x`)
+NAMESPACE_FILES = 200
+
+
+def _namespace_above(top: Path) -> bool:
+    """Whether the folder above the package `top` is a namespace package the project imports it
+    through: no __init__.py there, and the package's own files import `parent.top...` (proj/ with
+    no __init__.py holding core/, whose files say `from proj.core.x import y`)."""
+    parent = top.parent
+    if not parent.name.isidentifier() or (parent / "__init__.py").is_file() or parent == parent.parent:
+        return False
+    prefix = f"{parent.name}.{top.name}"
+    for i, f in enumerate(top.rglob("*.py")):
+        if i >= NAMESPACE_FILES:
+            break
+        try:
+            tree = ast.parse(f.read_bytes())
+        except (SyntaxError, ValueError, OSError):
+            continue
+        for n in ast.walk(tree):
+            names = [a.name for a in n.names] if isinstance(n, ast.Import) else \
+                [n.module] if isinstance(n, ast.ImportFrom) and n.level == 0 and n.module else []
+            if any(m == prefix or m.startswith(prefix + ".") for m in names):
+                return True
+    return False
 
 
 def _relative_level(path: Path) -> int:

@@ -21,7 +21,7 @@ from kinspect.bench.stats import Runtime
 from kinspect.diff.configs import config_verdicts, user_notes
 from kinspect.diff.correlation import explain
 from kinspect.diff.result import DiffResult, stage_rank
-from kinspect.diff.sweep import Outcome, Sweep
+from kinspect.diff.sweep import JobResult, Sweep
 from kinspect.diff.table import Row, rows as make_rows
 from kinspect.diff.textdiff import StageDiff
 from kinspect.core.errors import KinspectError, NotFound, UsageError, did_you_mean, warn
@@ -32,7 +32,7 @@ from kinspect.files.store import DEFAULT_OUT
 def compare(items: list[str], *, constexprs: dict[str, list] | None = None, targets=(None,), num_warps=(None,),
             num_stages=(None,), args=(), size: str | None = None, stage: str | None = None,
             pair: str | None = None, out_dir: str | Path = DEFAULT_OUT, jobs: int | None = None,
-            progress: Callable[[Outcome | None, int], None] | None = None,
+            progress: Callable[[JobResult | None, int], None] | None = None,
             timer: Callable[[Variant], Runtime | None] | None = None, text: bool = True,
             retarget=(), configs=None, picker=None, keep_reports: bool = False) -> DiffResult:
     """Compile and collect the variants `items` name, tabulate them and diff one stage of two.
@@ -66,7 +66,7 @@ def compare(items: list[str], *, constexprs: dict[str, list] | None = None, targ
                          "captured variants (kinspect capture); the items given are saved variants with no "
                          "launch records")
     compiled: list[Variant] = []
-    failed: list[Outcome] = []
+    failed: list[JobResult] = []
     result_sweep = None
     known = {}
     least = 2 if text else 1  # a table (a report) can hold one variant; a diff needs two
@@ -174,7 +174,7 @@ def _saved(item: str, store: Path) -> list[Variant] | None:
         return None
     p = Path(item)
     if p.exists():
-        return sorted((complete(v) for v in sources.readable(sources.discover(p)).variants), key=natural)
+        return sorted((complete(v) for v in sources.at_most(sources.readable(sources.discover(p)))), key=natural)
     from kinspect.analysis.lookup import row
 
     if (numbered := row(item, store)) is not None:     # a row of `kinspect ls STORE`
@@ -220,7 +220,7 @@ def _offline_target(t: str | None) -> str | None:
     return "device"
 
 
-def _collect(s: Sweep) -> tuple[list[Variant], list[Outcome]]:
+def _collect(s: Sweep) -> tuple[list[Variant], list[JobResult]]:
     from kinspect.files.store import read_record
 
     ok = [o for o in s.outcomes if o.path]

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kinspect.diff.correlation import Link
-from kinspect.diff.sweep import Outcome, Sweep
+from kinspect.diff.sweep import JobResult, Sweep
 from kinspect.diff.table import Row
 from kinspect.diff.textdiff import StageDiff
 from kinspect.core.model import Variant
@@ -28,7 +28,7 @@ def stage_rank(dialect: str) -> int | None:
 @dataclass(frozen=True)
 class DiffResult:
     rows: list[Row]
-    failed: list[Outcome]
+    failed: list[JobResult]
     stage: str | None = None
     pair: tuple[int, int] | None = None        # indices into rows
     text: StageDiff | None = None

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from kinspect.core.errors import warn
+from kinspect.files import foreign
 from kinspect.files.store import write_atomic
 
 
@@ -33,7 +34,10 @@ def read(path: Path, parse: Callable[[Any], Any], limit: int = 1 << 20):
         if path.stat().st_size > limit:
             warn(f"{path}: larger than {limit >> 10} KiB, which no file of this kind is: not read")
             return None
-        return parse(json.loads(path.read_text()))
+        return parse(json.loads(foreign.read_text(path, max_bytes=limit)))
+    except foreign.Refused as e:
+        warn(f"{e}; not read")
+        return None
     except (OSError, ValueError, TypeError, KeyError, AttributeError, RecursionError) as e:
         warn(f"{path}: not of the shape kinspect writes ({type(e).__name__}); not read")
         return None

@@ -1,7 +1,7 @@
 """Launch records: merging what several processes (or several captures) recorded of one variant.
 
 Pure functions over kinspect.core.model.Launches; the hooks that record launches live in
-kinspect.hooks.launches, the files that hold them in kinspect.files.store.
+kinspect.hooks.launch_counts, the files that hold them in kinspect.files.store.
 """
 
 from __future__ import annotations

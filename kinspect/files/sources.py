@@ -21,7 +21,7 @@ from typing import Callable
 
 from kinspect import backends
 
-from kinspect.files import traces
+from kinspect.files import foreign, traces
 from kinspect.core.errors import NotFound, UsageError
 from kinspect.core.model import StageFile, Target, Variant
 from kinspect.files.store import DEFAULT_OUT, Outside, contained, is_store, read_records, unfinished
@@ -54,6 +54,12 @@ def default_dir() -> Path:
 
 # The user's TRITON_CACHE_DIR ("" when unset) while a kinspect command points Triton elsewhere
 USER_CACHE_ENV = "KINSPECT_USER_TRITON_CACHE_DIR"
+# Triton's settings that write a compile's files somewhere (or read replacements from there): off for
+# kinspect's own compiles, which must never land in the user's dump folder (Triton keys it by source
+# hash only, so a compile for another target overwrites the user's files there); the user's values
+# are kept in USER_DUMP_ENV (JSON) and given back to a command kinspect runs for the user.
+DUMP_SETTINGS = ("TRITON_KERNEL_DUMP", "TRITON_DUMP_DIR", "TRITON_KERNEL_OVERRIDE", "TRITON_OVERRIDE_DIR")
+USER_DUMP_ENV = "KINSPECT_USER_TRITON_DUMP"
 
 
 def triton_cache_dir() -> Path:
@@ -75,13 +81,21 @@ def triton_files_elsewhere():
     from kinspect.core.environ import patched
 
     user = os.environ.get(USER_CACHE_ENV, os.environ.get("TRITON_CACHE_DIR", ""))
-    with patched({USER_CACHE_ENV: user, "TRITON_CACHE_DIR": str(cache_dir() / "triton-runtime")}):
+    dump = os.environ.get(USER_DUMP_ENV) or json.dumps({k: os.environ[k] for k in DUMP_SETTINGS if k in os.environ})
+    with patched({USER_CACHE_ENV: user, "TRITON_CACHE_DIR": str(cache_dir() / "triton-runtime"),
+                  USER_DUMP_ENV: dump, **{k: None for k in DUMP_SETTINGS}}):
         yield
 
 
 def users_environment(env: dict) -> dict:
     """`env` with TRITON_CACHE_DIR as the user had it (for a command kinspect runs for the user)."""
     env = dict(env)
+    try:
+        dump = json.loads(env.pop(USER_DUMP_ENV, None) or "{}")
+    except ValueError:
+        dump = {}
+    env.update({k: v for k, v in dump.items() if k in DUMP_SETTINGS and isinstance(v, str)} if isinstance(dump, dict)
+               else {})
     user = env.pop(USER_CACHE_ENV, None)
     if user is not None:
         if user:
@@ -99,17 +113,18 @@ def _stage_files(folder: Path, name: str, target: Target, names: dict[str, str] 
     if names is None:
         prefix = name + "."
         names = {p.name: p.name[len(prefix):] for p in folder.iterdir()
-                 if p.is_file() and p.name.startswith(prefix) and not p.name.startswith("__grp__")}
+                 if p.name.startswith(prefix) and not p.name.startswith("__grp__")}
     backend = backends.for_target(target.backend, names.values())
     stages, problems = [], []
     for fname, stage in sorted(names.items()):
+        kind = backend.stage_kind(stage)
         try:
             p = contained(folder, fname)
-        except Outside as e:
-            problems.append(f"stage {stage}: {e}; not read")
+            size = foreign.vet(p, binary=kind.binary).st_size
+        except (Outside, foreign.Refused) as e:
+            problems.append(f"stage {stage}: {str(e).replace(str(folder) + '/', '')}; not read")
             continue
-        kind = backend.stage_kind(stage)
-        stages.append(StageFile(name=stage, file=fname, bytes=p.stat().st_size, lines=None,
+        stages.append(StageFile(name=stage, file=fname, bytes=size, lines=None,
                                 dialect=backends.dialect_of(kind, backend, target.arch, p), binary=kind.binary))
     stages.sort(key=lambda s: (backend.stage_kind(s.name).order, s.name))
     return tuple(stages), problems
@@ -117,24 +132,46 @@ def _stage_files(folder: Path, name: str, target: Target, names: dict[str, str] 
 
 def _foreign(name: str, folder: Path, target: Target, origin: str, meta: dict, notes=(),
              names: dict[str, str] | None = None, label: str | None = None) -> Variant:
-    from kinspect.files.metadata import OPTION_KEYS, jsonable
+    from kinspect.files.metadata import checked_options
 
     stages, problems = _stage_files(folder, name, target, names)
+    options, wrong = checked_options(meta)
     backend = backends.for_target(target.backend, [s.name for s in stages])
-    return Variant(kernel=name, hash=str(meta.get("hash", folder.name)), target=target, offline=False,
-                   signature={}, constexprs={}, attributes={},
-                   options={k: jsonable(meta[k]) for k in OPTION_KEYS if k in meta},
-                   stages=stages, times=None, cache_hit=True,
-                   triton_version=str(meta.get("triton_version", "")), origin=origin, notes=tuple(notes),
+    hash_ = meta.get("hash")
+    version = meta.get("triton_version")
+    return Variant(kernel=name, hash=hash_ if isinstance(hash_, str) and len(hash_) < 200 else folder.name,
+                   target=target, offline=False, signature={}, constexprs={}, attributes={},
+                   options=options, stages=stages, times=None, cache_hit=True,
+                   triton_version=version if isinstance(version, str) and len(version) < 100 else "",
+                   origin=origin, notes=tuple(notes) + tuple(wrong),
                    name=label or folder.name, path=str(folder), problems=tuple(problems),
                    extra={"backend": backend.name} if backend.name != target.backend else {})
 
 
 # -- Triton cache: <cache>/<hash>/{__grp__<name>.json, <name>.json, <name>.<stage>} ---------------
 
-def _cache_kernel_folders(root: Path):
+def entry_folders(root: Path, warnings: list | None = None) -> list[Path]:
+    """The sub-folders of a cache or dump folder that are entries: a link whose target lies outside
+    `root` is refused (one line in `warnings`), so what is listed, shown or put in a report is what the
+    folder holds, never a folder elsewhere it points at."""
+    out = []
+    for p in sorted(root.iterdir()):
+        try:
+            if not p.is_dir():
+                continue
+        except OSError:
+            continue
+        if p.is_symlink() and not foreign.inside(root, p):
+            if warnings is not None:
+                warnings.append(f"{p.name}: a link to a folder outside '{root}'; not read")
+            continue
+        out.append(p)
+    return out
+
+
+def _cache_kernel_folders(root: Path, warnings: list | None = None):
     """(folder, kernel) of every cache entry: the root's `<hash>` folders, or the root when it is one."""
-    entries = [root] if any(root.glob("__grp__*.json")) else sorted(p for p in root.iterdir() if p.is_dir())
+    entries = [root] if any(root.glob("__grp__*.json")) else entry_folders(root, warnings)
     for folder in entries:
         for grp in sorted(folder.glob("__grp__*.json")):
             yield folder, grp.name[len("__grp__"):-len(".json")]
@@ -148,7 +185,7 @@ def read_triton_cache(root: Path) -> tuple[list[Variant], list[str]]:
     from kinspect.files.metadata import target_of
 
     variants, warnings = [], []
-    for folder, name in _cache_kernel_folders(root):
+    for folder, name in _cache_kernel_folders(root, warnings):
         meta_path = folder / f"{name}.json"
         try:
             contained(folder, meta_path.name)
@@ -156,9 +193,10 @@ def read_triton_cache(root: Path) -> tuple[list[Variant], list[str]]:
             warnings.append(f"{folder.name}: metadata {e}; skipped")
             continue
         try:
-            if meta_path.stat().st_size > MAX_METADATA_BYTES:
-                raise ValueError("too large for Triton metadata")
-            meta = json.loads(meta_path.read_text())
+            meta = json.loads(foreign.read_text(meta_path, max_bytes=MAX_METADATA_BYTES))
+        except foreign.Refused as e:
+            warnings.append(f"{folder.name}: metadata {str(e).replace(str(folder) + '/', '')}; skipped")
+            continue
         except (OSError, ValueError, RecursionError) as e:
             warnings.append(f"{folder.name}: unreadable metadata {meta_path.name} ({e.__class__.__name__}); skipped")
             continue
@@ -189,12 +227,19 @@ def _entry_stages() -> set[str]:
 
 def _stage_names(folder: Path, stages: set[str]) -> set[str]:
     return {p.name.rsplit(".", 1)[0] for p in folder.iterdir()
-            if p.is_file() and p.name.rsplit(".", 1)[-1] in stages}
+            if p.name.rsplit(".", 1)[-1] in stages and not _is_dir(p)}
 
 
-def _dump_kernel_folders(root: Path):
+def _is_dir(p: Path) -> bool:
+    try:
+        return p.is_dir()
+    except OSError:
+        return False
+
+
+def _dump_kernel_folders(root: Path, warnings: list | None = None):
     """(folder, kernel) of every dump entry: the root's `<hash>` folders, or the root when it is one."""
-    entries = [root] if _stage_names(root, _entry_stages()) else sorted(p for p in root.iterdir() if p.is_dir())
+    entries = [root] if _stage_names(root, _entry_stages()) else entry_folders(root, warnings)
     stages = _dump_stages()
     for folder in entries:
         for name in sorted(_stage_names(folder, stages)):
@@ -212,20 +257,22 @@ def _dump_target(folder: Path, name: str, module: dict) -> tuple[Target, list[st
     is the backends' own data (kinspect.backends: dump_marks, arch_in)."""
     notes = []
     marks = {e for b in backends.all_backends() for e in b.dump_marks}
-    present = {e for e in marks if (folder / f"{name}.{e}").exists()}
+    present = {e for e in marks if (folder / f"{name}.{e}").is_file()}
     gpus = [b for b in backends.all_backends() if b.gpu and present.intersection(b.dump_marks)]
     if len(gpus) > 1:
         notes.append(f"this dump folder holds {' and '.join(b.name for b in gpus)} files of one kernel: Triton keys "
                      f"dump folders by source hash only, so targets overwrite each other's ttir/ttgir/llir here")
-    stated = str(module.get("ttg.target", ""))
+    stated = module.get("ttg.target", "")
+    stated = stated if isinstance(stated, str) else ""
     for b in gpus:
         for dialect, pattern in b.arch_in:
             path = folder / f"{name}.{dialect}"
-            if path.exists() and (arch := _first_match(path, pattern)):
+            if path.is_file() and (arch := _first_match(path, pattern)):
                 return Target(b.target_name, arch, b.warp_size), notes
     if ":" in stated:
         backend, arch = stated.split(":", 1)
-        return Target(backend, arch, int(module.get("ttg.threads-per-warp", 0) or 0)), notes
+        warp = module.get("ttg.threads-per-warp", 0)
+        return Target(backend, arch, warp if isinstance(warp, int) and 0 < warp <= 1024 else 0), notes
     if gpus:
         return Target(gpus[0].target_name, "?", gpus[0].warp_size), notes
     if any(present.intersection(b.dump_marks) for b in backends.all_backends() if not b.gpu):
@@ -272,11 +319,10 @@ def cpu_target(files: list[Path]) -> Target:
 
 
 def _first_match(path: Path, pattern: re.Pattern, limit: int = 2000) -> str | None:
-    with open(path, errors="replace") as f:
-        for _, line in zip(range(limit), f):
-            m = pattern.search(line)
-            if m:
-                return m.group(1)
+    for line in _head(path, limit):
+        m = pattern.search(line)
+        if m:
+            return m.group(1)
     return None
 
 
@@ -285,19 +331,25 @@ def read_triton_dump(root: Path) -> tuple[list[Variant], list[str]]:
     options its TTGIR states (num_warps, num_ctas, shared) stand in for it. An empty stage file
     is left out, with a warning; a kernel with no file left is skipped."""
     variants, warnings = [], []
-    for folder, name in _dump_kernel_folders(root):
+    for folder, name in _dump_kernel_folders(root, warnings):
         module = ttgir_module(folder / f"{name}.ttgir")
         target, notes = _dump_target(folder, name, module)
         warnings += [f"{folder.name}: {n}" for n in notes]
         names = {}
         for p in sorted(folder.glob(f"{glob.escape(name)}.*")):
             stage = p.name[len(name) + 1:]
-            if not p.is_file() or "." in stage:
+            if "." in stage or _is_dir(p) and not p.is_symlink():
+                if "." not in stage:
+                    warnings.append(f"{folder.name}: stage {stage}: a directory, not a file; not read")
                 continue
-            if p.stat().st_size:
-                names[p.name] = stage
-            else:
+            try:
+                empty = p.is_file() and not p.stat().st_size
+            except OSError:
+                empty = False
+            if empty:
                 warnings.append(f"{p}: empty (0 bytes): left out; was it cut off while being written?")
+            else:
+                names[p.name] = stage   # a link, FIFO or device is refused with a line by _stage_files
         if not names:
             continue
         meta = {key: module[attr] for attr, key in TTGIR_OPTIONS.items() if attr in module}
@@ -418,7 +470,10 @@ def _specialization(e) -> tuple[dict, dict]:
 
     constexprs, attributes = {}, {}
     consts = e.metadata.get("src_constants")
+    scalar = (lambda x: x is None or isinstance(x, (bool, int, float, str)) and len(str(x)) < 200)
     for key, value in (consts.items() if isinstance(consts, dict) else ()):
+        if not scalar(value):
+            continue
         arg, declared = name(key)
         if declared:
             constexprs[arg] = value
@@ -427,7 +482,7 @@ def _specialization(e) -> tuple[dict, dict]:
     attrs = e.metadata.get("src_attrs")
     for key, pairs in (attrs.items() if isinstance(attrs, dict) else ()):
         for pair in pairs if isinstance(pairs, list) else ():
-            if isinstance(pair, list) and len(pair) == 2:
+            if isinstance(pair, list) and len(pair) == 2 and scalar(pair[1]):
                 attributes.setdefault(name(key)[0], {})[str(pair[0])] = pair[1]
     return constexprs, attributes
 
@@ -477,13 +532,12 @@ COMBINED_MARK = "//===--"  # triton-cpu test dumps: "//===--LLVM IR---...", then
 
 
 def _head(path: Path, n: int = 4000) -> list[str]:
-    with open(path, errors="replace") as f:
-        return [line for _, line in zip(range(n), f)]
-
-
-def _is_binary(path: Path) -> bool:
-    with open(path, "rb") as f:
-        return b"\0" in f.read(8192)
+    """The first lines of a foreign text file; none where it is no file to read (kinspect.files.foreign:
+    a FIFO, a device, binary, too big), which the stage's own listing says."""
+    try:
+        return foreign.head(path, n)
+    except foreign.Refused:
+        return []
 
 
 def read_file(path: Path) -> Variant:
@@ -497,15 +551,19 @@ def read_file(path: Path) -> Variant:
 
         known = {*ASM_EXTENSIONS, *(x for spec in all_isas() for x in spec.extensions)}
         raise UsageError(f"'{path.name}': unknown stage file type; give one of {', '.join(sorted(known))}")
-    if path.stat().st_size == 0:
+    try:
+        st = foreign.check(path)
+    except foreign.Refused as e:
+        raise UsageError(f"{e}; give a stage file") from None
+    if st.st_size == 0:
         raise UsageError(f"'{path}' is empty (0 bytes); give a complete stage file (was it cut off while being written?)")
-    if _is_binary(path):
+    if foreign.is_binary(path):
         raise UsageError(f"'{path}' is binary, not {path.suffix} text; give a text stage (for a cubin, "
                          f"disassemble it first: nvdisasm -c -g -gi)")
     head = _head(path)
     triple = triple_of(head)
     stages: list[StageFile] = []
-    size = path.stat().st_size
+    size = st.st_size
     if head and head[0].startswith(COMBINED_MARK):
         isa = isa_of_triple(triple) or isa_of_asm(head) or "unknown"
         stages = [StageFile("llir", path.name, size, None, "llvm", section="LLVM IR"),
@@ -589,6 +647,41 @@ def readable(listing, *, announce: bool = True):
         for line in listing.warnings:
             warn(line)
     return listing
+
+
+MAX_VARIANTS_ENV = "KINSPECT_MAX_VARIANTS"
+DEFAULT_MAX_VARIANTS = 50
+
+
+def max_variants() -> int:
+    """How many variants of one folder the analysing commands (vec-report, report, diff) take
+    (KINSPECT_MAX_VARIANTS): a Triton cache of thousands of entries would take hours."""
+    try:
+        n = int(os.environ.get(MAX_VARIANTS_ENV) or DEFAULT_MAX_VARIANTS)
+    except ValueError:
+        n = DEFAULT_MAX_VARIANTS
+    return n if n > 0 else DEFAULT_MAX_VARIANTS
+
+
+def at_most(listing) -> list[Variant]:
+    """The listing's variants, or its newest max_variants() of them (by their folder's time), saying so."""
+    from kinspect.core.errors import warn
+
+    cap = max_variants()
+    if len(listing.variants) <= cap:
+        return listing.variants
+
+    def when(v: Variant) -> float:
+        try:
+            return os.stat(v.path).st_mtime
+        except (OSError, ValueError):
+            return 0.0
+
+    newest = sorted(listing.variants, key=when, reverse=True)[:cap]
+    warn(f"'{listing.path}' holds {len(listing.variants):,} variants; this takes the {cap} newest (set "
+         f"{MAX_VARIANTS_ENV} for more, or name one entry's folder; kinspect ls {listing.path} lists them all)")
+    keep = {id(v) for v in newest}
+    return [v for v in listing.variants if id(v) in keep]
 
 
 def discover(path: str | Path | None = None) -> Listing:

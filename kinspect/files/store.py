@@ -40,7 +40,7 @@ import tempfile
 from pathlib import Path
 from typing import Iterable, Mapping
 
-from kinspect.files import schema
+from kinspect.files import foreign, schema
 from kinspect.core.environ import patched
 from kinspect.core.errors import KinspectError, NotFound
 from kinspect.core.modes import as_umask, file_mode
@@ -56,6 +56,7 @@ LAUNCHES_LOCK = ".launches.lock"
 AUTOTUNE = "autotune.json"
 AUTOTUNE_GLOB = "autotune-*.json"
 INTERPRET_PENDING = ".kinspect-interpret"
+CAPTURE_SUMMARIES = ".kinspect-capture"     # per-process launch summaries of `kinspect capture`, read back and removed
 MAX_RECORD_BYTES = 64 << 20   # a record is KBs; a bigger record.json is not read into memory
 # Stores locked by this process or an ancestor (os.pathsep-separated): children it starts (diff
 # workers, the program under `kinspect capture`) write under their parent's lock.
@@ -117,9 +118,12 @@ def load_json(folder: Path, name: str, spec, *, limit: int = MAX_RECORD_BYTES):
         size = path.stat().st_size
         if size > limit:
             raise KinspectError(f"{name}: {size:,} bytes, too large (at most {limit:,})")
-        text = path.read_text(encoding="utf-8")
+        with foreign.open_binary(path, max_bytes=limit) as f:     # a FIFO or device is refused, not waited on
+            text = f.read().decode("utf-8")
     except FileNotFoundError:
         raise NotFound(f"{name}: not there") from None
+    except foreign.Refused as e:
+        raise KinspectError(f"{name}: {str(e).split(': ', 1)[-1]}") from None
     except UnicodeDecodeError:
         raise KinspectError(f"{name}: not UTF-8 text") from None
     except OSError as e:
@@ -445,9 +449,13 @@ def read_record(folder: Path, label: str | None = None) -> Variant:
     for s in variant.stages:
         try:
             _check_inside(where, s.file, real)
+            if not s.section or s.file not in {x.file for x in stages}:
+                foreign.vet(os.path.join(where, s.file), binary=s.binary)
             stages.append(s)
         except Outside as e:
             problems.append(f"stage {s.name}: {e}; not read")
+        except foreign.Refused as e:
+            problems.append(f"stage {s.name}: {str(e).replace(where + '/', '')}; not read")
     pending, bad = _pending_launches(folder)
     problems += bad
     launches = variant.launches

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import ast
 import gzip
-import io
 import json
 import re
 import shutil
@@ -44,7 +43,7 @@ from typing import Iterator
 from kinspect.core.model import (ArgSpec, CompileTimes, Launches, LaunchSignature, ProcessLaunches, SourceRef, grid3,
                             launches_from_json)
 
-READER_VERSION = 1          # bump when what is extracted from an event changes: the cache is keyed on it
+READER_VERSION = 2          # bump when what is extracted from an event changes: the cache is keyed on it
 GZIP_MAGIC = b"\x1f\x8b"
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 # tritonparse: dedicated_log_triton_trace_<user>_rank_none_pid_1_host_x_.ndjson, .bin.ndjson, _mapped.ndjson.gz
@@ -53,6 +52,15 @@ TRACE_NAME_RE = re.compile(r"\.(?:ndjson|jsonl)(?:\.gz|\.zst|\.zstd)?$")
 PLACEHOLDER_RE = re.compile(r"^<[^\n]{0,2000}>\s*$")
 MAX_BAD_LINES = 3           # bad lines named one by one; the rest are counted
 MAX_SIGNATURES = 4096       # distinct launch signatures tracked per variant (the rest are counted)
+# Past this, the kernel's Python source is not parsed for its parameter names (a kernel is KBs; ast.parse
+# of a few MB takes hundreds of MB)
+MAX_SOURCE_CHARS = 1 << 20
+# The most a trace file inflates to before reading stops (KINSPECT_MAX_TRACE_BYTES): a gzip or zstd
+# bomb of a few MB would otherwise hold the machine for minutes. A line (one event, every stage of a
+# kernel in it) is held to a few times the stage cap (kinspect.files.foreign.limit).
+TRACE_LIMIT_ENV = "KINSPECT_MAX_TRACE_BYTES"
+DEFAULT_TRACE_LIMIT = 4 << 30
+READ_CHUNK = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -98,9 +106,21 @@ def trace_files(path: Path) -> list[Path]:
         return [path] if _looks_like_trace(path) else []
     if not path.is_dir():
         return []
-    files = sorted(p for p in path.iterdir() if p.is_file() and TRACE_NAME_RE.search(p.name))
+    # a file of the folder that is a link out of it, a FIFO or a device is no trace of it
+    files = sorted(p for p in path.iterdir() if TRACE_NAME_RE.search(p.name) and _regular_inside(path, p))
     mapped = [p for p in files if p.name.endswith("_mapped.ndjson.gz")]
     return mapped or [p for p in files if _looks_like_trace(p)]
+
+
+def _regular_inside(folder: Path, p: Path) -> bool:
+    import stat
+
+    from kinspect.files.foreign import inside
+
+    try:
+        return stat.S_ISREG(p.stat().st_mode) and (not p.is_symlink() or inside(folder, p))
+    except OSError:
+        return False
 
 
 def is_trace(path: Path) -> bool:
@@ -110,10 +130,12 @@ def is_trace(path: Path) -> bool:
 def _looks_like_trace(path: Path) -> bool:
     """A trace file by its start: compressed (gzip or zstd) with a trace's name, or text whose first
     line is a JSON object naming an `event_type`."""
+    from kinspect.files import foreign
+
     try:
-        with open(path, "rb") as f:
+        with foreign.open_binary(path, max_bytes=1 << 62) as f:
             head = f.read(4096)
-    except OSError:
+    except (OSError, foreign.Refused):
         return False
     if head[:2] == GZIP_MAGIC or head[:4] == ZSTD_MAGIC:
         return TRACE_NAME_RE.search(path.name) is not None
@@ -279,17 +301,21 @@ def _events(path: Path, warnings: list[str]) -> Iterator[tuple[int, object]]:
     """(line number, decoded JSON) of each line of a trace file; a line that is not JSON, or a file
     that ends early, gives one warning."""
     n = 0
+    from kinspect.files import foreign
+
     try:
-        with _open_text(path) as f:
-            for n, line in enumerate(f, 1):
+        with _open_binary(path) as f:
+            for n, line in _lines(f, path, warnings):
                 if not line.strip():
                     continue
                 try:
                     yield n, json.loads(line)
                 except (ValueError, RecursionError) as e:
-                    why = "cut off (the file ends inside it)" if not line.endswith("\n") else \
+                    why = "cut off (the file ends inside it)" if not line.endswith(b"\n") else \
                         f"not JSON ({type(e).__name__}: {str(e)[:80]})"
                     warnings.append(f"{path}:{n}: {why}; skipped")
+    except foreign.Refused as e:
+        warnings.append(f"{e}; not read")
     except (EOFError, gzip.BadGzipFile, OSError, UnicodeDecodeError) as e:
         warnings.append(f"{path}: cut off or damaged after line {n} ({type(e).__name__}: {str(e)[:80]}); "
                         f"the lines before it were read")
@@ -301,14 +327,72 @@ class _ZstdMissing(Exception):
     pass
 
 
-def _open_text(path: Path):
-    with open(path, "rb") as f:
-        magic = f.read(4)
+def trace_limit() -> int:
+    import os
+
+    try:
+        value = int(float(os.environ.get(TRACE_LIMIT_ENV) or DEFAULT_TRACE_LIMIT))
+    except ValueError:
+        value = DEFAULT_TRACE_LIMIT
+    return value if value > 0 else DEFAULT_TRACE_LIMIT
+
+
+def _lines(f, path: Path, warnings: list[str]) -> Iterator[tuple[int, bytes]]:
+    """(line number, bytes) of each line of a binary stream, read in chunks: a line longer than
+    a few stage caps is skipped as it streams by (never held whole), and reading stops, with one
+    warning, once the stream has given trace_limit() bytes."""
+    from kinspect.files.foreign import LIMIT_ENV, limit
+
+    longest, total_cap = 2 * limit() + (1 << 20), trace_limit()
+    n, total, parts, size, skipping = 0, 0, [], 0, False
+    while True:
+        chunk = f.read(READ_CHUNK)
+        if not chunk:
+            break
+        total += len(chunk)
+        start = 0
+        while True:
+            end = chunk.find(b"\n", start)
+            if end < 0:
+                rest = chunk[start:]
+                if not skipping:
+                    parts.append(rest)
+                    size += len(rest)
+                    if size > longest:
+                        parts, size, skipping = [], 0, True
+                break
+            n += 1
+            if skipping:
+                warnings.append(f"{path}:{n}: a line of more than {longest:,} bytes (a stage over the {limit():,}-byte "
+                                f"cap; raise it with {LIMIT_ENV}); skipped")
+                skipping = False
+            else:
+                parts.append(chunk[start:end + 1])
+                yield n, b"".join(parts)
+            parts, size = [], 0
+            start = end + 1
+        if total > total_cap:
+            warnings.append(f"{path}: inflates past {total_cap:,} bytes (raise the cap with {TRACE_LIMIT_ENV}); "
+                            f"read up to line {n}")
+            return
+    if skipping:
+        warnings.append(f"{path}:{n + 1}: a line of more than {longest:,} bytes; skipped")
+    elif parts:
+        yield n + 1, b"".join(parts)
+
+
+def _open_binary(path: Path):
+    """The trace's bytes, decompressed as they are read."""
+    from kinspect.files import foreign
+
+    f = foreign.open_binary(path, max_bytes=1 << 62)   # a FIFO or device is refused; the size is capped inflated
+    magic = f.peek(4)[:4]
     if magic[:2] == GZIP_MAGIC:
-        return gzip.open(path, "rt", encoding="utf-8", errors="replace")
+        return gzip.GzipFile(fileobj=f, mode="rb")
     if magic == ZSTD_MAGIC:
-        return io.TextIOWrapper(_zstd_reader(path), encoding="utf-8", errors="replace")
-    return open(path, encoding="utf-8", errors="replace")
+        f.close()
+        return _zstd_reader(path)
+    return f
 
 
 def _zstd_readable() -> bool:
@@ -342,9 +426,15 @@ def _compilation(payload: dict, metadata: dict, n: int, path: Path, out: Path, i
     folder = out / f"{index:05d}-{_file_safe(kernel)[:60]}"
     folder.mkdir()
     files, notes = {}, []
+    from kinspect.files.foreign import LIMIT_ENV, limit
+
     for fname, text in content.items():
         stage = _stage_of(str(fname))
         if stage is None or not isinstance(text, str) or not text:
+            continue
+        if len(text) > limit():
+            notes.append(f"stage {stage}: {len(text):,} characters, over the {limit():,}-byte cap for one stage "
+                         f"(raise it with {LIMIT_ENV}); not read")
             continue
         if PLACEHOLDER_RE.match(text):
             notes.append(f"the trace holds no {stage}: its writer recorded {text.strip()[:160]}")
@@ -395,10 +485,15 @@ def _times(t) -> CompileTimes | None:
     (`[["ttir", 3906], ...]`) and storing."""
     if not isinstance(t, dict):
         return None
+    def us(x) -> int:
+        if isinstance(x, bool) or not isinstance(x, (int, float)) or not 0 <= x < 1e15:
+            raise ValueError(x)
+        return int(x)
+
     try:
-        stages = tuple((str(name), int(us)) for name, us in t.get("lowering_stages") or ())
-        return CompileTimes(int(t.get("ir_initialization") or 0), stages, int(t.get("store_results") or 0))
-    except (TypeError, ValueError):
+        stages = tuple((str(name), us(v)) for name, v in t.get("lowering_stages") or ())
+        return CompileTimes(us(t.get("ir_initialization") or 0), stages, us(t.get("store_results") or 0))
+    except (TypeError, ValueError, OverflowError):
         return None
 
 
@@ -407,13 +502,19 @@ def _source(src) -> SourceRef | None:
     function's range); the file path is kept as a name only."""
     if not isinstance(src, dict) or not isinstance(src.get("code"), str):
         return None
+    def line(x) -> int:
+        if isinstance(x, bool) or not isinstance(x, int) or not 0 <= x < 1 << 31:
+            raise ValueError(x)
+        return x
+
     try:
-        code, start = src["code"], int(src.get("start_line") or 1)
+        code, start = src["code"], line(src.get("start_line") or 1)
         first, last = src.get("function_start_line"), src.get("function_end_line")
         if first and last:                  # the whole file: keep the function
             lines = code.splitlines()
-            code, start = "\n".join(lines[int(first) - start: int(last) - start + 1]), int(first)
-        return SourceRef(file=str(src.get("file_path") or "<trace>"), line=start, text=code)
+            code, start = "\n".join(lines[line(first) - start: line(last) - start + 1]), line(first)
+        path = src.get("file_path")
+        return SourceRef(file=path[:1000] if isinstance(path, str) and path else "<trace>", line=start, text=code)
     except (TypeError, ValueError):
         return None
 
@@ -421,7 +522,7 @@ def _source(src) -> SourceRef | None:
 def parameters(source: SourceRef | None) -> list[tuple[str, bool]]:
     """(name, declared tl.constexpr) of the kernel's parameters, from the source text the trace
     carries (parsed, never run)."""
-    if source is None or not source.text:
+    if source is None or not source.text or len(source.text) > MAX_SOURCE_CHARS:
         return []
     try:
         tree = ast.parse(textwrap.dedent(source.text))
@@ -441,31 +542,54 @@ def _launch(event: dict) -> tuple[str, tuple, tuple, int] | None:
     meta = event.get("compilation_metadata")
     if not isinstance(meta, dict) or not meta.get("hash"):
         return None
-    try:
-        grid = grid3(event.get("grid") or ())     # as the driver launches it, as a capture records it
-        pid = int(event.get("pid") or 0)
-    except (TypeError, ValueError):
+    grid, pid = event.get("grid") or [], event.get("pid") or 0
+    if not isinstance(grid, list) or len(grid) > 3 or not all(_count(x) for x in grid) or not _count(pid + 1):
         return None
+    if not isinstance(meta["hash"], str):
+        return None
+    grid = grid3(grid)     # as the driver launches it, as a capture records it
     args = event.get("extracted_args") if isinstance(event.get("extracted_args"), dict) else {}
-    return str(meta["hash"]), grid, tuple(_arg(str(k), v) for k, v in args.items()), pid
+    return meta["hash"], grid, tuple(_arg(str(k), v) for k, v in args.items()), pid
+
+
+def _count(x) -> bool:
+    """A positive int that fits a launch (a grid dimension, a pid + 1)."""
+    return not isinstance(x, bool) and isinstance(x, int) and 0 < x < 1 << 63
 
 
 def _arg(name: str, info) -> ArgSpec:
+    """An argument as tritonparse records it; a field of the wrong type makes it an "other" (shown by
+    its text, never used to make a tensor)."""
+    try:
+        return _checked_arg(name, info)
+    except (TypeError, ValueError, OverflowError, AttributeError):
+        return ArgSpec(name, "other", value=str(info)[:200])
+
+
+def _ints(xs) -> tuple[int, ...]:
+    if not isinstance(xs, (list, tuple)) or len(xs) > 16:
+        raise ValueError("not a short list of ints")
+    if not all(not isinstance(x, bool) and isinstance(x, int) and abs(x) < 1 << 62 for x in xs):
+        raise ValueError("not ints")
+    return tuple(xs)
+
+
+def _checked_arg(name: str, info) -> ArgSpec:
     if not isinstance(info, dict):
         return ArgSpec(name, "other", value=str(info)[:200])
     kind = info.get("type")
-    ints = (lambda xs: tuple(int(x) for x in xs if isinstance(x, (int, float))))
+    ints = _ints
     if kind == "tensor":
         return ArgSpec(name, "tensor", shape=ints(info.get("shape") or ()), strides=ints(info.get("stride") or ()),
                        dtype=str(info.get("dtype", "")).removeprefix("torch."), device=str(info.get("device", "")))
     if kind == "TensorDescriptor":
         base = info.get("base") if isinstance(info.get("base"), dict) else {}
-        return ArgSpec(name, "tensordesc", value=list(ints(info.get("block_shape") or ())),
+        return ArgSpec(name, "tensordesc", value=ints(info.get("block_shape") or ()),
                        shape=ints(info.get("shape") or ()), strides=ints(info.get("strides") or ()),
                        dtype=str(base.get("dtype", "")).removeprefix("torch."), device=str(base.get("device", "")))
     if kind in ("int", "float", "bool", "str"):
         value = info.get("value")
-        return ArgSpec(name, kind, value=value if isinstance(value, (int, float, bool, str)) else str(value))
+        return ArgSpec(name, kind, value=value if isinstance(value, (int, float, bool, str)) else str(value)[:200])
     if kind == "NoneType":
         return ArgSpec(name, "none")
     return ArgSpec(name, "other", value=str(info.get("repr", kind))[:200])

@@ -13,7 +13,7 @@ offsets those versions share.
 CUPTI has one pair of buffer callbacks per process. kineto registers its own each time a
 session is enabled, so the program's own torch.profiler keeps working: the timer stops its session
 when the program's profiler starts and registers its callbacks again when that one ends
-(kinspect.hooks.launches.ProgramsProfiler).
+(kinspect.hooks.timers.ProgramsProfiler).
 """
 
 from __future__ import annotations

@@ -22,6 +22,8 @@ import sys
 import threading
 import types
 
+from kinspect.core.patching import Patches
+
 # (module, class, method): where autotuners benchmark. Inductor's `benchmarking` module is the timer
 # its select_algorithm (max-autotune templates) uses too; every class there that defines the method
 # is wrapped (the depth makes a subclass's call to its parent's count once).
@@ -71,7 +73,7 @@ class TuningScopes:
     def __init__(self, targets=TARGETS, wrap=None):
         self.targets = tuple(targets)
         self.wrap = wrap or _wrapped          # method -> its replacement (carrying `kinspect_tuning`)
-        self._patched: list[tuple[type, str, object]] = []
+        self._patches = Patches()
         self._watcher: _AfterImport | None = None
 
     def install(self) -> None:
@@ -92,18 +94,16 @@ class TuningScopes:
             original = vars(cls).get(method) if isinstance(cls, type) else None
             if not isinstance(original, types.FunctionType) or hasattr(original, "kinspect_tuning"):
                 continue
-            setattr(cls, method, self.wrap(original))
-            self._patched.append((cls, method, original))
+            # a method replaced again after this (another tool's wrapper) keeps that wrapper at restore
+            self._patches.attr(cls, method, self.wrap(original), keep_newer=True)
 
     def restore(self) -> None:
         if self._watcher is not None:
             if self._watcher in sys.meta_path:
                 sys.meta_path.remove(self._watcher)
             self._watcher = None
-        for cls, method, original in reversed(self._patched):
-            if getattr(vars(cls).get(method), "kinspect_tuning", None) is original:
-                setattr(cls, method, original)
-        self._patched.clear()
+        patches, self._patches = self._patches, Patches()
+        patches.close()
 
 
 class _AfterImport(importlib.abc.MetaPathFinder):
@@ -150,7 +150,7 @@ class _AfterImport(importlib.abc.MetaPathFinder):
         return importlib.machinery.PathFinder.find_spec(name, path)
 
 
-# -- an autotuner's trials under TRITON_INTERPRET (kinspect.program.interpret) ------------------------
+# -- an autotuner's trials under TRITON_INTERPRET (kinspect.program.interpreted_launches) -----------------
 
 _TRIAL = threading.local()
 

@@ -1,7 +1,7 @@
 """`kinspect capture --store DIR -- CMD ...`: run a command with every Python process under capture.
 
 The command's processes record each variant as Triton compiles it (stage files and record only)
-and its launches (hooks.launches). Once the command has ended, this process makes what capture left
+and its launches (hooks.launch_counts). Once the command has ended, this process makes what capture left
 out of the user's compile (`finish`): under --interpret it compiles what the command launched, then
 the derived stages (SASS, CPU assembly), in parallel, and merges every process's launch files into
 the records.
@@ -27,10 +27,9 @@ from kinspect.core.errors import KinspectError, UsageError, warn
 from kinspect.core.model import Variant
 from kinspect.files.readonly import check_store_folder
 from kinspect.files.sources import users_environment
-from kinspect.files.store import LAUNCHES_GLOB, Store, merge_launches, read_record, read_records
+from kinspect.files.store import CAPTURE_SUMMARIES, LAUNCHES_GLOB, Store, merge_launches, read_record, read_records
 
 BOOT = Path(__file__).parent / "boot"
-SUMMARIES = ".kinspect-capture"     # per-process launch summaries, read back and removed here
 
 
 @dataclass(frozen=True)
@@ -75,12 +74,12 @@ def run(command: list[str], out_dir: str | Path, *, time_method: str | None = No
     capture left out and merge the launch records. `time_method` ("profiler" or "events") times every
     launch on the GPU (`time_sample` = N: about one launch in N, profiler only). With `interpret` (a
     target such as "cuda:90") the command runs under TRITON_INTERPRET and each kernel and specialization it launched is compiled for that target
-    afterwards (kinspect.program.interpret); `compiling(outcome, total)` follows those compiles.
+    afterwards (kinspect.program.interpreted_launches); `compiling(outcome, total)` follows those compiles.
     `program_stdout` (a file descriptor) takes the command's standard output instead of kinspect's."""
     if not command:
         raise UsageError("nothing to run; e.g. kinspect capture --store out -- python script.py")
     if time_method is not None:
-        from kinspect.hooks.launches import TIMERS
+        from kinspect.hooks.timers import TIMERS
 
         if time_method not in TIMERS:
             raise UsageError(f"--time {time_method}: use one of {', '.join(TIMERS)}")
@@ -143,7 +142,7 @@ def _run_program(command: list[str], env: dict, stdout: int | None = None) -> in
 
 
 def resume(out_dir: str | Path, *, progress: Callable[[int, int], None] | None = None,
-           compiling: Callable | None = None, program_stdout: int | None = None) -> CaptureResult:
+           compiling: Callable | None = None) -> CaptureResult:
     """Finish what a capture into `out_dir` left undone (it was interrupted after its program): compile
     what its program launched under the interpreter, derive the stages, merge the launch files."""
     from kinspect.files.store import INTERPRET_PENDING, is_store
@@ -191,7 +190,7 @@ def finish_capture(out: Path, *, started: float | None, progress, compiling, cod
         variants = [read_record(Path(v.path)) for v in variants]
         derive_s = time.perf_counter() - t0
         with deferred():
-            launches, hook_ms, timing, unattributed, how = _summaries(out / SUMMARIES)
+            launches, hook_ms, timing, unattributed, how = _summaries(out / CAPTURE_SUMMARIES)
             if timing and timing.get("other_kernels"):
                 from kinspect.files import gpu_time
 

@@ -317,6 +317,8 @@ def _variant(i: int, row: Row, analysis: VariantReport, found: list[Packed], ent
         + (f'<span class="try">try: {esc(x.what_to_try)}</span>' if x.kind else "") + "</li>"
         for x in analysis.verdicts)
     notes = [f"problem: {p}" for p in analysis.problems] + [f"note: {n}" for n in v.notes]
+    notes += [f"assumed: {name}={spec} (kinspect's guess: set your own with --arg/-p or --from)"
+              for name, spec in row.metrics.assumed]
     return "".join([
         f'<section class="variant" id="variant-{i}"{" hidden" if hidden else ""}>',
         f"<h2>{esc(title)}</h2>", f'<p class="sub mono">{esc(facts)}</p>',
@@ -424,7 +426,7 @@ def _counters(kernel) -> str:
     """Nsight Compute's counters beside the findings they confirm or contradict (vec-report --counters)."""
     if kernel is None:
         return ""
-    from kinspect.render.counters import MARKS
+    from kinspect.render.measured import MARKS
 
     extra = kernel[2]
     c = extra.get("counters")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from kinspect.analysis.findings import SEVERITY_NAMES
 from kinspect.analysis.summary import KernelRow, display_name
+from kinspect.render.table import aligned
 
 MARK = {3: "!!", 2: "!", 1: "-"}
 
@@ -97,10 +98,8 @@ def table(rows: list[KernelRow], width: int = 160, extras: dict | None = None) -
     brief = any(h == "headroom" for h, _, _ in cols)
     cells = [[h for h, _, _ in cols]] + [[str(i) if f is None else f(r) for _, f, _ in cols]
                                          for i, r in enumerate(rows, 1)]
-    widths = [max(len(c[k]) for c in cells) for k in range(len(cols))]
     out = []
-    for line, r in zip(cells, [None] + rows):
-        text = "  " + "  ".join(f"{c:{a}{w}}" for c, w, (_, _, a) in zip(line, widths, cols))
+    for text, r in zip(aligned(cells, [a for _, _, a in cols]), [None] + rows):
         room = max(width - len(text) - 2, 30)
         if r is None:
             finding = "top finding"
