@@ -75,7 +75,8 @@ def sweep(rows: list[Row], metrics=()) -> Plot | None:
         label, _ = METRICS[name]
         pts = [(i, y) for i, y in enumerate(ys) if y is not None]
         at = [xs[i] if numeric else i for i, _ in pts]
-        ax.plot(at, [y for _, y in pts], marker="o", color="#2a6fb0")
+        # a line says "in between lies this"; between unrelated variants (labels, not a swept number) nothing does
+        ax.plot(at, [y for _, y in pts], marker="o", color="#2a6fb0", linestyle="-" if numeric else "none")
         if name == "runtime":
             lo = [y - rows[i].runtime.p20_ms for i, y in pts]
             hi = [rows[i].runtime.p80_ms - y for i, y in pts]
