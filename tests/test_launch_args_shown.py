@@ -35,7 +35,7 @@ def test_launch_arguments_in_vec_report_ls_report_and_json(interpreted_capture, 
     page = tmp_path / "r.html"
     assert run("report", store, "-o", page).exit_code == 0
     assert f"<h3>Launches</h3><ul class=\"launches mono\"><li>{ROW_SUM}</li>" in page.read_text()
-    found = json.loads(run("vec-report", row, "--store", store, "--json").output)[0]["launches"]
+    found = json.loads(run("vec-report", row, "--store", store, "--json").stdout)[0]["launches"]
     top = max(found["signatures"], key=lambda s: s["calls"])
     assert top["grid"] == [7, 1, 1] and top["calls"] == 2
     x = top["args"][0]

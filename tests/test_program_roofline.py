@@ -50,7 +50,7 @@ def pages(transformer, tmp_path_factory):  # noqa: F811
         out[name] = (root / f"{name}.html").read_text()
     vec = run("vec-report", with_roofs, "--json")
     assert vec.exit_code == 0, vec.output
-    return out, json.loads(vec.output)
+    return out, json.loads(vec.stdout)
 
 
 def test_each_timed_kernel_is_a_point_under_the_measured_roofs(pages):

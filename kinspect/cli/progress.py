@@ -44,6 +44,18 @@ class Steps:
     def close(self):
         self.timer.cancel()
 
+    @staticmethod
+    def silent():
+        """Steps that say nothing (where only the answer should reach stderr)."""
+        class Silent:
+            def __call__(self, text: str) -> None:
+                pass
+
+            def close(self) -> None:
+                pass
+
+        return Silent()
+
 
 # Progress is shown for steps that take longer than this; on a terminal as a bar, elsewhere as lines.
 PROGRESS_AFTER_S = 2.0
