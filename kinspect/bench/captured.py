@@ -52,7 +52,26 @@ def captured(name: str, store: str | Path, values: dict | None = None) -> str | 
     try:
         return str(Path(find_variant(name, store, prefer=lambda v: v.ran, values=values).path).resolve())
     except NotFound:
+        if values and _names_captured(name, store):
+            from kinspect.core.errors import UsageError
+            from kinspect.files.store import store_flag
+
+            given = " ".join(f"-p {k}={v}" for k, v in values.items())
+            raise UsageError(f"{given} does not apply to a captured variant: no variant of '{name}' the store holds "
+                             f"has it, and bench replays a captured launch as it was (-p only picks one of several). "
+                             f"Compare block sizes with `kinspect diff {name}{store_flag(store)} --num-warps 4,8` or "
+                             f"-p NAME=V1,V2 there") from None
         return None
+
+
+def _names_captured(name: str, store) -> bool:
+    from kinspect.analysis.lookup import find_variant
+
+    try:
+        find_variant(name, store)
+        return True
+    except KinspectError as e:      # several match: still a captured kernel's name
+        return not isinstance(e, NotFound)
 
 
 def _not_replayable(p: Path) -> None:
