@@ -88,7 +88,7 @@ def test_from_names_the_function_whose_launch_to_take(tmp_path):
 
 
 def test_launches_are_recorded_not_run_and_stand_ins_keep_alignment():
-    from kinspect.compile.file_launches import Recorder, StandIn, active, stand_in
+    from kinspect.compile.file_launches import FileLaunchRecorder, StandIn, active, stand_in
 
     x = torch.empty(1025)
     assert stand_in(x) == StandIn(torch.float32, (1025,), (1,), True)
@@ -96,7 +96,7 @@ def test_launches_are_recorded_not_run_and_stand_ins_keep_alignment():
     assert not unaligned.aligned and unaligned.make().data_ptr() % 16 != 0
     from tests.corpus.dot_accumulate import linear_kernel
 
-    rec = Recorder(__file__, str(Path(__file__).parent))
+    rec = FileLaunchRecorder(__file__, str(Path(__file__).parent))
     with active(rec):
         assert linear_kernel[(4,)](x, x, x, 1, 2, 3, 4, 5, 6, BLOCK_M=16, BLOCK_N=16, BLOCK_K=16, num_warps=2) is None
     (launch,) = rec.launches

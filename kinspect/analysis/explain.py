@@ -20,6 +20,15 @@ def kernel_extras(row, variant: Variant | None, sol) -> dict:
 
     speed = sol.speeds.get(row.kernel) if sol is not None else None
     out = (speed or Speed(row.kernel)).to_json()
+    why = (getattr(sol, "variants", None) or {}).get(row.kernel)
+    if why:
+        out["variants_explained"] = [w.to_json() for w in why]
+    sites = (getattr(sol, "call_sites", None) or {}).get(row.kernel)
+    if sites:
+        out["call_sites"] = [s.to_json() for s in sites]
+    spread = getattr(sol, "ranks", None)
+    if spread is not None and row.kernel in spread.kernels:
+        out["ranks"] = spread.kernels[row.kernel].to_json()
     if variant is None:
         return out
     out["provenance"] = provenance_status(variant)

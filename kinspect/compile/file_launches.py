@@ -133,7 +133,7 @@ def stand_in(value):
     return value
 
 
-class Recorder:
+class FileLaunchRecorder:
     """Records every launch while active (see `active`); `wanted(key)` and `index` name the launch
     after which the code is stopped (Enough)."""
 
@@ -194,7 +194,7 @@ class Recorder:
 
 
 @contextlib.contextmanager
-def active(recorder: Recorder):
+def active(recorder: FileLaunchRecorder):
     """Every kernel launch in the block is recorded by `recorder` and runs nothing (returns None)."""
     from triton.runtime.autotuner import Autotuner, Heuristics
     from triton.runtime.jit import JITFunction

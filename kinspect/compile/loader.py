@@ -36,7 +36,7 @@ from pathlib import Path
 
 from kinspect.compile import light
 from kinspect.compile.device import TooHeavy
-from kinspect.compile.file_launches import Enough, Recorder
+from kinspect.compile.file_launches import Enough, FileLaunchRecorder
 from kinspect.compile.shown import shown
 from kinspect.core.errors import KinspectError, NotFound
 
@@ -376,7 +376,7 @@ def _tracked(where: Where):
         _OURS.update(n for n in set(sys.modules) - before if n == top or n.startswith(top + "."))
 
 
-def _import(where: Where, recorder: Recorder) -> types.ModuleType:
+def _import(where: Where, recorder: FileLaunchRecorder) -> types.ModuleType:
     _forget(where)
     skipped = light.skippable(where.file, where.module, where.package, where.root)
     if skipped:
@@ -622,7 +622,7 @@ def load(source: str, *, driver_context, target_key: str, offline: bool) -> Load
     if key in _LOADED:
         return _LOADED[key]
     display = shown(where.file)
-    with guarded(where, driver_context, Recorder(str(where.file), str(where.root))) as recorder:
+    with guarded(where, driver_context, FileLaunchRecorder(str(where.file), str(where.root))) as recorder:
         try:
             with budget(IMPORT_BUDGET_S):
                 module = _import(where, recorder)
@@ -730,7 +730,7 @@ def run_code(loaded: Loaded, what: str, *, driver_context, target_key: str, want
         return _RUNS[key]
     ns = loaded.module.__dict__
     label = "its __main__ block" if what == "main" else f"--from {call}"
-    recorder = Recorder(str(where.file), str(where.root), where=label)
+    recorder = FileLaunchRecorder(str(where.file), str(where.root), where=label)
     recorder.wanted, recorder.index = wanted, index
     stopped = ""
     with guarded(where, driver_context, recorder):

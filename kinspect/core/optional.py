@@ -21,6 +21,7 @@ EXTRAS = {
     "llvmlite": ("llvmlite", "retarget"),
     "matplotlib": ("matplotlib", "report"),
     "numpy": ("numpy", "interpret"),     # core but on riscv64 (pyproject.toml)
+    "ray": ("ray", "ray"),
 }
 
 

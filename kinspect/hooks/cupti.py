@@ -78,8 +78,9 @@ class KernelRecords:
         lib.cuptiActivityEnable.argtypes = lib.cuptiActivityDisable.argtypes = [ctypes.c_int]
         lib.cuptiActivityFlushAll.argtypes = [ctypes.c_uint32]
         lib.cuptiActivityGetNextRecord.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.POINTER(ctypes.c_void_p)]
+        lib.cuptiGetTimestamp.argtypes = [ctypes.POINTER(ctypes.c_uint64)]
         for fn in ("cuptiActivityRegisterCallbacks", "cuptiActivityEnable", "cuptiActivityDisable",
-                   "cuptiActivityFlushAll", "cuptiActivityGetNextRecord"):
+                   "cuptiActivityFlushAll", "cuptiActivityGetNextRecord", "cuptiGetTimestamp"):
             getattr(lib, fn).restype = ctypes.c_int
         self._buffers: dict[int, object] = {}     # address -> its ctypes buffer, while CUPTI holds it
         self._free: list = []
@@ -98,6 +99,12 @@ class KernelRecords:
         rc = self.lib.cuptiActivityEnable(CONCURRENT_KERNEL)
         if rc != SUCCESS:
             raise RuntimeError(f"CUPTI refused kernel activity records (error {rc})")
+
+    def timestamp(self) -> int:
+        """CUPTI's clock now, in ns: the clock of the records' start times."""
+        t = ctypes.c_uint64(0)
+        self.lib.cuptiGetTimestamp(ctypes.byref(t))
+        return t.value
 
     def stop(self) -> list[tuple[str, int, int]]:
         try:

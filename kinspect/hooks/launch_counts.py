@@ -22,6 +22,7 @@ from pathlib import Path
 
 from kinspect.core.model import SCALAR_KINDS, ArgSpec, GpuTime, Launches, LaunchSignature, ProcessLaunches, grid3
 from kinspect.files.launches import GRIDS, SAMPLES, SIGNATURES
+from kinspect.hooks.callsite import call_site
 from kinspect.hooks.timers import other_kernels
 
 FLUSH_S = 2.0            # write launch files at most this often while launches happen
@@ -54,6 +55,8 @@ class Tally:
     tuning_ms: float = 0.0
     dirty: bool = False             # something besides the counts changed since the last write
     written: int = 0                # calls when last written
+    own: tuple = ()                 # the kernel's own file and package: no call site is in them (hooks.callsite)
+    first_at: float = field(default_factory=time.time)     # its first launch in this process
 
     @property
     def calls(self) -> int:
@@ -65,7 +68,11 @@ class Tally:
         self.dirty = True
         if len(self.counts) < SIGNATURES:
             cell = self.counts[key] = [1]
-            self.first[key] = (grid3(grid), tuple(map(_arg_key, args)))
+            try:
+                site = call_site(self.own)
+            except Exception:       # a frame that cannot be read never costs the launch
+                site = None
+            self.first[key] = (grid3(grid), tuple(map(_arg_key, args)), site)
             return cell
         self.other += 1
         return None
@@ -151,11 +158,11 @@ class LaunchRecorder:
         self._last_flush = time.monotonic()
         self._rng = random.Random(os.getpid())
 
-    def count(self, key: str, kernel, grid, args: dict) -> bool:
+    def count(self, key: str, kernel, grid, args: dict, fn=None) -> bool:
         """Count one launch of the variant `key` with `grid` and `args` (parameter name -> value), its
         signature key being every argument's; whether it was the variant's first. For launches no
         observer wraps (the interpreter's: kinspect.program.interpreted_launches)."""
-        tally, first = self.tally(key, kernel, tuple(args))
+        tally, first = self.tally(key, kernel, tuple(args), fn)
         values = tuple(args.values())
         sig = (grid3(grid), tuple(map(_arg_key, values)))
         cell = tally.counts.get(sig)
@@ -173,12 +180,21 @@ class LaunchRecorder:
         tally.dirty = True
         return first
 
-    def tally(self, key: str, kernel, names: tuple) -> tuple[Tally, bool]:
-        """The variant's tally, and whether it was made now (its first launch in this process)."""
+    def tally(self, key: str, kernel, names: tuple, fn=None) -> tuple[Tally, bool]:
+        """The variant's tally, and whether it was made now (its first launch in this process); `fn`, the
+        kernel's JITFunction where the caller has it, tells its own package from its callers'."""
         tally = self.tallies.get(key)
         if tally is not None:
             return tally, False
-        tally = self.tallies[key] = Tally(kernel=str(kernel), names=tuple(names))
+        own = ()
+        if fn is not None:
+            from kinspect.hooks.callsite import own_roots
+
+            try:
+                own = own_roots(fn)
+            except Exception:
+                own = ()
+        tally = self.tallies[key] = Tally(kernel=str(kernel), names=tuple(names), own=own)
         if self.timer is not None:
             try:
                 self.timer.new_variant(self, str(kernel), key)
@@ -229,9 +245,11 @@ class LaunchRecorder:
             grids=tuple((tuple(int(x) for x in g), n) for g, n in sorted(grids.items(), key=lambda kv: -kv[1])[:GRIDS]),
             signatures=tuple(LaunchSignature(grid=tuple(int(x) for x in tally.first[key][0]),
                                              args=tuple(_arg_spec(n, k) for n, k in zip(tally.names, tally.first[key][1])),
-                                             calls=n, pid=pid, rank=rk) for key, n in sigs),
+                                             calls=n, pid=pid, rank=rk, site=tally.first[key][2]) for key, n in sigs),
             other_calls=tally.other,
-            processes=(ProcessLaunches(pid=pid, rank=rk, host=host, calls=calls),),
+            processes=(ProcessLaunches(pid=pid, rank=rk, host=host, calls=calls,
+                                       gpu_ms=tally.total_ms if tally.timed else None, timed=tally.timed,
+                                       first_at=tally.first_at),),
             gpu=GpuTime(tally.timed, tally.total_ms, tuple(tally.samples)) if tally.timed else None,
             tuning_calls=tally.tuning, tuning_ms=tally.tuning_ms)
 
@@ -306,5 +324,6 @@ class LaunchRecorder:
                                                       "failed": getattr(timer, "failed", ""),
                                                       "coverage": timer.coverage(),
                                                       "other_kernels": other_kernels(timer),
+                                                      "tuning_other_kernels": other_kernels(timer, "tuning_others"),
                                                       "window": getattr(timer, "others_window", str)()},
                 "unattributed": unstored, **extra}

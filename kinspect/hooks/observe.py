@@ -65,7 +65,7 @@ def triton_wrapper(rec: LaunchRecorder, live: list, kernel, launcher, on_first=N
         nonlocal tally, counts, keyof, first
         t0 = time.perf_counter()
         args = a[9:]
-        tally, first = rec.tally(key, name, arg_names(kernel, len(args)))
+        tally, first = rec.tally(key, name, arg_names(kernel, len(args)), getattr(getattr(kernel, "src", None), "fn", None))
         counts = tally.counts
         keyof = _keyer((0, 1, 2) + tuple(9 + i for i, v in enumerate(args) if type(v) in _SCALAR))
         if first:

@@ -93,6 +93,10 @@ class Session:
                 import json
                 import socket
 
+                from kinspect.files.run_info import environment
+
+                summary["environment"] = environment()    # what a program diff's header says of the run
+
                 folder = self.store.root / CAPTURE_SUMMARIES
                 folder.mkdir(parents=True, exist_ok=True)
                 path = folder / f"{socket.gethostname()}-{os.getpid()}.json"

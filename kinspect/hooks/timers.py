@@ -151,10 +151,10 @@ def _session():
         from kinspect.hooks.cupti import KernelRecords
 
         records = KernelRecords()
-        return records.start, records.stop, CUPTI
+        return records.start, records.stop, CUPTI, records.timestamp
     except Exception as e:
         start, stop = _kineto()
-        return start, stop, f"{KINETO}; CUPTI alone could not be loaded ({type(e).__name__}: {e})"
+        return start, stop, f"{KINETO}; CUPTI alone could not be loaded ({type(e).__name__}: {e})", None
 
 
 class ProgramsProfiler:
@@ -219,6 +219,7 @@ class KernelRecordsTimer:
         self._keys: dict[str, object] = {}   # kernel name -> its one variant's key, or None when several
         self._order: dict[str, list] = {}    # kernel name -> keys in launch order since the last read
         self.others: dict[str, list] = {}    # GPU work no observer saw (cuBLAS, flash attention, copies): [calls, ns]
+        self.tuning_others: dict[str, list] = {}   # the same, run while an autotuner benchmarked (its L2 flushes)
         self.cost_s = 0.0
         self.failed = ""
         self.sample = max(0, int(sample or 0))
@@ -261,9 +262,13 @@ class KernelRecordsTimer:
             return
         if self._session is None:
             try:
-                start, stop, method = _session()
+                start, stop, method, clock = _session()
                 self._session, self.method = (start, stop), method
                 self._guard = ProgramsProfiler(self, rec)
+                if clock is not None:          # benchmark windows on the records' clock (kinspect.hooks.tuning)
+                    from kinspect.hooks import tuning
+
+                    tuning.CLOCK[0] = clock
             except Exception as e:
                 self.failed = f"{type(e).__name__}: {e}"
                 return
@@ -349,15 +354,20 @@ class KernelRecordsTimer:
             self._read_at = sum(t.calls for t in rec.tallies.values())
             kernels: dict[str, list] = {}
             keys, others = self._keys, self.others
+            from kinspect.hooks import tuning
+
+            windows = tuning.WINDOWS if tuning.CLOCK[0] is not None else []
             for name, start, ns in records:
                 if name in keys:
                     kernels.setdefault(name, []).append((start, ns))
                 else:
-                    other = others.get(name)
+                    into = self.tuning_others if windows and tuning.in_window(start, windows) else others
+                    other = into.get(name)
                     if other is None:
-                        other = others[name] = [0, 0]
+                        other = into[name] = [0, 0]
                     other[0] += 1
                     other[1] += ns
+            tuning.forget_closed()
             order, self._order = self._order, {}
             for name, key in self._keys.items():
                 if key is not None and name in kernels and name not in order:
@@ -375,19 +385,25 @@ class KernelRecordsTimer:
         if self._guard is not None:
             self._guard.restore()
             self._guard = None
+        from kinspect.hooks import tuning
+
+        tuning.CLOCK[0] = None
+        del tuning.WINDOWS[:]
 
     def forget(self) -> None:
         self._on, self._order, self.others, self.windows = False, {}, {}, 0
+        self.tuning_others = {}
 
 
 OTHER_KERNELS = 40      # GPU work no hook saw, kept by name: the largest
 
 
-def other_kernels(timer) -> dict:
-    """{name: {"calls", "ms"}} of the largest GPU work the timer saw that no launch hook did."""
+def other_kernels(timer, attr: str = "others") -> dict:
+    """{name: {"calls", "ms"}} of the largest GPU work the timer saw that no launch hook did (`attr`
+    "tuning_others": what ran while an autotuner benchmarked)."""
     from kinspect.hooks.cupti import demangle
 
-    others = getattr(timer, "others", None) or {}
+    others = getattr(timer, attr, None) or {}
     out: dict = {}
     for name, (n, ns) in sorted(others.items(), key=lambda kv: -kv[1][1])[:OTHER_KERNELS]:
         o = out.setdefault(demangle(name), {"calls": 0, "ms": 0.0})     # CUPTI's names are mangled

@@ -154,7 +154,7 @@ class InterpretRecorder:
         elif not trial_only:
             self.specs[key]["trial"] = False
         if not trial_only:
-            self.launches.count(key, k.name, grid, bound)
+            self.launches.count(key, k.name, grid, bound, fn)
         if new or time.monotonic() - self._last_write > FLUSH_S:
             self.write()
 

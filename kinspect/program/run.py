@@ -194,7 +194,8 @@ def finish_capture(out: Path, *, started: float | None, progress, compiling, cod
             if timing and timing.get("other_kernels"):
                 from kinspect.files import gpu_time
 
-                gpu_time.write_others(out, timing["other_kernels"], timing["method"], timing.get("window", ""))
+                gpu_time.write_others(out, timing["other_kernels"], timing["method"], timing.get("window", ""),
+                                      tuning=timing.get("tuning_other_kernels") or {})
             autotune = tuple(merge_autotune(out))
     except KeyboardInterrupt:
         import shlex
@@ -280,11 +281,12 @@ def _finished(v: Variant, finish) -> Variant:
 def _summaries(folder: Path) -> tuple[int, float, dict | None, dict, dict]:
     """What every process's launch observers reported at exit, summed, and how they observed
     (CaptureResult's observed, per_launch_us, static_launcher); the files are removed."""
-    from kinspect.files import schema
+    from kinspect.files import run_info, schema
     from kinspect.files.store import load_json
 
     launches, hook_ms, timing, unattributed = 0, 0.0, None, {}
     how = {"observed": {}, "per_launch_us": 0.0, "static_launcher": ""}
+    envs = []
     weighted = 0.0
     if not folder.is_dir():
         return launches, hook_ms, timing, unattributed, how
@@ -296,6 +298,8 @@ def _summaries(folder: Path) -> tuple[int, float, dict | None, dict, dict]:
                  f"are left out of the totals")
             continue
         launches += int(d.get("launches", 0))
+        if d.get("environment"):
+            envs.append(d["environment"])
         hook_ms += float(d.get("hook_ms", 0.0))
         weighted += float(d.get("per_launch_us", 0.0)) * int(d.get("launches", 0))
         for k, n in (d.get("observed") or {}).items():
@@ -306,16 +310,20 @@ def _summaries(folder: Path) -> tuple[int, float, dict | None, dict, dict]:
             unattributed[k] = unattributed.get(k, 0) + int(n)
         t = d.get("timing")
         if t:
-            others = dict((timing or {}).get("other_kernels") or {})
-            for name, o in (t.get("other_kernels") or {}).items():
-                was = others.get(name, {"calls": 0, "ms": 0.0})
-                others[name] = {"calls": was["calls"] + int(o["calls"]), "ms": was["ms"] + float(o["ms"])}
+            others, tuning = ({**((timing or {}).get(k) or {})} for k in ("other_kernels", "tuning_other_kernels"))
+            for into, key in ((others, "other_kernels"), (tuning, "tuning_other_kernels")):
+                for name, o in (t.get(key) or {}).items():
+                    was = into.get(name, {"calls": 0, "ms": 0.0})
+                    into[name] = {"calls": was["calls"] + int(o["calls"]), "ms": was["ms"] + float(o["ms"])}
             timing = {"method": t["method"], "ms": (timing or {}).get("ms", 0.0) + float(t.get("ms", 0.0)),
                       "failed": t.get("failed") or (timing or {}).get("failed", ""),
                       "coverage": t.get("coverage") or (timing or {}).get("coverage", ""), "other_kernels": others,
-                      "window": t.get("window") or (timing or {}).get("window", "")}
+                      "tuning_other_kernels": tuning, "window": t.get("window") or (timing or {}).get("window", "")}
     import shutil
 
+    info = run_info.merged(envs)
+    if info is not None:    # what a program diff's header says of this run (kinspect.files.run_info)
+        run_info.write(folder.parent, info)
     shutil.rmtree(folder, ignore_errors=True)
     how["per_launch_us"] = weighted / launches if launches else 0.0
     return launches, hook_ms, timing, unattributed, how

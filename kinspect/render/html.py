@@ -402,7 +402,9 @@ def _speed(extra: dict) -> str:
         ("bytes per call", None if b is None else f"{'≤ ' if extra.get('bytes_upper_bound') else ''}"
          f"{b / 1e6:,.2f} MB ({extra.get('bytes_method')})"),
         ("achieved", None if extra.get("gb_per_s") is None else f"{extra['gb_per_s']:,.0f} GB/s" +
-         ("" if extra.get("pct_of_bandwidth") is None else f", {extra['pct_of_bandwidth']:.0f}% of copy bandwidth")),
+         ("" if extra.get("pct_of_bandwidth") is None else f", {extra['pct_of_bandwidth']:.0f}% of "
+          + {"L2": "the L2's bandwidth (inputs from the L2)", "L2 and DRAM": "the L2 and DRAM bandwidths (inputs "
+             "partly from the L2)"}.get(extra.get("bandwidth_ceiling"), "copy bandwidth"))),
         ("TFLOP/s", None if extra.get("tflop_per_s") is None else f"{extra['tflop_per_s']:,.1f}" +
          ("" if extra.get("pct_of_peak") is None else f", {extra['pct_of_peak']:.0f}% of the matmul peak")),
         ("ideal", None if extra.get("ideal_ms") is None else f"{extra['ideal_ms']:,.3f} ms ({extra.get('bound_by')} bound)"),
