@@ -62,7 +62,7 @@ def test_matmul_is_a_point_on_the_roofline_under_the_measured_peaks(tmp_path):
                          capture_output=True, text=True, timeout=600)
     assert rep.returncode == 0 and "program-roofline" in rep.stdout, rep.stdout + rep.stderr[-3000:]
     html = page.read_text()
-    start = html.index('data-plot="program-roofline"')
+    start = html.index('<figure class="plot" data-plot="program-roofline"')
     figure = unescape(html[start:html.index("</figure>", start)])
     print(re.sub(r"<svg.*?</svg>", "", figure, flags=re.S)[:4000])
     assert "1 with tl.dot" in figure and "1 without a FLOP count" in figure
