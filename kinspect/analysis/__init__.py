@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from kinspect import backends, ir
@@ -72,6 +73,8 @@ class VariantReport:
             "per_line": per_line(self),
             "problems": self.problems,
             "notes": list(self.variant.notes),
+            # what a captured program launched it with (grids, shapes, dtypes, strides), as record.json keeps it
+            "launches": dataclasses.asdict(self.variant.launches) if self.variant.launches else None,
         }
 
     def isa_stage_json(self) -> dict | None:

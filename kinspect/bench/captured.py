@@ -18,17 +18,21 @@ BYTES_NOTE = ("GB/s from bytes estimated as the program view estimates them: {by
               "estimate (pass --bytes / --flops for yours)")
 
 
-def no_device_line(name: str) -> str:
-    return (f"no device here to run the captured '{name}' on (no GPU, no CPU Triton backend such as triton-cpu): "
-            f"run its captured launch under Triton's interpreter with `kinspect bench {name} --interpret`, write "
-            f"it as a script for a GPU machine with `kinspect repro {name} -o repro.py`, or read its code with "
-            f"`kinspect show {name} --stage ptx`")
+def no_device_line(name: str, store=None, named: str | None = None) -> str:
+    """`named`: how the commands it suggests name the variant (kinspect.analysis.lookup.handle)."""
+    from kinspect.files.store import store_flag
+
+    s = store_flag(store)
+    typed, name = name, named or name
+    return (f"no device here to run the captured '{typed}' on (no GPU, no CPU Triton backend such as triton-cpu): "
+            f"run its captured launch under Triton's interpreter with `kinspect bench {name}{s} --interpret`, write "
+            f"it as a script for a GPU machine with `kinspect repro {name}{s} -o repro.py`, or read its code with "
+            f"`kinspect show {name}{s} --stage ptx`")
 
 
 def captured(name: str, store: str | Path, values: dict | None = None) -> str | None:
-    """The folder of the captured variant `name` names, or None when it names a kernel (shipped,
-    or file.py:kernel) or nothing in the store. `values` (-p) pick one of several variants of a
-    kernel, as the hint of kinspect.analysis.lookup.find_variant says."""
+    """The folder of the captured variant `name` names (`values`, -p, pick one of several as in
+    `kinspect show`), or None when it names a kernel (shipped, or file.py:kernel) or nothing in the store."""
     from kinspect import kernels
     from kinspect.compile.user import is_user_kernel
     from kinspect.analysis.lookup import find_variant
@@ -46,13 +50,32 @@ def captured(name: str, store: str | Path, values: dict | None = None) -> str | 
         return None
 
     try:
-        return str(Path(find_variant(name, store, prefer=lambda v: v.ran).path).resolve())
+        return str(Path(find_variant(name, store, prefer=lambda v: v.ran, values=values).path).resolve())
     except NotFound:
+        if values and _names_captured(name, store):
+            from kinspect.core.errors import UsageError
+            from kinspect.files.store import store_flag
+
+            given = " ".join(f"-p {k}={v}" for k, v in values.items())
+            raise UsageError(f"{given} does not apply to a captured variant: no variant of '{name}' the store holds "
+                             f"has it, and bench replays a captured launch as it was (-p only picks one of several). "
+                             f"Compare block sizes with `kinspect diff {name}{store_flag(store)} --num-warps 4,8` or "
+                             f"-p NAME=V1,V2 there") from None
         return None
     except UsageError:      # several: -p values pick one, as find_variant's hint says
         if not values:
             raise
     return str(Path(find_variant(name, store, prefer=lambda v: v.ran, values=values).path).resolve())
+
+
+def _names_captured(name: str, store) -> bool:
+    from kinspect.analysis.lookup import find_variant
+
+    try:
+        find_variant(name, store)
+        return True
+    except KinspectError as e:      # several match: still a captured kernel's name
+        return not isinstance(e, NotFound)
 
 
 def _not_replayable(p: Path) -> None:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Callable
 
 from kinspect.core.errors import KinspectError
+from kinspect.core.modes import file_mode
 
 
 def cache_dir() -> Path:
@@ -40,6 +41,7 @@ def write_text(path: Path, text: str) -> Path:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+        os.fchmod(fd, file_mode())
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
         os.replace(tmp, path)

@@ -56,12 +56,13 @@ def write(spec: ReplaySpec, path: str | Path, *, interpret: bool = False, embed:
           triton_version: str = "") -> str:
     """The script's text, written to `path`; returns how it gets the kernel, in words. Nothing is
     written when the store's records do not make a script that parses (a KinspectError says why)."""
+    from kinspect.core.modes import file_mode
     from kinspect.files.store import write_atomic
 
     text, how = script(spec, interpret=interpret, embed=embed, label=label, triton_version=triton_version)
     out = Path(path)
     write_atomic(out, text)
-    out.chmod(0o755)
+    out.chmod(file_mode(executable=True))
     return how
 
 

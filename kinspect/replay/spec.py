@@ -92,8 +92,9 @@ def from_variant(v: Variant, launch: int = 1) -> ReplaySpec:
         raise KinspectError(f"'{label}' was only launched by an autotuner benchmarking its configs ({la.tuning_calls:,} "
                             f"launches), never by the program: replay one of the kernel's variants the program ran")
     if la is None or not la.signatures:
-        raise KinspectError(f"'{label}' has no launch records (it was not captured from a program, or never "
-                            f"launched): replay needs a variant recorded by `kinspect capture`")
+        raise KinspectError(f"'{label}' has no launch records: the program never launched it (an autotuner's "
+                            f"config compiled beside the one it took), or it was not captured from a program (kinspect "
+                            f"capture records launches); replay needs a launch")
     ranked = sorted(la.signatures, key=lambda s: -s.calls)
     if not 1 <= launch <= len(ranked):
         raise KinspectError(f"'{label}' has {len(ranked)} recorded argument signature(s); "
