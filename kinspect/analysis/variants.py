@@ -3,10 +3,12 @@ its divisibility by 16 or alignment, an int equal to 1, a constexpr, num_warps/n
 variants were compiled while the program was already running the kernel: a recompile in the steady
 state, which serving engines treat as a bug, named with the launch that triggered it.
 
-A variant counts as compiled while running when another variant of the same kernel had launched
-before it, and it was compiled at its own first launch (the JIT's compile, or a cache load, right
-before it ran; kinspect.core.model.ProcessLaunches.first_at against Variant.created). A capture under
-the interpreter compiles after the program, so it cannot tell, and says nothing.
+A variant counts as compiled while running when the program had already met every kernel it runs (its
+first step is over: the last first launch of a kernel name came before this variant's first launch),
+another variant of the same kernel had launched before it, and it was compiled at its own first launch
+(the JIT's compile, or a cache load, right before it ran; kinspect.core.model.ProcessLaunches.first_at
+against Variant.created). A kernel's backward variant compiled during the first backward pass is not
+one. A capture under the interpreter compiles after the program, so it cannot tell, and says nothing.
 """
 
 from __future__ import annotations
@@ -41,22 +43,36 @@ def facets(v: Variant) -> dict[str, str]:
     return out
 
 
-def explain(variants: list[Variant]) -> list[VariantWhy]:
+def first_step_end(variants: list[Variant]) -> float | None:
+    """When the program met its last new kernel: the latest of each kernel name's first launch."""
+    firsts: dict[str, float] = {}
+    for v in variants:
+        at = _first_at(v)
+        if at is not None:
+            firsts[v.kernel] = min(at, firsts.get(v.kernel, at))
+    return max(firsts.values()) if firsts else None
+
+
+def explain(variants: list[Variant], warm_until: float | None = None) -> list[VariantWhy]:
     """One VariantWhy per variant of one kernel (several variants), in the order of their first launch;
-    [] for a kernel with one variant."""
+    [] for a kernel with one variant. `warm_until`: the program's first_step_end (default: these
+    variants' own)."""
     if len(variants) < 2:
         return []
     found = [facets(v) for v in variants]
     keys = list(dict.fromkeys(k for f in found for k in f))
     varying = [k for k in keys if len({f.get(k) for f in found}) > 1]
     order = sorted(range(len(variants)), key=lambda i: (_first_at(variants[i]) or float("inf"), i))
+    if warm_until is None:
+        warm_until = first_step_end(variants)
     out = []
     for pos, i in enumerate(order):
         v, f = variants[i], found[i]
         differs = tuple(f[k] for k in varying if k in f) or ("the same specialization (another compile of the "
                                                               "same source: a cache miss or another process)",)
         earlier = [variants[j] for j in order[:pos] if _first_at(variants[j]) is not None]
-        running = bool(earlier) and _compiled_at_launch(v) and _first_at(v) > min(_first_at(e) for e in earlier)
+        running = (bool(earlier) and _compiled_at_launch(v) and warm_until is not None
+                   and _first_at(v) > warm_until)
         trigger = _trigger(v, earlier[0]) if running else ""
         out.append(VariantWhy(v.name, differs, running, trigger))
     return out

@@ -346,6 +346,9 @@ RECORD = Obj({"kernel": Str(1024), "hash": NAME, "target": TARGET, "offline": Bo
              {"source": Maybe(SOURCE_REF), "origin": Str(128), "created": Str(64), "notes": List(Str(lines=True), 1024),
               "name": Str(1024), "extra": Map(Json(), 256), "launches": Maybe(LAUNCHES)})
 LAUNCH_FILE = Obj({"launches": Maybe(LAUNCHES)})
+# extra.user.example of a user kernel's variant: the launch it was compiled for, as data (kinspect.compile.user)
+USER_EXAMPLE = Obj({"args": List(ARG, 1024)},
+                   {"grid": GRID, "bytes": Maybe(COUNT), "flops": Maybe(COUNT), "unkept": List(Str(), 16)})
 
 CONFIG = Obj({}, {"kwargs": Map(Json(4, 64), 256), "options": Map(Json(4, 64), 256)})
 DECISION = Obj({"kernel": Str(1024), "best": CONFIG},

@@ -183,10 +183,13 @@ def read(path: Path) -> tuple[list[Entry], list[str]]:
 
 def _fresh_folder(root: Path) -> Path:
     from kinspect.core.errors import KinspectError
+    from kinspect.core.modes import as_umask
 
     try:
         root.parent.mkdir(parents=True, exist_ok=True)
-        return Path(tempfile.mkdtemp(prefix=f".tmp-{root.name}-", dir=root.parent))
+        fresh = Path(tempfile.mkdtemp(prefix=f".tmp-{root.name}-", dir=root.parent))
+        as_umask(fresh)
+        return fresh
     except OSError as e:
         raise KinspectError(f"cannot write kinspect's cache at '{root.parent}': {e.strerror}; set "
                             f"KINSPECT_CACHE_DIR to a writable folder") from None

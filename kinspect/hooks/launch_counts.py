@@ -108,6 +108,12 @@ def _arg_key(value):
     return ("other", name)
 
 
+def arg_spec(name: str, value) -> ArgSpec:
+    """An argument as a launch record keeps it (kinspect.core.model.ArgSpec): what `kinspect dump`
+    records of a user kernel's example, so the store replays it as data."""
+    return _arg_spec(name, _arg_key(value))
+
+
 def _arg_spec(name: str, key) -> ArgSpec:
     kind = key[0]
     if kind in _SCALARS:
@@ -134,6 +140,15 @@ def rank() -> int | None:
         return dist.get_rank() if dist.is_available() and dist.is_initialized() else None
     except Exception:
         return None
+
+
+def _own(fn) -> tuple:
+    from kinspect.hooks.callsite import own_roots
+
+    try:
+        return own_roots(fn)
+    except Exception:
+        return ()
 
 
 class LaunchRecorder:
@@ -185,15 +200,12 @@ class LaunchRecorder:
         kernel's JITFunction where the caller has it, tells its own package from its callers'."""
         tally = self.tallies.get(key)
         if tally is not None:
+            if fn is not None and not tally.own:     # made by an autotuner's benchmark launch, which has no fn
+                tally.own = _own(fn)
             return tally, False
         own = ()
         if fn is not None:
-            from kinspect.hooks.callsite import own_roots
-
-            try:
-                own = own_roots(fn)
-            except Exception:
-                own = ()
+            own = _own(fn)
         tally = self.tallies[key] = Tally(kernel=str(kernel), names=tuple(names), own=own)
         if self.timer is not None:
             try:
