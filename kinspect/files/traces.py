@@ -59,7 +59,7 @@ MAX_SOURCE_CHARS = 1 << 20
 # bomb of a few MB would otherwise hold the machine for minutes. A line (one event, every stage of a
 # kernel in it) is held to a few times the stage cap (kinspect.files.foreign.limit).
 TRACE_LIMIT_ENV = "KINSPECT_MAX_TRACE_BYTES"
-DEFAULT_TRACE_LIMIT = 4 << 30
+DEFAULT_TRACE_LIMIT = 2 << 30
 READ_CHUNK = 1 << 20
 
 
