@@ -60,7 +60,7 @@ MAX_SOURCE_CHARS = 1 << 20
 # kernel in it) is held to a few times the stage cap (kinspect.files.foreign.limit).
 TRACE_LIMIT_ENV = "KINSPECT_MAX_TRACE_BYTES"
 DEFAULT_TRACE_LIMIT = 2 << 30
-READ_CHUNK = 1 << 20
+READ_CHUNK = 8192         # small: a cut-off gzip loses only the last read (EOFError drops what it inflated)
 
 
 @dataclass(frozen=True)
@@ -540,7 +540,7 @@ def _launch(event: dict) -> tuple[str, tuple, tuple, int] | None:
     if not isinstance(meta, dict) or not meta.get("hash"):
         return None
     grid, pid = event.get("grid") or [], event.get("pid") or 0
-    if not isinstance(grid, list) or len(grid) > 3 or not all(_count(x) for x in grid) or not _count(pid + 1):
+    if not isinstance(grid, list) or len(grid) > 3 or not all(_count(x) for x in grid) or not _count(pid) and pid != 0:
         return None
     if not isinstance(meta["hash"], str):
         return None
