@@ -26,7 +26,7 @@ def launch_only(kernel: str, size: str, launches: int) -> None:
     import torch
 
     from kinspect.bench.first_call import isolated
-    from kinspect.bench.launch import prepare
+    from kinspect.bench.prepared import prepare
 
     launch = prepare(kernel, device="cuda", constexprs={}, args={}, size=size, num_warps=None, num_stages=None)
     with isolated(launch.fn):

@@ -331,7 +331,7 @@ def metadata(data: bytes, i: int, tmp: Path) -> None:
 
 def elf(data: bytes, i: int, tmp: Path) -> None:
     """The ELF section reader (code size of a cubin/hsaco/.so)."""
-    from kinspect.analysis.code_size import text_bytes
+    from kinspect.isa.elf import text_bytes
 
     path = tmp / f"e{i}.cubin"
     path.write_bytes(data)

@@ -122,7 +122,7 @@ def measure(mode: str, n: int, k, out: str) -> float:
     args = (x, x, x, 1 << 20)
     cls = type("Autotuner", (FakeAutotuner,), {})
     if mode == "static kinspect":
-        from kinspect.hooks.launches import LaunchRecorder
+        from kinspect.hooks.launch_counts import LaunchRecorder
         from kinspect.hooks.observe import LaunchObserver
 
         observer = LaunchObserver(LaunchRecorder())

@@ -1,6 +1,6 @@
 """What the shipped wrappers' direct launches save: each wrapper called with its compiled kernels
-launched directly (kinspect.backends.launcher) vs the same wrapper sending every launch through the
-JIT (launcher.DIRECT = False, what KINSPECT_DIRECT_LAUNCH=0 does), side by side in alternating rounds.
+launched directly (kinspect.backends.direct_launch) vs the same wrapper sending every launch through the
+JIT (direct_launch.DIRECT = False, what KINSPECT_DIRECT_LAUNCH=0 does), side by side in alternating rounds.
 
     python benchmarks/launch_overhead.py [--rounds 7] [--rep-ms 200] [--json OUT]
 
@@ -65,7 +65,7 @@ def main(argv=None) -> int:
 
     warnings.filterwarnings("ignore")
     from kinspect.bench.launch_path import time_calls, time_graph
-    from kinspect.backends import launcher
+    from kinspect.backends import direct_launch
     from kinspect.compile import private_cache
 
     gpu = torch.cuda.is_available()
@@ -97,11 +97,11 @@ def main(argv=None) -> int:
                 order = ("direct", "jit") if r % 2 == 0 else ("jit", "direct")
                 got = {}
                 for mode in order:
-                    launcher.DIRECT = mode == "direct"
+                    direct_launch.DIRECT = mode == "direct"
                     got[mode] = time_calls(call, sync, name, rep_ms=args.rep_ms).as_called.median
                     times[mode].append(got[mode])
                 ratios.append(got["jit"] / got["direct"])
-            launcher.DIRECT = True
+            direct_launch.DIRECT = True
             gpu_ms = time_graph(call, 100).median if gpu else None
             d, j, q = quantiles(times["direct"]), quantiles(times["jit"]), quantiles(ratios)
             rows.append({"case": name, "direct_ms": d, "jit_ms": j, "jit_over_direct": q, "gpu_ms": gpu_ms,

@@ -36,7 +36,7 @@ def main() -> None:
     from gpt2_train import build, step, step_ms
 
     from kinspect.hooks.cupti import KernelRecords
-    from kinspect.hooks.launches import _kineto
+    from kinspect.hooks.timers import _kineto
 
     torch.manual_seed(0)
     _, compiled, opt = build(4, 512)

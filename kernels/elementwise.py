@@ -4,7 +4,7 @@ import torch
 import triton
 import triton.language as tl
 
-from kinspect.backends import launcher
+from kinspect.backends import direct_launch
 
 from . import Example, KernelSpec, numel, parse_size, register
 
@@ -107,11 +107,11 @@ register(KernelSpec(
 
 # --- launchers: the kernels as functions of tensors (contiguous inputs) -----------------------------------
 # Each prepares a problem once (keyed by size, dtypes, device) and then launches the compiled kernel
-# directly (kinspect.backends.launcher): a few microseconds of Python a call instead of the JIT's tens.
+# directly (kinspect.backends.direct_launch): a few microseconds of Python a call instead of the JIT's tens.
 # (Grids in plain integer arithmetic: triton.cdiv and next_power_of_2 are constexpr functions, each
 # call a few microseconds of Python.)
 
-_add, _square, _gelu = (launcher.KernelLauncher(k) for k in (add_kernel, square_kernel, gelu_kernel))
+_add, _square, _gelu = (direct_launch.KernelLauncher(k) for k in (add_kernel, square_kernel, gelu_kernel))
 
 
 def add(x: torch.Tensor, y: torch.Tensor, BLOCK_SIZE: int = 1024) -> torch.Tensor:

@@ -39,7 +39,7 @@ import torch
 import triton
 import triton.language as tl
 
-from kinspect.backends import launcher
+from kinspect.backends import direct_launch
 
 from . import Example, KernelSpec, parse_size, register
 
@@ -278,7 +278,7 @@ def _rescale(problem: _Problem, max_buf, sum_buf) -> None:
 class _Call:
     """fused_mm_softmax_tiled prepared for one problem (shapes, strides, dtypes, devices, dim): its
     path and tile, grids and scalar arguments worked out once, pass 1's statistics kept per stream and
-    thread, and both kernels launched directly (kinspect.backends.launcher) when nothing calls for the
+    thread, and both kernels launched directly (kinspect.backends.direct_launch) when nothing calls for the
     JIT's path. A 64x64 product runs 7 us on an H200, less than the JIT spends launching it."""
 
     def __init__(self, a, b, out, dim: int, input_precision: str, path: Plan):
@@ -303,14 +303,14 @@ class _Call:
         self.half = -(-m * self.tiles // 4) * 4      # float32 elements from max to sum (16-byte aligned)
         self._stats: dict[tuple, tuple] = {}         # (stream, thread) -> (buffer, max address, sum address)
         self.direct = self.direct2 = None
-        if launcher.usable(fused_mm_softmax_tiled_kernel) and \
-                a.device == b.device == out.device == launcher.active_torch_device() and \
-                launcher.aligned(a.data_ptr(), b.data_ptr(), out.data_ptr()):
+        if direct_launch.usable(fused_mm_softmax_tiled_kernel) and \
+                a.device == b.device == out.device == direct_launch.active_torch_device() and \
+                direct_launch.aligned(a.data_ptr(), b.data_ptr(), out.data_ptr()):
             mx, sm = _scratch(problem, path.block_n) if not path.one_tile else (po, po)
-            self.direct = launcher.Direct(fused_mm_softmax_tiled_kernel, (pa, pb, po, mx, sm, *self.tail),
+            self.direct = direct_launch.Direct(fused_mm_softmax_tiled_kernel, (pa, pb, po, mx, sm, *self.tail),
                                           self.grid, self.options)
             if not path.one_tile:
-                self.direct2 = launcher.Direct(softmax_rescale_kernel, (po, mx, sm, *self.tail2), self.grid2,
+                self.direct2 = direct_launch.Direct(softmax_rescale_kernel, (po, mx, sm, *self.tail2), self.grid2,
                                                self.options2)
 
     def describe(self) -> str:
@@ -320,7 +320,7 @@ class _Call:
         direct = self.direct
         if direct is not None:
             pa, pb, po = a.data_ptr(), b.data_ptr(), out.data_ptr()
-            if not (pa | pb | po) % launcher.ALIGNMENT:
+            if not (pa | pb | po) % direct_launch.ALIGNMENT:
                 stream = direct.stream()
                 if stream is not None:
                     if self.transposed:   # softmax(a @ b, 0) = softmax(b^T a^T, -1)^T
@@ -361,7 +361,7 @@ class _Call:
         _rescale(problem, mx, sm)
 
 
-_CALLS = launcher.Plans()
+_CALLS = direct_launch.Plans()
 
 
 def _key(a, b, dim, input_precision, out, autotune) -> tuple:

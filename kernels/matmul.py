@@ -10,7 +10,7 @@ import torch
 import triton
 import triton.language as tl
 
-from kinspect.backends import launcher
+from kinspect.backends import direct_launch
 
 from . import Example, KernelSpec, parse_size, register
 
@@ -105,8 +105,8 @@ def matmul(a: torch.Tensor, b: torch.Tensor, *, autotune: bool | None = None) ->
     return c
 
 
-_CHOSEN = launcher.Plans()                      # problem -> (grid, scalar arguments, options)
-_launch = launcher.KernelLauncher(matmul_kernel)
+_CHOSEN = direct_launch.Plans()                      # problem -> (grid, scalar arguments, options)
+_launch = direct_launch.KernelLauncher(matmul_kernel)
 
 
 def _example(size, dtype, device, BLOCK_M=None, BLOCK_N=None, BLOCK_K=None, GROUP_M=None):

@@ -19,7 +19,7 @@ import torch
 import triton
 import triton.language as tl
 
-from kinspect.backends import launcher
+from kinspect.backends import direct_launch
 
 from . import Example, KernelSpec, parse_size, register
 
@@ -147,7 +147,7 @@ def _launch_args(x, y, ROWS=None, BLOCK_N=None):
 class _Plan:
     """softmax_kernel prepared for one problem (shape, strides, dtypes, device, overrides): the
     strategy, grid and scalar arguments worked out once, and the compiled kernel launched directly
-    (kinspect.backends.launcher) when nothing calls for the JIT's path."""
+    (kinspect.backends.direct_launch) when nothing calls for the JIT's path."""
 
     __slots__ = ("grid", "tail", "options", "direct")
 
@@ -159,15 +159,15 @@ class _Plan:
         # every argument after the two pointers, in the kernel's order (constexprs too)
         self.tail = (*list(args.values())[2:], *constexprs.values())
         self.direct = None
-        if launcher.usable(softmax_kernel) and x.device == y.device == launcher.active_torch_device() \
-                and launcher.aligned(x.data_ptr(), y.data_ptr()):
-            self.direct = launcher.Direct(softmax_kernel, (x, y, *self.tail), grid, options)
+        if direct_launch.usable(softmax_kernel) and x.device == y.device == direct_launch.active_torch_device() \
+                and direct_launch.aligned(x.data_ptr(), y.data_ptr()):
+            self.direct = direct_launch.Direct(softmax_kernel, (x, y, *self.tail), grid, options)
 
     def __call__(self, x, y) -> None:
         direct = self.direct
         if direct is not None:
             px, py = x.data_ptr(), y.data_ptr()
-            if not (px | py) % launcher.ALIGNMENT:
+            if not (px | py) % direct_launch.ALIGNMENT:
                 stream = direct.stream()
                 if stream is not None:
                     direct(stream, px, py, *self.tail)
@@ -175,7 +175,7 @@ class _Plan:
         softmax_kernel[self.grid](x, y, *self.tail, **self.options)
 
 
-_PLANS = launcher.Plans()
+_PLANS = direct_launch.Plans()
 
 
 def softmax(x: torch.Tensor, out: torch.Tensor | None = None, *, ROWS: int | None = None,

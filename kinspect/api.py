@@ -14,7 +14,7 @@ from kinspect.files.store import DEFAULT_OUT
 
 if TYPE_CHECKING:       # the results the functions below return: records with to_json, or lists of them
     from kinspect.analysis import VariantReport
-    from kinspect.bench.interpret import Interpreted
+    from kinspect.bench.interpreted_check import Interpreted
     from kinspect.bench.measure import BenchResult
     from kinspect.diff.result import DiffResult
     from kinspect.render.html import Report
@@ -188,6 +188,17 @@ def ranked(rows: list, sol) -> list:
     return sorted(rows, key=lambda r: order.get(r.kernel, len(order)))
 
 
+def one_rank(variants: list[Variant], rank: int) -> list[Variant]:
+    """The variants as rank `rank` of a distributed program launched them (kinspect.analysis.ranks)."""
+    from kinspect.analysis.ranks import for_rank, ranks_of
+
+    ranks = ranks_of(variants)
+    if rank not in ranks:
+        raise UsageError(f"--rank {rank}: " + (f"the capture has ranks {', '.join(map(str, ranks))}" if ranks else
+                                               "the capture recorded no rank (one process, or RANK was not set)"))
+    return for_rank(variants, rank)
+
+
 def is_program(variants: list[Variant]) -> bool:
     """More than one kernel: the program view comes first."""
     return len({v.kernel for v in variants}) > 1
@@ -267,12 +278,47 @@ def diff(items, *, bench: bool = True, **kwargs) -> DiffResult:
     kernel's configs beside what Triton's own autotuner picks."""
     from kinspect.diff.compare import compare
 
+    cluster, gpus = kwargs.pop("cluster", None), kwargs.pop("gpus", None)
     if bench and kwargs.get("timer") is None:
         from kinspect.bench.runtime import autotuner_pick, device_timer
 
         kwargs["timer"] = device_timer(kwargs.get("size"))
         kwargs.setdefault("picker", autotuner_pick if kwargs["timer"] is not None else None)
+    if cluster or (kwargs.get("timer") is not None and gpus != 1):
+        kwargs["ex"] = fan_out(cluster, gpus)
     return compare(list(items), **kwargs)
+
+
+def diff_runs(a, b, *, steps=(None, None), pair: str | None = None, text: bool = True):
+    """Two captured runs of a program (kinspect stores or traces), kernel by kernel: kinspect.diff.programs."""
+    from kinspect.diff.programs import diff_programs
+
+    return diff_programs(a, b, steps=steps, pair=pair, text=text)
+
+
+def is_run(item) -> bool:
+    """A folder or file `diff` reads as one run of a program (a captured store, a trace)."""
+    from kinspect.diff.programs import is_run as run
+
+    return run(item)
+
+
+def diff_tritons(kernel: str, python: str, **kwargs):
+    """One kernel compiled by this Triton and by another interpreter's: kinspect.diff.tritons."""
+    from kinspect.diff.tritons import diff_tritons as compare
+
+    return compare(kernel, python, **kwargs)
+
+
+def fan_out(cluster: str | None = None, gpus: int | None = None):
+    """The executor of a sweep (kinspect.core.executor): the cluster `--cluster` names, else this machine
+    with its first `gpus` visible GPUs (default: all of them)."""
+    from kinspect.core.executor import executor, visible_gpus
+
+    try:
+        return executor(cluster, None if cluster else visible_gpus()[:gpus] if gpus else None)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
 
 
 def bench(kernel: str, **kwargs) -> BenchResult:
@@ -293,7 +339,7 @@ def interpret(kernel: str, *, out_dir: str | Path = DEFAULT_OUT, **kwargs) -> In
     from kinspect.core.optional import need
 
     need("numpy", "--interpret (Triton's interpreter)")
-    from kinspect.bench.interpret import interpret as run
+    from kinspect.bench.interpreted_check import interpret as run
     from kinspect.bench.captured import captured
 
     return run(kernel, replay=captured(kernel, out_dir), **kwargs)
@@ -302,7 +348,7 @@ def interpret(kernel: str, *, out_dir: str | Path = DEFAULT_OUT, **kwargs) -> In
 def interpret_many(runs: list[dict]) -> list[Interpreted]:
     """Several interpreter runs (dicts of `interpret`'s keyword arguments plus `kernel`) in one child
     process, so the interpreter's start-up is paid once; one Interpreted per run, in order."""
-    from kinspect.bench.interpret import interpret_many as run
+    from kinspect.bench.interpreted_check import interpret_many as run
 
     return run(runs)
 

@@ -106,10 +106,10 @@ def main(argv=None) -> int:
 
 
 def _triton_launch(x):
-    """kinspect's gelu kernel ready to launch on x's device, reading x (kinspect.bench.launch)."""
+    """kinspect's gelu kernel ready to launch on x's device, reading x (kinspect.bench.prepared)."""
     import dataclasses
 
-    from kinspect.bench.launch import prepare
+    from kinspect.bench.prepared import prepare
 
     launch = prepare("gelu", device=x.device.type, constexprs={}, args={}, size=str(x.numel()), num_warps=None,
                      num_stages=None)

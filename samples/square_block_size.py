@@ -100,7 +100,7 @@ def timed(pairs: list[tuple[int, int]], right: dict[tuple[int, int], bool], rows
     if not torch.cuda.is_available():
         print("runtime: no GPU here; on one this prints each pair's time and GB/s")
         return
-    from kinspect.bench.launch import prepare
+    from kinspect.bench.prepared import prepare
     from kinspect.bench.timing import time_gpu
 
     print(f"runtime on {_expect.text(torch.cuda.get_device_name(), 'device')}, {rows:,} rows "

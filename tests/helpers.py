@@ -48,3 +48,36 @@ def one_error_line(r, *needles) -> str:
     for n in needles:
         assert n in lines[0], lines[0]
     return lines[0]
+
+
+# -- a second Triton (.ci/run installs it: python -m venv .venv-t36 && .venv-t36/bin/pip install torch triton==3.6.0
+#    "numpy<2.3"; Triton 3.6's interpreter fails on numpy 2.3+) ------------------------------------------------
+
+OTHER_TRITON_VENV = Path(__file__).parent.parent / ".venv-t36"
+
+
+def other_triton() -> tuple[str, str]:
+    """(python, its Triton version) of the second venv; the test skips, saying why, where there is none."""
+    import subprocess
+
+    import pytest
+
+    python = OTHER_TRITON_VENV / "bin" / "python"
+    if not python.exists():
+        pytest.skip(f"no second Triton: {OTHER_TRITON_VENV} is missing (.ci/run installs Triton 3.6 there)")
+    proc = subprocess.run([str(python), "-c", "import triton, torch, numpy; print(triton.__version__)"],
+                          capture_output=True, text=True, timeout=300)
+    if proc.returncode != 0:
+        pytest.skip(f"the second Triton in {OTHER_TRITON_VENV} does not import: {proc.stderr.strip()[-300:]}")
+    return str(python), proc.stdout.strip()
+
+
+def kinspect_path(tmp: Path) -> str:
+    """A folder holding only this checkout's kinspect package: another interpreter's PYTHONPATH (this venv's
+    site-packages would bring this Triton with it)."""
+    folder = tmp / "kinspect-src"
+    folder.mkdir(exist_ok=True)
+    link = folder / "kinspect"
+    if not link.exists():
+        link.symlink_to(Path(__file__).parent.parent / "kinspect")
+    return str(folder)

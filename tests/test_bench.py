@@ -214,7 +214,7 @@ def test_interpret_reports_a_kernel_that_fails_in_one_line(tmp_path):
 # --profile: the kernel as a torch op ---------------------------------------------------------------------
 
 def test_the_launch_becomes_a_named_torch_op_with_its_output_mutated():
-    from kinspect.bench.launch import prepare
+    from kinspect.bench.prepared import prepare
     from kinspect.bench.profile import op_name, register
 
     launch = prepare("softmax", device="cpu", constexprs={}, args={}, size="4x8", num_warps=None, num_stages=None)
@@ -226,7 +226,7 @@ def test_the_launch_becomes_a_named_torch_op_with_its_output_mutated():
 
 
 def test_a_user_kernels_declared_formulas_and_reference_reach_the_launch(tmp_path):
-    from kinspect.bench.launch import prepare
+    from kinspect.bench.prepared import prepare
 
     src = tmp_path / "k.py"
     src.write_text(BUGGY.format(fudge=0.0))

@@ -219,7 +219,7 @@ def test_capture_listener_takes_stage_names_from_a_cpu_metadata_group(tmp_path):
     """Triton's listener as triton-cpu calls it: kinspect stores exactly the stages the group names."""
     from triton.backends.compiler import GPUTarget
 
-    from kinspect.hooks import Recorder
+    from kinspect.hooks.listener import Recorder
     from kinspect.files.store import Store
 
     parts = sections(X86_SUM)
@@ -241,7 +241,7 @@ def test_capture_listener_takes_stage_names_from_a_cpu_metadata_group(tmp_path):
 def test_capture_of_a_spine_triton_group_derives_its_assembly(tmp_path):
     from triton.backends.compiler import GPUTarget
 
-    from kinspect.hooks import Recorder
+    from kinspect.hooks.listener import Recorder
     from kinspect.files.store import Store
 
     src = tmp_path / "triton-cache"
@@ -318,7 +318,7 @@ def test_retargeted_assembly_is_stored_beside_a_captured_cpu_variant(tmp_path):
     from triton.backends.compiler import GPUTarget
 
     from kinspect.analysis import analyse
-    from kinspect.hooks import Recorder
+    from kinspect.hooks.listener import Recorder
     from kinspect.files.store import Store, read_records
 
     parts = sections(CPU_FIXTURES / "triton-cpu-arm64-neon" / "sum_64_torch.float32_nomask.asm")

@@ -73,9 +73,9 @@ def test_kernel_records_give_name_start_and_duration_and_other_kinds_are_skipped
 
 
 def test_without_a_cupti_library_the_timer_says_it_uses_kinetos_session(monkeypatch):
-    from kinspect.hooks import launches
+    from kinspect.hooks import timers
 
     monkeypatch.setattr(cupti, "find_library", lambda: None)
-    monkeypatch.setattr(launches, "_kineto", lambda: (lambda: None, lambda: []))
-    start, stop, method = launches._session()
-    assert method.startswith(launches.KINETO) and "CUPTI alone could not be loaded (OSError: no libcupti found" in method
+    monkeypatch.setattr(timers, "_kineto", lambda: (lambda: None, lambda: []))
+    start, stop, method = timers._session()
+    assert method.startswith(timers.KINETO) and "CUPTI alone could not be loaded (OSError: no libcupti found" in method

@@ -1,4 +1,4 @@
-"""The shipped wrappers launch their compiled kernels directly (kinspect.backends.launcher), and what
+"""The shipped wrappers launch their compiled kernels directly (kinspect.backends.direct_launch), and what
 they launch is what the JIT launches: the same compiled kernel, grid and arguments.
 
 On this CPU-only machine the launches go through tests/dryrun.py's driver: Triton compiles for sm90
@@ -13,7 +13,7 @@ import pytest
 import torch
 from triton import knobs
 
-from kinspect.backends import launcher
+from kinspect.backends import direct_launch
 from kinspect.compile import private_cache
 from kinspect.compile.driver import fresh_binders
 from kinspect.kernels import elementwise, fused_mm_softmax_tiled, matmul, softmax
@@ -178,7 +178,7 @@ def test_kernel_launcher_prepares_on_the_first_aligned_call(dry):
     fn = elementwise.add_kernel
     base = torch.randn(1001)
     x, y, out = base[1:], torch.randn(1000), torch.empty(1000)
-    go = launcher.KernelLauncher(fn)
+    go = direct_launch.KernelLauncher(fn)
     key = ("test", x.dtype)
     with JitRuns(fn) as runs:
         go(key, (1,), (x, y, out), (1000, 1024))
@@ -191,7 +191,7 @@ def test_kernel_launcher_prepares_on_the_first_aligned_call(dry):
 
 
 def test_plans_keep_the_most_recent():
-    plans = launcher.Plans(size=2)
+    plans = direct_launch.Plans(size=2)
     for k in "abc":
         plans.put(k, k.upper())
     assert len(plans) == 2 and plans.get("a") is None and plans.get("c") == "C"
@@ -201,14 +201,14 @@ def test_the_interpreter_and_a_missing_driver_are_not_direct():
     class Interpreted:  # what TRITON_INTERPRET makes of a kernel: no per-device caches
         pass
 
-    assert not launcher.usable(Interpreted())
-    assert launcher.aligned(0, 16, 4096) and not launcher.aligned(16, 4)
+    assert not direct_launch.usable(Interpreted())
+    assert direct_launch.aligned(0, 16, 4096) and not direct_launch.aligned(16, 4)
 
 
 def test_direct_launches_can_be_switched_off(dry, monkeypatch):
     x = torch.randn(64, 64)
     softmax.softmax(x)
-    monkeypatch.setattr(launcher, "DIRECT", False)   # what KINSPECT_DIRECT_LAUNCH=0 sets at import
+    monkeypatch.setattr(direct_launch, "DIRECT", False)   # what KINSPECT_DIRECT_LAUNCH=0 sets at import
     with JitRuns(softmax.softmax_kernel) as runs:
         softmax.softmax(x)
     assert runs.count == 1

@@ -148,7 +148,7 @@ def test_elf_section_table_offset_past_any_file(tmp_path, seeds):
     """A cubin whose e_shoff is 2**63 or more made seek() raise ValueError (fuzzer, ELF reader)."""
     import struct
 
-    from kinspect.analysis.code_size import text_bytes
+    from kinspect.isa.elf import text_bytes
 
     cubin = seeds["elf"][0]
     assert text_bytes(_write(tmp_path / "ok.cubin", cubin)) > 0

@@ -14,7 +14,8 @@ from triton import knobs
 
 import kinspect
 from kinspect.hooks import tuning
-from kinspect.hooks.launches import TUNING, KernelRecordsTimer, LaunchRecorder
+from kinspect.hooks.launch_counts import TUNING, LaunchRecorder
+from kinspect.hooks.timers import KernelRecordsTimer
 from kinspect.hooks.observe import STATIC, LaunchObserver, static_hash, static_launcher_state
 from kinspect.files.store import read_records
 from tests.dryrun import dry_run
@@ -173,9 +174,9 @@ def test_the_kineto_session_does_not_tell_the_program_a_profiler_is_on():
     from torch.autograd import profiler as ap
     from torch._C._profiler import ProfilerActivity
 
-    from kinspect.hooks import launches
+    from kinspect.hooks import timers
 
-    start, stop = launches._kineto({ProfilerActivity.CPU})
+    start, stop = timers._kineto({ProfilerActivity.CPU})
     start()
     try:
         assert not ap._is_profiler_enabled
@@ -205,7 +206,7 @@ def test_the_capture_command_leaves_the_static_launcher_setting_alone(tmp_path, 
 def test_a_static_kernel_from_a_warm_cache_is_recorded_from_its_triton_cache_folder(tmp_path, triton_cache):  # noqa: F811
     """With a warm FX-graph cache Inductor loads a static kernel's cubin from Triton's cache folder: no
     compile, no listener call. The capture records the variant from that folder's files."""
-    from kinspect.hooks import Recorder
+    from kinspect.hooks.listener import Recorder
     from kinspect.files.store import Store
 
     x, y = torch.empty(4096), torch.empty(4096)
@@ -251,10 +252,10 @@ def test_the_programs_own_profiler_takes_the_session_and_gives_it_back(monkeypat
     from torch.autograd import profiler as ap
     from torch.profiler import ProfilerActivity, profile
 
-    from kinspect.hooks import launches
+    from kinspect.hooks import timers
 
-    real = launches._kineto
-    monkeypatch.setattr(launches, "_kineto", lambda: real({ProfilerActivity.CPU}))
+    real = timers._kineto
+    monkeypatch.setattr(timers, "_kineto", lambda: real({ProfilerActivity.CPU}))
     before = ap._prepare_profiler
     timer = KernelRecordsTimer()
     rec = LaunchRecorder(timer=timer)
@@ -271,7 +272,7 @@ def test_the_programs_own_profiler_takes_the_session_and_gives_it_back(monkeypat
 def test_alternating_signatures_are_each_counted_and_past_the_limit_go_to_other(monkeypatch):
     """The wrapper keeps the last launch's key and count cell: launches that alternate keys, or repeat
     one, are each counted under their own key; keys past the records' limit count as `other`."""
-    from kinspect.hooks import launches as launch_records
+    from kinspect.hooks import launch_counts as launch_records
     from kinspect.hooks.observe import triton_wrapper
 
     monkeypatch.setattr(launch_records, "SIGNATURES", 2)

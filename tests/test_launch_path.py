@@ -156,7 +156,7 @@ def test_allocation_pattern_matches_cprofiles_names():
 # the whole measurement, and what bench prints ---------------------------------------------------------------
 
 def test_measure_runs_the_launch_path_end_to_end(dry):
-    from kinspect.bench.launch import prepare
+    from kinspect.bench.prepared import prepare
 
     launch = prepare("softmax", device="cpu", constexprs={}, args={}, size="4096x2", num_warps=None,
                      num_stages=None)

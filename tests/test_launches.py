@@ -16,7 +16,7 @@ import torch
 from triton import knobs
 
 import kinspect
-from kinspect.hooks.launches import attribute
+from kinspect.hooks.timers import attribute
 from kinspect.files.launches import SIGNATURES, merge
 from kinspect.core.model import ArgSpec, GpuTime, Launches, LaunchSignature, ProcessLaunches
 from kinspect.files.store import LAUNCHES_GLOB, read_records

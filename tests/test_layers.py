@@ -15,8 +15,8 @@ DOC = ROOT / "docs" / "architecture.md"
 # package (kinspect's first level: kinspect/hooks/run.py is "hooks", kinspect/files/sources.py is "sources")
 # -> (what it is, the packages it may import), bottom layer first
 LAYERS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "core": ("foundations: frozen records (model), errors, environment, Ctrl-C, pools, optional dependencies, "
-             "registries, kinspect's own cache", ()),
+    "core": ("foundations: frozen records (model), errors, environment, attribute patching, Ctrl-C, pools, optional "
+             "dependencies, registries, kinspect's own cache", ()),
     # what kinspect knows: dialects, their parsers, Triton's backends
     "isa": ("the dialect registry: one spec per ISA/IR beside its opcode table; what an instruction is (ops)",
             ("core",)),
@@ -33,7 +33,8 @@ LAYERS: dict[str, tuple[str, tuple[str, ...]]] = {
     "kernels": ("the kernels kinspect ships", ("backends", "core")),
     "replay": ("a captured launch as data: its spec, arguments, kernel source, a repro script",
                ("backends", "core", "files")),
-    "hooks": ("the only place that hooks Triton: listener, launch hooks, autotuner; always restores",
+    "hooks": ("the only place that hooks Triton, installed one way (session): listener, launch counts and "
+              "timers, autotuner; always restores",
               ("backends", "core", "files", "replay")),
     "compile": ("compiling a variant through the JIT, for any target, recorded by the hooks",
                 ("analysis", "backends", "core", "files", "hooks", "kernels", "replay")),

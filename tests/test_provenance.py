@@ -12,7 +12,7 @@ import pytest
 
 from kinspect.files import provenance
 from kinspect.analysis.explain import provenance_status
-from kinspect.hooks.provenance import InductorOrigins
+from kinspect.hooks.inductor_origins import InductorOrigins
 from kinspect.files.provenance import Origin, parse_frames, parse_output_code
 from kinspect.files.store import read_records
 from tests.captured import gpt2  # noqa: F401
@@ -133,7 +133,7 @@ def test_every_capture_path_writes_origins_when_its_launches_are_flushed(gpt2, t
     import shutil
     import types
 
-    from kinspect.hooks.launches import LaunchRecorder
+    from kinspect.hooks.launch_counts import LaunchRecorder
     from kinspect.files.store import Store
 
     store, code = tmp_path / "store", tmp_path / "output_code"

@@ -138,7 +138,7 @@ def test_k1_sample_prints_the_compile_times_a_captured_folder_recorded(tmp_path,
 
     from triton.backends.compiler import GPUTarget
 
-    from kinspect.hooks import Recorder
+    from kinspect.hooks.listener import Recorder
     from kinspect.files.store import Store
     from tests.conftest import CPU_FIXTURES
     from tests.test_cpu_backends import sections

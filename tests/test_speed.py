@@ -111,14 +111,32 @@ def test_gpt2_kernels_ranked_by_headroom(gpt2):
     assert top.headroom_ms == pytest.approx(top.gpu_ms - top.ideal_ms) and top.bound_by == "memory"
     ranked = by_headroom(speeds)
     assert ranked[0].startswith("triton_red_fused__log_softmax__log_softmax_backward")
-    assert [speeds[k].headroom_ms for k in ranked] == sorted((s.headroom_ms for s in speeds.values()), reverse=True)
+    with_headroom = [k for k in ranked if speeds[k].headroom_ms is not None]
+    assert ranked[:len(with_headroom)] == with_headroom, "kernels with no ideal time come last"
+    assert [speeds[k].headroom_ms for k in with_headroom] == sorted((speeds[k].headroom_ms for k in with_headroom),
+                                                                    reverse=True)
+    # never above a ceiling: kernels faster than DRAM allows (inputs from the L2) get no % and no ideal from
+    # bytes here, since these ceilings have no L2 figure, and say why
+    above = [s for s in speeds.values() if s.gb_per_s and s.gb_per_s > 4249.0 * 1.001]
+    assert above, "the H200 capture has kernels fed from the L2"
+    for s in above:
+        assert s.pct_of_bandwidth is None and any("above the DRAM copy bandwidth" in n for n in s.notes), s.kernel
+    assert all(s.pct_of_bandwidth is None or s.pct_of_bandwidth <= 100 for s in speeds.values())
     total = program_speed(speeds.values())
     assert total.gpu_ms == pytest.approx(sum(s.gpu_ms for s in speeds.values()))
     # the kernels' headroom summed, none below 0 (a kernel faster than its DRAM ideal read from L2)
     assert total.headroom_ms == pytest.approx(sum(s.headroom_ms for s in speeds.values() if s.headroom_ms is not None))
-    assert total.headroom_ms >= total.gpu_ms - total.ideal_ms - 1e-9
+    assert total.headroom_ms >= total.covered_ms - total.ideal_ms - 1e-9
     row = top.to_json()
     assert set(row) >= {"bytes_per_call", "gb_per_s", "pct_of_bandwidth", "ideal_ms", "headroom_ms"}
+    # with an L2 ceiling those kernels are held to it, never above 100%
+    with_l2 = kernel_speeds(variants, dataclasses.replace(H200, l2_gbps=9000.0, l2_bytes=50 << 20))
+    for s in above:
+        l2 = with_l2[s.kernel]
+        if s.bytes_per_call <= 50 << 20 and s.gb_per_s <= 9000.0:
+            assert l2.bandwidth_ceiling == "L2" and l2.pct_of_bandwidth == pytest.approx(100 * s.gb_per_s / 9000.0)
+            assert l2.ideal_ms is not None and any("came from the L2" in n for n in l2.notes)
+    assert all(s.pct_of_bandwidth is None or s.pct_of_bandwidth <= 100 for s in with_l2.values())
     no_ceiling = kernel_speeds(variants, None)["triton_poi_fused_mm_t_view_0"]
     assert no_ceiling.gb_per_s == pytest.approx(top.gb_per_s) and no_ceiling.ideal_ms is None
 
@@ -155,7 +173,8 @@ def test_the_profiler_keeps_the_gpu_work_no_hook_saw_and_the_program_view_names_
 
     from kinspect.files import gpu_time
     from kinspect.analysis.sol import for_program
-    from kinspect.hooks.launches import KernelRecordsTimer, LaunchRecorder, other_kernels
+    from kinspect.hooks.launch_counts import LaunchRecorder
+    from kinspect.hooks.timers import KernelRecordsTimer, other_kernels
     from kinspect.program.run import _summaries
 
     fill = "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEEEEvi"    # as CUPTI names it

@@ -17,8 +17,9 @@ import triton.language as tl
 
 from kinspect.bench.ncu import measure, nothing_measured
 from kinspect.core.errors import KinspectError
-from kinspect.hooks import Recorder, finish_launches
-from kinspect.hooks.launches import LaunchRecorder
+from kinspect.hooks.listener import Recorder
+from kinspect.hooks.session import finish_launches
+from kinspect.hooks.launch_counts import LaunchRecorder
 from kinspect.hooks.observe import STATIC, LaunchObserver
 from kinspect.files.store import Store, read_records
 from tests.dryrun import dry_run
@@ -109,7 +110,7 @@ def _static_capture(tmp_path, monkeypatch, **autotuner) -> Path:
 
 
 def test_a_static_launch_is_recorded_without_constexprs_and_replays_with_the_records(static_store):
-    from kinspect.bench.interpret import interpret
+    from kinspect.bench.interpreted_check import interpret
     from kinspect.replay.spec import load
 
     [v] = read_records(static_store)
@@ -131,7 +132,7 @@ def test_a_kernel_whose_autotuner_came_back_from_a_compile_worker_keeps_its_sour
     and the autotuner's file are recorded instead, and the replay runs from them."""
     import copy
 
-    from kinspect.bench.interpret import interpret
+    from kinspect.bench.interpreted_check import interpret
 
     pickled = copy.copy(triton_poi_fused_add_mul_0)
     pickled.fn = None                                   # as CachingAutotuner.prepare_for_pickle leaves it

@@ -18,7 +18,8 @@ from click.testing import CliRunner
 
 from kinspect.cli import main
 from kinspect.hooks import tuning
-from kinspect.hooks.launches import TUNING, LaunchRecorder, attribute
+from kinspect.hooks.launch_counts import TUNING, LaunchRecorder
+from kinspect.hooks.timers import attribute
 from kinspect.files.launches import merge
 from kinspect.core.model import Launches
 from kinspect.files.store import read_records

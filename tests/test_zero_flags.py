@@ -88,7 +88,7 @@ def test_from_names_the_function_whose_launch_to_take(tmp_path):
 
 
 def test_launches_are_recorded_not_run_and_stand_ins_keep_alignment():
-    from kinspect.compile.file_launches import Recorder, StandIn, active, stand_in
+    from kinspect.compile.file_launches import FileLaunchRecorder, StandIn, active, stand_in
 
     x = torch.empty(1025)
     assert stand_in(x) == StandIn(torch.float32, (1025,), (1,), True)
@@ -96,7 +96,7 @@ def test_launches_are_recorded_not_run_and_stand_ins_keep_alignment():
     assert not unaligned.aligned and unaligned.make().data_ptr() % 16 != 0
     from tests.corpus.dot_accumulate import linear_kernel
 
-    rec = Recorder(__file__, str(Path(__file__).parent))
+    rec = FileLaunchRecorder(__file__, str(Path(__file__).parent))
     with active(rec):
         assert linear_kernel[(4,)](x, x, x, 1, 2, 3, 4, 5, 6, BLOCK_M=16, BLOCK_N=16, BLOCK_K=16, num_warps=2) is None
     (launch,) = rec.launches
@@ -124,7 +124,7 @@ def test_index_pointers_dtype_constexprs_and_flags_of_a_fused_moe_kernel(tmp_pat
     assert a["a_ptr"] == a["b_ptr"] == "*fp16" and a["compute_type"] == "fp32"
     assert a["MUL_ROUTED_WEIGHT"] == "False" and a["stride_ak"] == "i32:1" and a["stride_am"] == "i32:1024"
     assert "its values are offsets into b_ptr at line 37" in out
-    assert "(the kernel's code implies these; set your own with --arg/-p, or declare kinspect_examples" in out
+    assert "(guesses: set your own with --arg/-p or --from, or declare kinspect_examples" in out
     v = stored(tmp_path)
     assert v.signature["sorted_token_ids_ptr"] == "*i32" and v.constexprs["compute_type"] == "fp32"
     assert "HGMMA" in Path(v.path, v.stage("sass").file).read_text()
@@ -177,8 +177,8 @@ def test_a_failed_compile_with_assumed_values_is_one_line_with_the_command_to_ed
             tl.store(x_ptr + offs, tl.load(x_ptr + offs) + undefined_name)
     """))
     one_error_line(run("dump", f"{f}:k", "--store", tmp_path / "out"), f"at {f}:8", "undefined_name",
-                   "kinspect assumed 3 values from the kernel's code (x_ptr=*fp32, n=i32:1024, BLOCK=64); the values "
-                   f"it used, to edit: kinspect dump {f}:k --arg 'x_ptr=*fp32' --arg n=i32:1024 -p BLOCK=64")
+                   "kinspect assumed 3 values (x_ptr=*fp32, n=i32:1024, BLOCK=64); the values it used, to change: "
+                   f"edit and run: kinspect dump {f}:k --arg 'x_ptr=*fp32' --arg n=i32:1024 -p BLOCK=64")
     assert not (tmp_path / "out").exists()
 
 
@@ -466,7 +466,10 @@ def test_dot_operands_get_one_element_type(tmp_path):
 
 
 def test_float_constexprs_by_use_and_a_heuristic_reading_its_own_name(tmp_path):
-    out = ok("dump", f"{CORPUS}/norm_flags.py:_rms_norm_bwd", "--store", tmp_path)
+    # the kernel alone: with its wrapper beside it, the wrapper's own values are used
+    text = (CORPUS / "norm_flags.py").read_text()
+    (tmp_path / "norm_flags.py").write_text(text[:text.index("def rms_norm_bwd(")])
+    out = ok("dump", f"{tmp_path}/norm_flags.py:_rms_norm_bwd", "--store", tmp_path / "out")
     got = assumed(out)
     assert got["eps"] == "1.0" and "a term of tl.rsqrt's argument at line 18" in out
     assert got["OFFSET"] == "1.0" and got["n_cols"].startswith("i32")

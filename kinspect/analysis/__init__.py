@@ -13,8 +13,8 @@ from kinspect.isa import find as find_isa
 from kinspect.analysis.matrix_lines import place, relocate
 from kinspect.analysis.metrics import StageMetrics, measure
 from kinspect.analysis.readable import CountedLines, unreadable
-from kinspect.analysis.resources import resources
 from kinspect.analysis.stages import isa_stage, open_lines, text_stages
+from kinspect.analysis.assumed import guesses, qualify
 from kinspect.analysis.verdicts import Findings, Verdict, finding, verdicts
 from kinspect.core.errors import KinspectError
 from kinspect.core.model import Variant
@@ -67,6 +67,7 @@ class VariantReport:
                 "fraction": round(r.occupancy.fraction, 4), "active_warps": r.occupancy.active_warps,
                 "max_warps": r.occupancy.max_warps, "limiter": r.occupancy.limiter},
             "verdicts": [{"text": v.text, "level": v.level, "line": v.line, "file": v.file} for v in self.verdicts],
+            "assumed": [g.to_json() for g in guesses(self.variant)],
             "per_line": per_line(self),
             "problems": self.problems,
             "notes": list(self.variant.notes),
@@ -124,14 +125,14 @@ def analyse(v: Variant, *, light: bool = False) -> VariantReport:
             stages[s.name] = m
     isa_metrics = stages.get(isa.name) if isa else None
     stated = dict(isa_metrics.resources) if isa_metrics else {}
-    res = resources(v, stated)
+    res = backends.resources_of(v, stated)
     findings = Findings(v, isa_metrics, stages, res, first_ir=_first_ir(v))
     if isa_metrics is not None:
         findings.placement = place(isa_metrics, findings.ir(), findings.is_kernel_file)
         if findings.placement is not None:
             relocate(isa_metrics, findings.placement)
     problems = [f"stage {p}" for p in problems] + list(v.problems)    # and what its store could not give
-    found = verdicts(findings) + [finding(p, "unreadable_stage") for p in problems]
+    found = qualify(verdicts(findings), v) + [finding(p, "unreadable_stage") for p in problems]
     return VariantReport(v, isa_metrics, stages, res, found, problems)
 
 

@@ -1,7 +1,7 @@
 """What the program view says about each kernel beyond its summary row: how far it is from the
 speed of light (kinspect.analysis.sol), which ATen ops and model lines made it (kinspect.files.provenance),
 and, where `--counters` measured it, the counters beside the findings they confirm or contradict
-(kinspect.analysis.counters).
+(kinspect.analysis.pairing).
 
     extra = kernel_extras(row, variant, sol)     # merged into the row's JSON by api.Program
 """
@@ -15,11 +15,20 @@ def kernel_extras(row, variant: Variant | None, sol) -> dict:
     """`row` is a kinspect.analysis.summary.KernelRow, `variant` its busiest variant, `sol` the
     program's kinspect.analysis.sol.ProgramSol (None: not computed)."""
     from kinspect.files import counters
-    from kinspect.analysis.counters import figures, pair
+    from kinspect.analysis.pairing import figures, pair
     from kinspect.analysis.sol import Speed
 
     speed = sol.speeds.get(row.kernel) if sol is not None else None
     out = (speed or Speed(row.kernel)).to_json()
+    why = (getattr(sol, "variants", None) or {}).get(row.kernel)
+    if why:
+        out["variants_explained"] = [w.to_json() for w in why]
+    sites = (getattr(sol, "call_sites", None) or {}).get(row.kernel)
+    if sites:
+        out["call_sites"] = [s.to_json() for s in sites]
+    spread = getattr(sol, "ranks", None)
+    if spread is not None and row.kernel in spread.kernels:
+        out["ranks"] = spread.kernels[row.kernel].to_json()
     if variant is None:
         return out
     out["provenance"] = provenance_status(variant)

@@ -17,43 +17,43 @@ SEVERITY_NAMES = {MAJOR: "major", MODERATE: "moderate", MINOR: "minor"}
 
 
 @dataclass(frozen=True)
-class Kind:
+class FindingKind:
     name: str
     severity: int
     title: str       # a few words, for tables
     advice: str      # what to try, when the rule has nothing more specific
 
 
-KINDS: dict[str, Kind] = {k.name: k for k in (
-    Kind("spills", MAJOR, "register spills",
+KINDS: dict[str, FindingKind] = {k.name: k for k in (
+    FindingKind("spills", MAJOR, "register spills",
          "fewer registers per thread: a smaller tile (BLOCK/XBLOCK), fewer num_stages, or more num_warps"),
-    Kind("dot_without_matrix_units", MAJOR, "tl.dot without tensor cores",
+    FindingKind("dot_without_matrix_units", MAJOR, "tl.dot without tensor cores",
          "fp16/bf16 inputs (or input_precision='tf32' for fp32), tile sides of at least 16, num_warps >= 4"),
-    Kind("no_vector_code", MAJOR, "no vector instructions",
+    FindingKind("no_vector_code", MAJOR, "no vector instructions",
          "contiguous loads over a power-of-two block, and a target that has vectors (-mattr=+v for RVV; "
          "kinspect vec-report --retarget spacemit-x60 shows what LLVM makes)"),
-    Kind("launch_bound", MAJOR, "launch-bound",
+    FindingKind("launch_bound", MAJOR, "launch-bound",
          "less Python a launch: work out grids, strides and the kernel once per problem and launch the compiled "
-         "kernel directly (kinspect.backends.launcher.Direct), drop per-call allocation and autotuner lookups, "
+         "kernel directly (kinspect.backends.direct_launch.Direct), drop per-call allocation and autotuner lookups, "
          "fuse small kernels, or capture the calls in a CUDA graph"),
-    Kind("low_occupancy", MODERATE, "low occupancy",
+    FindingKind("low_occupancy", MODERATE, "low occupancy",
          "more blocks per SM: fewer registers or less shared memory per block"),
-    Kind("narrow_loads", MODERATE, "narrow loads",
+    FindingKind("narrow_loads", MODERATE, "narrow loads",
          "a contiguous, 16-byte aligned last dimension (the JIT specializes on it); tl.max_contiguous / "
          "tl.multiple_of hints where the compiler cannot see it"),
-    Kind("ordered_reduction", MODERATE, "ordered FP reductions",
+    FindingKind("ordered_reduction", MODERATE, "ordered FP reductions",
          "let the reduction reassociate (an unordered vfredusum / tree reduction), or reduce in blocks"),
-    Kind("scalar_reduction", MODERATE, "reduction as a scalar chain",
+    FindingKind("scalar_reduction", MODERATE, "reduction as a scalar chain",
          "a vector reduction: reduce a block (tl.sum over a tl.arange block) rather than element by element"),
-    Kind("scalar_libm", MODERATE, "scalar libm calls",
+    FindingKind("scalar_libm", MODERATE, "scalar libm calls",
          "math the backend vectorizes (a vector math library such as SLEEF, or tl.math forms it inlines)"),
-    Kind("cpu_spills", MODERATE, "spills in the hot loop",
+    FindingKind("cpu_spills", MODERATE, "spills in the hot loop",
          "a smaller block or LMUL, so the loop's values fit the vector registers"),
-    Kind("no_fma", MINOR, "no fused multiply-add",
+    FindingKind("no_fma", MINOR, "no fused multiply-add",
          "fp fusion on (enable_fp_fusion, TRITON_DEFAULT_FP_FUSION=1) so multiply and add fuse"),
-    Kind("gather_loads", MINOR, "strided or gathered loads",
+    FindingKind("gather_loads", MINOR, "strided or gathered loads",
          "unit-stride access along the vectorized dimension (transpose the data or the loop)"),
-    Kind("unreadable_stage", MINOR, "a stage could not be read",
+    FindingKind("unreadable_stage", MINOR, "a stage could not be read",
          "recompile the variant (kinspect dump) or check the file it names"),
 )}
 
@@ -79,7 +79,7 @@ INDUCTOR_ADVICE: dict[str, str] = {
 }
 
 
-def kind(name: str) -> Kind:
+def kind(name: str) -> FindingKind:
     return KINDS[name]
 
 

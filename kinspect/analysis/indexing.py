@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from kinspect.analysis.kernel_ast import ACCESS_CALLS, KernelSource, assignment, call_name
+from kinspect.analysis.kernel_ast import ACCESS_CALLS, ParsedKernel, assignment, call_name
 
 SECTOR = 32
 MAX_POINTS = 1 << 23            # the largest array materialized at once
@@ -113,7 +113,7 @@ class Domain:
 
 # -- the domain ------------------------------------------------------------------------------------------
 
-def build_domain(k: KernelSource, scalars: dict) -> Domain:
+def build_domain(k: ParsedKernel, scalars: dict) -> Domain:
     """One axis per digit of each range tree the kernel indexes, from its numels (body constants, else the
     launch's scalar arguments) and the divisors its index variables use."""
     numels = {}
@@ -171,7 +171,7 @@ def _digits(n: int) -> list[int]:
     return [f for f in out if f > 1] or [n]
 
 
-def _binds(k: KernelSource, tree: str) -> bool:
+def _binds(k: ParsedKernel, tree: str) -> bool:
     return any(_binding(stmt, tree) for stmt in _statements(k.body))
 
 
@@ -189,7 +189,7 @@ def _binding(stmt, tree: str) -> bool:
     return False
 
 
-def _boundaries(k: KernelSource, numels: dict, scalars: dict) -> dict[str, set[int]]:
+def _boundaries(k: ParsedKernel, numels: dict, scalars: dict) -> dict[str, set[int]]:
     """Per tree, the divisors its index (or an alias of it, `x0 = xindex`) is split by: `xindex // D`,
     `xindex % M`, `(xindex // D) % M` (D and D*M)."""
     aliases = {f"{t}index": t for t in numels}

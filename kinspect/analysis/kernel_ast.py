@@ -3,7 +3,8 @@
     k = parse(variant)            # None when the record holds no source text that parses
     k.accesses                    # every tl.load / tl.store / tl.atomic_* with its pointer, index, mask, line
     k.inductor                    # the kernel came from Inductor (a triton_heuristics decorator)
-    lone_load_lines(variant)      # file lines whose loads read one element per program (scalars)
+    lone_load_lines(variant)      # file lines whose loads read one element per program (scalars); only
+                                  # where no TTGIR is stored (analysis.load_facts reads the compiler's types)
 
 Each access says what its index depends on: the lanes of a program (`tl.arange` blocks, through
 any chain of assignments) and loaded data (a gather, an embedding). From that, and the block sizes
@@ -51,7 +52,7 @@ class Access:
 
 
 @dataclass(frozen=True)
-class KernelSource:
+class ParsedKernel:
     name: str
     params: tuple[str, ...]
     body: tuple[ast.stmt, ...]
@@ -72,14 +73,14 @@ def is_inductor(variant: Variant) -> bool:
     return src is not None and "@triton_heuristics." in (src.text or "")
 
 
-def parse(variant: Variant) -> KernelSource | None:
+def parse(variant: Variant) -> ParsedKernel | None:
     src = variant.source
     if src is None or not src.text:
         return None
     return parse_text(src.text, first_line=src.line or 1)
 
 
-def parse_text(text: str, first_line: int = 1) -> KernelSource | None:
+def parse_text(text: str, first_line: int = 1) -> ParsedKernel | None:
     """The kernel in `text` (its first function definition), None when the text does not parse."""
     try:
         tree = ast.parse(text)
@@ -99,7 +100,7 @@ def parse_text(text: str, first_line: int = 1) -> KernelSource | None:
     params = tuple(a.arg for a in fn.args.args)
     constants = _constants(fn.body)
     accesses = tuple(_accesses(fn.body, params))
-    return KernelSource(name=fn.name, params=params, body=tuple(fn.body), accesses=accesses, constants=constants,
+    return ParsedKernel(name=fn.name, params=params, body=tuple(fn.body), accesses=accesses, constants=constants,
                         heuristic=heuristic, inductor_meta=meta, first_line=first_line)
 
 

@@ -6,7 +6,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Iterable
 
-from kinspect.ir.records import Access, Function, Instruction, Kind, Layout, MatrixOp, Resource, SourceLoc, Space
+from kinspect.ir.records import (Access, Function, Instruction, Kind, Layout, MatrixOp, MemoryOp, Param, Resource,
+                                 SourceLoc, Space)
 
 SCALAR_WIDTH = 32  # a GPU memory access wider than one 32-bit register per thread is vectorized
 # Loads and stores whose widths are reported: device/host memory (CPU tables leave the space NONE),
@@ -65,6 +66,8 @@ class StageMetrics:
     layouts: Counter = field(default_factory=Counter)         # TTGIR layout kind -> count
     lines: dict[tuple[str, int], LineStats] = field(default_factory=dict)
     matrix_ops: list[MatrixOp] = field(default_factory=list)  # MLIR: dot ops with their shapes and layouts
+    memory_ops: list[MemoryOp] = field(default_factory=list)  # MLIR: global loads, with what the compiler knows
+    params: dict[str, tuple[Param, ...]] = field(default_factory=dict)   # MLIR: function -> its arguments
     layout_text: dict[str, str] = field(default_factory=dict)  # MLIR: layout alias -> its definition
     # matrix instructions in text order: (mnemonic as written, op, unit, source location)
     matrix_code: list[tuple[str, str, str, SourceLoc | None]] = field(default_factory=list)
@@ -111,11 +114,15 @@ def measure(stage: str, dialect: str, records: Iterable, *, gpu: bool) -> StageM
             _resource(m, r)
         elif isinstance(r, Function):
             m.functions.append(r.name)
+            if r.params:
+                m.params[r.name] = r.params
         elif isinstance(r, Layout):
             m.layouts[r.kind] += 1
             m.layout_text[r.alias] = r.text
         elif isinstance(r, MatrixOp):
             m.matrix_ops.append(r)
+        elif isinstance(r, MemoryOp):
+            m.memory_ops.append(r)
     return m
 
 

@@ -42,6 +42,8 @@ class Speed:
     ideal_ms: float | None = None
     headroom_ms: float | None = None
     bound_by: str = ""                    # "memory", "compute" or "launch": which ceiling gives the ideal time
+    bandwidth_ceiling: str = ""           # what pct_of_bandwidth and the memory ideal are against: "DRAM", "L2"
+                                          # (inputs just written by the kernel before), "L2 and DRAM"
     notes: tuple[str, ...] = field(default_factory=tuple)
 
     def to_json(self) -> dict:
@@ -51,6 +53,7 @@ class Speed:
                 "bytes_method_means": method_text(self.bytes_method) or None,
                 "bytes_upper_bound": self.upper_bound, "flops_per_call": self.flops_per_call,
                 "gb_per_s": _round(self.gb_per_s, 1), "pct_of_bandwidth": _round(self.pct_of_bandwidth, 1),
+                "bandwidth_ceiling": self.bandwidth_ceiling or None,
                 "tflop_per_s": _round(self.tflop_per_s, 2), "pct_of_peak": _round(self.pct_of_peak, 1),
                 "ideal_ms": _round(self.ideal_ms, 4), "headroom_ms": _round(self.headroom_ms, 4),
                 "bound_by": self.bound_by or None, "speed_notes": list(self.notes)}
@@ -95,22 +98,37 @@ def _figures(kernel, gpu_ms, calls, per_call, method, bound, flops_per_call, dty
     tflops = flops_per_call * calls / seconds / 1e12 if flops_per_call and seconds > 0 else None
     pct_bw = pct_peak = ideal = None
     bound_by = ""
+    ceiling_name = ""
     if ceilings is not None:
-        pct_bw = 100 * gbps / ceilings.copy_gbps if gbps is not None else None
-        memory_ms = 1e3 * per_call * calls / (ceilings.copy_gbps * 1e9) if per_call is not None else None
+        memory_ms = None
+        if per_call is not None and gbps is not None:
+            bandwidth, ceiling_name = ceilings.bandwidth_for(per_call, gbps)
+            if bandwidth is None:
+                notes = notes + (_above_dram(gbps, ceilings.copy_gbps, bound),)
+            elif gbps > bandwidth * (1 + _SLACK):
+                # faster than even the ceiling it is held to: the byte estimate is too high (an upper
+                # bound, or reads the index expressions count that the kernel's masks skip)
+                notes = notes + (f"its {_bytes_what(bound)} at the measured time would be {gbps:,.0f} GB/s, above "
+                                 f"the {ceiling_name} ceiling ({bandwidth:,.0f} GB/s): the byte estimate is too high, "
+                                 f"so no ideal time is drawn from bytes (--counters measures them)",)
+                ceiling_name = ""
+            else:
+                pct_bw = min(100.0, 100 * gbps / bandwidth)
+                memory_ms = 1e3 * per_call * calls / (bandwidth * 1e9)
+                if ceiling_name != "DRAM":
+                    notes = notes + (f"{gbps:,.0f} GB/s is above the DRAM copy bandwidth ({ceilings.copy_gbps:,.0f} "
+                                     f"GB/s): its inputs came from the L2 (written just before by the kernel before "
+                                     f"it); measured against the L2 ceiling ({ceilings.l2_gbps:,.0f} GB/s)"
+                                     + (" for the bytes that fit in the L2" if ceiling_name != "L2" else ""),)
         peak = ceilings.peak(dtype) if dtype else None
         compute_ms = 1e3 * flops_per_call * calls / (peak * 1e12) if flops_per_call and peak else None
-        pct_peak = 100 * tflops / peak if tflops is not None and peak else None
+        pct_peak = min(100.0, 100 * tflops / peak) if tflops is not None and peak else None
+        if tflops is not None and peak and tflops > peak * (1 + _SLACK):
+            notes = notes + (f"{tflops:,.0f} TFLOP/s is above the measured matmul peak ({peak:,.0f}, torch.matmul): "
+                             f"shown as 100%; the peak is what cuBLAS reached, not what the device allows",)
         if flops_per_call and not peak:
             notes = notes + (f"no measured matmul peak for {dtype or 'its dot type'}: the ideal time counts bytes "
                              f"only",)
-        if bound and memory_ms is not None and memory_ms > gpu_ms:
-            # an upper bound the kernel beat: it reads less than its tensors hold (indirect or partial
-            # reads); such bytes say nothing of its ideal time
-            notes = notes + ("its bytes are an upper bound (tensor sizes) that the measured time beats: it reads "
-                             "less than its tensors hold, so no ideal time is drawn from bytes",)
-            memory_ms = None
-            pct_bw = None
         known = [(x, w) for x, w in ((memory_ms, "memory"), (compute_ms, "compute")) if x is not None]
         if known and floor_us:
             known.append((calls * floor_us * 1e-3, "launch"))
@@ -121,7 +139,21 @@ def _figures(kernel, gpu_ms, calls, per_call, method, bound, flops_per_call, dty
     return Speed(kernel=kernel, gpu_ms=gpu_ms, timed_calls=calls, bytes_per_call=per_call, bytes_method=method,
                  upper_bound=bound, flops_per_call=flops_per_call, gb_per_s=gbps, pct_of_bandwidth=pct_bw,
                  tflop_per_s=tflops, pct_of_peak=pct_peak, ideal_ms=ideal,
-                 headroom_ms=_headroom(gpu_ms, ideal), bound_by=bound_by, notes=notes)
+                 headroom_ms=_headroom(gpu_ms, ideal), bound_by=bound_by, bandwidth_ceiling=ceiling_name, notes=notes)
+
+
+_SLACK = 0.02      # timing noise: a rate this close above a ceiling is at the ceiling
+
+
+def _bytes_what(bound: bool) -> str:
+    return "bytes (an upper bound: its tensors' sizes)" if bound else "estimated bytes"
+
+
+def _above_dram(gbps: float, copy_gbps: float, bound: bool) -> str:
+    return (f"its {_bytes_what(bound)} at the measured time would be {gbps:,.0f} GB/s, above the DRAM copy bandwidth "
+            f"({copy_gbps:,.0f} GB/s): part of its data came from the L2 (written just before by the kernel before "
+            f"it) or the estimate is high; the store has no L2 ceiling (kinspect capture --time measures one), so no "
+            f"% of bandwidth and no ideal time from bytes")
 
 
 _BEATS_IDEAL = ("it ran faster than its ideal time at DRAM bandwidth: part of its data came from L2, or its byte "
@@ -211,8 +243,12 @@ class ProgramSol:
     total: ProgramSpeed
     ceilings: Ceilings | None
     ceilings_note: str            # which ceilings, measured where and when; or why there are none
-    triton_ms: float = 0.0        # the program's Triton kernels' GPU time, autotuners' benchmarks included
+    triton_ms: float = 0.0        # the program's Triton kernels' GPU time, autotuners' benchmarks apart
     others: object = None         # kinspect.files.gpu_time.Others: the GPU work no launch hook saw
+    tuning_ms: float = 0.0        # Triton launches inside autotuners' benchmarks
+    ranks: object = None          # kinspect.analysis.ranks.RankSpread: a program of several ranks
+    call_sites: dict = field(default_factory=dict)   # kernel -> [kinspect.analysis.callsites.SiteCost]
+    variants: dict = field(default_factory=dict)     # kernel -> [kinspect.analysis.variants.VariantWhy] (2 or more)
     floor_us: float | None = None     # the least GPU time per launch the ideal times allow
     floor_note: str = ""              # where that floor comes from
 
@@ -221,11 +257,21 @@ class ProgramSol:
         out = {**self.total.to_json(), "ceilings": None if c is None else {**c.to_json(), "source": c.source},
                "ceilings_note": self.ceilings_note, "launch_floor_us": self.floor_us, "launch_floor_note": self.floor_note,
                "ranked_by_headroom": by_headroom(self.speeds),
-               "triton_share_of_gpu_time": None, "largest_other_kernels": None, "share_window": None}
-        if self.others is not None and self.triton_ms + self.others.ms > 0:
-            out["triton_share_of_gpu_time"] = round(self.triton_ms / (self.triton_ms + self.others.ms), 4)
-            out["largest_other_kernels"] = [{"name": n, **k} for n, k in list(self.others.kernels.items())[:5]]
-            out["share_window"] = self.others.window or None
+               "triton_share_of_gpu_time": None, "largest_other_kernels": None, "share_window": None,
+               "communication_kernels": None, "tuning_gpu_ms": round(self.tuning_ms, 4) if self.tuning_ms else None,
+               "tuning_other_kernels": None, "ranks": self.ranks.to_json() if self.ranks is not None else None,
+               "compiled_while_running": {k: [w.to_json() for w in ws if w.while_running]
+                                          for k, ws in self.variants.items() if any(w.while_running for w in ws)}}
+        o = self.others
+        if o is not None and self.triton_ms + o.ms > 0:
+            comm = o.communication
+            out["triton_share_of_gpu_time"] = round(self.triton_ms / (self.triton_ms + o.ms), 4)
+            out["largest_other_kernels"] = [{"name": n, **k} for n, k in o.kernels.items() if n not in comm][:5]
+            out["communication_kernels"] = [{"name": n, **k} for n, k in comm.items()][:5]
+            out["share_window"] = o.window or None
+        if o is not None and o.tuning:
+            out["tuning_gpu_ms"] = round(self.tuning_ms + o.tuning_ms, 4)
+            out["tuning_other_kernels"] = [{"name": n, **k} for n, k in o.tuning.items()][:5]
         return out
 
 
@@ -240,10 +286,50 @@ def for_program(variants: list[Variant]) -> ProgramSol:
     found, note = ceilings.for_store(root)
     floor, floor_note = launch_floor(variants, found)
     speeds = kernel_speeds(variants, found, floor)
-    triton = sum((v.launches.gpu.total_ms if v.launches.gpu else 0.0) + v.launches.tuning_ms
-                 for v in variants if v.launches is not None)
+    triton = sum(v.launches.gpu.total_ms for v in variants if v.launches is not None and v.launches.gpu)
+    tuning = sum(v.launches.tuning_ms for v in variants if v.launches is not None)
     others = gpu_time.read_others(root) if root is not None else None
-    return ProgramSol(speeds, program_speed(speeds.values()), found, note, triton, others, floor, floor_note)
+    if others is not None and not others.tuning:
+        # a store from before kinspect kept what ran inside autotuners' benchmarks apart: their Triton
+        # launches count in the share as they did then, since the others hold their L2 flushes too
+        triton += tuning
+    return ProgramSol(speeds, program_speed(speeds.values()), found, note, triton_ms=triton, others=others, floor_us=floor,
+                      floor_note=floor_note, tuning_ms=tuning, ranks=_ranks(variants, root),
+                      call_sites=_call_sites(variants), variants=_variants(variants))
+
+
+def _variants(variants: list[Variant]) -> dict:
+    from kinspect.analysis.variants import explain
+
+    by_kernel: dict = {}
+    for v in variants:
+        by_kernel.setdefault(v.kernel, []).append(v)
+    return {k: found for k, vs in by_kernel.items() if (found := explain(vs))}
+
+
+def _call_sites(variants: list[Variant]) -> dict:
+    from kinspect.analysis.callsites import call_sites
+
+    by_kernel: dict = {}
+    for v in variants:
+        by_kernel.setdefault(v.kernel, []).append(v)
+    return {k: found for k, vs in by_kernel.items() if (found := call_sites(vs))}
+
+
+def _ranks(variants: list[Variant], root):
+    from kinspect.analysis.ranks import rank_spread, ranks_of
+
+    if len(ranks_of(variants)) < 2:
+        return None
+    decisions = ()
+    if root is not None:
+        from kinspect.files.store import read_autotune
+
+        try:
+            decisions = tuple(read_autotune(root))
+        except Exception:       # the decisions are a note; the spread stands without them
+            decisions = ()
+    return rank_spread(variants, decisions)
 
 
 def launch_floor(variants: list[Variant], found: Ceilings | None) -> tuple[float | None, str]:

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from kinspect.core.model import Variant
 
-SUMMARY_VERSION = 5      # bump when what a summary holds or how it is computed changes
+SUMMARY_VERSION = 6      # bump when what a summary holds or how it is computed changes
 PARALLEL_FROM = 8        # analyse in worker processes from this many uncached variants on
 
 
@@ -69,6 +69,7 @@ class VariantMetrics:
     occupancy_text: str = ""    # the occupancy and what limits it, in words
     code_bytes: int | None = None
     jit_stages: tuple[tuple[str, int], ...] = ()   # JIT µs per stage ("source": building the IR from the AST)
+    assumed: tuple[tuple[str, str], ...] = ()   # values kinspect assumed to compile it: (name, spec)
 
     @property
     def top(self) -> FindingRow | None:
@@ -83,6 +84,7 @@ class VariantMetrics:
         d["matrix_units"] = dict(self.matrix_units)
         d["constexprs"], d["options"] = dict(self.constexprs), dict(self.options)
         d["jit_stages"] = dict(self.jit_stages)
+        d["assumed"] = dict(self.assumed)
         return d
 
     @classmethod
@@ -91,6 +93,7 @@ class VariantMetrics:
                       "constexprs": tuple(d.get("constexprs", {}).items()),
                       "options": tuple(d.get("options", {}).items()),
                       "jit_stages": tuple(d.get("jit_stages", {}).items()),
+                      "assumed": tuple(d.get("assumed", {}).items()),
                       "findings": tuple(FindingRow(**f) for f in d["findings"])})
 
     def figures(self) -> dict:
@@ -112,6 +115,7 @@ def variant_key(v: Variant) -> tuple[str, str]:
 def summarize(v: Variant, report=None) -> VariantMetrics:
     """A variant's record from its analysis (made here, skipping the PTX when there is machine code)."""
     from kinspect.analysis import analyse
+    from kinspect.analysis.assumed import guesses
     from kinspect.analysis.code_size import code_bytes
 
     report = report if report is not None else analyse(v, light=True)
@@ -133,7 +137,8 @@ def summarize(v: Variant, report=None) -> VariantMetrics:
         tuning_calls=la.tuning_calls if la else 0, tuning_ms=la.tuning_ms if la else 0.0,
         findings=tuple(FindingRow(x.kind, x.severity, x.text, x.what_to_try, x.line) for x in found),
         constexprs=tuple((k, str(x)) for k, x in v.constexprs.items()),
-        options=tuple((k, str(v.options[k])) for k in ("num_warps", "num_stages") if k in v.options))
+        options=tuple((k, str(v.options[k])) for k in ("num_warps", "num_stages") if k in v.options),
+        assumed=tuple((g.name, g.spec) for g in guesses(v)))
 
 
 # -- the cache ------------------------------------------------------------------------------------

@@ -26,7 +26,7 @@ import json
 import time
 from dataclasses import dataclass
 
-from kinspect.analysis.kernel_ast import KernelSource, call_name, element_bytes, parse, split_pointer
+from kinspect.analysis.kernel_ast import ParsedKernel, call_name, element_bytes, parse, split_pointer
 from kinspect.core.model import ArgSpec, Variant
 
 TRAFFIC_VERSION = 1       # bump when an estimate would come out differently
@@ -127,7 +127,7 @@ def launch_traffic(v: Variant, args: tuple[ArgSpec, ...]) -> Traffic:
     return _cached(v, parse(v), tuple(args))
 
 
-def _cached(v: Variant, k: KernelSource | None, args: tuple[ArgSpec, ...]) -> Traffic:
+def _cached(v: Variant, k: ParsedKernel | None, args: tuple[ArgSpec, ...]) -> Traffic:
     from kinspect.core.cache import cache_dir, key_of, write_text
     from kinspect.core.errors import KinspectError
 
@@ -147,7 +147,7 @@ def _cached(v: Variant, k: KernelSource | None, args: tuple[ArgSpec, ...]) -> Tr
     return t
 
 
-def estimate(v: Variant, k: KernelSource | None, args: tuple[ArgSpec, ...]) -> Traffic:
+def estimate(v: Variant, k: ParsedKernel | None, args: tuple[ArgSpec, ...]) -> Traffic:
     """One launch signature's bytes (not cached)."""
     t0 = time.perf_counter()
     meta = k.inductor_meta if k is not None else {}
@@ -197,7 +197,7 @@ class _GiveUp(Exception):
     pass
 
 
-def _by_index(v: Variant, k: KernelSource, args: tuple[ArgSpec, ...]) -> Traffic:
+def _by_index(v: Variant, k: ParsedKernel, args: tuple[ArgSpec, ...]) -> Traffic:
     from kinspect.analysis import indexing as ix
 
     scalars = {a.name: a.value for a in args if a.kind in ("int", "float", "bool") and a.value is not None}
@@ -235,7 +235,7 @@ def _sample(domain, axes) -> bool:
     return True
 
 
-def _count_all(v: Variant, k: KernelSource, args, domain, scalars) -> Traffic:
+def _count_all(v: Variant, k: ParsedKernel, args, domain, scalars) -> Traffic:
     import numpy as np
 
     from kinspect.analysis import indexing as ix
@@ -319,7 +319,7 @@ def _pointer(call: ast.Call, params) -> tuple[str | None, ast.expr | None]:
     return split_pointer(call.args[0], params) if call.args else (None, None)
 
 
-def _block_pointer_base(call: ast.Call, k: KernelSource) -> str | None:
+def _block_pointer_base(call: ast.Call, k: ParsedKernel) -> str | None:
     return next((a.pointer for a in k.accesses if a.block_ptr and a.line == call.lineno), None)
 
 

@@ -16,6 +16,7 @@ from typing import Callable
 
 from kinspect import backends
 from kinspect.analysis.findings import KINDS
+from kinspect.analysis.load_facts import async_width, blocked, layout_stage, load_lines, narrow_cause
 from kinspect.analysis.matrix_lines import FMA_LAYOUTS, Placement, dot_lines, layout_kind
 from kinspect.analysis.metrics import StageMetrics
 from kinspect.backends import Backend
@@ -135,7 +136,8 @@ def matrix_rule(f: Findings) -> list[Verdict]:
         if n and f.is_kernel_file(file) and n >= MINOR_SHARE * total:
             attributed += n
             units = ", ".join(f"{k} {UNIT_NAMES.get(u, u)}" for u, k in ls.matrix.most_common())
-            out.append(Verdict(f"{f.where(file, line)} → {units}: {words}", "good", line, file))
+            out.append(Verdict(f"{f.where(file, line)}{_dot_helpers(f, file, line)} → {units}: {words}", "good",
+                               line, file))
     rest = total - attributed
     if rest > 0:
         units = ", ".join(f"{n} {UNIT_NAMES.get(u, u)}" for u, n in f.isa.matrix.most_common())
@@ -147,6 +149,17 @@ def matrix_rule(f: Findings) -> list[Verdict]:
     return out + folded_dots(f) + (fma_dots(f) if total == 0 and f.gpu else [])
 
 
+def _dot_helpers(f: Findings, file: str, line: int) -> str:
+    """The lines of the inlined helpers whose dots the TTGIR puts on this kernel line."""
+    ttgir = f.stages.get("ttgir")
+    helpers = sorted({n for op in (ttgir.matrix_ops if ttgir else ()) if op.loc is not None
+                      and (op.loc.file, op.loc.line) == (file, line) for fl, n in op.loc.inlined if fl == file})
+    if not helpers:
+        return ""
+    shown = [f"{n} {_short(f.code(file, n), 32)}".rstrip() for n in helpers[:3]]
+    return f" (inlined helper, line {'; line '.join(shown)})"
+
+
 def folded_dots(f: Findings) -> list[Verdict]:
     """tl.dot lines of the IR built from the AST that no op of the TTGIR comes from: the compiler
     folded them away (an unused result, a constant operand), so they make no instruction at all."""
@@ -154,9 +167,11 @@ def folded_dots(f: Findings) -> list[Verdict]:
     first = f.first_ir or f.stages.get("ttir")
     if last is None or first is None or first is last:
         return []
-    kept = dot_lines(last, f.is_kernel_file)
+    # a dot of an inlined @triton.jit helper is, in the TTGIR, at the kernel's line that calls the helper
+    # (callsite(helper line at kernel line)); before inlining, at the helper's line: both count as kept
+    kept = {frame for op in last.matrix_ops if op.loc is not None for frame in op.loc.frames}
     out = []
-    for file, line in sorted(set(dot_lines(first, f.is_kernel_file)) - set(kept)):
+    for file, line in sorted(set(dot_lines(first, f.is_kernel_file)) - kept):
         out.append(Verdict(f"{f.where(file, line)} → no instructions: the compiler folded this dot away before "
                            f"the {last.stage.upper()} (its result is unused or constant)", "info", line, file))
     return out
@@ -242,11 +257,82 @@ def dot_rule(f: Findings) -> list[Verdict]:
 
 
 def loads_rule(f: Findings) -> list[Verdict]:
-    """Load widths per source line. Lines come from LLVM IR when there is one: Triton emits GPU
-    loads as inline PTX, and the PTX/SASS line tables then place them at later lines (seen: the
-    fused kernel's 128-bit loads at the tl.exp line in SASS, at the tl.load lines in LLVM IR)."""
+    """Load widths per source line, and why a narrow one is narrow, from the compiler's IR: the TTGIR
+    says which loads are one element (a scalar pointer), the elements each thread holds and what the
+    compiler proved (kinspect.analysis.load_facts), each load at its own location; the widths come
+    from the LLVM IR where there is one (Triton emits GPU loads as inline PTX, and the PTX/SASS line
+    tables then place them at later lines), async copies' from the contiguity the TTGIR records.
+    Without a TTGIR, the Python source is read instead, and the verdicts say so."""
     if f.isa is None or not f.gpu:
         return []
+    ttgir = layout_stage(f.ir())
+    if ttgir is None:
+        return loads_from_source(f)
+    measured = next((m for m in f.ir() if m.dialect == "llvm" and m.load_widths), f.isa)
+    out = []
+    for key, ll in sorted(load_lines(ttgir, f.is_kernel_file).items(), key=lambda kv: kv[0][1]):
+        file, line = key
+        where = f.where(file, line) + _helpers(f, ll)
+        if ll.scalar:
+            how = "a scalar pointer" if all(op.scalar for op in ll.ops) else "one element a program"
+            out.append(Verdict(f"{where} loads one element ({how} in the {ttgir.stage.upper()}): "
+                               f"nothing to vectorize", "info", line, file))
+            continue
+        out += _tensor_loads(f, ttgir, measured, ll, where)
+    return out
+
+
+def _helpers(f: Findings, ll) -> str:
+    if not ll.helper_lines:
+        return ""
+    shown = [f"{n} {_short(f.code(ll.file, n), 32)}".rstrip() for n in ll.helper_lines[:2]]
+    return f" (inlined helper, line {'; line '.join(shown)})"
+
+
+def _tensor_loads(f: Findings, ttgir: StageMetrics, measured: StageMetrics, ll, where: str) -> list[Verdict]:
+    file, line = ll.file, ll.line
+    tensor = [op for op in ll.ops if not op.one_element]
+    copies = [op for op in tensor if op.asynchronous]
+    plain = [op for op in tensor if not op.asynchronous]
+    widths: Counter = Counter()
+    if plain:
+        ls = measured.lines.get((file, line))
+        widths.update(ls.load_widths if ls else {})
+        for op in ll.ops:            # the line's one-element loads are in its widths too
+            if op.one_element and op.elem_bits and widths.get(op.elem_bits):
+                widths[op.elem_bits] -= 1
+        widths += Counter()
+    for op in copies:
+        w = async_width(op, blocked(ttgir, op.encoding))
+        if w:
+            widths[w] += 1
+    what = "async copies (cp.async)" if copies and not plain else "loads"
+    if not widths:
+        return [Verdict(f"{where} {what}: the {measured.dialect} has no load instruction on this line", "info",
+                        line, file)]
+    widest = max(widths)
+    if min(widths) >= 128:
+        return [Verdict(f"{where} {what} are {widest}-bit", "good", line, file)]
+    narrow = min(tensor, key=lambda op: _predicted(ttgir, op))
+    cause = narrow_cause(narrow, ttgir, min(widths), f.variant.constexprs)
+    if widest <= 32:
+        return [finding(f"{where} {what} are {widest}-bit: not vectorized: {cause.text}", "narrow_loads",
+                        line=line, file=file, advice=cause.advice)]
+    advice = f"; {cause.advice}" if cause.advice else ""
+    return [Verdict(f"{where} {what}: {_fmt_widths(widths)}: {cause.text}{advice}", "info", line, file)]
+
+
+def _predicted(ttgir: StageMetrics, op) -> int:
+    """Bits a thread loads at once as the TTGIR lays the load out (for picking the narrowest op)."""
+    layout = blocked(ttgir, op.encoding)
+    if op.asynchronous:
+        return async_width(op, layout) or 0
+    return (layout.per_thread * (op.elem_bits or 0)) if layout else 0
+
+
+def loads_from_source(f: Findings) -> list[Verdict]:
+    """Load widths per source line where no TTGIR is stored: which loads read one element is then read
+    from the Python source (kinspect.analysis.kernel_ast), and the verdict says so."""
     from kinspect.analysis.kernel_ast import lone_load_lines
 
     source = next((m for m in f.ir() if m.dialect == "llvm" and m.load_widths), f.isa)
@@ -260,10 +346,10 @@ def loads_rule(f: Findings) -> list[Verdict]:
             out.append(Verdict(f"{f.where(file, line)} loads are {widest}-bit", "good", line, file))
         elif widest <= 32 and line in lone:
             out.append(Verdict(f"{f.where(file, line)} loads one element per program ({widest}-bit): nothing to "
-                               f"vectorize", "info", line, file))
+                               f"vectorize (read from the Python source: no TTGIR here)", "info", line, file))
         elif widest <= 32:
-            out.append(finding(f"{f.where(file, line)} loads are {widest}-bit: not vectorized", "narrow_loads",
-                               line=line, file=file))
+            out.append(finding(f"{f.where(file, line)} loads are {widest}-bit: not vectorized (no TTGIR here to "
+                               f"tell why)", "narrow_loads", line=line, file=file))
         else:
             out.append(Verdict(f"{f.where(file, line)} loads: {_fmt_widths(ls.load_widths)}", "info", line, file))
     return out

@@ -207,6 +207,19 @@ def is_gpu(variant: Variant) -> bool:
     return of(variant).gpu
 
 
+def resources_of(variant: Variant, stated: dict[str, int]):
+    """Registers, spills and shared memory of a variant, and where each figure came from: what its
+    backend's resources function reads (the cubin or the loaded kernel on NVIDIA, the AMDGCN text's
+    figures on AMD), with the occupancy those allow under the backend's limits for its arch.
+    `stated`: the figures the variant's machine code states about itself (kinspect.ir Resource records)."""
+    from kinspect.backends.resources import Resources
+
+    backend = of(variant)
+    if backend.resources is None:
+        return Resources(shared_bytes=variant.options.get("shared"), extra=tuple(sorted(stated.items())))
+    return backend.resources(variant, stated, backend.limits.get(variant.target.arch))
+
+
 # -- derived stages: what a backend's Derivers make from a variant's stored stages --------------------
 
 def derive(variant: Variant, files: dict[str, Path]) -> tuple[list[StageFile], list[str], dict[str, str]]:

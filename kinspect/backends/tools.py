@@ -50,13 +50,10 @@ def elf_isa(path: Path) -> str | None:
     """The ISA of an ELF object or shared object, from its header's e_machine (each CPU ISA's spec
     names its machine, kinspect.isa)."""
     from kinspect import isa
+    from kinspect.isa.elf import machine
 
-    with open(path, "rb") as f:
-        head = f.read(20)
-    if len(head) < 20 or head[:4] != b"\x7fELF":
-        return None
-    order = "little" if head[5] == 1 else "big"
-    spec = isa.of_elf(int.from_bytes(head[18:20], order))
+    number = machine(path)
+    spec = isa.of_elf(number) if number is not None else None
     return spec.name if spec else None
 
 

@@ -79,7 +79,7 @@ def prepare(folder: str, *, device, constexprs: dict | None = None, num_warps: i
                          f"`kinspect diff VARIANT -p NAME=V1,V2`, or bench the kernel with your own arguments "
                          f"(kinspect bench file.py:kernel --arg ...)")
     from kinspect import backends
-    from kinspect.bench.launch import Launch
+    from kinspect.bench.prepared import Launch
     from kinspect.compile import jit_function
     from kinspect.compile.replayed import kernel
     from kinspect.replay.args import FILL_NOTE, values

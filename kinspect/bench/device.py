@@ -1,5 +1,5 @@
-"""What the device can do, measured once and cached: copy bandwidth, matmul FLOP/s per dtype, and the
-least GPU time one launch takes (launch_floor).
+"""What the device can do, measured once and cached: copy bandwidth (DRAM, and within the L2), matmul
+FLOP/s per dtype, and the least GPU time one launch takes (launch_floor).
 
 Copy bandwidth is a device-to-device copy of a 1 GiB buffer (`dst.copy_(src)`, bytes read +
 written). Peak FLOP/s is torch.matmul of two 8192x8192 matrices in the dtype (cuBLAS on a GPU;
@@ -138,6 +138,50 @@ def launch_floor(device: str = "cuda") -> dict:
     return _cached("floor", device, measure)
 
 
+L2_COPIES = 50
+
+
+def l2_bandwidth(device: str = "cuda") -> dict:
+    """{"gbps", "bytes", "method", "measured", "device"}: a copy that stays in the L2 cache. Source and
+    destination together take half the L2 (the cache's size as the driver reports it), copied
+    L2_COPIES times back to back in a CUDA graph, so after the first copy every byte read was just
+    written and sits in L2; device events, median of 5 replays. The ceiling of a kernel whose inputs
+    the kernel before it just wrote (kinspect.analysis.sol)."""
+    def measure():
+        import statistics
+
+        import torch
+
+        l2 = int(torch.cuda.get_device_properties(torch.cuda.current_device()).L2_cache_size)
+        nbytes = max(1 << 20, l2 // 4)
+        src = torch.ones(nbytes // 4, dtype=torch.float32, device=device)
+        dst = torch.empty_like(src)
+        dst.copy_(src)
+        torch.cuda.synchronize()
+        graph = torch.cuda.CUDAGraph()
+        stream = torch.cuda.Stream()
+        with torch.cuda.stream(stream):
+            with torch.cuda.graph(graph, stream=stream):
+                for _ in range(L2_COPIES):
+                    dst.copy_(src)
+        torch.cuda.synchronize()
+        graph.replay()
+        times = []
+        for _ in range(5):
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            graph.replay()
+            end.record()
+            end.synchronize()
+            times.append(start.elapsed_time(end) * 1e-3)
+        seconds = statistics.median(times)
+        return {"gbps": round(2 * nbytes * L2_COPIES / seconds / 1e9, 1), "bytes": l2,
+                "method": f"a copy of {nbytes >> 20} MiB within the {l2 >> 20} MiB L2 on {device}, {L2_COPIES} times "
+                          f"back to back in a CUDA graph, 2 bytes moved per byte copied; median of 5 replays"}
+
+    return _cached("l2", device, measure)
+
+
 CEILING_DTYPES = ("bfloat16", "float16", "float32")
 
 
@@ -150,8 +194,21 @@ def ceilings(device: str = "cuda"):
     copy = copy_bandwidth(device)
     peaks = {dtype: matmul_peak(dtype, device) for dtype in CEILING_DTYPES}
     floor = launch_floor(device) if device != "cpu" else None
-    method = "; ".join([copy["method"]] + [p["method"] for p in peaks.values()] + ([floor["method"]] if floor else []))
+    l2 = _l2_or_none(device)
+    method = "; ".join([copy["method"]] + [p["method"] for p in peaks.values()] + ([floor["method"]] if floor else [])
+                       + ([l2["method"]] if l2 else []))
     return Ceilings(device=copy["device"], copy_gbps=float(copy["gbps"]),
                     matmul_tflops={d: float(p["tflops"]) for d, p in peaks.items()},
                     measured=min([copy["measured"]] + [p["measured"] for p in peaks.values()]), method=method,
-                    source="measured by the capture on its GPU", launch_floor_us=float(floor["us"]) if floor else None)
+                    source="measured by the capture on its GPU", launch_floor_us=float(floor["us"]) if floor else None,
+                    l2_gbps=float(l2["gbps"]) if l2 else None, l2_bytes=int(l2["bytes"]) if l2 else None)
+
+
+def _l2_or_none(device: str) -> dict | None:
+    """The L2 ceiling where the device has one to measure (a GPU whose driver reports its L2 size)."""
+    if device == "cpu":
+        return None
+    try:
+        return l2_bandwidth(device)
+    except Exception:          # an older torch without L2_cache_size, a device without graphs: no L2 ceiling
+        return None

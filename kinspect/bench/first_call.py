@@ -78,10 +78,10 @@ def first_calls(fn, call: Callable[[object], object], sync: Callable[[], None], 
     resources on a GPU. Afterwards `fn`'s in-memory cache holds the compiled kernel."""
     from kinspect.compile.variant import with_loaded_resources
     from kinspect.compile.driver import fresh_binders
-    from kinspect.hooks import capture
+    from kinspect.hooks.session import recording
     from kinspect.hooks.record import finish
 
-    with capture(out_dir, group=group, strict=True, origin="kinspect bench", defer=True, launches=False) as rec:
+    with recording(out_dir, group=group, strict=True, origin="kinspect bench", defer=True, launches=False) as rec:
         cold, kernel = _timed(fn, call, sync, rec)
         with fresh_binders(fn):
             warm, _ = _timed(fn, call, sync, rec)

@@ -41,7 +41,9 @@ MIN_REPEATS, MAX_REPEATS = 5, 100
 
 
 @dataclass(frozen=True)
-class Verdict:
+class CallCost:
+    """A call judged: its Python side against its GPU time (launch-bound, near it, or GPU-bound)."""
+
     gpu_ms: float
     as_called_ms: float
     python_ms: float        # the Python side of a call: measured host time, else as called - GPU
@@ -85,14 +87,14 @@ class Verdict:
                 "as_called_over_gpu": round(self.slowdown, 3), "line": self.line()}
 
 
-def judge(gpu_ms: float | None, as_called_ms: float | None, host_ms: float | None = None) -> Verdict | None:
+def judge(gpu_ms: float | None, as_called_ms: float | None, host_ms: float | None = None) -> CallCost | None:
     """Is a kernel launch-bound? From its GPU time a call, its time a call as called from Python and,
     where measured, its Python (host) time a call; None where the figures cannot say."""
     if not gpu_ms or gpu_ms <= 0 or as_called_ms is None:
         return None
     measured = host_ms is not None
     python = host_ms if measured else max(as_called_ms - gpu_ms, 0.0)
-    return Verdict(gpu_ms=gpu_ms, as_called_ms=as_called_ms, python_ms=python, measured_host=measured)
+    return CallCost(gpu_ms=gpu_ms, as_called_ms=as_called_ms, python_ms=python, measured_host=measured)
 
 
 @dataclass(frozen=True)
@@ -215,11 +217,11 @@ class LaunchPath:
         return self.gpu.median if self.gpu else None
 
     @property
-    def verdict(self) -> Verdict | None:
+    def verdict(self) -> CallCost | None:
         return judge(self.gpu_ms, self.jit.as_called.median, self.jit.host.median)
 
     @property
-    def wrapper_verdict(self) -> Verdict | None:
+    def wrapper_verdict(self) -> CallCost | None:
         return judge(self.gpu_ms, self.wrapper.as_called.median, self.wrapper.host.median) if self.wrapper else None
 
     @property
@@ -247,7 +249,7 @@ PROFILE_CALLS = (50, 2000)
 
 def measure(launch, sync: Callable[[], None], *, steady_ms: float, rep_ms: float = 100,
             profile_calls: int | None = None) -> LaunchPath:
-    """The launch path of `launch` (kinspect.bench.launch.Launch) on a GPU, its JIT caches warm."""
+    """The launch path of `launch` (kinspect.bench.prepared.Launch) on a GPU, its JIT caches warm."""
     from kinspect.bench.call_profile import launcher_code, profile
 
     name = getattr(launch.fn, "__name__", "kernel")

@@ -220,13 +220,13 @@ def method(steady: Timing, backend, launch) -> dict:
 
 def _preparer(kernel: str, replay: str | None):
     """The function that makes the bench's Launch: from a captured variant's folder (`replay`,
-    kinspect.bench.captured) or from the kernel's example or declared arguments (bench.launch)."""
+    kinspect.bench.captured) or from the kernel's example or declared arguments (bench.prepared)."""
     import functools
 
     if replay:
         from kinspect.bench.captured import prepare as captured
 
         return functools.partial(captured, replay)
-    from kinspect.bench.launch import prepare
+    from kinspect.bench.prepared import prepare
 
     return functools.partial(prepare, kernel)

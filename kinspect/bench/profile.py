@@ -16,7 +16,7 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
-from kinspect.bench.launch import Launch
+from kinspect.bench.prepared import Launch
 from kinspect.core.errors import UsageError
 
 RUNS = 10

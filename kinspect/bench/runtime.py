@@ -53,7 +53,7 @@ def time_variant(v: Variant, size: str | None = None) -> Runtime | None:
 
     from kinspect.bench.device import copy_bandwidth, matmul_peak
     from kinspect.bench.first_call import isolated
-    from kinspect.bench.launch import prepare
+    from kinspect.bench.prepared import prepare
     from kinspect.bench.timing import time_gpu
 
     spec = shipped_spec(v)
@@ -111,7 +111,7 @@ def on_device(value, device: str = "cuda"):
 def user_launch(v: Variant, device: str = "cuda"):
     """A Launch of a user kernel's stored variant: its JITFunction with the variant's constexprs
     and options, on the example arguments moved to the GPU."""
-    from kinspect.bench.launch import Launch, _dtype_of, _formula
+    from kinspect.bench.prepared import Launch, _dtype_of, _formula
 
     user = v.extra["user"]
     uk = _user_kernel(v, user.get("config"))

@@ -31,12 +31,22 @@ def report(items, constexprs, targets, num_warps, num_stages, configs, args, siz
     source line linked to what it produced.
 
     ITEMS are what `kinspect diff` takes: kernels (swept with -p), stores, Triton caches, dump
-    folders, stage files. The file needs no network and opens in any browser.
+    folders, stage files; two runs of a program (two captured stores or traces) give their program
+    diff. The file needs no network and opens in any browser.
 
     Example: kinspect report fused_mm_softmax -p BLOCK_SIZE=32,64,128 -o r.html
     """
     from kinspect.render.terminal import human_bytes
 
+    if len(items) == 2 and not (constexprs or num_warps or num_stages or configs or args or retarget or variant
+                                or metrics) and all(api.is_run(i) for i in items):
+        # two runs of a program: the program diff (kinspect diff STORE_A STORE_B) as a page
+        from kinspect.render.program_diff_html import save
+
+        path = api.check_output_path(output, "report", items)
+        result = api.diff_runs(items[0], items[1])
+        echo(f"wrote {path} ({human_bytes(save(result, path))}): {len(result.changes)} kernels of two runs")
+        return
     kwargs = sweep_kwargs(items, constexprs, targets, num_warps, num_stages, configs, args, size, no_bench, retarget,
                            jobs, out_dir)
     path = api.check_output_path(output, "report", items)

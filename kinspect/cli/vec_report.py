@@ -40,10 +40,12 @@ from kinspect.cli.output import echo, tune_json, tune_section
 @click.option("--counters", "counters", type=click.IntRange(min=1), is_flag=False, flag_value=10, default=None,
               metavar="[N]", help="A captured program: replay the N kernels with the most headroom (default 10) "
                                   "under Nsight Compute (ncu) and show their counters beside the findings.")
+@click.option("--rank", "rank", type=click.IntRange(min=0), default=None, metavar="N",
+              help="A program captured on several ranks: the kernels as rank N launched and timed them.")
 @retarget_option
 @store_option(help="Store for kernels compiled here.")
 def vec_report(targets, target, constexprs, args, num_warps, num_stages, config, launch, from_, as_json, show_lines,
-               top, every, names, jobs, tune_top, tune_trials, tune_budget, counters, retarget, out_dir):
+               top, every, names, jobs, tune_top, tune_trials, tune_budget, counters, rank, retarget, out_dir):
     """Vector, matrix and register use of each variant, with verdicts tied to source lines.
 
     TARGETS are kernels (shipped names or file.py:name, compiled as in dump), kinspect stores, Triton
@@ -68,13 +70,17 @@ def vec_report(targets, target, constexprs, args, num_warps, num_stages, config,
         precheck.item(item, kwargs["constexprs"], args=kwargs["args"])
     if not retarget:
         variants = api.resolve_variants(list(targets), **kwargs)
+        where = _where(targets, variants)
+        if rank is not None:
+            variants = api.one_rank(variants, rank)
+            where += f" (rank {rank})"
         if api.is_program(variants):
             if (tune_trials or tune_budget) and not tune_top:
                 raise click.UsageError("--trials and --budget limit the tune of each kernel: give them with --tune N")
-            from kinspect.render.counters import section
+            from kinspect.render.measured import section
             from kinspect.render.program import summary
 
-            found = api.program(variants, top=top, every=every, names=names, where=_where(targets, variants),
+            found = api.program(variants, top=top, every=every, names=names, where=where,
                                 jobs=jobs, counters=counters or 0)
             tunes = api.tune_program(found, tune_top, out_dir=out_dir, jobs=jobs, trials=tune_trials,
                                      budget_s=tune_budget, progress=progress_line) if tune_top else []
@@ -86,7 +92,8 @@ def vec_report(targets, target, constexprs, args, num_warps, num_stages, config,
                 return
             width = shutil.get_terminal_size((160, 40)).columns
             parts = [summary(found.rows, where=found.where, width=width, shown=len(found.details), extras=found.extras,
-                             sol=found.sol.to_json() if found.sol is not None else None)]
+                             sol=found.sol.to_json() if found.sol is not None else None,
+                             detailed=[d.variant.kernel for d in found.details])]
             if counters:
                 parts.append(section(found.to_json()))
             parts += [render(r) + (f"\n  per line:\n{line_table(r)}" if show_lines else "") for r in found.details]

@@ -20,6 +20,9 @@ DTYPES = {
 # Scalars without a value: an int that is a multiple of 16 gets the JIT's usual `tt.divisibility`
 # specialization, as real sizes usually do.
 DEFAULT_INT = 1024
+# an i64 without a value: Triton types ints by value, so a 64-bit one needs 2**31 or more; this one is
+# a multiple of 16 (the divisibility a device address has), as data_ptr() values are
+WIDE_INT = 2**32
 POINTER_ELEMENTS = 4096
 
 
@@ -209,9 +212,15 @@ def parse_arg_type(name: str, spec: str):
         except ValueError:
             raise UsageError(f"--arg {name}={spec}: '{value}' is not a number") from None
     try:
-        return int(value) if value else DEFAULT_INT
+        number = int(value, 0) if value else (WIDE_INT if base in ("i64", "u64") else DEFAULT_INT)
     except ValueError:
         raise UsageError(f"--arg {name}={spec}: '{value}' is not an integer") from None
+    if base in ("i64", "u64") and -2**31 <= number < 2**31:
+        # Triton types an int by its value: one that fits 32 bits is compiled as i32, whatever was asked
+        raise UsageError(f"--arg {name}={spec}: Triton passes an int below 2**31 as i32; for a 64-bit "
+                         f"argument give a value of 2**31 or more (--arg {name}={base}:{WIDE_INT}), or {base} "
+                         f"alone")
+    return number
 
 
 def spec_of(value) -> str:

@@ -22,8 +22,8 @@ import math
 import re
 from dataclasses import dataclass
 
-from kinspect.compile.args import DEFAULT_INT, DTYPES, POINTER_ELEMENTS
-from kinspect.compile.infer import EXPLICIT, HABIT, INDEX_BOUND, NEED, OFFSETS, PAIRED, Walk, _tl, walk
+from kinspect.compile.args import DEFAULT_INT, DTYPES, POINTER_ELEMENTS, WIDE_INT
+from kinspect.compile.infer import ADDRESS, EXPLICIT, HABIT, INDEX_BOUND, NEED, OFFSETS, PAIRED, Walk, _tl, walk
 
 BLOCK = 64                 # a constexpr block size: a power of two that tl.dot accepts on every target
 BLOCK_3D = 16              # in a kernel with 3-D tiles: 64**3 elements take ptxas minutes
@@ -48,6 +48,8 @@ class Assumed:
     kind: str = ""       # "pow2", "loop", "int", "bool", ... (how the static_assert search may change it)
 
     def option(self) -> str:
+        if self.kind == "input":        # a wrapper's made-up input: the whole call is one --from
+            return ""
         if self.kind == "function":
             return f"kinspect_examples['...']['constexprs']['{self.name}']"
         import shlex
@@ -57,9 +59,16 @@ class Assumed:
             value = f"{self.name}="
         return f"-p {value}" if self.constexpr else f"--arg {value}"
 
+    def to_json(self) -> dict:
+        """As a variant's record keeps it (kinspect.analysis.assumed.Guess reads it back)."""
+        return {"name": self.name, "spec": self.spec, "why": self.why, "kind": self.kind, "constexpr": self.constexpr,
+                "text": self.text()}
+
     def text(self) -> str:
         shown = f"{self.name}={self.spec}" if self.kind != "function" else f"{self.name}=<identity function>"
         how = "-p" if self.constexpr else "--arg"
+        if self.kind == "input":
+            how = "--from"
         if self.kind == "function":
             how = "kinspect_examples"
         return f"{shown}  ({self.why}; set with {how})"
@@ -195,6 +204,9 @@ def _runtime(w: Walk, p: str, pointers: set, links: dict, constexprs: dict) -> A
         return Assumed(p, value, f"*{dtype}", f"a pointer: {how}; {why}", False, "pointer")
     if f.floats and not _int_needed(f):
         return Assumed(p, 1.0, "fp32:1.0", f"a float: {f.floats[0][1]}", False, "float")
+    address = next((why for _, why in f.ints if ADDRESS in why), None)
+    if address:
+        return Assumed(p, WIDE_INT, f"i64:{WIDE_INT}", f"a 64-bit integer: {address}", False, "int")
     if f.contiguous:
         line = f.contiguous[0][0]
         return Assumed(p, 1, "i32:1", f"an integer that multiplies a tl.arange along the last axis at line {line}: "

@@ -30,6 +30,7 @@ import sys
 from dataclasses import dataclass, field
 
 from kinspect.core.model import Target
+from kinspect.core.patching import Patches
 
 GiB = 1 << 30
 MiB = 1 << 20
@@ -240,15 +241,13 @@ def as_target(target: Target):
         return
     f = facts(target)
     answers = _answers(f, target)
-    saved: list[tuple[object, str, object]] = []
+    patches = Patches()
 
     def put(owner, name, value):      # an attribute, or an entry of a dict (sys.modules)
         if isinstance(owner, dict):
-            saved.append((owner, name, owner.get(name, _MISSING)))
-            owner[name] = value
-            return
-        saved.append((owner, name, getattr(owner, name, _MISSING)))
-        setattr(owner, name, value)
+            patches.item(owner, name, value)
+        else:
+            patches.attr(owner, name, value)
 
     mode = _OnHost()
     caches = _torch_caches()
@@ -280,22 +279,11 @@ def as_target(target: Target):
             _ANSWERING.pop()
         with contextlib.suppress(Exception):
             mode.__exit__(None, None, None)
-        for owner, name, value in reversed(saved):
-            if isinstance(owner, dict):
-                if value is _MISSING:
-                    owner.pop(name, None)
-                else:
-                    owner[name] = value
-            elif value is _MISSING:
-                with contextlib.suppress(AttributeError):
-                    delattr(owner, name)
-            else:
-                setattr(owner, name, value)
+        patches.close()
         for c in caches:
             c.cache_clear()
 
 
-_MISSING = object()
 # the device-query tools the current block's code ran (kinspect.compile.device_query), in order:
 # (tool, True when answered as the target's device, False when made missing as another vendor's)
 ANSWERED: list = []

@@ -11,6 +11,7 @@ from triton.backends.driver import DriverBase
 from triton.runtime import driver as triton_driver
 
 from kinspect.core.model import Target
+from kinspect.core.patching import patched
 
 
 def gpu_target(t: Target) -> GPUTarget:
@@ -130,12 +131,8 @@ def fresh_binders(fn):
     A JITFunction caches its binder and kernels per device index; the compile-only driver is always
     device 0, so without this a second target would reuse the first target's binder.
     """
-    saved = fn.device_caches
-    fn.device_caches = defaultdict(fn.create_binder)
-    try:
+    with patched(fn, "device_caches", defaultdict(fn.create_binder)):
         yield
-    finally:
-        fn.device_caches = saved
 
 
 @contextlib.contextmanager

@@ -67,9 +67,11 @@ def dump(kernel: str, *, target: str | None = None, constexprs: dict | None = No
             variant = compile_variant(fn, args=call_args, constexprs=consts, grid=grid, resolved=resolved,
                                       out_dir=out_dir, group=label, options=options, extra=extra, reuse=reuse)
         except CompileError as e:
-            if extra is None or not (uk.assumed or uk.launch):
+            if extra is None:
                 raise
-            raise CompileError(f"{e}; {uk.where_values(kernel, target, str(e))}") from None
+            cause = uk.cause(str(e))
+            text = f"{e}; {cause}" if cause else str(e)
+            raise CompileError(f"{text}; {uk.where_values(kernel, target, str(e))}") from None
         if retarget:
             from kinspect.analysis.derived import add_retargets
 

@@ -22,6 +22,8 @@ import os
 import traceback
 from dataclasses import dataclass, field
 
+from kinspect.core.patching import Patches
+
 # keyword arguments of a launch that are compile or launch options, not the kernel's parameters
 OPTION_NAMES = ("num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion", "launch_cooperative_grid",
                 "launch_pdl", "debug", "sanitize_overflow", "instrumentation_mode", "matrix_instr_nonkdim",
@@ -131,7 +133,7 @@ def stand_in(value):
     return value
 
 
-class Recorder:
+class FileLaunchRecorder:
     """Records every launch while active (see `active`); `wanted(key)` and `index` name the launch
     after which the code is stopped (Enough)."""
 
@@ -192,7 +194,7 @@ class Recorder:
 
 
 @contextlib.contextmanager
-def active(recorder: Recorder):
+def active(recorder: FileLaunchRecorder):
     """Every kernel launch in the block is recorded by `recorder` and runs nothing (returns None)."""
     from triton.runtime.autotuner import Autotuner, Heuristics
     from triton.runtime.jit import JITFunction
@@ -202,16 +204,13 @@ def active(recorder: Recorder):
         from triton.runtime.interpreter import InterpretedFunction
 
         classes.append(InterpretedFunction)
-    saved = [(cls, cls.__dict__["run"]) for cls in classes if "run" in cls.__dict__]
 
     def run(self, *args, **kwargs):
         recorder.record(self, args, dict(kwargs))
         return None
 
-    for cls, _ in saved:
-        cls.run = run
-    try:
+    with Patches() as patches:
+        for cls in classes:
+            if "run" in cls.__dict__:
+                patches.attr(cls, "run", run)
         yield recorder
-    finally:
-        for cls, original in saved:
-            cls.run = original

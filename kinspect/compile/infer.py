@@ -337,6 +337,10 @@ class Walk:
         base = self.expr(n.value)
         if n.attr == "T":
             return base
+        if n.attr == "dtype" and len(base.pure) == 1:
+            # `v.dtype` of a value loaded from V, unchanged: V's element type (a cast to it says
+            # nothing of V itself: tl.dot(p.to(v.dtype), v) never infers V from V)
+            return Val(dtype=("elem", next(iter(base.pure))), isdtype=True)
         if n.attr in ("shape", "numel", "dtype", "type"):
             return Val()
         return Val(loads=base.loads)
@@ -759,6 +763,8 @@ class Walk:
         bitcast = isinstance(bitcast_node, ast.Constant) and bitcast_node.value is True
         if target == "pointer":
             self.need(v.pure | v.loads, "i64", line, f"its values are pointers at line {line}", rank=NEED)
+            for p in self.scalar_params(v):      # an address passed as an int (data_ptr()): 64 bits
+                self.facts[p].ints.append((line, f"{ADDRESS} (cast to a pointer at line {line})"))
             return Val()
         if bitcast and isinstance(target, str):
             width = _width(target)
@@ -783,7 +789,12 @@ class Walk:
             for x, y in ((a, b), (b, a)):
                 if x.pure and not y.pure:
                     if isinstance(y.dtype, tuple) and y.dtype[0] == "elem" and y.dtype[1] in x.pure:
-                        continue     # tl.dot(q, I) with I cast to Q's element type: says nothing of Q
+                        # tl.dot(p.to(v.dtype), v): the cast follows V, it says nothing of V; V is
+                        # a matmul input like any other
+                        self.need(x.pure, "fp16", line, f"a tl.dot operand at line {line} whose other operand is "
+                                                        f"cast to its type (fp16, as matmul inputs usually are)",
+                                  rank=HABIT)
+                        continue
                     if y.dtype is not None:
                         self.need(x.pure, y.dtype, line, f"tl.dot's other operand at line {line} is "
                                                          f"{_describe(y.dtype)}", rank=PAIRED)
@@ -793,6 +804,7 @@ class Walk:
         return Val(dtype=out_dtype or ("fp32" if acc_dtype is None else acc_dtype), loads=a.loads | b.loads)
 
 
+ADDRESS = "its value is a device address"   # the why of a 64-bit int
 OFFSETS = "it offsets a pointer"      # the why of an integer that pointer arithmetic needs
 INDEX_BOUND = "compared with a tl.arange index"   # the why of a size (`offs < n`)
 _OPS = {ast.Add: "added to", ast.Sub: "subtracted with", ast.Mult: "multiplies", ast.Div: "divides"}

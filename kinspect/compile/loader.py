@@ -36,7 +36,7 @@ from pathlib import Path
 
 from kinspect.compile import light
 from kinspect.compile.device import TooHeavy
-from kinspect.compile.file_launches import Enough, Recorder
+from kinspect.compile.file_launches import Enough, FileLaunchRecorder
 from kinspect.compile.shown import shown
 from kinspect.core.errors import KinspectError, NotFound
 
@@ -176,7 +176,36 @@ def _package_folders(path: Path) -> list[Path]:
                 break
             chain.append(folder)
             folder = folder.parent
+    while chain and _namespace_above(chain[-1]):
+        chain.append(chain[-1].parent)
     return chain
+
+
+# files of a package read to see how the project names it (`import proj.core.x`)
+NAMESPACE_FILES = 200
+
+
+def _namespace_above(top: Path) -> bool:
+    """Whether the folder above the package `top` is a namespace package the project imports it
+    through: no __init__.py there, and the package's own files import `parent.top...` (proj/ with
+    no __init__.py holding core/, whose files say `from proj.core.x import y`)."""
+    parent = top.parent
+    if not parent.name.isidentifier() or (parent / "__init__.py").is_file() or parent == parent.parent:
+        return False
+    prefix = f"{parent.name}.{top.name}"
+    for i, f in enumerate(top.rglob("*.py")):
+        if i >= NAMESPACE_FILES:
+            break
+        try:
+            tree = ast.parse(f.read_bytes())
+        except (SyntaxError, ValueError, OSError):
+            continue
+        for n in ast.walk(tree):
+            names = [a.name for a in n.names] if isinstance(n, ast.Import) else \
+                [n.module] if isinstance(n, ast.ImportFrom) and n.level == 0 and n.module else []
+            if any(m == prefix or m.startswith(prefix + ".") for m in names):
+                return True
+    return False
 
 
 def _relative_level(path: Path) -> int:
@@ -347,7 +376,7 @@ def _tracked(where: Where):
         _OURS.update(n for n in set(sys.modules) - before if n == top or n.startswith(top + "."))
 
 
-def _import(where: Where, recorder: Recorder) -> types.ModuleType:
+def _import(where: Where, recorder: FileLaunchRecorder) -> types.ModuleType:
     _forget(where)
     skipped = light.skippable(where.file, where.module, where.package, where.root)
     if skipped:
@@ -593,7 +622,7 @@ def load(source: str, *, driver_context, target_key: str, offline: bool) -> Load
     if key in _LOADED:
         return _LOADED[key]
     display = shown(where.file)
-    with guarded(where, driver_context, Recorder(str(where.file), str(where.root))) as recorder:
+    with guarded(where, driver_context, FileLaunchRecorder(str(where.file), str(where.root))) as recorder:
         try:
             with budget(IMPORT_BUDGET_S):
                 module = _import(where, recorder)
@@ -701,7 +730,7 @@ def run_code(loaded: Loaded, what: str, *, driver_context, target_key: str, want
         return _RUNS[key]
     ns = loaded.module.__dict__
     label = "its __main__ block" if what == "main" else f"--from {call}"
-    recorder = Recorder(str(where.file), str(where.root), where=label)
+    recorder = FileLaunchRecorder(str(where.file), str(where.root), where=label)
     recorder.wanted, recorder.index = wanted, index
     stopped = ""
     with guarded(where, driver_context, recorder):

@@ -30,6 +30,7 @@ implies (kinspect.compile.assume), each assumed value said with why and how to s
 from __future__ import annotations
 
 import contextlib
+import re
 from pathlib import Path
 from dataclasses import dataclass, field
 from typing import Any
@@ -39,6 +40,10 @@ from kinspect.compile.assume import check_given
 from kinspect.compile.autotune import Applied, Chain, apply, chain, is_jit
 from kinspect.compile.loader import is_user_kernel, launched_in, split  # noqa: F401  (callers import is_user_kernel)
 from kinspect.core.errors import KinspectError, NotFound, UsageError, did_you_mean
+
+
+# "NameError('lo is not defined')", "name 'fast_exp' is not defined"
+NAME_ERROR_RE = re.compile(r"(?:name )?'?(?P<name>[A-Za-z_]\w*)'? is not defined")
 
 
 @dataclass(frozen=True)
@@ -58,6 +63,15 @@ class UserKernel:
     launch: str = ""           # the file's own launch the values come from, in one line
     assumed: tuple = ()        # values kinspect assumed from the kernel's code (kinspect.compile.assume.Assumed)
     picked: dict = field(default_factory=dict)   # how the launch was picked: {"launch": N, "from": FUNC}
+    undefined: dict = field(default_factory=dict)   # names whose definition failed in a definitions-only load
+
+    def cause(self, error: str) -> str:
+        """Where a NameError in the compile began: `'x' is undefined: its definition failed (line 4:
+        ImportError: ...)`, when the file was loaded definitions only and x's own line failed; else ""."""
+        for m in NAME_ERROR_RE.finditer(error):
+            if m["name"] in self.undefined:
+                return f"'{m['name']}' is undefined because its definition failed ({self.undefined[m['name']]})"
+        return ""
 
     def record(self, text: str, cli_args: dict, cli_constexprs: dict, config: int | None) -> dict:
         """What a stored variant keeps of this, as plain values: how to load it again (for timing
@@ -68,30 +82,35 @@ class UserKernel:
                 "constexprs": {k: constexpr_text(v) for k, v in cli_constexprs.items()}, "config": config,
                 "loaded": self.loaded, "declared": self.declared,
                 "autotune": None if self.tuning is None else self.tuning.to_json(),
-                "launch": self.launch, "assumed": [a.text() for a in self.assumed], **self.picked}
+                "launch": self.launch, "assumed": [a.to_json() for a in self.assumed], **self.picked}
 
 
     def where_values(self, text: str, target: str | None, error: str = "") -> str:
-        """For a compile that failed: where its example values came from, and a command to run: with
-        other values where the error says what to change (kinspect.compile.assume.improve), else the
-        values it used, spelled out to edit (never offered as a fix: they failed)."""
+        """For a compile that failed: where its example values came from, and a command to edit and
+        run: with other values where the error says what to change (kinspect.compile.assume.improve),
+        else the values it used, spelled out (never offered as a fix: they failed)."""
+        import shlex
+
         from kinspect.compile.assume import improve
 
-        if not self.assumed:
-            return f"the example values are the file's own launch ({self.launch}); give others with --arg/-p"
         words = [f"-t {target}"] if target else []
-        words += [f"--{k.replace('_', '-')} {v}" if k != "from" else f"--from {v}"
+        words += [f"--{k.replace('_', '-')} {v}" if k != "from" else f"--from {shlex.quote(v)}"
                   for k, v in (("launch", self.picked.get("launch_index")), ("from", self.picked.get("from")))
                   if v is not None and self.launch]
+        if not self.assumed:
+            where = f"the file's own launch ({self.launch})" if self.launch else "yours (--arg/-p, kinspect_examples)"
+            return (f"the example values are {where}; give others with --arg/-p; edit and run: kinspect dump "
+                    f"{shlex.quote(text)} {' '.join(words)}".rstrip())
         shown = ", ".join(f"{a.name}={a.spec}" for a in self.assumed[:6]) + (", ..." if len(self.assumed) > 6 else "")
-        head = (f"kinspect assumed {len(self.assumed)} value{'s' if len(self.assumed) != 1 else ''} from the "
-                f"kernel's code ({shown})")
+        head = (f"kinspect assumed {len(self.assumed)} value{'s' if len(self.assumed) != 1 else ''} "
+                f"({shown})")
         better, how = improve(self.assumed, error)
         if better:
-            words += [a.option() for a in better if a.kind != "function"]
-            return f"{head}; the error suggests {how}; edit and run: kinspect dump {text} {' '.join(words)}"
-        words += [a.option() for a in self.assumed if a.kind != "function"]
-        return f"{head}; the values it used, to edit: kinspect dump {text} {' '.join(words)}"
+            words += [a.option() for a in better if a.kind not in ("function", "input")]
+            return f"{head}; the error suggests {how}; edit and run: kinspect dump {shlex.quote(text)} {' '.join(words)}"
+        words += [a.option() for a in self.assumed if a.kind not in ("function", "input")]
+        return (f"{head}; the values it used, to change: edit and run: kinspect dump {shlex.quote(text)} "
+                f"{' '.join(words)}").rstrip()
 
 
 def constexpr_text(value):
@@ -164,14 +183,28 @@ def load(text: str, cli_args: dict, cli_constexprs: dict, *, config: int | None 
             picked = {"launch_index": launch or 0, "from": from_}
             missing = _missing(c, args, given)
     assumed = ()
+    if missing and launch is None and not from_:
+        # no launch of the file gives them: the project's own wrapper, called with made-up inputs
+        used, call = _wrapper_launch(loaded, c, name, resolved)
+        if used is not None:
+            l_args, l_constexprs = used.values()
+            args, given = {**l_args, **args}, {**l_constexprs, **given}
+            grid = declared.get("grid", used.grid)
+            options = {**used.options, **options}
+            picked = {"launch_index": 0, "from": call.text()}
+            how = (f"the project's wrapper {call.func}() (line {call.line}) called with made-up inputs: "
+                   f"--from {call.text()!r}, recorded, not run")
+            assumed = tuple(_input_assumed(call))
+            missing = _missing(c, args, given)
     if missing:
         from kinspect.compile.assume import assume
 
         tuner = c.autotuner
         warps = getattr(tuner.configs[0], "num_warps", None) if tuner is not None and tuner.configs else None
-        assumed = tuple(assume(c.jit, missing, given, warps=options.get("num_warps", warps)))
-        for a in assumed:
+        kernel_assumed = tuple(assume(c.jit, missing, given, warps=options.get("num_warps", warps)))
+        for a in kernel_assumed:
             (given if a.constexpr else args)[a.name] = a.value
+        assumed += kernel_assumed
     inputs, read = _heuristic_inputs(c, args, given)
     assumed += read
     with _driver(resolved):
@@ -187,7 +220,7 @@ def load(text: str, cli_args: dict, cli_constexprs: dict, *, config: int | None 
     return UserKernel(name=name, fn=c.jit, args=args, constexprs=constexprs,
                       grid=grid if callable(grid) else tuple(grid), options=options, bench=bench,
                       wrapper=obj if c.wrappers else None, tuning=tuning, loaded=loaded.how, declared=bool(declared),
-                      given=given, launch=how, assumed=assumed, picked=picked)
+                      given=given, launch=how, assumed=assumed, picked=picked, undefined=dict(loaded.undefined))
 
 
 def configs_to_sweep(text: str, target: str | None, constexprs: dict, args: dict, only: list[int] | None) -> list:
@@ -354,6 +387,42 @@ def _dtype_words(jit, given: dict) -> dict:
         if k not in facts or not facts[k].strs:
             out[k] = v.dtype
     return out
+
+
+# wrapper calls tried (each a shape plan of a wrapper) before the kernel's code decides alone
+MAX_WRAPPER_TRIES = 12
+
+
+def _wrapper_launch(loaded, c: Chain, name: str, resolved):
+    """The kernel's launch by a wrapper of its file called with made-up inputs
+    (kinspect.compile.wrappers): (the FileLaunch, the Call) of the first call that reaches it, or
+    (None, None)."""
+    from kinspect.compile import loader, wrappers
+    from kinspect.compile.file_launches import kernel_key
+
+    if loaded.where is None:
+        return None, None
+    key = kernel_key(c.jit)
+    target_key = f"{resolved.target}{' offline' if resolved.offline else ' device'}"
+    try:
+        tries = wrappers.calls(loaded.module, c.jit, key)[:MAX_WRAPPER_TRIES]
+    except Exception:      # the wrapper's text could not be read: the kernel's code decides
+        return None, None
+    for call in tries:
+        launches, _, _ = loader.run_code(loaded, "from", call=call.text(), driver_context=_driver(resolved),
+                                         target_key=target_key, wanted=key, index=0)
+        found = [x for x in launches if x.key == key]
+        if found:
+            return found[0], call
+    return None, None
+
+
+def _input_assumed(call) -> list:
+    """The made-up inputs of a wrapper call, as assumed values (kind "input"): said, never hidden."""
+    from kinspect.compile.assume import Assumed
+
+    return [Assumed(f"{call.func}:{i.name}", None, i.spec, f"{i.why}; input of the wrapper {call.func}() at "
+                    f"line {call.line}, made up", False, "input") for i in call.inputs]
 
 
 def _file_launch(loaded, c: Chain, name: str, index: int | None, call: str | None, resolved):

@@ -20,8 +20,8 @@ def compile_variant(fn, *, args: dict, constexprs: dict, grid, resolved: Resolve
     holds from the same request (request_key) is returned as stored, its JIT times those of its
     own compile: a sweep run twice, or `report` after `diff`, shows the same figures."""
     from kinspect.compile.driver import compile_only, fresh_binders
-    from kinspect.hooks import capture
     from kinspect.hooks.record import finish
+    from kinspect.hooks.session import recording
 
     fn = jit_function(fn)
     # an option the kernel has a parameter of the same name for (gemlite's `num_stages: tl.constexpr`)
@@ -36,8 +36,8 @@ def compile_variant(fn, *, args: dict, constexprs: dict, grid, resolved: Resolve
     on_device = not resolved.offline
     driver = contextlib.nullcontext() if on_device else compile_only(resolved.target)
     with private_cache(), driver, fresh_binders(fn), \
-            capture(out_dir, group=group, offline=resolved.offline, strict=True, origin="kinspect",
-                    launches=False, backend=resolved.backend_name or None) as rec:
+            recording(out_dir, group=group, offline=resolved.offline, strict=True, origin="kinspect",
+                      launches=False, backend=resolved.backend_name or None) as rec:
         try:
             kernel = fn.warmup(**args, **constexprs, **options, grid=grid)
         except KinspectError:

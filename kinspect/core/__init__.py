@@ -1,2 +1,2 @@
-"""Foundations every layer uses: records, errors, environment, Ctrl-C, pools, optional
-dependencies, registries, kinspect's own cache."""
+"""Foundations every layer uses: records, errors, environment, attribute patching (patching.py), Ctrl-C,
+pools, optional dependencies, registries, kinspect's own cache."""

@@ -117,6 +117,21 @@ def grid3(grid) -> tuple[int, ...]:
 
 
 @dataclass(frozen=True)
+class CallSite:
+    """The line of the user's code that launched a kernel: the first frame of the Python stack outside
+    Triton, torch, kinspect, the standard library and the kernel's own package (kinspect.hooks.callsite).
+    `function` "autograd backward" with no file: the launch came from autograd's engine, no user frame
+    on its stack."""
+
+    file: str
+    line: int
+    function: str = ""
+
+    def describe(self) -> str:
+        return f"{self.file}:{self.line} in {self.function}" if self.file else self.function
+
+
+@dataclass(frozen=True)
 class LaunchSignature:
     """Launches of one variant with the same grid and arguments, from one process."""
 
@@ -125,6 +140,7 @@ class LaunchSignature:
     calls: int
     pid: int = 0
     rank: int | None = None
+    site: CallSite | None = None       # where the first launch with this key came from
 
 
 @dataclass(frozen=True)
@@ -133,6 +149,9 @@ class ProcessLaunches:
     rank: int | None
     host: str
     calls: int
+    gpu_ms: float | None = None      # this process's timed GPU time of the variant (capture --time)
+    timed: int = 0                   # its launches that were timed
+    first_at: float | None = None    # when this process first launched it (seconds since the epoch)
 
 
 @dataclass(frozen=True)
@@ -338,7 +357,8 @@ def launches_from_json(d: dict | None) -> Launches | None:
         grids=tuple((tuple(int(x) for x in g), int(n)) for g, n in d.get("grids", ())),
         signatures=tuple(LaunchSignature(grid=tuple(int(x) for x in s["grid"]),
                                          args=tuple(arg_from_json(a) for a in s["args"]), calls=int(s["calls"]),
-                                         pid=int(s.get("pid", 0)), rank=s.get("rank"))
+                                         pid=int(s.get("pid", 0)), rank=s.get("rank"),
+                                         site=CallSite(**s["site"]) if s.get("site") else None)
                          for s in d.get("signatures", ())),
         other_calls=int(d.get("other_calls", 0)),
         processes=tuple(ProcessLaunches(**p) for p in d.get("processes", ())),

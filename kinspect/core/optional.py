@@ -1,7 +1,7 @@
 """kinspect's optional dependencies, and the one line that names the extra to install.
 
 The core (dump of a live backend, ls, show, vec-report, diff of saved variants, bench on the CPU,
-report without plots) needs triton, torch, pygments and click only, so it installs where those
+report without plots) needs triton, torch, pygments, click and pyelftools only, so it installs where those
 are all there is, such as a RISC-V board with spine-triton's triton and its own torch (PyPI has no
 riscv64 wheels of llvmlite, numpy or matplotlib). What needs more says so:
 
@@ -20,6 +20,7 @@ EXTRAS = {
     "llvmlite": ("llvmlite", "retarget"),
     "matplotlib": ("matplotlib", "report"),
     "numpy": ("numpy", "all"),
+    "ray": ("ray", "ray"),
 }
 
 

@@ -1,4 +1,4 @@
-"""What a sweep compiles (Job) and what comes back (Outcome): plain values a worker process
+"""What a sweep compiles (Job) and what comes back (JobResult): plain values a worker process
 receives and answers, shared by kinspect.diff.sweep and kinspect.diff.replayed."""
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ class Job:
 
 
 @dataclass(frozen=True)
-class Outcome:
+class JobResult:
     job: Job
     path: str | None = None      # the stored variant folder
     error: str | None = None

@@ -7,7 +7,7 @@ from __future__ import annotations
 import itertools
 from pathlib import Path
 
-from kinspect.diff.jobs import Job, Outcome
+from kinspect.diff.jobs import Job, JobResult
 from kinspect.core.errors import KinspectError, UsageError
 from kinspect.core.model import Variant
 from kinspect.replay.spec import from_variant
@@ -46,8 +46,8 @@ def replayed_note(v: Variant) -> str:
     return f"{v.kernel} compiled again with its captured launch ({spec.describe()}); the kernel {how(spec)}"
 
 
-def compile_job(job: Job) -> Outcome:
-    """A sweep Job with `replay` set, compiled in a worker: an Outcome with the stored folder and
+def compile_job(job: Job) -> JobResult:
+    """A sweep Job with `replay` set, compiled in a worker: an JobResult with the stored folder and
     its record of figures, or the error line."""
     from kinspect.analysis.summary import summaries
     from kinspect.compile.replayed import compile_spec
@@ -58,5 +58,5 @@ def compile_job(job: Job) -> Outcome:
                                overrides=dict(job.constexprs), num_warps=job.num_warps, num_stages=job.num_stages)
         figures = summaries([variant], jobs=1)[0]
     except KinspectError as e:
-        return Outcome(job, error=str(e))
-    return Outcome(job, path=variant.path, metrics=figures.to_json())
+        return JobResult(job, error=str(e))
+    return JobResult(job, path=variant.path, metrics=figures.to_json())

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kinspect.diff.correlation import Link
-from kinspect.diff.sweep import Outcome, Sweep
+from kinspect.diff.sweep import JobResult, Sweep
 from kinspect.diff.table import Row
 from kinspect.diff.textdiff import StageDiff
 from kinspect.core.model import Variant
@@ -28,7 +28,7 @@ def stage_rank(dialect: str) -> int | None:
 @dataclass(frozen=True)
 class DiffResult:
     rows: list[Row]
-    failed: list[Outcome]
+    failed: list[JobResult]
     stage: str | None = None
     pair: tuple[int, int] | None = None        # indices into rows
     text: StageDiff | None = None
@@ -45,11 +45,7 @@ class DiffResult:
                 "stage": self.stage, "a": self.rows[self.pair[0]].label, "b": self.rows[self.pair[1]].label,
                 "a_file": _stage_path(self.rows[self.pair[0]].variant, self.stage),
                 "b_file": _stage_path(self.rows[self.pair[1]].variant, self.stage),
-                "a_lines": d.a_lines, "b_lines": d.b_lines, "raw_changed_lines": d.raw_changed,
-                "normalized_changed_lines": d.changed, "shown_changed_lines": d.shown,
-                "hunks": [{"a_start": h.a_start, "a_count": h.a_count, "b_start": h.b_start, "b_count": h.b_count,
-                           "runs": [{"tag": r.tag, "lines": list(r.lines), "repeat": r.repeat} for r in h.runs]}
-                          for h in d.hunks]},
+                **stage_diff_json(d)},
             "runtime_moves_with": [{"spearman_rho": dict(x.metrics), "variants": x.variants, "text": x.describe()}
                                    for x in self.links],
             "sweep": None if self.sweep is None else {
@@ -57,6 +53,15 @@ class DiffResult:
                 "seconds": round(self.sweep.seconds, 2)},
             "notes": self.notes,
         }
+
+
+def stage_diff_json(d: StageDiff) -> dict:
+    """A stage diff's figures and hunks, as every diff's JSON gives them."""
+    return {"a_lines": d.a_lines, "b_lines": d.b_lines, "raw_changed_lines": d.raw_changed,
+            "normalized_changed_lines": d.changed, "shown_changed_lines": d.shown,
+            "hunks": [{"a_start": h.a_start, "a_count": h.a_count, "b_start": h.b_start, "b_count": h.b_count,
+                       "runs": [{"tag": r.tag, "lines": list(r.lines), "repeat": r.repeat} for r in h.runs]}
+                      for h in d.hunks]}
 
 
 def _stage_path(v: Variant, stage: str) -> str:

@@ -19,7 +19,7 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Callable
 
-from kinspect.diff.jobs import Job, Outcome
+from kinspect.diff.jobs import Job, JobResult
 from kinspect.core.errors import KinspectError
 from kinspect.core.interrupt import Interrupted
 from kinspect.core.parallel import usable_cores
@@ -27,7 +27,7 @@ from kinspect.core.parallel import usable_cores
 
 @dataclass(frozen=True)
 class Sweep:
-    outcomes: tuple[Outcome, ...]
+    outcomes: tuple[JobResult, ...]
     workers: int                 # processes that compiled (1: in this process)
     cores: int
     seconds: float
@@ -52,7 +52,7 @@ def cross(kernels, *, targets=(None,), constexprs: dict[str, list] | None = None
     return jobs
 
 
-def compile_job(job: Job) -> Outcome:
+def compile_job(job: Job) -> JobResult:
     """Compile one job into its store and make its record of figures (kinspect.analysis.summary: the
     analysis is as costly as the compile, so it runs in the worker too, and is cached); a KinspectError
     becomes the outcome's error line."""
@@ -70,8 +70,8 @@ def compile_job(job: Job) -> Outcome:
                       size=job.size, out_dir=job.out_dir, config=job.config, reuse=True)
         figures = summaries([result.variant], jobs=1)[0]
     except KinspectError as e:
-        return Outcome(job, error=str(e))
-    return Outcome(job, path=result.variant.path, metrics=figures.to_json())
+        return JobResult(job, error=str(e))
+    return JobResult(job, path=result.variant.path, metrics=figures.to_json())
 
 
 def configs_of(kernel: str, targets: list, combos: list[dict], args: list[str], only: list[int] | None) -> dict:
@@ -89,7 +89,7 @@ def configs_of(kernel: str, targets: list, combos: list[dict], args: list[str], 
 
 
 def run(jobs: list[Job], *, workers: int | None = None,
-        progress: Callable[[Outcome | None, int], None] | None = None, started: list | None = None,
+        progress: Callable[[JobResult | None, int], None] | None = None, started: list | None = None,
         subprocesses: bool = False) -> Sweep:
     """Compile every job; outcomes come back in the jobs' order whatever order they finish in.
     `progress(outcome, total)` is called once with None before the first compile, then per job.
@@ -132,7 +132,7 @@ def run(jobs: list[Job], *, workers: int | None = None,
     return Sweep(tuple(outcomes), workers, cores, time.perf_counter() - start, notes)
 
 
-def _in_pool(jobs: list[Job], workers: int, progress, started: list | None = None) -> list[Outcome]:
+def _in_pool(jobs: list[Job], workers: int, progress, started: list | None = None) -> list[JobResult]:
     """Feed jobs to `workers` worker processes, one thread per worker to talk to it. Ctrl-C (or any
     exception here) kills every worker; Interrupted carries the outcomes finished before."""
     import queue
@@ -141,7 +141,7 @@ def _in_pool(jobs: list[Job], workers: int, progress, started: list | None = Non
     todo: queue.Queue = queue.Queue()
     for i, job in enumerate(jobs):
         todo.put(i)
-    results: dict[int, Outcome] = {}
+    results: dict[int, JobResult] = {}
     lock = threading.Lock()
     stop = threading.Event()
     ready = list(started or ())
@@ -157,7 +157,7 @@ def _in_pool(jobs: list[Job], workers: int, progress, started: list | None = Non
                 try:
                     outcome = w.compile(jobs[i])
                 except Exception as e:  # the worker could not even start (no memory, no python)
-                    outcome = Outcome(jobs[i], error=f"could not run a compile worker: {type(e).__name__}: {e}")
+                    outcome = JobResult(jobs[i], error=f"could not run a compile worker: {type(e).__name__}: {e}")
                 with lock:
                     if stop.is_set():      # killed: the outcome is the kill's, not the job's
                         return
@@ -243,13 +243,13 @@ class Worker:
             self.stderr.close()
             self.proc = None
 
-    def compile(self, job: Job) -> Outcome:
+    def compile(self, job: Job) -> JobResult:
         import dataclasses
 
         answer, died = self._ask(dataclasses.asdict(job))
         if died:
-            return Outcome(job, error=died)
-        return Outcome(job, **answer)
+            return JobResult(job, error=died)
+        return JobResult(job, **answer)
 
     def plan(self, request: dict) -> dict:
         """An autotuned kernel's configs for each target and -p combination (see worker.plan)."""

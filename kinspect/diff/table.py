@@ -36,6 +36,7 @@ class Row:
             "cache_hit": v.cache_hit if v.times else None,
             "runtime": None if self.runtime is None else vars(self.runtime),
             "findings": [f.to_json() for f in m.findings],
+            "assumed": dict(m.assumed),
         }
 
 

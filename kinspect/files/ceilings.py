@@ -31,6 +31,22 @@ class Ceilings:
     method: str = ""                                 # how they were measured, in words
     source: str = ""                                 # where these figures come from, for this store
     launch_floor_us: float | None = None             # the least GPU time one launch takes (bench.device)
+    l2_gbps: float | None = None                     # a copy within the L2 cache, bytes read + written per second
+    l2_bytes: int | None = None                      # the L2 cache's size
+
+    def bandwidth_for(self, bytes_per_call: float, gbps: float) -> tuple[float | None, str]:
+        """The bandwidth ceiling a kernel that moves `bytes_per_call` at `gbps` is measured against, and its
+        name. DRAM's copy bandwidth, unless the kernel beat it: then its inputs came from the L2 (the kernel
+        before it had just written them), and the ceiling is the L2's for the bytes that fit in it and
+        DRAM's for the rest ("L2"). None where it beat DRAM and no L2 ceiling is known (no ceiling then
+        says anything true of it)."""
+        if gbps <= self.copy_gbps:
+            return self.copy_gbps, "DRAM"
+        if not (self.l2_gbps and self.l2_bytes) or bytes_per_call <= 0:
+            return None, ""
+        fit = min(bytes_per_call, self.l2_bytes)
+        seconds = fit / self.l2_gbps + (bytes_per_call - fit) / self.copy_gbps
+        return bytes_per_call / seconds, "L2" if fit == bytes_per_call else "L2 and DRAM"
 
     def peak(self, dtype: str) -> float | None:
         """TFLOP/s for a dot's input dtype (`bfloat16`, `float16`, `float32`; fp8 has no measurement)."""
@@ -39,13 +55,15 @@ class Ceilings:
     def describe(self) -> str:
         peaks = ", ".join(f"{k} {v:,.0f}" for k, v in self.matmul_tflops.items())
         floor = f", {self.launch_floor_us:.2f} µs per launch at least" if self.launch_floor_us else ""
-        return (f"{self.device}: copy {self.copy_gbps:,.0f} GB/s" + (f", matmul TFLOP/s {peaks}" if peaks else "") +
+        l2 = (f", L2 copy {self.l2_gbps:,.0f} GB/s ({self.l2_bytes / 2**20:.0f} MiB)"
+              if self.l2_gbps and self.l2_bytes else "")
+        return (f"{self.device}: copy {self.copy_gbps:,.0f} GB/s{l2}" + (f", matmul TFLOP/s {peaks}" if peaks else "") +
                 f"{floor} (measured {self.measured}; {self.source})")
 
     def to_json(self) -> dict:
         return {"version": CEILINGS_VERSION, "device": self.device, "copy_gbps": self.copy_gbps,
                 "matmul_tflops": dict(self.matmul_tflops), "measured": self.measured, "method": self.method,
-                "launch_floor_us": self.launch_floor_us}
+                "launch_floor_us": self.launch_floor_us, "l2_gbps": self.l2_gbps, "l2_bytes": self.l2_bytes}
 
     @classmethod
     def from_json(cls, d: dict, source: str = "") -> "Ceilings":
@@ -56,9 +74,19 @@ class Ceilings:
             raise ValueError("copy_gbps must be positive")
         peaks = {str(k): float(v) for k, v in (d.get("matmul_tflops") or {}).items() if float(v) > 0}
         floor = d.get("launch_floor_us")
+        l2_gbps, l2_bytes = _positive(d.get("l2_gbps")), _positive(d.get("l2_bytes"))
         return cls(device=str(d["device"]), copy_gbps=copy, matmul_tflops=peaks, measured=str(d.get("measured", "")),
                    method=str(d.get("method", "")), source=source,
-                   launch_floor_us=float(floor) if floor is not None and float(floor) > 0 else None)
+                   launch_floor_us=float(floor) if floor is not None and float(floor) > 0 else None,
+                   l2_gbps=l2_gbps, l2_bytes=int(l2_bytes) if l2_bytes and l2_gbps else None)
+
+
+def _positive(x) -> float | None:
+    """A finite positive number from a file, else None (a store made before kinspect measured it)."""
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        return None
+    x = float(x)
+    return x if 0 < x < float("inf") else None
 
 
 def write(root: str | os.PathLike, c: Ceilings) -> Path:
@@ -93,7 +121,7 @@ def cached_on_this_machine() -> Ceilings | None:
     from kinspect.core.cache import cache_dir
 
     folder = cache_dir() / "device"
-    copies, peaks, floors = [], {}, {}
+    copies, peaks, floors, l2 = [], {}, {}, {}
     for p in sorted(folder.glob("*.json")) if folder.is_dir() else ():
         try:
             d = json.loads(p.read_text())
@@ -107,10 +135,13 @@ def cached_on_this_machine() -> Ceilings | None:
             peaks.setdefault(d["device"], {})[str(d["dtype"])] = float(d["tflops"])
         elif p.name.startswith("floor-") and isinstance(d.get("us"), (int, float)) and d["us"] > 0:
             floors[d["device"]] = float(d["us"])
+        elif p.name.startswith("l2-") and _positive(d.get("gbps")) and _positive(d.get("bytes")):
+            l2[d["device"]] = (float(d["gbps"]), int(d["bytes"]))
     gpu = [d for d in copies if " on cpu" not in str(d.get("method", ""))]
     if not gpu:
         return None
     d = max(gpu, key=lambda x: str(x.get("measured", "")))
     return Ceilings(device=d["device"], copy_gbps=float(d["gbps"]), matmul_tflops=peaks.get(d["device"], {}),
                     measured=str(d.get("measured", "")), method=str(d.get("method", "")),
-                    source="kinspect's cache on this machine", launch_floor_us=floors.get(d["device"]))
+                    source="kinspect's cache on this machine", launch_floor_us=floors.get(d["device"]),
+                    l2_gbps=l2.get(d["device"], (None, None))[0], l2_bytes=l2.get(d["device"], (None, None))[1])

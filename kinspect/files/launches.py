@@ -1,7 +1,7 @@
 """Launch records: merging what several processes (or several captures) recorded of one variant.
 
 Pure functions over kinspect.core.model.Launches; the hooks that record launches live in
-kinspect.hooks.launches, the files that hold them in kinspect.files.store.
+kinspect.hooks.launch_counts, the files that hold them in kinspect.files.store.
 """
 
 from __future__ import annotations
@@ -33,20 +33,24 @@ def merge(items: Iterable[Launches | None]) -> Launches | None:
         grids.update(dict(x.grids))
         other += x.other_calls
         for s in x.signatures:
-            key = (s.grid, s.args, s.pid, s.rank)
+            key = (s.grid, s.args, s.pid, s.rank, s.site)
             sigs[key] = sigs.get(key, 0) + s.calls
         for p in x.processes:
             k = (p.pid, p.host)
             old = procs.get(k)
-            procs[k] = p if old is None else ProcessLaunches(p.pid, p.rank if p.rank is not None else old.rank,
-                                                             p.host, old.calls + p.calls)
+            procs[k] = p if old is None else ProcessLaunches(
+                p.pid, p.rank if p.rank is not None else old.rank, p.host, old.calls + p.calls,
+                gpu_ms=None if old.gpu_ms is None and p.gpu_ms is None else (old.gpu_ms or 0.0) + (p.gpu_ms or 0.0),
+                timed=old.timed + p.timed,
+                first_at=min((x for x in (old.first_at, p.first_at) if x is not None), default=None))
     ranked = sorted(sigs.items(), key=lambda kv: -kv[1])
     kept, dropped = ranked[:SIGNATURES], ranked[SIGNATURES:]
     top_grids = grids.most_common(GRIDS)
     return Launches(
         calls=sum(x.calls for x in items),
         grids=tuple(top_grids),
-        signatures=tuple(LaunchSignature(grid=k[0], args=k[1], calls=n, pid=k[2], rank=k[3]) for k, n in kept),
+        signatures=tuple(LaunchSignature(grid=k[0], args=k[1], calls=n, pid=k[2], rank=k[3], site=k[4])
+                         for k, n in kept),
         other_calls=other + sum(n for _, n in dropped),
         processes=tuple(sorted(procs.values(), key=lambda p: (p.host, p.pid))),
         gpu=merge_gpu([x.gpu for x in items]),

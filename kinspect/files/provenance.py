@@ -12,7 +12,7 @@ kernel's own file. Before each kernel's definition:
 and in its `call()` a `triton_poi_fused_mm_t_0.run(...)` per call site. The model's lines come from
 the wrapper's line map (PyCodeCache.linemaps, in the process that called torch.compile: the stack
 trace of the last FX node before each line of the wrapper), one per call site: the line of the last
-op Inductor fused into the kernel. kinspect.hooks.provenance reads them during a capture; this module
+op Inductor fused into the kernel. kinspect.hooks.inductor_origins reads them during a capture; this module
 parses (pure: text in, records out), and keeps the result per variant (`<variant>/provenance.json`),
 validated when read. Paths in it are data: shown, never opened.
 """

@@ -328,9 +328,11 @@ ARG_KINDS = ("tensor", "int", "float", "bool", "none", "str", "tensordesc", "dty
 ARG = Obj({"name": NAME, "kind": OneOf(ARG_KINDS)},
           {"value": Json(4, 64), "shape": List(Int(), 64), "strides": List(Int(-BIG, BIG), 64), "dtype": Str(64),
            "device": Str(64)})
+CALL_SITE = Obj({"file": Str(4096), "line": Int(0, 2**31 - 1)}, {"function": Str(1024)})
 SIGNATURE = Obj({"grid": GRID, "args": List(ARG, 1024), "calls": COUNT},
-                {"pid": PID, "rank": Maybe(Int(0, 2**31 - 1))})
-PROCESS = Obj({"pid": PID, "rank": Maybe(Int(0, 2**31 - 1)), "host": NAME, "calls": COUNT})
+                {"pid": PID, "rank": Maybe(Int(0, 2**31 - 1)), "site": Maybe(CALL_SITE)})
+PROCESS = Obj({"pid": PID, "rank": Maybe(Int(0, 2**31 - 1)), "host": NAME, "calls": COUNT},
+              {"gpu_ms": Maybe(Num(0)), "timed": COUNT, "first_at": Maybe(Num(0))})
 GPU_TIME = Obj({"calls": COUNT, "total_ms": Num(0)}, {"samples_ms": List(Num(0), 4096)})
 ATTRIBUTES = Map(Map(Json(4, 64), 64), 1024)     # parameter -> {"tt.divisibility": 16, "constant": 1, ...}
 LAUNCHES = Obj({"calls": COUNT},
@@ -365,8 +367,11 @@ PENDING = Obj({"host": NAME, "pid": PID, "specs": List(Obj({"spec": REPLAY_SPEC}
               {"target": NAME, "errors": List(Str(lines=True), 1024)})
 SUMMARY = Obj({}, {"launches": COUNT, "tuning": COUNT, "hook_ms": Num(0), "unattributed": Map(COUNT, 65536),
                    "per_launch_us": Num(0), "observed": Map(COUNT, 16, LINE), "static_launcher": Str(),
+                   "environment": Map(Str(256), 16),
                    "timing": Maybe(Obj({"method": Str(), "ms": Num(0)},
                                        {"failed": Str(), "coverage": Str(), "window": Str(),
-                                        "other_kernels": Map(Obj({"calls": COUNT, "ms": Num(0)}), 65536, LINE)}))})
+                                        "other_kernels": Map(Obj({"calls": COUNT, "ms": Num(0)}), 65536, LINE),
+                                        "tuning_other_kernels": Map(Obj({"calls": COUNT, "ms": Num(0)}), 65536,
+                                                                    LINE)}))})
 
 SPECS = {"kernel source": KERNEL_SOURCE}

@@ -55,6 +55,7 @@ LAUNCHES_LOCK = ".launches.lock"
 AUTOTUNE = "autotune.json"
 AUTOTUNE_GLOB = "autotune-*.json"
 INTERPRET_PENDING = ".kinspect-interpret"
+CAPTURE_SUMMARIES = ".kinspect-capture"     # per-process launch summaries of `kinspect capture`, read back and removed
 MAX_RECORD_BYTES = 64 << 20   # a record is KBs; a bigger record.json is not read into memory
 # Stores locked by this process or an ancestor (os.pathsep-separated): children it starts (diff
 # workers, the program under `kinspect capture`) write under their parent's lock.

@@ -215,15 +215,15 @@ class _Variant:
         self.other = 0
         self.processes: Counter = Counter()
 
-    def launch(self, grid: tuple, args: tuple, pid: int) -> None:
+    def launch(self, grid: tuple, args: tuple, pid: int, rank: int | None = None) -> None:
         self.calls += 1
         self.grids[grid] += 1
-        key = (grid, args, pid)
+        key = (grid, args, pid, rank)
         if key in self.signatures or len(self.signatures) < MAX_SIGNATURES:
             self.signatures[key] += 1
         else:
             self.other += 1
-        self.processes[pid] += 1
+        self.processes[(pid, rank)] += 1
 
     def entry(self) -> Entry:
         from kinspect.files.launches import GRIDS, SIGNATURES
@@ -234,13 +234,24 @@ class _Variant:
             kept, dropped = ranked[:SIGNATURES], ranked[SIGNATURES:]
             launches = Launches(
                 calls=self.calls, grids=tuple(self.grids.most_common(GRIDS)),
-                signatures=tuple(LaunchSignature(grid=g, args=a, calls=n, pid=pid) for (g, a, pid), n in kept),
+                signatures=tuple(LaunchSignature(grid=g, args=a, calls=n, pid=pid, rank=rank)
+                                 for (g, a, pid, rank), n in kept),
                 other_calls=self.other + sum(n for _, n in dropped),
-                processes=tuple(ProcessLaunches(pid=pid, rank=None, host="", calls=n)
-                                for pid, n in sorted(self.processes.items())))
+                processes=tuple(ProcessLaunches(pid=pid, rank=rank, host="", calls=n)
+                                for (pid, rank), n in sorted(self.processes.items(), key=lambda kv: (kv[0][0], kv[0][1] or 0))))
         return Entry(folder=str(self.folder), kernel=self.kernel, files=self.files, metadata=self.metadata,
                      source=self.source, times=self.times, launches=launches, notes=tuple(self.notes),
                      event=self.event, file=str(self.file))
+
+
+# tritonparse names a rank's trace ..._rank_<N>_pid_...; `rank_none` outside a distributed program
+RANK_IN_NAME_RE = re.compile(r"_rank_(\d+)_")
+
+
+def trace_rank(path: Path) -> int | None:
+    """The rank a tritonparse trace file was written by, from its name (None: not distributed)."""
+    m = RANK_IN_NAME_RE.search(path.name)
+    return int(m.group(1)) if m else None
 
 
 class _Reading:
@@ -256,6 +267,7 @@ class _Reading:
 
     def file(self, path: Path) -> None:
         bad = 0
+        rank = trace_rank(path)
         for n, event in _events(path, self.warnings):
             if not isinstance(event, dict):
                 bad += 1
@@ -267,6 +279,7 @@ class _Reading:
             if kind == "compilation":
                 self.compilation(event, n, path)
             elif kind == "launch" and (launch := _launch(event)) is not None:
+                launch = (*launch, rank)
                 found = self.by_hash.get(launch[0])
                 if found is not None:
                     found.launch(*launch[1:])

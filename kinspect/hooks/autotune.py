@@ -9,7 +9,7 @@ attributes both versions keep. Work per launch: a length check of that dict.
 
 Under the interpreter nothing can be timed (no device), and Triton's own benchmark fails without
 a driver. There `_bench` is replaced too: each config is handed to the interpreted launch once as
-a trial (kinspect.program.interpret records and compiles it for the target, and runs nothing) and
+a trial (kinspect.program.interpreted_launches records and compiles it for the target, and runs nothing) and
 gets no time, so the autotuner keeps its first config; the decision says so (how="interpreter").
 """
 
@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 
 from kinspect.core.model import AutotuneDecision, ConfigTiming, TunedConfig
+from kinspect.core.patching import Patches
 
 
 class AutotuneRecorder:
@@ -34,7 +35,7 @@ class AutotuneRecorder:
     def install(self) -> None:
         from triton.runtime.autotuner import Autotuner
 
-        original_run, original_bench = Autotuner.run, Autotuner._bench
+        original_run = Autotuner.run
         recorder = self
 
         def run(tuner, *args, **kwargs):
@@ -48,15 +49,14 @@ class AutotuneRecorder:
                     except Exception as e:   # never break the program for a record
                         print(f"kinspect: could not record an autotuning decision: {e}", file=sys.stderr)
 
-        Autotuner.run = run
+        patches = self._saved = Patches()
+        patches.attr(Autotuner, "run", run)
         if self.interpret:
-            Autotuner._bench = _trial_bench
-        self._saved = (Autotuner, original_run, original_bench)
+            patches.attr(Autotuner, "_bench", _trial_bench)
 
     def restore(self) -> None:
         if self._saved is not None:
-            cls, run, bench = self._saved
-            cls.run, cls._bench = run, bench
+            self._saved.close()
             self._saved = None
 
     def decided(self, tuner, cached: int, timings_before, bench_before) -> None:
@@ -70,7 +70,7 @@ class AutotuneRecorder:
         else:
             how = "single"
         kernel = _kernel_name(tuner)
-        from kinspect.hooks.launches import rank
+        from kinspect.hooks.launch_counts import rank
 
         for key in list(tuner.cache)[cached:]:
             self.decisions.append(AutotuneDecision(

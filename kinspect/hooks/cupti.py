@@ -13,7 +13,7 @@ offsets those versions share.
 CUPTI has one pair of buffer callbacks per process. kineto registers its own each time a
 session is enabled, so the program's own torch.profiler keeps working: the timer stops its session
 when the program's profiler starts and registers its callbacks again when that one ends
-(kinspect.hooks.launches.ProgramsProfiler).
+(kinspect.hooks.timers.ProgramsProfiler).
 """
 
 from __future__ import annotations
@@ -78,8 +78,9 @@ class KernelRecords:
         lib.cuptiActivityEnable.argtypes = lib.cuptiActivityDisable.argtypes = [ctypes.c_int]
         lib.cuptiActivityFlushAll.argtypes = [ctypes.c_uint32]
         lib.cuptiActivityGetNextRecord.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.POINTER(ctypes.c_void_p)]
+        lib.cuptiGetTimestamp.argtypes = [ctypes.POINTER(ctypes.c_uint64)]
         for fn in ("cuptiActivityRegisterCallbacks", "cuptiActivityEnable", "cuptiActivityDisable",
-                   "cuptiActivityFlushAll", "cuptiActivityGetNextRecord"):
+                   "cuptiActivityFlushAll", "cuptiActivityGetNextRecord", "cuptiGetTimestamp"):
             getattr(lib, fn).restype = ctypes.c_int
         self._buffers: dict[int, object] = {}     # address -> its ctypes buffer, while CUPTI holds it
         self._free: list = []
@@ -98,6 +99,12 @@ class KernelRecords:
         rc = self.lib.cuptiActivityEnable(CONCURRENT_KERNEL)
         if rc != SUCCESS:
             raise RuntimeError(f"CUPTI refused kernel activity records (error {rc})")
+
+    def timestamp(self) -> int:
+        """CUPTI's clock now, in ns: the clock of the records' start times."""
+        t = ctypes.c_uint64(0)
+        self.lib.cuptiGetTimestamp(ctypes.byref(t))
+        return t.value
 
     def stop(self) -> list[tuple[str, int, int]]:
         try:

@@ -17,7 +17,7 @@ TORCHINDUCTOR_STRICT_STATIC_CUDA_LAUNCHER the compile fails). Instead:
 
 A launch costs a frame, a tuple of the grid and int arguments compared with the kernel's last
 launch's, and an increment of that key's count cell; a launch with another key looks its cell up, and
-a new key records the arguments in full (kinspect.hooks.launches). When the capture ends, Triton
+a new key records the arguments in full (kinspect.hooks.launch_counts). When the capture ends, Triton
 kernels get their own launcher back (launchers Inductor already took pass launches through). Not seen: CUDA-graph replays, AOTInductor and
 cpp_wrapper launches, and the launches Inductor's autotuner makes of static kernels while it
 benchmarks configs.
@@ -30,8 +30,9 @@ import time
 import weakref
 from operator import itemgetter
 
+from kinspect.core.patching import Patches
 from kinspect.hooks import tuning
-from kinspect.hooks.launches import CHECK_EVERY, TUNING, LaunchRecorder, arg_names
+from kinspect.hooks.launch_counts import CHECK_EVERY, TUNING, LaunchRecorder, arg_names
 
 TRITON = "Triton's launcher (each CompiledKernel's launcher wrapped)"
 STATIC = "Inductor's static launcher (each CachingAutotuner's run wrapped)"
@@ -64,7 +65,7 @@ def triton_wrapper(rec: LaunchRecorder, live: list, kernel, launcher, on_first=N
         nonlocal tally, counts, keyof, first
         t0 = time.perf_counter()
         args = a[9:]
-        tally, first = rec.tally(key, name, arg_names(kernel, len(args)))
+        tally, first = rec.tally(key, name, arg_names(kernel, len(args)), getattr(getattr(kernel, "src", None), "fn", None))
         counts = tally.counts
         keyof = _keyer((0, 1, 2) + tuple(9 + i for i, v in enumerate(args) if type(v) in _SCALAR))
         if first:
@@ -149,7 +150,7 @@ class LaunchObserver:
         self.on_static = on_static       # (hash, name, Triton cache folder, src) at a static kernel's first call
         self.live = [True]
         self.static_launcher: str | None = None      # Inductor's setting, read at its first kernel's run
-        self._patched: list[tuple[type, str, object]] = []
+        self._patches = Patches()
         self._scopes = None
         self._class_run = None                        # the class-level CachingAutotuner.run while installed
         self._instances = weakref.WeakSet()           # autotuners given a run of their own
@@ -160,8 +161,7 @@ class LaunchObserver:
 
         prop = CompiledKernel.__dict__.get("run")
         if isinstance(prop, property):
-            CompiledKernel.run = property(self._run_property(prop.fget))
-            self._patched.append((CompiledKernel, "run", prop))
+            self._patches.attr(CompiledKernel, "run", property(self._run_property(prop.fget)))
         scopes = tuning.TuningScopes([("torch._inductor.runtime.triton_heuristics", "CachingAutotuner", "run")],
                                      wrap=self._autotuner_run)
         scopes.install()
@@ -172,9 +172,8 @@ class LaunchObserver:
         if self._scopes is not None:
             self._scopes.restore()
             self._scopes = None
-        for cls, name, original in reversed(self._patched):
-            setattr(cls, name, original)
-        self._patched.clear()
+        patches, self._patches = self._patches, Patches()
+        patches.close()
         for at in list(self._instances):    # their next run goes through the class's again
             for name in ("run", "_kinspect_counter"):
                 at.__dict__.pop(name, None)

@@ -117,7 +117,7 @@ def build(*, src, metadata: dict, metadata_group: dict, times, cache_hit: bool, 
         signature=signature, constexprs=constexprs, attributes=attributes, options=options,
         stages=tuple(stages), times=compile_times(times, startup_us), cache_hit=bool(cache_hit),
         triton_version=str(metadata.get("triton_version") or triton_version), source=source_ref(src),
-        origin=origin, created=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        origin=origin, created=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="milliseconds"),
         extra={"backend": backend.name} if backend.name != target.backend else {})
     bundle = kernel_source(src)
     if bundle is not None:

@@ -12,6 +12,8 @@ from __future__ import annotations
 import threading
 import time
 
+from kinspect.core.patching import Patches
+
 
 class StartupClock:
     """Times the first triton_key() of the process; `take()` hands out the time not yet attributed."""
@@ -19,8 +21,7 @@ class StartupClock:
     def __init__(self):
         self._pending_us = 0
         self._lock = threading.Lock()
-        self._module = None
-        self._original = None
+        self._patches = None
 
     def install(self) -> None:
         import triton.runtime.cache as cache
@@ -40,13 +41,13 @@ class StartupClock:
             return key
 
         triton_key.cache_info = original.cache_info  # what install() itself checks, for a nested capture
-        cache.triton_key = triton_key
-        self._module, self._original = cache, original
+        self._patches = Patches()
+        self._patches.attr(cache, "triton_key", triton_key)
 
     def restore(self) -> None:
-        if self._module is not None:
-            self._module.triton_key = self._original
-            self._module = self._original = None
+        if self._patches is not None:
+            self._patches.close()
+            self._patches = None
 
     def take(self) -> int:
         with self._lock:

@@ -22,6 +22,8 @@ import sys
 import threading
 import types
 
+from kinspect.core.patching import Patches
+
 # (module, class, method): where autotuners benchmark. Inductor's `benchmarking` module is the timer
 # its select_algorithm (max-autotune templates) uses too; every class there that defines the method
 # is wrapped (the depth makes a subclass's call to its parent's count once).
@@ -40,6 +42,23 @@ _state = _State()
 BUSY = [0]           # threads inside a benchmark now: launch observers read the thread-local only when not 0
 _busy_lock = threading.Lock()
 
+# The GPU work no launch hook sees (the L2 flushes Inductor's and Triton's benchmarkers write between
+# trials: thousands of fill kernels in a cold run) is told apart by time: while a timer with a profiler
+# clock is on (kinspect.hooks.timers.KernelRecordsTimer sets CLOCK to CUPTI's), each stretch in which
+# some thread is inside a benchmark is kept in WINDOWS as [start, end] on that clock (end 0 while open).
+# A benchmark synchronizes the device before it returns, so what it launched ran inside its window.
+CLOCK: list = [None]
+WINDOWS: list[list[int]] = []
+
+
+def in_window(start_ns: int, windows: list[list[int]]) -> bool:
+    """Whether a GPU record that started at `start_ns` (the profiler's clock) ran while an autotuner
+    benchmarked: inside a window of `windows` (sorted by start; an open window reaches to now)."""
+    import bisect
+
+    i = bisect.bisect_right(windows, [start_ns, float("inf")]) - 1
+    return i >= 0 and (windows[i][1] == 0 or start_ns <= windows[i][1])
+
 
 def active() -> bool:
     """Whether the current thread is inside an autotuner's benchmark."""
@@ -50,6 +69,8 @@ def _wrapped(method):
     def benchmarking(*args, **kwargs):
         with _busy_lock:
             BUSY[0] += 1
+            if BUSY[0] == 1 and CLOCK[0] is not None:
+                WINDOWS.append([_now(), 0])
         _state.depth += 1
         try:
             return method(*args, **kwargs)
@@ -57,11 +78,27 @@ def _wrapped(method):
             _state.depth -= 1
             with _busy_lock:
                 BUSY[0] -= 1
+                if BUSY[0] == 0 and CLOCK[0] is not None and WINDOWS and WINDOWS[-1][1] == 0:
+                    WINDOWS[-1][1] = _now()
 
     benchmarking.__name__ = getattr(method, "__name__", "benchmarking")
     benchmarking.__doc__ = getattr(method, "__doc__", None)
     benchmarking.kinspect_tuning = method
     return benchmarking
+
+
+def forget_closed() -> None:
+    """Drop the windows once every one has closed (their records have been read)."""
+    with _busy_lock:
+        if WINDOWS and WINDOWS[-1][1]:
+            del WINDOWS[:]
+
+
+def _now() -> int:
+    try:
+        return int(CLOCK[0]())
+    except Exception:
+        return 0
 
 
 class TuningScopes:
@@ -71,7 +108,7 @@ class TuningScopes:
     def __init__(self, targets=TARGETS, wrap=None):
         self.targets = tuple(targets)
         self.wrap = wrap or _wrapped          # method -> its replacement (carrying `kinspect_tuning`)
-        self._patched: list[tuple[type, str, object]] = []
+        self._patches = Patches()
         self._watcher: _AfterImport | None = None
 
     def install(self) -> None:
@@ -92,18 +129,16 @@ class TuningScopes:
             original = vars(cls).get(method) if isinstance(cls, type) else None
             if not isinstance(original, types.FunctionType) or hasattr(original, "kinspect_tuning"):
                 continue
-            setattr(cls, method, self.wrap(original))
-            self._patched.append((cls, method, original))
+            # a method replaced again after this (another tool's wrapper) keeps that wrapper at restore
+            self._patches.attr(cls, method, self.wrap(original), keep_newer=True)
 
     def restore(self) -> None:
         if self._watcher is not None:
             if self._watcher in sys.meta_path:
                 sys.meta_path.remove(self._watcher)
             self._watcher = None
-        for cls, method, original in reversed(self._patched):
-            if getattr(vars(cls).get(method), "kinspect_tuning", None) is original:
-                setattr(cls, method, original)
-        self._patched.clear()
+        patches, self._patches = self._patches, Patches()
+        patches.close()
 
 
 class _AfterImport(importlib.abc.MetaPathFinder):
@@ -150,7 +185,7 @@ class _AfterImport(importlib.abc.MetaPathFinder):
         return importlib.machinery.PathFinder.find_spec(name, path)
 
 
-# -- an autotuner's trials under TRITON_INTERPRET (kinspect.program.interpret) ------------------------
+# -- an autotuner's trials under TRITON_INTERPRET (kinspect.program.interpreted_launches) -----------------
 
 _TRIAL = threading.local()
 

@@ -32,8 +32,8 @@ import functools
 import re
 from typing import Iterable, Iterator
 
-from kinspect.ir.records import (check_text, Function, Instruction, Kind, Layout, MatrixOp, OpInfo, Record,
-                                 Resource, SourceLoc, iter_lines)
+from kinspect.ir.records import (check_text, Function, Instruction, Kind, Layout, MatrixOp, MemoryOp, OpInfo,
+                                 Param, Record, Resource, SourceLoc, iter_lines)
 from kinspect.isa import mlir as table
 
 # What this parser reads, for the one line that says a stage could not be read.
@@ -82,6 +82,29 @@ TYPE_SYNTAX = re.compile(r'"(?:[^"\\]|\\.)*"|->| : | to | into |[()\[\]{}<>]')
 #  -> tensor<128x64xf32, #mma>     , !ttg.memdesc<128x128xf32, #tmem, #ttng.tensor_memory, mutable>
 ENCODING = re.compile(r"(?:tensor|!ttg\.memdesc)<[\dx?]*[A-Za-z_]\w*,\s*#(?P<name>[\w.]+)")
 
+#   tt.func public @k(%a_ptr: !tt.ptr<f32> {tt.divisibility = 16 : i32} loc("a_ptr"(#loc)), %n: i32 loc("n"(#loc))) {
+PARAM = re.compile(r'%(?P<name>[\w.$-]+):\s*(?P<type>!tt\.ptr<[^>]*>|[^\s,{)]+)(?P<attrs>\s*\{[^}]*\})?')
+
+# {tt.divisibility = 16 : i32}
+DIVISIBILITY = re.compile(r'tt\.divisibility\s*=\s*(?P<n>\d+)')
+
+#     %x_3 = tt.load %x_1, %mask_2 : tensor<512x!tt.ptr<bf16>, #blocked> loc(#loc12)
+VALUE = re.compile(r'%(?P<name>[\w.$-]+)(?:#\d+)?')
+
+#   iter_args(%acc = %cst, %a_ptrs_76 = %a_ptrs_55) -> (...)
+BINDING = re.compile(r'%(?P<name>[\w.$-]+)\s*=\s*%(?P<value>[\w.$-]+)')
+
+#  : tensor<64x64x!tt.ptr<bf16>, #blocked1> -> <64x64xbf16, #shared, #smem, mutable>
+POINTER_TENSOR = re.compile(r'tensor<(?P<dims>(?:\d+x)+)(?:!tt\.ptr<(?P<pointee>\w+)>|(?P<elem>\w+))'
+                            r'(?:,\s*#(?P<enc>[\w.]+))?')
+
+# {contiguity = 8 : i32}
+CONTIGUITY = re.compile(r'\bcontiguity\s*=\s*(?P<n>\d+)')
+
+# the global loads whose facts MemoryOp records; the second operand after `mask` or `,` is the mask
+MEMORY_LOADS = {"tt.load", "ttg.async_copy_global_to_local", "amdg.buffer_load", "amdg.buffer_load_to_local",
+                "amdgpu.buffer_load", "amdgpu.buffer_load_to_local"}
+
 MAX_LOC_DEPTH = 64
 
 # scalar type name -> bits (iN and the f8/f6/f4 families are worked out in _bits)
@@ -114,6 +137,8 @@ class _Op:
     loc: object = None  # parsed loc expression, resolved at the end
     shape: tuple = ()   # (width, elem_bits, lanes, vector type?, fp elements?); () = no types yet
     matrix: tuple = ()  # a matrix op's (m, n, k, encoding, A's element bits)
+    memory: dict | None = None   # a global load's MemoryOp fields, its pointer and mask operands
+    results: tuple = ()          # a region op's result names (what its scf.yield defines)
 
 
 @dataclasses.dataclass
@@ -130,6 +155,7 @@ class _Frame:
     block_used: bool = False
     last_op: int | None = None
     bare_dialect: str = ""
+    carried: tuple = ()    # a loop body's iter_args names, in the order scf.yield passes them
 
 
 def parse(lines: str | Iterable[str]) -> Iterator[Record]:
@@ -149,6 +175,10 @@ class _State:
         self.loops: dict[int, list] = {}    # frame id -> [(first block, last block)] of CFG loops
         self.frames = 1
         self.in_blob = False
+        # data flow, for what a load's pointer is computed from: (function, value) -> the values it uses
+        self.uses: dict[tuple[str, str], set] = {}
+        self.loaded: set[tuple[str, str]] = set()     # values read from memory (a load's results)
+        self.params: dict[str, tuple[Param, ...]] = {}
 
     def feed(self, n: int, line: str) -> Iterator[Record]:
         s = line.strip()
@@ -226,7 +256,11 @@ class _State:
             return
         sym = SYMBOL.search(s)
         fname = sym["name"].strip('"') if sym else ""
-        self.out.append(Function(name=fname, line=n))
+        head = s[sym.end():] if sym else s
+        params = tuple(Param(p["name"], p["type"], int(d["n"]) if (d := DIVISIBILITY.search(p["attrs"] or "")) else None)
+                       for p in PARAM.finditer(head.split(" attributes ", 1)[0]))
+        self.params[fname] = params
+        self.out.append(Function(name=fname, line=n, params=params))
         self._push(None, False, fname, "func" if name == "func.func" else "")
 
     def _add_op(self, n: int, name: str, s: str, rest: str) -> None:
@@ -242,12 +276,63 @@ class _State:
             op.info = _replace(info, ordered=False)
         index = len(self.out)
         self.out.append(op)
+        carried = self._flow(top, name, text)
+        if name in MEMORY_LOADS:
+            op.memory = _memory(name, text)
         top.last_op = index
         top.block_used = True
         if "^" in text:
             self._branch(top, text)
         if opens:
             self._push(index, top.loop or name in LOOP_OPS, top.function, top.bare_dialect)
+            self.stack[-1].carried = carried
+
+    def _flow(self, top: _Frame, name: str, text: str) -> tuple:
+        """Record which values this op's results are computed from; a loop's iter_args names (what
+        its body's scf.yield passes on) are returned for the region it opens."""
+        head, _, body = text.partition("=") if text.lstrip().startswith("%") else ("", "", text)
+        operands = _top_level(body, (" : ",))[0]
+        results = [v["name"] for v in VALUE.finditer(head)]
+        used = {v["name"] for v in VALUE.finditer(operands)}
+        fn = top.function
+        for r in results:
+            self.uses.setdefault((fn, r), set()).update(used)
+            if name in MEMORY_LOADS:
+                self.loaded.add((fn, r))
+        carried = []
+        for b in BINDING.finditer(operands):           # iter_args(%x = %init), scf.while (%x = %init)
+            self.uses.setdefault((fn, b["name"]), set()).add(b["value"])
+            carried.append(b["name"])
+        if name == "scf.yield" and top.owner is not None:
+            owner = self.out[top.owner]
+            yielded = [v["name"] for v in VALUE.finditer(operands)]
+            if top.carried and owner.name in LOOP_OPS:
+                for var, value in zip(top.carried[-len(yielded):] if yielded else (), yielded):
+                    self.uses.setdefault((fn, var), set()).add(value)
+            for r in owner.results:
+                self.uses.setdefault((fn, r), set()).update(yielded)
+        if results and name.startswith("scf."):
+            self.out[-1].results = tuple(results)
+        return tuple(carried)
+
+    def _reaches(self, function: str, value: str | None) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """(the function's arguments a value is computed from, those of them it reaches only through
+        a value read from memory), in their declared order."""
+        if value is None:
+            return (), ()
+        params = {p.name for p in self.params.get(function, ())}
+        seen, todo, found, through = {(value, False)}, [(value, False)], set(), set()
+        while todo:
+            v, loaded = todo.pop()
+            if v in params:
+                (through if loaded else found).add(v)
+            loaded = loaded or (function, v) in self.loaded
+            for u in self.uses.get((function, v), ()):
+                if (u, loaded) not in seen:
+                    seen.add((u, loaded))
+                    todo.append((u, loaded))
+        order = [p.name for p in self.params.get(function, ())]
+        return tuple(n for n in order if n in found), tuple(n for n in order if n in through)
 
     def _branch(self, f: _Frame, text: str) -> None:
         """A branch back to a block at or before this one closes a loop over the blocks between."""
@@ -283,6 +368,12 @@ class _State:
                 m, n, k, encoding, bits = item.matrix
                 yield MatrixOp(op=item.name, line=item.line, m=m, n=n, k=k, encoding=encoding, elem_bits=bits,
                                function=item.function, loc=loc)
+            if item.memory is not None:
+                fields = dict(item.memory)
+                pointer, mask = fields.pop("pointer"), fields.pop("mask")
+                args, loaded_from = self._reaches(item.function, pointer)
+                yield MemoryOp(op=item.name, line=item.line, **fields, function=item.function, loc=loc,
+                               args=args, loaded_from=loaded_from, mask_args=self._reaches(item.function, mask)[0])
 
     def _in_cfg_loop(self, ctx: tuple) -> bool:
         for fid, block in ctx:
@@ -305,8 +396,11 @@ class _State:
         if tag == "name":
             return self._resolve(node[1], memo, depth + 1)
         if tag == "call":                # the outermost caller is the kernel's own line
-            return (self._resolve(node[2], memo, depth + 1)
-                    or self._resolve(node[1], memo, depth + 1))
+            caller = self._resolve(node[2], memo, depth + 1)
+            callee = self._resolve(node[1], memo, depth + 1)
+            if caller is None or callee is None:
+                return caller or callee
+            return dataclasses.replace(caller, inlined=caller.inlined + callee.frames)
         for member in node[1]:          # fused
             loc = self._resolve(member, memo, depth + 1)
             if loc is not None:
@@ -329,6 +423,35 @@ def _module_resources(n: int, s: str) -> Iterator[Resource]:
 
 
 # --- locations ---------------------------------------------------------------------------------
+def _memory(name: str, text: str) -> dict:
+    """A global load's facts from its text: its pointer and mask operands, its shape, element width and
+    layout (the pointer tensor's, or the result's where the pointer is a scalar base), and whether it
+    loads one element."""
+    parts = _top_level(text, (" : ",))
+    body = parts[0].partition("=")[2] if parts[0].lstrip().startswith("%") else parts[0]
+    body = body.split(name, 1)[-1]
+    types = parts[-1] if len(parts) > 1 else ""
+    values = [v["name"] for v in VALUE.finditer(body)]
+    masked = re.search(r'\bmask\s+%(?P<name>[\w.$-]+)', body)
+    if masked:
+        mask = masked["name"]
+    elif name == "tt.load":
+        mask = values[1] if len(values) > 1 else None
+    else:
+        mask = values[-1] if len(values) > 2 else None
+    t = POINTER_TENSOR.search(types)
+    contiguity = CONTIGUITY.search(body)
+    common = {"pointer": values[0] if values else None, "mask": mask,
+              "contiguity": int(contiguity["n"]) if contiguity else None, "volatile": "isVolatile = true" in body}
+    if t is None:                          # !tt.ptr<i32>: one element
+        scalar = TYPE.search(types)
+        bits = _bits(scalar["ptr"] or scalar["scalar"]) if scalar else None
+        return {**common, "scalar": True, "shape": (), "elem_bits": bits, "encoding": ""}
+    dims = tuple(int(d) for d in t["dims"].split("x")[:-1])
+    return {**common, "scalar": False, "shape": dims, "elem_bits": _bits(t["pointee"] or t["elem"]),
+            "encoding": t["enc"] or ""}
+
+
 def _split_loc(s: str) -> tuple[str, str | None]:
     """(text without its trailing `loc(...)`, the loc's inner text or None)."""
     if not s.endswith(")"):

@@ -26,6 +26,14 @@ class SourceLoc:
     file: str
     line: int
     column: int = 0
+    # MLIR's callsite(callee at caller): this is the caller's (the kernel's) line; `inlined` holds the
+    # lines of the inlined @triton.jit helpers under it, outermost first (a tl.dot in a helper)
+    inlined: tuple[tuple[str, int], ...] = ()
+
+    @property
+    def frames(self) -> tuple[tuple[str, int], ...]:
+        """(file, line) of this line and of every inlined helper line under it."""
+        return ((self.file, self.line), *self.inlined)
 
 
 @dataclass(frozen=True)
@@ -87,11 +95,22 @@ class Instruction:
 
 
 @dataclass(frozen=True)
+class Param:
+    """A function argument as an MLIR stage declares it, with what the compiler knows of its value:
+    `tt.divisibility = 16` (the JIT's specialization: a pointer 16-byte aligned, an int a multiple of 16)."""
+
+    name: str
+    type: str                        # `!tt.ptr<bf16>`, `i32`
+    divisibility: int | None = None
+
+
+@dataclass(frozen=True)
 class Function:
     """A function/kernel definition seen in the text."""
 
     name: str
     line: int
+    params: tuple[Param, ...] = ()   # MLIR: its arguments (other dialects: empty)
 
 
 @dataclass(frozen=True)
@@ -135,7 +154,40 @@ class MatrixOp:
     loc: SourceLoc | None = None
 
 
-Record = Union[Instruction, Function, Resource, Layout, MatrixOp]
+@dataclass(frozen=True)
+class MemoryOp:
+    """A global-memory load of an MLIR stage (`tt.load`, `ttg.async_copy_global_to_local`, AMD's buffer
+    loads) with what the compiler knows of it: one element (the pointer is `!tt.ptr<f32>`, not a
+    tensor of pointers), the tensor's shape and layout (which says the elements each thread holds),
+    the elements the compiler proved contiguous where it recorded them (an async copy's `contiguity`),
+    and the function arguments its pointer and mask are computed from. It follows the op's
+    Instruction record."""
+
+    op: str
+    line: int
+    scalar: bool
+    shape: tuple[int, ...] = ()
+    elem_bits: int | None = None
+    encoding: str = ""                     # the pointer tensor's layout alias (`blocked1`)
+    contiguity: int | None = None
+    volatile: bool = False
+    args: tuple[str, ...] = ()             # function arguments the pointer is computed from
+    loaded_from: tuple[str, ...] = ()      # ... through values read from memory (an index loaded from them)
+    mask_args: tuple[str, ...] = ()        # ... and the mask
+    function: str = ""
+    loc: SourceLoc | None = None
+
+    @property
+    def one_element(self) -> bool:
+        """One element: a scalar pointer, or a tensor of one (Inductor's `x0` at XBLOCK=1)."""
+        return self.scalar or (bool(self.shape) and all(d == 1 for d in self.shape))
+
+    @property
+    def asynchronous(self) -> bool:
+        return "async" in self.op or self.op.endswith("to_local")
+
+
+Record = Union[Instruction, Function, Resource, Layout, MatrixOp, MemoryOp]
 
 
 # Control characters other than tab/newline/CR, DEL, C1 controls and U+FFFD (undecodable bytes):

@@ -1,7 +1,7 @@
 """`kinspect capture --store DIR -- CMD ...`: run a command with every Python process under capture.
 
 The command's processes record each variant as Triton compiles it (stage files and record only)
-and its launches (hooks.launches). Once the command has ended, this process makes what capture left
+and its launches (hooks.launch_counts). Once the command has ended, this process makes what capture left
 out of the user's compile (`finish`): under --interpret it compiles what the command launched, then
 the derived stages (SASS, CPU assembly), in parallel, and merges every process's launch files into
 the records.
@@ -27,10 +27,9 @@ from kinspect.core.errors import KinspectError, UsageError, warn
 from kinspect.core.model import Variant
 from kinspect.files.readonly import check_store_folder
 from kinspect.files.sources import users_environment
-from kinspect.files.store import LAUNCHES_GLOB, Store, merge_launches, read_record, read_records
+from kinspect.files.store import CAPTURE_SUMMARIES, LAUNCHES_GLOB, Store, merge_launches, read_record, read_records
 
 BOOT = Path(__file__).parent / "boot"
-SUMMARIES = ".kinspect-capture"     # per-process launch summaries, read back and removed here
 
 
 @dataclass(frozen=True)
@@ -74,11 +73,11 @@ def run(command: list[str], out_dir: str | Path, *, time_method: str | None = No
     capture left out and merge the launch records. `time_method` ("profiler" or "events") times every
     launch on the GPU (`time_sample` = N: about one launch in N, profiler only). With `interpret` (a
     target such as "cuda:90") the command runs under TRITON_INTERPRET and each kernel and specialization it launched is compiled for that target
-    afterwards (kinspect.program.interpret); `compiling(outcome, total)` follows those compiles."""
+    afterwards (kinspect.program.interpreted_launches); `compiling(outcome, total)` follows those compiles."""
     if not command:
         raise UsageError("nothing to run; e.g. kinspect capture --store out -- python script.py")
     if time_method is not None:
-        from kinspect.hooks.launches import TIMERS
+        from kinspect.hooks.timers import TIMERS
 
         if time_method not in TIMERS:
             raise UsageError(f"--time {time_method}: use one of {', '.join(TIMERS)}")
@@ -186,11 +185,12 @@ def finish_capture(out: Path, *, started: float | None, progress, compiling, cod
         variants = [read_record(Path(v.path)) for v in variants]
         derive_s = time.perf_counter() - t0
         with deferred():
-            launches, hook_ms, timing, unattributed, how = _summaries(out / SUMMARIES)
+            launches, hook_ms, timing, unattributed, how = _summaries(out / CAPTURE_SUMMARIES)
             if timing and timing.get("other_kernels"):
                 from kinspect.files import gpu_time
 
-                gpu_time.write_others(out, timing["other_kernels"], timing["method"], timing.get("window", ""))
+                gpu_time.write_others(out, timing["other_kernels"], timing["method"], timing.get("window", ""),
+                                      tuning=timing.get("tuning_other_kernels") or {})
             autotune = tuple(merge_autotune(out))
     except KeyboardInterrupt:
         import shlex
@@ -276,11 +276,12 @@ def _finished(v: Variant, finish) -> Variant:
 def _summaries(folder: Path) -> tuple[int, float, dict | None, dict, dict]:
     """What every process's launch observers reported at exit, summed, and how they observed
     (CaptureResult's observed, per_launch_us, static_launcher); the files are removed."""
-    from kinspect.files import schema
+    from kinspect.files import run_info, schema
     from kinspect.files.store import load_json
 
     launches, hook_ms, timing, unattributed = 0, 0.0, None, {}
     how = {"observed": {}, "per_launch_us": 0.0, "static_launcher": ""}
+    envs = []
     weighted = 0.0
     if not folder.is_dir():
         return launches, hook_ms, timing, unattributed, how
@@ -292,6 +293,8 @@ def _summaries(folder: Path) -> tuple[int, float, dict | None, dict, dict]:
                  f"are left out of the totals")
             continue
         launches += int(d.get("launches", 0))
+        if d.get("environment"):
+            envs.append(d["environment"])
         hook_ms += float(d.get("hook_ms", 0.0))
         weighted += float(d.get("per_launch_us", 0.0)) * int(d.get("launches", 0))
         for k, n in (d.get("observed") or {}).items():
@@ -302,16 +305,20 @@ def _summaries(folder: Path) -> tuple[int, float, dict | None, dict, dict]:
             unattributed[k] = unattributed.get(k, 0) + int(n)
         t = d.get("timing")
         if t:
-            others = dict((timing or {}).get("other_kernels") or {})
-            for name, o in (t.get("other_kernels") or {}).items():
-                was = others.get(name, {"calls": 0, "ms": 0.0})
-                others[name] = {"calls": was["calls"] + int(o["calls"]), "ms": was["ms"] + float(o["ms"])}
+            others, tuning = ({**((timing or {}).get(k) or {})} for k in ("other_kernels", "tuning_other_kernels"))
+            for into, key in ((others, "other_kernels"), (tuning, "tuning_other_kernels")):
+                for name, o in (t.get(key) or {}).items():
+                    was = into.get(name, {"calls": 0, "ms": 0.0})
+                    into[name] = {"calls": was["calls"] + int(o["calls"]), "ms": was["ms"] + float(o["ms"])}
             timing = {"method": t["method"], "ms": (timing or {}).get("ms", 0.0) + float(t.get("ms", 0.0)),
                       "failed": t.get("failed") or (timing or {}).get("failed", ""),
                       "coverage": t.get("coverage") or (timing or {}).get("coverage", ""), "other_kernels": others,
-                      "window": t.get("window") or (timing or {}).get("window", "")}
+                      "tuning_other_kernels": tuning, "window": t.get("window") or (timing or {}).get("window", "")}
     import shutil
 
+    info = run_info.merged(envs)
+    if info is not None:    # what a program diff's header says of this run (kinspect.files.run_info)
+        run_info.write(folder.parent, info)
     shutil.rmtree(folder, ignore_errors=True)
     how["per_launch_us"] = weighted / launches if launches else 0.0
     return launches, hook_ms, timing, unattributed, how

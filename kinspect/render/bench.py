@@ -5,7 +5,7 @@ from __future__ import annotations
 from kinspect.analysis.findings import kind
 from kinspect.bench.call_profile import GROUPS
 from kinspect.bench.first_call import FirstCall
-from kinspect.bench.interpret import NOTE, Interpreted
+from kinspect.bench.interpreted_check import NOTE, Interpreted
 from kinspect.bench.launch_path import CallTiming, LaunchPath
 from kinspect.render.terminal import clean, relative, human_bytes, spec_line
 

@@ -290,6 +290,8 @@ def _variant(i: int, row: Row, analysis: VariantReport, found: list[Packed], ent
         + (f'<span class="try">try: {esc(x.what_to_try)}</span>' if x.kind else "") + "</li>"
         for x in analysis.verdicts)
     notes = [f"problem: {p}" for p in analysis.problems] + [f"note: {n}" for n in v.notes]
+    notes += [f"assumed: {name}={spec} (kinspect's guess: set your own with --arg/-p or --from)"
+              for name, spec in row.metrics.assumed]
     return "".join([
         f'<section class="variant" id="variant-{i}"{" hidden" if hidden else ""}>',
         f"<h2>{esc(title)}</h2>", f'<p class="sub mono">{esc(facts)}</p>',
@@ -372,7 +374,9 @@ def _speed(extra: dict) -> str:
         ("bytes per call", None if b is None else f"{'≤ ' if extra.get('bytes_upper_bound') else ''}"
          f"{b / 1e6:,.2f} MB ({extra.get('bytes_method')})"),
         ("achieved", None if extra.get("gb_per_s") is None else f"{extra['gb_per_s']:,.0f} GB/s" +
-         ("" if extra.get("pct_of_bandwidth") is None else f", {extra['pct_of_bandwidth']:.0f}% of copy bandwidth")),
+         ("" if extra.get("pct_of_bandwidth") is None else f", {extra['pct_of_bandwidth']:.0f}% of "
+          + {"L2": "the L2's bandwidth (inputs from the L2)", "L2 and DRAM": "the L2 and DRAM bandwidths (inputs "
+             "partly from the L2)"}.get(extra.get("bandwidth_ceiling"), "copy bandwidth"))),
         ("TFLOP/s", None if extra.get("tflop_per_s") is None else f"{extra['tflop_per_s']:,.1f}" +
          ("" if extra.get("pct_of_peak") is None else f", {extra['pct_of_peak']:.0f}% of the matmul peak")),
         ("ideal", None if extra.get("ideal_ms") is None else f"{extra['ideal_ms']:,.3f} ms ({extra.get('bound_by')} bound)"),
@@ -396,7 +400,7 @@ def _counters(kernel) -> str:
     """Nsight Compute's counters beside the findings they confirm or contradict (vec-report --counters)."""
     if kernel is None:
         return ""
-    from kinspect.render.counters import MARKS
+    from kinspect.render.measured import MARKS
 
     extra = kernel[2]
     c = extra.get("counters")

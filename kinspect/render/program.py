@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from kinspect.analysis.findings import SEVERITY_NAMES
 from kinspect.analysis.summary import KernelRow, display_name
+from kinspect.render.table import aligned
 
 MARK = {3: "!!", 2: "!", 1: "-"}
 
@@ -29,7 +30,38 @@ def _where(extra: dict, width: int = 40) -> str:
     """Where a kernel came from, short: the model's file:line (or its ATen ops) that made it."""
     p = extra.get("provenance") or {}
     text = p.get("short") or {"own source": "(own source)", "not recorded": "-"}.get(p.get("status"), "-")
+    sites = [s for s in extra.get("call_sites") or [] if s.get("site")]
+    if sites and not p.get("short"):       # a hand-written kernel: the user's line that launched it
+        text = _site_short(sites[0]) + (f" (+{len(sites) - 1} sites)" if len(sites) > 1 else "")
     return text if len(text) <= width else text[:width - 1].rstrip(" ,") + "…"
+
+
+def _site_short(s: dict) -> str:
+    return f"{s['file'].rsplit('/', 1)[-1]}:{s['line']}" if s.get("file") else s["site"]
+
+
+def variant_lines(kernel: str, extra: dict) -> list[str]:
+    """What tells a kernel's variants apart, and which were compiled while the program ran it."""
+    found = extra.get("variants_explained") or []
+    out = [f"  {kernel}: {len(found)} variants"] if found else []
+    for w in found:
+        line = f"    {w['variant']}: {', '.join(w['differs'])}"
+        if w["compiled_while_running"]:
+            line += f"; ! compiled while the program was running the kernel, by {w['trigger']}"
+        out.append(line)
+    return out
+
+
+def call_site_lines(kernel: str, extra: dict) -> list[str]:
+    """The call sites of one kernel, with calls and GPU ms each (≈: split from a variant's time by calls)."""
+    sites = extra.get("call_sites") or []
+    if not sites:
+        return []
+    out = [f"  {kernel}: launched from {len(sites)} call site{'s' if len(sites) != 1 else ''}"]
+    for s in sites:
+        ms = "" if s.get("gpu_ms") is None else f"  {'≈' if s.get('gpu_ms_estimated') else ''}{s['gpu_ms']:,.3f} ms"
+        out.append(f"    {s['calls']:>8,} calls{ms}  {s['site'] or '(not recorded: launches past the signatures kept)'}")
+    return out
 
 
 def columns(rows: list[KernelRow], extras: dict | None = None) -> list[tuple[str, callable, str]]:
@@ -53,7 +85,8 @@ def columns(rows: list[KernelRow], extras: dict | None = None) -> list[tuple[str
     if sol:
         cols += [("GB/s", lambda r: ("≤" if x(r, "bytes_upper_bound") and x(r, "gb_per_s") is not None else "") +
                   _num(x(r, "gb_per_s"), ",.0f"), ">"),
-                 ("%bw", lambda r: _num(x(r, "pct_of_bandwidth"), ".0f"), ">"),
+                 ("%bw", lambda r: _num(x(r, "pct_of_bandwidth"), ".0f") + (
+                     "ᴸ²" if (x(r, "bandwidth_ceiling") or "DRAM") != "DRAM" else ""), ">"),
                  ("ideal", lambda r: _num(x(r, "ideal_ms"), ",.3f") + {"launch": "ᴸ", "compute": "ᶜ"}.get(
                      x(r, "bound_by"), ""), ">"),
                  ("headroom", lambda r: _num(x(r, "headroom_ms"), ",.3f"), ">")]
@@ -68,7 +101,23 @@ def columns(rows: list[KernelRow], extras: dict | None = None) -> list[tuple[str
         cols.append(("where", lambda r: _where(extras.get(r.kernel, {})), "<"))
     else:
         cols += [("vector", lambda r: f"{r.busiest.vector:,}", ">"), ("matrix", _matrix, ">")]
+    if any((extras.get(r.kernel, {}).get("ranks") or {}).get("slowest_rank") is not None for r in rows):
+        cols.insert(next(i for i, c in enumerate(cols) if c[0] == "GPU ms") + 1 if any(c[0] == "GPU ms" for c in cols)
+                    else len(cols), ("slowest rank", _slowest_rank(extras), ">"))
     return [c for c in cols if c[1] is None or any(c[1](r) != "-" for r in rows)]
+
+
+def _slowest_rank(extras: dict):
+    """The cell of the rank that spent the most GPU time on a kernel, and by how much over the fastest."""
+    def cell(r) -> str:
+        ranks = extras.get(r.kernel, {}).get("ranks") or {}
+        rank = ranks.get("slowest_rank")
+        if rank is None:
+            return "-"
+        ms = ranks["gpu_ms_by_rank"][str(rank)]
+        spread = ranks.get("rank_spread")
+        return f"r{rank} {ms:,.3f}" + (f" +{100 * spread:.0f}%" if spread else "")
+    return cell
 
 
 def short_finding(f, mark: bool = True) -> str:
@@ -97,10 +146,8 @@ def table(rows: list[KernelRow], width: int = 160, extras: dict | None = None) -
     brief = any(h == "headroom" for h, _, _ in cols)
     cells = [[h for h, _, _ in cols]] + [[str(i) if f is None else f(r) for _, f, _ in cols]
                                          for i, r in enumerate(rows, 1)]
-    widths = [max(len(c[k]) for c in cells) for k in range(len(cols))]
     out = []
-    for line, r in zip(cells, [None] + rows):
-        text = "  " + "  ".join(f"{c:{a}{w}}" for c, w, (_, _, a) in zip(line, widths, cols))
+    for text, r in zip(aligned(cells, [a for _, _, a in cols]), [None] + rows):
         room = max(width - len(text) - 2, 30)
         if r is None:
             finding = "top finding"
@@ -156,20 +203,44 @@ def header(rows: list[KernelRow], where: str, sol: dict | None = None) -> list[s
         window = (f" {window}" if window else
                   " (a store from before kinspect recorded the window: it may include GPU work before the first "
                   "Triton launch, such as weight initialisation)")
-        out.append(f"  Triton kernels: {100 * share:.1f}% of the GPU time the profiler saw{window}, their autotuning "
-                   f"included" + (f"; the largest others: {others}" if others else ""))
+        apart = sol.get("tuning_other_kernels") is not None
+        out.append(f"  Triton kernels: {100 * share:.1f}% of the GPU time the profiler saw{window}, "
+                   + ("autotuning apart" if apart else "their autotuning included")
+                   + (f"; the largest others: {others}" if others else ""))
+        comm = sol.get("communication_kernels") or []
+        if comm:
+            out.append("  communication: " + ", ".join(f"{other_name(k['name'])} {k['ms']:,.2f} ms ({k['calls']:,} calls)"
+                                                        for k in comm[:3]))
     else:
         out.append("  the share of Triton kernels in all GPU time is unknown: the store does not list the other GPU "
                    "work (captured by an older kinspect; kinspect capture --time records it)")
+    late = sol.get("compiled_while_running") or {}
+    if late:
+        out.append(f"  ! recompiled while running: {', '.join(late)} (a variant compiled after the program had "
+                   f"launched another; -k NAME says what triggered it)")
+    ranks = sol.get("ranks")
+    if ranks:
+        by = ranks["gpu_ms_by_rank"]
+        slow = ranks.get("slowest_rank")
+        out.append(f"  ranks: {len(ranks['ranks'])}; Triton GPU ms per rank: " +
+                   ", ".join(f"r{r} {ms:,.3f}" for r, ms in by.items()) +
+                   (f"; slowest rank {slow}" if slow is not None and len(by) > 1 else "") + " (--rank N shows one)")
+        for note in ranks.get("notes") or []:
+            out.append(f"  ! {note}")
+    if sol.get("tuning_other_kernels"):
+        fills = ", ".join(f"{other_name(k['name'])} {k['ms']:,.2f} ms ({k['calls']:,} calls)"
+                          for k in sol["tuning_other_kernels"][:2])
+        out.append(f"  autotuning: {sol['tuning_gpu_ms']:,.2f} ms of GPU work while autotuners benchmarked, not the "
+                   f"program's (its trials and what ran between them: {fills})")
     out.append(f"  {sol['ceilings_note']}")
     if ranked:
-        out.append(f"  ideal = the longest of: bytes at the copy bandwidth, FLOPs at the matmul peak (ᶜ), "
-                   f"launches at the floor (ᴸ); {sol['launch_floor_note']}")
+        out.append(f"  ideal = the longest of: bytes at the copy bandwidth (ᴸ²: the L2's), FLOPs at the matmul peak "
+                   f"(ᶜ), launches at the floor (ᴸ); {sol['launch_floor_note']}")
     return out
 
 
 def summary(rows: list[KernelRow], *, where: str, width: int = 160, shown: int = 0, extras: dict | None = None,
-            sol: dict | None = None) -> str:
+            sol: dict | None = None, detailed=()) -> str:
     """The program table, with header lines saying what it covers and a line per finding kind."""
     out = header(rows, where, sol) + table(rows, width, extras)
     kinds: dict[str, list[str]] = {}
@@ -195,6 +266,14 @@ def summary(rows: list[KernelRow], *, where: str, width: int = 160, shown: int =
     if any(r.jit_us is not None and r.jit_cached for r in rows):
         out.append("  * JIT ms of a cache hit: the program found the kernel in Triton's on-disk cache; a first run "
                    "with an empty cache compiles it")
+    sites = [line for k in detailed for line in call_site_lines(k, (extras or {}).get(k, {}))]
+    why = [line for k in detailed for line in variant_lines(k, (extras or {}).get(k, {}))]
+    if why:
+        out.append("  variants (what the JIT specialized differently):")
+        out += why
+    if sites:
+        out.append("  call sites (the user's line that launched each kernel; ≈: a variant's time split by calls):")
+        out += sites
     if shown:
         out.append(f"  details of the top {shown} below (--all for every kernel, -k NAME for one)")
     return "\n".join(out)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from kinspect.diff.result import DiffResult
 from kinspect.diff.table import Row
 from kinspect.diff.textdiff import side_by_side, unified
+from kinspect.render.table import aligned
 from kinspect.render.terminal import human_bytes, ms
 
 
@@ -42,6 +43,9 @@ def columns(rows: list[Row]) -> list[tuple[str, callable]]:
              else f"{r.runtime.tflops:,.1f}"),
             ("% roofline", lambda r: "-" if r.runtime is None or r.runtime.roofline_pct is None
              else f"{r.runtime.roofline_pct:.0f}% {r.runtime.roofline_of}"),
+            ("vs #1 on its GPU", lambda r: "-" if r.runtime is None or r.runtime.vs_baseline is None
+             else f"{r.runtime.vs_baseline:.3f}x"),
+            ("timed on", lambda r: "-" if r.runtime is None or not r.runtime.gpu else r.runtime.gpu),
         ]
     # drop columns that say nothing for any row (e.g. registers on a CPU)
     return [(h, f) for h, f in cols if f is None or any(f(r) != "-" for r in rows)]
@@ -51,10 +55,8 @@ def table(rows: list[Row]) -> list[str]:
     cols = columns(rows)
     cells = [[h for h, _ in cols]] + [[str(i) if f is None else f(r) for h, f in cols]
                                       for i, r in enumerate(rows, 1)]
-    widths = [max(len(c[k]) for c in cells) for k in range(len(cols))]
     left = {"variant"}
-    return ["  " + "  ".join(c.ljust(w) if h in left else c.rjust(w) for c, w, (h, _) in zip(line, widths, cols))
-            .rstrip() for line in cells]
+    return [line.rstrip() for line in aligned(cells, ["<" if h in left else ">" for h, _ in cols])]
 
 
 def jit_table(rows: list[Row]) -> list[str]:
@@ -64,8 +66,7 @@ def jit_table(rows: list[Row]) -> list[str]:
     head = ["#"] + stages + ["total"]
     body = [[str(i)] + [ms(dict(r.metrics.jit_stages).get(s)) or "-" for s in stages] + [ms(r.metrics.jit_us) or "-"]
             for i, r in enumerate(rows, 1)]
-    widths = [max(len(x[k]) for x in [head] + body) for k in range(len(head))]
-    return ["  " + "  ".join(c.rjust(w) for c, w in zip(line, widths)) for line in [head] + body]
+    return aligned([head] + body, ">")
 
 
 def findings_lines(rows: list[Row]) -> list[str]:
@@ -83,6 +84,20 @@ def findings_lines(rows: list[Row]) -> list[str]:
     return out
 
 
+def assumed_lines(rows: list[Row]) -> list[str]:
+    """The values kinspect assumed to compile the variants (the same for every row of one sweep, as a
+    rule: said once then), so no figure above reads as the program's own."""
+    sets = list(dict.fromkeys(r.metrics.assumed for r in rows if r.metrics.assumed))
+    if not sets:
+        return []
+    out = ["", "  assumed (kinspect's guesses, not the program's values: set them with --arg/-p or --from)"]
+    for assumed in sets:
+        which = [str(i) for i, r in enumerate(rows, 1) if r.metrics.assumed == assumed]
+        head = "all" if len(which) == len(rows) else ",".join(which)
+        out.append(f"  {head:>3} " + ", ".join(f"{k}={v}" for k, v in assumed))
+    return out
+
+
 def render(result: DiffResult, *, side: bool = False, width: int = 160) -> str:
     rows = result.rows
     out = table(rows)
@@ -90,6 +105,7 @@ def render(result: DiffResult, *, side: bool = False, width: int = 160) -> str:
     if jit:
         out += ["", "  JIT ms per stage (source = building the IR from the Python AST)"] + jit
     out += findings_lines(rows)
+    out += assumed_lines(rows)
     for o in result.failed:
         out.append(f"  failed: {o.job.describe()}: {o.error}")
     for link in result.links:

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from kinspect.core.model import Variant
+from kinspect.render.table import aligned
 
 
 # What a terminal acts on instead of showing: C0 and C1 controls (ESC starts sequences that move the
@@ -173,12 +174,12 @@ def user_lines(v: Variant) -> list[str]:
         out.append(f"loaded   {user['loaded']}")
     if user.get("launch"):
         out.append(f"launch   {user['launch']}")
-    assumed = user.get("assumed") or ()
+    assumed = [a.get("text", "") if isinstance(a, dict) else str(a) for a in user.get("assumed") or ()]
     for i, line in enumerate(assumed):
         out.append(f"{'assumed' if i == 0 else '':<8} {line}")
     if assumed:
-        out.append(f"{'':<8} (the kernel's code implies these; set your own with --arg/-p, or declare "
-                   f"kinspect_examples in the file)")
+        out.append(f"{'':<8} (guesses: set your own with --arg/-p or --from, or declare kinspect_examples in "
+                   f"the file)")
     return out
 
 
@@ -189,8 +190,7 @@ def variants_table(variants: list[Variant]) -> str:
     for i, (v, spec) in enumerate(zip(variants, spec_lines(variants)), 1):
         rows.append((str(i), v.kernel, str(v.target), spec, ",".join(s.name for s in v.stages if s.name != "json"),
                      v.name))
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
-    return "\n".join("  " + "  ".join(c.ljust(w) for c, w in zip(r, widths)) + "  " + r[-1] for r in rows)
+    return "\n".join(aligned(rows, free_last=True))
 
 
 def passes_table(p, top: int = 12) -> str:
@@ -252,9 +252,7 @@ def capture_summary(result, out_dir) -> str:
             if tuning:
                 row += (f"{la.tuning_calls:,}" if la and la.tuning_calls else "-",)
             rows.append(row)
-        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-        for r in rows:
-            out.append("  " + "  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))))
+        out += aligned(rows, "<<" + ">" * (len(rows[0]) - 2))
     if getattr(result, "autotune", ()):
         from kinspect.render.autotune import decision_lines
 

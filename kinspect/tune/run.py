@@ -150,13 +150,13 @@ def record_launch(kernel: str, *, out_dir, constexprs: dict, args: dict, size: s
     kinspect's capture, so that it has a captured launch to tune; the variant's folder."""
     import torch
 
-    from kinspect.bench.launch import prepare
-    from kinspect.hooks import capture
+    from kinspect.bench.prepared import prepare
+    from kinspect.hooks.session import recording
     from kinspect.core.errors import KinspectError
 
     launch = prepare(kernel, device="cuda", constexprs=constexprs, args=args, size=size, num_warps=None,
                      num_stages=None)
-    with capture(out_dir, strict=True) as rec:
+    with recording(out_dir, strict=True) as rec:
         launch()
         torch.cuda.synchronize()
     ran = [v for v in rec.variants if v.kernel == getattr(launch.fn, "__name__", launch.label)] or list(rec.variants)

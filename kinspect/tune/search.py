@@ -191,7 +191,7 @@ def _sweep(jobs, workers):
 
 
 def _compile(s: Setup, batch: list[Candidate], compiler, out_dir: Path) -> dict:
-    """{candidate key: sweep Outcome}, compiled in parallel workers."""
+    """{candidate key: sweep JobResult}, compiled in parallel workers."""
     from kinspect.diff.jobs import Job
 
     jobs = [Job(kernel=s.variant.kernel, target=str(s.variant.target), constexprs=c.constexprs, num_warps=c.num_warps,

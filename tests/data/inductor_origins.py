@@ -6,7 +6,7 @@ torch.compile's Triton CPU backend generates Triton kernels for the CPU (cpu_bac
 kinspect's compile-only CUDA driver as Triton's driver the codegen runs as on a GPU. Only compiling the
 kernels is left out (AsyncCompile.triton gives a stand-in: no CPU Triton backend is installed here), so
 the wrapper module loads and PyCodeCache keeps its line map, as in a program on a GPU. Running the
-compiled graph then fails at its first kernel; kinspect.hooks.provenance then reads what Inductor kept.
+compiled graph then fails at its first kernel; kinspect.hooks.inductor_origins then reads what Inductor kept.
 """
 
 import json
@@ -21,7 +21,7 @@ from triton.backends.compiler import GPUTarget
 from triton.runtime import driver
 
 from kinspect.compile.driver import CompileOnlyDriver
-from kinspect.hooks.provenance import InductorOrigins
+from kinspect.hooks.inductor_origins import InductorOrigins
 
 
 class Block(nn.Module):

@@ -5,7 +5,7 @@ TRITON_INTERPRET is read when `@triton.jit` decorates a function (the kernel's a
 library functions), so the check runs in a child process started with it set: the caller's
 process and its already-decorated kernels are left as they are.
 
-    python -m kinspect.bench.interpret '{"kernel": "softmax", "size": "37x100", ...}'
+    python -m kinspect.bench.interpreted_check '{"kernel": "softmax", "size": "37x100", ...}'
 
 prints one JSON line: the check, or {"error": "..."}. Given a JSON list of requests, it prints one
 line per request: `interpret_many` checks several kernels or sizes for one child's start-up.
@@ -58,7 +58,7 @@ def interpret_many(runs: list[dict]) -> list[Interpreted]:
     names = ", ".join(dict.fromkeys(r["kernel"] for r in requests))
     env = {**os.environ, "TRITON_INTERPRET": "1"}
     try:
-        proc = subprocess.run([sys.executable, "-m", "kinspect.bench.interpret", json.dumps(requests)],
+        proc = subprocess.run([sys.executable, "-m", "kinspect.bench.interpreted_check", json.dumps(requests)],
                               capture_output=True, text=True, env=env, timeout=TIMEOUT_S)
     except subprocess.TimeoutExpired:
         raise KinspectError(f"the interpreter ran '{names}' for over {TIMEOUT_S} s; pass a smaller --size") from None

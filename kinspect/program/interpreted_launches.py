@@ -9,7 +9,7 @@ launch hook is ever called. So this wraps `InterpretedFunction.run` (the launch,
   Python function (never launched) gives its binder under kinspect's compile-only driver, and the
   binder's specialization (types, 16-byte alignment of pointers, divisibility of ints) keys the
   variant, exactly as the JIT's kernel cache is keyed;
-- counts the launch (kinspect.hooks.launches.LaunchRecorder: grids, argument signatures);
+- counts the launch (kinspect.hooks.launch_counts.LaunchRecorder: grids, argument signatures);
 - at a new variant, records what compiling it needs: the launch's arguments as ArgSpecs, the
   expected specialization and the kernel's source with its namespace (kinspect.replay.source).
 
@@ -35,7 +35,8 @@ import time
 from pathlib import Path
 from types import SimpleNamespace
 
-from kinspect.hooks.launches import FLUSH_S, LaunchRecorder, _arg_key, _arg_spec, rank
+from kinspect.core.patching import Patches
+from kinspect.hooks.launch_counts import FLUSH_S, LaunchRecorder, _arg_key, _arg_spec, rank
 from kinspect.hooks.tuning import in_trial
 from kinspect.core.model import grid3
 
@@ -94,8 +95,8 @@ class InterpretRecorder:
                 return None
             return original(fn, *args, grid=grid, warmup=warmup, **kwargs)
 
-        InterpretedFunction.run = run
-        self._saved = (InterpretedFunction, original)
+        self._saved = Patches()
+        self._saved.attr(InterpretedFunction, "run", run)
         self._answer_for_device()
 
     def _answer_for_device(self) -> None:
@@ -116,8 +117,7 @@ class InterpretRecorder:
 
     def restore(self) -> None:
         if self._saved is not None:
-            cls, original = self._saved
-            cls.run = original
+            self._saved.close()
             self._saved = None
 
     def launched(self, fn, args, kwargs, grid, trial_only: bool) -> None:
@@ -154,7 +154,7 @@ class InterpretRecorder:
         elif not trial_only:
             self.specs[key]["trial"] = False
         if not trial_only:
-            self.launches.count(key, k.name, grid, bound)
+            self.launches.count(key, k.name, grid, bound, fn)
         if new or time.monotonic() - self._last_write > FLUSH_S:
             self.write()
 

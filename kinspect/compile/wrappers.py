@@ -1,0 +1,385 @@
+"""The project's own host code as the source of a kernel's launch values: its Python wrapper.
+
+Most kernels are launched by a function of the same file (`def rms_norm(x, w, eps): ...
+_kernel[(M,)](x, y, w, x.stride(0), N, eps, BLOCK=triton.next_power_of_2(N))`) or by an autograd
+Function's `forward` there. Where no launch of the file gives the kernel's values, kinspect calls
+such a wrapper the way `dump --from` calls code (kinspect.compile.file_launches: the launch is
+recorded, never run), so every value the wrapper derives is the project's own: the constexprs it
+computes, the tensors it allocates (`torch.empty(..., dtype=torch.int8)`, `.to(torch.bfloat16)`),
+strides from `.stride()`, `x.dtype` passed on.
+
+Only the wrapper's own inputs are made up, from what its code does with them (read from its AST):
+a tensor (it reads `.shape`, `.stride()`, `.dtype`, ...), its rank (`M, N = x.shape`, `x.shape[3]`,
+`x.dim() == 4`), its dtype (`assert x.dtype in (torch.float16, torch.bfloat16)`; else the element
+type the kernel's code gives the parameter it is passed to; else fp16), an int, a float (`eps`,
+`sm_scale`) or a flag; parameters with defaults keep them. A few shape plans are tried in turn
+(model-like sizes first) until the wrapper reaches the launch without raising (its asserts and
+reshapes accept the inputs). Every made-up input is an assumption and is said so, and the call is
+printed as a `--from` text the user can edit.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import re
+import textwrap
+from dataclasses import dataclass
+
+# attributes whose use says a parameter is a tensor
+TENSOR_ATTRS = {"shape", "stride", "dtype", "size", "view", "reshape", "contiguous", "is_contiguous", "device",
+                "dim", "ndim", "numel", "element_size", "new_empty", "new_zeros", "new_full", "squeeze", "unsqueeze",
+                "to", "transpose", "permute", "flatten", "is_cuda", "data_ptr", "expand", "T", "mT", "t", "clone",
+                "chunk", "split", "unbind", "storage_offset", "float", "half", "bfloat16", "view_as", "reshape_as",
+                "nelement", "is_floating_point", "type", "max", "min", "sum", "mean", "fill_", "zero_", "copy_"}
+# torch dtype names -> kinspect's short names
+TORCH_SHORT = {"float16": "fp16", "half": "fp16", "bfloat16": "bf16", "float32": "fp32", "float": "fp32",
+               "float64": "fp64", "int8": "i8", "uint8": "u8", "int16": "i16", "int32": "i32", "int": "i32",
+               "int64": "i64", "long": "i64", "bool": "i1", "float8_e4m3fn": "fp8e4nv", "float8_e5m2": "fp8e5"}
+SHORT_TORCH = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32", "fp64": "float64", "i8": "int8", "u8": "uint8",
+               "i16": "int16", "i32": "int32", "i64": "int64", "i1": "bool", "fp8e4nv": "float8_e4m3fn",
+               "fp8e5": "float8_e5m2", "u16": "uint16", "u32": "uint32", "u64": "uint64"}
+FLOAT_NAMES = ("eps", "epsilon", "scale", "sm_scale", "softmax_scale", "alpha", "beta", "gamma", "momentum",
+               "temperature", "theta", "lr", "dropout_p", "p", "slope", "negative_slope", "base", "rope_theta",
+               "logit_cap", "softcap", "variance_epsilon")
+# shapes a tensor of each rank gets, one plan per try: model-like sizes first (hidden 4096, heads
+# of 128), then uniform sizes that satisfy `a.shape[1] == b.shape[0]`-style checks
+PLANS = (
+    {1: (4096,), 2: (16, 4096), 3: (4, 32, 128), 4: (2, 32, 1024, 128), 5: (2, 8, 16, 64, 16)},
+    {1: (128,), 2: (128, 128), 3: (128, 128, 128), 4: (4, 8, 128, 128), 5: (2, 4, 16, 16, 64)},
+    {1: (64,), 2: (64, 64), 3: (64, 64, 64), 4: (64, 64, 64, 64), 5: (16, 16, 16, 16, 16)},
+    {1: (2,), 2: (2, 4096), 3: (2, 1024, 4096), 4: (2, 1024, 32, 128), 5: (2, 4, 8, 16, 64)},
+)
+FLOAT_DEFAULT = "fp16"      # a float tensor's dtype where nothing says: half precision, as GPU kernels' inputs are
+
+
+@dataclass(frozen=True)
+class Input:
+    """One input kinspect made up for the wrapper's call."""
+
+    name: str
+    text: str          # Python text, as in the --from call
+    spec: str          # as --arg would spell it: '*fp16:16x4096', 'i32:128', 'fp32:1e-06'
+    why: str
+    keyword: bool = False    # a keyword-only parameter
+
+
+@dataclass(frozen=True)
+class Call:
+    """A wrapper's call with made-up inputs: `func(inputs...)` run in the kernel's module."""
+
+    func: str          # as the module names it: 'rms_norm' or '_attention.apply'
+    line: int          # where the wrapper is defined
+    inputs: tuple      # Input, for the parameters that have no default
+    plan: int = 0
+
+    def text(self) -> str:
+        return f"{self.func}({', '.join(f'{i.name}={i.text}' if i.keyword else i.text for i in self.inputs)})"
+
+
+@dataclass
+class _Param:
+    name: str
+    tensor: bool = False
+    rank: int = 0
+    dtypes: list = None
+    scalar: str = ""          # "int", "float", "bool"
+    kernel_param: str = ""    # the kernel parameter it is passed to as it is
+    keyword: bool = False
+    exact: bool = False       # the rank is known (`M, N = x.shape`, `x.dim() == 2`), not only a least one
+    optional: bool = False    # it defaults to None
+    dtype_from: str = ""      # "wrapper" (its code compares it), "kernel" (the kernel's code types it), "name"
+    value: int = 128          # an int's made-up value
+
+    def __post_init__(self):
+        self.dtypes = self.dtypes or []
+
+
+def wrappers_of(module, jit, key) -> list[tuple[str, object, int]]:
+    """The module's functions (and autograd Functions' `forward`s) that launch the kernel whose
+    kernel_key is `key`: (name to call, function, line), the file's order."""
+    from kinspect.compile.file_launches import kernel_key
+    from kinspect.compile.loader import launched_in
+
+    found = []
+    for name, obj in list(vars(module).items()):
+        fn, call = None, name
+        if inspect.isfunction(obj) and obj.__module__ == module.__name__:
+            fn = obj
+        elif inspect.isclass(obj) and obj.__module__ == module.__name__ and callable(getattr(obj, "apply", None)):
+            fn = getattr(obj, "forward", None)
+            call = f"{name}.apply"
+            if not inspect.isfunction(fn):
+                continue
+        if fn is None:
+            continue
+        for launched in launched_in(fn):
+            target = fn.__globals__.get(launched)
+            if target is not None and _key(target, kernel_key) == key:
+                found.append((call, fn, fn.__code__.co_firstlineno))
+                break
+    return sorted(found, key=lambda t: t[2])
+
+
+def _key(obj, kernel_key):
+    try:
+        return kernel_key(obj)
+    except Exception:
+        return None
+
+
+def calls(module, jit, key) -> list[Call]:
+    """For each wrapper of the kernel, its calls to try (one per shape plan), best first."""
+    from kinspect.compile.file_launches import kernel_key
+    from kinspect.compile.loader import launched_in
+
+    out = []
+    ns = vars(module)
+    torch_name = next((k for k, v in ns.items() if getattr(v, "__name__", None) == "torch" and inspect.ismodule(v)),
+                      None)
+    for func, fn, line in wrappers_of(module, jit, key):
+        names = {n for n in launched_in(fn) if _key(fn.__globals__.get(n), kernel_key) == key}
+        params = _params(fn, func, jit, names)
+        if params is None:
+            continue
+        torch = torch_name or "__import__('torch')"
+        required = [p for p in params if not p.optional]
+        for i, plan in enumerate(PLANS):
+            out.append(Call(func, line, tuple(_input(p, plan, torch) for p in required), i))
+            if len(required) < len(params):     # with the optional tensors too: they may choose the kernel
+                out.append(Call(func, line, tuple(_input(p, plan, torch) for p in params), i))
+    # every wrapper's first plan before any wrapper's second
+    return sorted(out, key=lambda c: c.plan)
+
+
+def _params(fn, func: str, jit, launched: set) -> list[_Param] | None:
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, TypeError, SyntaxError):
+        return None
+    node = next((n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
+    if node is None:
+        return None
+    args = node.args
+    positional = args.posonlyargs + args.args
+    defaults = len(args.defaults)
+    wanted = positional[:len(positional) - defaults] if defaults else positional
+    wanted += [a for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is None]
+    # parameters that default to None: a tensor the caller may pass (`residual=None`), which can
+    # choose the kernel the wrapper launches
+    optional = [a for a, d in zip(positional[len(positional) - defaults:], args.defaults) if _is_none(d)]
+    optional += [a for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None and _is_none(d)]
+    if func.endswith(".apply") and wanted and wanted[0].arg in ("ctx", "self"):
+        wanted = wanted[1:]
+    if args.vararg is not None and not wanted:
+        return None
+    params = {a.arg: _Param(a.arg) for a in wanted}
+    params.update({a.arg: _Param(a.arg, optional=True) for a in optional})
+    keyword = {a.arg for a in args.kwonlyargs} | {a.arg for a in optional}
+    for a in wanted + optional:
+        _annotation(params[a.arg], a.annotation)
+    _read_uses(node, params)
+    _kernel_params(node, params, jit, launched)
+    _kernel_dtypes(params, jit)
+    for p in params.values():
+        p.keyword = p.name in keyword
+    _share_float_dtype(params)
+    return [p for p in params.values() if not p.optional or p.tensor]
+
+
+def _is_none(node) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
+
+
+# names of tensors kept in fp32 whatever the activations are: scales and statistics
+FP32_NAME_RE = re.compile(r"scale|(^|_)s$|lse|rstd|mean|var$|(^|_)m$|norm_factor|amax")
+
+
+def _share_float_dtype(params: dict) -> None:
+    """Float tensors nothing types take the dtype of the one the wrapper checks (`q.dtype ==
+    torch.bfloat16`: q, k and v are one dtype, as tl.dot needs), else fp16; scales and statistics by
+    their names fp32."""
+    typed = [p for p in params.values() if p.tensor and p.dtypes and p.dtype_from == "wrapper"
+             and p.dtypes[0][:1] not in "iu"]
+    common = typed[0].dtypes[0] if typed else FLOAT_DEFAULT
+    for p in params.values():
+        if p.tensor and not p.dtypes:
+            if FP32_NAME_RE.search(p.name.lower()):
+                p.dtypes, p.dtype_from = ["fp32"], "name"
+            elif typed:
+                p.dtypes, p.dtype_from = [common], f"shared with {typed[0].name}"
+
+
+def _annotation(p: _Param, ann) -> None:
+    if ann is None:
+        return
+    text = ast.unparse(ann)
+    if "Tensor" in text:
+        p.tensor = True
+    elif text in ("int", "float", "bool"):
+        p.scalar = text
+
+
+def _name(node) -> str | None:
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _torch_dtype(node) -> str | None:
+    if isinstance(node, ast.Attribute) and _name(node.value) in ("torch",):
+        return TORCH_SHORT.get(node.attr)
+    return None
+
+
+def _read_uses(fn: ast.AST, params: dict) -> None:
+    """Tensor-ness, rank, dtypes and scalar kinds from what the wrapper's code does with each parameter."""
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Attribute) and _name(n.value) in params:
+            p = params[n.value.id]
+            if n.attr in TENSOR_ATTRS:
+                p.tensor = True
+        if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Attribute) and n.value.attr == "shape" \
+                and _name(n.value.value) in params:
+            idx = n.slice
+            if isinstance(idx, ast.UnaryOp) and isinstance(idx.op, ast.USub) and isinstance(idx.operand, ast.Constant):
+                _at_least(params[n.value.value.id], idx.operand.value)
+            elif isinstance(idx, ast.Constant) and isinstance(idx.value, int):
+                _at_least(params[n.value.value.id], idx.value + 1)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("size", "stride") \
+                and _name(n.func.value) in params and n.args and isinstance(n.args[0], ast.Constant) \
+                and isinstance(n.args[0].value, int):
+            v = n.args[0].value
+            _at_least(params[n.func.value.id], v + 1 if v >= 0 else -v)
+        if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], (ast.Tuple, ast.List)) \
+                and not any(isinstance(e, ast.Starred) for e in n.targets[0].elts):
+            base = _shape_of(n.value)
+            if base in params:
+                params[base].tensor = True
+                params[base].rank = len(n.targets[0].elts)
+                params[base].exact = True
+        if isinstance(n, ast.Compare):
+            _compare(n, params)
+        if isinstance(n, ast.If) and _name(n.test) in params and not params[n.test.id].tensor:
+            params[n.test.id].scalar = params[n.test.id].scalar or "bool"
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in (
+                "empty_like", "zeros_like", "ones_like", "randn_like") and n.args and _name(n.args[0]) in params:
+            params[n.args[0].id].tensor = True
+
+
+def _shape_of(node) -> str | None:
+    """`x` of `x.shape` / `x.size()`."""
+    if isinstance(node, ast.Attribute) and node.attr == "shape":
+        return _name(node.value)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "size" and not node.args:
+        return _name(node.func.value)
+    return None
+
+
+def _at_least(p: _Param, rank: int) -> None:
+    p.tensor = True
+    if not p.exact:
+        p.rank = max(p.rank, rank)
+
+
+def _compare(n: ast.Compare, params: dict) -> None:
+    left = n.left
+    # x.dtype == torch.float16, x.dtype in (torch.float16, torch.bfloat16)
+    if isinstance(left, ast.Attribute) and left.attr == "dtype" and _name(left.value) in params:
+        p = params[left.value.id]
+        p.tensor = True
+        for op, right in zip(n.ops, n.comparators):
+            if isinstance(op, (ast.Eq, ast.Is)):
+                d = _torch_dtype(right)
+                if d:
+                    p.dtypes.append(d)
+                    p.dtype_from = p.dtype_from or "wrapper"
+            elif isinstance(op, ast.In) and isinstance(right, (ast.Tuple, ast.List, ast.Set)):
+                p.dtypes += [d for d in map(_torch_dtype, right.elts) if d]
+                p.dtype_from = p.dtype_from or ("wrapper" if p.dtypes else "")
+    # x.dim() == 4, x.ndim == 3, len(x.shape) == 2
+    base = None
+    if isinstance(left, ast.Call) and isinstance(left.func, ast.Attribute) and left.func.attr == "dim":
+        base = _name(left.func.value)
+    elif isinstance(left, ast.Attribute) and left.attr == "ndim":
+        base = _name(left.value)
+    elif isinstance(left, ast.Call) and _name(left.func) == "len" and left.args:
+        base = _shape_of(left.args[0])
+    if base in params and len(n.ops) == 1 and isinstance(n.ops[0], ast.Eq) and isinstance(n.comparators[0], ast.Constant):
+        params[base].tensor = True
+        params[base].rank = int(n.comparators[0].value)
+        params[base].exact = True
+    # a scalar compared with a number: its kind
+    if _name(left) in params:
+        for right in n.comparators:
+            if isinstance(right, ast.Constant) and isinstance(right.value, (int, float)) and \
+                    not isinstance(right.value, bool):
+                p = params[left.id]
+                p.scalar = p.scalar or ("float" if isinstance(right.value, float) else "int")
+
+
+def _kernel_params(fn: ast.AST, params: dict, jit, launched: set) -> None:
+    """Which kernel parameter each wrapper parameter is passed to as it is, at `kernel[grid](...)`
+    (`launched`: the names the wrapper calls the kernel by)."""
+    from kinspect.compile.infer import params_of
+
+    names = [p.name for p in params_of(jit)]
+    for n in ast.walk(fn):
+        if not (isinstance(n, ast.Call) and isinstance(n.func, ast.Subscript) and _name(n.func.value) in launched):
+            continue
+        for i, a in enumerate(n.args):
+            if _name(a) in params and i < len(names):
+                params[a.id].kernel_param = names[i]
+        for k in n.keywords:
+            if _name(k.value) in params and k.arg:
+                params[k.value.id].kernel_param = k.arg
+
+
+def _kernel_dtypes(params: dict, jit) -> None:
+    """For a tensor passed to the kernel as it is, the element type the kernel's own code gives that
+    parameter, where the code says one (not a habit or nothing)."""
+    from kinspect.compile.assume import NO_EVIDENCE, assume
+
+    wanted = [p.kernel_param for p in params.values() if p.kernel_param]
+    if not wanted:
+        return
+    try:
+        assumed = {a.name: a for a in assume(jit, wanted, {})}
+    except Exception:
+        return
+    for p in params.values():
+        a = assumed.get(p.kernel_param)
+        if a is None:
+            continue
+        if a.kind == "pointer":
+            p.tensor = True
+            if not p.dtypes and NO_EVIDENCE not in a.why and "as matmul inputs usually are" not in a.why:
+                p.dtypes.append(a.spec[1:])
+                p.dtype_from = "kernel"
+        elif not p.tensor and not p.scalar:
+            # a scalar passed on as it is: of the kind the kernel's code gives that parameter
+            p.scalar = {"int": "int", "pow2": "int", "loop": "int", "float": "float", "bool": "bool"}.get(a.kind, "")
+            if p.scalar == "int" and isinstance(a.value, int) and not isinstance(a.value, bool):
+                p.value = a.value
+
+
+def _input(p: _Param, plan: dict, torch: str) -> Input:
+    if p.tensor:
+        rank = p.rank if p.exact else max(p.rank, 2)     # rows of a hidden size, where nothing fixes it
+        shape = plan.get(rank) or (4,) * rank
+        dtype = p.dtypes[0] if p.dtypes else FLOAT_DEFAULT
+        if dtype not in SHORT_TORCH:
+            dtype = FLOAT_DEFAULT
+        make = "zeros" if dtype[:1] in "iu" else "empty"     # index tensors: valid indices
+        text = f"{torch}.{make}({', '.join(map(str, shape))}, dtype={torch}.{SHORT_TORCH[dtype]})"
+        source = {"wrapper": "one the wrapper compares it with", "kernel": f"as the kernel's code gives {p.kernel_param}",
+                  "name": "fp32 by its name (a scale or statistic)"}.get(p.dtype_from, p.dtype_from)
+        why = (f"its dtype {dtype}: " + (source or "nothing says more") + f"; rank {rank}" +
+               ("" if p.exact else " (nothing fixes it)"))
+        return Input(p.name, text, f"*{dtype}:{'x'.join(map(str, shape))}", f"a tensor the wrapper takes; {why}",
+                     p.keyword)
+    name = p.name.lower()
+    if p.scalar == "float" or (not p.scalar and name in FLOAT_NAMES) or name.endswith(("_eps", "_scale")):
+        return Input(p.name, "1e-06" if "eps" in name else "0.125", "fp32", "a float the wrapper takes",
+                     p.keyword)
+    if p.scalar == "bool" or name.startswith(("is_", "use_", "has_", "return_", "enable_")):
+        return Input(p.name, "False", "i1:0", "a flag the wrapper takes", p.keyword)
+    return Input(p.name, str(p.value), f"i32:{p.value}", "an int the wrapper takes", p.keyword)

@@ -1,0 +1,257 @@
+"""The project's own launch values (issue 38): a kernel's wrapper called with made-up inputs, so the
+constexprs it computes (triton.next_power_of_2), the tensors it allocates (int8, bf16), its strides
+and data_ptr() addresses are the project's; every guess visible in the record, in --json and on the
+verdicts it shapes; and the smaller items (i64 without a value, a namespace package's module name,
+a NameError traced to the ImportError it began as). Kernels written here in the styles real
+projects use, compiled for real, offline."""
+
+import json
+import textwrap
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from kinspect.cli import main
+from tests.helpers import one_error_line
+
+
+def run(*args):
+    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+
+
+def ok(*args):
+    r = run(*args)
+    assert r.exit_code == 0, r.output
+    return r.output
+
+
+def record(store: Path) -> dict:
+    (found,) = store.glob("*/*/record.json")
+    return json.loads(found.read_text())
+
+
+def write(folder: Path, name: str, text: str) -> Path:
+    f = folder / name
+    f.parent.mkdir(parents=True, exist_ok=True)
+    f.write_text(textwrap.dedent(text))
+    return f
+
+
+QUANT = """
+    import torch
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def _quant_rows(x_ptr, y_ptr, s_ptr, stride_x, N, BLOCK: tl.constexpr):
+        row = tl.program_id(0)
+        cols = tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + row * stride_x + cols, mask=cols < N, other=0.0).to(tl.float32)
+        scale = tl.max(tl.abs(x)) / 127.0
+        tl.store(y_ptr + row * N + cols, (x / scale).to(tl.int8), mask=cols < N)
+        tl.store(s_ptr + row, scale.to(s_ptr.dtype.element_ty))
+
+
+    def quantize_rows(x):
+        assert x.dtype in (torch.bfloat16, torch.float16)
+        M, N = x.shape
+        y = torch.empty((M, N), dtype=torch.int8, device=x.device)
+        s = torch.empty(M, dtype=torch.bfloat16, device=x.device)
+        _quant_rows[(M,)](x, y, s, x.stride(0), N, BLOCK=triton.next_power_of_2(N), num_warps=8)
+        return y, s
+"""
+
+
+def test_a_wrapper_gives_its_constexprs_allocations_and_strides_with_no_flags(tmp_path):
+    f = write(tmp_path, "quant.py", QUANT)
+    out = ok("dump", f"{f}:_quant_rows", "--store", tmp_path / "out")
+    rec = record(tmp_path / "out")
+    sig = rec["signature"]
+    # the wrapper's own allocations and its dtype check (bf16 first), not the kernel-body guesses
+    assert (sig["x_ptr"], sig["y_ptr"], sig["s_ptr"]) == ("*bf16", "*i8", "*bf16"), sig
+    # BLOCK = triton.next_power_of_2(N) of the made-up 16x4096 input; num_warps the wrapper's
+    assert rec["constexprs"]["BLOCK"] == 4096 and rec["options"]["num_warps"] == 8
+    assert "the project's wrapper quantize_rows() (line 17) called with made-up inputs" in out
+    assumed = rec["extra"]["user"]["assumed"]
+    assert [a["name"] for a in assumed] == ["quantize_rows:x"] and assumed[0]["kind"] == "input"
+    assert assumed[0]["spec"] == "*bf16:16x4096" and "one the wrapper compares it with" in assumed[0]["why"]
+    # the call is a --from text that reproduces the compile
+    call = rec["extra"]["user"]["from"]
+    again = ok("dump", f"{f}:_quant_rows", "--from", call, "--store", tmp_path / "again")
+    assert record(tmp_path / "again")["signature"] == sig and "assumed" not in again.split("stored")[0]
+
+
+def test_the_verdicts_say_the_launch_values_rest_on_made_up_inputs(tmp_path):
+    f = write(tmp_path, "quant.py", QUANT)
+    ok("dump", f"{f}:_quant_rows", "--store", tmp_path / "out")
+    (folder,) = (tmp_path / "out").glob("*/*/record.json")
+    report = json.loads(ok("vec-report", folder.parent, "--json"))[0]
+    assert report["assumed"][0]["name"] == "quantize_rows:x"
+    said = [v["text"] for v in report["verdicts"] if "made-up inputs" in v["text"]]
+    assert said == ["the launch values come from quantize_rows() called with made-up inputs "
+                    "(quantize_rows:x=*bf16:16x4096): sizes, dtypes and what follows from them are guesses"]
+
+
+RMS = """
+    import torch
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def _rms_norm(X, Y, W, stride, N, eps, BLOCK_N: tl.constexpr):
+        row = tl.program_id(0)
+        cols = tl.arange(0, BLOCK_N)
+        mask = cols < N
+        x = tl.load(X + row * stride + cols, mask=mask, other=0.0).to(tl.float32)
+        w = tl.load(W + cols, mask=mask, other=0.0).to(tl.float32)
+        rstd = tl.rsqrt(tl.sum(x * x, axis=0) / N + eps)
+        tl.store(Y + row * stride + cols, (x * rstd * w).to(Y.dtype.element_ty), mask=mask)
+
+
+    def rms_norm(x, w, eps=1e-6):
+        M, N = x.shape
+        y = torch.empty_like(x)
+        _rms_norm[(M,)](x, y, w, x.stride(0), N, eps, BLOCK_N=triton.next_power_of_2(N))
+        return y
+"""
+
+
+def test_rmsnorm_gets_block_n_from_its_wrapper_with_no_flags(tmp_path):
+    """The issue's RMSNorm: kinspect assumed BLOCK_N=64 for N=1024 (64 elements over 128 threads) and
+    said the loads were not vectorized; the program's launch passes next_power_of_2(N)."""
+    main_block = """
+
+        if __name__ == "__main__":
+            x = torch.randn(8, 1024, dtype=torch.float16, device="cuda")
+            rms_norm(x, torch.ones(1024, dtype=torch.float16, device="cuda"))
+    """
+    f = tmp_path / "rms.py"
+    f.write_text(textwrap.dedent(RMS) + textwrap.dedent(main_block))
+    out = ok("dump", f"{f}:_rms_norm", "--store", tmp_path / "a")
+    rec = record(tmp_path / "a")
+    assert rec["constexprs"]["BLOCK_N"] == 1024 and rec["signature"]["N"] == "i32"
+    assert rec["signature"]["X"] == "*fp16" and "its __main__ block" in out and "assumed" not in out.split("stored")[0]
+    # without the __main__ block, the wrapper itself with made-up rows of 4096: BLOCK_N follows N
+    g = write(tmp_path / "b", "rms.py", RMS)
+    ok("dump", f"{g}:_rms_norm", "--store", tmp_path / "b" / "out")
+    rec = record(tmp_path / "b" / "out")
+    assert rec["constexprs"]["BLOCK_N"] == 4096 and rec["signature"]["eps"] == "fp32"
+
+
+def test_a_data_ptr_argument_is_a_64_bit_address(tmp_path):
+    f = write(tmp_path, "gather.py", """
+        import torch
+        import triton
+        import triton.language as tl
+
+
+        @triton.jit
+        def _copy_from(src_addr, out_ptr, n, BLOCK: tl.constexpr):
+            src = src_addr.to(tl.pointer_type(tl.float16))
+            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            tl.store(out_ptr + offs, tl.load(src + offs, mask=offs < n), mask=offs < n)
+
+
+        def copy_from(x):
+            out = torch.empty_like(x)
+            _copy_from[(triton.cdiv(x.numel(), 1024),)](x.data_ptr(), out, x.numel(), BLOCK=1024)
+            return out
+    """)
+    ok("dump", f"{f}:_copy_from", "--store", tmp_path / "a")
+    assert record(tmp_path / "a")["signature"]["src_addr"] == "i64"
+    # the kernel alone: the code casts it to a pointer, so it is assumed 64-bit too
+    g = write(tmp_path / "b", "gather.py", (tmp_path / "gather.py").read_text().split("def copy_from")[0])
+    out = ok("dump", f"{g}:_copy_from", "--store", tmp_path / "b" / "out")
+    assert record(tmp_path / "b" / "out")["signature"]["src_addr"] == "i64"
+    assert "src_addr=i64:4294967296  (a 64-bit integer: its value is a device address" in out
+
+
+def test_i64_without_a_value_compiles_as_i64_and_a_small_one_is_refused(tmp_path):
+    f = write(tmp_path, "k.py", """
+        import triton
+        import triton.language as tl
+
+
+        @triton.jit
+        def k(x_ptr, addr, BLOCK: tl.constexpr):
+            offs = tl.arange(0, BLOCK)
+            tl.store(x_ptr + offs, tl.load(x_ptr + offs) + addr)
+    """)
+    ok("dump", f"{f}:k", "--arg", "x_ptr=*i64", "--arg", "addr=i64", "-p", "BLOCK=64", "--store", tmp_path / "a")
+    assert record(tmp_path / "a")["signature"]["addr"] == "i64"
+    one_error_line(run("dump", f"{f}:k", "--arg", "addr=i64:1024", "--store", tmp_path / "b"),
+                   "Triton passes an int below 2**31 as i32")
+
+
+def test_a_namespace_package_is_imported_under_the_name_its_files_use(tmp_path):
+    root = tmp_path / "proj"
+    write(root, "core/__init__.py", "")
+    write(root, "core/consts.py", "BLOCK = 128\n")
+    write(root, "core/ops/__init__.py", "")
+    f = write(root, "core/ops/scale.py", """
+        import triton
+        import triton.language as tl
+        from proj.core.consts import BLOCK as DEFAULT_BLOCK
+
+
+        @triton.jit
+        def scale(x_ptr, n, BLOCK: tl.constexpr):
+            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+    """)
+    from kinspect.compile.loader import locate
+
+    where = locate(str(f))
+    assert (where.module, where.root) == ("proj.core.ops.scale", tmp_path.resolve())
+    ok("dump", f"{f}:scale", "--store", tmp_path / "out")
+
+
+def test_a_name_error_names_the_import_it_began_as(tmp_path):
+    f = write(tmp_path, "k.py", """
+        import triton
+        import triton.language as tl
+        from kinspect_no_such_module import fast_exp
+
+
+        @triton.jit
+        def k(x_ptr, BLOCK: tl.constexpr):
+            offs = tl.arange(0, BLOCK)
+            tl.store(x_ptr + offs, fast_exp(tl.load(x_ptr + offs)))
+    """)
+    one_error_line(run("dump", f"{f}:k", "--store", tmp_path / "out"),
+                   "'fast_exp' is undefined because its definition failed (line 4: ModuleNotFoundError",
+                   "edit and run: kinspect dump")
+
+
+def test_a_value_is_never_inferred_from_itself(tmp_path):
+    """tl.dot(p.to(v.dtype), v): V's type was taken from p's fp32, giving 12 HGMMA where fp16 gives 8."""
+    f = write(tmp_path, "attn.py", """
+        import triton
+        import triton.language as tl
+
+
+        @triton.jit
+        def attn(Q, K, V, Out, N_CTX, BLOCK: tl.constexpr, D: tl.constexpr):
+            offs = tl.arange(0, BLOCK)
+            d = tl.arange(0, D)
+            q = tl.load(Q + offs[:, None] * D + d[None, :])
+            acc = tl.zeros((BLOCK, D), dtype=tl.float32)
+            for start in range(0, N_CTX, BLOCK):
+                k = tl.load(K + (start + offs)[None, :] * D + d[:, None])
+                v = tl.load(V + (start + offs)[:, None] * D + d[None, :])
+                s = tl.dot(q, k)
+                p = tl.exp(s - tl.max(s, 1)[:, None])
+                acc += tl.dot(p.to(v.dtype), v)
+            tl.store(Out + offs[:, None] * D + d[None, :], acc)
+    """)
+    out = ok("dump", f"{f}:attn", "--store", tmp_path / "out")
+    assert record(tmp_path / "out")["signature"]["V"] == "*fp16"
+    assert "whose other operand is cast to its type" in out
+    (folder,) = (tmp_path / "out").glob("*/*/record.json")
+    report = json.loads(ok("vec-report", folder.parent, "--json"))[0]
+    # verdicts on lines that use assumed values say so; the assumed values are in the JSON
+    assert {a["name"] for a in report["assumed"]} >= {"Q", "K", "V", "BLOCK", "D"}
+    dots = [v["text"] for v in report["verdicts"] if "tl.dot(p.to(v.dtype), v)" in v["text"]]
+    assert dots and all(t.startswith("on the assumed BLOCK=64, D=64") for t in dots), dots
