@@ -523,6 +523,8 @@ def _source(src) -> SourceRef | None:
         if first and last:                  # the whole file: keep the function
             lines = code.splitlines()
             code, start = "\n".join(lines[line(first) - start: line(last) - start + 1]), line(first)
+        if len(code) > MAX_SOURCE_CHARS:    # a kernel is KBs: what is past the cap is no kernel's (kept lines whole)
+            code = code[:MAX_SOURCE_CHARS].rsplit("\n", 1)[0]
         path = src.get("file_path")
         return SourceRef(file=path[:1000] if isinstance(path, str) and path else "<trace>", line=start, text=code)
     except (TypeError, ValueError):
