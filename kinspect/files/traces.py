@@ -57,7 +57,7 @@ MAX_SIGNATURES = 4096       # distinct launch signatures tracked per variant (th
 MAX_SOURCE_CHARS = 1 << 20
 # The most a trace file inflates to before reading stops (KINSPECT_MAX_TRACE_BYTES): a gzip or zstd
 # bomb of a few MB would otherwise hold the machine for minutes. A line (one event, every stage of a
-# kernel in it) is held to a few times the stage cap (kinspect.files.foreign.limit).
+# kernel in it) is held to the stage cap (kinspect.files.foreign.limit).
 TRACE_LIMIT_ENV = "KINSPECT_MAX_TRACE_BYTES"
 DEFAULT_TRACE_LIMIT = 2 << 30
 READ_CHUNK = 8192         # small: a cut-off gzip loses only the last read (EOFError drops what it inflated)
@@ -349,11 +349,11 @@ def trace_limit() -> int:
 
 def _lines(f, path: Path, warnings: list[str]) -> Iterator[tuple[int, bytes]]:
     """(line number, bytes) of each line of a binary stream, read in chunks: a line longer than
-    a few stage caps is skipped as it streams by (never held whole), and reading stops, with one
+    the stage cap is skipped as it streams by (never held whole), and reading stops, with one
     warning, once the stream has given trace_limit() bytes."""
     from kinspect.files.foreign import LIMIT_ENV, limit
 
-    longest, total_cap = 2 * limit() + (1 << 20), trace_limit()
+    longest, total_cap = limit() + (1 << 20), trace_limit()
     n, total, parts, size, skipping = 0, 0, [], 0, False
     while True:
         chunk = f.read(READ_CHUNK)
