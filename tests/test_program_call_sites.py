@@ -112,8 +112,9 @@ def _twice(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
 
 
 def test_a_variant_compiled_while_the_program_ran_is_named_with_its_trigger(tmp_path):
-    """n=4096 (divisible by 16) launches first; n=1000 then needs another specialization, compiled at its
-    launch while the program was running the kernel: a recompile, named with the argument that caused it."""
+    """n=4096 (divisible by 16) launches first; n=1000 in the first step and an unaligned x in the third need
+    other specializations, each compiled at its launch: the third step's is a recompile while running,
+    named with the arguments that caused it; the first step's is not."""
     import torch
     from triton import knobs
 
@@ -126,18 +127,20 @@ def test_a_variant_compiled_while_the_program_ran_is_named_with_its_trigger(tmp_
     with knobs.cache.scope(), fresh_binders(_halve), fresh_binders(_twice):
         knobs.cache.dir = str(tmp_path / "triton-cache")
         with dry_run(), kinspect.capture(tmp_path / "out"):
-            for _ in range(2):
+            for step in range(3):                          # a step: _halve then _twice
                 _halve[(8,)](x, y, 4096, BLOCK=512)
-            _halve[(2,)](x, y, 1000, BLOCK=512)     # the first step still meets new kernels: not a recompile
-            time.sleep(0.05)
-            _twice[(8,)](x, y, 4096, BLOCK=512)      # the last new kernel: the first step is over
-            time.sleep(0.05)
-            _halve[(8,)](x[1:], y, 4095, BLOCK=512)  # x unaligned and n odd: a recompile while running
+                if step == 0:
+                    _halve[(2,)](x, y, 1000, BLOCK=512)     # within the first step: not a recompile
+                if step == 2:
+                    _halve[(8,)](x[1:], y, 4095, BLOCK=512)  # x unaligned, n odd, in step 3: a recompile
+                _twice[(8,)](x, y, 4096, BLOCK=512)
     variants = [v for v in read_records(tmp_path / "out") if v.kernel == "_halve"]
     assert len(variants) == 3
-    from kinspect.analysis.variants import first_step_end
+    from kinspect.analysis.variants import first_step_end, step_launches
 
-    why = explain(variants, first_step_end(list(read_records(tmp_path / "out"))))
+    every = list(read_records(tmp_path / "out"))
+    assert list(step_launches(every).values()) == [8 / 3], "8 launches over 3 calls of the first kernel"
+    why = explain(variants, first_step_end(every), step_launches(every))
     assert [w.while_running for w in why] == [False, False, True]
     assert why[0].differs == ("n%16=0", "x_ptr aligned") and why[2].differs == ("n%16!=0", "x_ptr unaligned")
     assert why[2].trigger == "a launch with x_ptr: float32[4095] strides (1), n=4095 (before: x_ptr: float32[4096] " \

@@ -312,13 +312,13 @@ def for_program(variants: list[Variant], device: str | None = None) -> ProgramSo
 
 
 def _variants(variants: list[Variant]) -> dict:
-    from kinspect.analysis.variants import explain, first_step_end
+    from kinspect.analysis.variants import explain, first_step_end, step_launches
 
     by_kernel: dict = {}
     for v in variants:
         by_kernel.setdefault(v.kernel, []).append(v)
-    warm = first_step_end(variants)
-    return {k: found for k, vs in by_kernel.items() if (found := explain(vs, warm))}
+    warm, per_step = first_step_end(variants), step_launches(variants)
+    return {k: found for k, vs in by_kernel.items() if (found := explain(vs, warm, per_step))}
 
 
 def _call_sites(variants: list[Variant]) -> dict:

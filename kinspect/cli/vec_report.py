@@ -76,13 +76,13 @@ def vec_report(targets, target, constexprs, args, num_warps, num_stages, config,
     step = Steps() if sys.stderr.isatty() and not as_json else Steps.silent()
     try:
         return _vec_report(targets, kwargs, retarget, as_json, show_lines, top, every, names, jobs, tune_top,
-                           tune_trials, tune_budget, counters, rank, out_dir, step)
+                           tune_trials, tune_budget, counters, rank, device, out_dir, step)
     finally:
         step.close()
 
 
 def _vec_report(targets, kwargs, retarget, as_json, show_lines, top, every, names, jobs, tune_top, tune_trials,
-                tune_budget, counters, rank, out_dir, step):
+                tune_budget, counters, rank, device, out_dir, step):
     import json
     import shutil
 

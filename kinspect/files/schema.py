@@ -332,7 +332,8 @@ CALL_SITE = Obj({"file": Str(4096), "line": Int(0, 2**31 - 1)}, {"function": Str
 SIGNATURE = Obj({"grid": GRID, "args": List(ARG, 1024), "calls": COUNT},
                 {"pid": PID, "rank": Maybe(Int(0, 2**31 - 1)), "site": Maybe(CALL_SITE)})
 PROCESS = Obj({"pid": PID, "rank": Maybe(Int(0, 2**31 - 1)), "host": NAME, "calls": COUNT},
-              {"gpu_ms": Maybe(Num(0)), "timed": COUNT, "first_at": Maybe(Num(0))})
+              {"gpu_ms": Maybe(Num(0)), "timed": COUNT, "first_at": Maybe(Num(0)),
+               "launches_before": Maybe(COUNT)})
 GPU_TIME = Obj({"calls": COUNT, "total_ms": Num(0)}, {"samples_ms": List(Num(0), 4096)})
 ATTRIBUTES = Map(Map(Json(4, 64), 64), 1024)     # parameter -> {"tt.divisibility": 16, "constant": 1, ...}
 LAUNCHES = Obj({"calls": COUNT},

@@ -57,6 +57,7 @@ class Tally:
     written: int = 0                # calls when last written
     own: tuple = ()                 # the kernel's own file and package: no call site is in them (hooks.callsite)
     first_at: float = field(default_factory=time.time)     # its first launch in this process
+    launches_before: int = 0        # launches of every variant this process had made before its first
 
     @property
     def calls(self) -> int:
@@ -206,7 +207,8 @@ class LaunchRecorder:
         own = ()
         if fn is not None:
             own = _own(fn)
-        tally = self.tallies[key] = Tally(kernel=str(kernel), names=tuple(names), own=own)
+        before = sum(t.calls for t in self.tallies.values())
+        tally = self.tallies[key] = Tally(kernel=str(kernel), names=tuple(names), own=own, launches_before=before)
         if self.timer is not None:
             try:
                 self.timer.new_variant(self, str(kernel), key)
@@ -261,7 +263,7 @@ class LaunchRecorder:
             other_calls=tally.other,
             processes=(ProcessLaunches(pid=pid, rank=rk, host=host, calls=calls,
                                        gpu_ms=tally.total_ms if tally.timed else None, timed=tally.timed,
-                                       first_at=tally.first_at),),
+                                       first_at=tally.first_at, launches_before=tally.launches_before),),
             gpu=GpuTime(tally.timed, tally.total_ms, tuple(tally.samples)) if tally.timed else None,
             tuning_calls=tally.tuning, tuning_ms=tally.tuning_ms)
 
