@@ -3,6 +3,7 @@ sweep, report, bench, interpret, repro."""
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -10,7 +11,7 @@ from typing import TYPE_CHECKING
 from kinspect.analysis.lookup import find_variant
 from kinspect.analysis.program_view import is_program
 from kinspect.api.tuning import tuned
-from kinspect.core.errors import UsageError
+from kinspect.core.errors import KinspectError, UsageError
 from kinspect.core.model import Variant
 from kinspect.files.readonly import check_output_path
 from kinspect.files.store import DEFAULT_OUT
@@ -33,12 +34,27 @@ def diff(items, *, bench: bool = True, **kwargs) -> DiffResult:
     cluster, gpus = kwargs.pop("cluster", None), kwargs.pop("gpus", None)
     if bench and kwargs.get("timer") is None:
         from kinspect.bench.runtime import autotuner_pick, device_timer
+        from kinspect.compile.loader import absolute, is_user_kernel
 
-        kwargs["timer"] = device_timer(kwargs.get("size"))
-        kwargs.setdefault("picker", autotuner_pick if kwargs["timer"] is not None else None)
+        own = frozenset(_absolute(i, absolute) for i in items if is_user_kernel(i))   # files the user named
+        kwargs["timer"] = device_timer(kwargs.get("size"), own=own)
+        kwargs.setdefault("picker", functools.partial(autotuner_pick, own=own) if kwargs["timer"] is not None
+                          else None)
     if cluster or (kwargs.get("timer") is not None and gpus != 1):
         kwargs["ex"] = fan_out(cluster, gpus)
-    return compare(list(items), **kwargs)
+    try:
+        return compare(list(items), **kwargs)
+    finally:
+        close = getattr(kwargs.get("ex"), "close", None)
+        if close is not None:
+            close()
+
+
+def _absolute(item: str, absolute) -> str:
+    try:
+        return absolute(item)
+    except KinspectError:      # not there: the sweep says so in its own words
+        return item
 
 
 def diff_runs(a, b, *, steps=(None, None), pair: str | None = None, text: bool = True):
@@ -80,9 +96,26 @@ def bench(kernel: str, **kwargs) -> BenchResult:
     kinspect.bench.measure.bench, whose keyword arguments it takes. With no device, a UsageError
     that names `--interpret` and `dump`."""
     from kinspect.bench.measure import bench as run
+
+    given = kwargs.get("constexprs")
+    replay, kwargs["constexprs"] = _replayed(kernel, kwargs.get("out_dir", DEFAULT_OUT), given)
+    picked = given if given and not kwargs["constexprs"] else None     # -p that picked a stored variant
+    return run(kernel, replay=replay, picked=picked, **kwargs)
+
+
+def _replayed(kernel: str, out_dir, constexprs: dict | None) -> tuple[str | None, dict | None]:
+    """(the stored variant `kernel` names, or None; the -p values left to apply): -p values that
+    picked one of several stored variants of a kernel (as find_variant's hint says) are spent on it."""
     from kinspect.bench.captured import captured
 
-    return run(kernel, replay=captured(kernel, kwargs.get("out_dir", DEFAULT_OUT)), **kwargs)
+    replay = captured(kernel, out_dir, values=constexprs)
+    if replay and constexprs:
+        from kinspect.analysis.lookup import has_values
+        from kinspect.files.store import read_record
+
+        if has_values(read_record(Path(replay)), constexprs):
+            return replay, {}
+    return replay, constexprs
 
 
 def interpret(kernel: str, *, out_dir: str | Path = DEFAULT_OUT, **kwargs) -> Interpreted:
@@ -92,9 +125,9 @@ def interpret(kernel: str, *, out_dir: str | Path = DEFAULT_OUT, **kwargs) -> In
 
     need("numpy", "--interpret (Triton's interpreter)")
     from kinspect.bench.interpreted_check import interpret as run
-    from kinspect.bench.captured import captured
 
-    return run(kernel, replay=captured(kernel, out_dir), **kwargs)
+    replay, kwargs["constexprs"] = _replayed(kernel, out_dir, kwargs.get("constexprs"))
+    return run(kernel, replay=replay, **kwargs)
 
 
 def interpret_many(runs: list[dict]) -> list[Interpreted]:
@@ -119,11 +152,11 @@ def repro(variant: str, output: str | Path, *, interpret: bool = False, embed: b
     captured launch once (kinspect.replay.script); with `interpret` it runs under TRITON_INTERPRET.
     `values` (-p) pick one of several variants of a kernel, as in find_variant."""
     from kinspect.replay import script
-    from kinspect.replay.spec import from_variant
+    from kinspect.replay.spec import of_variant
 
     v = find_variant(variant, out_dir, prefer=lambda x: x.ran, values=values)
     path = check_output_path(output, "script", [variant])
-    spec = from_variant(v, launch)
+    spec = of_variant(v, launch)
     how = script.write(spec, path, interpret=interpret, embed=embed, label=variant, triton_version=v.triton_version)
     return Repro(path=path, variant=v, spec=spec, how=how)
 

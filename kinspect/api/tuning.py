@@ -27,13 +27,13 @@ def tune(name: str, *, out_dir: str | Path = DEFAULT_OUT, trials: int | None = N
     from kinspect.files.store import read_record
     from kinspect.tune import result, run, search
 
-    folder = captured(name, out_dir)
+    folder = captured(name, out_dir, constexprs)
     if folder is None and not _names_kernel(name):
         find_variant(name, out_dir)         # not found: its one line, with the names that are there
         raise UsageError(f"'{name}' is a variant without a captured launch: tune replays a variant "
                          f"`kinspect capture` recorded, or launches a kernel (shipped, or FILE:KERNEL) once here")
     if runner_for is None:
-        line = run.device_line(f"'{name}'", name)
+        line = run.device_line(f"'{name}'", name, out_dir)
         if line:
             raise UsageError(line)
         runner_for = run.Replayer
@@ -85,11 +85,14 @@ def tune_program(found: ProgramView, n: int, **kwargs) -> list:
     from kinspect.tune.outcome import Tuned
     from kinspect.tune.run import device_line
 
-    line = device_line("the kernels of this program", "VARIANT") if kwargs.get("runner_for") is None else None
+    chosen = by_headroom(found.sol.speeds)[:n]
+    first = found.busiest.get(chosen[0]) if chosen else None     # the hint names a variant that is there
+    line = (device_line("the kernels of this program", first.path if first is not None and first.path else
+                        (chosen[0] if chosen else "VARIANT"))
+            if kwargs.get("runner_for") is None else None)
     if line:
         raise UsageError(line)
     out = []
-    chosen = by_headroom(found.sol.speeds)[:n]
     if kwargs.get("progress"):
         kwargs["progress"](f"tune: the {len(chosen)} kernel(s) with the most headroom, in this order: "
                            f"{', '.join(chosen)}")

@@ -39,11 +39,15 @@ def resolve_variants(items, *, target=None, constexprs=None, args=None, num_warp
 
     if not items:
         return [complete(v) for v in sources.at_most(sources.readable(sources.discover(None)))]
+    from kinspect.analysis.lookup import row
+
     variants = []
     for item in items:
         p = Path(item)
         if p.exists() and not is_user_kernel(item):
             variants += [complete(v) for v in sources.at_most(sources.readable(sources.discover(p)))]
+        elif (numbered := row(item, out_dir)) is not None:     # a row of `kinspect ls STORE`
+            variants.append(complete(numbered))
         else:
             variants.append(dump(item, target=target, constexprs=constexprs, args=args, num_warps=num_warps,
                                  num_stages=num_stages, size=size, out_dir=out_dir, config=config, launch=launch,
@@ -88,11 +92,12 @@ class VecReport:
 
 def vec_report_view(items, *, retarget=(), top: int = 3, every: bool = False, names=(), jobs: int | None = None,
                     tune: int | None = None, trials: int | None = None, budget_s: float | None = None,
-                    counters: int = 0, rank: int | None = None, progress=None, **kwargs) -> VecReport:
+                    counters: int = 0, rank: int | None = None, device: str | None = None, progress=None,
+                    **kwargs) -> VecReport:
     """vec-report's decision: several kernels (a captured program) give the program view (`top`, `every`,
     `names`, `counters` as in `program`) and, with `tune` N, the tunes of the N kernels with the most
     headroom (`trials`, `budget_s` per kernel); `rank` N keeps what rank N of a distributed program launched
-    (one_rank); one kernel gives a report per variant (with `retarget`,
+    (one_rank); `device` as in `program`; one kernel gives a report per variant (with `retarget`,
     each variant's LLVM IR compiled for those CPUs is reported after it). Options that apply to the
     other case are a UsageError."""
     if retarget:
@@ -110,7 +115,8 @@ def vec_report_view(items, *, retarget=(), top: int = 3, every: bool = False, na
     if is_program(variants):
         if (trials or budget_s) and not tune:
             raise UsageError("--trials and --budget limit the tune of each kernel: give them with --tune N")
-        found = program(variants, top=top, every=every, names=names, where=where, jobs=jobs, counters=counters)
+        found = program(variants, top=top, every=every, names=names, where=where, jobs=jobs, counters=counters,
+                        device=device)
         tunes = tune_program(found, tune, out_dir=kwargs.get("out_dir", DEFAULT_OUT), jobs=jobs, trials=trials,
                              budget_s=budget_s, progress=progress) if tune else None
         return VecReport(program=found, tunes=None if tunes is None else tuple(tunes))
@@ -154,13 +160,17 @@ def one_rank(variants: list[Variant], rank: int) -> list[Variant]:
 
 
 def program(variants: list[Variant], *, top: int = 3, every: bool = False, names=(), where: str = "",
-            jobs: int | None = None, counters: int = 0) -> ProgramView:
+            jobs: int | None = None, counters: int = 0, device: str | None = None) -> ProgramView:
     """Rank the kernels of `variants` (kinspect.analysis.summary; by headroom when the capture timed
     them, kinspect.analysis.program_view.ranked) and analyse in full the busiest variant of the `top` first
     kernels, of every kernel, or of the kernels whose name contains one of `names`. Each timed kernel's
     speed of light comes with it (kinspect.analysis.sol); with `counters`, the busiest variants of that
-    many kernels with the most headroom are replayed under Nsight Compute first (measure_counters)."""
+    many kernels with the most headroom are replayed under Nsight Compute first (measure_counters).
+    `device` names the GPU the program ran on, for a store that keeps no measured ceilings (its datasheet
+    bandwidth, said so)."""
     import dataclasses
+
+    from kinspect.analysis.sol import for_program
 
     from kinspect.analysis import analyse
     from kinspect.analysis.program_view import program_view
@@ -168,10 +178,11 @@ def program(variants: list[Variant], *, top: int = 3, every: bool = False, names
     from kinspect.core.errors import NotFound, did_you_mean
 
     metrics = summaries(variants, jobs=jobs)
-    view = program_view(variants, metrics, where=where)
+    view = program_view(variants, metrics, where=where, sol=for_program(variants, device))
     if counters:
         failed = measure_counters(view.sol, view.busiest, counters)
-        view = program_view(variants, metrics, where=where, counters_failed=failed)   # measured bytes replace the estimates
+        view = program_view(variants, metrics, where=where, sol=for_program(variants, device),
+                            counters_failed=failed)   # measured bytes replace the estimates
     rows = view.rows
     if names:
         chosen = [r for r in rows if any(n.lower() in r.kernel.lower() for n in names)]

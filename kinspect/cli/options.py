@@ -28,8 +28,12 @@ arg_option = click.option("--arg", "args", multiple=True, metavar="NAME=TYPE",
                                 "fp32[:VALUE], 'tensordesc<fp16[64,64]>[:SHAPE]', ...")
 
 
-warps_stages_options = option_group(click.option("--num-warps", type=int, default=None),
-                                 click.option("--num-stages", type=int, default=None))
+warps_stages_options = option_group(
+    click.option("--num-warps", type=click.IntRange(min=1), default=None, metavar="N",
+                 help="Warps per program (Triton's num_warps; default: the kernel's config, else 4)."),
+    click.option("--num-stages", type=click.IntRange(min=1), default=None, metavar="N",
+                 help="Software-pipelining stages of loops (Triton's num_stages; default: the kernel's config, "
+                      "else the target's default)."))
 
 
 config_option = click.option("--config", "config", type=click.IntRange(min=0), default=None, metavar="N",

@@ -116,6 +116,24 @@ class LocalExecutor:
     def __init__(self, gpus: Iterable[int] | None = None, workers: int | None = None):
         self.gpus = list(gpus) if gpus is not None else visible_gpus()
         self.workers = workers or max(1, (os.cpu_count() or 1))
+        self._pools: dict[int, ProcessPoolExecutor] = {}     # one worker per GPU, kept while the executor is
+
+    def warm(self) -> None:
+        """Start each GPU's worker now (importing torch there takes seconds): a benchmark's rounds then
+        time the work, not the start."""
+        self.map("kinspect.core.executor:probe", [()] * len(self.gpus), gpu=True,
+                 pin={i: g for i, g in enumerate(self.gpus)})
+
+    def close(self) -> None:
+        for p in self._pools.values():
+            p.shutdown(wait=True, cancel_futures=True)
+        self._pools.clear()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
 
     def map(self, fn: str, items: list[tuple], *, gpu: bool = False, pin: dict[int, int] | None = None,
             progress: Callable[[int, int], None] | None = None) -> list[Result]:
@@ -133,10 +151,18 @@ class LocalExecutor:
                 return out
         if not self.gpus:
             raise RuntimeError("no GPU visible to time on")
-        return _over_gpus(fn, items, self.gpus, pin or {}, progress)
+        ctx = get_context("spawn")
+        for g in self.gpus:
+            if g not in self._pools:
+                self._pools[g] = ProcessPoolExecutor(max_workers=1, mp_context=ctx, initializer=_pin, initargs=(g,))
+        try:
+            return _over_gpus(fn, items, self.gpus, pin or {}, progress, self._pools)
+        except KeyboardInterrupt:
+            self._pools.clear()        # cancelled and shut down by _over_gpus
+            raise
 
 
-def _over_gpus(fn, items, gpus, pin, progress) -> list[Result]:
+def _over_gpus(fn, items, gpus, pin, progress, pools=None) -> list[Result]:
     """Each GPU's worker takes the next item when it is free; pinned items wait for their GPU."""
     results: list[Result | None] = [None] * len(items)
     shared: queue.Queue = queue.Queue()
@@ -146,8 +172,10 @@ def _over_gpus(fn, items, gpus, pin, progress) -> list[Result]:
     done = [0]
     lock = threading.Lock()
     stop = threading.Event()
-    ctx = get_context("spawn")
-    pools = {g: ProcessPoolExecutor(max_workers=1, mp_context=ctx, initializer=_pin, initargs=(g,)) for g in gpus}
+    owned = pools is None
+    if owned:
+        ctx = get_context("spawn")
+        pools = {g: ProcessPoolExecutor(max_workers=1, mp_context=ctx, initializer=_pin, initargs=(g,)) for g in gpus}
 
     def serve(g: int) -> None:
         while not stop.is_set():
@@ -180,8 +208,9 @@ def _over_gpus(fn, items, gpus, pin, progress) -> list[Result]:
             p.shutdown(wait=False, cancel_futures=True)
         raise
     finally:
-        for p in pools.values():
-            p.shutdown(wait=True, cancel_futures=True)
+        if owned:
+            for p in pools.values():
+                p.shutdown(wait=True, cancel_futures=True)
     return [r if r is not None else Result(None, "not run") for r in results]
 
 

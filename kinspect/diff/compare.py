@@ -218,6 +218,10 @@ def _saved(item: str, store: Path) -> list[Variant] | None:
     p = Path(item)
     if p.exists():
         return sorted((complete(v) for v in sources.at_most(sources.readable(sources.discover(p)))), key=natural)
+    from kinspect.analysis.lookup import row
+
+    if (numbered := row(item, store)) is not None:     # a row of `kinspect ls STORE`
+        return [complete(numbered)]
     if store.is_dir():
         variants = sources.discover(store).variants
         matches = [v for v in variants if v.name == item or v.name.startswith(item) and item not in ("", ".")]

@@ -102,6 +102,8 @@ class IsaStage:
 
     name: str
     derived_by: str | None
+    instead_of_machine_code: str | None = doc("why a virtual ISA (PTX) is analysed in place of the machine code",
+                                              default=None)
 
 
 @dataclass(frozen=True)
@@ -154,6 +156,8 @@ class VariantJson:
     per_line: list[PerLine] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    launches: dict | None = doc("what a captured program launched it with (grids, shapes, dtypes, strides), as "
+                                "record.json keeps it", default=None)
 
 
 def _assumed(v) -> list[Assumed]:
@@ -170,7 +174,8 @@ def variant_json(report) -> VariantJson:
     return VariantJson(
         variant=v.name or v.kernel, kernel=v.kernel, target=str(v.target), path=v.path,
         backend=v.backend or v.target.backend,
-        isa_stage=None if m is None else IsaStage(name=m.stage, derived_by=s.derived_by if s else None),
+        isa_stage=None if m is None else IsaStage(name=m.stage, derived_by=s.derived_by if s else None,
+                                                  instead_of_machine_code=report.instead or None),
         retarget=v.retarget.spec if v.retarget else None, retargeted_from=v.retarget.source if v.retarget else None,
         figures=Figures(isa=report.isa_name, instructions=m.instructions if m else 0,
                         vector_instructions=m.vector if m else 0, matrix_instructions=m.matrix_total if m else 0,
@@ -186,7 +191,14 @@ def variant_json(report) -> VariantJson:
         mnemonics=dict(m.mnemonics.most_common()) if m else {}, other_mnemonics=m.other if m else 0,
         verdicts=[Verdict(text=x.text, level=x.level, line=x.line, file=x.file) for x in report.verdicts],
         assumed=_assumed(v),
-        per_line=_per_line(report), problems=list(report.problems), notes=list(v.notes))
+        per_line=_per_line(report), problems=list(report.problems), notes=list(v.notes),
+        launches=_launches(v))
+
+
+def _launches(v) -> dict | None:
+    import dataclasses
+
+    return dataclasses.asdict(v.launches) if v.launches else None
 
 
 def _per_line(report) -> list[PerLine]:
@@ -227,6 +239,8 @@ class Speed:
                                     default=None)
     bound_by: str | None = doc("memory, compute or launch: which ceiling gives the ideal time", default=None)
     speed_notes: list[str] = field(default_factory=list)
+    pct_of_bandwidth_of: str | None = doc("the datasheet figure pct_of_bandwidth is a share of, where no copy "
+                                          "bandwidth was measured", default=None)
 
 
 def _round(x: float | None, digits: int) -> float | None:
@@ -242,7 +256,8 @@ def speed_json(s) -> Speed:
                  bytes_method_means=method_text(s.bytes_method) or None, bytes_upper_bound=s.upper_bound,
                  flops_per_call=s.flops_per_call, gb_per_s=s.gb_per_s, pct_of_bandwidth=s.pct_of_bandwidth,
                  bandwidth_ceiling=s.bandwidth_ceiling or None, tflop_per_s=s.tflop_per_s, pct_of_peak=s.pct_of_peak, ideal_ms=s.ideal_ms,
-                 headroom_ms=s.headroom_ms, bound_by=s.bound_by or None, speed_notes=list(s.notes))
+                 headroom_ms=s.headroom_ms, bound_by=s.bound_by or None, speed_notes=list(s.notes),
+                 pct_of_bandwidth_of=s.bandwidth_of or None)
 
 
 @dataclass(frozen=True)
@@ -1125,6 +1140,7 @@ class CapturedVariant:
     tuning_calls: int
     tuning_ms: float
     notes: list[str]
+    launches: dict | None = doc("its launches (grids, shapes, dtypes, strides), as record.json keeps them")
 
 
 @dataclass(frozen=True)
@@ -1169,7 +1185,7 @@ def capture(result) -> Capture:
         return CapturedVariant(kernel=v.kernel, variant=v.name, path=v.path, target=str(v.target),
                                constexprs=v.constexprs, options=v.options, calls=la.calls if la else 0,
                                gpu_ms=gpu.total_ms if gpu else None, tuning_calls=la.tuning_calls if la else 0,
-                               tuning_ms=la.tuning_ms if la else 0.0, notes=list(v.notes))
+                               tuning_ms=la.tuning_ms if la else 0.0, notes=list(v.notes), launches=_launches(v))
 
     t = result.timing
     return Capture(exit_code=result.code, variants=[variant(v) for v in result.variants], launches=result.launches,

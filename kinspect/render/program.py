@@ -29,6 +29,16 @@ def _num(x, fmt: str) -> str:
     return "-" if x is None else format(x, fmt)
 
 
+def _bytes(n) -> str:
+    if n is None:
+        return "-"
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1000 or unit == "GB":
+            return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.1f} {unit}"
+        n /= 1000
+    return str(n)
+
+
 def _where(k: KernelView, width: int = 40) -> str:
     """Where a kernel came from, short: the model's file:line (or its ATen ops) that made it."""
     p = k.provenance
@@ -77,6 +87,10 @@ def columns(kernels: list[KernelView]) -> list[tuple[str, callable, str]]:
     timed = any(r.gpu_ms is not None for r in rows)
     launched = any(r.calls is not None for r in rows)
     sol = any(k.speed.headroom_ms is not None for k in kernels)
+    # GB/s need bytes and GPU time only: shown with no ceiling to take a % of (a store without device.json)
+    rates = not sol and any(k.speed.gb_per_s is not None for k in kernels)
+    gbps = ("GB/s", lambda k: ("≤" if k.speed.upper_bound and k.speed.gb_per_s is not None else "") +
+            _num(k.speed.gb_per_s, ",.0f"), ">")
     cols = [("#", None, ">"), ("kernel", lambda k: k.row.name, "<")]
     if not sol or any(len(r.variants) > 1 for r in rows):
         cols.append(("var", lambda k: str(len(k.row.variants)), ">"))
@@ -86,11 +100,13 @@ def columns(kernels: list[KernelView]) -> list[tuple[str, callable, str]]:
         cols.append(("GPU %", lambda k: "-" if k.row.share is None else f"{100 * k.row.share:.1f}%", ">"))
     if timed:
         cols.append(("GPU ms", lambda k: "-" if k.row.gpu_ms is None else f"{k.row.gpu_ms:,.3f}", ">"))
+    if rates:
+        cols += [gbps, ("bytes/call", lambda k: _bytes(k.speed.bytes_per_call), ">")]
     if sol:
-        cols += [("GB/s", lambda k: ("≤" if k.speed.upper_bound and k.speed.gb_per_s is not None else "") +
-                  _num(k.speed.gb_per_s, ",.0f"), ">"),
-                 ("%bw", lambda k: _num(k.speed.pct_of_bandwidth, ".0f") + (
-                     "ᴸ²" if (k.speed.bandwidth_ceiling or "DRAM") != "DRAM" else ""), ">"),
+        cols += [gbps,
+                 ("%spec" if any("datasheet" in k.speed.bandwidth_of for k in kernels) else "%bw",
+                  lambda k: _num(k.speed.pct_of_bandwidth, ".0f") + (
+                      "ᴸ²" if (k.speed.bandwidth_ceiling or "DRAM") != "DRAM" else ""), ">"),
                  ("ideal", lambda k: _num(k.speed.ideal_ms, ",.3f") + {"launch": "ᴸ", "compute": "ᶜ"}.get(
                      k.speed.bound_by, ""), ">"),
                  ("headroom", lambda k: _num(k.speed.headroom_ms, ",.3f"), ">")]
@@ -238,8 +254,9 @@ def header(rows: list[KernelRow], where: str, sol: ProgramSol | None = None) -> 
                    f"benchmarked, not the program's (its trials and what ran between them: {fills})")
     out.append(f"  {sol.ceilings_note}")
     if ranked:
-        out.append(f"  ideal = the longest of: bytes at the copy bandwidth (ᴸ²: the L2's), FLOPs at the matmul peak "
-                   f"(ᶜ), launches at the floor (ᴸ); {sol.floor_note}")
+        out.append(f"  ideal = the longest of: bytes at the {'datasheet' if 'datasheet' in sol.ceilings_note else 'copy'} "
+                   f"bandwidth (ᴸ²: the L2's), FLOPs at the matmul peak (ᶜ), launches at the floor (ᴸ); "
+                   f"{sol.floor_note}")
     return out
 
 

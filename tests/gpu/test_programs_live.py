@@ -30,7 +30,7 @@ LIBRARY = textwrap.dedent('''
         _axpy[lambda meta: (triton.cdiv(n, meta["BLOCK"]),)](x, y, n)
         return y
 ''')
-PROGRAM = textwrap.dedent('''
+PROGRAM = textwrap.dedent('''\
     import os, subprocess, sys
     if "RANK" not in os.environ:
         for r in ("0", "1"):
@@ -44,7 +44,7 @@ PROGRAM = textwrap.dedent('''
         ops.axpy(x, y)                              # line 11
     if os.environ["RANK"] == "1":
         for _ in range(20):
-            ops.axpy(x, y)                          # line 14: rank 1 does more
+            ops.axpy(x[: 1 << 21], y[: 1 << 21])   # line 14: rank 1 does more (another n: its own key)
     torch.cuda.synchronize()
 ''')
 
