@@ -101,7 +101,8 @@ def explain(variants: list[Variant], warm_until: float | None = None, per_step: 
         earlier = [variants[j] for j in order[:pos] if _first_at(variants[j]) is not None]
         after = _after_first_step(v, per_step)
         if after is None:           # an older store: the time the program met its last new kernel
-            after = warm_until is not None and _first_at(v) > warm_until
+            first = _first_at(v)
+            after = warm_until is not None and first is not None and first > warm_until
         running = bool(earlier) and _compiled_at_launch(v) and after
         trigger = _trigger(v, earlier[0]) if running else ""
         out.append(VariantWhy(v.name, differs, running, trigger))
