@@ -83,8 +83,9 @@ def make_store(seed: Path, n: int, out: Path) -> Path:
     return out
 
 
-def make_trace(seed: Path, mb: float, out: Path) -> Path:
-    """About `mb` MB of NDJSON: the seed's compilation with distinct hashes, each with launches."""
+def make_trace(seed: Path, mb: float, out: Path, launches: int = LAUNCHES) -> Path:
+    """About `mb` MB of NDJSON: the seed's compilation with distinct hashes, each followed by
+    `launches` launch events of it (grids 1 to 8 in turn: a program launches a kernel with few shapes)."""
     if out.is_file() and (out.parent / (out.name + ".done")).is_file():
         return out
     events = [json.loads(line) for line in seed.read_text().splitlines() if line.strip()]
@@ -98,8 +99,8 @@ def make_trace(seed: Path, mb: float, out: Path) -> Path:
             h = hashlib.sha256(f"{i}".encode()).hexdigest()
             lines = [c_text.replace(old, h)]
             base = l_text.replace(old, h)
-            for j in range(LAUNCHES):
-                lines.append(base.replace('"grid": [1]', f'"grid": [{j + 1}]'))
+            for j in range(launches):
+                lines.append(base.replace('"grid": [1]', f'"grid": [{j % 8 + 1}]'))
             chunk = "\n".join(lines) + "\n"
             f.write(chunk)
             written += len(chunk)
