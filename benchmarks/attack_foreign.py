@@ -45,7 +45,9 @@ from pathlib import Path
 from typing import Callable
 
 ROOT = Path(__file__).resolve().parent.parent
-TIME_LIMIT = 60.0                 # seconds per command
+TIME_LIMIT = 60.0                 # seconds of CPU per command (the machine may be shared: wall time says little)
+IDLE_LIMIT = 15.0                 # seconds without CPU use nor a child process: waiting on a FIFO, hung
+WALL_LIMIT = 600.0                # seconds per command whatever else
 MEMORY_LIMIT = 1024 << 20         # resident bytes of a case's process
 TOKEN = "KINSPECTSECRET" + "7f3a9c"  # in every file outside the hostile folder; never in an output
 ESCAPE = "\x1b]0;pwned\x07\x1b[2J"    # a terminal escape a hostile stage carries
@@ -460,36 +462,103 @@ def _argv(command: str, target: Path, clean: Path, tmp: Path) -> list[str]:
     return [*words, str(target)]
 
 
+class Late(BaseException):
+    """A command past its limit: `why` says which."""
+
+    def __init__(self, why: str):
+        super().__init__(why)
+        self.why = why
+
+
+def _has_children() -> bool:
+    try:
+        return any(Path(f"/proc/self/task/{t}/children").read_text().strip() for t in os.listdir("/proc/self/task"))
+    except OSError:
+        return False
+
+
+class Watchdog:
+    """Limits on the code run in its block: `cpu` seconds of CPU (SIGPROF), `wall` seconds, and `idle`
+    seconds with no CPU used and no child process running (waiting on a FIFO: hung, on a loaded
+    machine as on an idle one). Each raises Late in the main thread."""
+
+    def __init__(self, cpu: float, idle: float = IDLE_LIMIT, wall: float = WALL_LIMIT):
+        self.cpu, self.idle, self.wall = cpu, idle, wall
+
+    def __enter__(self):
+        import signal
+        import threading
+
+        self.why = ""
+        self.stop = threading.Event()
+
+        def late(signum, frame):
+            raise Late(self.why or f"past {self.cpu:.0f} s of CPU")
+
+        self.previous = {s: signal.signal(s, late) for s in (signal.SIGPROF, signal.SIGUSR1)}
+        signal.setitimer(signal.ITIMER_PROF, self.cpu)
+        main = threading.main_thread().ident
+        t0 = time.monotonic()
+
+        tid = threading.main_thread().native_id
+
+        def ticks() -> int:
+            """The main thread's CPU time in clock ticks (this thread's own polling does not count)."""
+            try:
+                fields = Path(f"/proc/self/task/{tid}/stat").read_text().rsplit(")", 1)[1].split()
+                return int(fields[11]) + int(fields[12])
+            except (OSError, IndexError, ValueError):
+                return -1
+
+        def watch():
+            last, since = ticks(), time.monotonic()
+            while not self.stop.wait(0.5):
+                now = ticks()
+                if now != last or _has_children():
+                    last, since = now, time.monotonic()
+                elif time.monotonic() - since > self.idle:
+                    self.why = f"hung: no CPU used for {self.idle:.0f} s"
+                    signal.pthread_kill(main, signal.SIGUSR1)
+                    return
+                if time.monotonic() - t0 > self.wall:
+                    self.why = f"past {self.wall:.0f} s"
+                    signal.pthread_kill(main, signal.SIGUSR1)
+                    return
+
+        self.thread = threading.Thread(target=watch, daemon=True)
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        import signal
+
+        self.stop.set()
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        self.thread.join()
+        for s, h in self.previous.items():
+            signal.signal(s, h)
+
+
 def child(spec: dict) -> None:
     """Run the commands of one case in this process; print one JSON line per command."""
-    import signal
-
     from click.testing import CliRunner
 
     from kinspect.cli import main
 
-    class Late(BaseException):
-        pass
-
-    def alarm(*_):
-        raise Late()
-
-    signal.signal(signal.SIGALRM, alarm)
     for command in spec["commands"]:
         argv = _argv(command, Path(spec["target"]), Path(spec["clean"]), Path(spec["tmp"]))
         t0 = time.monotonic()
-        signal.setitimer(signal.ITIMER_REAL, spec["time_limit"])
+        cpu0 = time.process_time()
         try:
-            r = CliRunner().invoke(main, argv, catch_exceptions=True)
+            with Watchdog(spec["time_limit"]):
+                r = CliRunner().invoke(main, argv, catch_exceptions=True)
             code, out = r.exit_code, r.output
             exc = r.exception if not isinstance(r.exception, SystemExit) else None
             if isinstance(exc, Late):
-                code, out, exc = "timeout", out, None
-        except Late:
-            code, out, exc = "timeout", "", None
-        finally:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-        print(json.dumps({"command": command, "code": code, "output": out[-20000:],
+                code, out, exc = f"timeout: {exc.why}", out, None
+        except Late as e:
+            code, out, exc = f"timeout: {e.why}", "", None
+        print(json.dumps({"command": command, "code": code, "output": out[-20000:], "cpu": round(time.process_time() - cpu0, 2),
                           "exception": repr(exc) if exc is not None else None,
                           "seconds": round(time.monotonic() - t0, 2)}), flush=True)
 
@@ -569,7 +638,7 @@ def run_case(case: Case, seed: Path) -> Result:
         lines: list[str] = []
         reader = threading.Thread(target=lambda: lines.extend(proc.stdout), daemon=True)
         reader.start()
-        limit = case.time_limit * len(case.commands) + 30
+        limit = (WALL_LIMIT + 30) * len(case.commands)
         why = None
         while proc.poll() is None:
             peak = max(peak, _rss(proc.pid))
@@ -589,8 +658,8 @@ def run_case(case: Case, seed: Path) -> Result:
                 done.append(json.loads(line))
         for r in done:
             c = r["command"]
-            if r["code"] == "timeout":
-                failures.append(f"{c}: past {case.time_limit:.0f} s")
+            if str(r["code"]).startswith("timeout"):
+                failures.append(f"{c}: {r['code'][len('timeout: '):]}")
             elif r["code"] not in (0, 2):
                 failures.append(f"{c}: exit {r['code']} {r['exception'] or ''} {r['output'][-300:]!r}")
             if r["exception"] or "Traceback" in r["output"]:

@@ -29,7 +29,6 @@ import os
 import random
 import re
 import shutil
-import signal
 import sys
 import tempfile
 import time
@@ -55,11 +54,7 @@ stores = _load("fuzz_stores")
 attack = _load("attack_foreign")
 SECRET = stores.SECRET
 Failure = stores.Failure
-INPUT_SECONDS = 20
-
-
-class Hung(BaseException):
-    pass
+INPUT_SECONDS = 20         # of CPU per input; an input that uses none for 15 s (a FIFO waited on) is hung
 
 
 @dataclass
@@ -131,7 +126,7 @@ def entry_out(rng: random.Random, root: Path, secret_dir: Path) -> str:
     shutil.copytree(victim, away, symlinks=True, ignore=lambda d, names: [n for n in names if not Path(d, n).is_file()])
     for p in away.iterdir():
         if p.suffix in (".ptx", ".ttir", ".ttgir", ".llir", ".sass") and p.is_file() and not p.is_symlink():
-            p.write_text(f"// {SECRET}\n" + p.read_text())
+            p.write_text(f"// {SECRET}\n" + p.read_text(errors="replace"))
     shutil.rmtree(victim)
     victim.symlink_to(away, target_is_directory=True)
     return "entry link out"
@@ -147,7 +142,7 @@ def ttgir_mutation(rng: random.Random, root: Path) -> str:
     p = files[0]
     values = ('-1 : i32', '99999999999999999999 : i32', '"x"', '"cuda:\\x1b[2J"', '4 : i64', '"hip:"', '""',
               '0 : i32', '"cuda:90:1"', '1e999')
-    p.write_text(TTGIR_ATTR.sub(lambda m: m[1] + rng.choice(values), p.read_text()))
+    p.write_text(TTGIR_ATTR.sub(lambda m: m[1] + rng.choice(values), p.read_text(errors="replace")))
     return "ttgir attributes"
 
 
@@ -267,10 +262,6 @@ def fuzz(seed_dir: Path, n: int, seed: int, progress=None, deep_every: int = 10)
     t0 = time.perf_counter()
     forms = {"cache": mutate_cache, "dump": mutate_dump, "trace": mutate_trace}
 
-    def hung(*_):
-        raise Hung()
-
-    previous = signal.signal(signal.SIGALRM, hung)
     with tempfile.TemporaryDirectory(prefix="kinspect-fuzz-foreign-") as tmp:
         tmp = Path(tmp)
         outside = tmp / "outside"
@@ -287,42 +278,37 @@ def fuzz(seed_dir: Path, n: int, seed: int, progress=None, deep_every: int = 10)
                 shutil.copytree(seed_dir / kind, base)
             plain[kind] = read_all(base, random.Random(0), deep=False)
         sys.setrecursionlimit(max(sys.getrecursionlimit(), 1000))
-        try:
-            for i in range(n):
-                kind = rng.choice(list(forms))
-                work = tmp / "w"
-                if work.exists():
-                    _remove(work)
-                shutil.copytree(tmp / "base" / kind, work, symlinks=True)
-                done = forms[kind](rng, work, secret)
-                stats.inputs += 1
-                stats.kinds[kind] += 1
-                stats.mutations.update(d.split(": ", 1)[-1].split(" ", 1)[0] for d in done)
-                signal.alarm(INPUT_SECONDS)
-                try:
+        for i in range(n):
+            kind = rng.choice(list(forms))
+            work = tmp / "w"
+            if work.exists():
+                _remove(work)
+            shutil.copytree(tmp / "base" / kind, work, symlinks=True)
+            done = forms[kind](rng, work, secret)
+            stats.inputs += 1
+            stats.kinds[kind] += 1
+            stats.mutations.update(d.split(": ", 1)[-1].split(" ", 1)[0] for d in done)
+            try:
+                with attack.Watchdog(cpu=INPUT_SECONDS):
                     stats.located += bool(read_all(work, rng, deep=i % deep_every == 0) - plain[kind])
-                except KinspectError:
-                    stats.located += 1
-                except Hung:
-                    stats.failures.append((i, kind, done, f"still reading after {INPUT_SECONDS} s"))
-                except (Failure, Exception, RecursionError) as e:
-                    what = str(e) if isinstance(e, Failure) else "".join(traceback.format_exception(e))[-2000:]
-                    stats.failures.append((i, kind, done, what))
-                finally:
-                    signal.alarm(0)
-                if secret.read_text() != SECRET + "\n":
-                    stats.failures.append((i, kind, done, "the secret outside was written"))
-                    secret.write_text(SECRET + "\n")
-                for p in outside.glob("entry-*"):
-                    shutil.rmtree(p)
-                if kind == "trace":        # each input's stages copied into kinspect's cache: not kept
-                    from kinspect.core.cache import cache_dir
+            except KinspectError:
+                stats.located += 1
+            except attack.Late as e:
+                stats.failures.append((i, kind, done, f"reading it: {e.why}"))
+            except (Failure, Exception, RecursionError) as e:
+                what = str(e) if isinstance(e, Failure) else "".join(traceback.format_exception(e))[-2000:]
+                stats.failures.append((i, kind, done, what))
+            if secret.read_text() != SECRET + "\n":
+                stats.failures.append((i, kind, done, "the secret outside was written"))
+                secret.write_text(SECRET + "\n")
+            for p in outside.glob("entry-*"):
+                shutil.rmtree(p)
+            if kind == "trace":        # each input's stages copied into kinspect's cache: not kept
+                from kinspect.core.cache import cache_dir
 
-                    shutil.rmtree(cache_dir() / "traces", ignore_errors=True)
-                if progress and (i + 1) % 250 == 0:
-                    progress(f"  {i + 1}/{n} inputs, {len(stats.failures)} failure(s)")
-        finally:
-            signal.signal(signal.SIGALRM, previous)
+                shutil.rmtree(cache_dir() / "traces", ignore_errors=True)
+            if progress and (i + 1) % 250 == 0:
+                progress(f"  {i + 1}/{n} inputs, {len(stats.failures)} failure(s)")
     stats.seconds = time.perf_counter() - t0
     return stats
 

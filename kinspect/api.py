@@ -112,11 +112,15 @@ def resolve_variants(items, *, target=None, constexprs=None, args=None, num_warp
 
     if not items:
         return [complete(v) for v in sources.at_most(sources.readable(sources.discover(None)))]
+    from kinspect.analysis.lookup import row
+
     variants = []
     for item in items:
         p = Path(item)
         if p.exists() and not is_user_kernel(item):
             variants += [complete(v) for v in sources.at_most(sources.readable(sources.discover(p)))]
+        elif (numbered := row(item, out_dir)) is not None:     # a row of `kinspect ls STORE`
+            variants.append(complete(numbered))
         else:
             variants.append(dump(item, target=target, constexprs=constexprs, args=args, num_warps=num_warps,
                                  num_stages=num_stages, size=size, out_dir=out_dir, config=config, launch=launch,
@@ -205,12 +209,13 @@ def is_program(variants: list[Variant]) -> bool:
 
 
 def program(variants: list[Variant], *, top: int = 3, every: bool = False, names=(), where: str = "",
-            jobs: int | None = None, counters: int = 0) -> Program:
+            jobs: int | None = None, counters: int = 0, device: str | None = None) -> Program:
     """Rank the kernels of `variants` (kinspect.analysis.summary; by headroom when the capture timed
     them, `ranked`) and analyse in full the busiest variant of the `top` first kernels, of every kernel, or of the kernels whose name contains one
     of `names`. Each timed kernel's speed of light comes with it (kinspect.analysis.sol); with
     `counters`, the busiest variants of that many kernels with the most headroom are replayed under
-    Nsight Compute first (measure_counters)."""
+    Nsight Compute first (measure_counters). `device` names the GPU the program ran on, for a store
+    that keeps no measured ceilings (its datasheet bandwidth, said so)."""
     from kinspect.analysis import analyse
     from kinspect.analysis.sol import for_program
     from kinspect.analysis.summary import kernel_rows, summaries, variant_key
@@ -219,11 +224,11 @@ def program(variants: list[Variant], *, top: int = 3, every: bool = False, names
     rows = kernel_rows(summaries(variants, jobs=jobs))
     by_key = {variant_key(v): v for v in variants}
     busiest = {r.kernel: by_key[r.busiest.key] for r in rows if r.busiest.key in by_key}
-    sol = for_program(variants)
+    sol = for_program(variants, device)
     failed = {}
     if counters:
         failed = measure_counters(sol, busiest, counters)
-        sol = for_program(variants)          # measured bytes replace the estimates
+        sol = for_program(variants, device)          # measured bytes replace the estimates
     rows = ranked(rows, sol)
     if names:
         chosen = [r for r in rows if any(n.lower() in r.kernel.lower() for n in names)]
@@ -278,12 +283,30 @@ def diff(items, *, bench: bool = True, **kwargs) -> DiffResult:
     kernel's configs beside what Triton's own autotuner picks."""
     from kinspect.diff.compare import compare
 
+    cluster, gpus = kwargs.pop("cluster", None), kwargs.pop("gpus", None)
     if bench and kwargs.get("timer") is None:
         from kinspect.bench.runtime import autotuner_pick, device_timer
+        from kinspect.compile.loader import absolute, is_user_kernel
 
-        kwargs["timer"] = device_timer(kwargs.get("size"))
-        kwargs.setdefault("picker", autotuner_pick if kwargs["timer"] is not None else None)
-    return compare(list(items), **kwargs)
+        own = frozenset(_absolute(i, absolute) for i in items if is_user_kernel(i))   # files the user named
+        kwargs["timer"] = device_timer(kwargs.get("size"), own=own)
+        kwargs.setdefault("picker", functools.partial(autotuner_pick, own=own) if kwargs["timer"] is not None
+                          else None)
+    if cluster or (kwargs.get("timer") is not None and gpus != 1):
+        kwargs["ex"] = fan_out(cluster, gpus)
+    try:
+        return compare(list(items), **kwargs)
+    finally:
+        close = getattr(kwargs.get("ex"), "close", None)
+        if close is not None:
+            close()
+
+
+def _absolute(item: str, absolute) -> str:
+    try:
+        return absolute(item)
+    except KinspectError:      # not there: the sweep says so in its own words
+        return item
 
 
 def diff_runs(a, b, *, steps=(None, None), pair: str | None = None, text: bool = True):
@@ -307,6 +330,17 @@ def diff_tritons(kernel: str, python: str, **kwargs):
     return compare(kernel, python, **kwargs)
 
 
+def fan_out(cluster: str | None = None, gpus: int | None = None):
+    """The executor of a sweep (kinspect.core.executor): the cluster `--cluster` names, else this machine
+    with its first `gpus` visible GPUs (default: all of them)."""
+    from kinspect.core.executor import executor, visible_gpus
+
+    try:
+        return executor(cluster, None if cluster else visible_gpus()[:gpus] if gpus else None)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+
+
 def bench(kernel: str, **kwargs) -> BenchResult:
     """Run a kernel on the device: its first call (cold and warm, split into JIT stages), steady-state
     quantiles, throughput against the device's measured copy bandwidth and matmul peak, its torch
@@ -314,9 +348,26 @@ def bench(kernel: str, **kwargs) -> BenchResult:
     kinspect.bench.measure.bench, whose keyword arguments it takes. With no device, a UsageError
     that names `--interpret` and `dump`."""
     from kinspect.bench.measure import bench as run
+
+    given = kwargs.get("constexprs")
+    replay, kwargs["constexprs"] = _replayed(kernel, kwargs.get("out_dir", DEFAULT_OUT), given)
+    picked = given if given and not kwargs["constexprs"] else None     # -p that picked a stored variant
+    return run(kernel, replay=replay, picked=picked, **kwargs)
+
+
+def _replayed(kernel: str, out_dir, constexprs: dict | None) -> tuple[str | None, dict | None]:
+    """(the stored variant `kernel` names, or None; the -p values left to apply): -p values that
+    picked one of several stored variants of a kernel (as find_variant's hint says) are spent on it."""
     from kinspect.bench.captured import captured
 
-    return run(kernel, replay=captured(kernel, kwargs.get("out_dir", DEFAULT_OUT)), **kwargs)
+    replay = captured(kernel, out_dir, values=constexprs)
+    if replay and constexprs:
+        from kinspect.analysis.lookup import has_values
+        from kinspect.files.store import read_record
+
+        if has_values(read_record(Path(replay)), constexprs):
+            return replay, {}
+    return replay, constexprs
 
 
 def interpret(kernel: str, *, out_dir: str | Path = DEFAULT_OUT, **kwargs) -> Interpreted:
@@ -326,9 +377,9 @@ def interpret(kernel: str, *, out_dir: str | Path = DEFAULT_OUT, **kwargs) -> In
 
     need("numpy", "--interpret (Triton's interpreter)")
     from kinspect.bench.interpreted_check import interpret as run
-    from kinspect.bench.captured import captured
 
-    return run(kernel, replay=captured(kernel, out_dir), **kwargs)
+    replay, kwargs["constexprs"] = _replayed(kernel, out_dir, kwargs.get("constexprs"))
+    return run(kernel, replay=replay, **kwargs)
 
 
 def interpret_many(runs: list[dict]) -> list[Interpreted]:
@@ -353,11 +404,11 @@ def repro(variant: str, output: str | Path, *, interpret: bool = False, embed: b
     captured launch once (kinspect.replay.script); with `interpret` it runs under TRITON_INTERPRET.
     `values` (-p) pick one of several variants of a kernel, as in find_variant."""
     from kinspect.replay import script
-    from kinspect.replay.spec import from_variant
+    from kinspect.replay.spec import of_variant
 
     v = find_variant(variant, out_dir, prefer=lambda x: x.ran, values=values)
     path = check_output_path(output, "script", [variant])
-    spec = from_variant(v, launch)
+    spec = of_variant(v, launch)
     how = script.write(spec, path, interpret=interpret, embed=embed, label=variant, triton_version=v.triton_version)
     return Repro(path=path, variant=v, spec=spec, how=how)
 
@@ -496,13 +547,13 @@ def tune(name: str, *, out_dir: str | Path = DEFAULT_OUT, trials: int | None = N
     from kinspect.files.store import read_record
     from kinspect.tune import result, run, search
 
-    folder = captured(name, out_dir)
+    folder = captured(name, out_dir, constexprs)
     if folder is None and not _names_kernel(name):
         find_variant(name, out_dir)         # not found: its one line, with the names that are there
         raise UsageError(f"'{name}' is a variant without a captured launch: tune replays a variant "
                          f"`kinspect capture` recorded, or launches a kernel (shipped, or FILE:KERNEL) once here")
     if runner_for is None:
-        line = run.device_line(f"'{name}'", name)
+        line = run.device_line(f"'{name}'", name, out_dir)
         if line:
             raise UsageError(line)
         runner_for = run.Replayer
@@ -551,11 +602,14 @@ def tune_program(found, n: int, **kwargs) -> list[tuple[str, object]]:
     from kinspect.analysis.sol import by_headroom
     from kinspect.tune.run import device_line
 
-    line = device_line("the kernels of this program", "VARIANT") if kwargs.get("runner_for") is None else None
+    chosen = by_headroom(found.sol.speeds)[:n]
+    first = found.busiest.get(chosen[0]) if chosen else None     # the hint names a variant that is there
+    line = (device_line("the kernels of this program", first.path if first is not None and first.path else
+                        (chosen[0] if chosen else "VARIANT"))
+            if kwargs.get("runner_for") is None else None)
     if line:
         raise UsageError(line)
     out = []
-    chosen = by_headroom(found.sol.speeds)[:n]
     if kwargs.get("progress"):
         kwargs["progress"](f"tune: the {len(chosen)} kernel(s) with the most headroom, in this order: "
                            f"{', '.join(chosen)}")

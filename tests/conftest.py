@@ -170,7 +170,7 @@ def interpreted_capture(tmp_path_factory):
     assert r.exit_code == 0, r.output
     assert "kinspect: 5 variant(s) compiled for cuda:90" in r.output and "5 interpreted launch(es)" in r.output
     assert "autotuned add_kernel [n=777 (float32)]: took BLOCK=64; num_warps=2" in r.output
-    return store, root, json.loads(r.stdout.strip().splitlines()[-1])
+    return store, root, json.loads(r.stdout)        # --json: stdout is the JSON alone (the program's went to stderr)
 
 
 # -- one real compile in every foreign form (tests/test_attack_foreign.py, tests/test_fuzz_foreign.py) -----

@@ -51,7 +51,10 @@ def main(stages: Path) -> None:
                    expect=2)
     assert "needs matplotlib: pip install 'kinspect[report]'" in out, out
     out = kinspect("bench", "add", "--interpret", expect=2)
-    assert "needs numpy" in out, out
+    assert "needs numpy: pip install 'kinspect[interpret]'" in out, out
+    out = kinspect("capture", "--interpret", "--store", tmp / "interp", "--", sys.executable, "-c", "pass", expect=2)
+    assert out.strip() == ("error: capture --interpret (Triton's interpreter runs kernels with numpy) needs numpy: "
+                           "pip install 'kinspect[interpret]'"), out
     out = kinspect("targets")
     assert "llvmlite is not installed: pip install 'kinspect[retarget]'" in out, out
     out = kinspect("dump", "add", "-t", "cuda:90", "--store", tmp / "store")     # offline GPU compile: core too

@@ -1,6 +1,7 @@
 """Helpers the parser and report tests share."""
 
 import ast
+import json
 import re
 from pathlib import Path
 
@@ -81,3 +82,75 @@ def kinspect_path(tmp: Path) -> str:
     if not link.exists():
         link.symlink_to(Path(__file__).parent.parent / "kinspect")
     return str(folder)
+
+
+# A user kernel with a module-level constexpr and kinspect_examples (grid function, bytes formula): what
+# the planted-store tests (tests/test_replay_safe.py, tests/gpu/test_replay_safe_live.py) dump and plant.
+STORE_NAMED_KERNEL = '''\
+import triton
+import triton.language as tl
+
+SCALE = tl.constexpr(2.0)
+
+
+@triton.jit
+def k(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=m) * SCALE, mask=m)
+
+
+kinspect_examples = {"k": {"args": {"x_ptr": "*fp32:N", "y_ptr": "*fp32:N", "n": "i32:N"},
+                           "grid": lambda meta: (triton.cdiv(meta["n"], meta["BLOCK"]),),
+                           "bytes": lambda a: 2 * a["x_ptr"].numel() * 4}}
+'''.replace("N", "4096")
+
+
+def store_named_kernel(n: int) -> str:
+    """STORE_NAMED_KERNEL with its example at `n` elements."""
+    return STORE_NAMED_KERNEL.replace("4096", str(n))
+KERNEL_LINE = STORE_NAMED_KERNEL[:STORE_NAMED_KERNEL.index("@triton.jit")].count("\n") + 1
+
+
+class PlantedStore:
+    """A store of user-kernel variants whose records are edited to name a marker-writing evil.py: the first
+    variant's inside the store, the second's outside it (the kernel's own file removed)."""
+
+    def __init__(self, store: Path, tmp: Path):
+        self.store, self.tmp = store, tmp
+        self.markers = [tmp / "MARKER-inside", tmp / "MARKER-outside"]
+        outside = tmp / "outside"
+        outside.mkdir()
+        self.evil = [store / "evil.py", outside / "evil.py"]
+        for evil, marker in zip(self.evil, self.markers):
+            evil.write_text(self.evil_text(marker))
+        for i, folder in enumerate(self.folders()):
+            self.edit(folder, lambda d, i=i: self.point(d, self.evil[i]))
+
+    @staticmethod
+    def evil_text(marker: Path) -> str:
+        """A module of definitions only, as kinspect's importability check reads one (an assignment,
+        then the captured kernel at its captured line), whose assignment writes the marker."""
+        head = f"MARK = open({str(marker)!r}, 'w').write('imported')\nimport triton\nimport triton.language as tl\n"
+        body = STORE_NAMED_KERNEL[STORE_NAMED_KERNEL.index("@triton.jit"):STORE_NAMED_KERNEL.index("kinspect_examples")]
+        return head + "\n" * (KERNEL_LINE - 1 - head.count("\n")) + body + "SCALE = tl.constexpr(2.0)\n"
+
+    @staticmethod
+    def point(d: dict, evil: Path) -> None:
+        d["extra"]["user"]["kernel"] = f"{evil}:k"
+        d["source"]["file"] = str(evil)
+
+    def folders(self) -> list[Path]:
+        return sorted((self.store / "k").glob("cuda-*"), key=lambda p: int(p.name.split("BLOCK-")[1].split("_")[0]))
+
+    @staticmethod
+    def edit(folder: Path, change) -> None:
+        f = folder / "record.json"
+        d = json.loads(f.read_text())
+        change(d)
+        f.write_text(json.dumps(d))
+
+    def untouched(self) -> None:
+        for m in self.markers:
+            assert not m.exists(), f"{m.name}: a file the store names was imported"

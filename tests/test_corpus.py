@@ -270,7 +270,7 @@ def test_the_autotuners_own_pick_runs_its_benchmark_as_at_a_first_launch(corpus,
     monkeypatch.setattr(DryRunDriver, "get_benchmarker", lambda self: benchmarker)
     v = stored(corpus, "autotune", "cuda:90")
     with dry_run("cuda:90") as driver:
-        pick = autotuner_pick(v, device="cpu")
+        pick = autotuner_pick(v, device="cpu", own={v.extra["user"]["kernel"]})    # the file named by the user
         tuner = chain(load(v.extra["user"]["kernel"], {}, {}).wrapper, "matmul_kernel").autotuner
         tuner.__dict__.pop("do_bench", None)      # Triton caches the benchmarker on the autotuner
     assert pick == {"config": 2, "key": {"M": 1024, "N": 1024, "K": 64}, "ms": 0.10, "benchmarked": 4}

@@ -77,5 +77,6 @@ def test_without_a_cupti_library_the_timer_says_it_uses_kinetos_session(monkeypa
 
     monkeypatch.setattr(cupti, "find_library", lambda: None)
     monkeypatch.setattr(timers, "_kineto", lambda: (lambda: None, lambda: []))
-    start, stop, method = timers._session()
+    start, stop, method, clock = timers._session()
+    assert clock is None, "no CUPTI clock: no benchmark windows"
     assert method.startswith(timers.KINETO) and "CUPTI alone could not be loaded (OSError: no libcupti found" in method

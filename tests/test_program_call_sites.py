@@ -5,6 +5,7 @@ first launch of each signature key (a captured program, real launches under the 
 import json
 import sys
 import textwrap
+import time
 
 from click.testing import CliRunner
 
@@ -103,9 +104,17 @@ def _halve(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=m) * 0.5, mask=m)
 
 
+@triton.jit
+def _twice(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=m) * 2.0, mask=m)
+
+
 def test_a_variant_compiled_while_the_program_ran_is_named_with_its_trigger(tmp_path):
-    """n=4096 (divisible by 16) launches first; n=1000 then needs another specialization, compiled at its
-    launch while the program was running the kernel: a recompile, named with the argument that caused it."""
+    """n=4096 (divisible by 16) launches first; n=1000 in the first step and an unaligned x in the third need
+    other specializations, each compiled at its launch: the third step's is a recompile while running,
+    named with the arguments that caused it; the first step's is not."""
     import torch
     from triton import knobs
 
@@ -115,26 +124,34 @@ def test_a_variant_compiled_while_the_program_ran_is_named_with_its_trigger(tmp_
     from tests.dryrun import dry_run
 
     x, y = torch.empty(4096), torch.empty(4096)
-    with knobs.cache.scope(), fresh_binders(_halve):
+    with knobs.cache.scope(), fresh_binders(_halve), fresh_binders(_twice):
         knobs.cache.dir = str(tmp_path / "triton-cache")
         with dry_run(), kinspect.capture(tmp_path / "out"):
-            for _ in range(2):
+            for step in range(3):                          # a step: _halve then _twice
                 _halve[(8,)](x, y, 4096, BLOCK=512)
-            _halve[(2,)](x, y, 1000, BLOCK=512)
-    variants = list(read_records(tmp_path / "out"))
-    assert len(variants) == 2
-    why = explain(variants)
-    assert [w.differs for w in why] == [("n%16=0",), ("n%16!=0",)]
-    assert [w.while_running for w in why] == [False, True]
-    assert why[1].trigger == "a launch with n=1000 (before: n=4096)"
+                if step == 0:
+                    _halve[(2,)](x, y, 1000, BLOCK=512)     # within the first step: not a recompile
+                if step == 2:
+                    _halve[(8,)](x[1:], y, 4095, BLOCK=512)  # x unaligned, n odd, in step 3: a recompile
+                _twice[(8,)](x, y, 4096, BLOCK=512)
+    variants = [v for v in read_records(tmp_path / "out") if v.kernel == "_halve"]
+    assert len(variants) == 3
+    from kinspect.analysis.variants import first_step_end, step_launches
+
+    every = list(read_records(tmp_path / "out"))
+    assert list(step_launches(every).values()) == [8 / 3], "8 launches over 3 calls of the first kernel"
+    why = explain(variants, first_step_end(every), step_launches(every))
+    assert [w.while_running for w in why] == [False, False, True]
+    assert why[0].differs == ("n%16=0", "x_ptr aligned") and why[2].differs == ("n%16!=0", "x_ptr unaligned")
+    assert why[2].trigger == "a launch with x_ptr: float32[4095] strides (1), n=4095 (before: x_ptr: float32[4096] " \
+                             "strides (1), n=4096)"
 
     from kinspect.analysis.sol import for_program
     from kinspect.render.program import variant_lines
 
-    sol = for_program(variants).to_json()
+    sol = for_program(list(read_records(tmp_path / "out"))).to_json()
     assert list(sol["compiled_while_running"]) == ["_halve"]
-    assert sol["compiled_while_running"]["_halve"][0]["trigger"] == "a launch with n=1000 (before: n=4096)"
+    assert sol["compiled_while_running"]["_halve"][0]["trigger"] == why[2].trigger
     lines = variant_lines("_halve", {"variants_explained": [w.to_json() for w in why]})
-    assert lines[0] == "  _halve: 2 variants" and lines[1].endswith(": n%16=0")
-    assert lines[2].endswith("n%16!=0; ! compiled while the program was running the kernel, by a launch with n=1000 "
-                             "(before: n=4096)")
+    assert lines[0] == "  _halve: 3 variants" and lines[1].endswith(": n%16=0, x_ptr aligned")
+    assert lines[3].endswith("x_ptr unaligned; ! compiled while the program was running the kernel, by " + why[2].trigger)

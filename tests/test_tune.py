@@ -207,11 +207,11 @@ def test_trial_round_trip_refuses_bad_status():
 
 
 def test_no_device_is_one_line(store):
-    r = CliRunner().invoke(main, ["tune", POI, "-o", str(store)])
+    r = CliRunner().invoke(main, ["tune", POI, "--store", str(store)])
     assert r.exit_code == 2 and "no GPU here to tune" in r.output and len(r.output.strip().splitlines()) == 1
-    r = CliRunner().invoke(main, ["vec-report", str(store), "--tune", "2", "-o", str(store)])
+    r = CliRunner().invoke(main, ["vec-report", str(store), "--tune", "2", "--store", str(store)])
     assert r.exit_code == 2 and "no GPU here" in r.output
-    r = CliRunner().invoke(main, ["tune", "no_such_kernel", "-o", str(store)])
+    r = CliRunner().invoke(main, ["tune", "no_such_kernel", "--store", str(store)])
     assert r.exit_code == 2 and "no variant" in r.output
 
 

@@ -7,7 +7,9 @@ and name) for TARGET through kinspect's compile-only driver, exactly as `kinspec
 it, with
 
 - tritonparse's structured logging on (`tritonparse.structured_logging.init`, SASS dump on), once
-  per COMPRESSION ("none", "gzip", "zstd"): OUT/trace-<compression>/ holds its raw trace;
+  per COMPRESSION ("none", "gzip", "zstd"): OUT/trace-<compression>/ holds its raw trace; "default"
+  writes OUT/trace-default/ with tritonparse's default options (no SASS: only ttir, ttgir, llir, ptx
+  and the metadata);
 - TRITON_KERNEL_DUMP=1 into OUT/dump and TRITON_CACHE_DIR=OUT/cache: Triton's own dump and cache;
 
 then records one launch of it through tritonparse's own launch hook (LaunchHookImpl with the
@@ -51,8 +53,11 @@ def main(out: Path, kernel: str, target: str, compressions: list[str]) -> None:
 
     kernel_obj = None
     for compression in compressions:
-        tp.init(str(out / f"trace-{compression}"), enable_trace_launch=True, enable_sass_dump=True,
-                compression=compression)
+        if compression == "default":    # tritonparse's defaults: no SASS (it dumps SASS only when asked)
+            tp.init(str(out / "trace-default"), enable_trace_launch=True)
+        else:
+            tp.init(str(out / f"trace-{compression}"), enable_trace_launch=True, enable_sass_dump=True,
+                    compression=compression)
         with compile_only(resolved.target), fresh_binders(uk.fn):
             kernel_obj = uk.fn.warmup(**uk.args, **uk.constexprs, **uk.options, grid=uk.grid)
         # the grid as the program gave it: tritonparse on a GPU (triton 3.6, H200) records attn_fwd[(2, 2)]

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from kinspect import backends, ir
@@ -13,7 +14,7 @@ from kinspect.isa import find as find_isa
 from kinspect.analysis.matrix_lines import place, relocate
 from kinspect.analysis.metrics import StageMetrics, measure
 from kinspect.analysis.readable import CountedLines, unreadable
-from kinspect.analysis.stages import isa_stage, open_lines, text_stages
+from kinspect.analysis.stages import isa_stage, open_lines, text_stages, virtual_stage
 from kinspect.analysis.assumed import guesses, qualify
 from kinspect.analysis.verdicts import Findings, Verdict, finding, verdicts
 from kinspect.core.errors import KinspectError
@@ -29,6 +30,7 @@ class VariantReport:
     resources: Resources
     verdicts: list[Verdict]
     problems: list[str]
+    instead: str = ""           # why a virtual ISA (PTX) is analysed in place of the machine code
 
     @property
     def isa_name(self) -> str:
@@ -71,6 +73,8 @@ class VariantReport:
             "per_line": per_line(self),
             "problems": self.problems,
             "notes": list(self.variant.notes),
+            # what a captured program launched it with (grids, shapes, dtypes, strides), as record.json keeps it
+            "launches": dataclasses.asdict(self.variant.launches) if self.variant.launches else None,
         }
 
     def isa_stage_json(self) -> dict | None:
@@ -78,7 +82,8 @@ class VariantReport:
         if self.isa is None:
             return None
         s = self.variant.stage(self.isa.stage)
-        return {"name": self.isa.stage, "derived_by": s.derived_by if s else None}
+        return {"name": self.isa.stage, "derived_by": s.derived_by if s else None,
+                **({"instead_of_machine_code": self.instead} if self.instead else {})}
 
 
 def per_line(report: VariantReport) -> list[dict]:
@@ -111,8 +116,11 @@ def analyse(v: Variant, *, light: bool = False) -> VariantReport:
     hundreds of variants need not pay for it (its per-line table is then missing)."""
     stages, problems = {}, []
     isa = isa_stage(v)
+    instead = ""
+    if isa is None and (virtual := virtual_stage(v)) is not None:
+        isa, instead = virtual, _instead(v, virtual)
     for s in text_stages(v):
-        if light and isa is not None and getattr(find_isa(s.dialect), "virtual", False):
+        if light and isa is not None and not instead and getattr(find_isa(s.dialect), "virtual", False):
             continue          # PTX: the machine code below it says more
         try:
             m = stage_metrics(v, s)
@@ -133,7 +141,16 @@ def analyse(v: Variant, *, light: bool = False) -> VariantReport:
             relocate(isa_metrics, findings.placement)
     problems = [f"stage {p}" for p in problems] + list(v.problems)    # and what its store could not give
     found = qualify(verdicts(findings), v) + [finding(p, "unreadable_stage") for p in problems]
-    return VariantReport(v, isa_metrics, stages, res, found, problems)
+    return VariantReport(v, isa_metrics, stages, res, found, problems, instead if isa_metrics else "")
+
+
+def _instead(v: Variant, virtual) -> str:
+    """Why the virtual ISA stands in for the machine code, in words: what could not be derived."""
+    failed = [n.split(" not derived: ", 1) for n in v.notes if " not derived: " in n]
+    why = f"{failed[0][0]} not derived: {failed[0][1]}" if failed else "no machine-code stage and none derived"
+    return (f"no machine code ({why}): the {virtual.name} is analysed in its place; its counts are "
+            f"{virtual.name} instructions (a virtual ISA: before the assembler schedules them and allocates "
+            f"registers), not machine instructions; registers and spills unknown")
 
 
 def _first_ir(v: Variant) -> StageMetrics | None:

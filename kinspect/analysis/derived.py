@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 from kinspect import backends
-from kinspect.core.cache import cache_dir, file_key, key_of, write_text
+from kinspect.core.cache import cache_dir, file_key, key_of, write_bytes, write_text
 from kinspect.core.model import StageFile, Variant
 
 # Origins not completed here: a lone stage file (.ll, .s) is analysed as it is (--retarget compiles a
@@ -37,12 +37,18 @@ def complete(variant: Variant) -> Variant:
     key = key_of(backend.name, *(file_key(p) for p in sources + metadata), *(d.tool for d in backend.derivers))
     folder = cache_dir() / "derived" / key
     record_path = folder / "derived.json"
-    if not record_path.is_file():
+    if record_path.is_file():
+        record = json.loads(record_path.read_text())
+    else:
         new, notes, texts = backends.derive(variant, files)
         for fname, text in texts.items():
-            write_text(folder / fname, text)
-        write_text(record_path, json.dumps({"stages": [dataclasses.asdict(s) for s in new], "notes": notes}))
-    record = json.loads(record_path.read_text())
+            if isinstance(text, bytes):     # a binary stage (a cubin ptxas made from the PTX)
+                write_bytes(folder / fname, text)
+            else:
+                write_text(folder / fname, text)
+        record = {"stages": [dataclasses.asdict(s) for s in new], "notes": notes}
+        if not notes:   # a derivation that failed (a tool missing here, say) is tried again next time
+            write_text(record_path, json.dumps(record))
     stages = tuple(StageFile(**{**s, "file": str(folder / s["file"])}) for s in record["stages"])
     all_stages = sorted(variant.stages + stages, key=lambda s: (backend.stage_kind(s.name).order, s.name))
     return dataclasses.replace(variant, stages=tuple(all_stages), notes=variant.notes + tuple(record["notes"]))

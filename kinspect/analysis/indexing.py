@@ -91,6 +91,7 @@ class Axis:
 class Domain:
     axes: list[Axis]
     trees: dict = field(default_factory=dict)       # tree prefix -> its axes (indices), lowest digit first
+    max_points: int = MAX_POINTS                    # the largest array materialized at once over it
 
     def shaped(self, k: int, values) -> np.ndarray:
         shape = [1] * len(self.axes)
@@ -278,7 +279,7 @@ class Evaluator:
         return Sep({}, v)
 
     def _check(self, axes) -> None:
-        if self.d.points(axes) > MAX_POINTS:
+        if self.d.points(axes) > self.d.max_points:
             raise TooLarge(axes)
 
     # arithmetic ---------------------------------------------------------------------------------------

@@ -182,7 +182,8 @@ def _reasons(runtime: list[str], ptr_unaligned: list[str], mask_unaligned: list[
         reasons.append(f"{', '.join(ptr_unaligned)} not known 16-byte aligned")
     odd = [r for r in runtime if "," in r]
     if odd or (runtime and not reasons):
-        reasons.append(f"its offsets use runtime values ({'; '.join(odd or runtime)}) the compiler cannot prove "
+        named = odd or runtime
+        reasons.append(f"its offsets use runtime values ({('; ' if odd else ', ').join(named)}) the compiler cannot prove "
                        f"unit-stride")
     return "; ".join(reasons)
 

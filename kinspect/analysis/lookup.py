@@ -21,6 +21,40 @@ def matching(spec: str, variants: list[Variant]) -> list[Variant]:
             or Path(v.path).parent.name == spec]
 
 
+def row(spec: str, store: str | Path) -> Variant | None:
+    """The variant in row `spec` of `kinspect ls STORE` (numbered from 1), else None: what a user who
+    read the listing types (`vec-report 6`, `diff 2 3`)."""
+    if not spec.isdigit() or Path(spec).exists():
+        return None
+    root = Path(store)
+    if not root.is_dir():
+        return None
+    listing = sources.discover(root)
+    if listing.kind == "empty":
+        return None
+    variants = sources.readable(listing, announce=False).variants
+    if 1 <= int(spec) <= len(variants):
+        return sorted(variants, key=natural)[int(spec) - 1]
+    return None
+
+
+def handle(name: str, folder: str | Path, store: str | Path, values: dict | None = None) -> str:
+    """How a suggested command line names the variant at `folder`: what the user typed (with its -p
+    values) where that names it alone in every command, else its row in `kinspect ls STORE`."""
+    try:
+        if Path(find_variant(name, store, values=values).path).resolve() == Path(folder).resolve():
+            return name + "".join(f" -p {k}={v}" for k, v in (values or {}).items())
+    except Exception:   # ambiguous or unreadable: the row number below, or the folder itself
+        pass
+    root = Path(store)
+    if root.is_dir():
+        variants = sorted(sources.discover(root).variants, key=natural)
+        for n, v in enumerate(variants, 1):
+            if Path(v.path).resolve() == Path(folder).resolve():
+                return str(n)
+    return str(folder)
+
+
 def find_variant(spec: str, out_dir: str | Path = DEFAULT_OUT, *, prefer=None,
                  values: dict | None = None) -> Variant:
     """A variant by folder path, or by folder name / kernel name / unique prefix / row number of
@@ -49,8 +83,7 @@ def find_variant(spec: str, out_dir: str | Path = DEFAULT_OUT, *, prefer=None,
     if not matches and spec.isdigit() and 1 <= int(spec) <= len(variants):   # its row in kinspect ls
         matches = [sorted(variants, key=natural)[int(spec) - 1]]
     if values:
-        matches = [v for v in matches if all(str(v.constexprs.get(k, v.options.get(k))) == str(x)
-                                             for k, x in values.items())]
+        matches = [v for v in matches if has_values(v, values)]
     if len(matches) > 1 and prefer is not None:
         preferred = [v for v in matches if prefer(v)]
         matches = preferred if len(preferred) == 1 else matches
@@ -67,8 +100,21 @@ def find_variant(spec: str, out_dir: str | Path = DEFAULT_OUT, *, prefer=None,
                      f"kinspect ls {store}: {names}")
 
 
+def has_values(v: Variant, values: dict) -> bool:
+    """Whether a variant has these constexpr or option values (as -p gives them)."""
+    return all(str(v.constexprs.get(k, v.options.get(k))) == str(x) for k, x in values.items())
+
+
 def _naming(v: Variant, among: list[Variant], variants: list[Variant]) -> str:
-    """How to name one of several variants: the -p values that tell it apart, or its ls number."""
-    differ = [k for k in v.constexprs if len({str(o.constexprs.get(k)) for o in among}) > 1]
+    """How to name one of several variants: the -p values (constexprs, then options such as num_warps)
+    that pick it alone, as find_variant matches them, else its folder name; and its ls number."""
+    def value(x: Variant, k):
+        return str(x.constexprs.get(k, x.options.get(k)))
+
+    keys = list(v.constexprs) + [k for k in v.options if k not in v.constexprs]
+    differ = [k for k in keys if len({value(o, k) for o in among}) > 1]
     number = sorted(variants, key=natural).index(v) + 1
-    return f"{' '.join(f'-p {k}={v.constexprs[k]}' for k in differ) or v.name} (#{number})"
+    for chosen in [[k] for k in differ] + [differ]:     # one value that picks it alone, else all that differ
+        if chosen and [o for o in among if all(value(o, k) == value(v, k) for k in chosen)] == [v]:
+            return f"{' '.join(f'-p {k}={value(v, k)}' for k in chosen)} (#{number})"
+    return f"{v.name} (#{number})"

@@ -45,6 +45,7 @@ class Speed:
     bandwidth_ceiling: str = ""           # what pct_of_bandwidth and the memory ideal are against: "DRAM", "L2"
                                           # (inputs just written by the kernel before), "L2 and DRAM"
     notes: tuple[str, ...] = field(default_factory=tuple)
+    bandwidth_of: str = ""                # a datasheet figure pct_of_bandwidth is a share of (not a measurement)
 
     def to_json(self) -> dict:
         from kinspect.analysis.traffic import method_text
@@ -56,7 +57,8 @@ class Speed:
                 "bandwidth_ceiling": self.bandwidth_ceiling or None,
                 "tflop_per_s": _round(self.tflop_per_s, 2), "pct_of_peak": _round(self.pct_of_peak, 1),
                 "ideal_ms": _round(self.ideal_ms, 4), "headroom_ms": _round(self.headroom_ms, 4),
-                "bound_by": self.bound_by or None, "speed_notes": list(self.notes)}
+                "bound_by": self.bound_by or None, "speed_notes": list(self.notes),
+                "pct_of_bandwidth_of": self.bandwidth_of or None}
 
 
 def _round(x: float | None, digits: int) -> float | None:
@@ -139,7 +141,16 @@ def _figures(kernel, gpu_ms, calls, per_call, method, bound, flops_per_call, dty
     return Speed(kernel=kernel, gpu_ms=gpu_ms, timed_calls=calls, bytes_per_call=per_call, bytes_method=method,
                  upper_bound=bound, flops_per_call=flops_per_call, gb_per_s=gbps, pct_of_bandwidth=pct_bw,
                  tflop_per_s=tflops, pct_of_peak=pct_peak, ideal_ms=ideal,
-                 headroom_ms=_headroom(gpu_ms, ideal), bound_by=bound_by, bandwidth_ceiling=ceiling_name, notes=notes)
+                 headroom_ms=_headroom(gpu_ms, ideal), bound_by=bound_by, bandwidth_ceiling=ceiling_name, notes=notes,
+                 bandwidth_of=_bandwidth_of(ceilings) if pct_bw is not None else "")
+
+
+def _bandwidth_of(c: Ceilings) -> str:
+    """What a % of bandwidth is a share of, where it is not a measurement (bandwidth_ceiling says which
+    measured one)."""
+    if c.method == "datasheet":
+        return f"{c.device}'s datasheet {c.copy_gbps:,.0f} GB/s (not measured)"
+    return ""
 
 
 _SLACK = 0.02      # timing noise: a rate this close above a ceiling is at the ceiling
@@ -275,15 +286,17 @@ class ProgramSol:
         return out
 
 
-def for_program(variants: list[Variant]) -> ProgramSol:
-    """Every timed kernel's Speed, against the ceilings of the store the variants are in."""
+def for_program(variants: list[Variant], device: str | None = None) -> ProgramSol:
+    """Every timed kernel's Speed, against the ceilings of the store the variants are in (else those of
+    this machine, or the datasheet of the GPU `device` names: kinspect.files.ceilings.for_store). GB/s
+    need only bytes and GPU time: they are there with no ceilings at all."""
     from pathlib import Path
 
     from kinspect.files import ceilings, gpu_time
 
     roots = list(dict.fromkeys(Path(v.path).parent.parent for v in variants if v.path))
     root = next((r for r in roots if ceilings.read(r) is not None), roots[0] if roots else None)
-    found, note = ceilings.for_store(root)
+    found, note = ceilings.for_store(root, device)
     floor, floor_note = launch_floor(variants, found)
     speeds = kernel_speeds(variants, found, floor)
     triton = sum(v.launches.gpu.total_ms for v in variants if v.launches is not None and v.launches.gpu)
@@ -299,12 +312,13 @@ def for_program(variants: list[Variant]) -> ProgramSol:
 
 
 def _variants(variants: list[Variant]) -> dict:
-    from kinspect.analysis.variants import explain
+    from kinspect.analysis.variants import explain, first_step_end, step_launches
 
     by_kernel: dict = {}
     for v in variants:
         by_kernel.setdefault(v.kernel, []).append(v)
-    return {k: found for k, vs in by_kernel.items() if (found := explain(vs))}
+    warm, per_step = first_step_end(variants), step_launches(variants)
+    return {k: found for k, vs in by_kernel.items() if (found := explain(vs, warm, per_step))}
 
 
 def _call_sites(variants: list[Variant]) -> dict:

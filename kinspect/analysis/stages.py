@@ -27,6 +27,14 @@ def isa_stage(v: Variant) -> StageFile | None:
     return None
 
 
+def virtual_stage(v: Variant) -> StageFile | None:
+    """A GPU variant's virtual ISA (PTX), analysed in place of machine code it lacks: what a trace
+    whose cubin ptxas could not make still holds."""
+    if not backends.of(v).gpu:
+        return None
+    return next((s for s in v.stages if not s.binary and getattr(isa.find(s.dialect), "virtual", False)), None)
+
+
 def text_stages(v: Variant) -> list[StageFile]:
     """Stages a parser reads, in display order (the AST-level `source` is left out: ttir follows it)."""
     return [s for s in v.stages if isa.find(s.dialect) is not None and not s.binary and s.name != "source"]

@@ -4,14 +4,16 @@
     t.bytes, t.method, t.upper_bound, t.pointers
 
 Three methods, best first; each estimate says which it used:
-- "index expressions" (Inductor's kernels): each tl.load / tl.store / tl.atomic_* pointer's index
-  evaluated over the launch's domain, masks applied, counted in 32-byte sectors per pointer
-  (kinspect.analysis.indexing). Exact, but for indices read from memory (a gather, an embedding:
+- "index expressions": each tl.load / tl.store / tl.atomic_* pointer's index evaluated over the
+  launch's domain, masks applied, counted in 32-byte sectors per pointer (kinspect.analysis.indexing;
+  an Inductor kernel's range trees, or a hand-written kernel's program ids, aranges and loops over
+  the recorded grid: kinspect.analysis.launch_domain). Exact, but for indices read from memory (a gather, an embedding:
   an upper bound, said so per pointer) and domains too large to count whole (sampled, said so).
 - "Inductor's kernel_num_gb": the kernel's own estimate, in its metadata when Inductor was asked for
   it (TORCHINDUCTOR_BENCHMARK_KERNEL=1); kept beside the first as a second opinion.
 - "tensor sizes": every tensor argument's bytes once (twice for an argument the kernel mutates):
-  what the launch record alone says, for kernels whose source is not Inductor's.
+  what the launch record alone says, where the index expressions could not be evaluated (the note
+  says why).
 
 Estimates are cached per variant and launch signature in kinspect's cache; a variant launched with
 several signatures gets the mean over its launches.
@@ -29,7 +31,7 @@ from dataclasses import dataclass
 from kinspect.analysis.kernel_ast import ParsedKernel, call_name, element_bytes, parse, split_pointer
 from kinspect.core.model import ArgSpec, Variant
 
-TRAFFIC_VERSION = 1       # bump when an estimate would come out differently
+TRAFFIC_VERSION = 2       # bump when an estimate would come out differently
 INDEX = "index expressions"
 INDUCTOR = "Inductor's kernel_num_gb"
 TENSORS = "tensor sizes"
@@ -107,7 +109,7 @@ def traffic(v: Variant) -> Traffic | None:
         if key in seen:
             seen[key] = (seen[key][0], seen[key][1] + s.calls)
         else:
-            seen[key] = (_cached(v, k, s.args), s.calls)
+            seen[key] = (_cached(v, k, s.args, s.grid), s.calls)
     items = list(seen.values())
     if len(items) == 1:
         return items[0][0]
@@ -121,25 +123,25 @@ def traffic(v: Variant) -> Traffic | None:
         (f"the mean over {len(items)} launch signatures, weighted by their calls",))
 
 
-def launch_traffic(v: Variant, args: tuple[ArgSpec, ...]) -> Traffic:
+def launch_traffic(v: Variant, args: tuple[ArgSpec, ...], grid: tuple[int, ...] = ()) -> Traffic:
     """Bytes per call of one launch signature of `v` (what `kinspect bench` replays), estimated as the
     program view estimates them."""
-    return _cached(v, parse(v), tuple(args))
+    return _cached(v, parse(v), tuple(args), tuple(grid))
 
 
-def _cached(v: Variant, k: ParsedKernel | None, args: tuple[ArgSpec, ...]) -> Traffic:
+def _cached(v: Variant, k: ParsedKernel | None, args: tuple[ArgSpec, ...], grid: tuple[int, ...] = ()) -> Traffic:
     from kinspect.core.cache import cache_dir, key_of, write_text
     from kinspect.core.errors import KinspectError
 
     text = v.source.text if v.source else ""
     key = key_of(str(TRAFFIC_VERSION), v.hash, hashlib.sha256(text.encode()).hexdigest(),
-                 json.dumps(v.signature, sort_keys=True), repr(args))
+                 json.dumps(v.signature, sort_keys=True), repr(args), repr(tuple(grid)))
     path = cache_dir() / "traffic" / key[:2] / f"{key}.json"
     try:
         return Traffic.from_json(json.loads(path.read_text()))
     except (OSError, ValueError, TypeError, KeyError):
         pass
-    t = estimate(v, k, args)
+    t = estimate(v, k, args, grid)
     try:
         write_text(path, json.dumps(t.to_json()))
     except KinspectError:
@@ -147,19 +149,19 @@ def _cached(v: Variant, k: ParsedKernel | None, args: tuple[ArgSpec, ...]) -> Tr
     return t
 
 
-def estimate(v: Variant, k: ParsedKernel | None, args: tuple[ArgSpec, ...]) -> Traffic:
-    """One launch signature's bytes (not cached)."""
+def estimate(v: Variant, k: ParsedKernel | None, args: tuple[ArgSpec, ...], grid: tuple[int, ...] = ()) -> Traffic:
+    """One launch signature's bytes (not cached); `grid` is needed for a hand-written kernel."""
     t0 = time.perf_counter()
     meta = k.inductor_meta if k is not None else {}
     gb = meta.get("kernel_num_gb")
     inductor_bytes = round(float(gb) * 1e9) if isinstance(gb, (int, float)) and gb > 0 else None
     notes: list[str] = []
-    if k is not None and k.inductor:
+    if k is not None:
         from kinspect.core.optional import has
 
         if has("numpy"):
             try:
-                t = _by_index(v, k, args)
+                t = _by_index(v, k, args, tuple(grid))
                 return dataclasses.replace(t, inductor_bytes=inductor_bytes, seconds=time.perf_counter() - t0)
             except _GiveUp as e:
                 notes.append(f"index expressions not evaluated: {e}")
@@ -197,12 +199,14 @@ class _GiveUp(Exception):
     pass
 
 
-def _by_index(v: Variant, k: ParsedKernel, args: tuple[ArgSpec, ...]) -> Traffic:
+def _by_index(v: Variant, k: ParsedKernel, args: tuple[ArgSpec, ...], grid: tuple[int, ...]) -> Traffic:
     from kinspect.analysis import indexing as ix
+    from kinspect.analysis import launch_domain
 
-    scalars = {a.name: a.value for a in args if a.kind in ("int", "float", "bool") and a.value is not None}
+    scalars = {**{n: x for n, x in v.constexprs.items() if type(x) in (int, float, bool)},
+               **{a.name: a.value for a in args if a.kind in ("int", "float", "bool") and a.value is not None}}
     try:
-        domain = ix.build_domain(k, scalars)
+        domain = ix.build_domain(k, scalars) if k.inductor else launch_domain.build_domain(k, scalars, grid)
     except ix.Unsupported as e:
         raise _GiveUp(str(e)) from None
     for _ in range(RETRIES + 1):
@@ -211,6 +215,8 @@ def _by_index(v: Variant, k: ParsedKernel, args: tuple[ArgSpec, ...]) -> Traffic
         except ix.TooLarge as e:
             if not _sample(domain, e.axes):
                 break
+        except ix.Unsupported as e:         # a hand-written kernel's loop or broadcast not modelled
+            raise _GiveUp(str(e)) from None
     raise _GiveUp("the domain is too large to evaluate")
 
 
@@ -220,15 +226,13 @@ def _sample(domain, axes) -> bool:
     elements stay runs). Whether anything could be taken away."""
     import numpy as np
 
-    from kinspect.analysis.indexing import MAX_POINTS
-
     candidates = [k for k in axes if len(domain.axes[k].values) > 1]
     if not candidates:
         return False
     k = max(candidates, key=lambda i: (domain.axes[i].weight, len(domain.axes[i].values)))
     ax = domain.axes[k]
     n = len(ax.values)
-    keep = max(1, n * MAX_POINTS // (4 * domain.points(axes)))
+    keep = max(1, n * domain.max_points // (4 * domain.points(axes)))
     block = 1 if ax.weight > 1 else max(1, min(4096, keep // 16))
     starts = np.linspace(0, n - block, max(1, keep // block)).astype(np.int64)
     ax.values = np.unique(ax.values[(starts[:, None] + np.arange(block)[None, :]).ravel()])
@@ -241,16 +245,28 @@ def _count_all(v: Variant, k: ParsedKernel, args, domain, scalars) -> Traffic:
     from kinspect.analysis import indexing as ix
     from kinspect.analysis.kernel_ast import ACCESS_CALLS
 
+    from kinspect.analysis.launch_domain import LaunchEvaluator
+
     # a pointer parameter stands for offset 0: `in_ptr0 + (x1)` inside a call is its offset
-    ev = ix.Evaluator(domain, {**scalars, **{p: 0 for p in k.params if v.signature.get(p, "").startswith("*")}})
+    ptrs = [p for p in k.params if v.signature.get(p, "").startswith("*")]
+    env = {**scalars, **{p: 0 for p in ptrs}}
+    ev = ix.Evaluator(domain, env) if k.inductor else LaunchEvaluator(domain, env, ptrs)
     tensors = {a.name: a for a in args if a.kind == "tensor"}
     found: dict[tuple[str, str], list] = {}
+    unknown: list[int] = []             # lines of accesses whose pointer is not known
     whole: dict[str, str] = {}          # pointer -> why it is counted as its whole tensor
     notes: list[str] = []
 
     def on_access(call: ast.Call) -> None:
         kind = ACCESS_CALLS[call_name(call)]
         pointer, index = _pointer(call, k.params)
+        if not k.inductor and call.args and not _descriptor(call) and not _block_pointer_base(call, k):
+            # a hand-written kernel moves its pointers (`X += row * stride`, `a_ptrs = a_ptr + ...`): the
+            # offset is the whole expression, each parameter standing for where the kernel moved it
+            pointer, index = ev.pointer_of(call.args[0]), call.args[0]
+            if pointer is None:
+                unknown.append(call.lineno)
+                return
         if pointer is None:
             name = _block_pointer_base(call, k)
             if name is not None:
@@ -263,6 +279,9 @@ def _count_all(v: Variant, k: ParsedKernel, args, domain, scalars) -> Traffic:
             offset = ev.eval(index)
         except ix.Unsupported as e:
             whole[pointer] = f"its index uses {e}"
+            return
+        if not k.inductor and ev._unknown(offset):
+            whole[pointer] = "its index is read from memory (a gather)"
             return
         m = True
         if mask is not None and not (isinstance(mask, ast.Constant) and mask.value is None):
@@ -277,6 +296,13 @@ def _count_all(v: Variant, k: ParsedKernel, args, domain, scalars) -> Traffic:
             found.setdefault((pointer, direction), []).append(c)
 
     ev.run(k.body, on_access)
+    for name, helper in getattr(ev, "handed", {}).items():
+        whole.setdefault(name, f"it is handed to the helper {helper}(), whose loads and stores are not read here")
+    if unknown:
+        raise _GiveUp(f"the pointer of the access on line {unknown[0] + k.first_line - 1} could not be traced to one "
+                      f"argument")
+    if not k.inductor and whole and set(whole) >= {p for p, _ in found}:
+        raise _GiveUp("; ".join(f"{name}: {why}" for name, why in whole.items()))
     pointers = []
     read = written = 0
     upper = sampled = False
@@ -314,9 +340,14 @@ def _count_all(v: Variant, k: ParsedKernel, args, domain, scalars) -> Traffic:
 
 
 def _pointer(call: ast.Call, params) -> tuple[str | None, ast.expr | None]:
-    if isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name) and call.func.value.id != "tl":
-        return None, None             # desc.load([...]): a tensor descriptor
+    if _descriptor(call):
+        return None, None
     return split_pointer(call.args[0], params) if call.args else (None, None)
+
+
+def _descriptor(call: ast.Call) -> bool:
+    """desc.load([...]): a tensor descriptor's access."""
+    return isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name) and call.func.value.id != "tl"
 
 
 def _block_pointer_base(call: ast.Call, k: ParsedKernel) -> str | None:

@@ -3,10 +3,16 @@ its divisibility by 16 or alignment, an int equal to 1, a constexpr, num_warps/n
 variants were compiled while the program was already running the kernel: a recompile in the steady
 state, which serving engines treat as a bug, named with the launch that triggered it.
 
-A variant counts as compiled while running when another variant of the same kernel had launched
-before it, and it was compiled at its own first launch (the JIT's compile, or a cache load, right
-before it ran; kinspect.core.model.ProcessLaunches.first_at against Variant.created). A capture under
-the interpreter compiles after the program, so it cannot tell, and says nothing.
+A variant counts as compiled while running when it first launched after the program's first step,
+another variant of the same kernel had launched before it, and it was compiled at its own first launch
+(the JIT's compile, or a cache load, right before it ran; kinspect.core.model.ProcessLaunches.first_at
+against Variant.created). The first step is estimated per process from its launches: the kernel it
+launched first runs once a step, so its calls are the steps and the process's launches over them one
+step's worth; a variant whose first launch came after that many launches (ProcessLaunches.
+launches_before) came after the first step. A kernel's backward variant compiled during the first
+backward pass is not one. Stores from before kinspect counted launches_before use the time the
+program met its last new kernel instead. A capture under the interpreter compiles after the program,
+so it cannot tell, and says nothing.
 """
 
 from __future__ import annotations
@@ -41,22 +47,63 @@ def facets(v: Variant) -> dict[str, str]:
     return out
 
 
-def explain(variants: list[Variant]) -> list[VariantWhy]:
+def step_launches(variants: list[Variant]) -> dict:
+    """(host, pid) -> launches in one step of that process: all its launches over the calls of the kernel
+    it launched first (which runs once a step)."""
+    first: dict = {}
+    total: dict = {}
+    for v in variants:
+        for p in (v.launches.processes if v.launches is not None else ()):
+            key = (p.host, p.pid)
+            total[key] = total.get(key, 0) + p.calls
+            if p.first_at is not None and (key not in first or p.first_at < first[key][0]):
+                first[key] = (p.first_at, p.calls)
+    return {k: total[k] / max(1, first[k][1]) for k in first if first[k][1]}
+
+
+def _after_first_step(v: Variant, per_step: dict) -> bool | None:
+    """Whether the variant first launched after its process's first step; None where not recorded."""
+    answers = [p.launches_before >= per_step[(p.host, p.pid)]
+               for p in (v.launches.processes if v.launches is not None else ())
+               if p.launches_before is not None and (p.host, p.pid) in per_step]
+    return None if not answers else all(answers)
+
+
+def first_step_end(variants: list[Variant]) -> float | None:
+    """When the program met its last new kernel: the latest of each kernel name's first launch."""
+    firsts: dict[str, float] = {}
+    for v in variants:
+        at = _first_at(v)
+        if at is not None:
+            firsts[v.kernel] = min(at, firsts.get(v.kernel, at))
+    return max(firsts.values()) if firsts else None
+
+
+def explain(variants: list[Variant], warm_until: float | None = None, per_step: dict | None = None) -> list[VariantWhy]:
     """One VariantWhy per variant of one kernel (several variants), in the order of their first launch;
-    [] for a kernel with one variant."""
+    [] for a kernel with one variant. `per_step` (step_launches) and `warm_until` (first_step_end): the
+    program's, from all its variants (default: these variants' own)."""
     if len(variants) < 2:
         return []
     found = [facets(v) for v in variants]
     keys = list(dict.fromkeys(k for f in found for k in f))
     varying = [k for k in keys if len({f.get(k) for f in found}) > 1]
     order = sorted(range(len(variants)), key=lambda i: (_first_at(variants[i]) or float("inf"), i))
+    if warm_until is None:
+        warm_until = first_step_end(variants)
+    if per_step is None:
+        per_step = step_launches(variants)
     out = []
     for pos, i in enumerate(order):
         v, f = variants[i], found[i]
         differs = tuple(f[k] for k in varying if k in f) or ("the same specialization (another compile of the "
                                                               "same source: a cache miss or another process)",)
         earlier = [variants[j] for j in order[:pos] if _first_at(variants[j]) is not None]
-        running = bool(earlier) and _compiled_at_launch(v) and _first_at(v) > min(_first_at(e) for e in earlier)
+        after = _after_first_step(v, per_step)
+        if after is None:           # an older store: the time the program met its last new kernel
+            first = _first_at(v)
+            after = warm_until is not None and first is not None and first > warm_until
+        running = bool(earlier) and _compiled_at_launch(v) and after
         trigger = _trigger(v, earlier[0]) if running else ""
         out.append(VariantWhy(v.name, differs, running, trigger))
     return out

@@ -49,6 +49,13 @@ class Verdict:
         return self.advice or (KINDS[self.kind].advice if self.kind else "")
 
 
+
+def shared_text(n: int) -> str:
+    """Shared memory as diff's table writes it: 8 B, 128 KiB, 1.5 KiB (not 0.0078125 KiB)."""
+    if n < 1024:
+        return f"{n} B"
+    return f"{n // 1024} KiB" if n % 1024 == 0 else f"{n / 1024:.1f} KiB"
+
 def finding(text: str, kind: str, *, line: int | None = None, file: str | None = None, advice: str = "") -> Verdict:
     """A warning verdict of a finding kind."""
     if kind not in KINDS:
@@ -129,6 +136,8 @@ def matrix_rule(f: Findings) -> list[Verdict]:
         return []
     out = []
     words = f.backend.matrix_words
+    if getattr(f.spec, "virtual", False):       # counted in the PTX, in place of machine code
+        words = f"{words} (counted in the {f.isa.dialect})"
     total = f.isa.matrix_total
     attributed = 0
     for (file, line), ls in sorted(f.isa.lines.items(), key=lambda kv: kv[0][1]):
@@ -356,7 +365,7 @@ def loads_from_source(f: Findings) -> list[Verdict]:
 
 
 def spill_rule(f: Findings) -> list[Verdict]:
-    if f.isa is None:
+    if f.isa is None or getattr(f.spec, "virtual", False):   # PTX: spills are the assembler's, unseen here
         return []
     m, r = f.isa, f.resources
     if f.gpu:
@@ -537,7 +546,7 @@ def resource_rule(f: Findings) -> list[Verdict]:
     r = f.resources
     if not f.gpu or r.registers is None:
         return []
-    shared = f", {r.shared_bytes / 1024:g} KiB shared memory" if r.shared_bytes is not None else ""
+    shared = f", {shared_text(r.shared_bytes)} shared memory" if r.shared_bytes is not None else ""
     occ = f"; occupancy {r.occupancy.describe()}" if r.occupancy else ""
     out = [Verdict(f"{r.registers} registers{shared}{occ}", "info")]
     o = r.occupancy
@@ -553,7 +562,7 @@ def _limited(limiter: str, r: Resources) -> str:
     if limiter in ("registers", "VGPRs"):
         return f"{r.registers} per thread"
     if limiter in ("shared memory", "LDS"):
-        return f"{(r.shared_bytes or 0) / 1024:g} KiB per block"
+        return f"{shared_text(r.shared_bytes or 0)} per block"
     return f"{r.occupancy.blocks} block(s) per SM"
 
 
@@ -569,7 +578,7 @@ def occupancy_advice(lim, o, warps: int, r: Resources) -> str:
     if o.limiter == "shared memory" and isinstance(lim, NvidiaLimits):
         fit = lim.shared_per_sm // nxt - lim.shared_reserved_per_block
         return (f"{nxt} blocks would fit with at most {fit / 1024:.0f} KiB shared memory per block (now "
-                f"{(r.shared_bytes or 0) / 1024:g} KiB): fewer num_stages or smaller tiles")
+                f"{shared_text(r.shared_bytes or 0)}): fewer num_stages or smaller tiles")
     if o.limiter == "blocks":
         return f"{warps} warp(s) per block use few of the SM's warps at {o.blocks} blocks: num_warps={warps * 4}"
     return KINDS["low_occupancy"].advice

@@ -222,35 +222,58 @@ def resources_of(variant: Variant, stated: dict[str, int]):
 
 # -- derived stages: what a backend's Derivers make from a variant's stored stages --------------------
 
-def derive(variant: Variant, files: dict[str, Path]) -> tuple[list[StageFile], list[str], dict[str, str]]:
+def derive(variant: Variant, files: dict[str, Path]) -> tuple[list[StageFile], list[str], dict[str, str | bytes]]:
     """Run the backend's derivers on the variant's stage files (read only): (new stage files,
-    notes, texts by file name). Derivers of one stage are alternatives, tried in order; a stage
-    the variant already has in that dialect (a backend's own assembly) is not derived again."""
+    notes, contents by file name: text, or bytes for a binary stage). Derivers of one stage are
+    alternatives, tried in order; a stage the variant already has in that dialect (a backend's own
+    assembly) is not derived again. A derived stage feeds the derivers after it (a cubin made from
+    the PTX, then the SASS from that cubin): a binary one through a temporary file, removed here."""
+    import shutil
+    import tempfile
+
     backend = of(variant)
     new, failed, texts = [], {}, {}
     have = {backend.stage_kind(s.name).dialect for s in variant.stages if not s.binary}
-    for d in backend.derivers:
-        if d.stage.name in {s.name for s in new} or variant.stage(d.stage.name) is not None \
-                or d.stage.dialect in have:
-            continue
-        src = next((variant.stage(n) for n in d.inputs if variant.stage(n) is not None), None)
-        if src is None or src.file not in files:
-            continue
-        try:
-            out = d.run(files[src.file])
-        except Exception as e:  # a broken binary must not lose the other stages
-            failed.setdefault(d.stage.name, []).append(f"{d.tool}: {e}")
-            continue
-        text, how = (out, d.tool) if isinstance(out, str) else out
-        fname = src.file.rsplit(".", 1)[0] + "." + d.stage.ext
-        if fname in files or fname == src.file:
-            fname = f"{src.file}.{d.stage.ext}"
-        texts[fname] = text
-        new.append(StageFile(name=d.stage.name, file=fname, bytes=len(text.encode()), lines=text.count("\n"),
-                             dialect=dialect_of(d.stage, backend, variant.target.arch, text=text),
-                             derived_by=how))
-    made = {s.name for s in new}
-    notes = [f"{stage} not derived: {'; '.join(why)}" for stage, why in failed.items() if stage not in made]
+    stages = {s.name: s for s in variant.stages}
+    paths = dict(files)
+    scratch = None
+    try:
+        for d in backend.derivers:
+            if d.stage.name in {s.name for s in new} or variant.stage(d.stage.name) is not None \
+                    or d.stage.dialect in have:
+                continue
+            src = next((stages[n] for n in d.inputs if n in stages), None)
+            if src is None or src.file not in paths:
+                continue
+            try:
+                out = d.run(paths[src.file])
+            except Exception as e:  # a broken binary must not lose the other stages
+                failed.setdefault(d.stage.name, []).append(f"{d.tool}: {e}")
+                continue
+            data, how = (out, d.tool) if isinstance(out, (str, bytes)) else out
+            if src.derived_by:      # made from a stage kinspect made: say so wherever this one is shown
+                how = f"{how}, from a {src.name} {src.derived_by}"
+            fname = src.file.rsplit(".", 1)[0] + "." + d.stage.ext
+            if fname in paths or fname == src.file:
+                fname = f"{src.file}.{d.stage.ext}"
+            texts[fname] = data
+            if isinstance(data, bytes):
+                scratch = scratch or Path(tempfile.mkdtemp(prefix="kinspect-derive-"))
+                paths[fname] = scratch / f"{len(paths)}.{d.stage.ext}"
+                paths[fname].write_bytes(data)
+                made = StageFile(name=d.stage.name, file=fname, bytes=len(data), lines=None,
+                                 dialect=d.stage.dialect, binary=True, derived_by=how)
+            else:
+                paths[fname] = paths[src.file]    # a text stage is written by the caller; none reads it here
+                made = StageFile(name=d.stage.name, file=fname, bytes=len(data.encode()), lines=data.count("\n"),
+                                 dialect=dialect_of(d.stage, backend, variant.target.arch, text=data), derived_by=how)
+            new.append(made)
+            stages[made.name] = made
+    finally:
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
+    made_names = {s.name for s in new}
+    notes = [f"{stage} not derived: {'; '.join(why)}" for stage, why in failed.items() if stage not in made_names]
     return new, notes, texts
 
 

@@ -37,6 +37,58 @@ def cubin_to_sass(cubin: Path) -> str:
     return run_tool([tool, "-c", "-g", "-gi", "-hex", str(cubin)])
 
 
+# ptxas --version, last lines: "Cuda compilation tools, release 12.9, V12.9.86"
+PTXAS_VERSION_RE = re.compile(r"release (\d+)\.(\d+), V([\d.]+)")
+# Triton names the architecture with the "a" suffix from sm_90 on (nvidia compiler.py sm_arch_from_capability)
+CUBIN = StageKind("cubin", "cubin", "elf", binary=True, order=50, derived_from="ptx", title="cubin")
+
+
+def ptxas_for(arch: int) -> tuple[str, str]:
+    """(path, version) of the ptxas Triton uses for `arch`: its wheel's ptxas-blackwell from sm_90 on
+    where it ships one (Triton 3.9: "keep it until legacy ptxas is removed"), else its ptxas."""
+    tool = (nvidia_tool("ptxas-blackwell") if arch >= 90 else None) or nvidia_tool("ptxas")
+    if tool is None:
+        raise KinspectError("ptxas not found (the triton wheel ships it; or set TRITON_PTXAS_PATH)")
+    m = PTXAS_VERSION_RE.search(run_tool([tool, "--version"], timeout=30))
+    return tool, (m.group(3) if m else "of unknown version")
+
+
+def ptx_to_cubin(ptx: Path) -> tuple[bytes, str]:
+    """The cubin of a PTX stage that came without one (a trace holds text only): ptxas run as Triton
+    runs it (nvidia compiler.py make_cubin: -lineinfo -v, --fmad=false where the kernel was compiled
+    without FP fusion, --regAllocOptLevel=2 with ptxas 13, --gpu-name of the architecture) for the
+    architecture the PTX targets. Options a trace's metadata carries as text (ptx_options) are not
+    passed: a trace is data, not a command line."""
+    import json
+    import tempfile
+
+    with open(ptx, encoding="utf-8", errors="replace") as f:
+        target = next((m for m in map(PTX_TARGET_RE.match, f) if m), None)
+    if target is None:
+        raise KinspectError("the PTX names no .target sm_NN")
+    arch = int(target.group(1))
+    gpu_name = f"sm_{arch}{'a' if arch >= 90 else ''}"
+    tool, version = ptxas_for(arch)
+    options = ["-lineinfo", "-v"]
+    try:
+        meta = json.loads(ptx.with_suffix(".json").read_text())
+    except (OSError, ValueError):
+        meta = {}
+    if isinstance(meta, dict) and meta.get("enable_fp_fusion") is False:
+        options.append("--fmad=false")
+    if int(version.split(".")[0]) >= 13 if version[0].isdigit() else False:
+        options.append("--regAllocOptLevel=2")      # Triton's workaround for a ptxas 13 bug
+    with tempfile.TemporaryDirectory(prefix="kinspect-ptxas-") as tmp:
+        out = Path(tmp, "derived.cubin")
+        run_tool([tool, *options, f"--gpu-name={gpu_name}", str(ptx), "-o", str(out)])
+        data = out.read_bytes()
+    how = (f"derived: ptxas {version} ({Path(tool).name} {' '.join(options)} --gpu-name={gpu_name}, Triton's options) "
+           f"from the PTX; not the cubin the program ran")
+    if isinstance(meta, dict) and meta.get("ptx_options"):
+        how += "; the extra ptxas options its metadata names (ptx_options) were not passed"
+    return data, how
+
+
 def cubin_resources(v: Variant, stated: dict[str, int], limits) -> Resources:
     """Registers and spills of the loaded kernel, else of the cubin (cuobjdump); occupancy under `limits`."""
     from kinspect.ir import sass
@@ -56,7 +108,8 @@ def cubin_resources(v: Variant, stated: dict[str, int], limits) -> Resources:
             # ptxas puts spilled registers on the stack frame (STACK); LOCAL is other local memory
             spills = None if "local_bytes" not in figures and "stack_bytes" not in figures else \
                 figures.get("local_bytes", 0) + figures.get("stack_bytes", 0)
-            source = "cuobjdump --dump-resource-usage"
+            source = "cuobjdump --dump-resource-usage" + (
+                f" of a cubin {cubin.derived_by.split(' from the ')[0]}" if cubin.derived_by else "")
             extra = tuple(sorted(figures.items()))
         except Exception as e:  # a truncated cubin: say so, keep going
             source = f"cuobjdump failed: {e}"
@@ -85,7 +138,8 @@ BACKEND = register(Backend(
     int_arch=True,           # Triton's GPUTarget takes an int arch for cuda
     launch_options=("num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion", "debug"),
     stages=STAGES,
-    derivers=(Deriver(SASS, cubin_to_sass, "nvdisasm -c -g -gi -hex"),),
+    # a PTX without its cubin (a trace) gets one from ptxas first, then the SASS from it
+    derivers=(Deriver(CUBIN, ptx_to_cubin, "ptxas -lineinfo -v"), Deriver(SASS, cubin_to_sass, "nvdisasm -c -g -gi -hex")),
     resources=cubin_resources,
     limits={
         "80": NvidiaLimits(shared_per_sm=164 * 1024),

@@ -18,7 +18,7 @@ from kinspect.core.errors import KinspectError
 
 
 def nvidia_tool(name: str) -> str | None:
-    env = os.environ.get(f"TRITON_{name.upper()}_PATH")
+    env = os.environ.get(f"TRITON_{name.upper().replace('-', '_')}_PATH")   # TRITON_PTXAS_BLACKWELL_PATH
     if env and Path(env).is_file():
         return env
     spec = importlib.util.find_spec("triton")

@@ -12,22 +12,27 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kinspect.core.errors import KinspectError, NotFound
+from kinspect.core.errors import KinspectError, NotFound, UsageError
 
 BYTES_NOTE = ("GB/s from bytes estimated as the program view estimates them: {bytes} by {method}; no FLOP "
               "estimate (pass --bytes / --flops for yours)")
 
 
-def no_device_line(name: str) -> str:
-    return (f"no device here to run the captured '{name}' on (no GPU, no CPU Triton backend such as triton-cpu): "
-            f"run its captured launch under Triton's interpreter with `kinspect bench {name} --interpret`, write "
-            f"it as a script for a GPU machine with `kinspect repro {name} -o repro.py`, or read its code with "
-            f"`kinspect show {name} --stage ptx`")
+def no_device_line(name: str, store=None, named: str | None = None) -> str:
+    """`named`: how the commands it suggests name the variant (kinspect.analysis.lookup.handle)."""
+    from kinspect.files.store import store_flag
+
+    s = store_flag(store)
+    typed, name = name, named or name
+    return (f"no device here to run the captured '{typed}' on (no GPU, no CPU Triton backend such as triton-cpu): "
+            f"run its captured launch under Triton's interpreter with `kinspect bench {name}{s} --interpret`, write "
+            f"it as a script for a GPU machine with `kinspect repro {name}{s} -o repro.py`, or read its code with "
+            f"`kinspect show {name}{s} --stage ptx`")
 
 
-def captured(name: str, store: str | Path) -> str | None:
-    """The folder of the captured variant `name` names, or None when it names a kernel (shipped,
-    or file.py:kernel) or nothing in the store."""
+def captured(name: str, store: str | Path, values: dict | None = None) -> str | None:
+    """The folder of the captured variant `name` names (`values`, -p, pick one of several as in
+    `kinspect show`), or None when it names a kernel (shipped, or file.py:kernel) or nothing in the store."""
     from kinspect import kernels
     from kinspect.compile.user import is_user_kernel
     from kinspect.analysis.lookup import find_variant
@@ -45,9 +50,32 @@ def captured(name: str, store: str | Path) -> str | None:
         return None
 
     try:
-        return str(Path(find_variant(name, store, prefer=lambda v: v.ran).path).resolve())
+        return str(Path(find_variant(name, store, prefer=lambda v: v.ran, values=values).path).resolve())
     except NotFound:
+        if values and _names_captured(name, store):
+            from kinspect.core.errors import UsageError
+            from kinspect.files.store import store_flag
+
+            given = " ".join(f"-p {k}={v}" for k, v in values.items())
+            raise UsageError(f"{given} does not apply to a captured variant: no variant of '{name}' the store holds "
+                             f"has it, and bench replays a captured launch as it was (-p only picks one of several). "
+                             f"Compare block sizes with `kinspect diff {name}{store_flag(store)} --num-warps 4,8` or "
+                             f"-p NAME=V1,V2 there") from None
         return None
+    except UsageError:      # several: -p values pick one, as find_variant's hint says
+        if not values:
+            raise
+    return str(Path(find_variant(name, store, prefer=lambda v: v.ran, values=values).path).resolve())
+
+
+def _names_captured(name: str, store) -> bool:
+    from kinspect.analysis.lookup import find_variant
+
+    try:
+        find_variant(name, store)
+        return True
+    except KinspectError as e:      # several match: still a captured kernel's name
+        return not isinstance(e, NotFound)
 
 
 def _not_replayable(p: Path) -> None:
@@ -86,6 +114,7 @@ def prepare(folder: str, *, device, constexprs: dict | None = None, num_warps: i
     from kinspect.replay.spec import how, load
 
     spec = load(folder, launch)
+    example = spec.origin == "example"
     if not spec.grid or any(int(g) <= 0 for g in spec.grid):
         raise KinspectError(f"the captured launch of '{spec.kernel}' has the grid {tuple(spec.grid)}, which launches "
                             f"no program (a capture records (0, 0, 0) where it could not work out the grid of an "
@@ -95,18 +124,28 @@ def prepare(folder: str, *, device, constexprs: dict | None = None, num_warps: i
     allowed = backends.for_target(_backend(device)).launch_options
     options = {k: v for k, v in spec.options.items() if k in allowed}
     options.update({k: v for k, v in (("num_warps", num_warps), ("num_stages", num_stages)) if v is not None})
+    if bytes_moved is None and example:     # what the file's formulas gave for this example when it was compiled
+        from kinspect.files.store import read_record
+        from kinspect.replay.spec import example_rates
+
+        bytes_moved, kept_flops = example_rates(read_record(Path(spec.variant)))
+        flops = flops if flops is not None else kept_flops
     estimated = bytes_moved is None
     method = ""
     if estimated and spec.variant:
         from kinspect.analysis.traffic import launch_traffic, method_text
         from kinspect.files.store import read_record
 
-        t = launch_traffic(read_record(Path(spec.variant)), spec.args)
+        t = launch_traffic(read_record(Path(spec.variant)), spec.args, tuple(spec.grid))
         bytes_moved, method = t.bytes or None, f"{t.describe()}: {method_text(t.method)}"
     if bytes_moved is None and estimated:
         bytes_moved, method = vals.tensor_bytes or None, "each tensor argument's elements read or written once"
-    notes = [f"replays the captured launch {spec.calls:,} of the variant's {spec.total_calls:,} launches had: "
-             f"{spec.describe()}", f"kernel {how(spec)}", FILL_NOTE]
+    if example:
+        notes = [f"replays the example launch `kinspect dump` compiled the variant for: {spec.describe()}"]
+    else:
+        notes = [f"replays the captured launch {spec.calls:,} of the variant's {spec.total_calls:,} launches had: "
+                 f"{spec.describe()}"]
+    notes += [f"kernel {how(spec)}", FILL_NOTE]
     if vals.integer_tensors:
         notes.append(f"integer tensors (zeros): {', '.join(vals.integer_tensors)}: a kernel that reads them as sizes "
                      f"or offsets does less work than it did in the program")

@@ -77,17 +77,17 @@ class BenchResult:
         }
 
 
-def no_device_line(kernel: str, captured: bool = False) -> str:
+def no_device_line(kernel: str, captured: bool = False, store=None, named: str | None = None) -> str:
     if captured:
         from kinspect.bench.captured import no_device_line as captured_line
 
-        return captured_line(kernel)
+        return captured_line(kernel, store, named)
     return (f"no device here to run '{kernel}' on (no GPU, no CPU Triton backend such as triton-cpu): "
             f"check its results with `kinspect bench {kernel} --interpret` (Triton's interpreter, small size) "
             f"or see what it compiles to with `kinspect dump {kernel}`")
 
 
-def device_target(kernel: str, target: str | None, captured: bool = False):
+def device_target(kernel: str, target: str | None, captured: bool = False, store=None, named: str | None = None):
     """The active device's Resolved target; bench cannot time an offline target."""
     from kinspect.compile.targets import Resolved, active_device_target
 
@@ -96,7 +96,7 @@ def device_target(kernel: str, target: str | None, captured: bool = False):
                          f"Use -t device, or `kinspect dump {kernel} -t {target}` to see its code")
     device = active_device_target()
     if device is None:
-        raise UsageError(no_device_line(kernel, captured))
+        raise UsageError(no_device_line(kernel, captured, store, named))
     return Resolved(device, False, f"{device} (the active device)")
 
 
@@ -105,7 +105,8 @@ def bench(kernel: str, *, target: str | None = None, constexprs: dict | None = N
           out_dir: str | Path = DEFAULT_OUT, references: bool = True, compiled_reference: bool = True,
           bytes_moved: int | None = None, flops: int | None = None, warmup_ms: int = WARMUP_MS,
           rep_ms: int = REP_MS, profile: str | Path | None = None, launch_path: bool = True,
-          replay: str | None = None) -> BenchResult:
+          replay: str | None = None, picked: dict | None = None) -> BenchResult:
+    """`picked`: the -p values that picked `replay` among several captured variants (the hints name them)."""
     from kinspect.bench.first_call import first_calls, in_user_cache, isolated
     from kinspect.bench.profile import check_writable
     from kinspect.bench.timing import timer_for
@@ -113,7 +114,15 @@ def bench(kernel: str, *, target: str | None = None, constexprs: dict | None = N
 
     if profile is not None:
         check_writable(profile)
-    resolved = device_target(kernel, target, captured=bool(replay))
+    if replay:      # the hints name the variant so that every command they suggest finds it
+        from kinspect.analysis.lookup import handle
+        from kinspect.replay.spec import load
+
+        load(replay)        # a variant never launched has nothing to replay, here or on a GPU: say so first
+        named = handle(kernel, replay, out_dir, picked)
+    else:
+        named = kernel
+    resolved = device_target(kernel, target, captured=bool(replay), store=out_dir, named=named)
     from kinspect.files.store import Store
 
     Store(out_dir).ensure_writable()  # one line now, not after a compile and a timing run

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kinspect.bench.prepared import Launch
+from kinspect.core.modes import file_mode
 from kinspect.core.errors import UsageError
 
 RUNS = 10
@@ -118,6 +119,7 @@ def _profile(launch: Launch, p: Path, runs: int) -> Profile:
         if cuda:
             torch.cuda.synchronize()
     fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent if str(p.parent) else ".")
+    os.fchmod(fd, file_mode())      # a trace to share, not owner-only as mkstemp makes it
     os.close(fd)
     try:
         prof.export_chrome_trace(tmp)

@@ -16,11 +16,14 @@ from typing import Callable
 
 from kinspect.bench.stats import Runtime
 from kinspect.bench.timing import REP_MS, WARMUP_MS
+from kinspect.core.errors import KinspectError
 from kinspect.core.model import Variant
 
 
-def device_timer(size: str | None) -> Callable[[Variant], Runtime | None] | None:
-    """A timer for variants compiled for the active GPU, or None when there is none here."""
+def device_timer(size: str | None, own=()) -> Callable[[Variant], Runtime | None] | None:
+    """A timer for variants compiled for the active GPU, or None when there is none here. `own`:
+    the user kernels (`/abs/file.py:name`, kinspect.compile.loader.absolute) named on the command
+    line, whose files may be loaded again; any other variant is rebuilt from what its store holds."""
     from kinspect.compile.targets import resolve
 
     resolved = resolve(None)
@@ -31,9 +34,16 @@ def device_timer(size: str | None) -> Callable[[Variant], Runtime | None] | None
     def timer(v: Variant) -> Runtime | None:
         if str(v.target) != device:
             return None
-        return time_variant(v, size)
+        return time_variant(v, size, own=own)
 
     return timer
+
+
+def named_by_user(v: Variant, own) -> bool:
+    """Whether a user kernel's variant comes from a file the user named on this command line (so
+    loading that file again is what they asked for); a store's say-so never is."""
+    kernel = (v.extra.get("user") or {}).get("kernel") if isinstance(v.extra.get("user"), dict) else None
+    return isinstance(kernel, str) and kernel in set(own)
 
 
 def shipped_spec(v: Variant):
@@ -47,25 +57,19 @@ def shipped_spec(v: Variant):
     return None
 
 
-def time_variant(v: Variant, size: str | None = None) -> Runtime | None:
-    """Time a shipped kernel's stored variant as `kinspect bench` times a kernel (steady state only)."""
+def time_variant(v: Variant, size: str | None = None, own=()) -> Runtime | None:
+    """Time a stored variant as `kinspect bench` times a kernel (steady state only): a shipped
+    kernel's on its example at `size`; a user kernel's from its file where the user named it (`own`),
+    else from the source and example launch its store holds (stored_launch)."""
     import torch
 
     from kinspect.bench.device import copy_bandwidth, matmul_peak
     from kinspect.bench.first_call import isolated
-    from kinspect.bench.prepared import prepare
     from kinspect.bench.timing import time_gpu
 
-    spec = shipped_spec(v)
-    if spec is None:
-        if not (v.extra.get("user") or {}).get("kernel"):
-            return None
-        launch = user_launch(v)
-    else:
-        # the values -p can set; the others (softmax's CONTIGUOUS, say) the example derives again from the size
-        chosen = {k: x for k, x in v.constexprs.items() if k in spec.constexprs}
-        launch = prepare(spec.name, device="cuda", constexprs=chosen, args={}, size=size,
-                         num_warps=v.options.get("num_warps"), num_stages=v.options.get("num_stages"))
+    launch = variant_launch(v, size, own)
+    if launch is None:
+        return None
     with isolated(launch.fn), scratch_allocator():
         launch()
         torch.cuda.synchronize()
@@ -84,6 +88,23 @@ def time_variant(v: Variant, size: str | None = None) -> Runtime | None:
                    method=method, copy_gbps=copy["gbps"], peak_tflops=peak)
 
 
+def variant_launch(v: Variant, size: str | None = None, own=(), device: str = "cuda"):
+    """The Launch that times a stored variant, or None where there is none to make: a shipped
+    kernel's example at `size`; a user kernel's from its file where the user named that file on the
+    command line (`own`: user_launch), else from what its store holds (stored_launch)."""
+    from kinspect.bench.prepared import prepare
+
+    spec = shipped_spec(v)
+    if spec is None:
+        if not (v.extra.get("user") or {}).get("kernel"):
+            return None
+        return user_launch(v, device) if named_by_user(v, own) else stored_launch(v, device)
+    # the values -p can set; the others (softmax's CONTIGUOUS, say) the example derives again from the size
+    chosen = {k: x for k, x in v.constexprs.items() if k in spec.constexprs}
+    return prepare(spec.name, device=device, constexprs=chosen, args={}, size=size,
+                   num_warps=v.options.get("num_warps"), num_stages=v.options.get("num_stages"))
+
+
 def _user_kernel(v: Variant, config):
     """The user kernel a stored variant came from, loaded again on the device with the same
     example arguments (--arg as given, or the file's kinspect_examples) and -p values."""
@@ -92,6 +113,30 @@ def _user_kernel(v: Variant, config):
 
     user = v.extra["user"]
     return load(user["kernel"], parse_args(user.get("args", ())), dict(user.get("constexprs") or {}), config=config)
+
+
+def stored_launch(v: Variant, device: str = "cuda"):
+    """A Launch of a user kernel's stored variant from what its store holds, as data: the kernel
+    rebuilt from its captured source (kinspect.replay.source), fresh arguments of its example's
+    shapes, dtypes and strides, its example's grid and the bytes and FLOPs its formulas gave. The
+    file the record names is never imported (a store is data; importing a file runs its code)."""
+    from kinspect.bench.prepared import Launch
+    from kinspect.compile import jit_function
+    from kinspect.compile.replayed import kernel
+    from kinspect.replay.args import FILL_NOTE, values
+    from kinspect.replay.spec import example_rates, from_example, how
+
+    spec = from_example(v)
+    if not spec.grid or any(int(g) <= 0 for g in spec.grid):
+        raise KinspectError(f"the example launch of '{spec.kernel}' has the grid {tuple(spec.grid)}, which launches "
+                            f"no program: there is nothing to time")
+    fn = jit_function(kernel(spec))
+    vals = values(spec.args, spec.signature, spec.attributes, device)
+    bytes_moved, flops = example_rates(v)
+    return Launch(label=spec.kernel, fn=fn, args=vals.args, constexprs=vals.constexprs, grid=tuple(spec.grid),
+                  options=dict(spec.options), bytes_moved=bytes_moved, flops=flops,
+                  dtype=next((a.dtype for a in spec.args if a.kind == "tensor"), "float32"),
+                  notes=(f"kernel {how(spec)}; the example launch its record keeps", FILL_NOTE))
 
 
 def on_device(value, device: str = "cuda"):
@@ -154,11 +199,13 @@ def scratch_allocator():
         _allocation._allocator.reset(token)
 
 
-def autotuner_pick(v: Variant, device: str = "cuda") -> dict | None:
+def autotuner_pick(v: Variant, device: str = "cuda", own=()) -> dict | None:
     """What Triton's own autotuner picks for the variant's kernel on its example arguments: it
     benchmarks the configs prune_configs_by keeps, with its own do_bench, as at a first launch.
     {"config": number, "key": the key's example values, "ms": its time of that config,
-    "benchmarked": how many it timed}, or None for a kernel that is not autotuned."""
+    "benchmarked": how many it timed}, or None for a kernel that is not autotuned. The autotuner,
+    its pruning and heuristics are code in the user's file: run only for a kernel whose file the user
+    named on this command line (`own`), else {"skipped": why}."""
     import torch
 
     from kinspect.compile import private_cache
@@ -167,6 +214,11 @@ def autotuner_pick(v: Variant, device: str = "cuda") -> dict | None:
     user = v.extra.get("user") or {}
     if not user.get("kernel") or not (user.get("autotune") or {}).get("configs"):
         return None
+    if not named_by_user(v, own):
+        from kinspect.replay.spec import shown
+
+        return {"skipped": f"its autotuner is code in {shown(user['kernel'])}, and kinspect does not import a file "
+                           f"a store names; name your own file to run it: kinspect diff FILE.py:{shown(v.kernel)}"}
     uk = _user_kernel(v, None)
     c = chain(uk.wrapper, uk.name)
     tuner = c.autotuner

@@ -51,5 +51,7 @@ class Runtime:
     roofline_pct: float | None = None    # of the device's measured copy bandwidth
     roofline_of: str = ""                # what the percentage is of
     method: str = ""                     # how it was timed: tool, warmup, repetitions, flush, size
+    gpu: str = ""                        # the GPU that timed it, where a sweep timed on several (index, model)
+    vs_baseline: float | None = None     # its median over the baseline's (the sweep's first variant) on that GPU
     copy_gbps: float | None = None       # the roofs a roofline plot draws: measured copy bandwidth
     peak_tflops: float | None = None     # and measured torch.matmul FLOP/s in the kernel's dtype

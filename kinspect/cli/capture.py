@@ -28,7 +28,8 @@ from kinspect.cli.output import echo
 @click.option("-t", "--target", default=None, metavar="T", help="With --interpret: the target to compile for "
               "(cuda:80, cuda:90, cuda:100, hip:gfx942, ...).")
 @click.option("--json", "as_json", is_flag=True,
-              help="After the program's own output, print what was recorded as one JSON line on stdout.")
+              help="Print what was recorded as one JSON line on stdout, and nothing else there: the program's "
+                   "own output goes to stderr, so a pipe can parse it.")
 @click.option("--resume", "resume", default=None, metavar="STORE",
               help="Run no command: finish what a capture into STORE left undone when Ctrl-C stopped it after its "
                    "program (compiling, deriving stages, merging launch records).")
@@ -69,10 +70,38 @@ def capture(out_dir, time_method, time_sample, interpret, target, as_json, resum
             result = capture_run.resume(resume, **steps)
         else:
             result = capture_run.run(list(command), out_dir, time_method=time_method, time_sample=time_sample or 0,
-                                     interpret=(target or "") if interpret else None, **steps)
+                                     interpret=(target or "") if interpret else None,
+                                     program_stdout=_stderr_fd() if as_json else None, **steps)
+    if resume is None and not interpret and not result.variants and result.code != 0 and _no_gpu():
+        # Triton's "0 active drivers" traceback above is the program's; what to do instead is kinspect's to say
+        import shlex
+
+        flag = "" if out_dir == api.DEFAULT_OUT else f" --store {shlex.quote(str(out_dir))}"
+        echo(f"kinspect: nothing recorded: the program stopped (exit {result.code}) and this machine has no GPU; "
+             f"`kinspect capture --interpret{flag} -- {shlex.join(command)}` runs its kernels under Triton's "
+             f"interpreter and compiles them for -t (default cuda:90)", err=True)
+        sys.exit(result.code)
     echo(capture_summary(result, out_dir), err=True)
     if (time_method or time_sample) and any(v.launches and v.launches.gpu for v in result.variants):
         echo(f"  {api.record_ceilings(out_dir)}", err=True)
     if as_json:
         click.echo(json.dumps(result.to_json(), default=str))
     sys.exit(result.code)
+
+
+def _stderr_fd() -> int:
+    """The descriptor the program's standard output goes to under --json: kinspect's stderr."""
+    try:
+        return sys.stderr.fileno()
+    except (AttributeError, OSError, ValueError):   # a stream without one (a test runner's): the process's
+        return 2
+
+
+def _no_gpu() -> bool:
+    """No GPU device node and no CPU Triton backend here: a program's kernels cannot run but interpreted."""
+    import os
+
+    from kinspect.compile.targets import GPU_NODES, installed_backends, offline_backends
+
+    return sys.platform.startswith("linux") and not any(os.path.exists(p) for p in GPU_NODES) and \
+        installed_backends() <= {b.plugin for b in offline_backends()}

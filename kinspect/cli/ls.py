@@ -13,7 +13,10 @@ from kinspect.cli.output import echo
 @main.command(name="ls", context_settings=CONTEXT)
 @click.argument("path", required=False)
 @click.option("--kernels", "show_kernels", is_flag=True, help="List the kernels kinspect ships instead.")
-def ls_cmd(path, show_kernels):
+@click.option("--launches", "show_launches", is_flag=True,
+              help="Under each captured variant, what the program launched it with: calls, grid, and each "
+                   "argument's dtype, shape and strides or value (the most frequent signatures).")
+def ls_cmd(path, show_kernels, show_launches):
     """List variants in a kinspect store, a Triton cache or a dump folder (read-only).
 
     PATH defaults to ./kinspect-out when present, else TRITON_CACHE_DIR (or ~/.triton/cache).
@@ -32,4 +35,14 @@ def ls_cmd(path, show_kernels):
     for w in listing.warnings:
         echo(f"  warning: {clean(w)}")
     if listing.variants:
-        echo(variants_table(sorted(listing.variants, key=api.natural)))
+        table = variants_table(sorted(listing.variants, key=api.natural))
+        if show_launches:
+            from kinspect.render.launches import launch_lines
+
+            head, *rows = table.splitlines()
+            lines = [head]
+            for row, v in zip(rows, sorted(listing.variants, key=api.natural)):
+                lines.append(row)
+                lines += [f"       {clean(x)}" for x in launch_lines(v)] or ["       (no launches recorded)"]
+            table = "\n".join(lines)
+        echo(table)

@@ -28,8 +28,12 @@ arg_option = click.option("--arg", "args", multiple=True, metavar="NAME=TYPE",
                                 "fp32[:VALUE], 'tensordesc<fp16[64,64]>[:SHAPE]', ...")
 
 
-warps_stages_options = option_group(click.option("--num-warps", type=int, default=None),
-                                 click.option("--num-stages", type=int, default=None))
+warps_stages_options = option_group(
+    click.option("--num-warps", type=click.IntRange(min=1), default=None, metavar="N",
+                 help="Warps per program (Triton's num_warps; default: the kernel's config, else 4)."),
+    click.option("--num-stages", type=click.IntRange(min=1), default=None, metavar="N",
+                 help="Software-pipelining stages of loops (Triton's num_stages; default: the kernel's config, "
+                      "else the target's default)."))
 
 
 config_option = click.option("--config", "config", type=click.IntRange(min=0), default=None, metavar="N",
@@ -131,7 +135,22 @@ def sweep_options(f):
                           "e.g. --retarget generic-rv64,spacemit-x60 on a CPU backend's .ll or dump folder."),
         click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
                      help="Compile processes (default: one per core, at most one per variant)."),
+        executor_options,
     )(f)
+
+
+def executor_options(f):
+    """--gpus N and --cluster: where a sweep's work fans out (kept in the context: sweep_kwargs reads them)."""
+    def keep(ctx, param, value):
+        if value is not None:
+            ctx.meta[param.name] = value
+
+    f = click.option("--cluster", default=None, metavar="ray|ray://HOST:PORT", expose_value=False, callback=keep,
+                     help="Compile and time on a Ray cluster: 'ray' (RAY_ADDRESS, else a local Ray for the run) or "
+                          "ray://HOST:PORT (pip install 'kinspect[ray]').")(f)
+    return click.option("--gpus", type=click.IntRange(min=1), default=None, expose_value=False, callback=keep,
+                        metavar="N", help="Time on the first N visible GPUs (default: all; each row says which GPU "
+                                          "timed it and its ratio to the baseline on that GPU).")(f)
 
 
 def sweep_kwargs(items, constexprs, targets, num_warps, num_stages, configs, args, size, no_bench, retarget,
@@ -149,7 +168,9 @@ def sweep_kwargs(items, constexprs, targets, num_warps, num_stages, configs, arg
         precheck.target(t)
     for item in items:
         precheck.item(item, sweep, args=[a.partition("=")[0] for a in args], store=store)
+    meta = click.get_current_context().meta
     return dict(items=list(items), constexprs=sweep, targets=target_list,
+                cluster=meta.get("cluster"), gpus=meta.get("gpus"),
                 configs=parse_int_list(configs, "--config", least=0) if configs is not None else None,
                 num_warps=parse_int_list(num_warps, "--num-warps"),
                 num_stages=parse_int_list(num_stages, "--num-stages"), args=args, size=size, jobs=jobs,

@@ -17,6 +17,14 @@ def echo(text: str = "", **kwargs) -> None:
     click.echo(clean(text, lines=True), **kwargs)
 
 
+def echo_report(text: str) -> None:
+    """A vec-report on stdout: escaped as `echo` does, in colour on a terminal (NO_COLOR: plain)."""
+    from kinspect.render.terminal import clean, paint_report, use_color
+
+    text = clean(text, lines=True)
+    click.echo(paint_report(text) if use_color() else text)
+
+
 def print_stage(v, stage: str, *, lines: bool = False, raw: bool = False) -> None:
     """A stage on the terminal: highlighted (through the pager when long), or streamed plain when
     output is not a terminal or the stage is too big to highlight."""

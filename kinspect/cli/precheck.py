@@ -38,7 +38,8 @@ def kernel(text: str, constexprs=(), *, args=()) -> None:
         raise NotFound(f"no such file or folder: '{text}'")
     if LOOSE_VALUE_RE.match(text):
         raise UsageError(f"'{text}' is a value, not a kernel; several values of one constexpr are written "
-                         f"with commas: -p NAME=32,{text}")
+                         f"with commas: -p NAME=32,{text} (a row of kinspect ls names a variant only where "
+                         f"the store, --store, holds that many)")
     from kinspect import kernels
 
     declared = kernels.declared()
@@ -63,11 +64,19 @@ def item(text: str, constexprs=(), *, args=(), store=None) -> None:
         if path.is_file() and text.endswith(".py"):
             return kernel(text)          # a kernel file without :KERNEL
         return folder(path)
+    if store is not None and LOOSE_VALUE_RE.match(text) and _row(text, Path(store)):
+        return                           # a row of `kinspect ls STORE`
     try:
         kernel(text, constexprs, args=args)
     except NotFound:
         if store is None or not _in_store(text, Path(store)):
             raise
+
+
+def _row(text: str, store: Path) -> bool:
+    from kinspect.analysis.lookup import row
+
+    return row(text, store) is not None
 
 
 def _in_store(name: str, store: Path) -> bool:

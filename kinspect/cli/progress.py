@@ -44,6 +44,18 @@ class Steps:
     def close(self):
         self.timer.cancel()
 
+    @staticmethod
+    def silent():
+        """Steps that say nothing (where only the answer should reach stderr)."""
+        class Silent:
+            def __call__(self, text: str) -> None:
+                pass
+
+            def close(self) -> None:
+                pass
+
+        return Silent()
+
 
 # Progress is shown for steps that take longer than this; on a terminal as a bar, elsewhere as lines.
 PROGRESS_AFTER_S = 2.0
@@ -62,6 +74,7 @@ class ProgressBar:
 
         self.bar = None
         self.done = 0
+        self.reused = 0
         self.total = None
         self.said = time.monotonic()
         self.spoke = False
@@ -79,13 +92,15 @@ class ProgressBar:
 
         if outcome is not None:
             self.done += 1
+            self.reused += bool(getattr(outcome, "reused", False))
         self.total = total or self.total
         now = time.monotonic()
         last = self.total is not None and self.done >= self.total
         if now - self.said >= PROGRESS_AFTER_S or (last and self.spoke):
             self.said, self.spoke = now, True
             of = f"/{self.total}" if self.total else ""
-            click.echo(f"kinspect: {self.label} {self.done}{of}", err=True)
+            reused = f" ({self.reused} of them reused from the store, not compiled)" if self.reused else ""
+            click.echo(f"kinspect: {self.label} {self.done}{of}{reused}", err=True)
 
     def __exit__(self, *exc):
         if self.bar is not None:

@@ -38,8 +38,7 @@ def repro(variant, output, interpret, embed, launch, values, out_dir):
 
     r = api.repro(variant, output, interpret=interpret, embed=embed, launch=launch, out_dir=out_dir,
                   values=parse_constexprs(values))
-    echo(f"wrote {r.path}: {r.spec.kernel}, {r.spec.calls:,} of {r.spec.total_calls:,} captured launches: "
-               f"{r.spec.describe()}")
+    echo(f"wrote {r.path}: {r.spec.kernel}, {r.spec.counted()}: {r.spec.describe()}")
     echo(f"  the script {clean(r.how)}")
     run = f"python {r.path}"
     echo(f"  run it: {run}" + ("" if interpret else f"  (no GPU: TRITON_INTERPRET=1 {run})"))

@@ -7,6 +7,7 @@ import click
 
 from kinspect import api
 from kinspect.cli.main import CONTEXT, main
+from kinspect.cli.options import store_option
 from kinspect.cli.progress import progress_line
 from kinspect.cli.output import echo, tune_json
 
@@ -24,7 +25,7 @@ from kinspect.cli.output import echo, tune_json
 @click.option("--size", default=None, help="A shipped kernel's example size: N or MxN.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="Compile in at most this many processes.")
 @click.option("--json", "as_json", is_flag=True, help="The tune as one JSON object.")
-@click.option("-o", "--out", "out_dir", default=api.DEFAULT_OUT, show_default=True, help="kinspect store folder.")
+@store_option(help="The store that holds VARIANT (a kernel launched here is captured into it).")
 def tune(variant, trials, budget_s, no_compare, constexprs, args, size, jobs, as_json, out_dir):
     """Turn VARIANT's findings into a measured fix: candidates from its findings (block sizes, num_warps,
     num_stages within what the kernel accepts), widened step by step within --trials/--budget, pruned by
@@ -32,7 +33,7 @@ def tune(variant, trials, budget_s, no_compare, constexprs, args, size, jobs, as
     output and timed on the GPU; the winner with its reason, and Inductor's own and max_autotune's picks.
 
     VARIANT: a variant `kinspect capture` recorded (name or folder), or a kernel (shipped, or FILE:KERNEL
-    with example values) launched once here first. Example: kinspect tune triton_poi_fused_add_0 -o out
+    with example values) launched once here first. Example: kinspect tune triton_poi_fused_add_0 --store out
     """
     import json
 

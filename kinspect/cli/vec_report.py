@@ -9,7 +9,7 @@ from kinspect import api
 from kinspect.cli.main import CONTEXT, main
 from kinspect.cli.options import arg_option, checked, config_option, constexpr_option, launch_options, retarget_option, store_option, target_option, warps_stages_options
 from kinspect.cli.progress import progress_line
-from kinspect.cli.output import echo, tune_json, tune_section
+from kinspect.cli.output import echo_report, tune_json, tune_section
 
 
 @main.command(name="vec-report", context_settings=CONTEXT)
@@ -42,10 +42,13 @@ from kinspect.cli.output import echo, tune_json, tune_section
                                   "under Nsight Compute (ncu) and show their counters beside the findings.")
 @click.option("--rank", "rank", type=click.IntRange(min=0), default=None, metavar="N",
               help="A program captured on several ranks: the kernels as rank N launched and timed them.")
+@click.option("--device", "device", default=None, metavar="GPU",
+              help="A captured program whose store keeps no measured ceilings: the GPU it ran on (H100 SXM, H200, "
+                   "A100 80GB, ...), whose datasheet bandwidth then gives the % of bandwidth, said so.")
 @retarget_option
 @store_option(help="Store for kernels compiled here.")
 def vec_report(targets, target, constexprs, args, num_warps, num_stages, config, launch, from_, as_json, show_lines,
-               top, every, names, jobs, tune_top, tune_trials, tune_budget, counters, rank, retarget, out_dir):
+               top, every, names, jobs, tune_top, tune_trials, tune_budget, counters, rank, device, retarget, out_dir):
     """Vector, matrix and register use of each variant, with verdicts tied to source lines.
 
     TARGETS are kernels (shipped names or file.py:name, compiled as in dump), kinspect stores, Triton
@@ -54,11 +57,7 @@ def vec_report(targets, target, constexprs, args, num_warps, num_stages, config,
     open with one table: a row per kernel, by GPU time when captured with --time, else by the worst
     finding; then the details of the top kernels.
     """
-    import json
-    import shutil
-
     from kinspect.compile.args import parse_args, parse_constexprs
-    from kinspect.render.report import line_table, vec_report as render
 
     kwargs = dict(target=target, constexprs=parse_constexprs(constexprs), args=parse_args(args), num_warps=num_warps,
                   num_stages=num_stages, out_dir=out_dir, config=config, launch=launch, from_=from_)
@@ -67,13 +66,37 @@ def vec_report(targets, target, constexprs, args, num_warps, num_stages, config,
 
     precheck.target(target)
     for item in targets:
-        precheck.item(item, kwargs["constexprs"], args=kwargs["args"])
+        precheck.item(item, kwargs["constexprs"], args=kwargs["args"], store=out_dir)
+    import sys
+
+    from kinspect.cli.progress import Steps
+
+    # on a terminal, a line on stderr per step once the command has run 2 s (a compile takes 4-9 s here);
+    # a log or a pipe gets the report alone, as before
+    step = Steps() if sys.stderr.isatty() and not as_json else Steps.silent()
+    try:
+        return _vec_report(targets, kwargs, retarget, as_json, show_lines, top, every, names, jobs, tune_top,
+                           tune_trials, tune_budget, counters, rank, device, out_dir, step)
+    finally:
+        step.close()
+
+
+def _vec_report(targets, kwargs, retarget, as_json, show_lines, top, every, names, jobs, tune_top, tune_trials,
+                tune_budget, counters, rank, device, out_dir, step):
+    import json
+    import shutil
+
+    from kinspect.render.report import line_table, vec_report as render
+
+    step("loading and compiling the kernel" if targets and not all(_saved(t) for t in targets)
+         else "reading the variants")
     if not retarget:
         variants = api.resolve_variants(list(targets), **kwargs)
         where = _where(targets, variants)
         if rank is not None:
             variants = api.one_rank(variants, rank)
             where += f" (rank {rank})"
+        step(f"analysing {len(variants)} variant{'s' if len(variants) != 1 else ''}")
         if api.is_program(variants):
             if (tune_trials or tune_budget) and not tune_top:
                 raise click.UsageError("--trials and --budget limit the tune of each kernel: give them with --tune N")
@@ -81,7 +104,7 @@ def vec_report(targets, target, constexprs, args, num_warps, num_stages, config,
             from kinspect.render.program import summary
 
             found = api.program(variants, top=top, every=every, names=names, where=where,
-                                jobs=jobs, counters=counters or 0)
+                                jobs=jobs, counters=counters or 0, device=device)
             tunes = api.tune_program(found, tune_top, out_dir=out_dir, jobs=jobs, trials=tune_trials,
                                      budget_s=tune_budget, progress=progress_line) if tune_top else []
             if as_json:
@@ -99,7 +122,7 @@ def vec_report(targets, target, constexprs, args, num_warps, num_stages, config,
             parts += [render(r) + (f"\n  per line:\n{line_table(r)}" if show_lines else "") for r in found.details]
             if tune_top:
                 parts.append(tune_section(tunes))
-            echo("\n\n".join(parts))
+            echo_report("\n\n".join(parts))
             return
         if tune_top or tune_trials or tune_budget:
             raise click.UsageError("--tune tunes the kernels of a captured program (a store of several kernels, "
@@ -115,8 +138,14 @@ def vec_report(targets, target, constexprs, args, num_warps, num_stages, config,
         return
     if not reports:
         click.echo("no variants found")
-    echo("\n\n".join(render(r) + (f"\n  per line:\n{line_table(r)}" if show_lines else "") + _tuned(r.variant)
+    echo_report("\n\n".join(render(r) + (f"\n  per line:\n{line_table(r)}" if show_lines else "") + _tuned(r.variant)
                              for r in reports))
+
+
+def _saved(item: str) -> bool:
+    from pathlib import Path
+
+    return Path(item).exists() and not item.endswith(".py")
 
 
 def _tuned(variant) -> str:

@@ -14,6 +14,9 @@ from __future__ import annotations
 import contextlib
 import re
 import tempfile
+import warnings
+
+from kinspect.core.errors import FOREIGN_NOISE
 
 
 
@@ -32,7 +35,13 @@ def private_cache():
     from kinspect.compile import triton_key
 
     triton_key.install()
-    with tempfile.TemporaryDirectory(prefix="kinspect-triton-cache-") as tmp, knobs.cache.scope():
+    with tempfile.TemporaryDirectory(prefix="kinspect-triton-cache-") as tmp, knobs.cache.scope(), \
+            warnings.catch_warnings():
+        # Triton's noise about its own defaults (TRITON_DEFAULT_FP_FUSION is unset) says nothing of the
+        # user's kernel where kinspect compiles it (the variant records its fusion setting): silent here,
+        # in scripts that call kinspect's API too, not only under the CLI
+        for message in FOREIGN_NOISE:
+            warnings.filterwarnings("ignore", message=message)
         knobs.cache.dir = tmp
         yield tmp
 

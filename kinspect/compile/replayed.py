@@ -3,9 +3,9 @@ VARIANT -p ... --num-warps ...` (kinspect.diff.replayed makes their jobs) and th
 `kinspect capture --interpret` (kinspect.program.pending).
 
 `kernel(spec)` gets the kernel back where kinspect.replay.spec.plan says: rebuilt from its captured
-source, imported from its file, or rebuilt from its record's text. `compile_spec` rebuilds its captured
-arguments on the CPU and compiles through kinspect's own path (compile-only driver, `kernel.warmup`
-with the tensors): the JIT specializes the arguments as it did in the program.
+source, or from its record's text (never imported from the file a record names). `compile_spec`
+rebuilds its captured arguments on the CPU and compiles through kinspect's own path (compile-only
+driver, `kernel.warmup` with the tensors): the JIT specializes the arguments as it did in the program.
 """
 
 from __future__ import annotations
@@ -21,31 +21,26 @@ from kinspect.replay.spec import SOURCE_FILE, ReplaySpec, generated, plan
 
 def kernel(spec: ReplaySpec):
     """The captured kernel in this process (a JITFunction, or an InterpretedFunction under
-    TRITON_INTERPRET), as `plan` says where from."""
+    TRITON_INTERPRET), rebuilt from the source the store holds as `plan` says; never imported from
+    the file a record names."""
     from kinspect.replay import source
 
     p = plan(spec)
     if p.mode == "source":
         return source.rebuild(spec.source)
     ref = spec.ref
-    if p.mode == "import":
-        return load_kernel(ref.file, spec.kernel)
     imports = source.INDUCTOR_IMPORTS if generated(ref) else source.TRITON_IMPORTS
-    return source.rebuild_text(spec.kernel, ref.text, ref.file, ref.line, imports=imports)
+    fn = source.rebuild_text(spec.kernel, ref.text, ref.file, ref.line, imports=imports)
+    missing = source.unbound(fn, ref.text)
+    if missing:
+        from kinspect.replay.spec import shown
 
-
-def load_kernel(file: str, name: str):
-    """Import kernel `name` from `file`, a module of definitions only (kinspect.replay.spec.importable),
-    with the loader `kinspect dump file.py:name` uses."""
-    import contextlib
-
-    from kinspect.compile import jit_function, loader
-    from kinspect.core.errors import NotFound
-
-    module = loader.load(file, driver_context=contextlib.nullcontext(), target_key="replay", offline=False).module
-    if not hasattr(module, name):
-        raise NotFound(f"'{file}' defines no '{name}' any more")
-    return jit_function(getattr(module, name))
+        raise KinspectError(f"the record of '{shown(spec.kernel)}' holds its source text but not what it uses from its "
+                            f"module ({', '.join(shown(n, 40) for n in missing[:6])}{', ...' if len(missing) > 6 else ''})"
+                            f": kinspect does not import the file a record names ({shown(ref.file)}); if it is your "
+                            f"own file, time the kernel from there: kinspect bench {shown(ref.file)}:"
+                            f"{shown(spec.kernel)}")
+    return fn
 
 
 def compile_spec(spec: ReplaySpec, *, out_dir: str | Path, target: str | None = None, overrides: dict | None = None,

@@ -82,7 +82,36 @@ class UserKernel:
                 "constexprs": {k: constexpr_text(v) for k, v in cli_constexprs.items()}, "config": config,
                 "loaded": self.loaded, "declared": self.declared,
                 "autotune": None if self.tuning is None else self.tuning.to_json(),
-                "launch": self.launch, "assumed": [a.to_json() for a in self.assumed], **self.picked}
+                "launch": self.launch, "assumed": [a.to_json() for a in self.assumed], "example": self.example(),
+                **self.picked}
+
+    def example(self) -> dict:
+        """The launch this compile stands for, as data: each argument as a launch record keeps it
+        (kinspect.core.model.ArgSpec), the grid as numbers and the bytes and FLOPs the file's formulas
+        give for it. What a store replays without importing the file (kinspect.replay.spec.from_example);
+        "unkept" says what could not be kept (a grid function that fails here, say)."""
+        import dataclasses
+
+        from kinspect.hooks.launch_counts import arg_spec
+
+        out: dict = {"args": [dataclasses.asdict(arg_spec(k, v)) for k, v in self.args.items()]}
+        unkept = []
+        try:
+            grid = self.grid({**self.args, **self.constexprs, **self.options}) if callable(self.grid) else self.grid
+            out["grid"] = [int(g) for g in (grid if isinstance(grid, (tuple, list)) else (grid,))]
+        except Exception as e:
+            unkept.append(f"grid: the file's grid function failed ({type(e).__name__}: {e})"[:400])
+        for key in ("bytes", "flops"):
+            formula = self.bench.get(key)
+            if formula is None:
+                continue
+            try:
+                out[key] = int(formula(self.args) if callable(formula) else formula)
+            except Exception as e:
+                unkept.append(f"{key}: the file's formula failed ({type(e).__name__}: {e})"[:400])
+        if unkept:
+            out["unkept"] = unkept
+        return out
 
 
     def where_values(self, text: str, target: str | None, error: str = "") -> str:

@@ -12,6 +12,9 @@ from kinspect.core.errors import CompileError, KinspectError
 from kinspect.core.model import Variant
 
 
+# said of a variant a sweep took from the store instead of compiling it (progress lines count these apart)
+REUSED_NOTE = "reused from the store: its JIT times are those of its own compile (a fresh --store compiles again)"
+
 def compile_variant(fn, *, args: dict, constexprs: dict, grid, resolved: Resolved, out_dir: str | Path,
                     group: str, options: dict | None = None, extra: dict | None = None,
                     reuse: bool = False) -> Variant:
@@ -92,7 +95,7 @@ def _stored(out_dir: str | Path, group: str, request: str) -> Variant | None:
         except KinspectError:
             continue
         if v.extra.get("request") == request and not v.problems:
-            note = "reused from the store: its JIT times are those of its own compile (a fresh --store compiles again)"
+            note = REUSED_NOTE
             return dataclasses.replace(v, notes=v.notes + (note,))
     return None
 

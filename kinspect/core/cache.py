@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Callable
 
 from kinspect.core.errors import KinspectError
+from kinspect.core.modes import file_mode
 
 
 def cache_dir() -> Path:
@@ -40,8 +41,23 @@ def write_text(path: Path, text: str) -> Path:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+        os.fchmod(fd, file_mode())
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
+        os.replace(tmp, path)
+    except OSError as e:
+        raise KinspectError(f"cannot write kinspect's cache at '{path.parent}': {e.strerror}; "
+                            f"set KINSPECT_CACHE_DIR to a writable folder") from None
+    return path
+
+
+def write_bytes(path: Path, data: bytes) -> Path:
+    """Write a binary cache file atomically (a temporary name, then a rename)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
         os.replace(tmp, path)
     except OSError as e:
         raise KinspectError(f"cannot write kinspect's cache at '{path.parent}': {e.strerror}; "

@@ -152,6 +152,7 @@ class ProcessLaunches:
     gpu_ms: float | None = None      # this process's timed GPU time of the variant (capture --time)
     timed: int = 0                   # its launches that were timed
     first_at: float | None = None    # when this process first launched it (seconds since the epoch)
+    launches_before: int | None = None   # launches of every kernel this process had made before that
 
 
 @dataclass(frozen=True)

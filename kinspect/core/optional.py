@@ -3,7 +3,8 @@
 The core (dump of a live backend, ls, show, vec-report, diff of saved variants, bench on the CPU,
 report without plots) needs triton, torch, pygments, click and pyelftools only, so it installs where those
 are all there is, such as a RISC-V board with spine-triton's triton and its own torch (PyPI has no
-riscv64 wheels of llvmlite, numpy or matplotlib). What needs more says so:
+riscv64 wheels of llvmlite, numpy or matplotlib; numpy is a core dependency everywhere else, for Triton's
+interpreter). What needs more says so:
 
     llvmlite = need("llvmlite.binding", "--retarget")   # KinspectError: --retarget needs llvmlite: ...
 """
@@ -19,7 +20,8 @@ from kinspect.core.errors import KinspectError
 EXTRAS = {
     "llvmlite": ("llvmlite", "retarget"),
     "matplotlib": ("matplotlib", "report"),
-    "numpy": ("numpy", "all"),
+    "numpy": ("numpy", "interpret"),     # core but on riscv64 (pyproject.toml)
+    "ray": ("ray", "ray"),
 }
 
 
@@ -37,7 +39,7 @@ def has(module: str) -> bool:
 
 def install_line(module: str) -> str:
     package, extra = EXTRAS[module.split(".")[0]]
-    return f"pip install 'kinspect[{extra}]'" if extra != "all" else f"pip install {package}"
+    return f"pip install 'kinspect[{extra}]'"
 
 
 def need(module: str, what: str):

@@ -34,13 +34,15 @@ def compare(items: list[str], *, constexprs: dict[str, list] | None = None, targ
             pair: str | None = None, out_dir: str | Path = DEFAULT_OUT, jobs: int | None = None,
             progress: Callable[[JobResult | None, int], None] | None = None,
             timer: Callable[[Variant], Runtime | None] | None = None, text: bool = True,
-            retarget=(), configs=None, picker=None, keep_reports: bool = False) -> DiffResult:
+            retarget=(), configs=None, picker=None, keep_reports: bool = False, ex=None) -> DiffResult:
     """Compile and collect the variants `items` name, tabulate them and diff one stage of two.
     With `retarget` CPU specs, each variant's LLVM IR compiled for each CPU takes its place (the
     variant itself stays when it has machine code of its own). An autotuned kernel from the
     user's file is swept over its configs (`configs`: only these numbers); when they are timed,
     `picker(variant)` gives what Triton's own autotuner picks, said beside the fastest. With
-    `keep_reports`, the analyses made here are kept on the rows (Row.report: a report shows them)."""
+    `keep_reports`, the analyses made here are kept on the rows (Row.report: a report shows them).
+    `ex` (kinspect.core.executor): a Ray cluster compiles the sweep on its nodes, and timings run on
+    every GPU it has (a local one: every visible GPU), the baseline on each."""
     from kinspect.diff import sweep
 
     if not items:
@@ -77,7 +79,7 @@ def compare(items: list[str], *, constexprs: dict[str, list] | None = None, targ
             result_sweep = _sweep(kernels, replayed, targets=targets, constexprs=constexprs, num_warps=num_warps,
                                   num_stages=num_stages, args=args, size=size, out_dir=out_dir, jobs=jobs,
                                   progress=progress, configs=configs, retarget=retarget, least=least,
-                                  saved=sum(len(v) for v in saved_at.values()))
+                                  saved=sum(len(v) for v in saved_at.values()), ex=ex)
         compiled, failed = _collect(result_sweep)
         known = {o.path: VariantMetrics.from_json(o.metrics) for o in result_sweep.outcomes if o.path and o.metrics}
     else:
@@ -92,7 +94,10 @@ def compare(items: list[str], *, constexprs: dict[str, list] | None = None, targ
         from kinspect.diff.replayed import replayed_note
 
         notes += [replayed_note(v) for v in replayed]
-    if timer is not None:
+    if timer is not None and ex is not None and (len(getattr(ex, "gpus", ())) > 1 or ex.name != "local"):
+        rows = _timed_by(rows, ex, size, notes)
+        notes += config_verdicts(rows, picker)
+    elif timer is not None:
         rows = [_timed(r, timer, notes) for r in rows]
         notes += config_verdicts(rows, picker)
     chosen = chosen_stage = stage_diff = None
@@ -106,7 +111,7 @@ def compare(items: list[str], *, constexprs: dict[str, list] | None = None, targ
 
 
 def _sweep(kernels, replayed, *, targets, constexprs, num_warps, num_stages, args, size, out_dir, jobs, progress,
-           configs, retarget, least, saved) -> Sweep:
+           configs, retarget, least, saved, ex=None) -> Sweep:
     """Plan (an autotuned kernel's configs), check there is enough to compare, compile. `replayed`:
     captured variants compiled again with their launch's arguments and the swept values."""
     from kinspect.diff import sweep
@@ -127,7 +132,45 @@ def _sweep(kernels, replayed, *, targets, constexprs, num_warps, num_stages, arg
         for w in started:
             w._stop()
         raise
+    if ex is not None and ex.name != "local":
+        import time
+
+        from kinspect.diff.remote import compile_all
+
+        for w in started:
+            w._stop()
+        t0 = time.perf_counter()
+        outcomes = compile_all(job_list, ex, progress)
+        return sweep.Sweep(outcomes=tuple(outcomes), workers=len(job_list), cores=0, seconds=time.perf_counter() - t0,
+                           notes=(f"compiled on the {ex.name} cluster, one task a variant",))
     return sweep.run(job_list, workers=jobs, progress=progress, started=started)
+
+
+def _timed_by(rows: list[Row], ex, size, notes: list[str]) -> list[Row]:
+    """The rows timed on every GPU the executor has (kinspect.diff.remote.time_all): each names its
+    GPU and its ratio to the baseline (the first row) timed on that same GPU."""
+    import dataclasses
+
+    from kinspect.diff.remote import baseline_spread_note, time_all
+
+    timed = time_all([r.variant.path for r in rows], size, ex)
+    out = []
+    for r, t in zip(rows, timed):
+        if t.error or t.runtime is None:
+            if t.error:
+                notes.append(f"{r.label}: not timed: {t.error}")
+            out.append(r)
+            continue
+        ratio = t.runtime.median_ms / t.baseline.median_ms if t.baseline is not None and t.baseline.median_ms else None
+        out.append(dataclasses.replace(r, runtime=dataclasses.replace(
+            t.runtime, gpu=t.gpu.describe() if t.gpu is not None else "", vs_baseline=ratio)))
+    used = sorted({t.gpu.index for t in timed if t.gpu is not None})
+    notes.append(f"timed on {len(used)} GPU(s) ({', '.join(map(str, used))}) through the {ex.name} executor; the "
+                 f"baseline (row 1) was timed on each, and each row's ratio is to the baseline on its own GPU")
+    spread = baseline_spread_note(timed)
+    if spread:
+        notes.append(spread)
+    return out
 
 
 def _timed(r: Row, timer, notes: list[str]) -> Row:
@@ -175,6 +218,10 @@ def _saved(item: str, store: Path) -> list[Variant] | None:
     p = Path(item)
     if p.exists():
         return sorted((complete(v) for v in sources.at_most(sources.readable(sources.discover(p)))), key=natural)
+    from kinspect.analysis.lookup import row
+
+    if (numbered := row(item, store)) is not None:     # a row of `kinspect ls STORE`
+        return [complete(numbered)]
     if store.is_dir():
         variants = sources.discover(store).variants
         matches = [v for v in variants if v.name == item or v.name.startswith(item) and item not in ("", ".")]

@@ -35,3 +35,4 @@ class JobResult:
     path: str | None = None      # the stored variant folder
     error: str | None = None
     metrics: dict | None = None  # its record of figures (VariantMetrics.to_json), made by the worker
+    reused: bool = False         # taken from the store as it was (same request), not compiled again

@@ -71,7 +71,10 @@ def compile_job(job: Job) -> JobResult:
         figures = summaries([result.variant], jobs=1)[0]
     except KinspectError as e:
         return JobResult(job, error=str(e))
-    return JobResult(job, path=result.variant.path, metrics=figures.to_json())
+    from kinspect.compile.variant import REUSED_NOTE
+
+    return JobResult(job, path=result.variant.path, metrics=figures.to_json(),
+                     reused=REUSED_NOTE in result.variant.notes)
 
 
 def configs_of(kernel: str, targets: list, combos: list[dict], args: list[str], only: list[int] | None) -> dict:

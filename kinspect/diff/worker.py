@@ -28,7 +28,8 @@ def main() -> None:
             else:
                 job = Job(**{**d, "constexprs": tuple(tuple(kv) for kv in d["constexprs"]), "args": tuple(d["args"])})
                 outcome = compile_job(job)
-                answer = {"path": outcome.path, "error": outcome.error, "metrics": outcome.metrics}
+                answer = {"path": outcome.path, "error": outcome.error, "metrics": outcome.metrics,
+                          "reused": outcome.reused}
         except Exception as e:  # not a KinspectError: a bug, or a crash inside Triton's Python
             answer = {"error": f"{type(e).__name__}: {e}"}
         answers.write(json.dumps(answer) + "\n")

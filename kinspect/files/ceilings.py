@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -99,20 +100,70 @@ def read(root: str | os.PathLike) -> Ceilings | None:
                          limit=1 << 16)
 
 
-def for_store(root: str | os.PathLike | None) -> tuple[Ceilings | None, str]:
+# The vendors' datasheet memory bandwidth of GPUs, by the names torch gives them ("NVIDIA H100 80GB HBM3",
+# "NVIDIA A100-SXM4-80GB", "AMD Instinct MI300X") or a user types ("H100 SXM", "h200"): (pattern, name, GB/s).
+# First match wins. A peak, not a measurement: a device-to-device copy reaches about 90% of it (H100 SXM:
+# 3,003 GB/s measured of 3,350, DESIGN.md).
+DATASHEET = (
+    (re.compile(r"H100.*(PCIe)", re.I), "H100 PCIe", 2000.0),
+    (re.compile(r"H100.*NVL", re.I), "H100 NVL", 3900.0),
+    (re.compile(r"H100|H800", re.I), "H100 SXM", 3350.0),
+    (re.compile(r"GH200.*(480|96)", re.I), "GH200 (96 GB HBM3)", 4000.0),
+    (re.compile(r"GH200.*(624|144)", re.I), "GH200 (144 GB HBM3e)", 4900.0),
+    (re.compile(r"(?<!G)H200", re.I), "H200", 4800.0),
+    (re.compile(r"A100.*(40\s*GB).*(PCIe)|A100.*PCIE.*40", re.I), "A100 40GB PCIe", 1555.0),
+    (re.compile(r"A100.*(40\s*GB)", re.I), "A100 40GB", 1555.0),
+    (re.compile(r"A100.*(80\s*GB).*PCIe", re.I), "A100 80GB PCIe", 1935.0),
+    (re.compile(r"A100", re.I), "A100 80GB", 2039.0),
+    (re.compile(r"B200", re.I), "B200", 8000.0),
+    (re.compile(r"L40S", re.I), "L40S", 864.0),
+    (re.compile(r"\bL4\b", re.I), "L4", 300.0),
+    (re.compile(r"\bA10G?\b", re.I), "A10", 600.0),
+    (re.compile(r"RTX 4090", re.I), "RTX 4090", 1008.0),
+    (re.compile(r"MI300X", re.I), "MI300X", 5300.0),
+    (re.compile(r"MI325X", re.I), "MI325X", 6000.0),
+    (re.compile(r"MI250X?", re.I), "MI250X", 3277.0),
+)
+DATASHEET_SOURCE = "the vendor's datasheet peak, not a measurement: a copy reaches about 90% of it"
+
+
+def datasheet(device: str) -> Ceilings | None:
+    """The datasheet memory bandwidth of a GPU named `device` (no matmul peaks: those depend on clocks,
+    sparsity and dtype more than one figure says); None for a name not in DATASHEET."""
+    for pattern, name, gbps in DATASHEET:
+        if pattern.search(device or ""):
+            return Ceilings(device=name, copy_gbps=gbps, measured="", method="datasheet",
+                            source=DATASHEET_SOURCE)
+    return None
+
+
+def datasheet_names() -> str:
+    return ", ".join(name for _, name, _ in DATASHEET)
+
+
+def for_store(root: str | os.PathLike | None, device: str | None = None) -> tuple[Ceilings | None, str]:
     """The ceilings a store's percentages use, and a line saying where they come from (or why there are
-    none)."""
+    none): the store's own, else those measured on this machine (on the device the user names, where
+    they name one), else the datasheet figure of the device the user names."""
     if root is not None:
         own = read(root)
         if own is not None:
             return own, f"ceilings of {own.describe()}"
+    old = "the store has no device ceilings (captured without --time, or by an older kinspect)"
+    sheet = datasheet(device) if device else None
     cached = cached_on_this_machine()
-    if cached is not None:
-        return cached, (f"the store has no device ceilings (captured without --time, or by an older kinspect): "
-                        f"using {cached.describe()}")
+    if cached is not None and (sheet is None or datasheet(cached.device) == sheet):
+        return cached, f"{old}: using {cached.describe()}"
+    if sheet is not None:
+        return sheet, (f"{old}: % of bandwidth (%spec) and ideal times against {sheet.device}'s datasheet "
+                       f"{sheet.copy_gbps:,.0f} GB/s ({DATASHEET_SOURCE}); no matmul peak, so no compute ideal")
+    if device:
+        from kinspect.core.errors import UsageError
+
+        raise UsageError(f"--device '{device}': kinspect has no datasheet figure for it; it knows {datasheet_names()}")
     return None, ("no device ceilings: the store has none (kinspect capture --time records them on the GPU) and "
-                  "none were measured on this machine (kinspect bench measures them): no % of bandwidth, no ideal "
-                  "time")
+                  "none were measured on this machine (kinspect bench measures them): GB/s without a % of "
+                  "bandwidth and no ideal time; --device NAME uses a GPU's datasheet figure")
 
 
 def cached_on_this_machine() -> Ceilings | None:

@@ -42,7 +42,9 @@ def merge(items: Iterable[Launches | None]) -> Launches | None:
                 p.pid, p.rank if p.rank is not None else old.rank, p.host, old.calls + p.calls,
                 gpu_ms=None if old.gpu_ms is None and p.gpu_ms is None else (old.gpu_ms or 0.0) + (p.gpu_ms or 0.0),
                 timed=old.timed + p.timed,
-                first_at=min((x for x in (old.first_at, p.first_at) if x is not None), default=None))
+                first_at=min((x for x in (old.first_at, p.first_at) if x is not None), default=None),
+                launches_before=min((x for x in (old.launches_before, p.launches_before) if x is not None),
+                                    default=None))
     ranked = sorted(sigs.items(), key=lambda kv: -kv[1])
     kept, dropped = ranked[:SIGNATURES], ranked[SIGNATURES:]
     top_grids = grids.most_common(GRIDS)

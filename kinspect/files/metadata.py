@@ -57,9 +57,9 @@ def checked_options(meta: dict) -> tuple[dict, list[str]]:
     out for its type or range."""
     options, wrong = {}, []
     for key in OPTION_KEYS:
-        if key not in meta:
+        value = meta.get(key)
+        if value is None:           # not set: nothing to keep, nothing wrong
             continue
-        value = meta[key]
         if key in COUNTS:
             ok = _count(value, COUNTS[key]) is not None
         elif key in FLAGS:

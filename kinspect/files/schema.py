@@ -332,7 +332,8 @@ CALL_SITE = Obj({"file": Str(4096), "line": Int(0, 2**31 - 1)}, {"function": Str
 SIGNATURE = Obj({"grid": GRID, "args": List(ARG, 1024), "calls": COUNT},
                 {"pid": PID, "rank": Maybe(Int(0, 2**31 - 1)), "site": Maybe(CALL_SITE)})
 PROCESS = Obj({"pid": PID, "rank": Maybe(Int(0, 2**31 - 1)), "host": NAME, "calls": COUNT},
-              {"gpu_ms": Maybe(Num(0)), "timed": COUNT, "first_at": Maybe(Num(0))})
+              {"gpu_ms": Maybe(Num(0)), "timed": COUNT, "first_at": Maybe(Num(0)),
+               "launches_before": Maybe(COUNT)})
 GPU_TIME = Obj({"calls": COUNT, "total_ms": Num(0)}, {"samples_ms": List(Num(0), 4096)})
 ATTRIBUTES = Map(Map(Json(4, 64), 64), 1024)     # parameter -> {"tt.divisibility": 16, "constant": 1, ...}
 LAUNCHES = Obj({"calls": COUNT},
@@ -346,6 +347,9 @@ RECORD = Obj({"kernel": Str(1024), "hash": NAME, "target": TARGET, "offline": Bo
              {"source": Maybe(SOURCE_REF), "origin": Str(128), "created": Str(64), "notes": List(Str(lines=True), 1024),
               "name": Str(1024), "extra": Map(Json(), 256), "launches": Maybe(LAUNCHES)})
 LAUNCH_FILE = Obj({"launches": Maybe(LAUNCHES)})
+# extra.user.example of a user kernel's variant: the launch it was compiled for, as data (kinspect.compile.user)
+USER_EXAMPLE = Obj({"args": List(ARG, 1024)},
+                   {"grid": GRID, "bytes": Maybe(COUNT), "flops": Maybe(COUNT), "unkept": List(Str(), 16)})
 
 CONFIG = Obj({}, {"kwargs": Map(Json(4, 64), 256), "options": Map(Json(4, 64), 256)})
 DECISION = Obj({"kernel": Str(1024), "best": CONFIG},

@@ -654,8 +654,9 @@ DEFAULT_MAX_VARIANTS = 50
 
 
 def max_variants() -> int:
-    """How many variants of one folder the analysing commands (vec-report, report, diff) take
-    (KINSPECT_MAX_VARIANTS): a Triton cache of thousands of entries would take hours."""
+    """How many variants of a Triton cache or dump folder the analysing commands (vec-report, report, diff)
+    take (KINSPECT_MAX_VARIANTS): a cache of thousands of entries would take hours. A kinspect store or
+    a trace is a captured program and is read whole."""
     try:
         n = int(os.environ.get(MAX_VARIANTS_ENV) or DEFAULT_MAX_VARIANTS)
     except ValueError:
@@ -663,12 +664,18 @@ def max_variants() -> int:
     return n if n > 0 else DEFAULT_MAX_VARIANTS
 
 
+# What a captured program is: every variant of it belongs in its program view (a torch.compile'd Llama on
+# two ranks stores 118), so only folders that gather whatever ran on the machine are cut to the newest.
+WHOLE = ("kinspect store", "trace")
+
+
 def at_most(listing) -> list[Variant]:
-    """The listing's variants, or its newest max_variants() of them (by their folder's time), saying so."""
+    """The listing's variants, or, for a Triton cache or dump folder (everything the machine ever compiled),
+    its newest max_variants() of them (by their folder's time), saying so."""
     from kinspect.core.errors import warn
 
     cap = max_variants()
-    if len(listing.variants) <= cap:
+    if len(listing.variants) <= cap or listing.kind in WHOLE:
         return listing.variants
 
     def when(v: Variant) -> float:

@@ -43,6 +43,7 @@ from typing import Iterable, Mapping
 from kinspect.files import foreign, schema
 from kinspect.core.environ import patched
 from kinspect.core.errors import KinspectError, NotFound
+from kinspect.core.modes import as_umask, file_mode
 from kinspect.core.model import Variant
 
 DEFAULT_OUT = "kinspect-out"     # the store commands write to and read from when no folder is named
@@ -142,12 +143,21 @@ def load_json(folder: Path, name: str, spec, *, limit: int = MAX_RECORD_BYTES):
     return data
 
 
+def store_flag(store) -> str:
+    """` --store DIR` for a command line kinspect suggests, so that it runs as printed; nothing for
+    the default store (a relative path stays as the user typed it: the hint runs where they are)."""
+    import shlex
+
+    return "" if store is None or str(store) == DEFAULT_OUT else f" --store {shlex.quote(str(store))}"
+
+
 def write_atomic(path: Path, data: str | bytes) -> None:
     """Replace `path` with `data`: written to a fresh temporary file beside it (never a name a store
     could hold a link at), then renamed into place, so readers see the old file or the new one."""
     path = Path(path)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name[:60]}.", suffix=".tmp")
     try:
+        os.fchmod(fd, file_mode())      # mkstemp's 0600 would make every report and record owner-only
         with os.fdopen(fd, "wb") as f:
             f.write(data.encode("utf-8", "surrogateescape") if isinstance(data, str) else data)
         os.replace(tmp, path)
@@ -275,6 +285,7 @@ class Store:
             return read_record(final)
         tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{name[:40]}-", dir=folder))
         try:
+            as_umask(tmp)           # renamed into place: the variant's folder, as shareable as the store
             for fname, content in files.items():
                 dest = tmp / _safe(fname)
                 if isinstance(content, Path):

@@ -57,10 +57,10 @@ MAX_SIGNATURES = 4096       # distinct launch signatures tracked per variant (th
 MAX_SOURCE_CHARS = 1 << 20
 # The most a trace file inflates to before reading stops (KINSPECT_MAX_TRACE_BYTES): a gzip or zstd
 # bomb of a few MB would otherwise hold the machine for minutes. A line (one event, every stage of a
-# kernel in it) is held to a few times the stage cap (kinspect.files.foreign.limit).
+# kernel in it) is held to the stage cap (kinspect.files.foreign.limit).
 TRACE_LIMIT_ENV = "KINSPECT_MAX_TRACE_BYTES"
-DEFAULT_TRACE_LIMIT = 4 << 30
-READ_CHUNK = 1 << 20
+DEFAULT_TRACE_LIMIT = 2 << 30
+READ_CHUNK = 8192         # small: a cut-off gzip loses only the last read (EOFError drops what it inflated)
 
 
 @dataclass(frozen=True)
@@ -195,10 +195,13 @@ def _write_index(index: Path, reading: "_Reading", root: Path) -> list[Entry]:
 
 def _fresh_folder(root: Path) -> Path:
     from kinspect.core.errors import KinspectError
+    from kinspect.core.modes import as_umask
 
     try:
         root.parent.mkdir(parents=True, exist_ok=True)
-        return Path(tempfile.mkdtemp(prefix=f".tmp-{root.name}-", dir=root.parent))
+        fresh = Path(tempfile.mkdtemp(prefix=f".tmp-{root.name}-", dir=root.parent))
+        as_umask(fresh)
+        return fresh
     except OSError as e:
         raise KinspectError(f"cannot write kinspect's cache at '{root.parent}': {e.strerror}; set "
                             f"KINSPECT_CACHE_DIR to a writable folder") from None
@@ -364,11 +367,11 @@ def trace_limit() -> int:
 
 def _lines(f, path: Path, warnings: list[str]) -> Iterator[tuple[int, bytes]]:
     """(line number, bytes) of each line of a binary stream, read in chunks: a line longer than
-    a few stage caps is skipped as it streams by (never held whole), and reading stops, with one
+    the stage cap is skipped as it streams by (never held whole), and reading stops, with one
     warning, once the stream has given trace_limit() bytes."""
     from kinspect.files.foreign import LIMIT_ENV, limit
 
-    longest, total_cap = 2 * limit() + (1 << 20), trace_limit()
+    longest, total_cap = limit() + (1 << 20), trace_limit()
     n, total, parts, size, skipping = 0, 0, [], 0, False
     while True:
         chunk = f.read(READ_CHUNK)
@@ -538,6 +541,8 @@ def _source(src) -> SourceRef | None:
         if first and last:                  # the whole file: keep the function
             lines = code.splitlines()
             code, start = "\n".join(lines[line(first) - start: line(last) - start + 1]), line(first)
+        if len(code) > MAX_SOURCE_CHARS:    # a kernel is KBs: what is past the cap is no kernel's (kept lines whole)
+            code = code[:MAX_SOURCE_CHARS].rsplit("\n", 1)[0]
         path = src.get("file_path")
         return SourceRef(file=path[:1000] if isinstance(path, str) and path else "<trace>", line=start, text=code)
     except (TypeError, ValueError):
@@ -568,7 +573,7 @@ def _launch(event: dict) -> tuple[str, tuple, tuple, int] | None:
     if not isinstance(meta, dict) or not meta.get("hash"):
         return None
     grid, pid = event.get("grid") or [], event.get("pid") or 0
-    if not isinstance(grid, list) or len(grid) > 3 or not all(_count(x) for x in grid) or not _count(pid + 1):
+    if not isinstance(grid, list) or len(grid) > 3 or not all(_count(x) for x in grid) or not _count(pid) and pid != 0:
         return None
     if not isinstance(meta["hash"], str):
         return None

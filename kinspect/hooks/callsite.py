@@ -17,25 +17,39 @@ import sysconfig
 from kinspect.core.model import CallSite
 
 AUTOGRAD = "autograd backward"
-_roots: tuple[str, ...] | None = None
+_roots: tuple | None = None
 
 
-def _skipped_roots() -> tuple[str, ...]:
-    """Folders whose frames are never a call site: Triton, torch, kinspect, the standard library."""
+def _skipped_roots() -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """(folders whose frames are never a call site: Triton, torch, kinspect, Inductor's generated code;
+    the standard library's folders; the installed packages' folders, which are not the standard library
+    even where a system Python keeps them inside it: transformers' model code there is the user's)."""
     global _roots
     if _roots is None:
-        found = []
+        packages = []
         for name in ("triton", "torch", "kinspect", "torchgen", "functorch"):
-            module = sys.modules.get(name)
-            path = getattr(module, "__file__", None)
+            path = getattr(sys.modules.get(name), "__file__", None)
             if path:
-                found.append(os.path.dirname(os.path.abspath(path)) + os.sep)
-        for key in ("stdlib", "platstdlib"):
-            path = sysconfig.get_paths().get(key)
-            if path:
-                found.append(os.path.abspath(path) + os.sep)
-        _roots = tuple(found)
+                packages.append(os.path.dirname(os.path.abspath(path)) + os.sep)
+        inductor = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
+        if inductor:          # the output code whose `call` launches Inductor's kernels
+            packages.append(os.path.abspath(inductor) + os.sep)
+        paths = sysconfig.get_paths()
+        stdlib = tuple(os.path.abspath(paths[k]) + os.sep for k in ("stdlib", "platstdlib") if paths.get(k))
+        installed = tuple(os.path.abspath(paths[k]) + os.sep for k in ("purelib", "platlib") if paths.get(k))
+        _roots = (tuple(packages), stdlib, installed)
     return _roots
+
+
+def _not_users(path: str, own: tuple[str, ...]) -> bool:
+    packages, stdlib, installed = _skipped_roots()
+    if path.startswith(packages) or (own and path.startswith(own)) or f"{os.sep}torchinductor_" in path:
+        return True
+    if path.startswith(stdlib):
+        library = path.startswith(installed) or any(f"{os.sep}{d}{os.sep}" in path
+                                                    for d in ("site-packages", "dist-packages"))
+        return not library
+    return False
 
 
 def own_roots(fn) -> tuple[str, ...]:
@@ -55,13 +69,12 @@ def own_roots(fn) -> tuple[str, ...]:
 
 def call_site(own: tuple[str, ...] = (), depth: int = 2) -> CallSite | None:
     """The user's frame that led to this launch (None: none found, outside autograd)."""
-    roots = _skipped_roots() + tuple(own)
     frame = sys._getframe(depth)
     autograd = False
     while frame is not None:
         file = frame.f_code.co_filename
         path = os.path.abspath(file) if not file.startswith("<") else file
-        if file.startswith("<") or path.startswith(roots) or path in own or "torchinductor" in path:
+        if file.startswith("<") or _not_users(path, own):
             autograd = autograd or f"{os.sep}autograd{os.sep}" in path
             frame = frame.f_back
             continue

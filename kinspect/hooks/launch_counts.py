@@ -57,6 +57,7 @@ class Tally:
     written: int = 0                # calls when last written
     own: tuple = ()                 # the kernel's own file and package: no call site is in them (hooks.callsite)
     first_at: float = field(default_factory=time.time)     # its first launch in this process
+    launches_before: int = 0        # launches of every variant this process had made before its first
 
     @property
     def calls(self) -> int:
@@ -108,6 +109,12 @@ def _arg_key(value):
     return ("other", name)
 
 
+def arg_spec(name: str, value) -> ArgSpec:
+    """An argument as a launch record keeps it (kinspect.core.model.ArgSpec): what `kinspect dump`
+    records of a user kernel's example, so the store replays it as data."""
+    return _arg_spec(name, _arg_key(value))
+
+
 def _arg_spec(name: str, key) -> ArgSpec:
     kind = key[0]
     if kind in _SCALARS:
@@ -134,6 +141,15 @@ def rank() -> int | None:
         return dist.get_rank() if dist.is_available() and dist.is_initialized() else None
     except Exception:
         return None
+
+
+def _own(fn) -> tuple:
+    from kinspect.hooks.callsite import own_roots
+
+    try:
+        return own_roots(fn)
+    except Exception:
+        return ()
 
 
 class LaunchRecorder:
@@ -185,16 +201,14 @@ class LaunchRecorder:
         kernel's JITFunction where the caller has it, tells its own package from its callers'."""
         tally = self.tallies.get(key)
         if tally is not None:
+            if fn is not None and not tally.own:     # made by an autotuner's benchmark launch, which has no fn
+                tally.own = _own(fn)
             return tally, False
         own = ()
         if fn is not None:
-            from kinspect.hooks.callsite import own_roots
-
-            try:
-                own = own_roots(fn)
-            except Exception:
-                own = ()
-        tally = self.tallies[key] = Tally(kernel=str(kernel), names=tuple(names), own=own)
+            own = _own(fn)
+        before = sum(t.calls for t in self.tallies.values())
+        tally = self.tallies[key] = Tally(kernel=str(kernel), names=tuple(names), own=own, launches_before=before)
         if self.timer is not None:
             try:
                 self.timer.new_variant(self, str(kernel), key)
@@ -249,7 +263,7 @@ class LaunchRecorder:
             other_calls=tally.other,
             processes=(ProcessLaunches(pid=pid, rank=rk, host=host, calls=calls,
                                        gpu_ms=tally.total_ms if tally.timed else None, timed=tally.timed,
-                                       first_at=tally.first_at),),
+                                       first_at=tally.first_at, launches_before=tally.launches_before),),
             gpu=GpuTime(tally.timed, tally.total_ms, tuple(tally.samples)) if tally.timed else None,
             tuning_calls=tally.tuning, tuning_ms=tally.tuning_ms)
 

@@ -57,7 +57,8 @@ class CaptureResult:
             return {"kernel": v.kernel, "variant": v.name, "path": v.path, "target": str(v.target),
                     "constexprs": v.constexprs, "options": v.options, "calls": la.calls if la else 0,
                     "gpu_ms": gpu.total_ms if gpu else None, "tuning_calls": la.tuning_calls if la else 0,
-                    "tuning_ms": la.tuning_ms if la else 0.0, "notes": list(v.notes)}
+                    "tuning_ms": la.tuning_ms if la else 0.0, "notes": list(v.notes),
+                    "launches": dataclasses.asdict(la) if la else None}
 
         return {"exit_code": self.code, "variants": [variant(v) for v in self.variants], "launches": self.launches,
                 "hook_ms": self.hook_ms, "per_launch_us": self.per_launch_us, "observed": self.observed,
@@ -68,12 +69,13 @@ class CaptureResult:
 
 def run(command: list[str], out_dir: str | Path, *, time_method: str | None = None, time_sample: int = 0,
         progress: Callable[[int, int], None] | None = None, interpret: str | None = None,
-        compiling: Callable | None = None) -> CaptureResult:
+        compiling: Callable | None = None, program_stdout: int | None = None) -> CaptureResult:
     """Run `command` with capture active in it and its Python subprocesses; then derive the stages
     capture left out and merge the launch records. `time_method` ("profiler" or "events") times every
     launch on the GPU (`time_sample` = N: about one launch in N, profiler only). With `interpret` (a
     target such as "cuda:90") the command runs under TRITON_INTERPRET and each kernel and specialization it launched is compiled for that target
-    afterwards (kinspect.program.interpreted_launches); `compiling(outcome, total)` follows those compiles."""
+    afterwards (kinspect.program.interpreted_launches); `compiling(outcome, total)` follows those compiles.
+    `program_stdout` (a file descriptor) takes the command's standard output instead of kinspect's."""
     if not command:
         raise UsageError("nothing to run; e.g. kinspect capture --store out -- python script.py")
     if time_method is not None:
@@ -92,6 +94,9 @@ def run(command: list[str], out_dir: str | Path, *, time_method: str | None = No
         notes.append("TRITON_INTERPRET is set, so the program ran under Triton's interpreter and its kernels were "
                      "compiled afterwards, as with --interpret (-t chooses the target)")
     if interpret is not None:
+        from kinspect.core.optional import need
+
+        need("numpy", "capture --interpret (Triton's interpreter runs kernels with numpy)")   # not a traceback later
         interpret = _interpret_target(interpret, time_method)
     check_store_folder(out_dir)
     out = Path(out_dir).resolve()
@@ -112,7 +117,7 @@ def run(command: list[str], out_dir: str | Path, *, time_method: str | None = No
         if interpret is not None:
             env["TRITON_INTERPRET"] = "1"
             env["KINSPECT_CAPTURE_INTERPRET"] = interpret
-        code = _run_program(command, env)
+        code = _run_program(command, env, program_stdout)
         if not out.is_dir():   # an empty store folder is removed again when the command compiled nothing
             return CaptureResult(code, [])
         result = finish_capture(out, started=started, progress=progress, compiling=compiling, code=code, notes=notes,
@@ -120,13 +125,13 @@ def run(command: list[str], out_dir: str | Path, *, time_method: str | None = No
     return result
 
 
-def _run_program(command: list[str], env: dict) -> int:
+def _run_program(command: list[str], env: dict, stdout: int | None = None) -> int:
     """Run the command and wait for it; its exit code as a shell gives it (128 + N when signal N
     killed it). A SIGINT reaching kinspect meanwhile is the command's to act on: kinspect waits."""
     from kinspect.core.interrupt import deferred, exit_code
 
     try:
-        proc = subprocess.Popen(command, env=env)
+        proc = subprocess.Popen(command, env=env, stdout=stdout)
     except FileNotFoundError:
         raise KinspectError(f"command '{command[0]}' not found") from None
     except PermissionError:

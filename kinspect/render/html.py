@@ -69,7 +69,9 @@ class Report:
             return []
         if self.program is not None:
             rows = self.program.rows
-            found = [plots.time_share(rows), plots.jit_per_kernel(rows), plots.roofline(self.rows)]
+            numbered = [(n, k.kernel) for n, k in enumerate(rows, 1)]
+            found = [plots.time_share(rows), plots.jit_per_kernel(rows),
+                     plots.program_roofline(numbered, self.program.sol) if self.program.sol is not None else None]
         else:
             found = [plots.sweep(self.rows, self.metrics), plots.roofline(self.rows)]
         return [p for p in found if p is not None]
@@ -298,7 +300,9 @@ def _sort_value(text: str) -> str:
 
 
 def _plots(report: Report) -> str:
-    figures = [f'<figure class="plot" data-plot="{p.name}">{p.svg}<figcaption>{esc(p.caption)}</figcaption></figure>'
+    figures = [f'<figure class="plot" data-plot="{p.name}" aria-describedby="plot-{p.name}-text">'
+               f'<div role="img" aria-label="{esc(p.title)}">{p.svg}</div>'
+               f'<figcaption id="plot-{p.name}-text">{esc(p.caption)}{_plot_table(p)}</figcaption></figure>'
                for p in report.plots]
     from kinspect.core.optional import has, install_line
 
@@ -309,12 +313,35 @@ def _plots(report: Report) -> str:
             why = f"No plots: they are drawn by matplotlib, which is not installed ({install_line('matplotlib')})"
         figures = [f'<p class="note">{esc(why)}</p>']
     if report.program is not None:
-        figures.append('<p class="note">A program\'s kernels are unrelated: no plot draws a metric across them. '
-                       "Sweep one kernel (kinspect report KERNEL -p ...) to plot a metric against a parameter.</p>")
+        figures.append('<p class="note">A program\'s kernels are unrelated: no plot draws a metric across them '
+                       "but their speeds under the device's roofs. Sweep one kernel (kinspect report KERNEL -p ...) "
+                       "to plot a metric against a parameter.</p>")
     if report.program is None and not any(p.name == "roofline" for p in report.plots):
         figures.append('<p class="note">No roofline: it needs each variant\'s runtime, bytes and FLOPs, which '
                        "kinspect report measures for shipped kernels on a machine with a GPU.</p>")
     return f'<section id="plots"><h2>Plots</h2><div class="plots">{"".join(figures)}</div></section>'
+
+
+def _launches(v) -> str:
+    """What the captured program launched the variant with: calls, grid, each argument's dtype, shape and
+    strides or value (the most frequent signatures)."""
+    from kinspect.render.launches import launch_lines
+
+    lines = launch_lines(v)
+    if not lines:
+        return ""
+    return '<h3>Launches</h3><ul class="launches mono">' + "".join(f"<li>{esc(x)}</li>" for x in lines) + "</ul>"
+
+
+def _plot_table(p) -> str:
+    """The figures a plot draws, as a table beside it (what a screen reader reads, and what to quote)."""
+    if not p.table:
+        return ""
+    head, *rows = p.table
+    th = "".join(f"<th>{esc(h)}</th>" for h in head)
+    body = "".join("<tr>" + "".join(f"<td>{esc(c)}</td>" for c in r) + "</tr>" for r in rows)
+    return (f'<details open><summary>{esc(p.title)} figures</summary><table class="metrics plot-figures">'
+            f"<thead><tr>{th}</tr></thead><tbody>{body}</tbody></table></details>")
 
 
 def _variant(i: int, row: Row, analysis: VariantReport, found: list[Packed], entries: list[dict], hidden: bool,
@@ -347,6 +374,7 @@ def _variant(i: int, row: Row, analysis: VariantReport, found: list[Packed], ent
         f'<section class="variant" id="variant-{i}"{" hidden" if hidden else ""}>',
         f"<h2>{esc(title)}</h2>", f'<p class="sub mono">{esc(facts)}</p>',
         f'<div class="cards">{"".join(c for c in cards if c)}</div>', _counters(kernel),
+        _launches(v),
         f'<h3>Verdicts</h3><ul class="verdicts">{verdicts or "<li class=info>none</li>"}</ul>',
         "".join(f'<p class="note">{esc(n)}</p>' for n in notes), _tune(tune),
         _code_panes(v, found, entries), "</section>"])
@@ -426,8 +454,9 @@ def _speed(extra: dict) -> str:
          f"{b / 1e6:,.2f} MB ({extra.get('bytes_method')})"),
         ("achieved", None if extra.get("gb_per_s") is None else f"{extra['gb_per_s']:,.0f} GB/s" +
          ("" if extra.get("pct_of_bandwidth") is None else f", {extra['pct_of_bandwidth']:.0f}% of "
-          + {"L2": "the L2's bandwidth (inputs from the L2)", "L2 and DRAM": "the L2 and DRAM bandwidths (inputs "
-             "partly from the L2)"}.get(extra.get("bandwidth_ceiling"), "copy bandwidth"))),
+          + (extra.get("pct_of_bandwidth_of") or
+             {"L2": "the L2's bandwidth (inputs from the L2)", "L2 and DRAM": "the L2 and DRAM bandwidths (inputs "
+              "partly from the L2)"}.get(extra.get("bandwidth_ceiling"), "copy bandwidth")))),
         ("TFLOP/s", None if extra.get("tflop_per_s") is None else f"{extra['tflop_per_s']:,.1f}" +
          ("" if extra.get("pct_of_peak") is None else f", {extra['pct_of_peak']:.0f}% of the matmul peak")),
         ("ideal", None if extra.get("ideal_ms") is None else f"{extra['ideal_ms']:,.3f} ms ({extra.get('bound_by')} bound)"),

@@ -33,10 +33,12 @@ DEFAULT_METRICS = ("registers", "instructions", "code", "jit")
 
 @dataclass(frozen=True)
 class Plot:
-    name: str      # "sweep" or "roofline"
+    name: str      # "sweep", "roofline", "program-roofline", "time-share" or "jit"
     title: str
     svg: str       # an <svg> element, ready to inline
     caption: str
+    # the figures the plot draws, as text beside it (screen readers, and numbers to quote): a header row, then rows
+    table: tuple[tuple[str, ...], ...] = ()
 
 
 def swept(rows: list[Row]) -> list[str]:
@@ -73,7 +75,8 @@ def sweep(rows: list[Row], metrics=()) -> Plot | None:
         label, _ = METRICS[name]
         pts = [(i, y) for i, y in enumerate(ys) if y is not None]
         at = [xs[i] if numeric else i for i, _ in pts]
-        ax.plot(at, [y for _, y in pts], marker="o", color="#2a6fb0")
+        # a line says "in between lies this"; between unrelated variants (labels, not a swept number) nothing does
+        ax.plot(at, [y for _, y in pts], marker="o", color="#2a6fb0", linestyle="-" if numeric else "none")
         if name == "runtime":
             lo = [y - rows[i].runtime.p20_ms for i, y in pts]
             hi = [rows[i].runtime.p80_ms - y for i, y in pts]
@@ -119,6 +122,84 @@ def roofline(rows: list[Row]) -> Plot | None:
     return Plot(name="roofline", title="Roofline", svg=_svg(fig, "roofline"), caption=caption)
 
 
+def program_roofline(kernels, sol) -> Plot | None:
+    """Each timed kernel of a captured program as a point under the store's measured ceilings. `kernels`
+    are (number in the program table, name) in the table's order; `sol` is its kinspect.analysis.sol.
+    ProgramSol. Kernels with a FLOP count (tl.dot) go on the roofline proper: arithmetic intensity
+    (FLOP per byte) against achieved TFLOP/s, under the copy-bandwidth slope and one flat roof per
+    measured matmul dtype. Kernels without one (kinspect counts only tl.dot's FLOPs) have no intensity
+    to place: they go on the bandwidth panel beside it, achieved GB/s under the copy roof, each at its
+    number in the table. None when no kernel has bytes and GPU time."""
+    speeds = [(n, name, sol.speeds[name]) for n, name in kernels if name in sol.speeds]
+    placed = [(n, name, sp) for n, name, sp in speeds if sp.gb_per_s and sp.bytes_per_call]
+    if not placed:
+        return None
+    dots = [(n, name, sp, sp.flops_per_call / sp.bytes_per_call) for n, name, sp in placed
+            if sp.flops_per_call and sp.tflop_per_s]
+    memory = [(n, name, sp) for n, name, sp in placed if not (sp.flops_per_call and sp.tflop_per_s)]
+    c = sol.ceilings
+    bw = c.copy_gbps if c is not None else None
+    peaks = dict(c.matmul_tflops) if c is not None else {}
+    # the bandwidth panel widens with its kernels, so that each keeps a readable number under its point
+    width = (4.6 if dots else 0) + (max(4.6, 1.4 + 0.17 * len(memory)) if memory else 0)
+    fig = _figure(width=width, height=3.6, panels=bool(dots) + bool(memory))
+    axes = list(fig.axes)
+    if dots:
+        ax = axes.pop(0)
+        xs_all = [x for *_, x in dots] + ([max(peaks.values()) * 1e3 / bw] if bw and peaks else [])
+        lo, hi = min(xs_all) / 8, max(xs_all) * 8
+        grid = [lo * (hi / lo) ** (i / 200) for i in range(201)]
+        if bw:
+            top = max(peaks.values()) if peaks else max(sp.tflop_per_s for _, _, sp, _ in dots) * 4
+            ax.plot(grid, [min(top, bw * x / 1e3) for x in grid], color="#999", linewidth=1.5)
+            for dtype, peak in sorted(peaks.items(), key=lambda kv: -kv[1]):
+                knee = peak * 1e3 / bw
+                ax.plot([knee, hi], [peak, peak], color="#bbb", linewidth=1, linestyle="--")
+                ax.annotate(_text(f"{dtype} {peak:,.0f}"), (hi, peak), textcoords="offset points", xytext=(-4, 3),
+                            ha="right", fontsize=7, color="#777")
+        for n, _, sp, x in dots:
+            ax.plot([x], [sp.tflop_per_s], marker="o", linestyle="none", color="#c0392b")
+            ax.annotate(str(n), (x, sp.tflop_per_s), textcoords="offset points", xytext=(4, 3), fontsize=7)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("arithmetic intensity (FLOP/byte)")
+        ax.set_ylabel("achieved TFLOP/s")
+        ax.set_title("kernels with tl.dot", fontsize=8)
+        ax.grid(alpha=0.3, which="both")
+    if memory:
+        ax = axes.pop(0)
+        ax.plot([n for n, _, _ in memory], [sp.gb_per_s for _, _, sp in memory], marker="o", linestyle="none",
+                color="#2a6fb0")
+        if bw:
+            ax.axhline(bw, color="#999", linewidth=1.5)
+            ax.annotate(_text(f"copy {bw:,.0f} GB/s (measured)"), (0, bw), xycoords=("axes fraction", "data"),
+                        textcoords="offset points", xytext=(4, 3), ha="left", fontsize=7, color="#777")
+        ax.set_xticks([n for n, _, _ in memory], [str(n) for n, _, _ in memory], fontsize=6)
+        ax.set_xlabel("kernel (its number in the table)")
+        ax.set_ylabel("achieved GB/s")
+        ax.set_ylim(bottom=0, top=max([sp.gb_per_s for _, _, sp in memory] + [bw or 0]) * 1.15)
+        ax.set_title("no FLOP count: bandwidth only", fontsize=8)
+        ax.grid(alpha=0.3)
+    roofs = (f"roofs measured on {c.device}: copy {bw:,.0f} GB/s" + "".join(f", {k} matmul {v:,.0f} TFLOP/s"
+                                                                           for k, v in peaks.items())
+             if c is not None else f"no roofs drawn: {sol.ceilings_note}")
+    caption = (f"Each timed kernel as a point, numbered as in the Kernels table: {len(dots)} with tl.dot by "
+               f"arithmetic intensity against achieved TFLOP/s, {len(memory)} without a FLOP count by achieved GB/s; "
+               f"{roofs}. Bytes are estimates (the table's method per kernel), so a point above a roof means "
+               f"the estimate is high (reads served by the L2), not a faster device.")
+    head = ("#", "kernel", "GB/s", "% of copy", "FLOP/byte", "TFLOP/s", "% of peak", "bound by")
+    rows = [(str(n), name, f"{sp.gb_per_s:,.0f}", _pct(sp.pct_of_bandwidth),
+             f"{sp.flops_per_call / sp.bytes_per_call:,.1f}" if sp.flops_per_call else "-",
+             f"{sp.tflop_per_s:,.1f}" if sp.tflop_per_s else "-", _pct(sp.pct_of_peak), sp.bound_by or "-")
+            for n, name, sp in sorted(placed, key=lambda t: t[0])]
+    return Plot(name="program-roofline", title="Roofline", svg=_svg(fig, "program-roofline"), caption=caption,
+                table=(head, *rows))
+
+
+def _pct(x) -> str:
+    return "-" if x is None else f"{x:,.0f}%"
+
+
 BARS = 15   # kernels a program's bar charts show (the rest are summed in one bar)
 
 
@@ -157,7 +238,8 @@ def _bars(name: str, title: str, bars: list[tuple[str, float]], xlabel: str, cap
     ax.set_yticks(ys, [_text(label) for label, _ in bars], fontsize=7, family="monospace")
     ax.set_xlabel(_text(xlabel))
     ax.grid(alpha=0.3, axis="x")
-    return Plot(name=name, title=title, svg=_svg(fig, name), caption=caption)
+    return Plot(name=name, title=title, svg=_svg(fig, name), caption=caption,
+                table=(("kernel", xlabel), *((label, f"{x:,.3g}") for label, x in bars)))
 
 
 def _figure(width: float, height: float, panels: int):

@@ -26,6 +26,16 @@ def _num(x, fmt: str) -> str:
     return "-" if x is None else format(x, fmt)
 
 
+def _bytes(n) -> str:
+    if n is None:
+        return "-"
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1000 or unit == "GB":
+            return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.1f} {unit}"
+        n /= 1000
+    return str(n)
+
+
 def _where(extra: dict, width: int = 40) -> str:
     """Where a kernel came from, short: the model's file:line (or its ATen ops) that made it."""
     p = extra.get("provenance") or {}
@@ -72,7 +82,11 @@ def columns(rows: list[KernelRow], extras: dict | None = None) -> list[tuple[str
     timed = any(r.gpu_ms is not None for r in rows)
     launched = any(r.calls is not None for r in rows)
     sol = any(extras.get(r.kernel, {}).get("headroom_ms") is not None for r in rows)
+    # GB/s need bytes and GPU time only: shown with no ceiling to take a % of (a store without device.json)
+    rates = not sol and any(extras.get(r.kernel, {}).get("gb_per_s") is not None for r in rows)
     x = lambda r, k: extras.get(r.kernel, {}).get(k)    # noqa: E731
+    gbps = ("GB/s", lambda r: ("≤" if x(r, "bytes_upper_bound") and x(r, "gb_per_s") is not None else "") +
+            _num(x(r, "gb_per_s"), ",.0f"), ">")
     cols = [("#", None, ">"), ("kernel", lambda r: r.name, "<")]
     if not sol or any(len(r.variants) > 1 for r in rows):
         cols.append(("var", lambda r: str(len(r.variants)), ">"))
@@ -82,11 +96,13 @@ def columns(rows: list[KernelRow], extras: dict | None = None) -> list[tuple[str
         cols.append(("GPU %", lambda r: "-" if r.share is None else f"{100 * r.share:.1f}%", ">"))
     if timed:
         cols.append(("GPU ms", lambda r: "-" if r.gpu_ms is None else f"{r.gpu_ms:,.3f}", ">"))
+    if rates:
+        cols += [gbps, ("bytes/call", lambda r: _bytes(x(r, "bytes_per_call")), ">")]
     if sol:
-        cols += [("GB/s", lambda r: ("≤" if x(r, "bytes_upper_bound") and x(r, "gb_per_s") is not None else "") +
-                  _num(x(r, "gb_per_s"), ",.0f"), ">"),
-                 ("%bw", lambda r: _num(x(r, "pct_of_bandwidth"), ".0f") + (
-                     "ᴸ²" if (x(r, "bandwidth_ceiling") or "DRAM") != "DRAM" else ""), ">"),
+        cols += [gbps,
+                 ("%spec" if any("datasheet" in (x(r, "pct_of_bandwidth_of") or "") for r in rows) else "%bw",
+                  lambda r: _num(x(r, "pct_of_bandwidth"), ".0f") + (
+                      "ᴸ²" if (x(r, "bandwidth_ceiling") or "DRAM") != "DRAM" else ""), ">"),
                  ("ideal", lambda r: _num(x(r, "ideal_ms"), ",.3f") + {"launch": "ᴸ", "compute": "ᶜ"}.get(
                      x(r, "bound_by"), ""), ">"),
                  ("headroom", lambda r: _num(x(r, "headroom_ms"), ",.3f"), ">")]
@@ -234,8 +250,9 @@ def header(rows: list[KernelRow], where: str, sol: dict | None = None) -> list[s
                    f"program's (its trials and what ran between them: {fills})")
     out.append(f"  {sol['ceilings_note']}")
     if ranked:
-        out.append(f"  ideal = the longest of: bytes at the copy bandwidth (ᴸ²: the L2's), FLOPs at the matmul peak "
-                   f"(ᶜ), launches at the floor (ᴸ); {sol['launch_floor_note']}")
+        out.append(f"  ideal = the longest of: bytes at the {'datasheet' if 'datasheet' in sol['ceilings_note'] else 'copy'} "
+                   f"bandwidth (ᴸ²: the L2's), FLOPs at the matmul peak (ᶜ), launches at the floor (ᴸ); "
+                   f"{sol['launch_floor_note']}")
     return out
 
 

@@ -6,6 +6,8 @@ import os
 from typing import Iterable
 
 from kinspect.analysis.stages import is_machine_code
+from kinspect.analysis.verdicts import shared_text
+from kinspect.render.launches import launch_lines
 from kinspect.render.terminal import clean, user_lines
 
 MARK = {"good": "+", "info": "-", "warn": "!"}
@@ -22,7 +24,7 @@ def vec_report(report) -> str:
     where = (f"  {v.extra['trace']} (its compilation event at line {v.extra.get('trace_event')}; the stages it holds "
              f"are read from {v.path})" if v.extra.get("trace") else f"  {v.path}")
     out = [head + (f"  (retargeted from {v.extra.get('retargeted_from')})" if retarget else ""), where]
-    out += [f"  {line.strip()}" for line in user_lines(v)]   # a kernel from the user's file: config, how loaded
+    out += [f"  {line.rstrip()}" for line in user_lines(v)]   # continuation lines keep their indent under their head
     if m is None:
         failed = [n.split(" not derived: ", 1) for n in v.notes if " not derived: " in n]
         unread = [name for name in (p.removeprefix("stage ").split(":", 1)[0] for p in report.problems)
@@ -39,8 +41,10 @@ def vec_report(report) -> str:
                           any(s.dialect == "llvm" for s in v.stages) else ""))
     else:
         stage = v.stage(m.stage)
-        if stage is not None and stage.derived_by:
-            out.append(f"  {m.stage}: {stage.derived_by}")
+        if report.instead:
+            out.append(f"  {clean(report.instead)}")
+        if stage is not None and stage.derived_by:    # on the folder's line: where the code came from, no line of its own
+            out[1] += f"  ({m.stage}: {stage.derived_by})"
         matrix = ", ".join(f"{u} {n}" for u, n in m.matrix.most_common()) or "0"
         out.append(f"  {m.dialect}: {m.instructions:,} instructions; vector {m.vector:,}; matrix {matrix}; "
                    f"scalar FP {m.scalar_fp:,}; other (not in the ISA table) {m.other:,}")
@@ -50,13 +54,16 @@ def vec_report(report) -> str:
         top = ", ".join(f"{op} {n}" for op, n in m.mnemonics.most_common(10))
         out.append(f"  top mnemonics: {top}")
     if r.registers is not None:
-        shared = f"; shared {(r.shared_bytes or 0) / 1024:g} KiB" if r.shared_bytes is not None else ""
+        shared = f"; shared {shared_text(r.shared_bytes or 0)}" if r.shared_bytes is not None else ""
         spills = f"; spills {r.spills}" if r.spills is not None else ""
         out.append(f"  registers {r.registers} ({r.source}){spills}{shared}")
     if r.occupancy:
         out.append(f"  occupancy estimate {r.occupancy.describe()}")
     if r.note:
         out.append(f"  {r.note}")
+    launched = launch_lines(v)
+    for i, line in enumerate(launched):     # what the captured program passed it: shapes, dtypes, strides, grid
+        out.append(f"  {'launches' if i == 0 else '':<8} {clean(line)}")
     out.append("  verdicts:")
     for x in report.verdicts:
         out.append(f"    {MARK[x.level]} {x.text}")

@@ -43,6 +43,9 @@ def columns(rows: list[Row]) -> list[tuple[str, callable]]:
              else f"{r.runtime.tflops:,.1f}"),
             ("% roofline", lambda r: "-" if r.runtime is None or r.runtime.roofline_pct is None
              else f"{r.runtime.roofline_pct:.0f}% {r.runtime.roofline_of}"),
+            ("vs #1 on its GPU", lambda r: "-" if r.runtime is None or r.runtime.vs_baseline is None
+             else f"{r.runtime.vs_baseline:.3f}x"),
+            ("timed on", lambda r: "-" if r.runtime is None or not r.runtime.gpu else r.runtime.gpu),
         ]
     # drop columns that say nothing for any row (e.g. registers on a CPU)
     return [(h, f) for h, f in cols if f is None or any(f(r) != "-" for r in rows)]

@@ -40,6 +40,29 @@ def use_color(stream=None) -> bool:
     return "NO_COLOR" not in os.environ and hasattr(stream, "isatty") and stream.isatty()
 
 
+# a vec-report's verdict lines by their mark, and its other lines: how a terminal shows them
+_VERDICT_STYLE = {"+": dict(fg="green"), "!": dict(fg="red", bold=True), "-": dict(fg="yellow")}
+
+
+def paint_report(text: str) -> str:
+    """vec-report's text (already cleaned of the data's control characters) with colour for a terminal:
+    each variant's head line bold, verdicts by their mark (+ good, ! a problem, - worth knowing), the
+    `try:` advice and notes dim. Only kinspect's own escape sequences are added."""
+    import click
+
+    out = []
+    for line in text.split("\n"):
+        stripped = line.lstrip()
+        if line and not line[0].isspace() and "  " in line:          # `kernel  target  variant`
+            line = click.style(line, bold=True)
+        elif line.startswith("    ") and stripped[:2] in ("+ ", "! ", "- "):
+            line = line[:len(line) - len(stripped)] + click.style(stripped, **_VERDICT_STYLE[stripped[0]])
+        elif stripped.startswith(("try: ", "note: ", "assumed ")):
+            line = click.style(line, dim=True)
+        out.append(line)
+    return "\n".join(out)
+
+
 def highlight(text: str, dialect: str, color: bool) -> str:
     if not color:
         return text

@@ -56,12 +56,13 @@ def write(spec: ReplaySpec, path: str | Path, *, interpret: bool = False, embed:
           triton_version: str = "") -> str:
     """The script's text, written to `path`; returns how it gets the kernel, in words. Nothing is
     written when the store's records do not make a script that parses (a KinspectError says why)."""
+    from kinspect.core.modes import file_mode
     from kinspect.files.store import write_atomic
 
     text, how = script(spec, interpret=interpret, embed=embed, label=label, triton_version=triton_version)
     out = Path(path)
     write_atomic(out, text)
-    out.chmod(0o755)
+    out.chmod(file_mode(executable=True))
     return how
 
 
@@ -87,11 +88,12 @@ def script(spec: ReplaySpec, *, interpret: bool = False, embed: bool = False, la
     ran = "on the CPU under Triton's interpreter" if interpret else "on the GPU"
     where = f" from {spec.variant}" if spec.variant else ""
     version = f", Triton {triton_version}" if triton_version else ""
-    about = (f"One captured launch of {spec.kernel}, {ran}.\n\n" + textwrap.fill(
-        f"Written by `kinspect repro {label or spec.kernel}`{where} ({spec.target}{version}): {spec.calls:,} of the "
-        f"variant's {spec.total_calls:,} captured launches had these arguments. The script {how}. "
-        f"{FILL_NOTE[0].upper() + FILL_NOTE[1:]}. Needs torch and triton only.", 100, break_long_words=False,
-        break_on_hyphens=False) + "\n")
+    which = ("its arguments are those of the example launch `kinspect dump` compiled it for" if spec.origin == "example"
+             else f"{spec.calls:,} of the variant's {spec.total_calls:,} captured launches had these arguments")
+    about = (f"One {'example' if spec.origin == 'example' else 'captured'} launch of {spec.kernel}, {ran}.\n\n" +
+             textwrap.fill(f"Written by `kinspect repro {label or spec.kernel}`{where} ({spec.target}{version}): "
+                           f"{which}. The script {how}. {FILL_NOTE[0].upper() + FILL_NOTE[1:]}. Needs torch and "
+                           f"triton only.", 100, break_long_words=False, break_on_hyphens=False) + "\n")
     lines = ["#!/usr/bin/env python3", _docstring(about), "import os", "import sys", ""]
     if interpret:
         lines += ['# Triton reads TRITON_INTERPRET when @triton.jit runs: set it before anything imports triton',

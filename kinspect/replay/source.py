@@ -421,6 +421,30 @@ def rebuild_text(name: str, text: str, file: str, line: int, imports=INDUCTOR_IM
     return define(name, text, file, line, namespace)
 
 
+def unbound(fn, text: str) -> list[str]:
+    """The global names the kernel's source `text` reads that the namespace it was defined in lacks
+    (neither there nor builtins): what its module gave it that a record's text alone does not.
+    Triton would stop on the first of them deep in a compile; this names them all first."""
+    import symtable
+
+    py = python_function(fn)
+    if py is None:
+        return []
+    try:
+        table = symtable.symtable(textwrap.dedent(runnable_text(text)), "<kernel>", "exec")
+    except (SyntaxError, ValueError):
+        return []
+    names: set[str] = set()
+    todo = [c for c in table.get_children() if c.get_name() == py.__name__]
+    while todo:
+        t = todo.pop()
+        if t.get_type() == "function":
+            names.update(n for n in t.get_identifiers() if t.lookup(n).is_global())
+        todo += t.get_children()
+    scope = py.__globals__
+    return sorted(n for n in names if n not in scope and not hasattr(builtins, n))
+
+
 def define(name: str, text: str, file: str, line: int, namespace: dict):
     """Run the kernel's source text in `namespace` and return the kernel, @triton.jit applied.
 
@@ -464,6 +488,8 @@ def _register(file: str, line: int, lines: list[str]) -> None:
     linecache.checkcache keeps. Nothing is registered where the disk already holds these lines."""
     entry = linecache.cache.get(file)
     ours = entry is not None and len(entry) == 4 and entry[1] is None
+    if not ours:    # what the disk holds now: an entry of a file since removed or edited is dropped
+        linecache.checkcache(file)
     known = list(entry[2]) if ours else list(linecache.getlines(file))
     end = line - 1 + len(lines)
     if not ours and known[line - 1:end] == lines:

@@ -2,8 +2,10 @@
 
 A ReplaySpec comes from a captured variant's record (its most frequent launch signature, its
 specialization and options) or from a spec file `kinspect capture --interpret` leaves for its
-compile workers. `kinspect.compile.replayed.kernel(spec)` gets the kernel back (`plan(spec)` says
-from where), `values(spec, device)` makes its arguments (kinspect.replay.args).
+compile workers, or from the example a user kernel's variant was compiled with (`from_example`).
+`kinspect.compile.replayed.kernel(spec)` gets the kernel back from the source text the store holds
+(`plan(spec)` says which), never by importing a file a record names; `values(spec, device)` makes its
+arguments (kinspect.replay.args).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from kinspect import backends
 
 from kinspect.files import schema
 from kinspect.core.errors import KinspectError, NotFound, warn
-from kinspect.core.model import SCALAR_KINDS, ArgSpec, SourceRef, Variant
+from kinspect.core.model import SCALAR_KINDS, ArgSpec, SourceRef, Variant, arg_from_json, grid3
 from kinspect.replay.source import KernelSource
 from kinspect.files.store import load_json
 
@@ -67,6 +69,13 @@ class ReplaySpec:
                  for a in self.args]
         return f"{', '.join(parts)}; grid {tuple(self.grid)}"
 
+    def counted(self) -> str:
+        """Which launch this is, in words: `12 of 40 captured launches`, or the example a user kernel's
+        variant was compiled with."""
+        if self.origin == "example":
+            return "the example launch `kinspect dump` compiled it for"
+        return f"{self.calls:,} of {self.total_calls:,} captured launches"
+
     def constexpr_names(self) -> list[str]:
         return [n for n, t in self.signature.items() if t == "constexpr"]
 
@@ -83,8 +92,9 @@ def from_variant(v: Variant, launch: int = 1) -> ReplaySpec:
         raise KinspectError(f"'{label}' was only launched by an autotuner benchmarking its configs ({la.tuning_calls:,} "
                             f"launches), never by the program: replay one of the kernel's variants the program ran")
     if la is None or not la.signatures:
-        raise KinspectError(f"'{label}' has no launch records (it was not captured from a program, or never "
-                            f"launched): replay needs a variant recorded by `kinspect capture`")
+        raise KinspectError(f"'{label}' has no launch records: the program never launched it (an autotuner's "
+                            f"config compiled beside the one it took), or it was not captured from a program (kinspect "
+                            f"capture records launches); replay needs a launch")
     ranked = sorted(la.signatures, key=lambda s: -s.calls)
     if not 1 <= launch <= len(ranked):
         raise KinspectError(f"'{label}' has {len(ranked)} recorded argument signature(s); "
@@ -99,6 +109,76 @@ def from_variant(v: Variant, launch: int = 1) -> ReplaySpec:
                       signature=dict(v.signature), attributes=dict(v.attributes), options=options,
                       source=read_source(Path(v.path)) if v.path else None, ref=v.source, variant=v.path,
                       calls=sig.calls, total_calls=la.calls)
+
+
+def from_example(v: Variant) -> ReplaySpec:
+    """The spec of the example a user kernel's variant was compiled with, as `kinspect dump file.py:k`
+    recorded it (extra.user.example: kinspect.compile.user.UserKernel.example): what times a stored
+    variant again without importing the file its record names."""
+    label = v.name or v.kernel
+    user = v.extra.get("user") if isinstance(v.extra.get("user"), dict) else {}
+    raw = user.get("example")
+    yours = own_file_hint(v)
+    if raw is None:
+        raise KinspectError(f"'{label}' keeps no example launch (stored by an older kinspect){yours}")
+    try:
+        schema.check(schema.USER_EXAMPLE, raw, "extra.user.example")
+    except schema.Invalid as e:
+        raise KinspectError(f"variant {label}: {e}; it cannot be replayed from its record") from None
+    if "grid" not in raw:
+        why = "; ".join(raw.get("unkept", ())) or "its grid was not recorded"
+        raise KinspectError(f"'{label}' keeps no grid for its example launch ({shown(why)}){yours}")
+    args = tuple(arg_from_json(a) for a in raw["args"])
+    names = backends.of(v).launch_options
+    options = {k: v.options[k] for k in names if v.options.get(k) is not None}
+    return ReplaySpec(kernel=v.kernel, target=str(v.target), args=with_constexprs(v, args), grid=grid3(raw["grid"]),
+                      signature=dict(v.signature), attributes=dict(v.attributes), options=options,
+                      source=read_source(Path(v.path)) if v.path else None, ref=v.source, variant=v.path,
+                      origin="example")
+
+
+def of_variant(v: Variant, launch: int = 1) -> ReplaySpec:
+    """The spec of a variant's `launch`-th most frequent captured launch (from_variant), or of the
+    example launch a user kernel's variant was compiled with where nothing was captured (from_example)."""
+    la = v.launches
+    if has_example(v) and (la is None or not la.signatures and not la.tuning_calls):
+        if launch != 1:
+            raise KinspectError(f"'{v.name or v.kernel}' keeps one example launch (it was not captured from a "
+                                f"program); --launch takes 1")
+        return from_example(v)
+    return from_variant(v, launch)
+
+
+def has_example(v: Variant) -> bool:
+    """A user kernel's variant `kinspect dump` compiled, with the example launch it recorded."""
+    user = v.extra.get("user")
+    return isinstance(user, dict) and user.get("example") is not None
+
+
+def example_rates(v: Variant) -> tuple[int | None, int | None]:
+    """(bytes, FLOPs) the file's formulas gave for a user kernel's recorded example (from_example)."""
+    raw = (v.extra.get("user") or {}).get("example") or {}
+    return raw.get("bytes"), raw.get("flops")
+
+
+def own_file_hint(v: Variant) -> str:
+    """What the user may run on their own copy of the kernel's file: kinspect loads a file only
+    where the user names it on the command line, never where a store names it."""
+    user = v.extra.get("user") if isinstance(v.extra.get("user"), dict) else {}
+    text = user.get("kernel") if isinstance(user.get("kernel"), str) else ""
+    kernel = shown(v.kernel)
+    if not text:
+        return (f"; kinspect does not import the files a store names: time it from your own file with "
+                f"`kinspect bench FILE.py:{kernel}`")
+    return (f"; kinspect does not import the files a store names: if {shown(text)} is your own file, time it from "
+            f"there with `kinspect bench {shown(text)}`")
+
+
+def shown(text: str, n: int = 200) -> str:
+    """Text from a store, as one printable line: control characters escaped, long text cut."""
+    text = str(text)
+    text = text if len(text) <= n else text[:n] + "..."
+    return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in text)
 
 
 def with_constexprs(v: Variant, args: tuple[ArgSpec, ...]) -> tuple[ArgSpec, ...]:
@@ -132,12 +212,13 @@ def read_source(folder: Path) -> KernelSource | None:
 
 
 def load(path: str | Path, launch: int = 1) -> ReplaySpec:
-    """A spec from a variant folder (its record) or a spec file (.json, checked: kinspect.files.schema.REPLAY_SPEC)."""
+    """A spec from a variant folder (its record: a captured launch, else the example a user kernel
+    was compiled with) or a spec file (.json, checked: kinspect.files.schema.REPLAY_SPEC)."""
     p = Path(path)
     if p.is_dir():
         from kinspect.files.store import read_record
 
-        return from_variant(read_record(p), launch)
+        return of_variant(read_record(p), launch)
     try:
         return ReplaySpec.from_json(load_json(p.parent, p.name, schema.REPLAY_SPEC))
     except NotFound:
@@ -156,9 +237,9 @@ def generated(ref: SourceRef | None) -> bool:
 
 @dataclass(frozen=True)
 class Plan:
-    """Where a replay gets the kernel: "source" (the KernelSource captured with it), "import" (its
-    file, a module of definitions that still holds the captured text), or "text" (the record's
-    source text, with the imports Triton-generated modules have); `why` says it in words."""
+    """Where a replay gets the kernel: "source" (the KernelSource captured with it) or "text" (the
+    record's source text, with the imports Triton-generated modules have); `why` says it in words.
+    Never the file a record names: a store is data, and importing a file runs its code."""
 
     mode: str
     why: str
@@ -167,28 +248,28 @@ class Plan:
 def plan(spec: ReplaySpec) -> Plan:
     ref = spec.ref
     if spec.source is not None:
-        return Plan("source", f"rebuilt from the source captured with it ({spec.source.file}:{spec.source.line})")
-    if ref is None or not (ref.text or ref.file):
-        raise KinspectError(f"the record of '{spec.kernel}' holds no source to replay it from")
+        return Plan("source", f"rebuilt from the source captured with it ({shown(spec.source.file)}:{spec.source.line})")
+    if ref is None or not ref.text:
+        raise KinspectError(f"the record of '{shown(spec.kernel)}' holds no source text to replay it from (kinspect "
+                            f"does not import the file a record names{': ' + shown(ref.file) if ref and ref.file else ''}"
+                            f"); name your own file yourself: kinspect bench FILE.py:{shown(spec.kernel)}")
     if generated(ref):
-        return Plan("text", f"rebuilt from the source text in its record (Inductor-generated: {ref.file})")
-    usable, why = importable(ref)
-    if usable:
-        return Plan("import", f"imported from {ref.file}")
-    if not ref.text:
-        raise NotFound(f"the source of '{spec.kernel}' cannot be used ({why}) and its record holds no copy")
-    return Plan("text", f"rebuilt from the source text in its record ({why})")
+        return Plan("text", f"rebuilt from the source text in its record (Inductor-generated: {shown(ref.file)})")
+    return Plan("text", f"rebuilt from the source text in its record ({shown(ref.file)}), with triton and tl only")
 
 
 def importable(ref: SourceRef) -> tuple[bool, str]:
     """Whether importing the kernel's file gives the captured kernel and runs nothing else: the file
     exists, still holds the captured text at the captured line, and its top level only defines
     things (imports, functions, classes, assignments, a __main__ guard), so importing it does not
-    run the program it belongs to."""
+    run the program it belongs to. Only a repro script, which the user reads and runs, imports it;
+    kinspect itself never does. The file is read only where it is a regular file of a source's size."""
     path = Path(ref.file)
     try:
+        if not path.is_file() or path.stat().st_size > MAX_SOURCE_FILE:
+            return False, f"its file is gone: {ref.file}"
         text = path.read_text()
-    except OSError:
+    except (OSError, UnicodeDecodeError):
         return False, f"its file is gone: {ref.file}"
     lines = text.splitlines(keepends=True)
     captured = ref.text.splitlines(keepends=True)
@@ -196,12 +277,15 @@ def importable(ref: SourceRef) -> tuple[bool, str]:
         return False, f"{ref.file} changed since the capture"
     try:
         tree = ast.parse(text)
-    except SyntaxError:
+    except (SyntaxError, ValueError):
         return False, f"{ref.file} does not parse any more"
     runs = _runs_something(tree.body)
     if runs is not None:
         return False, f"{ref.file} is a script (line {runs} runs code when imported)"
     return True, ""
+
+
+MAX_SOURCE_FILE = 16 << 20     # a kernel's file larger than this is not read to decide whether to import it
 
 
 _DEFINITIONS = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Assign,

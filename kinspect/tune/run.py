@@ -132,8 +132,12 @@ def _precision(t) -> str:
     return str(t.dtype).replace("torch.", "")
 
 
-def device_line(name: str, compare: str = "") -> str | None:
+def device_line(name: str, compare: str = "", store=None) -> str | None:
     """None when a GPU is here to tune on; else the one line that says there is none."""
+    import shlex
+
+    from kinspect.files.store import store_flag
+
     try:
         import torch
 
@@ -142,7 +146,8 @@ def device_line(name: str, compare: str = "") -> str | None:
     except Exception:
         pass
     return (f"no GPU here to tune {name} on: tune times each candidate on the device (run it where the program "
-            f"ran; `kinspect diff {compare or name} -p NAME=V1,V2` compares candidates' code without one)")
+            f"ran; `kinspect diff {shlex.quote(compare or name)}{store_flag(store)} --num-warps 4,8` compares candidates' code "
+            f"without one)")
 
 
 def record_launch(kernel: str, *, out_dir, constexprs: dict, args: dict, size: str | None) -> str:

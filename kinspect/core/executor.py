@@ -1,0 +1,275 @@
+"""Fan-out of plain jobs over this machine's processes and GPUs, or over a Ray cluster: one interface.
+
+    ex = executor(cluster=None, gpus=None)         # local: every visible GPU; cluster="ray" or "ray://HOST:PORT"
+    results = ex.map("kinspect.bench.runtime:time_stored", [(path, size), ...], gpu=True)
+    for r in results: r.value, r.error, r.gpu      # in the order of the items
+
+A job is a function named by its import path (one of kinspect's own, never a name read from a store)
+and a tuple of plain values; a result is plain values too, so a job runs the same in a local process
+and on a Ray worker. GPU jobs run one at a time per GPU: locally, one worker process per visible GPU,
+pinned with CUDA_VISIBLE_DEVICES / HIP_VISIBLE_DEVICES before it imports torch; on Ray, tasks that
+ask for one GPU each (Ray does placement, transfer and retries: a lost worker's task runs again
+elsewhere). `pin` sends an item to one GPU (a baseline timed on each GPU a sweep uses). Ctrl-C cancels
+what has not finished and keeps what has.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import queue
+import threading
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from multiprocessing import get_context
+from typing import Callable, Iterable
+
+
+@dataclass(frozen=True)
+class Gpu:
+    """The GPU a job ran on: its index as the worker saw it listed by the host, model and UUID."""
+
+    index: int
+    name: str = ""
+    uuid: str = ""
+    host: str = ""
+
+    def describe(self) -> str:
+        return f"GPU {self.index}" + (f" ({self.name})" if self.name else "") + (f" on {self.host}" if self.host else "")
+
+
+@dataclass(frozen=True)
+class Result:
+    value: object = None
+    error: str | None = None
+    gpu: Gpu | None = None
+
+
+def resolve(fn: str) -> Callable:
+    module, _, name = fn.partition(":")
+    if not module.startswith("kinspect."):
+        raise ValueError(f"{fn}: an executor runs kinspect's own functions only")
+    return getattr(importlib.import_module(module), name)
+
+
+def _run(fn: str, args: tuple) -> tuple[object, str | None, Gpu | None]:
+    try:
+        value = resolve(fn)(*args)
+        return value, None, _this_gpu()
+    except Exception as e:          # a job's failure is its result; the others go on
+        return None, f"{type(e).__name__}: {e}", _this_gpu()
+
+
+_GPU_INDEX = "KINSPECT_GPU_INDEX"
+
+
+def _this_gpu() -> Gpu | None:
+    index = os.environ.get(_GPU_INDEX)
+    if index is None:
+        return None
+    name = uuid = ""
+    try:
+        import torch
+
+        if torch.cuda.is_available():
+            props = torch.cuda.get_device_properties(0)
+            name, uuid = props.name, str(getattr(props, "uuid", ""))
+    except Exception:
+        pass
+    import socket
+
+    return Gpu(int(index), name, uuid, socket.gethostname())
+
+
+def probe() -> str:
+    """What a worker sees: the GPUs it was pinned to (a check of the pinning, and of a cluster's workers)."""
+    return os.environ.get("CUDA_VISIBLE_DEVICES", "")
+
+
+def _pin(index: int) -> None:
+    """A GPU worker's initializer: it sees only its GPU (set before torch is imported in it)."""
+    os.environ["CUDA_VISIBLE_DEVICES"] = os.environ["HIP_VISIBLE_DEVICES"] = str(index)
+    os.environ[_GPU_INDEX] = str(index)
+
+
+def visible_gpus() -> list[int]:
+    """The GPUs this process may use, as indices of the host's list (CUDA_VISIBLE_DEVICES honoured)."""
+    listed = os.environ.get("CUDA_VISIBLE_DEVICES") or os.environ.get("HIP_VISIBLE_DEVICES")
+    try:
+        import torch
+
+        n = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    except Exception:
+        n = 0
+    if listed is not None and listed.strip():
+        parts = [p.strip() for p in listed.split(",") if p.strip()]
+        if all(p.isdigit() for p in parts):
+            return [int(p) for p in parts][:n or len(parts)]
+    return list(range(n))
+
+
+class LocalExecutor:
+    """This machine: CPU jobs in a process pool, GPU jobs in one worker process per GPU."""
+
+    name = "local"
+
+    def __init__(self, gpus: Iterable[int] | None = None, workers: int | None = None):
+        self.gpus = list(gpus) if gpus is not None else visible_gpus()
+        self.workers = workers or max(1, (os.cpu_count() or 1))
+        self._pools: dict[int, ProcessPoolExecutor] = {}     # one worker per GPU, kept while the executor is
+
+    def warm(self) -> None:
+        """Start each GPU's worker now (importing torch there takes seconds): a benchmark's rounds then
+        time the work, not the start."""
+        self.map("kinspect.core.executor:probe", [()] * len(self.gpus), gpu=True,
+                 pin={i: g for i, g in enumerate(self.gpus)})
+
+    def close(self) -> None:
+        for p in self._pools.values():
+            p.shutdown(wait=True, cancel_futures=True)
+        self._pools.clear()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def map(self, fn: str, items: list[tuple], *, gpu: bool = False, pin: dict[int, int] | None = None,
+            progress: Callable[[int, int], None] | None = None) -> list[Result]:
+        if not items:
+            return []
+        if not gpu:
+            ctx = get_context("spawn")
+            with ProcessPoolExecutor(max_workers=min(self.workers, len(items)), mp_context=ctx) as pool:
+                futures = [pool.submit(_run, fn, tuple(a)) for a in items]
+                out = []
+                for i, f in enumerate(futures):
+                    out.append(Result(*f.result()))
+                    if progress:
+                        progress(i + 1, len(items))
+                return out
+        if not self.gpus:
+            raise RuntimeError("no GPU visible to time on")
+        ctx = get_context("spawn")
+        for g in self.gpus:
+            if g not in self._pools:
+                self._pools[g] = ProcessPoolExecutor(max_workers=1, mp_context=ctx, initializer=_pin, initargs=(g,))
+        try:
+            return _over_gpus(fn, items, self.gpus, pin or {}, progress, self._pools)
+        except KeyboardInterrupt:
+            self._pools.clear()        # cancelled and shut down by _over_gpus
+            raise
+
+
+def _over_gpus(fn, items, gpus, pin, progress, pools=None) -> list[Result]:
+    """Each GPU's worker takes the next item when it is free; pinned items wait for their GPU."""
+    results: list[Result | None] = [None] * len(items)
+    shared: queue.Queue = queue.Queue()
+    own: dict[int, queue.Queue] = {g: queue.Queue() for g in gpus}
+    for i in range(len(items)):
+        (own[pin[i]] if pin.get(i) in own else shared).put(i)
+    done = [0]
+    lock = threading.Lock()
+    stop = threading.Event()
+    owned = pools is None
+    if owned:
+        ctx = get_context("spawn")
+        pools = {g: ProcessPoolExecutor(max_workers=1, mp_context=ctx, initializer=_pin, initargs=(g,)) for g in gpus}
+
+    def serve(g: int) -> None:
+        while not stop.is_set():
+            try:
+                i = own[g].get_nowait()
+            except queue.Empty:
+                try:
+                    i = shared.get_nowait()
+                except queue.Empty:
+                    return
+            try:
+                results[i] = Result(*pools[g].submit(_run, fn, tuple(items[i])).result())
+            except Exception as e:         # the worker died: the job's result says so
+                results[i] = Result(None, f"{type(e).__name__}: {e}", Gpu(g))
+            with lock:
+                done[0] += 1
+                if progress:
+                    progress(done[0], len(items))
+
+    threads = [threading.Thread(target=serve, args=(g,), daemon=True) for g in gpus]
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            while t.is_alive():
+                t.join(0.2)
+    except KeyboardInterrupt:
+        stop.set()
+        for p in pools.values():
+            p.shutdown(wait=False, cancel_futures=True)
+        raise
+    finally:
+        if owned:
+            for p in pools.values():
+                p.shutdown(wait=True, cancel_futures=True)
+    return [r if r is not None else Result(None, "not run") for r in results]
+
+
+class RayExecutor:
+    """A Ray cluster: the one RAY_ADDRESS names, the one `address` names (ray://HOST:PORT), else a local
+    Ray started for the run. CPU jobs ask for one CPU, GPU jobs for one GPU."""
+
+    name = "ray"
+
+    def __init__(self, address: str | None = None, num_cpus: int | None = None):
+        from kinspect.core.optional import need
+
+        self.ray = need("ray", "--cluster ray")
+        if not self.ray.is_initialized():
+            kwargs = {"address": address} if address else ({"address": os.environ["RAY_ADDRESS"]}
+                                                           if os.environ.get("RAY_ADDRESS") else {})
+            if not kwargs and num_cpus:
+                kwargs["num_cpus"] = num_cpus
+            self.ray.init(ignore_reinit_error=True, log_to_driver=False, include_dashboard=False, **kwargs)
+        self.gpus = list(range(int(self.ray.cluster_resources().get("GPU", 0))))
+
+    def map(self, fn: str, items: list[tuple], *, gpu: bool = False, pin: dict[int, int] | None = None,
+            progress: Callable[[int, int], None] | None = None) -> list[Result]:
+        ray = self.ray
+        task = ray.remote(_ray_job).options(num_gpus=1 if gpu else 0, num_cpus=1, max_retries=2)
+        refs = [task.remote(fn, tuple(a)) for a in items]
+        out: list[Result | None] = [None] * len(refs)
+        index = {r: i for i, r in enumerate(refs)}
+        pending = list(refs)
+        try:
+            while pending:
+                ready, pending = ray.wait(pending, num_returns=1)
+                for r in ready:
+                    try:
+                        out[index[r]] = Result(*ray.get(r))
+                    except Exception as e:
+                        out[index[r]] = Result(None, f"{type(e).__name__}: {e}")
+                if progress:
+                    progress(len(refs) - len(pending), len(refs))
+        except KeyboardInterrupt:
+            for r in pending:
+                ray.cancel(r, force=True)
+            raise
+        return [r if r is not None else Result(None, "not run") for r in out]
+
+
+def _ray_job(fn: str, args: tuple):
+    ids = os.environ.get("CUDA_VISIBLE_DEVICES", "")
+    if ids and ids.split(",")[0].isdigit():     # Ray pins the task's GPU this way
+        os.environ[_GPU_INDEX] = ids.split(",")[0]
+    return _run(fn, args)
+
+
+def executor(cluster: str | None = None, gpus: Iterable[int] | None = None, workers: int | None = None):
+    """The executor a command's --cluster (and --gpus) name: None is this machine."""
+    if not cluster:
+        return LocalExecutor(gpus, workers)
+    if cluster == "ray":
+        return RayExecutor(num_cpus=workers)
+    if cluster.startswith("ray://"):
+        return RayExecutor(address=cluster)
+    raise ValueError(f"--cluster {cluster}: give ray (RAY_ADDRESS, else a local Ray) or ray://HOST:PORT")
