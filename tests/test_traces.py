@@ -89,7 +89,7 @@ def findings(r: dict) -> list:
 
 
 # `line 21 q = tl.load(...` where the input has the kernel's source, `flash_attention.py:21` where not
-WHERE = re.compile(r"^(?:line \d+ .*?|\S+\.py:\d+)(?= → | loads)")
+WHERE = re.compile(r"^(?:line \d+ .*?|\S+\.py:\d+)(?= → | loads| async copies)")
 
 
 def test_a_trace_variant_carries_what_the_trace_holds(made):

@@ -63,3 +63,6 @@ def report(items, constexprs, targets, num_warps, num_stages, configs, args, siz
     plots = ", ".join(p.name for p in result.plots) or "none"
     echo(f"wrote {path} ({human_bytes(size_written)}): {len(result.rows)} variant"
                f"{'s' if len(result.rows) != 1 else ''}; plots: {plots}")
+    if result.left_out:
+        echo(f"note: {result.left_out} variants are in the table only (the page carries {len(result.embedded)}); "
+             f"see one with --variant N or kinspect show FOLDER")

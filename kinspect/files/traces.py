@@ -165,9 +165,7 @@ def read(path: Path) -> tuple[list[Entry], list[str]]:
         reading = _Reading(tmp)
         for p in files:
             reading.file(p)
-        entries, warnings = reading.entries(), reading.warnings
-        (tmp / "index.json").write_text(json.dumps({"entries": [e.to_json() for e in entries],
-                                                    "warnings": warnings}, default=str))
+        entries, warnings = _write_index(tmp / "index.json", reading, root), reading.warnings
     except OSError as e:          # writing the stages into the cache: the trace itself is only read
         shutil.rmtree(tmp, ignore_errors=True)
         from kinspect.core.errors import KinspectError
@@ -177,8 +175,22 @@ def read(path: Path) -> tuple[list[Entry], list[str]]:
     except BaseException:         # Ctrl-C, a bug: no half-made entry is left in the cache
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    final = _move_into_place(tmp, root)
-    return [Entry.from_json(e.to_json(), final) for e in entries], warnings
+    _move_into_place(tmp, root)
+    return entries, warnings
+
+
+def _write_index(index: Path, reading: "_Reading", root: Path) -> list[Entry]:
+    """Write the index one entry at a time and give the entries as a later read gives them (from
+    their JSON, in `root`): a trace of thousands of variants never has them all as JSON at once."""
+    out = []
+    with open(index, "w", encoding="utf-8") as f:
+        f.write('{"entries": [')
+        for n, e in enumerate(reading.entries()):
+            d = json.loads(json.dumps(e.to_json(), default=str))
+            f.write((", " if n else "") + json.dumps(d))
+            out.append(Entry.from_json(d, root))
+        f.write('], "warnings": ' + json.dumps(reading.warnings, default=str) + "}")
+    return out
 
 
 def _fresh_folder(root: Path) -> Path:
@@ -303,11 +315,14 @@ class _Reading:
         self.by_hash[hash_] = _compilation(payload, metadata, n, path, self.out, self.made)
         self.made += 1
 
-    def entries(self) -> list[Entry]:
+    def entries(self) -> Iterator[Entry]:
+        """Each variant's entry, in the order met; what made it is let go as it is given."""
         for hash_, *launch in self.pending:
             if hash_ in self.by_hash:
                 self.by_hash[hash_].launch(*launch)
-        return [v.entry() for v in self.by_hash.values()]
+        self.pending = []
+        while self.by_hash:
+            yield self.by_hash.pop(next(iter(self.by_hash))).entry()
 
 
 def _events(path: Path, warnings: list[str]) -> Iterator[tuple[int, object]]:

@@ -33,6 +33,9 @@ from kinspect.render import plots
 from kinspect.render.code import Packed, packed_all
 
 esc = functools.partial(html.escape, quote=True)
+# Variants whose stages and verdicts a page carries (the rest stay rows of its table): past a few
+# hundred, highlighting every stage takes minutes and makes a page no browser opens
+EMBEDDED = 200
 
 
 class Report:
@@ -43,12 +46,18 @@ class Report:
     metric across unrelated kernels, and each variant is headed by its kernel's number in the table."""
 
     def __init__(self, result: DiffResult, reports: list[VariantReport], *, chosen: int = 0, metrics=(),
-                 program=None, tunes: dict | None = None):
+                 program=None, tunes: dict | None = None, embed: int | None = None):
         if len(reports) != len(result.rows):
             raise ValueError("one analysis per row")
         self.result, self.reports, self.chosen, self.metrics = result, reports, chosen, tuple(metrics)
         self.program = program
         self.tunes = tunes or {}     # row index -> kinspect.tune.outcome.Tuned
+        self.embedded = _embedded(self, EMBEDDED if embed is None else embed)
+
+    @property
+    def left_out(self) -> int:
+        """Variants in the table whose stages and verdicts the page does not carry (past the cap)."""
+        return len(self.rows) - len(self.embedded)
 
     @property
     def rows(self) -> list[Row]:
@@ -92,15 +101,39 @@ class Report:
         return len(data)
 
 
+def _embedded(report: Report, cap: int) -> list[int]:
+    """The rows whose variant the page carries in full, in row order: the chosen one, then for a
+    program each kernel's busiest variant by rank, then the rest in order, `cap` in all. Past a few
+    hundred variants, see EMBEDDED."""
+    rows = report.rows
+    order = [report.chosen]
+    if report.program is not None:
+        from kinspect.analysis.summary import variant_key
+
+        index = {variant_key(r.variant): i for i, r in enumerate(rows)}
+        order += [index[k.busiest.key] for k in report.program.rows if k.busiest.key in index]
+    chosen = dict.fromkeys(i for i in order if 0 <= i < len(rows))
+    for i in range(len(rows)):
+        if len(chosen) >= cap:
+            break
+        chosen.setdefault(i)
+    return sorted(list(chosen)[:max(cap, 1)])
+
+
 def page(report: Report) -> str:
     rows = report.rows
     blobs: dict[str, str] = {}
-    variants, sections = [], []
-    for i, (row, analysis, found) in enumerate(zip(rows, report.reports, packed_all([r.variant for r in rows]))):
+    variants, sections = [{"label": r.label, "codes": []} for r in rows], []
+    embedded = report.embedded
+    for i, found in zip(embedded, packed_all([rows[i].variant for i in embedded])):
+        row = rows[i]
         entries = [{"name": c.name, "dialect": c.dialect, "blob": _blob(c, blobs)} for c in found]
-        variants.append({"label": row.label, "codes": entries})
-        sections.append(_variant(i, row, analysis, found, entries, hidden=i != report.chosen,
+        variants[i]["codes"] = entries
+        sections.append(_variant(i, row, report.reports[i], found, entries, hidden=i != report.chosen,
                                  kernel=_kernel_of(report, row), tune=report.tunes.get(i)))
+    if report.left_out:
+        shown = set(embedded)
+        sections += [_not_embedded(i, rows[i], len(embedded)) for i in range(len(rows)) if i not in shown]
     data = {"chosen": report.chosen, "variants": variants}
     script = package.files("kinspect.render").joinpath("report.js").read_text(encoding="utf-8")
     css = package.files("kinspect.render").joinpath("report.css").read_text(encoding="utf-8")
@@ -125,6 +158,19 @@ def page(report: Report) -> str:
         f"<script>{script}</script>", "</body></html>", "",
     ]
     return "\n".join(parts)
+
+
+def _not_embedded(i: int, row: Row, cap: int) -> str:
+    """A variant past the cap: its row is in the table; clicking it says how to see it."""
+    return (f'<section class="variant" id="variant-{i}" hidden><h2>{esc(f"Variant {i + 1}: {row.label}")}</h2>'
+            f'<p class="note">{esc(_left_out_note(cap))} This one: kinspect show {esc(row.variant.path)}</p>'
+            f'<div class="hits" hidden><span class="count"></span></div></section>')
+
+
+def _left_out_note(cap: int) -> str:
+    return (f"This page carries the stages and verdicts of {cap} variants (the one shown first and each kernel's "
+            f"busiest first); the others are in the table only. To see one: kinspect report ... --variant N "
+            f"(N: its row), or kinspect show its folder.")
 
 
 def _blob(code: Packed, blobs: dict[str, str]) -> str:
@@ -181,6 +227,8 @@ def _table(report: Report) -> str:
         body.append(f'<tr data-variant="{i}"{chosen}>{cells}</tr>')
     extra = [f"failed: {o.job.describe()}: {o.error}" for o in result.failed]
     extra += [link.describe() for link in result.links] + list(result.notes)
+    if report.left_out:
+        extra.append(f"{report.left_out} of {len(rows)} variants left out of the page: " + _left_out_note(len(report.embedded)))
     notes = "".join(f'<p class="note">{esc(x)}</p>' for x in extra)
     return (f'<section id="variants"><h2>Variants</h2><p class="note">Click a row to show that variant below.</p>'
             f'<table class="metrics"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
@@ -224,6 +272,9 @@ def _program(report: Report) -> str:
     lines = header(list(view.rows), "", view.sol)
     first = lines[0].removeprefix(": ")
     notes = "".join(f'<p class="note">{esc(x.strip())}</p>' for x in lines[1:])
+    if report.left_out:
+        notes += (f'<p class="note">{report.left_out} of {len(report.rows)} variants left out of the page: '
+                  f'{esc(_left_out_note(len(report.embedded)))}</p>')
     return (f'<section id="program"><h2>Kernels</h2><p class="note">{esc(first[0].upper() + first[1:])}. Click a row '
             f'to show its busiest variant below; click a heading to sort.</p>{notes}'
             f'<table class="metrics program"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
