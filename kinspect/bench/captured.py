@@ -53,7 +53,6 @@ def captured(name: str, store: str | Path, values: dict | None = None) -> str | 
         return str(Path(find_variant(name, store, prefer=lambda v: v.ran, values=values).path).resolve())
     except NotFound:
         if values and _names_captured(name, store):
-            from kinspect.core.errors import UsageError
             from kinspect.files.store import store_flag
 
             given = " ".join(f"-p {k}={v}" for k, v in values.items())
