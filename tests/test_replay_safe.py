@@ -109,9 +109,9 @@ def test_bench_names_one_of_several_variants_as_its_hint_says(planted):
     assert r.exit_code == 0, r.output
     assert "grid (16, 1, 1)" in r.output
     r = run("bench", "k", "-p", "BLOCK=64", "--interpret", "--store", planted.store)
-    one_error_line(r, "no variant 'k' with -p BLOCK=64")
+    one_error_line(r, "-p BLOCK=64 does not apply", "no variant of 'k' the store holds has it")
     r = run("bench", "k", "-p", "BLOCK=256", "--store", planted.store)     # no GPU here: its hints name it so too
-    one_error_line(r, "no device here", "kinspect bench k -p BLOCK=256 --interpret")
+    one_error_line(r, "no device here", "kinspect bench k -p BLOCK=256 --store", "--interpret")
 
 
 def test_a_record_without_its_captured_source_says_what_it_lacks(planted):
