@@ -101,37 +101,45 @@ def matmul_peak(dtype: str, device: str = "cuda") -> dict:
 FLOOR_LAUNCHES = 1000
 
 
+def _graphed_copies_ms(src, dst, copies: int) -> float:
+    """Median ms of 5 replays of a CUDA graph holding `copies` copies of src into dst back to back (no CPU
+    launch cost between them): the launch floor's and the L2 bandwidth's measurement."""
+    import statistics
+
+    import torch
+
+    dst.copy_(src)
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    stream = torch.cuda.Stream()
+    with torch.cuda.stream(stream):
+        with torch.cuda.graph(graph, stream=stream):
+            for _ in range(copies):
+                dst.copy_(src)
+    torch.cuda.synchronize()
+    graph.replay()
+    times = []
+    for _ in range(5):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        graph.replay()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    return statistics.median(times)
+
+
 def launch_floor(device: str = "cuda") -> dict:
     """{"us", "method", "measured", "device"}: the least GPU time a launch takes on this device, what a
     kernel that moves almost nothing still costs the stream. A copy of 256 floats (one block that
     loads and stores), launched 1000 times back to back in a CUDA graph (no CPU launch cost between
     them), timed with device events; the median of 5 replays, divided by the launches."""
     def measure():
-        import statistics
-
         import torch
 
         src = torch.ones(256, device=device)
-        dst = torch.empty_like(src)
-        dst.copy_(src)
-        torch.cuda.synchronize()
-        graph = torch.cuda.CUDAGraph()
-        stream = torch.cuda.Stream()
-        with torch.cuda.stream(stream):
-            with torch.cuda.graph(graph, stream=stream):
-                for _ in range(FLOOR_LAUNCHES):
-                    dst.copy_(src)
-        torch.cuda.synchronize()
-        graph.replay()
-        times = []
-        for _ in range(5):
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            graph.replay()
-            end.record()
-            end.synchronize()
-            times.append(start.elapsed_time(end) * 1e3 / FLOOR_LAUNCHES)
-        return {"us": round(statistics.median(times), 3),
+        ms = _graphed_copies_ms(src, torch.empty_like(src), FLOOR_LAUNCHES)
+        return {"us": round(ms * 1e3 / FLOOR_LAUNCHES, 3),
                 "method": f"a copy of 256 floats on {device} launched {FLOOR_LAUNCHES} times back to back in a CUDA "
                           f"graph, device events; median of 5 replays per launch"}
 
@@ -148,33 +156,12 @@ def l2_bandwidth(device: str = "cuda") -> dict:
     written and sits in L2; device events, median of 5 replays. The ceiling of a kernel whose inputs
     the kernel before it just wrote (kinspect.analysis.sol)."""
     def measure():
-        import statistics
-
         import torch
 
         l2 = int(torch.cuda.get_device_properties(torch.cuda.current_device()).L2_cache_size)
         nbytes = max(1 << 20, l2 // 4)
         src = torch.ones(nbytes // 4, dtype=torch.float32, device=device)
-        dst = torch.empty_like(src)
-        dst.copy_(src)
-        torch.cuda.synchronize()
-        graph = torch.cuda.CUDAGraph()
-        stream = torch.cuda.Stream()
-        with torch.cuda.stream(stream):
-            with torch.cuda.graph(graph, stream=stream):
-                for _ in range(L2_COPIES):
-                    dst.copy_(src)
-        torch.cuda.synchronize()
-        graph.replay()
-        times = []
-        for _ in range(5):
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            graph.replay()
-            end.record()
-            end.synchronize()
-            times.append(start.elapsed_time(end) * 1e-3)
-        seconds = statistics.median(times)
+        seconds = _graphed_copies_ms(src, torch.empty_like(src), L2_COPIES) * 1e-3
         return {"gbps": round(2 * nbytes * L2_COPIES / seconds / 1e9, 1), "bytes": l2,
                 "method": f"a copy of {nbytes >> 20} MiB within the {l2 >> 20} MiB L2 on {device}, {L2_COPIES} times "
                           f"back to back in a CUDA graph, 2 bytes moved per byte copied; median of 5 replays"}
