@@ -52,7 +52,7 @@ def one_error_line(r, *needles) -> str:
 
 
 # -- a second Triton (.ci/run installs it: python -m venv .venv-t36 && .venv-t36/bin/pip install torch triton==3.6.0
-#    "numpy<2.3"; Triton 3.6's interpreter fails on numpy 2.3+) ------------------------------------------------
+#    "numpy<2.3" click pygments pyelftools: Triton 3.6's interpreter fails on numpy 2.3+; the rest is kinspect's core)
 
 OTHER_TRITON_VENV = Path(__file__).parent.parent / ".venv-t36"
 
@@ -66,7 +66,7 @@ def other_triton() -> tuple[str, str]:
     python = OTHER_TRITON_VENV / "bin" / "python"
     if not python.exists():
         pytest.skip(f"no second Triton: {OTHER_TRITON_VENV} is missing (.ci/run installs Triton 3.6 there)")
-    proc = subprocess.run([str(python), "-c", "import triton, torch, numpy; print(triton.__version__)"],
+    proc = subprocess.run([str(python), "-c", "import triton, torch, numpy, click, pygments, elftools; print(triton.__version__)"],
                           capture_output=True, text=True, timeout=300)
     if proc.returncode != 0:
         pytest.skip(f"the second Triton in {OTHER_TRITON_VENV} does not import: {proc.stderr.strip()[-300:]}")

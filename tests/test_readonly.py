@@ -104,12 +104,12 @@ def test_reading_commands_leave_the_folders_byte_identical(argv, folders, tmp_pa
 
 
 def test_the_table_covers_every_reading_command():
-    """Each command that takes a folder (all but dump, bench, capture, targets, and repro and tune, whose
-    input is a captured variant in a kinspect store: a Triton cache has no launch records; tune writes its
-    result and candidates into that store) has a row."""
+    """Each command that takes a folder (all but dump, bench, capture, targets and schema, which take none,
+    and repro and tune, whose input is a captured variant in a kinspect store: a Triton cache has no launch
+    records; tune writes its result and candidates into that store) has a row."""
     from kinspect.cli import main as group
 
-    writers = {"dump", "bench", "capture", "targets", "repro", "tune"}
+    writers = {"dump", "bench", "capture", "targets", "schema", "repro", "tune"}
     readers = set(group.commands) - writers
     assert readers <= {c[0].split()[0] for c in COMMANDS}, readers
 

@@ -43,8 +43,11 @@ def vec_report(report) -> str:
         stage = v.stage(m.stage)
         if report.instead:
             out.append(f"  {clean(report.instead)}")
-        if stage is not None and stage.derived_by:    # on the folder's line: where the code came from, no line of its own
-            out[1] += f"  ({m.stage}: {stage.derived_by})"
+        if stage is not None and stage.derived_by:    # where the code came from: on the folder's line when short
+            if len(stage.derived_by) <= 40:
+                out[1] += f"  ({m.stage}: {stage.derived_by})"
+            else:                                     # a retarget's LLVM and flags: a line of its own
+                out.insert(2, f"  {m.stage}: {stage.derived_by}")
         matrix = ", ".join(f"{u} {n}" for u, n in m.matrix.most_common()) or "0"
         out.append(f"  {m.dialect}: {m.instructions:,} instructions; vector {m.vector:,}; matrix {matrix}; "
                    f"scalar FP {m.scalar_fp:,}; other (not in the ISA table) {m.other:,}")
