@@ -44,13 +44,14 @@ def check_store_folder(out_dir: str | Path, option: str = "--store") -> Path:
 
 def read_only_folder(folder: Path, items=()) -> Path | None:
     """The folder kinspect only reads that `folder` is, or is inside, if any: the user's Triton cache
-    and dump folders (TRITON_CACHE_DIR, TRITON_DUMP_DIR, their defaults), the folders named in
+    and dump folders (TRITON_CACHE_DIR, TRITON_DUMP_DIR, TRITON_OVERRIDE_DIR, the defaults), the folders named in
     `items` that are not kinspect stores, a Triton cache whose entry holds it, and the folder itself
     when it is a Triton cache (a dump folder is known by TRITON_DUMP_DIR: any folder of stage files
     looks like one)."""
     home = Path(os.environ.get("TRITON_HOME", os.path.expanduser("~")))
-    dump = os.environ.get("TRITON_DUMP_DIR")
-    guarded = [sources.triton_cache_dir(), Path(dump) if dump else home / ".triton" / "dump"]
+    settings = sources.users_dump_settings()       # the user's, also while kinspect has turned them off
+    guarded = [sources.triton_cache_dir(), home / ".triton" / "dump"]
+    guarded += [Path(settings[k]) for k in ("TRITON_DUMP_DIR", "TRITON_OVERRIDE_DIR") if settings.get(k)]
     guarded += [Path(i) for i in items if Path(i).is_dir() and not is_store(Path(i))]
     target = Path(folder).resolve()
     for g in guarded:

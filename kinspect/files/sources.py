@@ -71,6 +71,19 @@ def triton_cache_dir() -> Path:
     return Path(home) / ".triton" / "cache"
 
 
+def users_dump_settings(env=os.environ) -> dict[str, str]:
+    """Triton's dump settings (DUMP_SETTINGS) in `env` as the user set them, also while a kinspect command
+    has turned them off for its own compiles (triton_files_elsewhere keeps them in USER_DUMP_ENV)."""
+    saved = env.get(USER_DUMP_ENV)
+    if saved is None:
+        return {k: env[k] for k in DUMP_SETTINGS if k in env}
+    try:
+        dump = json.loads(saved)
+    except ValueError:
+        return {}
+    return {k: v for k, v in dump.items() if k in DUMP_SETTINGS and isinstance(v, str)} if isinstance(dump, dict) else {}
+
+
 @contextlib.contextmanager
 def triton_files_elsewhere():
     """For the length of a kinspect command, Triton's own files for this process go to kinspect's
@@ -90,12 +103,9 @@ def triton_files_elsewhere():
 def users_environment(env: dict) -> dict:
     """`env` with TRITON_CACHE_DIR as the user had it (for a command kinspect runs for the user)."""
     env = dict(env)
-    try:
-        dump = json.loads(env.pop(USER_DUMP_ENV, None) or "{}")
-    except ValueError:
-        dump = {}
-    env.update({k: v for k, v in dump.items() if k in DUMP_SETTINGS and isinstance(v, str)} if isinstance(dump, dict)
-               else {})
+    if USER_DUMP_ENV in env:
+        env.update(users_dump_settings(env))
+        env.pop(USER_DUMP_ENV)
     user = env.pop(USER_CACHE_ENV, None)
     if user is not None:
         if user:
