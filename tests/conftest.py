@@ -188,24 +188,3 @@ def foreign_seed(tmp_path_factory):
         sys.modules[name] = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(sys.modules[name])
     return sys.modules[name].make_seed(tmp_path_factory.mktemp("foreign-seed") / "seed")
-
-
-# Failing on the lead's last full run (loaded 2-core machine) and not yet fixed: visible as xfail, named in
-# the closing note, to be fixed first next session. strict=False: a pass is reported as XPASS.
-KNOWN_FAILING = {
-    "tests/test_attack_foreign.py::test_hostile_input_is_read_cleanly[Triton cache entries: 10,000 entries]",
-    "tests/test_attack_foreign.py::test_hostile_input_is_read_cleanly[traces: python_source of 2 million lines]",
-    "tests/test_attack_foreign.py::test_hostile_input_is_read_cleanly[traces: gzip bomb (6 GiB inflated, one line)]",
-    "tests/test_fuzz_foreign.py::test_structure_mutated_foreign_inputs_read_cleanly",
-    "tests/test_hostile_stores.py::test_stores_are_not_written_into_a_triton_cache_or_dump_folder",
-    "tests/test_corpus.py::test_diff_compares_the_targets_triton_compiles_for[block_ptr]",
-    "tests/test_traces.py::test_bad_trace_lines_are_named_and_the_rest_is_read",
-    "tests/test_launch_path.py::test_the_jits_call_path_is_grouped_by_stage",
-}
-
-
-def pytest_collection_modifyitems(config, items):
-    for item in items:
-        if item.nodeid in KNOWN_FAILING:
-            item.add_marker(pytest.mark.xfail(reason="known failing at the end of the session (closing note)",
-                                              strict=False))

@@ -8,6 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from kinspect.cli import main
+from tests.helpers import one_error_line
 
 DATA = Path(__file__).parent / "data"
 
@@ -135,16 +136,6 @@ def test_user_kernel_declares_its_examples(tmp_path):
     record = json.loads((folder / "record.json").read_text())
     assert record["signature"]["x_ptr"] == "*fp16" and record["constexprs"] == {"BLOCK": 512}
     assert record["attributes"]["n"]["tt.divisibility"] == 16
-
-
-def one_error_line(r, *needles):
-    assert r.exit_code == 2, r.output
-    lines = r.output.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), r.output
-    assert "Traceback" not in r.output
-    for n in needles:
-        assert n in lines[0], lines[0]
-    return lines[0]
 
 
 @pytest.mark.parametrize("args, needles", [

@@ -11,6 +11,7 @@ import torch
 from click.testing import CliRunner
 
 from kinspect.cli import main
+from tests.helpers import one_error_line
 
 DATA = Path(__file__).parent / "data"
 CORPUS = Path(__file__).parent / "corpus"
@@ -24,14 +25,6 @@ def ok(*args):
     r = run(*args)
     assert r.exit_code == 0, r.output
     return r.output
-
-
-def one_error_line(r, *needles):
-    assert r.exit_code == 2, r.output
-    lines = r.output.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), r.output
-    for n in needles:
-        assert n in lines[0], lines[0]
 
 
 def assumed(output: str) -> dict:
