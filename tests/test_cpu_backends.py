@@ -283,7 +283,7 @@ def test_asm_stage_dialect_from_the_text_when_the_arch_is_unknown(tmp_path):
 def test_cli_vec_report_on_a_spine_dump(spine_dump):
     r = CliRunner().invoke(main, ["vec-report", str(spine_dump)])
     assert r.exit_code == 0, r.output
-    assert "(asm: disassembled from o with" in r.output or "(asm: regenerated from llir" in r.output
+    assert "asm: disassembled from o with" in r.output or "asm: regenerated from llir" in r.output
     assert "RVV used" in r.output
 
 

@@ -43,11 +43,12 @@ def capture(root: Path, kernels: str, python: str = sys.executable, env: dict | 
 
 
 @pytest.fixture(scope="module")
-def two_versions(tmp_path_factory, interpreted_capture) -> tuple[Path, Path]:
-    """The captured program (conftest) as A, and as B the same program with softmax_rows rewritten."""
+def two_versions(tmp_path_factory) -> tuple[Path, Path]:
+    """The captured program (conftest's CAPTURED_PROGRAM) as A, and as B the same program with softmax_rows
+    rewritten. A is a capture of its own: other tests compile into the shared capture's store."""
     assert OLD_SOFTMAX in CAPTURED_KERNELS
-    root = tmp_path_factory.mktemp("version-b")
-    return interpreted_capture[0], capture(root, CAPTURED_KERNELS.replace(OLD_SOFTMAX, NEW_SOFTMAX))
+    return (capture(tmp_path_factory.mktemp("version-a"), CAPTURED_KERNELS),
+            capture(tmp_path_factory.mktemp("version-b"), CAPTURED_KERNELS.replace(OLD_SOFTMAX, NEW_SOFTMAX)))
 
 
 def test_two_versions_of_a_kernel_file_the_changed_kernel_first(two_versions):
@@ -63,8 +64,7 @@ def test_two_versions_of_a_kernel_file_the_changed_kernel_first(two_versions):
     first = d["kernels"][0]
     assert first["kernel"] == "softmax_rows" and first["match"] == "function and specialization (source changed)"
     assert first["a"]["calls"] == first["b"]["calls"] == 1 and first["a"]["path"] != first["b"]["path"]
-    # every kernel B launched is matched: the rest of the program did not change (A may hold more: other tests
-    # compile into the shared capture's store)
+    # every kernel B launched is matched: the rest of the program did not change
     rest = [k for k in d["kernels"][1:] if k["b"] is not None]
     assert len(rest) == 4 and all(k["match"] == "function, specialization and source" for k in rest), rest
     assert all(k["a"] is not None and not k["deltas"] for k in rest)

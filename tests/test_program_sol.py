@@ -18,6 +18,7 @@ from click.testing import CliRunner
 from kinspect.files import ceilings, provenance
 from kinspect.analysis.pairing import pair
 from kinspect.cli import main
+from kinspect.core.errors import KinspectWarning
 from kinspect.files.counters import Counters, by_kernel, parse_csv
 from kinspect.files.provenance import Origin, parse_output_code
 from kinspect.files.store import read_records
@@ -197,7 +198,8 @@ def test_origin_files_that_are_not_sound_are_not_read(tmp_path):
     data = json.loads((tmp_path / provenance.FILE).read_text())
     data["call_sites"] = "not a list"
     (tmp_path / provenance.FILE).write_text(json.dumps(data))
-    assert provenance.read(tmp_path) is None
+    with pytest.warns(KinspectWarning, match="not of the shape kinspect writes"):
+        assert provenance.read(tmp_path) is None
 
 
 OTHERS = Path(__file__).parent / "fixtures" / "capture" / "gpt2_h200_other_kernels.json"

@@ -13,7 +13,7 @@ from kinspect.analysis.flops import flops
 from kinspect.analysis.sol import MEASURED, by_headroom, kernel_speeds, program_speed
 from kinspect.files.ceilings import Ceilings
 from kinspect.files.counters import Counters, by_kernel, parse_csv
-from kinspect.core.errors import KinspectError
+from kinspect.core.errors import KinspectError, KinspectWarning
 from kinspect.core.records import to_json
 from kinspect.render.json import sol_json, speed_json
 from kinspect.core.model import ArgSpec, Launches, LaunchSignature
@@ -62,9 +62,11 @@ def test_counters_round_trip_through_a_variant_folder_and_reject_other_files(tmp
     counters.write(tmp_path, c)
     assert counters.read(tmp_path) == c
     (tmp_path / counters.FILE).write_text(json.dumps({"version": 99, "kernel": "x"}))
-    assert counters.read(tmp_path) is None
+    with pytest.warns(KinspectWarning, match=r"not of the shape kinspect writes \(ValueError\)"):
+        assert counters.read(tmp_path) is None
     (tmp_path / counters.FILE).write_text("{not json")
-    assert counters.read(tmp_path) is None
+    with pytest.warns(KinspectWarning, match=r"not of the shape kinspect writes \(JSONDecodeError\)"):
+        assert counters.read(tmp_path) is None
 
 
 def test_a_store_keeps_its_ceilings_and_an_older_one_says_what_it_used(tmp_path, monkeypatch):
@@ -86,7 +88,8 @@ def test_a_store_keeps_its_ceilings_and_an_older_one_says_what_it_used(tmp_path,
     got, why = ceilings.for_store(store)
     assert got.copy_gbps == 4249.0 and got.source == "measured by the capture on its GPU"
     (store / ceilings.FILE).write_text(json.dumps({"version": 1, "device": "x", "copy_gbps": -1}))
-    assert ceilings.read(store) is None, "a file that is not sound is not used"
+    with pytest.warns(KinspectWarning, match="not of the shape kinspect writes"):
+        assert ceilings.read(store) is None, "a file that is not sound is not used"
 
 
 def test_flops_of_a_real_matmul_are_2mnk(real_variant):

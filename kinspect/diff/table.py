@@ -66,31 +66,33 @@ def config_index(v: Variant) -> int | None:
 
 
 def labels(variants: list[Variant]) -> list[str]:
-    """Each variant named by what differs across the list: `BLOCK_SIZE=64 w=8`, `cuda:80`, ..."""
+    """Each variant named by what differs: `BLOCK_SIZE=64 w=8`, `cuda:80`, ... Among variants of several
+    kernels, the kernel's name, then what differs among that kernel's own variants (another kernel's
+    constexprs and arguments say nothing of this one)."""
     facets = [_facets(v) for v in variants]
-    keys = list(dict.fromkeys(k for f in facets for k in f))
-    varying = [k for k in keys if len({f.get(k) for f in facets}) > 1]
+    kernels = {}          # kernel name -> the facets of its variants (from one file or several)
+    for f in facets:
+        kernels.setdefault(f["kernel"], []).append(f)
     # the file tells variants apart only where one kernel name comes from several files (before.py and
     # after.py); generated files (Inductor's hashed names) would only hide the kernel's name
-    files_of = {}
-    for f in facets:
-        files_of.setdefault(f["kernel"], set()).add(f["file"])
-    same_name = any(len(files) > 1 for files in files_of.values())
+    same_name = any(len({g["file"] for g in own}) > 1 for own in kernels.values())
+    several = len(kernels) > 1 or same_name
+    across = [k for k in ("target",) if len({f[k] for f in facets}) > 1]    # said of every row where it varies
     out = []
     for v, f in zip(variants, facets):
+        own = kernels[f["kernel"]]
+        keys = list(dict.fromkeys(k for g in own for k in g))
+        varying = [k for k in keys if k not in ("kernel", "file", *across) and len({g.get(k) for g in own}) > 1]
         parts = []
+        if several:
+            parts.append(_short_source(f"{f['file']}:{f['kernel']}", [f"{g['file']}:{g['kernel']}" for g in facets])
+                         if same_name and f["file"] else f["kernel"])
+        parts += [f[k] for k in across]
         for k in varying:
-            if k == "file":
-                continue
-            if k == "kernel" and same_name:
-                parts.append(_short_source(f"{f['file']}:{f['kernel']}" if f["file"] else f["kernel"],
-                                           [f"{g['file']}:{g['kernel']}" for g in facets]))
-            elif k in f:
+            if k in f:
                 parts.append(f[k])
-            elif not k.startswith(("type:", "align:")):   # another kernel's argument: nothing to say
-                parts.append(f"{k}=-")
-        if "kernel" not in varying and "file" in varying and same_name:
-            parts.insert(0, _short_source(f"{f['file']}:{f['kernel']}", [f"{g['file']}:{g['kernel']}" for g in facets]))
+            elif not k.startswith(("type:", "align:")):   # a facet only some of its variants have (a config)
+                parts.append(f"{k.split(':', 1)[-1]}=-")
         out.append(" ".join(parts) or (v.name or v.kernel))
     if len(set(out)) < len(out):  # the same compile twice (two stores): tell them apart by folder
         out = [f"{label} [{v.name or v.path}]" for label, v in zip(out, variants)]
