@@ -9,6 +9,53 @@ FIXTURES = Path(__file__).parent / "fixtures"
 CPU_FIXTURES = FIXTURES / "cpu"
 
 
+# -- real captured programs (tests/fixtures/capture, PROVENANCE.md there), unpacked once a session ----------
+
+def _extract(name: str, out: Path) -> Path:
+    import tarfile
+
+    with tarfile.open(FIXTURES / "capture" / name) as tar:
+        tar.extractall(out, filter="data")
+    return out
+
+
+@pytest.fixture(scope="session")
+def gpt2(tmp_path_factory) -> Path:
+    """The GPT-2 training step captured on an H200: gpt2/ (the store), output_code/ (Inductor's wrapper
+    modules, at their /tmp/ind paths below it) and ncu.csv.gz (Nsight Compute's counters of its launches)."""
+    return _extract("gpt2_h200.tgz", tmp_path_factory.mktemp("gpt2"))
+
+
+@pytest.fixture(scope="session")
+def transformer(tmp_path_factory) -> Path:
+    """The TransformerEncoderLayer captured on an H100: the store."""
+    return _extract("transformer_h100.tgz", tmp_path_factory.mktemp("transformer")) / "tf"
+
+
+@pytest.fixture
+def private_triton_cache(tmp_path):
+    """Triton's cache in the test's own folder for the length of the test (knobs.cache.scope)."""
+    from triton import knobs
+
+    with knobs.cache.scope():
+        knobs.cache.dir = str(tmp_path / "triton-cache")
+        yield Path(knobs.cache.dir)
+
+
+@pytest.fixture
+def fresh_triton_cache(tmp_path):
+    """A fresh Triton cache, and no kernel of _double in memory: each test's capture sees its compiles
+    (a kernel compiled before a capture began is launched with no arguments to read)."""
+    from triton import knobs
+
+    from kinspect.compile.driver import fresh_binders
+    from tests.jit_kernels import _double
+
+    with knobs.cache.scope(), fresh_binders(_double):
+        knobs.cache.dir = str(tmp_path / "triton-cache")
+        yield
+
+
 @functools.lru_cache(maxsize=None)
 def _compile(kernel: str, target: str, constexprs: tuple):
     """Compile a shipped kernel offline through kinspect itself; returns the stored Variant."""

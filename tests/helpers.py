@@ -1,10 +1,16 @@
 """Helpers the parser and report tests share."""
 
 import ast
+import hashlib
 import json
+import os
 import re
 from pathlib import Path
 
+from click.testing import CliRunner
+
+from kinspect.cli import main
+from kinspect.files.ceilings import Ceilings
 from kinspect.ir.records import Instruction
 
 KERNELS = Path(__file__).parent.parent / "kernels"
@@ -44,6 +50,16 @@ def dot_line() -> int:
 # a progress line (kinspect.cli.progress): printed to stderr once a step has run 2 s, so its presence depends on
 # the machine's speed; not a part of what a command says went wrong
 PROGRESS = re.compile(r"kinspect: [a-z ]+ \d+(/\d+)?( \(.*\))?$")
+
+
+def run(*args, env=None):
+    """`kinspect ARGS` in this process (click's CliRunner); arguments may be paths."""
+    return CliRunner().invoke(main, [str(a) for a in args], env=env)
+
+
+def run_raising(*args):
+    """run(), an exception kinspect raises left to propagate (its traceback in the test's report)."""
+    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
 
 
 def one_error_line(r, *needles) -> str:
@@ -160,3 +176,62 @@ class PlantedStore:
     def untouched(self) -> None:
         for m in self.markers:
             assert not m.exists(), f"{m.name}: a file the store names was imported"
+
+
+# -- moved here from the test modules that other modules imported them from --------------------------------
+
+def tree_digest(root: Path) -> str | None:
+    """Names, modes, sizes, mtimes and bytes of everything under root; None when it is absent."""
+    if not root.exists():
+        return None
+    h = hashlib.sha256()
+    for dirpath, dirnames, filenames in sorted(os.walk(root)):
+        dirnames.sort()
+        for name in sorted(dirnames + filenames):
+            p = Path(dirpath, name)
+            st = p.lstat()
+            h.update(f"{p.relative_to(root)}|{st.st_mode}|{st.st_size}|{st.st_mtime_ns}".encode())
+            if p.is_file():
+                h.update(p.read_bytes())
+    return h.hexdigest()
+
+
+H200 = Ceilings("NVIDIA H200", 4249.0, {"bfloat16": 685.0, "float16": 664.0, "float32": 362.0}, "2026-11-25",
+                source="the test's")
+
+
+def sections(path: Path) -> dict[str, str]:
+    """The `//===--NAME---` sections of a triton-cpu combined file."""
+    out, name = {}, None
+    for line in path.read_text().splitlines(keepends=True):
+        if line.startswith("//===--"):
+            name = line[len("//===--"):].split("-", 1)[0].strip()
+            out[name] = ""
+        elif name:
+            out[name] += line
+    return out
+
+
+def riscv_object(ll: Path, out: Path) -> Path:
+    """An ELF object compiled by LLVM from real IR with spine-triton 3.6's flags for the X60 (opt's
+    forced vector width, then llc -O3 -mcpu=spacemit-x60 with PIC and the default code model, so
+    calls are `call sym` with R_RISCV_CALL_PLT relocations as llc makes them)."""
+    import llvmlite.binding as llvm
+
+    from kinspect.backends import retarget
+
+    retarget._init()
+    t = retarget.PRESETS["spine-triton"]
+    for name, value in {**retarget.OPTION_DEFAULTS, **dict(t.options)}.items():  # options are process-wide
+        llvm.set_option("kinspect", f"-{name}={value}")
+    module = llvm.parse_assembly(retarget.neutral_ir(ll.read_text()))
+    module.triple = t.triple
+    tm = llvm.Target.from_triple(t.triple).create_target_machine(cpu=t.cpu, features=t.features, opt=3, reloc="pic",
+                                                                  codemodel="default")
+    module.data_layout = str(tm.target_data)
+    builder = llvm.create_pass_builder(tm, llvm.create_pipeline_tuning_options(speed_level=3))
+    builder.getModulePassManager().run(module, builder)
+    out.write_bytes(tm.emit_object(module))
+    for name, value in retarget.OPTION_DEFAULTS.items():
+        llvm.set_option("kinspect", f"-{name}={value}")
+    return out

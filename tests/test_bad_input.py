@@ -5,7 +5,6 @@ One row per case of issue 9. Rows run through click's CliRunner, except where a 
 or the process's own memory is the point.
 """
 
-import hashlib
 import os
 import shutil
 import subprocess
@@ -17,26 +16,11 @@ import pytest
 from click.testing import CliRunner
 
 from kinspect.cli import main
+from tests.helpers import tree_digest
 
 ROOT = Path(__file__).parent.parent
 DATA = Path(__file__).parent / "data"
 X86_DUMP = Path(__file__).parent / "fixtures" / "cpu" / "triton-cpu-x86-avx512" / "dot_4x16_16x4_torch.float32.asm"
-
-
-def tree_digest(root: Path) -> str | None:
-    """Names, modes, sizes, mtimes and bytes of everything under root; None when it is absent."""
-    if not root.exists():
-        return None
-    h = hashlib.sha256()
-    for dirpath, dirnames, filenames in sorted(os.walk(root)):
-        dirnames.sort()
-        for name in sorted(dirnames + filenames):
-            p = Path(dirpath, name)
-            st = p.lstat()
-            h.update(f"{p.relative_to(root)}|{st.st_mode}|{st.st_size}|{st.st_mtime_ns}".encode())
-            if p.is_file():
-                h.update(p.read_bytes())
-    return h.hexdigest()
 
 
 def one_line(output: str, code: int, needles) -> str:
@@ -60,7 +44,7 @@ def triton_cache(tmp_path_factory):
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
 
-    from tests.test_capture import _double
+    from tests.jit_kernels import _double
 
     cache = tmp_path_factory.mktemp("cache") / "triton-cache"
     with knobs.cache.scope():

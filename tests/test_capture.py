@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 import triton
-import triton.language as tl
 from triton import knobs
 from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
@@ -15,26 +14,14 @@ from triton.compiler import ASTSource
 import kinspect
 from kinspect.analysis.derived import complete
 from kinspect.files.store import read_records
+from tests.jit_kernels import _double
 
 ROOT = Path(__file__).parent.parent
-
-
-@triton.jit
-def _double(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    tl.store(y_ptr + offs, 2 * tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
 
 
 def _compile(block, target=GPUTarget("cuda", 90, 32)):
     sig = {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"}
     return triton.compile(ASTSource(_double, sig, constexprs={"BLOCK": block}), target=target)
-
-
-@pytest.fixture
-def private_triton_cache(tmp_path, monkeypatch):
-    with knobs.cache.scope():
-        knobs.cache.dir = str(tmp_path / "triton-cache")
-        yield Path(knobs.cache.dir)
 
 
 def test_capture_records_and_chains_previous_listener(tmp_path, private_triton_cache):

@@ -10,17 +10,11 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from kinspect.cli import main
 from tests.corpus.manifest import CORPUS, HERE, TARGETS, kernel_path
-from tests.helpers import one_error_line
+from tests.helpers import one_error_line, run_raising as run
 
 BY_ID = {e["id"]: e for e in CORPUS}
-
-
-def run(*args):
-    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
 
 
 @pytest.fixture(scope="session")

@@ -15,46 +15,10 @@ from kinspect import api, backends
 from kinspect.files import sources
 from kinspect.cli import main
 from tests.conftest import CPU_FIXTURES
+from tests.helpers import riscv_object, sections
 
 X86_SUM = CPU_FIXTURES / "triton-cpu-x86-avx512" / "sum_64_torch.float32_nomask.asm"
 SHARED = CPU_FIXTURES / "triton-shared-riscv-softmax"
-
-
-def sections(path: Path) -> dict[str, str]:
-    """The `//===--NAME---` sections of a triton-cpu combined file."""
-    out, name = {}, None
-    for line in path.read_text().splitlines(keepends=True):
-        if line.startswith("//===--"):
-            name = line[len("//===--"):].split("-", 1)[0].strip()
-            out[name] = ""
-        elif name:
-            out[name] += line
-    return out
-
-
-def riscv_object(ll: Path, out: Path) -> Path:
-    """An ELF object compiled by LLVM from real IR with spine-triton 3.6's flags for the X60 (opt's
-    forced vector width, then llc -O3 -mcpu=spacemit-x60 with PIC and the default code model, so
-    calls are `call sym` with R_RISCV_CALL_PLT relocations as llc makes them)."""
-    import llvmlite.binding as llvm
-
-    from kinspect.backends import retarget
-
-    retarget._init()
-    t = retarget.PRESETS["spine-triton"]
-    for name, value in {**retarget.OPTION_DEFAULTS, **dict(t.options)}.items():  # options are process-wide
-        llvm.set_option("kinspect", f"-{name}={value}")
-    module = llvm.parse_assembly(retarget.neutral_ir(ll.read_text()))
-    module.triple = t.triple
-    tm = llvm.Target.from_triple(t.triple).create_target_machine(cpu=t.cpu, features=t.features, opt=3, reloc="pic",
-                                                                  codemodel="default")
-    module.data_layout = str(tm.target_data)
-    builder = llvm.create_pass_builder(tm, llvm.create_pipeline_tuning_options(speed_level=3))
-    builder.getModulePassManager().run(module, builder)
-    out.write_bytes(tm.emit_object(module))
-    for name, value in retarget.OPTION_DEFAULTS.items():
-        llvm.set_option("kinspect", f"-{name}={value}")
-    return out
 
 
 def snapshot(folder: Path) -> dict[str, tuple[int, int]]:

@@ -9,9 +9,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from kinspect.cli import main
 from kinspect.diff import correlation as explain_mod
 from kinspect.diff.compare import choose_pair
 from kinspect.diff.normalize import normalize
@@ -19,12 +17,9 @@ from kinspect.bench.stats import Runtime
 from kinspect.diff.table import Row, labels
 from kinspect.diff.textdiff import Run, diff_stage, fold, unified
 from tests.conftest import CPU_FIXTURES
+from tests.helpers import run
 
 X86 = CPU_FIXTURES / "triton-cpu-x86-avx512"
-
-
-def run(*args):
-    return CliRunner().invoke(main, [str(a) for a in args])
 
 
 def _normalized(text: str, dialect: str, kernel: str = "fused_mm_softmax_kernel") -> list[str]:

@@ -7,7 +7,6 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from kinspect.cli import main
-from tests.captured import transformer  # noqa: F401  (a fixture)
 
 DOCS = Path(__file__).parent.parent / "docs"
 

@@ -8,13 +8,9 @@ import pytest
 from click.testing import CliRunner
 
 from kinspect.cli import main
-from tests.helpers import one_error_line
+from tests.helpers import one_error_line, run
 
 DATA = Path(__file__).parent / "data"
-
-
-def run(*args):
-    return CliRunner().invoke(main, [str(a) for a in args])
 
 
 @pytest.mark.parametrize("target, stages", [

@@ -8,19 +8,13 @@ import tarfile
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from kinspect import kernels
-from kinspect.cli import main
 
-from tests.helpers import one_error_line
+from tests.helpers import one_error_line, run
 
 ROOT = Path(__file__).parent.parent
 DATA = Path(__file__).parent / "data"
-
-
-def run(*args):
-    return CliRunner().invoke(main, [str(a) for a in args])
 
 
 def test_declared_kernels_are_the_registry():

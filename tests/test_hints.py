@@ -8,18 +8,13 @@ import shlex
 import shutil
 
 import pytest
-from click.testing import CliRunner
 
-from kinspect.cli import main
+from tests.helpers import run
 
 # `kinspect bench add_kernel --store /tmp/s --interpret`: a command in backquotes inside a message
 HINT_RE = re.compile(r"`kinspect ([^`]+)`")
 # -p BLOCK=64 (#1); cuda-90_BLOCK-64_w4_s3_08f7e629 (#3): one way to name one of several variants
 NAMING_RE = re.compile(r"(?:^|; )((?:-p \S+ ?)+|\S+) \(#(\d+)\)")
-
-
-def run(*args):
-    return CliRunner().invoke(main, [str(a) for a in args])
 
 
 def hints(text: str) -> list[list[str]]:

@@ -15,7 +15,7 @@ from triton.compiler import ASTSource
 
 import kinspect
 from kinspect.files.store import read_records
-from tests.test_capture import _double
+from tests.jit_kernels import _double
 
 ROOT = Path(__file__).parent.parent
 SIG = {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"}
@@ -91,7 +91,7 @@ from triton.compiler import ASTSource
 from tritonparse import structured_logging
 
 sys.path.insert(0, {root!r})
-from tests.test_capture import _double
+from tests.jit_kernels import _double
 
 structured_logging.init(sys.argv[1], enable_trace_launch=True)  # after `import triton`: after kinspect
 triton.compile(ASTSource(_double, {sig!r}, constexprs={{"BLOCK": 32}}), target=GPUTarget("cuda", 90, 32))

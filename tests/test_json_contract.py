@@ -21,7 +21,6 @@ from kinspect.files.ceilings import Ceilings
 from kinspect.files.counters import Counters
 from kinspect.files.store import read_records
 from kinspect.render import json as records
-from tests.captured import gpt2  # noqa: F401
 
 H200_TUNE = Path(__file__).parent / "fixtures" / "tune" / "gpt2_h200_tune.json"
 

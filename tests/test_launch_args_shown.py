@@ -4,17 +4,12 @@ report and vec-report/capture --json, from the record the capture wrote."""
 
 import json
 
-from click.testing import CliRunner
 
-from kinspect.cli import main
+from tests.helpers import run
 
 # conftest.CAPTURED_PROGRAM: row_sum[(7,)](x, s, 100, x.stride(0), BLOCK=64) twice, x = torch.randn(7, 100)
 ROW_SUM = "2× grid (7, 1, 1): x_ptr float32[7x100] strides (100, 1), out_ptr float32[7] strides (1,), n_cols=100, " \
           "stride=100, BLOCK=64"
-
-
-def run(*args):
-    return CliRunner().invoke(main, [str(a) for a in args])
 
 
 def _row(store, kernel="row_sum") -> str:

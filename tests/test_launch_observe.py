@@ -19,8 +19,7 @@ from kinspect.hooks.timers import KernelRecordsTimer
 from kinspect.hooks.observe import STATIC, LaunchObserver, static_hash, static_launcher_state
 from kinspect.files.store import read_records
 from tests.dryrun import dry_run
-from tests.test_capture import _double
-from tests.test_launches import triton_cache  # noqa: F401  (fixture)
+from tests.jit_kernels import _double
 
 
 def _hook_is_empty(hook) -> bool:
@@ -28,7 +27,7 @@ def _hook_is_empty(hook) -> bool:
     return hook is None or (hasattr(hook, "calls") and not hook.calls)
 
 
-def test_a_capture_sets_no_launch_hook_and_counts_launches(tmp_path, triton_cache):  # noqa: F811
+def test_a_capture_sets_no_launch_hook_and_counts_launches(tmp_path, fresh_triton_cache):  # noqa: F811
     x, y = torch.empty(4096), torch.empty(4096)
     with dry_run(), kinspect.capture(tmp_path / "out") as rec:
         assert _hook_is_empty(knobs.runtime.launch_enter_hook) and _hook_is_empty(knobs.runtime.launch_exit_hook)
@@ -203,7 +202,7 @@ def test_the_capture_command_leaves_the_static_launcher_setting_alone(tmp_path, 
     assert json.loads(out.stdout.strip().splitlines()[-1]) == env.get("TORCHINDUCTOR_USE_STATIC_CUDA_LAUNCHER")
 
 
-def test_a_static_kernel_from_a_warm_cache_is_recorded_from_its_triton_cache_folder(tmp_path, triton_cache):  # noqa: F811
+def test_a_static_kernel_from_a_warm_cache_is_recorded_from_its_fresh_triton_cache_folder(tmp_path, fresh_triton_cache):  # noqa: F811
     """With a warm FX-graph cache Inductor loads a static kernel's cubin from Triton's cache folder: no
     compile, no listener call. The capture records the variant from that folder's files."""
     from kinspect.hooks.listener import Recorder
@@ -223,7 +222,7 @@ def test_a_static_kernel_from_a_warm_cache_is_recorded_from_its_triton_cache_fol
     assert len(list(read_records(tmp_path / "out"))) == 1 and not rec.errors
 
 
-def test_a_second_capture_in_one_process_counts_what_the_first_one_wrapped(tmp_path, triton_cache):  # noqa: F811
+def test_a_second_capture_in_one_process_counts_what_the_first_one_wrapped(tmp_path, fresh_triton_cache):  # noqa: F811
     x, y = torch.empty(4096), torch.empty(4096)
     with dry_run():
         k = _double.warmup(x, y, 4096, BLOCK=512, grid=(8,))
@@ -288,7 +287,7 @@ def test_alternating_signatures_are_each_counted_and_past_the_limit_go_to_other(
     assert tally.calls == 9 and len(seen) == 9 and seen[0] == (x, 8)
 
 
-def test_a_capture_gives_triton_kernels_their_own_launcher_back(tmp_path, triton_cache):  # noqa: F811
+def test_a_capture_gives_triton_kernels_their_own_launcher_back(tmp_path, fresh_triton_cache):  # noqa: F811
     """After the capture, a kernel's launch goes straight to Triton's launcher again (no frame of
     kinspect's), and a second capture wraps it afresh."""
     x, y = torch.empty(4096), torch.empty(4096)

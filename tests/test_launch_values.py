@@ -9,14 +9,8 @@ import json
 import textwrap
 from pathlib import Path
 
-from click.testing import CliRunner
 
-from kinspect.cli import main
-from tests.helpers import one_error_line
-
-
-def run(*args):
-    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+from tests.helpers import one_error_line, run_raising as run
 
 
 def ok(*args):

@@ -11,7 +11,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 import torch
 from triton import knobs
 
@@ -21,27 +20,16 @@ from kinspect.files.launches import SIGNATURES, merge
 from kinspect.core.model import ArgSpec, GpuTime, Launches, LaunchSignature, ProcessLaunches
 from kinspect.files.store import LAUNCHES_GLOB, read_records
 from tests.dryrun import dry_run
-from tests.test_capture import _double
+from tests.jit_kernels import _double
 
 ROOT = Path(__file__).parent.parent
-
-
-@pytest.fixture
-def triton_cache(tmp_path):
-    """A fresh Triton cache, and no kernel of _double in memory: each test's capture sees its compiles
-    (a kernel compiled before a capture began is launched with no arguments to read)."""
-    from kinspect.compile.driver import fresh_binders
-
-    with knobs.cache.scope(), fresh_binders(_double):
-        knobs.cache.dir = str(tmp_path / "triton-cache")
-        yield
 
 
 def _launch(x, y, n, grid=None, block=512):
     _double[grid or ((n + block - 1) // block,)](x, y, n, BLOCK=block)
 
 
-def test_launches_are_recorded_per_signature_and_grid(tmp_path, triton_cache):
+def test_launches_are_recorded_per_signature_and_grid(tmp_path, fresh_triton_cache):
     x, y = torch.empty(4096), torch.empty(4096)
     with dry_run() as d, kinspect.capture(tmp_path / "out") as rec:
         for _ in range(3):
@@ -69,7 +57,7 @@ def test_launches_are_recorded_per_signature_and_grid(tmp_path, triton_cache):
     assert not hasattr(CompiledKernel.launch_metadata, "kinspect_original"), "Triton's method is given back"
 
 
-def test_a_kernel_compiled_before_the_capture_is_recorded_at_its_first_launch(tmp_path, triton_cache):
+def test_a_kernel_compiled_before_the_capture_is_recorded_at_its_first_launch(tmp_path, fresh_triton_cache):
     """No listener sees a kernel the JIT already holds (or one a compile worker made): kinspect
     records it from the launched kernel itself, with its launches."""
     x, y = torch.empty(4096), torch.empty(4096)
@@ -83,7 +71,7 @@ def test_a_kernel_compiled_before_the_capture_is_recorded_at_its_first_launch(tm
     assert v.launches.calls == 2 and v.stage("ptx") is not None and v.constexprs == {"BLOCK": 512}
 
 
-def test_signatures_past_the_cap_are_counted(tmp_path, triton_cache):
+def test_signatures_past_the_cap_are_counted(tmp_path, fresh_triton_cache):
     x, y = torch.empty(4096), torch.empty(4096)
     with dry_run(), kinspect.capture(tmp_path / "out"):
         for n in range(16, 16 * (SIGNATURES + 5) + 1, 16):   # SIGNATURES + 5 distinct sizes, one variant
@@ -93,7 +81,7 @@ def test_signatures_past_the_cap_are_counted(tmp_path, triton_cache):
     assert len(v.launches.signatures) == SIGNATURES and v.launches.other_calls == 5
 
 
-def test_other_tools_hooks_are_chained_and_restored(tmp_path, triton_cache):
+def test_other_tools_hooks_are_chained_and_restored(tmp_path, fresh_triton_cache):
     """A hook added to Triton's HookChain, a kernel's own launch_metadata (proton's flops, say) and a
     hook that replaces the chain (tritonparse's init) all keep working beside kinspect's."""
     x, y = torch.empty(4096), torch.empty(4096)
@@ -130,7 +118,7 @@ sys.path.insert(0, {root!r})
 import kinspect
 from triton import knobs
 from tests.dryrun import dry_run
-from tests.test_capture import _double
+from tests.jit_kernels import _double
 knobs.cache.dir = sys.argv[2]
 x, y = torch.empty(4096), torch.empty(4096)
 with dry_run(), kinspect.capture(sys.argv[1]):
@@ -160,7 +148,7 @@ EXIT_SCRIPT = """
 import os, sys, torch
 sys.path.insert(0, {root!r})
 from tests.dryrun import dry_run
-from tests.test_capture import _double
+from tests.jit_kernels import _double
 x, y = torch.empty(4096), torch.empty(4096)
 with dry_run():
     _double[(8,)](x, y, 4096, BLOCK=512)
@@ -244,7 +232,7 @@ sys.path.insert(0, {root!r})
 
 def work(rank):
     from tests.dryrun import dry_run
-    from tests.test_capture import _double
+    from tests.jit_kernels import _double
     x, y = torch.empty(4096), torch.empty(4096)
     with dry_run():
         for _ in range(rank + 1):

@@ -33,7 +33,7 @@ def triton_cache(tmp_path_factory):
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
 
-    from tests.test_capture import _double
+    from tests.jit_kernels import _double
 
     cache = tmp_path_factory.mktemp("triton-cache")
     sig = {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"}

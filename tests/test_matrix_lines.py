@@ -8,21 +8,16 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from kinspect.analysis import analyse
 from kinspect.analysis.matrix_lines import place
-from kinspect.cli import main
 from tests.corpus.manifest import HERE as CORPUS
+from tests.helpers import run_raising as run
 
 ATTENTION = f"{CORPUS / 'flash_attention.py'}:attn_fwd"
 DOTS = {28: "qk = tl.dot(q, k)", 36: "acc = tl.dot(p.to(tl.float16), v, acc)"}
 DATA = Path(__file__).parent / "data"
 VERSIONS = Path(__file__).parent / "fixtures" / "versions"
-
-
-def run(*args):
-    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
 
 
 @pytest.fixture(scope="module")

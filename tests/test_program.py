@@ -9,14 +9,13 @@ import tarfile
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from kinspect.analysis import summary as summary_mod
 from kinspect.analysis.summary import display_name, kernel_rows, summaries
-from kinspect.cli import main
 from kinspect.files.store import read_records
 from tests import browser
 from tests.conftest import FIXTURES
+from tests.helpers import run
 
 CAPTURE = FIXTURES / "capture" / "transformer_h100.tgz"
 CHROMIUM = pytest.mark.skipif(browser.find() is None, reason="no chromium on PATH (apt-get install chromium)")
@@ -34,10 +33,6 @@ def store(tmp_path_factory) -> Path:
 def profile(store) -> dict:
     """Each kernel's GPU time as the capture recorded it, read straight from the records."""
     return {v.kernel: v.launches.gpu.total_ms for v in read_records(store)}
-
-
-def run(*args):
-    return CliRunner().invoke(main, [str(a) for a in args])
 
 
 def test_vec_report_opens_with_every_kernel_ranked_by_gpu_time(store, profile):

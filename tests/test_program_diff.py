@@ -9,12 +9,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from kinspect.cli import main
-from tests.captured import gpt2  # noqa: F401  (a fixture)
 from tests.conftest import CAPTURED_KERNELS, CAPTURED_PROGRAM
-from tests.helpers import kinspect_path, one_error_line, other_triton
+from tests.helpers import kinspect_path, one_error_line, other_triton, run
 
 # softmax_rows written another way: the max and the sum first, the exponentials again for the store
 OLD_SOFTMAX = ("    e = _exp(x - tl.max(x, axis=0))\n"
@@ -22,10 +19,6 @@ OLD_SOFTMAX = ("    e = _exp(x - tl.max(x, axis=0))\n"
 NEW_SOFTMAX = ("    m = tl.max(x, axis=0)\n"
                "    s = tl.sum(_exp(x - m), axis=0)\n"
                "    tl.store(y_ptr + row * stride + cols, _exp(x - m) / s, mask=mask)")
-
-
-def run(*args):
-    return CliRunner().invoke(main, [str(a) for a in args])
 
 
 def capture(root: Path, kernels: str, python: str = sys.executable, env: dict | None = None) -> Path:

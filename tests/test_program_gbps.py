@@ -8,11 +8,9 @@ import shutil
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from kinspect.cli import main
 from kinspect.files import ceilings
-from tests.captured import gpt2  # noqa: F401
+from tests.helpers import run
 
 CAT = "triton_poi_fused__unsafe_view_add_cat_clone_transpose_view_12"
 
@@ -24,10 +22,6 @@ def store(gpt2, tmp_path, monkeypatch) -> Path:   # noqa: F811
     shutil.copytree(gpt2 / "gpt2", out)
     assert ceilings.read(out) is None
     return out
-
-
-def run(*args, env=None):
-    return CliRunner().invoke(main, [str(a) for a in args], env=env)
 
 
 def table_head(output: str) -> list[str]:

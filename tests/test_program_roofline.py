@@ -8,21 +8,15 @@ import shutil
 from html import unescape
 
 import pytest
-from click.testing import CliRunner
 
-from kinspect.cli import main
 from kinspect.files.ceilings import CEILINGS_VERSION, FILE
-from tests.captured import transformer  # noqa: F401  (a fixture)
+from tests.helpers import run
 
 pytest.importorskip("matplotlib")
 
 # The H100's ceilings as measured on the lent H100 (shared/DESIGN.md, 2026-11-27): the store was captured there
 H100 = {"version": CEILINGS_VERSION, "device": "NVIDIA H100 80GB HBM3", "copy_gbps": 3003.0,
         "matmul_tflops": {"bfloat16": 702.0}, "measured": "2026-11-27", "method": "shared/DESIGN.md", "launch_floor_us": None}
-
-
-def run(*args):
-    return CliRunner().invoke(main, [str(a) for a in args])
 
 
 def _figure(html: str) -> str:

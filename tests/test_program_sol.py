@@ -13,17 +13,15 @@ import sys
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from kinspect.files import ceilings, provenance
 from kinspect.analysis.pairing import pair
-from kinspect.cli import main
 from kinspect.core.errors import KinspectWarning
 from kinspect.files.counters import Counters, by_kernel, parse_csv
 from kinspect.files.provenance import Origin, parse_output_code
 from kinspect.files.store import read_records
-from tests.captured import gpt2  # noqa: F401
-from tests.test_speed import H200
+from tests.helpers import H200
+from tests.helpers import run
 
 CAT = "triton_poi_fused__unsafe_view_add_cat_clone_transpose_view_12"
 
@@ -35,10 +33,6 @@ def store(gpt2, tmp_path, monkeypatch) -> Path:
     out = tmp_path / "gpt2"
     shutil.copytree(gpt2 / "gpt2", out)
     return out
-
-
-def run(*args, env=None):
-    return CliRunner().invoke(main, [str(a) for a in args], env=env)
 
 
 def kernels(output: str) -> dict:

@@ -13,7 +13,6 @@ from kinspect.files import gpu_time
 from kinspect.hooks import tuning
 from kinspect.hooks.launch_counts import LaunchRecorder
 from kinspect.hooks.timers import KernelRecordsTimer, other_kernels
-from tests.captured import gpt2  # noqa: F401
 
 FILL = "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<int>>(int, at::native::FillFunctor<int>)"
 NCCL = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)"

@@ -15,7 +15,6 @@ from kinspect.analysis.explain import provenance_status
 from kinspect.hooks.inductor_origins import InductorOrigins
 from kinspect.files.provenance import Origin, parse_frames, parse_output_code
 from kinspect.files.store import read_records
-from tests.captured import gpt2  # noqa: F401
 
 ROOT = Path(__file__).parent.parent
 MODEL = ROOT / "tests" / "data" / "inductor_origins.py"

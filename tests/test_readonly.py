@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from kinspect.cli import main
-from tests.test_bad_input import tree_digest
+from tests.helpers import tree_digest
 
 CPU = Path(__file__).parent / "fixtures" / "cpu"
 SIG = {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"}
@@ -29,7 +29,7 @@ def folders(tmp_path_factory):
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
 
-    from tests.test_capture import _double
+    from tests.jit_kernels import _double
 
     root = tmp_path_factory.mktemp("readonly")
     made = {"cache": root / "cache", "cache1": root / "cache1", "dump": root / "dump"}

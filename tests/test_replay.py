@@ -19,19 +19,14 @@ from pathlib import Path
 
 import pytest
 import torch
-from click.testing import CliRunner
 
-from kinspect.cli import main
 from kinspect.core.model import ArgSpec, SourceRef
 from kinspect.replay import args as replay_args
 from kinspect.replay.source import of_function, rebuild
 from kinspect.replay.spec import ReplaySpec, importable, plan
 from kinspect.files.store import read_autotune, read_records
 from tests.conftest import FIXTURES
-
-def run(*args):
-    return CliRunner().invoke(main, [str(a) for a in args])
-
+from tests.helpers import run
 
 @pytest.fixture(scope="module")
 def captured(interpreted_capture):
@@ -479,7 +474,6 @@ def test_launches_differing_only_in_a_constexpr_are_two_variants(tmp_path):
     assert sorted(v.constexprs["BLOCK"] for v in found["tuned"]) == [64, 128, 256]
 
 
-from tests.captured import gpt2  # noqa: E402,F401  (the H200 GPT-2 store, as test_speed uses it)
 
 
 def test_a_static_launch_records_no_constexprs_and_the_replay_takes_them_from_the_record(gpt2):

@@ -16,17 +16,10 @@ from __future__ import annotations
 import json
 import shutil
 import textwrap
-from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from kinspect.cli import main
-from tests.helpers import KERNEL_LINE, STORE_NAMED_KERNEL as KERNEL, PlantedStore as Planted, one_error_line
-
-
-def run(*args):
-    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+from tests.helpers import KERNEL_LINE, one_error_line, PlantedStore as Planted, run_raising as run, STORE_NAMED_KERNEL as KERNEL
 
 
 @pytest.fixture(scope="session")

@@ -2,14 +2,8 @@
 vec-report, report and diff as show, repro and bench did; a number beyond the store's rows is still the
 one-line mistake it was (a value meant for -p)."""
 
-from click.testing import CliRunner
 
-from kinspect.cli import main
-from tests.helpers import one_error_line
-
-
-def run(*args):
-    return CliRunner().invoke(main, [str(a) for a in args])
+from tests.helpers import one_error_line, run
 
 
 def _rows(store) -> dict[str, str]:

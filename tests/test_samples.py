@@ -141,7 +141,7 @@ def test_k1_sample_prints_the_compile_times_a_captured_folder_recorded(tmp_path,
     from kinspect.hooks.listener import Recorder
     from kinspect.files.store import Store
     from tests.conftest import CPU_FIXTURES
-    from tests.test_cpu_backends import sections
+    from tests.helpers import sections
 
     parts = sections(CPU_FIXTURES / "triton-cpu-arm64-neon" / "sum_64_torch.float32_nomask.asm")
     src = tmp_path / "triton-cache"

@@ -11,18 +11,13 @@ import pytest
 from kinspect.files import ceilings, counters
 from kinspect.analysis.flops import flops
 from kinspect.analysis.sol import MEASURED, by_headroom, kernel_speeds, program_speed
-from kinspect.files.ceilings import Ceilings
 from kinspect.files.counters import Counters, by_kernel, parse_csv
 from kinspect.core.errors import KinspectError, KinspectWarning
 from kinspect.core.records import to_json
 from kinspect.render.json import sol_json, speed_json
 from kinspect.core.model import ArgSpec, Launches, LaunchSignature
 from kinspect.files.store import read_records
-from tests.captured import gpt2  # noqa: F401
-
-H200 = Ceilings("NVIDIA H200", 4249.0, {"bfloat16": 685.0, "float16": 664.0, "float32": 362.0}, "2026-11-25",
-                source="the test's")
-
+from tests.helpers import H200
 
 @pytest.fixture(scope="module")
 def ncu_rows(gpt2):

@@ -14,7 +14,7 @@ import pytest
 
 from kinspect.files.store import read_records
 from tests.conftest import CPU_FIXTURES
-from tests.test_cpu_backends import riscv_object
+from tests.helpers import riscv_object
 
 ROOT = Path(__file__).parent.parent
 PLUGIN = ROOT / "tests" / "spine_plugin" / "kinspect_spine_test"

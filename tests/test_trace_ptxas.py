@@ -14,20 +14,15 @@ import sys
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from kinspect.cli import main
 from tests.corpus.manifest import HERE as CORPUS
+from tests.helpers import run_raising as run
 
 pytest.importorskip("tritonparse")
 
 ROOT = Path(__file__).parent.parent
 KERNEL = f"{CORPUS / 'flash_attention.py'}:attn_fwd"
 DOT_LINES = {28, 36}
-
-
-def run(*args):
-    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
 
 
 @pytest.fixture(scope="module")

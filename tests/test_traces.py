@@ -16,10 +16,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from kinspect.cli import main
 from tests.corpus.manifest import HERE as CORPUS
+from tests.helpers import run_raising as run
 
 pytest.importorskip("tritonparse")
 
@@ -28,10 +27,6 @@ KERNEL = f"{CORPUS / 'flash_attention.py'}:attn_fwd"
 DOT_LINES = {28, 36}    # qk = tl.dot(q, k) and acc = tl.dot(p.to(tl.float16), v, acc)
 # 02:-:1:Y:4 before an instruction, as Triton's dump and `kinspect show` print it
 CONTROL = re.compile(r"^((?:--|\d\d):[-0-7]:[-0-7]:[-Y]:[0-9a-f]+)\s")
-
-
-def run(*args):
-    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
 
 
 def make(out: Path, kernel: str = KERNEL, *compressions: str) -> Path:

@@ -13,7 +13,6 @@ from kinspect.analysis.traffic import INDEX, TENSORS, estimate, traffic
 from kinspect.files.counters import Counters, by_kernel, parse_csv
 from kinspect.core.model import ArgSpec, Launches, LaunchSignature, SourceRef, Target, Variant
 from kinspect.files.store import read_records
-from tests.captured import gpt2, transformer  # noqa: F401
 
 pytest.importorskip("numpy")
 

@@ -21,7 +21,6 @@ from kinspect.tune import heuristic, inductor
 from kinspect.tune.result import Trial, TrialCode
 from kinspect.tune.search import prune
 from kinspect.tune.space import Candidate, Knobs, from_findings, neighbours
-from tests.captured import gpt2  # noqa: F401
 
 POI = "triton_poi_fused_add_mul_pow_tanh_view_7"                  # pointwise, XBLOCK=1024 w4
 RED = "triton_red_fused_native_layer_norm_native_layer_norm_backward_view_11"   # looped reduction, spills

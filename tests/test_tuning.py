@@ -14,15 +14,14 @@ import sys
 import textwrap
 from pathlib import Path
 
-from click.testing import CliRunner
 
-from kinspect.cli import main
 from kinspect.hooks import tuning
 from kinspect.hooks.launch_counts import TUNING, LaunchRecorder
 from kinspect.hooks.timers import attribute
 from kinspect.files.launches import merge
 from kinspect.core.model import Launches
 from kinspect.files.store import read_records
+from tests.helpers import run
 
 ROOT = Path(__file__).parent.parent
 BENCH_RUNS = 4
@@ -31,7 +30,7 @@ PROGRAM = f"""
 import sys, torch, triton, triton.language as tl
 sys.path.insert(0, {str(ROOT)!r})
 from tests.dryrun import dry_run
-from tests.test_capture import _double
+from tests.jit_kernels import _double
 
 timings = []
 
@@ -59,10 +58,6 @@ with dry_run():
     _double[(8,)](x, y, 4096, BLOCK=512)
     _double[(8,)](x, y, 4096, BLOCK=512)
 """
-
-
-def run(*args):
-    return CliRunner().invoke(main, [str(a) for a in args])
 
 
 def test_an_autotuners_benchmark_launches_are_counted_apart(tmp_path):

@@ -6,18 +6,12 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from kinspect.cli import main
 
-from tests.helpers import one_error_line
+from tests.helpers import one_error_line, run_raising as run
 
 DATA = Path(__file__).parent / "data"
 CORPUS = Path(__file__).parent / "corpus"
-
-
-def run(*args):
-    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
 
 
 def write(tmp_path, name: str, text: str) -> Path:

@@ -8,17 +8,11 @@ from pathlib import Path
 
 import pytest
 import torch
-from click.testing import CliRunner
 
-from kinspect.cli import main
-from tests.helpers import one_error_line
+from tests.helpers import one_error_line, run_raising as run
 
 DATA = Path(__file__).parent / "data"
 CORPUS = Path(__file__).parent / "corpus"
-
-
-def run(*args):
-    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
 
 
 def ok(*args):

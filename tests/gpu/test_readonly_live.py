@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.gpu.conftest import beside_first, beside_result, kinspect_side_by_side
-from tests.test_bad_input import tree_digest
+from tests.helpers import tree_digest
 
 SIG = {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"}
 
@@ -21,7 +21,7 @@ def users_cache(tmp_path_factory) -> Path:
     subprocess.run([sys.executable, "-c",
                     "import triton, triton.language as tl\n"
                     "from triton.backends.compiler import GPUTarget\nfrom triton.compiler import ASTSource\n"
-                    "from tests.test_capture import _double\n"
+                    "from tests.jit_kernels import _double\n"
                     f"triton.compile(ASTSource(_double, {SIG!r}, constexprs={{'BLOCK': 64}}), "
                     "target=GPUTarget('cuda', 90, 32))\n"],
                    check=True, env={**os.environ, "TRITON_CACHE_DIR": str(cache)}, cwd=Path(__file__).parents[2])
