@@ -297,6 +297,25 @@ def test_a_decorator_bound_to_something_else_than_triton_is_refused(world):
     cli(w, "bench", v, "--interpret", code=(2,), line="not Triton's")
 
 
+def test_a_module_a_store_names_is_not_imported_on_its_word(world, monkeypatch, tmp_path):
+    """An installed module named by source.json's imports runs its code when imported: kinspect imports
+    only Triton, torch, numpy, math, what this process imported already, or a package the user allows."""
+    w = world
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    marker = tmp_path / "imported"
+    (lib / "kinspect_planted_mod.py").write_text(f"open({str(marker)!r}, 'w').close()\nVALUE = 1\n")
+    monkeypatch.syspath_prepend(str(lib))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(lib), os.environ.get("PYTHONPATH")])))
+    v = w.variant("row_sum")
+    w.edit(v / "source.json", lambda d: d["imports"].append(["planted", "kinspect_planted_mod"]))
+    cli(w, "bench", v, "--interpret", code=(2,), line="which kinspect does not import on a record's word")
+    assert not marker.exists()
+    monkeypatch.setenv("KINSPECT_ALLOW_IMPORTS", "kinspect_planted_mod")
+    cli(w, "bench", v, "--interpret")
+    assert marker.exists()
+
+
 def test_values_from_a_store_enter_a_script_as_literals(world):
     """A constant, a str argument and a float argument holding code, quotes, braces and newlines,
     a NaN constant: the script parses, runs under the interpreter, and runs none of it."""

@@ -41,6 +41,12 @@ INDUCTOR_IMPORTS = (
 TRITON_IMPORTS = (("triton", "triton"), ("tl", "triton.language"))
 # Modules whose @triton.jit functions are imported by name, never copied into a replay.
 LIBRARY_PREFIXES = ("triton.", "torch.")
+# What a kernel rebuilt from a record may import by the record's word alone: Triton, torch, numpy and the
+# standard library's math. Any other module a record names is imported only when this process has imported
+# it already (a live capture) or the user allows its package (ALLOW_IMPORTS_ENV): importing a module runs
+# its code, and a store someone sent is data, never a reason to run code that is installed here.
+SAFE_PACKAGES = frozenset({"triton", "torch", "numpy", "math"})
+ALLOW_IMPORTS_ENV = "KINSPECT_ALLOW_IMPORTS"
 
 
 @dataclass(frozen=True)
@@ -302,9 +308,24 @@ def import_ref(ref, what: str = "an import reference") -> tuple[str, str]:
     return module, attr
 
 
-def resolve(ref: str):
-    """The object an import reference names: 'pkg.mod' or 'pkg.mod:Attr.attr'."""
+def may_import(module: str) -> bool:
+    """Whether a module a record names may be imported on the record's word (SAFE_PACKAGES)."""
+    import os
+    import sys
+
+    top = module.partition(".")[0]
+    allowed = {p.strip() for p in os.environ.get(ALLOW_IMPORTS_ENV, "").split(",") if p.strip()}
+    return top in SAFE_PACKAGES or top in allowed or module in sys.modules
+
+
+def resolve(ref: str, *, recorded: bool = False):
+    """The object an import reference names: 'pkg.mod' or 'pkg.mod:Attr.attr'. A `recorded` reference
+    (from a store or trace) imports only a module may_import allows; another is one KinspectError."""
     module, attr = import_ref(ref)
+    if recorded and not may_import(module):
+        raise KinspectError(f"the record names the module '{module}', which kinspect does not import on a record's "
+                            f"word (importing runs its code); if you trust it, allow its package: "
+                            f"{ALLOW_IMPORTS_ENV}={module.partition('.')[0]}")
     obj = importlib.import_module(module)
     for part in attr.split(".") if attr else ():
         obj = getattr(obj, part)
@@ -395,9 +416,9 @@ def rebuild(ks: KernelSource, memo: dict | None = None):
     for name, ref in ks.imports:
         python_name(name, "a name the kernel's source imports")
         try:
-            namespace[name] = resolve(ref)
-        except KinspectError:
-            raise
+            namespace[name] = resolve(ref, recorded=True)
+        except KinspectError as e:
+            raise KinspectError(f"kernel '{ks.name}' uses '{name}': {e}") from None
         except Exception as e:
             raise KinspectError(f"kernel '{ks.name}' uses '{name}' from '{ref}', which does not import here: "
                                 f"{type(e).__name__}: {e}") from None
