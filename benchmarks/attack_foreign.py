@@ -21,7 +21,7 @@ Each case runs, in one child process of its own, every reading command on its ho
   child's environment, with TRITON_KERNEL_DUMP=1, as a user's shell may have them).
 
 Prints the case table (surface | tried | failed) and each failure; exits 1 when any failed.
-tests/test_attack_foreign.py runs the same cases in CI.
+tests/files/test_attack_foreign.py runs the same cases in CI.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ Then kinspect reads it as its commands do: the listing (kinspect.files.sources.d
 stage's text, and every 10th input `ls`, `vec-report` and `show` through the CLI. A failure is an
 exception other than kinspect's one-line errors, a command exiting other than 0 or 2 or printing a
 traceback, output holding the secret planted outside or a raw control character, or an input read
-for more than 20 s (a FIFO waited on). tests/test_fuzz_foreign.py runs the same on fewer inputs in CI.
+for more than 20 s (a FIFO waited on). tests/files/test_fuzz_foreign.py runs the same on fewer inputs in CI.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ for extreme numbers, deep nesting, odd line separators, splices of another diale
 
 A crash is any exception other than a KinspectError (kinspect's own located errors), or an input
 that runs past --timeout seconds. Prints one row per target (inputs, crashes, located errors, the
-slowest input) and exits 1 when anything crashed. tests/test_fuzz_small.py runs the same targets
+slowest input) and exits 1 when anything crashed. tests/ir/test_fuzz_small.py runs the same targets
 on fewer inputs in CI.
 """
 

@@ -17,7 +17,7 @@ exception other than a KinspectError (kinspect's one-line errors), a command tha
 0 or 2 or prints a traceback, output holding the secret planted outside the store or a raw control
 character, a repro script that does not parse or holds code outside the kernel's own definitions.
 Prints the inputs, the mutations by kind, the failures (with the input's mutations) and exits 1 when
-any failed. tests/test_fuzz_stores.py runs the same on fewer inputs in CI.
+any failed. tests/files/test_fuzz_stores.py runs the same on fewer inputs in CI.
 """
 
 from __future__ import annotations

@@ -431,7 +431,7 @@ def run(quick: bool, sweep: bool, smoke: bool) -> Bench:
     for dtype in ("float32", "bfloat16"):
         for n in z.fused_quick if quick else z.fused:
             if smoke and dtype == "bfloat16":
-                continue  # the interpreter computes bf16 tl.dot on raw bits (see tests/test_kernels.py)
+                continue  # the interpreter computes bf16 tl.dot on raw bits (see tests/compile/test_kernels.py)
             bench.guarded("fused_mm_softmax_tiled", str(n), dtype, lambda: fused_case(bench, n, dtype))
     if not quick:
         n = z.fused[-1] if smoke else 1024

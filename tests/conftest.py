@@ -121,7 +121,7 @@ def _kinspect_cache(tmp_path_factory):
         os.environ["KINSPECT_CACHE_DIR"] = old
 
 
-# -- one program captured under the interpreter (tests/test_replay.py, tests/test_hostile_stores.py) ------
+# -- one program captured under the interpreter (tests/replay/test_replay.py, tests/files/test_hostile_stores.py) ------
 
 CAPTURED_KERNELS = '''\
 """Kernels as a project keeps them: a module of definitions."""
@@ -220,7 +220,7 @@ def interpreted_capture(tmp_path_factory):
     return store, root, json.loads(r.stdout)        # --json: stdout is the JSON alone (the program's went to stderr)
 
 
-# -- one real compile in every foreign form (tests/test_attack_foreign.py, tests/test_fuzz_foreign.py) -----
+# -- one real compile in every foreign form (tests/files/test_attack_foreign.py, tests/files/test_fuzz_foreign.py) -----
 
 @pytest.fixture(scope="session")
 def foreign_seed(tmp_path_factory):

@@ -13,7 +13,9 @@ from kinspect.cli import main
 from kinspect.files.ceilings import Ceilings
 from kinspect.ir.records import Instruction
 
-KERNELS = Path(__file__).parent.parent / "kernels"
+TESTS = Path(__file__).parent          # this folder
+ROOT = TESTS.parent                     # the repository
+KERNELS = ROOT / "kernels"
 BLOCK = dict(BLOCK_SIZE=64)     # the size the real-output tests compile (one compile each)
 
 
@@ -107,7 +109,7 @@ def kinspect_path(tmp: Path) -> str:
 
 
 # A user kernel with a module-level constexpr and kinspect_examples (grid function, bytes formula): what
-# the planted-store tests (tests/test_replay_safe.py, tests/gpu/test_replay_safe_live.py) dump and plant.
+# the planted-store tests (tests/replay/test_replay_safe.py, tests/gpu/test_replay_safe_live.py) dump and plant.
 STORE_NAMED_KERNEL = '''\
 import triton
 import triton.language as tl

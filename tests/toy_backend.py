@@ -1,7 +1,7 @@
 """A toy GPU backend from outside kinspect: what a third party's backend module looks like.
 
 It is registered the way another distribution registers one, through an entry point in the
-`kinspect.backends` group (tests/test_plugins.py installs one naming BACKEND), never by kinspect itself.
+`kinspect.backends` group (tests/core/test_plugins.py installs one naming BACKEND), never by kinspect itself.
 It compiles through Triton's nvidia plugin (its kernels are Triton's GPUTarget "cuda"), but it is its
 own registry entry: its own name and presets (`-t toy:90`), stage titles and derived-stage tool, an
 occupancy model of a smaller, made-up SM, and its own words for matrix units.

@@ -3,7 +3,7 @@ opcode table, its parser, its lexer, its spec).
 
 "ZX" is made up: scalar `z` registers, vector `v` registers, `zv*` vector instructions. It is
 registered the way another distribution registers one, through an entry point in the `kinspect.isas`
-group naming SPEC (tests/test_plugins.py installs one), never by kinspect itself.
+group naming SPEC (tests/core/test_plugins.py installs one), never by kinspect itself.
 """
 
 import re
