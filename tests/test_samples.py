@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow       # subprocesses or many compiles: -m 'not slow' leaves it out
+
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES_DIR = ROOT / "samples"
 EXPECTED = SAMPLES_DIR / "expected"

@@ -14,6 +14,8 @@ import pytest
 from tests.corpus.manifest import CORPUS, HERE, TARGETS, kernel_path
 from tests.helpers import one_error_line, run_raising as run
 
+pytestmark = pytest.mark.slow       # subprocesses or many compiles: -m 'not slow' leaves it out
+
 BY_ID = {e["id"]: e for e in CORPUS}
 
 

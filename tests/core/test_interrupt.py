@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow       # subprocesses or many compiles: -m 'not slow' leaves it out
+
 KINSPECT = Path(sys.executable).parent / "kinspect"
 
 PROGRAM = '''\

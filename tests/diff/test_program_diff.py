@@ -13,6 +13,8 @@ import pytest
 from tests.conftest import CAPTURED_KERNELS, CAPTURED_PROGRAM
 from tests.helpers import kinspect_path, one_error_line, other_triton, ROOT, run, TESTS
 
+pytestmark = pytest.mark.slow       # subprocesses or many compiles: -m 'not slow' leaves it out
+
 # softmax_rows written another way: the max and the sum first, the exponentials again for the store
 OLD_SOFTMAX = ("    e = _exp(x - tl.max(x, axis=0))\n"
                "    tl.store(y_ptr + row * stride + cols, e / tl.sum(e, axis=0), mask=mask)")

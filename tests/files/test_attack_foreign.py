@@ -17,6 +17,8 @@ import sys
 import pytest
 from tests.helpers import ROOT
 
+pytestmark = pytest.mark.slow       # subprocesses or many compiles: -m 'not slow' leaves it out
+
 if "attack_foreign" not in sys.modules:
     _spec = importlib.util.spec_from_file_location("attack_foreign", ROOT / "benchmarks" / "attack_foreign.py")
     sys.modules["attack_foreign"] = importlib.util.module_from_spec(_spec)

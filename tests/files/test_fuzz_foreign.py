@@ -6,6 +6,9 @@ given garbage lines) and read as kinspect's commands read them, on fewer inputs 
 import importlib.util
 import sys
 from tests.helpers import ROOT
+import pytest
+
+pytestmark = pytest.mark.slow       # subprocesses or many compiles: -m 'not slow' leaves it out
 
 _spec = importlib.util.spec_from_file_location("fuzz_foreign", ROOT / "benchmarks" / "fuzz_foreign.py")
 fuzz = importlib.util.module_from_spec(_spec)

@@ -6,7 +6,12 @@ every repro script written parses and holds no code but the kernel's own."""
 
 import importlib.util
 import sys
+
+import pytest
+
 from tests.helpers import ROOT
+
+pytestmark = pytest.mark.slow       # subprocesses or many compiles: -m 'not slow' leaves it out
 
 _spec = importlib.util.spec_from_file_location("fuzz_stores", ROOT / "benchmarks" / "fuzz_stores.py")
 fuzz = importlib.util.module_from_spec(_spec)
