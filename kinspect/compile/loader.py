@@ -13,7 +13,7 @@ kernel launch recorded, never run (kinspect.compile.file_launches): module-level
 never launch anything while kinspect compiles, but its launches are the best example values there
 are. When the import fails, the module is loaded again from the file's AST with only its
 definitions (imports, constants, functions, classes, decorated kernels), no other top-level
-statement running. `Loaded.how` says in one line which of the two it did.
+statement running. `LoadedFile.how` says in one line which of the two it did.
 
 `run_code` runs more of the file's own code the same way: its `__main__` block, or a call the
 user names (`dump --from`), to record the launches there.
@@ -45,7 +45,7 @@ MODULE_NAME_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ012
 
 
 @dataclass(frozen=True)
-class Loaded:
+class LoadedFile:
     module: types.ModuleType
     file: Path
     imported: bool              # False: definitions only, from the AST
@@ -609,10 +609,10 @@ def _parent_packages(where: Where) -> None:
 
 # -- the one entry point ------------------------------------------------------------------------
 
-_LOADED: dict[tuple, Loaded] = {}
+_LOADED: dict[tuple, LoadedFile] = {}
 
 
-def load(source: str, *, driver_context, target_key: str, offline: bool) -> Loaded:
+def load(source: str, *, driver_context, target_key: str, offline: bool) -> LoadedFile:
     """The module `source` names (a path or a module name), imported or, failing that, its
     definitions only, with the launches its module-level code made. Loads are cached per file
     version and target: module-level code may ask the driver which target it compiles for."""
@@ -626,7 +626,7 @@ def load(source: str, *, driver_context, target_key: str, offline: bool) -> Load
         try:
             with budget(IMPORT_BUDGET_S):
                 module = _import(where, recorder)
-            loaded = Loaded(module, where.file, True, f"imported {display} (its module-level code ran; "
+            loaded = LoadedFile(module, where.file, True, f"imported {display} (its module-level code ran; "
                                                       f"{_launched(recorder.launches)}{_tools()})",
                             launches=tuple(recorder.launches), where=where)
         except (Exception, SystemExit, Enough, TimeUp, TooHeavy) as e:
@@ -637,7 +637,7 @@ def load(source: str, *, driver_context, target_key: str, offline: bool) -> Load
             failed = f"; {_count(len(defs.failed), 'definition')} failed ({defs.failed[0]})" if defs.failed else ""
             ran = _count(defs.ran, "import and definition", "imports and definitions")
             launched = f"; before that, it {_launched(launches)}" if launches else ""
-            loaded = Loaded(module, where.file, False,
+            loaded = LoadedFile(module, where.file, False,
                             f"definitions only from {display}: {why}{launched}; ran {ran}, "
                             f"skipped {_count(defs.skipped, 'other top-level statement')}{failed}{_tools()}",
                             failed=tuple(defs.failed), skipped=defs.skipped, why=why, undefined=dict(defs.undefined),
@@ -717,7 +717,7 @@ def main_block(file: Path) -> ast.If | None:
     return next((s for s in tree.body if isinstance(s, ast.If) and _is_main_guard(s.test)), None)
 
 
-def run_code(loaded: Loaded, what: str, *, driver_context, target_key: str, wanted: tuple, index: int,
+def run_code(loaded: LoadedFile, what: str, *, driver_context, target_key: str, wanted: tuple, index: int,
              call: str = "") -> tuple[tuple, str]:
     """Run more of the file's own code with every launch recorded: its `__main__` block
     (what="main") or `call` evaluated in its namespace (what="from": `main`, `test_op(1024)`).

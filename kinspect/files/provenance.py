@@ -61,7 +61,7 @@ class Frame:
 
 
 @dataclass(frozen=True)
-class CallSite:
+class InductorCall:
     frames: tuple[Frame, ...]           # the stack trace Inductor kept for the call, innermost last
     nodes: tuple[str, ...] = ()         # the source nodes the comment above the call names
 
@@ -82,7 +82,7 @@ class Origin:
     aten: tuple[str, ...] = ()          # Original ATen ops
     nodes: tuple[str, ...] = ()         # source nodes (the FX names the model's ops got)
     mapping: tuple[tuple[str, str], ...] = ()   # source node -> its ATen nodes
-    call_sites: tuple[CallSite, ...] = ()
+    call_sites: tuple[InductorCall, ...] = ()
 
     @property
     def lines(self) -> list[Frame]:
@@ -134,7 +134,7 @@ class Origin:
         return cls(kernel=str(d["kernel"]), kernel_path=str(d["kernel_path"]), graph=str(d.get("graph", "")),
                    aten=strings(d.get("aten") or []), nodes=strings(d.get("source_nodes") or []),
                    mapping=tuple((a, b) for a, b in mapping),
-                   call_sites=tuple(CallSite(tuple(frame(f) for f in s["frames"][:MAX_FRAMES]),
+                   call_sites=tuple(InductorCall(tuple(frame(f) for f in s["frames"][:MAX_FRAMES]),
                                              strings(s.get("source_nodes") or [])) for s in sites[:MAX_CALL_SITES]))
 
 
@@ -181,9 +181,9 @@ def _names(text: str) -> tuple[str, ...]:
     return tuple(x.strip() for x in text.split(",") if x.strip())
 
 
-def _call_sites(lines: list[str], names: set[str], linemap) -> dict[str, list[CallSite]]:
+def _call_sites(lines: list[str], names: set[str], linemap) -> dict[str, list[InductorCall]]:
     numbers, traces = _unzipped(linemap)
-    out: dict[str, list[CallSite]] = {}
+    out: dict[str, list[InductorCall]] = {}
     for i, line in enumerate(lines, 1):
         m = CALL.match(line)
         if not m or m["name"] not in names:
@@ -194,7 +194,7 @@ def _call_sites(lines: list[str], names: set[str], linemap) -> dict[str, list[Ca
             k = bisect.bisect_right(numbers, i) - 1
             if k >= 0 and isinstance(traces[k], str):
                 frames = parse_frames(traces[k])
-        site = CallSite(frames=frames, nodes=_names(above["nodes"]) if above else ())
+        site = InductorCall(frames=frames, nodes=_names(above["nodes"]) if above else ())
         if site not in out.setdefault(m["name"], []):
             out[m["name"]].append(site)
     return out

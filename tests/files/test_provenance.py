@@ -100,7 +100,7 @@ def test_stack_traces_and_records_are_data():
     frames = parse_frames(trace)
     assert [(f.file, f.line) for f in frames] == [("/work/m.py", 13),
                                                    ("/usr/lib/python3/site-packages/torch/nn/modules/linear.py", 125)]
-    site = provenance.CallSite(frames)
+    site = provenance.InductorCall(frames)
     assert site.line.file == "/work/m.py", "the model's line, not torch's"
     good = Origin("k", "/x/k.py", call_sites=(site,)).to_json()
     assert Origin.from_json(good).call_sites[0].frames == frames
