@@ -5,6 +5,9 @@ import hashlib
 import json
 import os
 import re
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -237,3 +240,40 @@ def riscv_object(ll: Path, out: Path) -> Path:
     for name, value in retarget.OPTION_DEFAULTS.items():
         llvm.set_option("kinspect", f"-{name}={value}")
     return out
+
+
+# -- a CPU backend plugin Triton discovers as it discovers spine-triton (tests/backends/test_spine_live.py,
+#    tests/gpu/test_spine_beside_gpu.py) ---------------------------------------------------------------
+
+PLUGIN = ROOT / "tests" / "spine_plugin" / "kinspect_spine_test"
+SHARED = TESTS / "fixtures" / "cpu" / "triton-shared-riscv-softmax"
+
+SCRIPT = ROOT / "tests" / "spine_plugin" / "softmax_k1.py"
+
+
+def make_spine(tmp_path_factory):
+    """spine's value, made outside a fixture too (tests/gpu/test_spine_beside_gpu.py runs it in a thread)."""
+    tmp = tmp_path_factory.mktemp("spine")
+    plugin = tmp / "plugin"
+    shutil.copytree(PLUGIN, plugin / PLUGIN.name)
+    info = plugin / "kinspect_spine_test-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: kinspect-spine-test\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[triton.backends]\nspine_triton = kinspect_spine_test\n")
+    stages = tmp / "stages"
+    stages.mkdir()
+    shutil.copyfile(SHARED / "ttshared.mlir", stages / "linalgdir.mlir")
+    shutil.copyfile(SHARED / "ll.ir", stages / "ll.ir")
+    riscv_object(SHARED / "ll.ir", stages / "kernel.o")
+    script = tmp / "softmax_k1.py"
+    shutil.copyfile(SCRIPT, script)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(plugin), str(ROOT)]),
+           "KINSPECT_TEST_SPINE_STAGES": str(stages), "TRITON_CACHE_DIR": str(tmp / "triton-cache"),
+           "KINSPECT_CACHE_DIR": str(tmp / "kinspect-cache"), "NO_COLOR": "1"}
+    return env, script
+
+
+def kinspect_process(env, *args, timeout=600):
+    """`python -m kinspect ARGS` in a child process with `env` (a backend plugin Triton discovers at import)."""
+    return subprocess.run([sys.executable, "-m", "kinspect", *map(str, args)], capture_output=True, text=True,
+                          env=env, timeout=timeout, cwd=ROOT)

@@ -258,31 +258,14 @@ def change(m: Match, a_steps: int, b_steps: int) -> KernelChange:
 
 def labelled(changes: list[KernelChange]) -> list[KernelChange]:
     """Each change named by its kernel, with the parts of its specialization that tell it apart from
-    the others of that kernel (a hand-written kernel launched with two block sizes is two lines)."""
+    the others of that kernel (a hand-written kernel launched with two block sizes is two lines): the
+    names a sweep's table gives its variants (kinspect.diff.table.labels)."""
     import dataclasses
 
-    def facets(c) -> dict:
-        v = (c.b or c.a).unit.variant
-        out = {f"const:{k}": f"{k}={x}" for k, x in sorted(v.constexprs.items())}
-        out.update({k: f"{short}={v.options[k]}" for k, short in (("num_warps", "w"), ("num_stages", "s"))
-                    if v.options.get(k) is not None})
-        out.update(v.specialization())
-        return out
+    from kinspect.diff.table import labels
 
-    groups: dict[str, list[int]] = {}
-    for i, c in enumerate(changes):
-        groups.setdefault((c.b or c.a).unit.kernel, []).append(i)
-    out = list(changes)
-    for kernel, idx in groups.items():
-        if len(idx) == 1:
-            out[idx[0]] = dataclasses.replace(changes[idx[0]], kernel=kernel)
-            continue
-        fs = [facets(changes[i]) for i in idx]
-        keys = list(dict.fromkeys(k for f in fs for k in f))
-        varying = [k for k in keys if len({f.get(k) for f in fs}) > 1]
-        for i, f in zip(idx, fs):
-            out[i] = dataclasses.replace(changes[i], kernel=" ".join([kernel] + [f[k] for k in varying if k in f]))
-    return out
+    names = labels([(c.b or c.a).unit.variant for c in changes], named=True)
+    return [dataclasses.replace(c, kernel=name) for c, name in zip(changes, names)]
 
 
 def config_changes(a: Variant, b: Variant) -> tuple[str, ...]:

@@ -65,10 +65,10 @@ def config_index(v: Variant) -> int | None:
     return config["index"] if config else None
 
 
-def labels(variants: list[Variant]) -> list[str]:
+def labels(variants: list[Variant], named: bool = False) -> list[str]:
     """Each variant named by what differs: `BLOCK_SIZE=64 w=8`, `cuda:80`, ... Among variants of several
-    kernels, the kernel's name, then what differs among that kernel's own variants (another kernel's
-    constexprs and arguments say nothing of this one)."""
+    kernels (or `named`), the kernel's name, then what differs among that kernel's own variants (another
+    kernel's constexprs and arguments say nothing of this one)."""
     facets = [_facets(v) for v in variants]
     kernels = {}          # kernel name -> the facets of its variants (from one file or several)
     for f in facets:
@@ -76,7 +76,7 @@ def labels(variants: list[Variant]) -> list[str]:
     # the file tells variants apart only where one kernel name comes from several files (before.py and
     # after.py); generated files (Inductor's hashed names) would only hide the kernel's name
     same_name = any(len({g["file"] for g in own}) > 1 for own in kernels.values())
-    several = len(kernels) > 1 or same_name
+    several = named or len(kernels) > 1 or same_name
     across = [k for k in ("target",) if len({f[k] for f in facets}) > 1]    # said of every row where it varies
     out = []
     for v, f in zip(variants, facets):

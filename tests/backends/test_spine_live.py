@@ -5,7 +5,6 @@ RISC-V pipeline output in tests/fixtures/cpu. Each command runs in a child proce
 backends when it is imported."""
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -13,46 +12,12 @@ from pathlib import Path
 import pytest
 
 from kinspect.files.store import read_records
-from tests.conftest import CPU_FIXTURES
-from tests.helpers import riscv_object, ROOT
-
-PLUGIN = ROOT / "tests" / "spine_plugin" / "kinspect_spine_test"
-SHARED = CPU_FIXTURES / "triton-shared-riscv-softmax"
-
-SCRIPT = ROOT / "tests" / "spine_plugin" / "softmax_k1.py"
-
+from tests.helpers import kinspect_process as kinspect, make_spine
 
 @pytest.fixture(scope="module")
 def spine(tmp_path_factory):
     """(environment with the plugin discoverable and active, the kernel script)."""
     return make_spine(tmp_path_factory)
-
-
-def make_spine(tmp_path_factory):
-    """spine's value, made outside a fixture too (tests/gpu/test_spine_beside_gpu.py runs it in a thread)."""
-    tmp = tmp_path_factory.mktemp("spine")
-    plugin = tmp / "plugin"
-    shutil.copytree(PLUGIN, plugin / PLUGIN.name)
-    info = plugin / "kinspect_spine_test-0.1.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: kinspect-spine-test\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text("[triton.backends]\nspine_triton = kinspect_spine_test\n")
-    stages = tmp / "stages"
-    stages.mkdir()
-    shutil.copyfile(SHARED / "ttshared.mlir", stages / "linalgdir.mlir")
-    shutil.copyfile(SHARED / "ll.ir", stages / "ll.ir")
-    riscv_object(SHARED / "ll.ir", stages / "kernel.o")
-    script = tmp / "softmax_k1.py"
-    shutil.copyfile(SCRIPT, script)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(plugin), str(ROOT)]), 
-           "KINSPECT_TEST_SPINE_STAGES": str(stages), "TRITON_CACHE_DIR": str(tmp / "triton-cache"),
-           "KINSPECT_CACHE_DIR": str(tmp / "kinspect-cache"), "NO_COLOR": "1"}
-    return env, script
-
-
-def kinspect(env, *args, timeout=600):
-    return subprocess.run([sys.executable, "-m", "kinspect", *map(str, args)], capture_output=True, text=True,
-                          env=env, timeout=timeout, cwd=ROOT)
 
 
 def test_triton_finds_the_plugin_and_a_program_activates_it(spine):

@@ -237,3 +237,17 @@ def beside_result(setup: Callable, tmp_path_factory):
     if "error" in box:
         raise box["error"]
     return box["value"]
+
+
+def _kinspect(*args, env=None, timeout=900):
+    """`python -m kinspect ARGS` in a child process, its output printed (seen with -s)."""
+    proc = subprocess.run([sys.executable, "-m", "kinspect", *map(str, args)], capture_output=True, text=True,
+                          timeout=timeout, env=env)
+    print(proc.stdout[-4000:], proc.stderr[-4000:])
+    return proc
+
+
+@pytest.fixture(scope="session")
+def captured(cold_capture) -> Path:
+    """The store of the cold capture (cold_capture), shared by the replay and tune tests."""
+    return cold_capture[0]

@@ -41,18 +41,6 @@ print("autotuned ok")
 '''
 
 
-def _kinspect(*args, env=None, timeout=900):
-    proc = subprocess.run([sys.executable, "-m", "kinspect", *map(str, args)], capture_output=True, text=True,
-                          timeout=timeout, env=env)
-    print(proc.stdout[-4000:], proc.stderr[-4000:])
-    return proc
-
-
-@pytest.fixture(scope="module")
-def captured(cold_capture) -> Path:
-    return cold_capture[0]
-
-
 def _busiest_inductor_variant(store: Path):
     timed = [v for v in read_records(store) if v.kernel.startswith("triton_") and v.launches and v.launches.gpu]
     assert timed, "Inductor's kernels were captured with their GPU time"

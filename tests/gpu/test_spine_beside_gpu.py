@@ -10,7 +10,7 @@ import pytest
 
 from kinspect.files.store import read_records
 from tests.gpu.conftest import beside_first, beside_result
-from tests.backends.test_spine_live import kinspect, make_spine
+from tests.helpers import kinspect_process as kinspect, make_spine
 
 
 @beside_first

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from kinspect.cli import main
 from kinspect.files.store import read_records
 from tests.gpu.conftest import beside_first, beside_result
-from tests.gpu.test_replay_live import _kinspect, captured  # noqa: F401  (the same capture of the same sample)
+from tests.gpu.conftest import _kinspect
 
 
 def test_tune_the_kernel_with_the_most_headroom(captured, tmp_path):
