@@ -469,7 +469,10 @@ def _compilation(payload: dict, metadata: dict, n: int, path: Path, out: Path, i
             continue
         name = f"{_file_safe(kernel)[:100]}.{stage}"
         if name not in files:
-            (folder / name).write_text(text, encoding="utf-8")
+            data = text.encode("utf-8", errors="replace")    # a lone surrogate (a JSON "\udcff") is no character
+            if data != text.encode("utf-8", errors="surrogatepass"):
+                notes.append(f"stage {stage}: characters that are not Unicode (lone surrogates) read as '?'")
+            (folder / name).write_bytes(data)
             files[name] = stage
     if "target" not in metadata:
         notes.append("the trace's metadata names no target")

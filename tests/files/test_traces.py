@@ -184,6 +184,25 @@ def test_bad_trace_lines_are_named_and_the_rest_is_read(made, tmp_path):
     assert r.exit_code == 2 and r.output.count("\n") == 1 and "cut off or damaged after line 0" in r.output
 
 
+def test_a_stage_with_a_lone_surrogate_is_read_with_a_note(made, tmp_path):
+    """JSON may escape a lone surrogate ("\\udcff"), which is no Unicode character: the stage is read with '?'
+    in its place and a note says so (it stopped the listing: benchmarks/fuzz_foreign.py, input 4551 of 10,000)."""
+    import json
+
+    good = next((made / "trace-none").iterdir()).read_text().splitlines()
+    event = json.loads(good[0])
+    content = event["payload"]["file_content"]
+    ttir = next(k for k in content if k.endswith(".ttir"))
+    content[ttir] = "\udcff" + content[ttir]
+    trace = tmp_path / "t.ndjson"
+    trace.write_text(json.dumps(event) + "\n" + "\n".join(good[1:]) + "\n")
+    r = run("vec-report", trace)
+    assert r.exit_code == 0 and "attn_fwd  cuda:90" in r.output, r.output
+    assert "stage ttir: characters that are not Unicode (lone surrogates) read as '?'" in r.output, r.output
+    r = run("show", trace, "--stage", "ttir")
+    assert r.exit_code == 0 and r.output.lstrip().startswith("?"), r.output[:300]
+
+
 def test_zstd_without_a_zstd_module_is_one_line(made, monkeypatch):
     monkeypatch.setitem(sys.modules, "zstandard", None)
     monkeypatch.setitem(sys.modules, "compression", None)
