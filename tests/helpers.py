@@ -267,7 +267,8 @@ def make_spine(tmp_path_factory):
     riscv_object(SHARED / "ll.ir", stages / "kernel.o")
     script = tmp / "softmax_k1.py"
     shutil.copyfile(SCRIPT, script)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(plugin), str(ROOT)]),
+    path = [str(plugin), str(ROOT), os.environ.get("PYTHONPATH")]     # what the shell had stays (a GPU host's wheels)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, path)),
            "KINSPECT_TEST_SPINE_STAGES": str(stages), "TRITON_CACHE_DIR": str(tmp / "triton-cache"),
            "KINSPECT_CACHE_DIR": str(tmp / "kinspect-cache"), "NO_COLOR": "1"}
     return env, script
