@@ -627,8 +627,8 @@ def load(source: str, *, driver_context, target_key: str, offline: bool) -> Load
             with budget(IMPORT_BUDGET_S):
                 module = _import(where, recorder)
             loaded = LoadedFile(module, where.file, True, f"imported {display} (its module-level code ran; "
-                                                      f"{_launched(recorder.launches)}{_tools()})",
-                            launches=tuple(recorder.launches), where=where)
+                                                          f"{_launched(recorder.launches)}{_tools()})",
+                                launches=tuple(recorder.launches), where=where)
         except (Exception, SystemExit, Enough, TimeUp, TooHeavy) as e:
             _forget(where)
             why = _why(e, where.file)
@@ -638,10 +638,10 @@ def load(source: str, *, driver_context, target_key: str, offline: bool) -> Load
             ran = _count(defs.ran, "import and definition", "imports and definitions")
             launched = f"; before that, it {_launched(launches)}" if launches else ""
             loaded = LoadedFile(module, where.file, False,
-                            f"definitions only from {display}: {why}{launched}; ran {ran}, "
-                            f"skipped {_count(defs.skipped, 'other top-level statement')}{failed}{_tools()}",
-                            failed=tuple(defs.failed), skipped=defs.skipped, why=why, undefined=dict(defs.undefined),
-                            launches=launches, where=where)
+                                f"definitions only from {display}: {why}{launched}; ran {ran}, "
+                                f"skipped {_count(defs.skipped, 'other top-level statement')}{failed}{_tools()}",
+                                failed=tuple(defs.failed), skipped=defs.skipped, why=why,
+                                undefined=dict(defs.undefined), launches=launches, where=where)
     _LOADED[key] = loaded
     return loaded
 

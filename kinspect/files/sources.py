@@ -81,7 +81,9 @@ def users_dump_settings(env=os.environ) -> dict[str, str]:
         dump = json.loads(saved)
     except ValueError:
         return {}
-    return {k: v for k, v in dump.items() if k in DUMP_SETTINGS and isinstance(v, str)} if isinstance(dump, dict) else {}
+    if not isinstance(dump, dict):
+        return {}
+    return {k: v for k, v in dump.items() if k in DUMP_SETTINGS and isinstance(v, str)}
 
 
 @contextlib.contextmanager
