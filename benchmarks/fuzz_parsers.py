@@ -43,18 +43,6 @@ SEED_VARIANTS = (("add", "cuda:90", {}), ("softmax", "cuda:90", {}), ("fused_mm_
                  ("matmul", "cuda:80", {}), ("softmax", "hip:gfx942", {}), ("fused_mm_softmax", "hip:gfx942", {"BLOCK_SIZE": 32}))
 
 
-def _sections(path: Path) -> dict[str, str]:
-    """triton-cpu test dumps: {"LLVM IR": text, "ASM": text}."""
-    out, name = {}, None
-    for line in path.read_text().splitlines(keepends=True):
-        if line.startswith("//===--"):
-            name = line[len("//===--"):].split("-", 1)[0].strip()
-            out[name] = ""
-        elif name:
-            out[name] += line
-    return out
-
-
 def compile_seeds(work: Path) -> list:
     """Fresh offline compiles of SEED_VARIANTS into a store under `work`."""
     from kinspect import api
@@ -83,8 +71,12 @@ def collect_seeds(variants) -> dict[str, list[bytes]]:
             usage = _resource_usage(Path(v.path, v.stage("cubin").file))
             if usage:
                 seeds["sass-usage"].append(usage)
+    if str(ROOT) not in sys.path:           # the test helpers: run as a script from anywhere
+        sys.path.insert(0, str(ROOT))
+    from tests.helpers import sections
+
     for asm in sorted(CPU_FIXTURES.glob("triton-cpu-*/*.asm")):
-        parts = _sections(asm)
+        parts = sections(asm)
         seeds["llvm"].append(parts.get("LLVM IR", "").encode())
         seeds["x86" if "x86" in asm.parent.name else "aarch64"].append(parts.get("ASM", "").encode())
     shared = CPU_FIXTURES / "triton-shared-riscv-softmax"

@@ -1,28 +1,12 @@
 """`kinspect ls`: stores, Triton caches and dump folders, strictly read-only."""
 
-import hashlib
-import os
 import shutil
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from kinspect.cli import main
-
-
-def tree_digest(root: Path) -> str:
-    """Names, sizes, modes, mtimes and bytes of every file and folder under root."""
-    h = hashlib.sha256()
-    for dirpath, dirnames, filenames in sorted(os.walk(root)):
-        dirnames.sort()
-        for name in sorted(dirnames + filenames):
-            p = Path(dirpath, name)
-            st = p.stat()
-            h.update(f"{p.relative_to(root)}|{st.st_mode}|{st.st_size}|{st.st_mtime_ns}".encode())
-            if p.is_file():
-                h.update(p.read_bytes())
-    return h.hexdigest()
+from tests.helpers import tree_digest
 
 
 @pytest.fixture(scope="module")
