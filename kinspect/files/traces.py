@@ -60,7 +60,7 @@ MAX_SOURCE_CHARS = 1 << 20
 # kernel in it) is held to the stage cap (kinspect.files.foreign.limit).
 TRACE_LIMIT_ENV = "KINSPECT_MAX_TRACE_BYTES"
 DEFAULT_TRACE_LIMIT = 2 << 30
-READ_CHUNK = 8192         # small: a cut-off gzip loses only the last read (EOFError drops what it inflated)
+READ_CHUNK = 8192         # read with read1: a cut-off gzip gives every line it inflated before its EOFError
 
 
 @dataclass(frozen=True)
@@ -373,8 +373,11 @@ def _lines(f, path: Path, warnings: list[str]) -> Iterator[tuple[int, bytes]]:
 
     longest, total_cap = limit() + (1 << 20), trace_limit()
     n, total, parts, size, skipping = 0, 0, [], 0, False
+    # read1: one read of the stream underneath per chunk, so the lines decoded before a gzip file that is
+    # cut off are given before its EOFError (read() fills the whole chunk first and loses them with it)
+    read = getattr(f, "read1", f.read)
     while True:
-        chunk = f.read(READ_CHUNK)
+        chunk = read(READ_CHUNK)
         if not chunk:
             break
         total += len(chunk)
