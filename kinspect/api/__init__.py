@@ -25,11 +25,11 @@ from kinspect.api.tuning import tune, tune_program, tuned
 from kinspect.api.views import (Program, ProgramView, VecReport, is_program, json_schema, list_variants,
                                 measure_counters, one_rank, program, ranked, record_ceilings, resolve_variants,
                                 vec_report, vec_report_of, vec_report_view)
-from kinspect.api.runs import (Repro, bench, diff, diff_runs, diff_tritons, fan_out, interpret, interpret_many,
+from kinspect.api.runs import (Repro, bench, diff, diff_runs, diff_tritons, interpret, interpret_many,
                                is_run, report, repro)
 
 __all__ = ["add_retargets", "annotated_chunks", "annotated_stage", "bench", "check_output_path", "check_store_folder",
-           "DEFAULT_OUT", "diff", "diff_runs", "diff_tritons", "dump", "DumpResult", "fan_out", "find_variant",
+           "DEFAULT_OUT", "diff", "diff_runs", "diff_tritons", "dump", "DumpResult", "find_variant",
            "HIGHLIGHT_MAX_BYTES", "interpret", "interpret_many", "is_program", "is_run", "json_schema",
            "KinspectError", "list_variants", "llir_stage", "measure_counters", "natural", "one_rank", "Program",
            "program", "ProgramView", "ranked", "readable", "record_ceilings", "report", "Repro", "repro",

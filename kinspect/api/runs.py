@@ -29,6 +29,7 @@ def diff(items, *, bench: bool = True, **kwargs) -> DiffResult:
     compiled for the active GPU are timed on it (runtime, GB/s, % of copy bandwidth): shipped
     kernels at `size`, kernels from the user's file with their example arguments, and an autotuned
     kernel's configs beside what Triton's own autotuner picks."""
+    from kinspect.core.executor import fan_out
     from kinspect.diff.compare import compare
 
     cluster, gpus = kwargs.pop("cluster", None), kwargs.pop("gpus", None)
@@ -76,17 +77,6 @@ def diff_tritons(kernel: str, python: str, **kwargs):
     from kinspect.diff.tritons import diff_tritons as compare
 
     return compare(kernel, python, **kwargs)
-
-
-def fan_out(cluster: str | None = None, gpus: int | None = None):
-    """The executor of a sweep (kinspect.core.executor): the cluster `--cluster` names, else this machine
-    with its first `gpus` visible GPUs (default: all of them)."""
-    from kinspect.core.executor import executor, visible_gpus
-
-    try:
-        return executor(cluster, None if cluster else visible_gpus()[:gpus] if gpus else None)
-    except ValueError as e:
-        raise UsageError(str(e)) from None
 
 
 def bench(kernel: str, **kwargs) -> BenchResult:

@@ -16,12 +16,14 @@ if TYPE_CHECKING:
 
 def tune(name: str, *, out_dir: str | Path = DEFAULT_OUT, trials: int | None = None, budget_s: float | None = None,
          compare: bool = True, progress=None, jobs: int | None = None, runner_for=None, constexprs=None,
-         args=None, size: str | None = None):
+         args=None, size: str | None = None, cluster: str | None = None, gpus: int | None = None, ex=None):
     """Tune a captured variant (a name or folder in the store at `out_dir`), or a kernel (shipped, or
     FILE:KERNEL with example values) whose one launch is captured here first: kinspect.tune.search.tune.
     Stores the result beside the variant and returns it with what it means (kinspect.tune.outcome.Tuned).
-    `runner_for(spec)` makes the object that checks and times candidates (default: the GPU Replayer);
-    without one and without a GPU, a UsageError of one line."""
+    `runner_for(spec)` makes the object that checks and times candidates (default: the GPU Replayer, or
+    on several GPUs kinspect.tune.run.OnEveryGpu: every visible GPU, the first `gpus`, or the `cluster`'s;
+    `ex` an executor already made, kinspect.core.executor); without one and without a GPU, a UsageError
+    of one line."""
     from kinspect.bench.captured import captured
     from kinspect.replay.spec import from_variant
     from kinspect.files.store import read_record
@@ -32,11 +34,10 @@ def tune(name: str, *, out_dir: str | Path = DEFAULT_OUT, trials: int | None = N
         find_variant(name, out_dir)         # not found: its one line, with the names that are there
         raise UsageError(f"'{name}' is a variant without a captured launch: tune replays a variant "
                          f"`kinspect capture` recorded, or launches a kernel (shipped, or FILE:KERNEL) once here")
-    if runner_for is None:
+    if runner_for is None and not (cluster or ex is not None and ex.name != "local"):   # a cluster's GPUs are there
         line = run.device_line(f"'{name}'", name, out_dir)
         if line:
             raise UsageError(line)
-        runner_for = run.Replayer
     if folder is None:
         folder = run.record_launch(name, out_dir=out_dir, constexprs=constexprs or {}, args=args or {}, size=size)
     elif constexprs or args or size:
@@ -45,8 +46,23 @@ def tune(name: str, *, out_dir: str | Path = DEFAULT_OUT, trials: int | None = N
     spec = from_variant(v)
     if trials is None and budget_s is None:
         trials = search.DEFAULT_TRIALS
-    found = search.tune(v, runner=runner_for(spec), trials=trials, budget_s=budget_s, compare=compare,
-                        progress=progress, workers=jobs)
+    own = ex is None and runner_for is None and (cluster or gpus != 1)
+    if own:
+        from kinspect.core.executor import fan_out
+
+        ex = fan_out(cluster, gpus)
+    try:
+        if runner_for is not None:
+            runner = runner_for(spec)
+        elif ex is not None and (ex.name != "local" or len(ex.gpus) > 1):
+            runner = run.OnEveryGpu(folder, ex)
+        else:
+            runner = run.Replayer(spec)
+        found = search.tune(v, runner=runner, trials=trials, budget_s=budget_s, compare=compare,
+                            progress=progress, workers=jobs)
+    finally:
+        if own and getattr(ex, "close", None):
+            ex.close()
     result.write(folder, found)
     return _meaning(found, v)
 
@@ -89,9 +105,19 @@ def tune_program(found: ProgramView, n: int, **kwargs) -> list:
     first = found.busiest.get(chosen[0]) if chosen else None     # the hint names a variant that is there
     line = (device_line("the kernels of this program", first.path if first is not None and first.path else
                         (chosen[0] if chosen else "VARIANT"))
-            if kwargs.get("runner_for") is None else None)
+            if kwargs.get("runner_for") is None and not kwargs.get("cluster") else None)
     if line:
         raise UsageError(line)
+    cluster, gpus = kwargs.pop("cluster", None), kwargs.pop("gpus", None)
+    if kwargs.get("runner_for") is None and kwargs.get("ex") is None and (cluster or gpus != 1):
+        from kinspect.core.executor import fan_out
+
+        kwargs["ex"] = ex = fan_out(cluster, gpus)     # one executor, its GPU workers kept, for every kernel
+        try:
+            return tune_program(found, n, **kwargs)
+        finally:
+            if getattr(ex, "close", None):
+                ex.close()
     out = []
     if kwargs.get("progress"):
         kwargs["progress"](f"tune: the {len(chosen)} kernel(s) with the most headroom, in this order: "

@@ -93,15 +93,16 @@ class VecReport:
 def vec_report_view(items, *, retarget=(), top: int = 3, every: bool = False, names=(), jobs: int | None = None,
                     tune: int | None = None, trials: int | None = None, budget_s: float | None = None,
                     counters: int = 0, rank: int | None = None, device: str | None = None, progress=None,
-                    **kwargs) -> VecReport:
+                    cluster: str | None = None, gpus: int | None = None, **kwargs) -> VecReport:
     """vec-report's decision: several kernels (a captured program) give the program view (`top`, `every`,
     `names`, `counters` as in `program`) and, with `tune` N, the tunes of the N kernels with the most
-    headroom (`trials`, `budget_s` per kernel); `rank` N keeps what rank N of a distributed program launched
+    headroom (`trials`, `budget_s` per kernel; on every visible GPU, the first `gpus`, or a `cluster`'s:
+    kinspect.core.executor.fan_out); `rank` N keeps what rank N of a distributed program launched
     (one_rank); `device` as in `program`; one kernel gives a report per variant (with `retarget`,
     each variant's LLVM IR compiled for those CPUs is reported after it). Options that apply to the
     other case are a UsageError."""
     if retarget:
-        for what, given in (("--tune", tune or trials or budget_s), ("--counters", counters),
+        for what, given in (("--tune", tune or trials or budget_s or cluster or gpus), ("--counters", counters),
                             ("--rank", rank is not None)):
             if given:
                 raise UsageError(f"{what} applies to the kernels of a captured program; --retarget reports variants")
@@ -113,14 +114,15 @@ def vec_report_view(items, *, retarget=(), top: int = 3, every: bool = False, na
         variants = one_rank(variants, rank)
         where += f" (rank {rank})"
     if is_program(variants):
-        if (trials or budget_s) and not tune:
-            raise UsageError("--trials and --budget limit the tune of each kernel: give them with --tune N")
+        if (trials or budget_s or cluster or gpus) and not tune:
+            raise UsageError("--trials, --budget, --gpus and --cluster apply to the tune of each kernel: give them "
+                             "with --tune N")
         found = program(variants, top=top, every=every, names=names, where=where, jobs=jobs, counters=counters,
                         device=device)
         tunes = tune_program(found, tune, out_dir=kwargs.get("out_dir", DEFAULT_OUT), jobs=jobs, trials=trials,
-                             budget_s=budget_s, progress=progress) if tune else None
+                             budget_s=budget_s, progress=progress, cluster=cluster, gpus=gpus) if tune else None
         return VecReport(program=found, tunes=None if tunes is None else tuple(tunes))
-    if tune or trials or budget_s:
+    if tune or trials or budget_s or cluster or gpus:
         raise UsageError("--tune tunes the kernels of a captured program (a store of several kernels, captured with "
                          "--time); one variant: kinspect tune VARIANT")
     if counters:

@@ -7,7 +7,7 @@ import click
 
 from kinspect import api
 from kinspect.cli.main import CONTEXT, main
-from kinspect.cli.options import store_option
+from kinspect.cli.options import executor_options, store_option
 from kinspect.cli.progress import progress_line
 from kinspect.cli.output import echo
 
@@ -25,6 +25,7 @@ from kinspect.cli.output import echo
 @click.option("--size", default=None, help="A shipped kernel's example size: N or MxN.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="Compile in at most this many processes.")
 @click.option("--json", "as_json", is_flag=True, help="The tune as one JSON object.")
+@executor_options
 @store_option(help="The store that holds VARIANT (a kernel launched here is captured into it).")
 def tune(variant, trials, budget_s, no_compare, constexprs, args, size, jobs, as_json, out_dir):
     """Turn VARIANT's findings into a measured fix: candidates from its findings (block sizes, num_warps,
@@ -37,9 +38,10 @@ def tune(variant, trials, budget_s, no_compare, constexprs, args, size, jobs, as
     """
     from kinspect.compile.args import parse_args, parse_constexprs
 
+    meta = click.get_current_context().meta
     found = api.tune(variant, out_dir=out_dir, trials=trials, budget_s=budget_s, compare=not no_compare,
                      progress=None if as_json else progress_line, jobs=jobs, constexprs=parse_constexprs(constexprs),
-                     args=parse_args(args), size=size)
+                     args=parse_args(args), size=size, cluster=meta.get("cluster"), gpus=meta.get("gpus"))
     if as_json:
         from kinspect.render import json
 

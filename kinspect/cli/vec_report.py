@@ -7,7 +7,8 @@ import click
 
 from kinspect import api
 from kinspect.cli.main import CONTEXT, main
-from kinspect.cli.options import arg_option, checked, config_option, constexpr_option, launch_options, retarget_option, store_option, target_option, warps_stages_options
+from kinspect.cli.options import (arg_option, checked, config_option, constexpr_option, executor_options, launch_options,
+                                  retarget_option, store_option, target_option, warps_stages_options)
 from kinspect.cli.progress import progress_line
 from kinspect.cli.output import echo_report
 
@@ -46,6 +47,7 @@ from kinspect.cli.output import echo_report
               help="A captured program whose store keeps no measured ceilings: the GPU it ran on (H100 SXM, H200, "
                    "A100 80GB, ...), whose datasheet bandwidth then gives the % of bandwidth, said so.")
 @retarget_option
+@executor_options
 @store_option(help="Store for kernels compiled here.")
 def vec_report(targets, target, constexprs, args, num_warps, num_stages, config, launch, from_, as_json, show_lines,
                top, every, names, jobs, tune_top, tune_trials, tune_budget, counters, rank, device, retarget, out_dir):
@@ -79,7 +81,8 @@ def vec_report(targets, target, constexprs, args, num_warps, num_stages, config,
         found = api.vec_report_view(list(targets), retarget=checked(retarget), top=top, every=every, names=names,
                                     jobs=jobs, tune=tune_top, trials=tune_trials, budget_s=tune_budget,
                                     counters=counters or 0, rank=rank, device=device, progress=progress_line,
-                                    **kwargs)
+                                    cluster=click.get_current_context().meta.get("cluster"),
+                                    gpus=click.get_current_context().meta.get("gpus"), **kwargs)
     finally:
         step.close()
     _show(found, as_json, show_lines, counters)

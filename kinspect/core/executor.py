@@ -273,3 +273,14 @@ def executor(cluster: str | None = None, gpus: Iterable[int] | None = None, work
     if cluster.startswith("ray://"):
         return RayExecutor(address=cluster)
     raise ValueError(f"--cluster {cluster}: give ray (RAY_ADDRESS, else a local Ray) or ray://HOST:PORT")
+
+
+def fan_out(cluster: str | None = None, gpus: int | None = None):
+    """The executor a command's --cluster and --gpus name: the cluster, else this machine with its first
+    `gpus` visible GPUs (default: all of them). A wrong --cluster is a UsageError of one line."""
+    from kinspect.core.errors import UsageError
+
+    try:
+        return executor(cluster, None if cluster else visible_gpus()[:gpus] if gpus else None)
+    except ValueError as e:
+        raise UsageError(str(e)) from None

@@ -18,7 +18,7 @@ from typing import Any
 
 from kinspect.core.records import doc, flat, schema, to_json
 from kinspect.files.counters import Counters as MeasuredCounters   # as kept beside the variant (counters.json)
-from kinspect.tune.result import TrialCode      # the figures of a candidate's code, as a tune keeps them
+from kinspect.tune.result import Baseline, TrialCode      # a candidate's code's figures, the original on its GPU
 
 VERSION = 1
 VERSION_DOC = "the version of kinspect's JSON shapes (docs/json.md); raised when a key changes name or shape"
@@ -553,6 +553,9 @@ class Trial:
     runs: int
     code: TrialCode
     finding_kinds: list[str]
+    gpu: str | None = doc("the GPU that ran it, where the tune ran on several", default=None)
+    baseline: Baseline | None = doc("the original config timed on that GPU, where another GPU timed the original",
+                                    default=None)
 
 
 @dataclass(frozen=True)
@@ -591,7 +594,7 @@ def _trial(t) -> Trial:
     return Trial(candidate=Candidate(constexprs=dict(c.constexprs), num_warps=c.num_warps, num_stages=c.num_stages,
                                      why=c.why, origin=c.origin), status=t.status, why=t.why, grid=list(t.grid),
                  median_ms=t.median_ms, p20_ms=t.p20_ms, p80_ms=t.p80_ms, runs=t.runs, code=t.code,
-                 finding_kinds=list(t.findings))
+                 finding_kinds=list(t.findings), gpu=t.gpu or None, baseline=t.baseline)
 
 
 @dataclass(frozen=True)

@@ -12,26 +12,32 @@ def render(r: TuneResult, o: Outcome) -> str:
             f"{' (' + r.budget + ')' if r.budget else ''}; findings: {', '.join(r.findings) or 'none'}")
     lines = [head, "", f"  {'origin':<12} {'config':<34} {'proposed by':<44} {'µs median (p20-p80)':>22} "
                        f"{'vs ran':>7} {'regs':>5} {'occ':>5}  status"]
-    base = o.original.median_ms if o.original and o.original.median_ms else None
+    gpus = r.gpus
+    if gpus:
+        lines[-1] += "  GPU"
     for t in r.trials:
-        lines.append(_row(t, base))
+        lines.append(_row(t, r.vs_original(t), gpus))
     lines += [""] + summary(r, o)
+    if gpus:
+        lines.append(f"timed on {len(gpus)} GPUs, the original config on each; each row's ratio is to the original "
+                     f"on its own GPU (its µs are what that GPU measured)")
     lines += [f"note: {n}" for n in r.notes]
     return "\n".join(lines)
 
 
-def _row(t: Trial, base: float | None) -> str:
+def _row(t: Trial, vs_ran: float | None, gpus: list[str]) -> str:
     c = t.candidate
     if t.status == "timed" and t.median_ms is not None:
         us = f"{t.median_ms * 1e3:.1f} ({t.p20_ms * 1e3:.1f}-{t.p80_ms * 1e3:.1f})"
-        vs = f"{base / t.median_ms:.2f}x" if base else "-"
+        vs = f"{vs_ran:.2f}x" if vs_ran else "-"
         status = "ok"
     else:
         us, vs, status = "-", "-", f"{t.status}: {t.why}"
     occ = t.code.occupancy
     return (f"  {c.origin:<12} {c.label():<34} {short_why(c.why, 44):<44} {us:>22} {vs:>7} "
             f"{t.code.registers if t.code.registers is not None else '-':>5} "
-            f"{f'{100 * occ:.0f}%' if occ is not None else '-':>5}  {status}")
+            f"{f'{100 * occ:.0f}%' if occ is not None else '-':>5}  {status}" +
+            (f"  {t.gpu.split(' (')[0] if t.gpu else '-'}" if gpus else ""))
 
 
 def summary(r: TuneResult, o: Outcome) -> list[str]:
@@ -55,7 +61,7 @@ def summary(r: TuneResult, o: Outcome) -> list[str]:
         if t is None:
             out.append(f"{label}: {n} config(s), none ran correctly")
             continue
-        vs = o.original.median_ms / t.median_ms if o.original and o.original.median_ms else None
+        vs = r.vs_original(t)
         out.append(f"{label}: {n} config(s), {r.trials_of(origin)} run; picks {t.candidate.label()}"
                    f"{f' at {vs:.2f}x of what the program ran' if vs else ''}")
     if o.versus_max_autotune is not None:
@@ -115,8 +121,8 @@ def kept_original(r: TuneResult) -> str:
         first = next((t.why for t in mine if t.status != "timed"), "")
         return (f"none of kinspect's {len(mine)} candidate(s) ran correctly "
                 f"({counts or 'none tried'}{'; first: ' + first[:120] if first else ''})")
-    fastest = min(timed, key=lambda t: t.median_ms)
-    ratio = r.original.median_ms / fastest.median_ms if r.original and r.original.median_ms else None
+    fastest = min(timed, key=r.scaled_ms)
+    ratio = r.vs_original(fastest)
     at = "" if ratio is None else f" at {ratio:.2f}x" + (", within the timings' spread" if ratio > 1 else "")
     return f"none of {len(timed)} timed candidate(s) measurably faster (the fastest: {fastest.candidate.label()}{at})"
 

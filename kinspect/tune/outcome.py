@@ -46,9 +46,9 @@ def outcome(r: TuneResult, lookup_key: str | None = None) -> Outcome:
     sp = speedup(orig, win) if orig and win else None
     if sp is not None and sp.low <= 1.0 and win is not orig:     # within the spread: not measurably faster
         win, sp = orig, speedup(orig, orig)
-    reached = r.trials_to_reach(mx.median_ms) if mx is not None and mx.median_ms is not None else None
+    reached = r.trials_to_reach(r.scaled_ms(mx)) if mx is not None and mx.median_ms is not None else None
     return Outcome(original=orig, winner=win, speedup=sp, inductor=ind, max_autotune=mx, autotune=r.best("autotune"),
-                   versus_max_autotune=speedup(mx, win) if mx and win else None,
+                   versus_max_autotune=speedup(mx, win, orig) if mx and win else None,
                    code=code_changes(orig, win), fixed=fixed(orig, win, r.trials), apply=apply_line(r, win, lookup_key),
                    to_match=reached[0] if reached else None, match=reached[1] if reached else None)
 
@@ -60,7 +60,7 @@ def match_words(o: Outcome) -> str:
         return ""
     if o.match.candidate.key() == o.max_autotune.candidate.key():
         return "the same config as its pick"
-    sp = speedup(o.max_autotune, o.match)
+    sp = speedup(o.max_autotune, o.match, o.original)
     if sp is None:
         return ""
     return f"{sp.describe()}, " + ("faster beyond the timings' spread" if sp.low > 1 else

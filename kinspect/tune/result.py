@@ -45,6 +45,23 @@ CODE = tuple(f for f in TrialCode.__dataclass_fields__)     # the figures a tria
 
 
 @dataclass(frozen=True)
+class Baseline:
+    """The original config timed on the GPU that timed a trial, in the same tune: a tune timed on several
+    GPUs compares each trial with the original on its own GPU."""
+
+    median_ms: float
+    p20_ms: float
+    p80_ms: float
+
+    def to_json(self) -> dict:
+        return {"median_ms": self.median_ms, "p20_ms": self.p20_ms, "p80_ms": self.p80_ms}
+
+    @classmethod
+    def from_json(cls, d: dict | None) -> "Baseline | None":
+        return None if d is None else cls(float(d["median_ms"]), float(d["p20_ms"]), float(d["p80_ms"]))
+
+
+@dataclass(frozen=True)
 class Trial:
     candidate: Candidate
     status: str                   # timed, pruned (resources rule it out), failed (compile/launch), wrong (output)
@@ -56,6 +73,8 @@ class Trial:
     runs: int = 0
     code: TrialCode = TrialCode()
     findings: tuple[str, ...] = ()                  # finding kinds of its compiled code
+    gpu: str = ""                 # the GPU that ran it, where a tune ran on several ("GPU 1 (NVIDIA H100 ...)")
+    baseline: Baseline | None = None    # the original on that GPU, where it is not the GPU that timed the original
 
     @property
     def ran(self) -> bool:
@@ -65,7 +84,9 @@ class Trial:
     def to_json(self) -> dict:
         return {"candidate": self.candidate.to_json(), "status": self.status, "why": self.why, "grid": list(self.grid),
                 "median_ms": self.median_ms, "p20_ms": self.p20_ms, "p80_ms": self.p80_ms, "runs": self.runs,
-                "code": self.code.to_json(), "findings": list(self.findings)}
+                "code": self.code.to_json(), "findings": list(self.findings),
+                **({"gpu": self.gpu} if self.gpu else {}),
+                **({"baseline": self.baseline.to_json()} if self.baseline else {})}
 
     @classmethod
     def from_json(cls, d: dict) -> "Trial":
@@ -77,7 +98,8 @@ class Trial:
                    grid=tuple(int(x) for x in d.get("grid", ())), median_ms=num(d.get("median_ms")),
                    p20_ms=num(d.get("p20_ms")), p80_ms=num(d.get("p80_ms")), runs=int(d.get("runs", 0)),
                    code=TrialCode.of(d.get("code")),
-                   findings=tuple(str(x) for x in d.get("findings", d.get("finding_kinds", ()))))
+                   findings=tuple(str(x) for x in d.get("findings", d.get("finding_kinds", ()))),
+                   gpu=str(d.get("gpu") or ""), baseline=Baseline.from_json(d.get("baseline")))
 
 
 @dataclass(frozen=True)
@@ -94,12 +116,31 @@ class Speedup:
         return f"{self.ratio:.2f}x ± {self.spread:.2f}"
 
 
-def speedup(original: Trial, other: Trial) -> Speedup | None:
-    """original time / other time, with the spread their p20..p80 give."""
-    if not (original.median_ms and other.median_ms and other.p20_ms and other.p80_ms):
+def speedup(a: Trial, b: Trial, original: Trial | None = None) -> Speedup | None:
+    """a's time / b's time, with the spread their p20..p80 give. Where a tune ran on several GPUs, each
+    time is first put on the GPU that timed `original` (default: `a`) by the original's timing on its own
+    GPU (a trial's baseline)."""
+    if not (a.median_ms and b.median_ms and b.p20_ms and b.p80_ms):
         return None
-    return Speedup(original.median_ms / other.median_ms, (original.p20_ms or 0) / other.p80_ms,
-                   (original.p80_ms or 0) / other.p20_ms)
+    fa, fb = _factor(a, original or a), _factor(b, original or a)
+    return Speedup(a.median_ms * fa / (b.median_ms * fb), (a.p20_ms or 0) * fa / (b.p80_ms * fb),
+                   (a.p80_ms or 0) * fa / (b.p20_ms * fb))
+
+
+def _factor(t: Trial, original: Trial) -> float:
+    """What turns `t`'s times into times on the original's GPU: 1 on that GPU (no baseline)."""
+    if t.baseline is None or original.baseline is not None or not original.median_ms or not t.baseline.median_ms:
+        return 1.0
+    return original.median_ms / t.baseline.median_ms
+
+
+def scaled_ms(t: Trial, original: Trial | None) -> float | None:
+    """A timed trial's median as the original's GPU would have timed it: the same, on that GPU; from its
+    ratio to the original on its own GPU, on another. Ranks the trials of a tune timed on several GPUs
+    (each row still shows what its GPU measured)."""
+    if t.median_ms is None:
+        return None
+    return t.median_ms * (_factor(t, original) if original is not None else 1.0)
 
 
 @dataclass(frozen=True)
@@ -126,24 +167,38 @@ class TuneResult:
         its winner is never slower than what the program ran)."""
         pool = self._by(origin) + (self._by("original") if origin == "kinspect" else [])
         timed = [t for t in pool if t.status == "timed" and t.median_ms is not None]
-        return min(timed, key=lambda t: t.median_ms) if timed else None
+        return min(timed, key=self.scaled_ms) if timed else None
+
+    def scaled_ms(self, t: Trial) -> float | None:
+        """`t`'s median as the original's GPU would have timed it (kinspect.tune.result.scaled_ms)."""
+        return scaled_ms(t, self.original)
+
+    def vs_original(self, t: Trial) -> float | None:
+        """What the program ran over `t`'s time, both on `t`'s GPU; None when either was not timed."""
+        sp = speedup(self.original, t) if self.original is not None else None
+        return sp.ratio if sp is not None else None
+
+    @property
+    def gpus(self) -> list[str]:
+        """The GPUs the trials ran on, where the tune ran on several (else empty)."""
+        return list(dict.fromkeys(t.gpu for t in self.trials if t.gpu))
 
     def trials_of(self, origin: str) -> int:
         """Candidates of `origin` that ran on the device (pruned ones and compile failures cost no device time)."""
         return sum(1 for t in self._by(origin) if t.ran)
 
     def trials_to_reach(self, median_ms: float) -> tuple[int, Trial] | None:
-        """How soon kinspect had a result at most `median_ms`: (n, trial), n its trials that ran up to and
-        including the first timed one that fast, counted in the order they ran as trials_of counts them
-        (the trials are stored in that order); (0, the original) when what the program ran already is that
-        fast; None when none was."""
+        """How soon kinspect had a result at most `median_ms` (as the original's GPU times it: scaled_ms):
+        (n, trial), n its trials that ran up to and including the first timed one that fast, counted in the
+        order they ran as trials_of counts them (the trials are stored in that order); (0, the original)
+        when what the program ran already is that fast; None when none was."""
         orig = self.original
         if orig is not None and orig.status == "timed" and orig.median_ms is not None and orig.median_ms <= median_ms:
             return 0, orig
         n = 0
         for t in self._by("kinspect"):
             n += t.ran
-            if t.status == "timed" and t.median_ms is not None and t.median_ms <= median_ms:
+            if t.status == "timed" and t.median_ms is not None and self.scaled_ms(t) <= median_ms:
                 return n, t
         return None
 

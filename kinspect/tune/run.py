@@ -1,13 +1,16 @@
 """The GPU side of a tune: the captured launch replayed with a candidate's blocks, warps and stages,
 its output checked against the original config's on the same inputs, and timed.
 
-`Replayer` is the one object `kinspect.tune.search` measures through; tests hand the search another
-object with the same two methods (`check`, `time`), never a result made up in the product.
+`Replayer` checks and times in this process (`OneByOne` runs a round's candidates through it in turn);
+`OnEveryGpu` runs a round on every GPU an executor has, a Replayer in each GPU's worker (`trial_job`).
+Tests hand the search another object with the same two methods (`check`, `time`), or an executor of
+their own, never a result made up in the product.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from kinspect.tune.space import Candidate
 
@@ -110,6 +113,127 @@ class Replayer:
         from kinspect.replay.args import copy_as_laid_out
 
         return {k: copy_as_laid_out(v) if isinstance(v, torch.Tensor) else v for k, v in self.inputs.items()}
+
+
+@dataclass(frozen=True)
+class Ran:
+    """What one candidate's run on the device gave: checked (ok, and the check's line), then timed (a
+    kinspect.bench.stats.Summary of wall times, None when not ok); `error` when its launch failed; `gpu` and
+    `baseline` (the original's Summary on that GPU) where a tune runs on several GPUs."""
+
+    ok: bool = False
+    line: str = ""
+    wall: object = None
+    error: str = ""
+    gpu: str = ""
+    baseline: object = None
+
+
+def run_one(runner, c: Candidate, grid, original: Candidate, original_grid) -> Ran:
+    """Check `c` against the original's output, then time it, through a runner with check() and time()."""
+    try:
+        ok, line = runner.check(c, grid, original, original_grid) if c.key() != original.key() \
+            else (True, "the reference")
+        return Ran(ok, line, runner.time(c, grid).wall if ok else None)
+    except Exception as e:     # noqa: BLE001 - a launch that fails is a candidate that failed
+        return Ran(error=f"{type(e).__name__}: {str(e).splitlines()[0][:160] if str(e) else ''}")
+
+
+class OneByOne:
+    """A runner's candidates run in turn in this process (a Replayer, or the objects tests hand in)."""
+
+    devices = 1
+
+    def __init__(self, runner):
+        self.runner = runner
+
+    def run_all(self, batch: list, original: Candidate, original_grid, *, stop=lambda i: False,
+                each=lambda i, ran: None) -> list[Ran | None]:
+        """Each (candidate, grid) of `batch` run in turn until `stop(i)`; `each(i, ran)` as each finishes;
+        None for those not run."""
+        out: list[Ran | None] = [None] * len(batch)
+        for i, (c, grid) in enumerate(batch):
+            if stop(i):
+                break
+            out[i] = run_one(self.runner, c, grid, original, original_grid)
+            each(i, out[i])
+        return out
+
+
+_REPLAYERS: dict = {}     # in a GPU worker: the Replayer of each captured launch it has run
+_BASELINES: dict = {}     # in a GPU worker: the original config's wall times on its GPU, per captured launch
+
+
+def trial_job(variant_path: str, candidate: dict, grid: list, original: dict, original_grid: list) -> dict:
+    """One candidate of a tune on this worker's GPU (a kinspect.core.executor job): the captured launch at
+    `variant_path` replayed (its inputs made once per worker), checked against the original config's
+    output made on this GPU, and timed; with it, the original's time on this GPU (timed once per worker,
+    the first time it runs a trial of this launch), so the trial is compared with the original on the same
+    GPU wherever the executor placed it. Plain values in and out."""
+    from kinspect.files.store import read_record
+    from kinspect.replay.spec import from_variant
+
+    if variant_path not in _REPLAYERS:
+        _REPLAYERS[variant_path] = Replayer(from_variant(read_record(Path(variant_path))))
+    rep = _REPLAYERS[variant_path]
+    c, o = Candidate.from_json(candidate), Candidate.from_json(original)
+    ran = run_one(rep, c, tuple(grid), o, tuple(original_grid))
+    if c.key() == o.key() and ran.wall is not None:
+        _BASELINES.setdefault(variant_path, ran.wall)
+    if variant_path not in _BASELINES:
+        _BASELINES[variant_path] = rep.time(o, tuple(original_grid)).wall
+    base = _BASELINES[variant_path]
+    return {"ok": ran.ok, "line": ran.line, "error": ran.error, "wall": None if ran.wall is None else vars(ran.wall),
+            "baseline": vars(base)}
+
+
+class OnEveryGpu:
+    """A tune's candidates run on every GPU an executor has (kinspect.core.executor: one worker per GPU
+    here, or a Ray cluster's GPUs), each checked against the original's output made on its own GPU. Each
+    worker times the original on its GPU once, so a trial that another GPU than the original's timed
+    carries the original's time there (its baseline) and is compared with that."""
+
+    def __init__(self, variant_path: str, ex):
+        self.path = str(variant_path)
+        self.ex = ex
+        self.home = None        # the GPU that timed the original's own trial
+
+    @property
+    def devices(self) -> int:
+        return len(self.ex.gpus)
+
+    def run_all(self, batch: list, original: Candidate, original_grid, *, stop=lambda i: False,
+                each=lambda i, ran: None) -> list[Ran | None]:
+        """Every (candidate, grid) of `batch` at once (a batch is not stopped part-way: --budget is checked
+        between batches); `each(i, ran)` in the batch's order once all are back."""
+        items = [(self.path, c.to_json(), list(grid), original.to_json(), list(original_grid)) for c, grid in batch]
+        results = self.ex.map("kinspect.tune.run:trial_job", items, gpu=True)
+        for (c, _), r in zip(batch, results):
+            if c.key() == original.key() and r.gpu is not None:
+                self.home = _gpu_key(r.gpu)
+        out = []
+        for i, r in enumerate(results):
+            ran = self._ran(r)
+            elsewhere = r.gpu is not None and _gpu_key(r.gpu) != self.home
+            out.append(Ran(ran.ok, ran.line, ran.wall, ran.error, r.gpu.describe() if r.gpu is not None else "",
+                           ran.baseline if elsewhere else None))
+            each(i, out[-1])
+        return out
+
+    @staticmethod
+    def _ran(r) -> Ran:
+        from kinspect.bench.stats import Summary
+
+        if r.error:        # the worker could not run the job (it died, or the replay could not be made)
+            return Ran(error=r.error)
+        v = r.value
+        return Ran(v["ok"], v["line"], None if v["wall"] is None else Summary(**v["wall"]), v["error"],
+                   baseline=Summary(**v["baseline"]))
+
+
+def _gpu_key(g) -> tuple:
+    """One GPU across hosts: its UUID where known, else host and index."""
+    return (g.uuid,) if g.uuid else (g.host, g.index)
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Callable
 
 from kinspect.core.model import Variant
-from kinspect.tune.result import Trial, TrialCode, TuneResult
+from kinspect.tune.result import Trial, TrialCode, TuneResult, scaled_ms
 from kinspect.tune.space import Candidate, Knobs, finding_kinds, from_findings, neighbours, short_why
 
 DEFAULT_TRIALS = 12
@@ -60,13 +60,17 @@ def prune(code: TrialCode, original: TrialCode, *, spills_too: bool = True) -> s
 def tune(v: Variant, *, runner, trials: int | None = DEFAULT_TRIALS, budget_s: float | None = None,
          compare: bool = True, progress: Callable[[str], None] | None = None, workers: int | None = None,
          compiler: Callable | None = None) -> TuneResult:
-    """Tune the captured variant `v` on `runner` (check/time), at most `trials` kinspect candidates run
+    """Tune the captured variant `v` on `runner` (kinspect.tune.run.OnEveryGpu or OneByOne, or an object with
+    check() and time() whose candidates run in turn), at most `trials` kinspect candidates run
     and/or `budget_s` seconds. `compiler(jobs)` compiles sweep Jobs (default: kinspect.diff.sweep.run)."""
     from kinspect.tune import inductor
 
     t0 = time.perf_counter()
     s = setup(v)
     say = progress or (lambda line: None)
+    from kinspect.tune.run import OneByOne
+
+    device_runner = runner if hasattr(runner, "run_all") else OneByOne(runner)
     compiler = compiler or (lambda jobs: _sweep(jobs, workers))
     out_dir = _tune_dir(Path(v.path).parent.parent)
     knobs = s.knobs
@@ -83,24 +87,71 @@ def tune(v: Variant, *, runner, trials: int | None = DEFAULT_TRIALS, budget_s: f
             (not widening or budget_s is None or time.perf_counter() - t0 < budget_s)
 
     def measure(batch: list[Candidate], widening: bool = True) -> None:
+        """Compile the batch's new candidates in parallel, rule out those their code rules out, run the rest
+        on the device through the runner (in turn, or on every GPU at once), keep each trial in the batch's
+        order; kinspect's candidates stop at --trials (and, when `widening`, at --budget)."""
         fresh = list({c.key(): c for c in batch if c.key() not in done}.values())
         if fresh:
             say(f"  compiling {len(fresh)} candidate(s) in parallel ...")
         t1 = time.perf_counter()
         compiled = _compile(s, fresh, compiler, out_dir) if fresh else {}
         spent["compile"] += time.perf_counter() - t1
+        planned: list[tuple[Candidate, Trial | None]] = []      # (candidate, its trial before the device; None: a repeat)
+        runs: list[int] = []                                    # the planned entries that go to the device
+        planned_keys: dict[tuple, int] = {}
+        room = None if trials is None else trials - sum(1 for t in trials_out if t.candidate.origin == "kinspect"
+                                                        and t.ran)
         for c in batch:
-            if c.origin == "kinspect" and not left(widening):
+            if c.key() in done or c.key() in planned_keys:
+                planned.append((c, None))
+                continue
+            if c.origin == "kinspect" and (room is not None and room <= 0 or not left(widening)):
                 break
-            if c.key() not in done:
-                t1 = time.perf_counter()
-                done[c.key()] = _measure(s, c, compiled.get(c.key()), runner, say, done.get(knobs.original.key()))
-                spent["device"] += time.perf_counter() - t1
-            else:      # the same config as one measured already: its result counts for this origin too
-                say(f"  {c.origin:<12} {c.label():<32} {short_why(c.why, WHY):<{WHY}} the same config as "
-                    f"{next(x.candidate.origin for x in trials_out if x.candidate.key() == c.key())}'s: that trial")
-            t = done[c.key()]
-            trials_out.append(replace(t, candidate=c))
+            before, to_run = _before_device(s, c, compiled.get(c.key()), done.get(knobs.original.key()))
+            planned_keys[c.key()] = len(planned)
+            planned.append((c, before))
+            if to_run:
+                runs.append(len(planned) - 1)
+                room = room - 1 if room is not None and c.origin == "kinspect" else room
+        device: dict[int, object] = {}
+        shown = [0]
+
+        def show(upto: int) -> None:
+            """Keep and say the planned trials in order, up to the first whose run has not come back."""
+            while shown[0] < len(planned) and shown[0] < upto:
+                i = shown[0]
+                c, before = planned[i]
+                if before is not None:
+                    if i in runs:
+                        if i not in device:
+                            return
+                        before = _after_device(before, device[i])
+                    _say_trial(say, before, done.get(knobs.original.key()))
+                    done[c.key()] = before
+                else:   # the same config as one measured already: its result counts for this origin too
+                    if c.key() not in done:
+                        return
+                    say(f"  {c.origin:<12} {c.label():<32} {short_why(c.why, WHY):<{WHY}} the same config as "
+                        f"{next(x.candidate.origin for x in trials_out if x.candidate.key() == c.key())}'s: that trial")
+                trials_out.append(replace(done[c.key()], candidate=c))
+                shown[0] += 1
+
+        def each(j: int, ran) -> None:
+            device[runs[j]] = ran
+            show(len(planned))
+
+        t1 = time.perf_counter()
+        show(len(planned))
+        if runs:
+            executed = device_runner.run_all(
+                [(planned[i][0], knobs.grid(planned[i][0])) for i in runs], knobs.original,
+                knobs.grid(knobs.original),
+                stop=lambda j: planned[runs[j]][0].origin == "kinspect" and not left(widening), each=each)
+            for j, ran in enumerate(executed):
+                if ran is not None:
+                    device[runs[j]] = ran
+            show(next((i for i in runs if i not in device), len(planned)))   # what was not run is left out
+        spent["device"] += time.perf_counter() - t1
 
     say(f"tuning {v.kernel}: {knobs.original.label()} grid {knobs.captured_grid}; findings: "
         f"{', '.join(s.kinds) or 'none'}; knobs: {', '.join(knobs.limits) or 'none'}, num_warps, num_stages")
@@ -128,12 +179,15 @@ def tune(v: Variant, *, runner, trials: int | None = DEFAULT_TRIALS, budget_s: f
             more = more[:trials - sum(1 for t in trials_out if t.candidate.origin == "kinspect" and t.ran)]
         measure(more)
         new = _best(trials_out)
-        if best is not None and new is not None and new.median_ms >= best.median_ms * IMPROVES:
+        original = next((t for t in trials_out if t.candidate.origin == "original"), None)
+        if best is not None and new is not None and \
+                scaled_ms(new, original) >= scaled_ms(best, original) * IMPROVES:
             best = new
             break
         best = new
-    say(f"  tuned in {time.perf_counter() - t0:.0f} s: compiling {spent['compile']:.0f} s, on the device (JIT, "
-        f"check, timing) {spent['device']:.0f} s")
+    gpus = device_runner.devices
+    say(f"  tuned in {time.perf_counter() - t0:.1f} s: compiling {spent['compile']:.1f} s, on the device (JIT, "
+        f"check, timing) {spent['device']:.1f} s" + (f" on {gpus} GPUs" if gpus > 1 else ""))
     return TuneResult(kernel=v.kernel, variant=Path(v.path).name, target=str(v.target), findings=tuple(s.kinds),
                       trials=tuple(trials_out), seconds=time.perf_counter() - t0,
                       budget=" and ".join(x for x in (f"--trials {trials}" if trials is not None else "",
@@ -180,8 +234,10 @@ def _tune_dir(root: Path) -> Path:
 
 
 def _best(trials: list[Trial]) -> Trial | None:
+    """The fastest of kinspect's and the original, each as the original's GPU would time it (scaled_ms)."""
     timed = [t for t in trials if t.candidate.origin in ("kinspect", "original") and t.status == "timed"]
-    return min(timed, key=lambda t: t.median_ms) if timed else None
+    original = next((t for t in trials if t.candidate.origin == "original"), None)
+    return min(timed, key=lambda t: scaled_ms(t, original)) if timed else None
 
 
 def _sweep(jobs, workers):
@@ -204,36 +260,43 @@ def _compile(s: Setup, batch: list[Candidate], compiler, out_dir: Path) -> dict:
         return {c.key(): o for c, o in zip(batch, compiler(jobs))}
 
 
-def _measure(s: Setup, c: Candidate, outcome, runner, say, original: Trial | None) -> Trial:
+def _before_device(s: Setup, c: Candidate, outcome, original: Trial | None) -> tuple[Trial, bool]:
+    """A candidate's trial before the device, and whether it goes on to run there: not when its compile
+    failed or its code or the kernel's limits rule it out (the trial says which). The original always runs."""
     knobs = s.knobs
-    grid = knobs.grid(c)
     is_original = c.key() == knobs.original.key()
     code = (outcome.metrics or {}) if outcome is not None and outcome.metrics else s.original_code if is_original \
         else {}
-    kept = TrialCode.of(code)
     kinds = tuple(dict.fromkeys(f["kind"] for f in code.get("findings", ()) if f.get("kind")))
-    base = Trial(candidate=c, status="timed", grid=grid, code=kept, findings=kinds)
-    if not is_original and (outcome is None or outcome.error):
-        t = replace(base, status="failed", why=f"compile: {outcome.error if outcome else 'not compiled'}")
-    elif not is_original and (why := (knobs.valid(c) if c.origin == "kinspect" else "") or
-                              prune(kept, original.code if original else TrialCode.of(s.original_code),
-                                    spills_too=c.origin == "kinspect")):
-        t = replace(base, status="pruned", why=why)
-    else:
-        try:
-            ok, line = runner.check(c, grid, knobs.original, knobs.grid(knobs.original)) if not is_original \
-                else (True, "the reference")
-            if not ok:
-                t = replace(base, status="wrong", why=line)
-            else:
-                timing = runner.time(c, grid)
-                w = timing.wall
-                t = replace(base, why=line, median_ms=w.median, p20_ms=w.p20, p80_ms=w.p80, runs=w.n)
-        except Exception as e:     # noqa: BLE001 - a launch that fails is a candidate that failed
-            t = replace(base, status="failed", why=f"run: {type(e).__name__}: {str(e).splitlines()[0][:160]}")
-    speed = ""
-    if t.status == "timed" and original is not None and original.median_ms:
-        speed = f" ({original.median_ms / t.median_ms:.2f}x)"
+    base = Trial(candidate=c, status="timed", grid=knobs.grid(c), code=TrialCode.of(code), findings=kinds)
+    if is_original:
+        return base, True
+    if outcome is None or outcome.error:
+        return replace(base, status="failed", why=f"compile: {outcome.error if outcome else 'not compiled'}"), False
+    why = (knobs.valid(c) if c.origin == "kinspect" else "") or \
+        prune(base.code, original.code if original else TrialCode.of(s.original_code), spills_too=c.origin == "kinspect")
+    return (replace(base, status="pruned", why=why), False) if why else (base, True)
+
+
+def _after_device(base: Trial, ran) -> Trial:
+    """A candidate's trial from its run on the device (kinspect.tune.run.Ran)."""
+    from kinspect.tune.result import Baseline
+
+    base = replace(base, gpu=ran.gpu, baseline=None if ran.baseline is None else
+                   Baseline(ran.baseline.median, ran.baseline.p20, ran.baseline.p80))
+    if ran.error:
+        return replace(base, status="failed", why=f"run: {ran.error}")
+    if not ran.ok:
+        return replace(base, status="wrong", why=ran.line)
+    w = ran.wall
+    return replace(base, why=ran.line, median_ms=w.median, p20_ms=w.p20, p80_ms=w.p80, runs=w.n)
+
+
+def _say_trial(say, t: Trial, original: Trial | None) -> None:
+    from kinspect.tune.result import speedup
+
+    c = t.candidate
+    sp = speedup(original, t) if t.status == "timed" and original is not None and original.median_ms else None
+    speed = f" ({sp.ratio:.2f}x)" if sp is not None else ""
     say(f"  {c.origin:<12} {c.label():<32} {short_why(c.why, WHY):<{WHY}} " +
         (f"{t.median_ms * 1000:9.1f} µs{speed}" if t.status == "timed" else f"{t.status}: {t.why[:90]}"))
-    return t

@@ -25,3 +25,26 @@ def test_a_sweep_is_timed_on_every_gpu_with_the_baseline_on_each(tmp_path):
     assert len(timed) == 8
     assert {x["runtime"]["gpu"].split(" ")[1] for x in timed} >= {"0", "1"}, "both GPUs timed rows"
     assert timed[0]["runtime"]["vs_baseline"] == pytest.approx(1.0, abs=1e-9)
+
+
+def test_a_tune_runs_on_every_gpu_with_the_original_timed_on_each(tmp_path):
+    """`kinspect tune add` on a host with several GPUs: the trials are spread over them, each that another GPU
+    than the original's timed carries the original's time on its GPU, and the table says so."""
+    n = torch.cuda.device_count()
+    if n < 2:
+        pytest.skip("one GPU: the tune stays on it")
+    store = tmp_path / "s"
+    r = CliRunner().invoke(main, ["tune", "add", "--size", "16777216", "--trials", "6", "--json", "--store", str(store)])
+    assert r.exit_code == 0, r.output
+    t = json.loads(r.stdout)
+    timed = [x for x in t["trials"] if x["status"] == "timed"]
+    gpus = {x["gpu"].split(" (")[0] for x in timed}
+    assert len(gpus) >= 2, gpus
+    [original] = [x for x in t["trials"] if x["candidate"]["origin"] == "original"]
+    assert original["gpu"].startswith("GPU 0") and original["baseline"] is None
+    others = [x for x in timed if not x["gpu"].startswith("GPU 0")]
+    assert others and all(x["baseline"]["median_ms"] > 0 for x in others)
+    # the same tune read back as text: a GPU column, the note, and per-GPU ratios
+    v = next(p for p in store.glob("*/*") if (p / "tune.json").is_file())
+    text = CliRunner().invoke(main, ["vec-report", str(v), "--store", str(store)]).output
+    assert "tuned (" in text, text[-2000:]

@@ -191,11 +191,12 @@ def test_pruned_from_real_compiled_code(store):
     big = Candidate((("XBLOCK", 4096),), 1, 1, why="test", origin="kinspect")
     compiled = search._compile(s, [k.original, big], lambda jobs: search._sweep(jobs, 2),
                                store / search.TUNE_DIR)
-    orig = search._measure(s, k.original, compiled[k.original.key()], FakeRunner(), lambda line: None, None)
-    t = search._measure(s, big, compiled[big.key()], FakeRunner(), lambda line: None, orig)
+    orig, runs = search._before_device(s, k.original, compiled[k.original.key()], None)
+    assert runs and orig.status == "timed"        # the original always runs
+    t, runs = search._before_device(s, big, compiled[big.key()], orig)
     assert orig.code.registers and t.code.registers >= orig.code.registers
     expected = prune(t.code, orig.code)
-    assert (t.status == "pruned") == bool(expected)
+    assert (t.status == "pruned") == bool(expected) == (not runs)
     if expected:
         assert t.why == expected
 
@@ -445,3 +446,80 @@ def test_the_tune_table_renders_from_vec_reports_json_alone():
     assert "as fast within the timings' spread, not measurably faster" in goals[1]
     bad = subprocess.run([sys.executable, str(script), "--json", str(script)], capture_output=True, text=True)
     assert bad.returncode == 2 and "not vec-report --tune --json's output" in bad.stderr
+
+
+class TwoGpus:
+    """An executor of two GPUs (kinspect.core.executor's interface) whose GPU 1 runs everything 1.5x
+    slower than GPU 0; each trial job is answered by `Recorded` (what the H200 measured), scaled by the
+    GPU that got it, with the original's time on that GPU as a worker measures it. Items alternate
+    between the GPUs, the first batch's first on GPU 1 (the original's own trial is not on GPU 0)."""
+
+    name = "local"
+    gpus = [0, 1]
+    SLOWER = {0: 1.0, 1: 1.5}
+
+    def __init__(self, recorded):
+        self.recorded = recorded
+        self.calls = []
+
+    def map(self, fn, items, *, gpu=False, pin=None, progress=None):
+        from kinspect.core.executor import Gpu, Result
+
+        assert fn == "kinspect.tune.run:trial_job" and gpu
+        self.calls.append((len(items), dict(pin or {})))
+        out = []
+        def on(g, c):
+            w = self.recorded.time(c, ()).wall
+            f = self.SLOWER[g]
+            return {"n": w.n, "median": w.median * f, "p20": w.p20 * f, "p80": w.p80 * f, "mean": w.median * f,
+                    "cv": 0.01}
+
+        for i, (path, cand, grid, original, original_grid) in enumerate(items):
+            g = (i + 1) % 2
+            c, o = Candidate.from_json(cand), Candidate.from_json(original)
+            ok, line = self.recorded.check(c, tuple(grid), o, tuple(original_grid))
+            out.append(Result({"ok": ok, "line": line, "error": "", "wall": on(g, c), "baseline": on(g, o)}, None,
+                              Gpu(g, "fake H200", f"GPU-{g}")))
+        return out
+
+
+def test_a_tune_on_two_gpus_compares_each_trial_with_the_original_on_its_own_gpu(store):
+    """The layer-norm tune again, its trials spread over two GPUs, one 1.5x slower (the original's own trial on
+    it): every trial on the other GPU carries the original's time there, and the search tries the same
+    configs and picks the same winner at the same speedups as on one GPU."""
+    import json
+
+    from kinspect.core.records import problems
+    from kinspect.render import json as records
+    from kinspect.render.tune import render
+    from kinspect.tune import search
+    from kinspect.tune.outcome import Tuned, outcome
+    from kinspect.tune.run import OnEveryGpu
+
+    h200 = _h200_tunes()[4]
+    rec = Recorded(h200)
+    v = _variant(store.parent, RED)
+    one = search.tune(v, runner=rec, trials=6, compiler=rec.compile)
+    ex = TwoGpus(rec)
+    two = search.tune(v, runner=OnEveryGpu(v.path, ex), trials=6, compiler=rec.compile)
+    assert [t.candidate.label() for t in two.trials] == [t.candidate.label() for t in one.trials]
+    assert len(ex.calls) > 1 and all(pin == {} for _, pin in ex.calls)    # nothing pinned: any placement will do
+    orig = two.original
+    assert orig.gpu.startswith("GPU 1") and orig.baseline is None
+    home = [t for t in two.trials if t.gpu.startswith("GPU 1")]
+    away = [t for t in two.trials if t.gpu.startswith("GPU 0")]
+    assert away and all(t.baseline is None for t in home)
+    assert all(t.baseline.median_ms == pytest.approx(orig.median_ms / 1.5) for t in away if t.status == "timed")
+    o1, o2 = outcome(one), outcome(two)
+    assert o2.winner.candidate.label() == o1.winner.candidate.label() == "R0_BLOCK=32 XBLOCK=32 w4 s1"
+    for a, b in zip(one.trials, two.trials):
+        if a.status == "timed":
+            assert two.vs_original(b) == pytest.approx(one.vs_original(a))
+    assert o2.speedup.ratio == pytest.approx(o1.speedup.ratio) and o2.to_match == o1.to_match
+    text = render(two, o2)
+    assert "GPU" in text.splitlines()[2] and "timed on 2 GPUs, the original config on each" in text
+    back = type(two).from_json(json.loads(json.dumps(two.to_json())))     # stored and read back
+    assert back.trials == two.trials and outcome(back).winner == o2.winner
+    found = problems(json.loads(records.dumps(records.tune_json(Tuned(two.kernel, result=two, outcome=o2)))),
+                     json.loads(CliRunner().invoke(main, ["schema", "tune"]).output))
+    assert not found, found[:5]
