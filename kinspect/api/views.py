@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from kinspect.analysis.derived import llir_stage, retargeted
 from kinspect.api.tuning import tune_program, tuned
+from kinspect.core.executor import fan_out
 from kinspect.compile.dump import dump
 from kinspect.core.errors import KinspectError, UsageError
 from kinspect.core.model import Variant
@@ -96,13 +97,14 @@ def vec_report_view(items, *, retarget=(), top: int = 3, every: bool = False, na
                     cluster: str | None = None, gpus: int | None = None, **kwargs) -> VecReport:
     """vec-report's decision: several kernels (a captured program) give the program view (`top`, `every`,
     `names`, `counters` as in `program`) and, with `tune` N, the tunes of the N kernels with the most
-    headroom (`trials`, `budget_s` per kernel; on every visible GPU, the first `gpus`, or a `cluster`'s:
-    kinspect.core.executor.fan_out); `rank` N keeps what rank N of a distributed program launched
+    headroom (`trials`, `budget_s` per kernel); the tunes and the counters run on every visible GPU, the
+    first `gpus` (kinspect.core.executor.fan_out), the tunes on a `cluster`'s; `rank` N keeps what rank N of a distributed program launched
     (one_rank); `device` as in `program`; one kernel gives a report per variant (with `retarget`,
     each variant's LLVM IR compiled for those CPUs is reported after it). Options that apply to the
     other case are a UsageError."""
     if retarget:
-        for what, given in (("--tune", tune or trials or budget_s or cluster or gpus), ("--counters", counters),
+        for what, given in (("--tune", tune or trials or budget_s), ("--counters", counters),
+                            ("--gpus/--cluster", cluster or gpus),
                             ("--rank", rank is not None)):
             if given:
                 raise UsageError(f"{what} applies to the kernels of a captured program; --retarget reports variants")
@@ -114,15 +116,29 @@ def vec_report_view(items, *, retarget=(), top: int = 3, every: bool = False, na
         variants = one_rank(variants, rank)
         where += f" (rank {rank})"
     if is_program(variants):
-        if (trials or budget_s or cluster or gpus) and not tune:
-            raise UsageError("--trials, --budget, --gpus and --cluster apply to the tune of each kernel: give them "
-                             "with --tune N")
-        found = program(variants, top=top, every=every, names=names, where=where, jobs=jobs, counters=counters,
-                        device=device)
-        tunes = tune_program(found, tune, out_dir=kwargs.get("out_dir", DEFAULT_OUT), jobs=jobs, trials=trials,
-                             budget_s=budget_s, progress=progress, cluster=cluster, gpus=gpus) if tune else None
+        if (trials or budget_s) and not tune:
+            raise UsageError("--trials and --budget limit the tune of each kernel: give them with --tune N")
+        if (cluster or gpus) and not (tune or counters):
+            raise UsageError("--gpus and --cluster say where --tune and --counters run: give them with --tune N or "
+                             "--counters")
+        if cluster and counters:
+            raise UsageError("--counters replays under ncu on this host's GPUs, which read the store here: leave "
+                             "--cluster to --tune (run --counters without it)")
+        ex = fan_out(None, gpus) if counters and gpus != 1 else None
+        try:
+            found = program(variants, top=top, every=every, names=names, where=where, jobs=jobs, counters=counters,
+                            device=device, ex=ex)
+            tunes = tune_program(found, tune, out_dir=kwargs.get("out_dir", DEFAULT_OUT), jobs=jobs, trials=trials,
+                                 budget_s=budget_s, progress=progress, cluster=cluster, gpus=gpus,
+                                 **({"ex": ex} if ex is not None and not cluster else {})) if tune else None
+        finally:
+            if ex is not None:
+                ex.close()
         return VecReport(program=found, tunes=None if tunes is None else tuple(tunes))
-    if tune or trials or budget_s or cluster or gpus:
+    if (cluster or gpus) and not (tune or trials or budget_s):
+        raise UsageError("--gpus and --cluster apply to --tune and --counters of a captured program (a store of "
+                         "several kernels); one variant: kinspect tune VARIANT --gpus N")
+    if tune or trials or budget_s:
         raise UsageError("--tune tunes the kernels of a captured program (a store of several kernels, captured with "
                          "--time); one variant: kinspect tune VARIANT")
     if counters:
@@ -162,12 +178,13 @@ def one_rank(variants: list[Variant], rank: int) -> list[Variant]:
 
 
 def program(variants: list[Variant], *, top: int = 3, every: bool = False, names=(), where: str = "",
-            jobs: int | None = None, counters: int = 0, device: str | None = None) -> ProgramView:
+            jobs: int | None = None, counters: int = 0, device: str | None = None, ex=None) -> ProgramView:
     """Rank the kernels of `variants` (kinspect.analysis.summary; by headroom when the capture timed
     them, kinspect.analysis.program_view.ranked) and analyse in full the busiest variant of the `top` first
     kernels, of every kernel, or of the kernels whose name contains one of `names`. Each timed kernel's
     speed of light comes with it (kinspect.analysis.sol); with `counters`, the busiest variants of that
-    many kernels with the most headroom are replayed under Nsight Compute first (measure_counters).
+    many kernels with the most headroom are replayed under Nsight Compute first (measure_counters; on
+    the GPUs of `ex`, a kinspect.core.executor, at once).
     `device` names the GPU the program ran on, for a store that keeps no measured ceilings (its datasheet
     bandwidth, said so)."""
     import dataclasses
@@ -182,7 +199,7 @@ def program(variants: list[Variant], *, top: int = 3, every: bool = False, names
     metrics = summaries(variants, jobs=jobs)
     view = program_view(variants, metrics, where=where, sol=for_program(variants, device))
     if counters:
-        failed = measure_counters(view.sol, view.busiest, counters)
+        failed = measure_counters(view.sol, view.busiest, counters, ex)
         view = program_view(variants, metrics, where=where, sol=for_program(variants, device),
                             counters_failed=failed)   # measured bytes replace the estimates
     rows = view.rows
@@ -197,18 +214,19 @@ def program(variants: list[Variant], *, top: int = 3, every: bool = False, names
                                                    if r.kernel in view.busiest))
 
 
-def measure_counters(sol, busiest: dict, top: int) -> dict:
+def measure_counters(sol, busiest: dict, top: int, ex=None) -> dict:
     """Replay the busiest variant of the `top` kernels with the most headroom under Nsight Compute
     (kinspect.bench.ncu); their counters are written beside them. Returns {kernel: why nothing was
-    measured} for those that failed; ncu missing or unable to read counters is a KinspectError."""
+    measured} for those that failed; ncu missing or unable to read counters is a KinspectError. `ex`: a
+    local executor of several GPUs splits them over its GPUs (kinspect.bench.ncu.measure_on)."""
     from kinspect.analysis.sol import by_headroom
-    from kinspect.bench.ncu import measure
+    from kinspect.bench.ncu import measure_on
 
     if not sol.speeds:
         raise UsageError("--counters measures the kernels with the most headroom, and no kernel has GPU time: "
                          "capture the program with `kinspect capture --time`")
     kernels = [k for k in by_headroom(sol.speeds) if k in busiest][:top]
-    got = measure([busiest[k].path for k in kernels])
+    got = measure_on([busiest[k].path for k in kernels], ex)
     return {k: got[busiest[k].path] for k in kernels if isinstance(got.get(busiest[k].path), str)}
 
 

@@ -106,6 +106,35 @@ def measure(folders: list[str], *, ncu: str | None = None, timeout: int = TIMEOU
     return out
 
 
+def measure_on(folders: list[str], ex=None) -> dict[str, Counters | str]:
+    """measure(), the folders split over the GPUs of a local executor (kinspect.core.executor): one ncu run
+    per GPU, all at once, each in the worker pinned to its GPU (the replays it profiles run there). One
+    GPU, one folder, or no executor: measure() here. A problem every GPU met (ncu missing, no permission)
+    is a KinspectError, as from measure()."""
+    gpus = list(getattr(ex, "gpus", None) or [])
+    if ex is None or ex.name != "local" or len(gpus) < 2 or len(folders) < 2:
+        return measure(folders)
+    chunks = [c for c in (folders[i::len(gpus)] for i in range(len(gpus))) if c]
+    results = ex.map("kinspect.bench.ncu:measure_job", [(c,) for c in chunks], gpu=True,
+                     pin={i: gpus[i] for i in range(len(chunks))})
+    out: dict[str, Counters | str] = {}
+    errors = []
+    for chunk, r in zip(chunks, results):
+        if r.error:
+            errors.append(r.error.removeprefix("KinspectError: "))
+            out.update({f: f"not measured on {r.gpu.describe() if r.gpu else 'its GPU'}: {errors[-1]}" for f in chunk})
+        else:
+            out.update({f: Counters.from_json(v) if isinstance(v, dict) else str(v) for f, v in r.value.items()})
+    if len(errors) == len(chunks):
+        raise KinspectError(errors[0])
+    return out
+
+
+def measure_job(folders: list[str]) -> dict:
+    """measure() in a GPU worker (a kinspect.core.executor job): plain values back."""
+    return {f: c.to_json() if isinstance(c, Counters) else c for f, c in measure(folders).items()}
+
+
 def ncu_version(ncu: str) -> str:
     try:
         text = subprocess.run([ncu, "--version"], capture_output=True, text=True, timeout=30).stdout

@@ -140,7 +140,8 @@ def sweep_options(f):
 
 
 def executor_options(f):
-    """--gpus N and --cluster: where a sweep's work fans out (kept in the context: sweep_kwargs reads them)."""
+    """--gpus N and --cluster: where a sweep's, a tune's or --counters' work fans out (kept in the context:
+    sweep_kwargs and the tune commands read them)."""
     def keep(ctx, param, value):
         if value is not None:
             ctx.meta[param.name] = value
@@ -149,8 +150,9 @@ def executor_options(f):
                      help="Compile and time on a Ray cluster: 'ray' (RAY_ADDRESS, else a local Ray for the run) or "
                           "ray://HOST:PORT (pip install 'kinspect[ray]').")(f)
     return click.option("--gpus", type=click.IntRange(min=1), default=None, expose_value=False, callback=keep,
-                        metavar="N", help="Time on the first N visible GPUs (default: all; each row says which GPU "
-                                          "timed it and its ratio to the baseline on that GPU).")(f)
+                        metavar="N", help="Use the first N visible GPUs (default: all) for timings, a tune's trials "
+                                          "and --counters' replays; each timing names its GPU and is compared with "
+                                          "the baseline timed on that GPU.")(f)
 
 
 def sweep_kwargs(items, constexprs, targets, num_warps, num_stages, configs, args, size, no_bench, retarget,

@@ -16,7 +16,7 @@ import pytest
 
 from kinspect.files import ceilings, provenance
 from kinspect.analysis.pairing import pair
-from kinspect.core.errors import KinspectWarning
+from kinspect.core.errors import KinspectError, KinspectWarning
 from kinspect.files.counters import Counters, by_kernel, parse_csv
 from kinspect.files.provenance import Origin, parse_output_code
 from kinspect.files.store import read_records
@@ -115,6 +115,9 @@ elif os.environ.get("FAKE_NCU_PERM"):
 else:
     Path(args[args.index("--export") + 1] + ".ncu-rep").write_text("report")
     folders = args[args.index("kinspect.bench.ncu") + 1:]
+    if os.environ.get("FAKE_NCU_LOG"):
+        with open(os.environ["FAKE_NCU_LOG"], "a") as log:
+            log.write(os.environ.get("CUDA_VISIBLE_DEVICES", "-") + " " + str(len(folders)) + "\n")
     for i, folder in enumerate(folders):
         d = json.loads(Path(folder, "record.json").read_text())
         top = max(d["launches"]["signatures"], key=lambda s: s["calls"])
@@ -168,6 +171,31 @@ def test_without_ncu_or_its_permission_counters_say_so_in_one_line(store, fake_n
     monkeypatch.setenv("FAKE_NCU_PERM", "1")
     r = run("vec-report", store, "--counters")
     assert r.exit_code == 2 and "ERR_NVGPUCTRPERM" in r.output and "NVreg_RestrictProfilingToAdminUsers=0" in r.output
+
+
+def test_counters_split_over_the_gpus_of_an_executor_are_those_of_one_run(store, fake_ncu, monkeypatch, tmp_path):
+    """--counters on several GPUs: the folders split over a local executor's GPU workers, each running ncu pinned
+    to its GPU (CUDA_VISIBLE_DEVICES, as the fake ncu logs it), give the counters one ncu run gives."""
+    from kinspect.bench.ncu import measure, measure_on
+    from kinspect.core.executor import LocalExecutor
+
+    for k, v in fake_ncu.items():
+        monkeypatch.setenv(k, v)
+    monkeypatch.setenv("FAKE_NCU_LOG", str(tmp_path / "ncu.log"))
+    folders = sorted({v.path for v in read_records(store)})[:5]
+    one = measure(folders)
+    (tmp_path / "ncu.log").unlink()
+    with LocalExecutor(gpus=[0, 1]) as ex:
+        two = measure_on(folders, ex)
+    assert sorted((tmp_path / "ncu.log").read_text().split("\n")) == ["", "0 3", "1 2"]
+    assert set(two) == set(folders) and all(isinstance(c, Counters) for c in two.values())
+    for f in folders:
+        a, b = two[f].to_json(), one[f].to_json()
+        assert {k: (a[k], b[k]) for k in a if a[k] != b[k] and k != "how"} == {}   # how: that run's kernel names
+        assert a["how"].endswith("python -m kinspect.bench.ncu FOLDER...") and two[f].kernel in a["how"]
+    monkeypatch.setenv("FAKE_NCU_PERM", "1")            # what every GPU meets is the one line measure() gives
+    with LocalExecutor(gpus=[0, 1]) as ex, pytest.raises(KinspectError, match="ERR_NVGPUCTRPERM"):
+        measure_on(folders, ex)
 
 
 def test_a_kernel_at_the_copy_bandwidth_has_its_findings_demoted(gpt2):

@@ -209,6 +209,19 @@ def test_trial_round_trip_refuses_bad_status():
         Trial.from_json(bad)
 
 
+def test_gpus_and_cluster_apply_to_tune_and_counters_only(store):
+    def one_line(*args):
+        r = CliRunner().invoke(main, ["vec-report", str(store), "--store", str(store), *args])
+        assert r.exit_code == 2 and len(r.output.strip().splitlines()) == 1, r.output
+        return r.output
+
+    assert "--gpus and --cluster say where --tune and --counters run" in one_line("--gpus", "2")
+    assert "leave --cluster to --tune" in one_line("--cluster", "ray", "--counters")
+    variant = next(p for p in store.glob("*/*") if (p / "record.json").is_file())
+    r = CliRunner().invoke(main, ["vec-report", str(variant), "--gpus", "2"])
+    assert r.exit_code == 2 and "one variant: kinspect tune VARIANT --gpus N" in r.output
+
+
 def test_no_device_is_one_line(store):
     r = CliRunner().invoke(main, ["tune", POI, "--store", str(store)])
     assert r.exit_code == 2 and "no GPU here to tune" in r.output and len(r.output.strip().splitlines()) == 1
