@@ -536,3 +536,28 @@ def test_a_tune_on_two_gpus_compares_each_trial_with_the_original_on_its_own_gpu
     found = problems(json.loads(records.dumps(records.tune_json(Tuned(two.kernel, result=two, outcome=o2)))),
                      json.loads(CliRunner().invoke(main, ["schema", "tune"]).output))
     assert not found, found[:5]
+
+
+def test_a_tune_through_real_gpu_workers_without_a_gpu_fails_each_trial_with_the_reason(store):
+    """The fan-out's plumbing through real worker processes (kinspect.core.executor.LocalExecutor, two workers
+    pinned to GPUs 0 and 1 that this machine lacks): each trial job is resolved and run in a worker, whose
+    replay cannot be made here; every trial that ran says why, none is timed, nothing is made up."""
+    from kinspect.core.executor import LocalExecutor
+    from kinspect.tune import search
+    from kinspect.tune.outcome import outcome
+    from kinspect.tune.run import OnEveryGpu
+
+    pytest.importorskip("torch")
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("a GPU is here: the replay would run")
+    rec = Recorded(_h200_tunes()[4])
+    v = _variant(store.parent, RED)
+    with LocalExecutor(gpus=[0, 1]) as ex:
+        r = search.tune(v, runner=OnEveryGpu(v.path, ex), trials=2, compiler=rec.compile)
+    ran = [t for t in r.trials if t.ran]
+    assert ran and all(t.status == "failed" and t.why.startswith("run: ") for t in ran)
+    assert not [t for t in r.trials if t.status == "timed"]
+    assert {t.gpu.split(" ")[1] for t in ran} <= {"0", "1"} and all(t.gpu.startswith("GPU ") for t in ran)
+    assert outcome(r).winner is None
