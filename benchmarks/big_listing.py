@@ -21,8 +21,10 @@ ROOT = Path(__file__).parents[1]
 
 def real_text(dialect: str) -> str:
     if dialect == "x86":
+        from kinspect.files.sources import sections
+
         text = (ROOT / "tests/fixtures/cpu/triton-cpu-x86-avx512/dot_4x16_16x4_torch.float32.asm").read_text()
-        return text.split("//===--ASM", 1)[1].split("\n", 1)[1]
+        return sections(text)["ASM"]
     from kinspect import api
 
     v = api.dump("fused_mm_softmax", target="cuda:90", out_dir=tempfile.mkdtemp()).variant

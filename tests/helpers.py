@@ -206,15 +206,10 @@ H200 = Ceilings("NVIDIA H200", 4249.0, {"bfloat16": 685.0, "float16": 664.0, "fl
 
 
 def sections(path: Path) -> dict[str, str]:
-    """The `//===--NAME---` sections of a triton-cpu combined file."""
-    out, name = {}, None
-    for line in path.read_text().splitlines(keepends=True):
-        if line.startswith("//===--"):
-            name = line[len("//===--"):].split("-", 1)[0].strip()
-            out[name] = ""
-        elif name:
-            out[name] += line
-    return out
+    """The `//===--NAME---` sections of a triton-cpu combined file (kinspect.files.sources.sections)."""
+    from kinspect.files.sources import sections as split
+
+    return split(path.read_text())
 
 
 def riscv_object(ll: Path, out: Path) -> Path:

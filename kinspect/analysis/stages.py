@@ -9,6 +9,7 @@ from typing import Iterator
 from kinspect import backends, isa
 from kinspect.core.errors import KinspectError
 from kinspect.files import foreign
+from kinspect.files.sources import section_lines
 from kinspect.core.model import StageFile, Variant
 
 
@@ -49,18 +50,7 @@ def open_lines(v: Variant, s: StageFile) -> Iterator[Iterator[str]]:
     except foreign.Refused as e:
         raise KinspectError(f"cannot read stage {s.name}: {e}") from None
     with f:
-        yield _section(f, s.section) if s.section else iter(f)
-
-
-def _section(lines, name: str) -> Iterator[str]:
-    """Lines between `//===--<name>---` and the next `//===--` marker (triton-cpu test dumps)."""
-    inside = False
-    for line in lines:
-        if line.startswith("//===--"):
-            inside = line[len("//===--"):].split("-", 1)[0].strip() == name
-            continue
-        if inside:
-            yield line
+        yield section_lines(f, s.section) if s.section else iter(f)
 
 
 def backend_isa(v: Variant) -> str:

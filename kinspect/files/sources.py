@@ -540,7 +540,40 @@ def cpu_arch(isa_name: str) -> str:
 
     spec = isa.find(isa_name)
     return spec.arches[0] if spec is not None and spec.arches else isa_name
+
+
 COMBINED_MARK = "//===--"  # triton-cpu test dumps: "//===--LLVM IR---...", then "//===--ASM---..."
+
+
+def section_name(line: str) -> str | None:
+    """The section a marker line of a triton-cpu combined file opens (`LLVM IR`, `ASM`); None for other lines."""
+    return line[len(COMBINED_MARK):].split("-", 1)[0].strip() if line.startswith(COMBINED_MARK) else None
+
+
+def section_lines(lines, name: str):
+    """The lines of section `name` of a triton-cpu combined file, as they stream by (its marker line left out)."""
+    inside = False
+    for line in lines:
+        opened = section_name(line)
+        if opened is not None:
+            inside = opened == name
+            continue
+        if inside:
+            yield line
+
+
+def sections(text: str) -> dict[str, str]:
+    """Every section of a triton-cpu combined file, by name, each without its marker line."""
+    out: dict[str, list[str]] = {}
+    name = None
+    for line in text.splitlines(keepends=True):
+        opened = section_name(line)
+        if opened is not None:
+            name = opened
+            out[name] = []
+        elif name is not None:
+            out[name].append(line)
+    return {k: "".join(v) for k, v in out.items()}
 
 
 def _head(path: Path, n: int = 4000) -> list[str]:

@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from kinspect.cli import main
-from tests.helpers import ROOT, TESTS, tree_digest
+from tests.helpers import ROOT, sections, TESTS, tree_digest
 
 DATA = TESTS / "data"
 X86_DUMP = TESTS / "fixtures" / "cpu" / "triton-cpu-x86-avx512" / "dot_4x16_16x4_torch.float32.asm"
@@ -251,7 +251,7 @@ def test_a_100_mb_listing_is_shown_in_bounded_memory(tmp_path):
     """`show` streams a stage of any size: a 100 MB x86 listing (real triton-cpu assembly, repeated)
     costs the same memory as a small one. vec-report streams too (its parsers take line iterators;
     benchmarks/big_listing.py measures it at 100 MB, tests/render/test_vec_report.py at 20 MB)."""
-    asm = X86_DUMP.read_text().split("//===--ASM", 1)[1].split("\n", 1)[1]
+    asm = sections(X86_DUMP)["ASM"]
     small, big, mid = tmp_path / "small.s", tmp_path / "big.s", tmp_path / "mid.s"
     small.write_text(asm)
     for path, size in ((big, 100_000_000), (mid, 10_000_000)):

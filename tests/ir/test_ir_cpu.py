@@ -23,7 +23,7 @@ from kinspect.ir.records import Access, Function, Instruction, Kind, Resource, S
 from kinspect.isa import aarch64 as isa_aarch64
 from kinspect.isa import riscv as isa_riscv
 from kinspect.isa import x86 as isa_x86
-from tests.helpers import instructions, TESTS
+from tests.helpers import instructions, sections, TESTS
 
 CPU = TESTS / "fixtures" / "cpu"
 X86 = CPU / "triton-cpu-x86-avx512"
@@ -36,12 +36,12 @@ RV64 = "riscv64-unknown-linux-gnu"
 
 def asm_section(path: Path) -> str:
     """The `//===--ASM---` section of a triton-cpu fixture (its lines keep their numbers within it)."""
-    return path.read_text().split("//===--ASM", 1)[1].split("\n", 1)[1]
+    return sections(path)["ASM"]
 
 
 def llvm_section(path: Path) -> str:
     """The `//===--LLVM IR---` section without its target triple and data layout."""
-    ir = path.read_text().split("//===--ASM", 1)[0].split("\n", 1)[1]
+    ir = sections(path)["LLVM IR"]
     return re.sub(r"^target (triple|datalayout) = .*$", "", ir, flags=re.M)
 
 

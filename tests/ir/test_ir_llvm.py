@@ -10,7 +10,7 @@ from kinspect.core.errors import ParseError
 from kinspect.ir import llvm
 from kinspect.ir.records import Access, Function, Instruction, Kind, Space
 from kinspect.isa import llvm as table
-from tests.helpers import BLOCK, instructions, kernel_line, TESTS
+from tests.helpers import BLOCK, instructions, kernel_line, sections, TESTS
 
 CPU = TESTS / "fixtures" / "cpu"
 SHARED = CPU / "triton-shared-riscv-softmax"
@@ -18,9 +18,7 @@ SHARED = CPU / "triton-shared-riscv-softmax"
 
 def triton_cpu_ir(name: str) -> str:
     """The `//===--LLVM IR---` section of a triton-cpu fixture (the `//===--ASM---` one follows)."""
-    text = (CPU / name).read_text()
-    section = text.split("//===--LLVM IR")[1].split("//===--ASM")[0]
-    return section.split("\n", 1)[1]
+    return sections(CPU / name)["LLVM IR"]
 
 
 def llvmlite_opcodes(text: str) -> list[str]:

@@ -8,7 +8,7 @@ from pygments.token import Comment, Error, Keyword, Name
 
 from kinspect.render import lexers
 from kinspect.render.lexers import lexer_for
-from tests.helpers import TESTS
+from tests.helpers import TESTS, sections
 
 CPU = TESTS / "fixtures" / "cpu"
 BLOCK = dict(BLOCK_SIZE=64)     # the size the other real-output tests compile (one compile each)
@@ -33,9 +33,8 @@ def kinds_of(dialect: str, text: str, value: str) -> set:
 
 def triton_cpu_sections(path: Path) -> tuple[str, str]:
     """(LLVM IR, assembly) of a triton-cpu fixture."""
-    text = path.read_text()
-    ir, asm = text.split("//===--LLVM IR")[1].split("//===--ASM")
-    return ir.split("\n", 1)[1], asm.split("\n", 1)[1]
+    found = sections(path)
+    return found["LLVM IR"], found["ASM"]
 
 
 # --- real stages: every character is lexed --------------------------------------------------------
