@@ -33,6 +33,7 @@ import gzip
 import json
 import re
 import shutil
+import sys
 import tempfile
 import textwrap
 from collections import Counter
@@ -86,14 +87,39 @@ class Entry:
         return d
 
     @classmethod
-    def from_json(cls, d: dict, root: Path) -> "Entry":
+    def from_json(cls, d: dict, root: Path, shared: "Shared | None" = None) -> "Entry":
+        """An entry as the index keeps it; `shared` gives the entries of one trace one copy of what they
+        repeat (metadata strings, argument lists)."""
         times, source = d.get("times"), d.get("source")
+        shared = shared or Shared()
         return cls(folder=str(root / d["folder"]), kernel=d["kernel"], files=dict(d["files"]),
-                   metadata=dict(d["metadata"]), source=SourceRef(**source) if source else None,
+                   metadata=_jsonable(d["metadata"]), source=SourceRef(**source) if source else None,
                    times=CompileTimes(times["ir_initialization_us"], tuple(tuple(x) for x in times["stages"]),
                                       times["store_results_us"], times.get("startup_us", 0)) if times else None,
-                   launches=launches_from_json(d.get("launches")), notes=tuple(d["notes"]), event=int(d["event"]),
+                   launches=shared.launches(launches_from_json(d.get("launches"))), notes=tuple(d["notes"]),
+                   event=int(d["event"]),
                    file=str(d.get("file", "")))
+
+
+class Shared:
+    """One object for each distinct argument list met in a trace's launches (a program launches its kernels
+    with the same few again and again): its variants hold what is distinct, not a copy per launch event.
+    (Metadata strings are interned by _jsonable.)"""
+
+    def __init__(self):
+        self.seen: dict[tuple, tuple] = {}
+
+    def args(self, args: tuple) -> tuple:
+        key = tuple((a, type(a.value)) for a in args)      # 1 and 1.0 (and True) stay apart
+        return self.seen.setdefault(key, args)
+
+    def launches(self, launches: Launches | None) -> Launches | None:
+        if launches is None:
+            return None
+        import dataclasses
+
+        return dataclasses.replace(launches, signatures=tuple(dataclasses.replace(s, args=self.args(s.args))
+                                                              for s in launches.signatures))
 
 
 # -- what is a trace -------------------------------------------------------------------------------
@@ -157,7 +183,8 @@ def read(path: Path) -> tuple[list[Entry], list[str]]:
     if index.is_file():
         try:
             data = json.loads(index.read_text())
-            return [Entry.from_json(d, root) for d in data["entries"]], list(data["warnings"])
+            shared = Shared()
+            return [Entry.from_json(d, root, shared) for d in data["entries"]], list(data["warnings"])
         except (OSError, ValueError, KeyError, TypeError):
             pass                      # a damaged cache entry: read the trace again
     tmp = _fresh_folder(root)
@@ -188,7 +215,7 @@ def _write_index(index: Path, reading: "_Reading", root: Path) -> list[Entry]:
         for n, e in enumerate(reading.entries()):
             d = json.loads(json.dumps(e.to_json(), default=str))
             f.write((", " if n else "") + json.dumps(d))
-            out.append(Entry.from_json(d, root))
+            out.append(Entry.from_json(d, root, reading.shared))
         f.write('], "warnings": ' + json.dumps(reading.warnings, default=str) + "}")
     return out
 
@@ -279,6 +306,7 @@ class _Reading:
         self.pending: list[tuple[str, tuple, tuple, int]] = []   # launches met before their compilation
         self.warnings: list[str] = []
         self.made = 0
+        self.shared = Shared()
 
     def file(self, path: Path) -> None:
         bad = 0
@@ -294,7 +322,7 @@ class _Reading:
             if kind == "compilation":
                 self.compilation(event, n, path)
             elif kind == "launch" and (launch := _launch(event)) is not None:
-                launch = (*launch, rank)
+                launch = (launch[0], launch[1], self.shared.args(launch[2]), launch[3], rank)
                 found = self.by_hash.get(launch[0])
                 if found is not None:
                     found.launch(*launch[1:])
@@ -503,14 +531,18 @@ def _kernel_of(content: dict) -> str | None:
 
 
 def _jsonable(value, depth: int = 0):
+    """A plain JSON copy of the event's metadata; its short strings interned, as every variant's metadata
+    repeats the same keys and most of the same values (a trace of 20,000 compiles holds one copy of each)."""
     if depth > 20:
         return None
-    if value is None or isinstance(value, (bool, int, float, str)):
+    if isinstance(value, str):
+        return sys.intern(value) if len(value) <= 256 else value
+    if value is None or isinstance(value, (bool, int, float)):
         return value
     if isinstance(value, (list, tuple)):
         return [_jsonable(x, depth + 1) for x in value]
     if isinstance(value, dict):
-        return {str(k): _jsonable(x, depth + 1) for k, x in value.items()}
+        return {sys.intern(str(k)) if len(str(k)) <= 256 else str(k): _jsonable(x, depth + 1) for k, x in value.items()}
     return str(value)
 
 
