@@ -64,12 +64,11 @@ def tune(v: Variant, *, runner, trials: int | None = DEFAULT_TRIALS, budget_s: f
     check() and time() whose candidates run in turn), at most `trials` kinspect candidates run
     and/or `budget_s` seconds. `compiler(jobs)` compiles sweep Jobs (default: kinspect.diff.sweep.run)."""
     from kinspect.tune import inductor
+    from kinspect.tune.run import OneByOne
 
     t0 = time.perf_counter()
     s = setup(v)
     say = progress or (lambda line: None)
-    from kinspect.tune.run import OneByOne
-
     device_runner = runner if hasattr(runner, "run_all") else OneByOne(runner)
     compiler = compiler or (lambda jobs: _sweep(jobs, workers))
     out_dir = _tune_dir(Path(v.path).parent.parent)
