@@ -322,3 +322,30 @@ def test_a_stage_in_a_format_kinspect_does_not_know_is_no_evidence(made, tmp_pat
     lone.write_text("\n".join(listing) + "\n")
     r = run("vec-report", lone)
     assert r.exit_code == 2 and r.output.count("\n") == 1 and "unreadable as sass" in r.output
+
+
+def test_launches_with_the_same_arguments_share_one_copy_fresh_or_from_the_index(made, tmp_path, monkeypatch):
+    """Every launch event parses into new objects; the variants keep one argument list per distinct one
+    (a 1 GB trace of a program's launches would otherwise hold a copy per event), and equal-looking
+    values of other types (1 and 1.0) stay apart."""
+    import json
+
+    from kinspect.files import traces
+
+    monkeypatch.setenv("KINSPECT_CACHE_DIR", str(tmp_path / "cache"))
+    compile_, launch = next((made / "trace-none").iterdir()).read_text().splitlines()[:2]
+    event = json.loads(launch)
+    lines = [compile_]
+    for grid in (1, 2, 3):
+        event["grid"] = [grid]
+        lines.append(json.dumps(event))
+    trace = tmp_path / "t.ndjson"
+    trace.write_text("\n".join(lines) + "\n")
+    for _ in ("fresh", "from the index"):
+        [entry], _ = traces.read(trace)
+        sigs = entry.launches.signatures
+        assert len(sigs) == 3 and sigs[0].args == sigs[1].args
+        assert sigs[0].args is sigs[1].args is sigs[2].args
+    shared = traces.Shared()
+    one, other = (traces.ArgSpec("x", "float", value=1),), (traces.ArgSpec("x", "float", value=1.0),)
+    assert shared.args(one) is one and shared.args(other) is other and shared.args((traces.ArgSpec("x", "float", value=1),)) is one
