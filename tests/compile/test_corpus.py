@@ -21,10 +21,11 @@ BY_ID = {e["id"]: e for e in CORPUS}
 
 @pytest.fixture(scope="session")
 def corpus(tmp_path_factory):
-    """{(id, command, target or "all"): click Result}, and each entry's store folder."""
+    """{(id, command, target or "all"): click Result}, each entry's store folder, and the folder of the variant
+    dump stored per (id, target) (the diff after it adds other configs of an autotuned kernel to the store)."""
     from kinspect.files.store import read_records
 
-    results, stores = {}, {}
+    results, stores, dumped = {}, {}, {}
     for e in CORPUS:
         out = stores[e["id"]] = tmp_path_factory.mktemp(f"corpus-{e['id']}")
         flags = e.get("flags", [])
@@ -33,22 +34,25 @@ def corpus(tmp_path_factory):
             # vec-report reads the variant dump stored (it compiles as dump does: one compile, not two), or
             # compiles where dump stored none (a target Triton refuses: the same one line again)
             done = [v.path for v in read_records(out) if str(v.target) == t]
+            if done:
+                dumped[e["id"], t] = done[0]
             results[e["id"], "vec-report", t] = (run("vec-report", done[0], "--json") if done else
                                                  run("vec-report", kernel_path(e), "-t", t, "--store", out, "--json",
                                                      *flags))
+        # into dump's store: the same requests are taken from it as they are (a sweep reuses them), so the
+        # fixture compiles each kernel and target once (compiling again into a fresh store was 585 s of CI)
         results[e["id"], "diff", "all"] = run("diff", kernel_path(e), "-t", ",".join(TARGETS), "-j", "1", "--json",
-                                              "--no-bench", "--store", tmp_path_factory.mktemp(f"diff-{e['id']}"), *flags)
-    return results, stores
+                                              "--no-bench", "--store", out, *flags)
+    return results, stores, dumped
 
 
 def stored(corpus, entry_id: str, target: str):
     """The variant dump stored for an entry and target (kinspect.core.model.Variant)."""
-    from kinspect.files.store import read_records
+    from kinspect.files.store import read_record
 
-    results, stores = corpus
-    found = [v for v in read_records(stores[entry_id]) if str(v.target) == target]
-    assert found, f"{entry_id}: nothing stored for {target}"
-    return found[0]
+    dumped = corpus[2]
+    assert (entry_id, target) in dumped, f"{entry_id}: nothing stored for {target}"
+    return read_record(Path(dumped[entry_id, target]))
 
 
 def stage(v, name: str) -> str:
@@ -63,7 +67,7 @@ def report(corpus, entry_id: str, target: str) -> dict:
 
 @pytest.mark.parametrize("entry", CORPUS, ids=lambda e: e["id"])
 def test_dump_and_vec_report_succeed_or_say_what_triton_refuses(corpus, entry):
-    results, stores = corpus
+    results, stores, _ = corpus
     for t in TARGETS:
         refused = entry.get("refused", {}).get(t)
         for command in ("dump", "vec-report"):
