@@ -40,6 +40,14 @@ for block in (32, 64, 128, 256, 512, 1024, 2048, 4096):     # enough compiles le
 '''
 
 
+def _terminal_sigint() -> None:
+    """A child's Ctrl-C as a terminal's program has it: the default action. A process that ignores SIGINT
+    passes that on through exec, and Python keeps an ignored SIGINT ignored (a test process may have it
+    ignored: the pytest-xdist worker that ran these tests in the full suite did, and none of them could
+    interrupt)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _tagged(tag: str) -> list[int]:
     """Processes whose environment carries `tag` (this test's kinspect and what it started)."""
     found = []
@@ -68,6 +76,7 @@ def test_ctrl_c_during_the_compile_step_keeps_what_was_done(tmp_path, to):
     env = {**os.environ, tag.split("=")[0]: tag.split("=")[1]}
     proc = subprocess.Popen([str(KINSPECT), "capture", "--interpret", "-t", "cuda:90", "--store", str(store), "--",
                              sys.executable, "prog.py"], cwd=tmp_path, env=env, start_new_session=True,
+                            preexec_fn=_terminal_sigint,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     deadline = time.monotonic() + 240
     # three records with two workers: a worker finished a first variant and took another
@@ -117,7 +126,7 @@ def test_ctrl_c_while_the_program_runs_is_the_programs(tmp_path):
         "except KeyboardInterrupt:\n    time.sleep(1.5)\n    print('cleaned up', flush=True)\n    sys.exit(3)\n")
     proc = subprocess.Popen([str(KINSPECT), "capture", "--store", str(tmp_path / "s"), "--", sys.executable, "prog.py"],
                             cwd=tmp_path, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True)
+                            text=True, preexec_fn=_terminal_sigint)
     deadline = time.monotonic() + 120
     while not (tmp_path / "started").exists():
         assert time.monotonic() < deadline and proc.poll() is None
