@@ -77,8 +77,8 @@ def main() -> int:
             found = search.tune(v, runner=OnEveryGpu(folder, ex), trials=a.trials, compare=False,
                                 progress=lines.append)
             wall[label].append(time.perf_counter() - t0)
-            split = next((m for line in lines if (m := re.search(r"on the device \(JIT, check, timing\) (\d+(?:\.\d+)?) s",
-                                                                 line))), None)
+            device_re = r"on the device \(JIT, check, timing\) (\d+(?:\.\d+)?) s"
+            split = next((m for line in lines if (m := re.search(device_re, line))), None)
             device[label].append(float(split.group(1)) if split else float("nan"))
             o = outcome(found)
             win = o.winner.candidate.label() if o.winner else "-"

@@ -98,8 +98,8 @@ def vec_report_view(items, *, retarget=(), top: int = 3, every: bool = False, na
     """vec-report's decision: several kernels (a captured program) give the program view (`top`, `every`,
     `names`, `counters` as in `program`) and, with `tune` N, the tunes of the N kernels with the most
     headroom (`trials`, `budget_s` per kernel); the tunes and the counters run on every visible GPU, the
-    first `gpus` (kinspect.core.executor.fan_out), the tunes on a `cluster`'s; `rank` N keeps what rank N of a distributed program launched
-    (one_rank); `device` as in `program`; one kernel gives a report per variant (with `retarget`,
+    first `gpus` (kinspect.core.executor.fan_out), the tunes on a `cluster`'s; `rank` N keeps what rank N
+    of a distributed program launched (one_rank); `device` as in `program`; one kernel gives a report per variant (with `retarget`,
     each variant's LLVM IR compiled for those CPUs is reported after it). Options that apply to the
     other case are a UsageError."""
     if retarget:
