@@ -29,7 +29,9 @@ def diff(items, *, bench: bool = True, **kwargs) -> DiffResult:
     compiled for the active GPU are timed on it (runtime, GB/s, % of copy bandwidth): shipped
     kernels at `size`, kernels from the user's file with their example arguments, and an autotuned
     kernel's configs beside what Triton's own autotuner picks."""
-    from kinspect.core.executor import fan_out
+    import contextlib
+
+    from kinspect.core.executor import fanned_out
     from kinspect.diff.compare import compare
 
     cluster, gpus = kwargs.pop("cluster", None), kwargs.pop("gpus", None)
@@ -41,14 +43,11 @@ def diff(items, *, bench: bool = True, **kwargs) -> DiffResult:
         kwargs["timer"] = device_timer(kwargs.get("size"), own=own)
         kwargs.setdefault("picker", functools.partial(autotuner_pick, own=own) if kwargs["timer"] is not None
                           else None)
-    if cluster or (kwargs.get("timer") is not None and gpus != 1):
-        kwargs["ex"] = fan_out(cluster, gpus)
-    try:
+    fanning = cluster or (kwargs.get("timer") is not None and gpus != 1)
+    with fanned_out(cluster, gpus) if fanning else contextlib.nullcontext() as ex:
+        if ex is not None:
+            kwargs["ex"] = ex
         return compare(list(items), **kwargs)
-    finally:
-        close = getattr(kwargs.get("ex"), "close", None)
-        if close is not None:
-            close()
 
 
 def _absolute(item: str, absolute) -> str:

@@ -46,12 +46,7 @@ def tune(name: str, *, out_dir: str | Path = DEFAULT_OUT, trials: int | None = N
     spec = from_variant(v)
     if trials is None and budget_s is None:
         trials = search.DEFAULT_TRIALS
-    own = ex is None and runner_for is None and (cluster or gpus != 1)
-    if own:
-        from kinspect.core.executor import fan_out
-
-        ex = fan_out(cluster, gpus)
-    try:
+    with _fanned(ex, runner_for, cluster, gpus) as ex:
         if runner_for is not None:
             runner = runner_for(spec)
         elif ex is not None and (ex.name != "local" or len(ex.gpus) > 1):
@@ -60,11 +55,20 @@ def tune(name: str, *, out_dir: str | Path = DEFAULT_OUT, trials: int | None = N
             runner = run.Replayer(spec)
         found = search.tune(v, runner=runner, trials=trials, budget_s=budget_s, compare=compare,
                             progress=progress, workers=jobs)
-    finally:
-        if own and getattr(ex, "close", None):
-            ex.close()
     result.write(folder, found)
     return _meaning(found, v)
+
+
+def _fanned(ex, runner_for, cluster: str | None, gpus: int | None):
+    """The executor a tune runs its candidates through: `ex` as given; none where a runner is given; else
+    the one --cluster/--gpus make, for this tune (kinspect.core.executor.fanned_out)."""
+    import contextlib
+
+    from kinspect.core.executor import fanned_out
+
+    if ex is not None or runner_for is not None or not (cluster or gpus != 1):
+        return contextlib.nullcontext(ex)
+    return fanned_out(cluster, gpus)
 
 
 def _names_kernel(name: str) -> bool:
@@ -109,28 +113,21 @@ def tune_program(found: ProgramView, n: int, **kwargs) -> list:
     if line:
         raise UsageError(line)
     cluster, gpus = kwargs.pop("cluster", None), kwargs.pop("gpus", None)
-    if kwargs.get("runner_for") is None and kwargs.get("ex") is None and (cluster or gpus != 1):
-        from kinspect.core.executor import fan_out
-
-        kwargs["ex"] = ex = fan_out(cluster, gpus)     # one executor, its GPU workers kept, for every kernel
-        try:
-            return tune_program(found, n, **kwargs)
-        finally:
-            if getattr(ex, "close", None):
-                ex.close()
-    out = []
     if kwargs.get("progress"):
         kwargs["progress"](f"tune: the {len(chosen)} kernel(s) with the most headroom, in this order: "
                            f"{', '.join(chosen)}")
-    for kernel in chosen:
-        v = found.busiest.get(kernel)
-        if v is None or not v.path:
-            out.append(Tuned(kernel, error="no variant of it was launched with its arguments recorded"))
-            continue
-        try:
-            out.append(tune(v.path, **kwargs))
-        except KinspectError as e:
-            out.append(Tuned(kernel, error=str(e)))
-            if kwargs.get("progress"):
-                kwargs["progress"](f"not tuned {kernel}: {e}")
+    out = []
+    # one executor for every kernel: its GPU workers are started once
+    with _fanned(kwargs.pop("ex", None), kwargs.get("runner_for"), cluster, gpus) as ex:
+        for kernel in chosen:
+            v = found.busiest.get(kernel)
+            if v is None or not v.path:
+                out.append(Tuned(kernel, error="no variant of it was launched with its arguments recorded"))
+                continue
+            try:
+                out.append(tune(v.path, ex=ex, **kwargs))
+            except KinspectError as e:
+                out.append(Tuned(kernel, error=str(e)))
+                if kwargs.get("progress"):
+                    kwargs["progress"](f"not tuned {kernel}: {e}")
     return out

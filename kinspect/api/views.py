@@ -3,13 +3,14 @@ several kernels (with its counters and tunes); the JSON Schema of every command'
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kinspect.analysis.derived import llir_stage, retargeted
 from kinspect.api.tuning import tune_program, tuned
-from kinspect.core.executor import fan_out
+from kinspect.core.executor import fanned_out
 from kinspect.compile.dump import dump
 from kinspect.core.errors import KinspectError, UsageError
 from kinspect.core.model import Variant
@@ -99,9 +100,9 @@ def vec_report_view(items, *, retarget=(), top: int = 3, every: bool = False, na
     `names`, `counters` as in `program`) and, with `tune` N, the tunes of the N kernels with the most
     headroom (`trials`, `budget_s` per kernel); the tunes and the counters run on every visible GPU, the
     first `gpus` (kinspect.core.executor.fan_out), the tunes on a `cluster`'s; `rank` N keeps what rank N
-    of a distributed program launched (one_rank); `device` as in `program`; one kernel gives a report per variant (with `retarget`,
-    each variant's LLVM IR compiled for those CPUs is reported after it). Options that apply to the
-    other case are a UsageError."""
+    of a distributed program launched (one_rank); `device` as in `program`; one kernel gives a report per
+    variant (with `retarget`, each variant's LLVM IR compiled for those CPUs is reported after it). Options
+    that apply to the other case are a UsageError."""
     if retarget:
         for what, given in (("--tune", tune or trials or budget_s), ("--counters", counters),
                             ("--gpus/--cluster", cluster or gpus),
@@ -124,16 +125,13 @@ def vec_report_view(items, *, retarget=(), top: int = 3, every: bool = False, na
         if cluster and counters:
             raise UsageError("--counters replays under ncu on this host's GPUs, which read the store here: leave "
                              "--cluster to --tune (run --counters without it)")
-        ex = fan_out(None, gpus) if counters and gpus != 1 else None
-        try:
+        # the counters' GPU workers serve the tunes too (--cluster goes with --tune alone)
+        with fanned_out(None, gpus) if counters and gpus != 1 else contextlib.nullcontext() as ex:
             found = program(variants, top=top, every=every, names=names, where=where, jobs=jobs, counters=counters,
                             device=device, ex=ex)
             tunes = tune_program(found, tune, out_dir=kwargs.get("out_dir", DEFAULT_OUT), jobs=jobs, trials=trials,
                                  budget_s=budget_s, progress=progress, cluster=cluster, gpus=gpus,
-                                 **({"ex": ex} if ex is not None and not cluster else {})) if tune else None
-        finally:
-            if ex is not None:
-                ex.close()
+                                 ex=ex) if tune else None
         return VecReport(program=found, tunes=None if tunes is None else tuple(tunes))
     if (cluster or gpus) and not (tune or trials or budget_s):
         raise UsageError("--gpus and --cluster apply to --tune and --counters of a captured program (a store of "

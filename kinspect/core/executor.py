@@ -15,6 +15,7 @@ what has not finished and keeps what has.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import queue
@@ -284,3 +285,15 @@ def fan_out(cluster: str | None = None, gpus: int | None = None):
         return executor(cluster, None if cluster else visible_gpus()[:gpus] if gpus else None)
     except ValueError as e:
         raise UsageError(str(e)) from None
+
+
+@contextlib.contextmanager
+def fanned_out(cluster: str | None = None, gpus: int | None = None):
+    """fan_out's executor for one command, closed (its GPU workers stopped) when the command ends."""
+    ex = fan_out(cluster, gpus)
+    try:
+        yield ex
+    finally:
+        close = getattr(ex, "close", None)
+        if close is not None:
+            close()

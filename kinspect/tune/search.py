@@ -78,11 +78,14 @@ def tune(v: Variant, *, runner, trials: int | None = DEFAULT_TRIALS, budget_s: f
     notes = list(knobs.notes)
     spent = {"compile": 0.0, "device": 0.0}
 
+    def kinspect_ran() -> int:
+        """kinspect's candidates that ran on the device so far (what --trials counts)."""
+        return sum(1 for t in trials_out if t.candidate.origin == "kinspect" and t.ran)
+
     def left(widening: bool = True) -> bool:
         """Trials left, and (widening: the budget bounds the widening steps, never the findings' first
         candidates) time left."""
-        ran = sum(1 for t in trials_out if t.candidate.origin == "kinspect" and t.ran)
-        return (trials is None or ran < trials) and \
+        return (trials is None or kinspect_ran() < trials) and \
             (not widening or budget_s is None or time.perf_counter() - t0 < budget_s)
 
     def measure(batch: list[Candidate], widening: bool = True) -> None:
@@ -95,11 +98,10 @@ def tune(v: Variant, *, runner, trials: int | None = DEFAULT_TRIALS, budget_s: f
         t1 = time.perf_counter()
         compiled = _compile(s, fresh, compiler, out_dir) if fresh else {}
         spent["compile"] += time.perf_counter() - t1
-        planned: list[tuple[Candidate, Trial | None]] = []      # (candidate, its trial before the device; None: a repeat)
+        planned: list[tuple[Candidate, Trial | None]] = []    # (candidate, its trial before the device; None: a repeat)
         runs: list[int] = []                                    # the planned entries that go to the device
         planned_keys: dict[tuple, int] = {}
-        room = None if trials is None else trials - sum(1 for t in trials_out if t.candidate.origin == "kinspect"
-                                                        and t.ran)
+        room = None if trials is None else trials - kinspect_ran()
         for c in batch:
             if c.key() in done or c.key() in planned_keys:
                 planned.append((c, None))
@@ -175,7 +177,7 @@ def tune(v: Variant, *, runner, trials: int | None = DEFAULT_TRIALS, budget_s: f
         if not more:
             break
         if trials is not None:      # compile no more than can still run
-            more = more[:trials - sum(1 for t in trials_out if t.candidate.origin == "kinspect" and t.ran)]
+            more = more[:trials - kinspect_ran()]
         measure(more)
         new = _best(trials_out)
         original = next((t for t in trials_out if t.candidate.origin == "original"), None)
@@ -273,7 +275,8 @@ def _before_device(s: Setup, c: Candidate, outcome, original: Trial | None) -> t
     if outcome is None or outcome.error:
         return replace(base, status="failed", why=f"compile: {outcome.error if outcome else 'not compiled'}"), False
     why = (knobs.valid(c) if c.origin == "kinspect" else "") or \
-        prune(base.code, original.code if original else TrialCode.of(s.original_code), spills_too=c.origin == "kinspect")
+        prune(base.code, original.code if original else TrialCode.of(s.original_code),
+              spills_too=c.origin == "kinspect")
     return (replace(base, status="pruned", why=why), False) if why else (base, True)
 
 

@@ -34,7 +34,8 @@ def test_a_tune_runs_on_every_gpu_with_the_original_timed_on_each(tmp_path):
     if n < 2:
         pytest.skip("one GPU: the tune stays on it")
     store = tmp_path / "s"
-    r = CliRunner().invoke(main, ["tune", "add", "--size", "16777216", "--trials", "6", "--json", "--store", str(store)])
+    r = CliRunner().invoke(main, ["tune", "add", "--size", "16777216", "--trials", "6", "--json",
+                                  "--store", str(store)])
     assert r.exit_code == 0, r.output
     t = json.loads(r.stdout)
     timed = [x for x in t["trials"] if x["status"] == "timed"]
