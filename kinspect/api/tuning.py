@@ -125,7 +125,7 @@ def tune_program(found: ProgramView, n: int, **kwargs) -> list:
                 out.append(Tuned(kernel, error="no variant of it was launched with its arguments recorded"))
                 continue
             try:
-                out.append(tune(v.path, ex=ex, **kwargs))
+                out.append(tune(v.path, ex=ex, cluster=cluster, gpus=gpus, **kwargs))
             except KinspectError as e:
                 out.append(Tuned(kernel, error=str(e)))
                 if kwargs.get("progress"):
