@@ -1,13 +1,15 @@
 """A sweep's timing on one GPU against every GPU of the host, alternating (issue 42).
 
-    python benchmarks/sweep_gpus.py [--kernel softmax] [--rounds 3] [--size 8192x8192]
+    python benchmarks/sweep_gpus.py [--kernel softmax] [--rounds 3] [--size 8192x8192] [--ray]
 
 Compiles a sweep of 48 variants of a shipped kernel once (kinspect's store in a temporary folder), then
 times every variant through the local executor (kinspect.core.executor: one worker process per GPU,
 pinned), on GPU 0 alone and on all visible GPUs, the two alternating for --rounds rounds. Prints the
 wall time of each, median and p20-p80, the scaling per GPU added (one GPU's time over N GPUs' time,
 divided by N: 1.0 is perfect, the goal is >= 0.8), and whether both found the same winner (the variant
-with the lowest ratio to the baseline on its own GPU). On a host with one GPU it says so and exits 0.
+with the lowest ratio to the baseline on its own GPU). --ray adds a third column: the same timings on a
+local Ray started for the run (a head with this one node), one actor per GPU. On a host with one GPU it
+says so and exits 0.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ def main() -> int:
     ap.add_argument("--num-stages", default="1,2")           # 6 x 4 x 2 = 48 variants
     ap.add_argument("--size", default="8192x8192")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--ray", action="store_true", help="also time on a local Ray (the ray extra)")
     a = ap.parse_args()
 
     from kinspect.core.executor import LocalExecutor, visible_gpus
@@ -51,17 +54,23 @@ def main() -> int:
                       text=False)
     paths = [r.variant.path for r in result.rows]
     print(f"{len(paths)} variants of {a.kernel} compiled in {time.perf_counter() - t0:.1f} s into {store}; GPUs {gpus}")
-    one, every = LocalExecutor(gpus=gpus[:1]), LocalExecutor(gpus=gpus)
+    many = f"{len(gpus)} GPUs"
+    executors = {"1 GPU": LocalExecutor(gpus=gpus[:1]), many: LocalExecutor(gpus=gpus)}
+    if a.ray:
+        import os
+
+        from kinspect.core.executor import RayExecutor
+
+        executors[f"{many} ray"] = RayExecutor(num_cpus=os.cpu_count())
     t0 = time.perf_counter()
-    one.warm()
-    every.warm()          # each GPU's worker started once (torch imported): the rounds time the work
+    for ex in executors.values():
+        ex.warm()          # each GPU's worker started once (torch imported): the rounds time the work
     print(f"workers started in {time.perf_counter() - t0:.1f} s (not in the rounds below)")
-    walls: dict[str, list[float]] = {"1 GPU": [], f"{len(gpus)} GPUs": []}
+    walls: dict[str, list[float]] = {k: [] for k in executors}
     winners: dict[str, set] = {k: set() for k in walls}
     for r in range(a.rounds):
-        order = [("1 GPU", one), (f"{len(gpus)} GPUs", every)]
-        if r % 2:
-            order.reverse()
+        order = list(executors.items())
+        order = order[r % len(order):] + order[:r % len(order)]
         for label, ex in order:
             t0 = time.perf_counter()
             timed = time_all(paths, a.size, ex)
@@ -80,11 +89,14 @@ def main() -> int:
     print(f"\n{'timing':>10} {'median s':>9} {'p20-p80':>15}")
     for label, xs in walls.items():
         print(f"{label:>10} {statistics.median(xs):9.2f} {q(xs, 0.2):7.2f}-{q(xs, 0.8):<7.2f}")
-    t1, tn = statistics.median(walls["1 GPU"]), statistics.median(walls[f"{len(gpus)} GPUs"])
-    print(f"speedup {t1 / tn:.2f}x on {len(gpus)} GPUs: {t1 / tn / len(gpus):.2f} per GPU (goal >= 0.8); same "
-          f"winner: {winners['1 GPU'] == winners[f'{len(gpus)} GPUs']} ({winners})")
-    one.close()
-    every.close()
+    t1 = statistics.median(walls["1 GPU"])
+    for label in list(walls)[1:]:
+        tn = statistics.median(walls[label])
+        print(f"{label}: speedup {t1 / tn:.2f}x on {len(gpus)} GPUs: {t1 / tn / len(gpus):.2f} per GPU (goal >= 0.8); "
+              f"same winner as 1 GPU: {winners['1 GPU'] == winners[label]}")
+    print(f"winners (row numbers from 0): {winners}")
+    for ex in executors.values():
+        ex.close()
     return 0
 
 

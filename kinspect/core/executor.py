@@ -11,6 +11,12 @@ pinned with CUDA_VISIBLE_DEVICES / HIP_VISIBLE_DEVICES before it imports torch; 
 ask for one GPU each (Ray does placement, transfer and retries: a lost worker's task runs again
 elsewhere). `pin` sends an item to one GPU (a baseline timed on each GPU a sweep uses). Ctrl-C cancels
 what has not finished and keeps what has.
+
+On Ray, GPU jobs go to one actor per GPU of the cluster, kept while the executor is: a task that asks for
+a GPU gets a fresh process by default (Ray does not reuse a GPU task's worker, ray-project/ray#29624),
+which would import torch for every timing; an actor holds its GPU, pinned by Ray, for its life, so
+what a worker caches (a tune's replayer, a baseline's time) stays valid, and `pin` means the same as
+here. A lost actor is restarted and its job retried (max_restarts, max_task_retries).
 """
 
 from __future__ import annotations
@@ -37,6 +43,11 @@ class Gpu:
 
     def describe(self) -> str:
         return f"GPU {self.index}" + (f" ({self.name})" if self.name else "") + (f" on {self.host}" if self.host else "")
+
+    @property
+    def key(self) -> tuple:
+        """One GPU across hosts: its UUID where known, else host and index."""
+        return (self.uuid,) if self.uuid else (self.host, self.index)
 
 
 @dataclass(frozen=True)
@@ -217,11 +228,11 @@ def _over_gpus(fn, items, gpus, pin, progress, pools=None) -> list[Result]:
 
 class RayExecutor:
     """A Ray cluster: the one RAY_ADDRESS names, the one `address` names (ray://HOST:PORT), else a local
-    Ray started for the run. CPU jobs ask for one CPU, GPU jobs for one GPU."""
+    Ray started for the run. CPU jobs are tasks of one CPU; GPU jobs go to one actor per GPU."""
 
     name = "ray"
 
-    def __init__(self, address: str | None = None, num_cpus: int | None = None):
+    def __init__(self, address: str | None = None, num_cpus: int | None = None, num_gpus: int | None = None):
         from kinspect.core.optional import need
 
         self.ray = need("ray", "--cluster ray")
@@ -230,14 +241,42 @@ class RayExecutor:
                                                            if os.environ.get("RAY_ADDRESS") else {})
             if not kwargs and num_cpus:
                 kwargs["num_cpus"] = num_cpus
+            if not kwargs.get("address") and num_gpus is not None:
+                kwargs["num_gpus"] = num_gpus
             self.ray.init(ignore_reinit_error=True, log_to_driver=False, include_dashboard=False, **kwargs)
         self.gpus = list(range(int(self.ray.cluster_resources().get("GPU", 0))))
+        self._actors: list | None = None
+
+    def warm(self) -> None:
+        """Start every GPU's actor now (each imports torch when it first runs a job)."""
+        self.map("kinspect.core.executor:probe", [()] * len(self.gpus), gpu=True,
+                 pin={i: g for i, g in enumerate(self.gpus)})
+
+    def close(self) -> None:
+        for a in self._actors or []:
+            with contextlib.suppress(Exception):
+                self.ray.kill(a)
+        self._actors = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
 
     def map(self, fn: str, items: list[tuple], *, gpu: bool = False, pin: dict[int, int] | None = None,
             progress: Callable[[int, int], None] | None = None) -> list[Result]:
+        if not items:
+            return []
+        if gpu:
+            return self._on_gpus(fn, items, pin or {}, progress)
         ray = self.ray
-        task = ray.remote(_ray_job).options(num_gpus=1 if gpu else 0, num_cpus=1, max_retries=2)
+        task = ray.remote(_ray_job).options(num_cpus=1, max_retries=2)
         refs = [task.remote(fn, tuple(a)) for a in items]
+        return self._gather(refs, progress)
+
+    def _gather(self, refs: list, progress) -> list[Result]:
+        ray = self.ray
         out: list[Result | None] = [None] * len(refs)
         index = {r: i for i, r in enumerate(refs)}
         pending = list(refs)
@@ -245,10 +284,7 @@ class RayExecutor:
             while pending:
                 ready, pending = ray.wait(pending, num_returns=1)
                 for r in ready:
-                    try:
-                        out[index[r]] = Result(*ray.get(r))
-                    except Exception as e:
-                        out[index[r]] = Result(None, f"{type(e).__name__}: {e}")
+                    out[index[r]] = self._result(r)
                 if progress:
                     progress(len(refs) - len(pending), len(refs))
         except KeyboardInterrupt:
@@ -257,11 +293,84 @@ class RayExecutor:
             raise
         return [r if r is not None else Result(None, "not run") for r in out]
 
+    def _result(self, ref) -> Result:
+        try:
+            return Result(*self.ray.get(ref))
+        except Exception as e:
+            return Result(None, f"{type(e).__name__}: {e}")
+
+    def _on_gpus(self, fn, items, pin, progress) -> list[Result]:
+        """Each GPU's actor takes the next item when it is free; pinned items wait for their GPU."""
+        ray = self.ray
+        if not self.gpus:
+            raise RuntimeError("no GPU in the Ray cluster to time on")
+        if self._actors is None:
+            actor = ray.remote(_GpuWorker).options(num_gpus=1, num_cpus=0, max_restarts=2, max_task_retries=2)
+            self._actors = [actor.remote() for _ in self.gpus]
+        slot = {g: k for k, g in enumerate(self.gpus)}
+        own: list[list[int]] = [[] for _ in self._actors]
+        shared: list[int] = []
+        for i in range(len(items)):
+            (own[slot[pin[i]]] if pin.get(i) in slot else shared).append(i)
+        for q in own:
+            q.reverse()
+        shared.reverse()
+        out: list[Result | None] = [None] * len(items)
+        running: dict = {}                 # ref -> (item, actor slot)
+        idle = list(range(len(self._actors)))
+        lost: set[int] = set()
+        done = 0
+        try:
+            while True:
+                for k in list(idle):
+                    if own[k] or shared:
+                        i = own[k].pop() if own[k] else shared.pop()
+                        running[self._actors[k].run.remote(fn, tuple(items[i]))] = (i, k)
+                        idle.remove(k)
+                if not running:
+                    break
+                ready, _ = ray.wait(list(running), num_returns=1)
+                for r in ready:
+                    i, k = running.pop(r)
+                    try:
+                        out[i] = Result(*ray.get(r))
+                        idle.append(k)
+                    except ray.exceptions.RayActorError as e:     # restarts spent: its pinned items cannot run
+                        lost.add(k)
+                        out[i] = Result(None, f"its GPU's worker was lost: {type(e).__name__}")
+                        for j in own[k]:
+                            out[j] = out[i]
+                        own[k].clear()
+                    except Exception as e:
+                        out[i] = Result(None, f"{type(e).__name__}: {e}")
+                        idle.append(k)
+                    done += 1
+                    if progress:
+                        progress(done, len(items))
+                if len(lost) == len(self._actors):
+                    break
+        except KeyboardInterrupt:
+            for r in running:
+                with contextlib.suppress(Exception):
+                    ray.cancel(r)
+            self.close()
+            raise
+        return [r if r is not None else Result(None, "not run") for r in out]
+
+
+class _GpuWorker:
+    """A Ray actor holding one GPU (Ray sets CUDA_VISIBLE_DEVICES for its life)."""
+
+    def __init__(self):
+        ids = os.environ.get("CUDA_VISIBLE_DEVICES", "")
+        if ids and ids.split(",")[0].isdigit():
+            os.environ[_GPU_INDEX] = ids.split(",")[0]
+
+    def run(self, fn: str, args: tuple):
+        return _run(fn, args)
+
 
 def _ray_job(fn: str, args: tuple):
-    ids = os.environ.get("CUDA_VISIBLE_DEVICES", "")
-    if ids and ids.split(",")[0].isdigit():     # Ray pins the task's GPU this way
-        os.environ[_GPU_INDEX] = ids.split(",")[0]
     return _run(fn, args)
 
 

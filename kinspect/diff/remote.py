@@ -115,10 +115,10 @@ def time_all(paths: list[str], size: str | None, ex) -> list[Timed]:
     base = {}
     for r in [results[0]] + results[len(paths):]:
         if r.gpu is not None and r.value is not None:
-            base[r.gpu.index] = r.value
+            base[r.gpu.key] = r.value
     out = []
     for r in results[:len(paths)]:
-        out.append(Timed(r.value, r.gpu, base.get(r.gpu.index) if r.gpu is not None else None, r.error))
+        out.append(Timed(r.value, r.gpu, base.get(r.gpu.key) if r.gpu is not None else None, r.error))
     return out
 
 
@@ -127,14 +127,20 @@ def baseline_spread_note(timed: list[Timed]) -> str | None:
     by_model: dict = {}
     for t in timed:
         if t.gpu is not None and t.baseline is not None:
-            by_model.setdefault(t.gpu.name, {})[t.gpu.index] = t.baseline
+            by_model.setdefault(t.gpu.name, {})[t.gpu.key] = (t.gpu, t.baseline)
     lines = []
     for model, runs in by_model.items():
         if len(runs) < 2:
             continue
-        lo = min(runs.items(), key=lambda kv: kv[1].median_ms)
-        hi = max(runs.items(), key=lambda kv: kv[1].median_ms)
+        lo = min(runs.values(), key=lambda gr: gr[1].median_ms)
+        hi = max(runs.values(), key=lambda gr: gr[1].median_ms)
         if hi[1].p20_ms > lo[1].p80_ms:
-            lines.append(f"{model}: the baseline ran {hi[1].median_ms / lo[1].median_ms:.2f}x slower on GPU {hi[0]} than "
-                         f"on GPU {lo[0]}, beyond its spread: compare rows by their ratio to the baseline on their own GPU")
+            hosts = lo[0].host != hi[0].host
+
+            def where(g) -> str:
+                return f"GPU {g.index}" + (f" on {g.host}" if hosts else "")
+
+            lines.append(f"{model}: the baseline ran {hi[1].median_ms / lo[1].median_ms:.2f}x slower on {where(hi[0])} "
+                         f"than on {where(lo[0])}, beyond its spread: compare rows by their ratio to the baseline on "
+                         f"their own GPU")
     return "; ".join(lines) or None

@@ -210,11 +210,11 @@ class OnEveryGpu:
         results = self.ex.map("kinspect.tune.run:trial_job", items, gpu=True)
         for (c, _), r in zip(batch, results):
             if c.key() == original.key() and r.gpu is not None:
-                self.home = _gpu_key(r.gpu)
+                self.home = r.gpu.key
         out = []
         for i, r in enumerate(results):
             ran = self._ran(r)
-            elsewhere = r.gpu is not None and _gpu_key(r.gpu) != self.home
+            elsewhere = r.gpu is not None and r.gpu.key != self.home
             out.append(Ran(ran.ok, ran.line, ran.wall, ran.error, r.gpu.describe() if r.gpu is not None else "",
                            ran.baseline if elsewhere else None))
             each(i, out[-1])
@@ -229,11 +229,6 @@ class OnEveryGpu:
         v = r.value
         return Ran(v["ok"], v["line"], None if v["wall"] is None else Summary(**v["wall"]), v["error"],
                    baseline=Summary(**v["baseline"]))
-
-
-def _gpu_key(g) -> tuple:
-    """One GPU across hosts: its UUID where known, else host and index."""
-    return (g.uuid,) if g.uuid else (g.host, g.index)
 
 
 @dataclass(frozen=True)

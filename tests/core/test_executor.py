@@ -54,3 +54,32 @@ def test_a_sweep_on_ray_is_the_local_sweep(tmp_path):
     assert sorted(p.name for p in (tmp_path / "local" / "softmax").iterdir()) == \
         sorted(p.name for p in (tmp_path / "ray" / "softmax").iterdir())
     assert any("compiled on the ray cluster" in n for n in b["notes"])
+
+
+def test_gpu_jobs_on_ray_go_to_one_actor_per_gpu_and_pins_are_kept():
+    """Ray with two logical GPUs on this machine: each GPU job runs in the actor that holds its GPU (Ray
+    sets CUDA_VISIBLE_DEVICES for the actor's life), pinned items reach their GPU, and the actors are
+    kept between calls, as the local executor's workers are."""
+    ray = pytest.importorskip("ray", reason="the ray extra is not installed (pip install 'kinspect[ray]')")
+    from kinspect.core.executor import RayExecutor
+
+    if ray.is_initialized():
+        ray.shutdown()
+    ex = RayExecutor(num_cpus=2, num_gpus=2)
+    try:
+        assert ex.gpus == [0, 1]
+        results = ex.map("kinspect.core.executor:probe", [()] * 6, gpu=True, pin={0: 1, 5: 0})
+        assert [r.error for r in results] == [None] * 6
+        seen = [r.value for r in results]
+        assert set(seen) == {"0", "1"} and seen[0] == "1" and seen[5] == "0"
+        assert all(r.gpu is not None and str(r.gpu.index) == r.value for r in results)
+        actors = list(ex._actors)
+        again = ex.map("kinspect.core.executor:probe", [()] * 2, gpu=True, pin={0: 0, 1: 1})
+        assert [r.value for r in again] == ["0", "1"] and ex._actors == actors
+        bad = ex.map("kinspect.core.executor:resolve", [("os:system",)], gpu=True)
+        assert bad[0].value is None and "kinspect's own functions only" in bad[0].error
+        cpu = ex.map("kinspect.core.executor:probe", [()] * 2)      # the actors hold no CPU a compile needs
+        assert [r.error for r in cpu] == [None, None]
+    finally:
+        ex.close()
+        ray.shutdown()
