@@ -635,6 +635,9 @@ class Runtime:
     method: str = ""
     copy_gbps: float | None = None
     peak_tflops: float | None = None
+    gpu: str = doc("the GPU that timed it, where a sweep timed on several: index, model, host", default="")
+    vs_baseline: float | None = doc("its median over the first row's timed on the same GPU, where a sweep "
+                                    "timed on several", default=None)
 
 
 def _runtime(r) -> Runtime | None:
@@ -642,7 +645,7 @@ def _runtime(r) -> Runtime | None:
         return None
     return Runtime(median_ms=r.median_ms, p20_ms=r.p20_ms, p80_ms=r.p80_ms, cv=r.cv, runs=r.runs, gb_per_s=r.gbps,
                    tflop_per_s=r.tflops, pct_of_bandwidth=r.roofline_pct, roofline_of=r.roofline_of, method=r.method,
-                   copy_gbps=r.copy_gbps, peak_tflops=r.peak_tflops)
+                   copy_gbps=r.copy_gbps, peak_tflops=r.peak_tflops, gpu=r.gpu, vs_baseline=r.vs_baseline)
 
 
 @dataclass(frozen=True)

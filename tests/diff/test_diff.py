@@ -364,3 +364,44 @@ def test_a_launch_that_fails_is_a_note_not_a_crash(real_variant):
     result = compare([a.path, b.path], timer=timer, text=False)
     assert [r.runtime is not None for r in result.rows] == [True, False]
     assert any("not timed: RuntimeError: out of resource" in n for n in result.notes)
+
+
+class TwoTimingGpus:
+    """An executor of two GPUs (kinspect.core.executor's interface) whose GPU 1 runs everything 1.5x slower:
+    a stored variant's time is 1 ms per 1024 of BLOCK_N (an invented figure); pinned items go to their GPU,
+    the others alternate."""
+
+    name = "local"
+    gpus = [0, 1]
+
+    def map(self, fn, items, *, gpu=False, pin=None, progress=None):
+        from kinspect.core.executor import Gpu, Result
+        from kinspect.files.store import read_record
+
+        assert fn == "kinspect.diff.remote:time_stored" and gpu
+        out = []
+        for i, (path, _size) in enumerate(items):
+            g = (pin or {}).get(i, i % 2)
+            ms = read_record(Path(path)).constexprs["BLOCK_N"] / 1024 * (1.5 if g else 1.0)
+            out.append(Result(Runtime(median_ms=ms, p20_ms=ms * 0.99, p80_ms=ms * 1.01), None,
+                              Gpu(g, "NVIDIA H200", f"GPU-{g}")))
+        return out
+
+
+def test_a_sweep_timed_on_two_gpus_gives_each_row_its_gpu_and_its_ratio_on_that_gpu_in_json(tmp_path):
+    """The sweep's --json names the GPU that timed each row and the row's ratio to the baseline timed on the
+    same GPU (the JSON records dropped both once); the notes say which GPUs timed, and that the baseline ran
+    slower on GPU 1 beyond its spread."""
+    from kinspect.core.records import to_json
+    from kinspect.diff.compare import compare
+    from kinspect.render.json import diff as diff_json
+
+    result = compare(["softmax"], constexprs={"BLOCK_N": [1024, 2048, 4096, 8192]}, targets=("cuda:90",),
+                     out_dir=tmp_path / "s", timer=lambda v: None, text=False, ex=TwoTimingGpus())
+    d = to_json(diff_json(result))
+    rows = [r["runtime"] for r in d["variants"]]
+    assert [r["gpu"] for r in rows] == ["GPU 0 (NVIDIA H200)", "GPU 1 (NVIDIA H200)"] * 2
+    assert [r["vs_baseline"] for r in rows] == pytest.approx([1.0, 2.0, 4.0, 8.0])
+    assert [r["median_ms"] for r in rows] == pytest.approx([1.0, 3.0, 4.0, 12.0])
+    assert any(n.startswith("timed on 2 GPU(s) (0, 1) through the local executor") for n in d["notes"])
+    assert any("the baseline ran 1.50x slower on GPU 1 than on GPU 0, beyond its spread" in n for n in d["notes"])
