@@ -158,10 +158,10 @@ def report(items, *, variant: str | None = None, metrics=(), bench: bool = True,
     `variant` names the one shown first (a row number, label or value; default the first, or the
     fastest when there are runtimes); `metrics` are what the sweep plot shows (render.plots.METRICS).
     `step(text)`, if given, is told when the analysis starts (the CLI shows it)."""
-    from kinspect.analysis import analyse
+    from kinspect.analysis import analyse_all
     from kinspect.diff.compare import find_row
     from kinspect.core.errors import did_you_mean
-    from kinspect.render.html import Report
+    from kinspect.render.html import EMBEDDED, Report, embedded_rows
     from kinspect.render.plots import METRICS
 
     if metrics:
@@ -172,11 +172,8 @@ def report(items, *, variant: str | None = None, metrics=(), bench: bool = True,
         if m not in METRICS:
             raise UsageError(f"--metric '{m}' is not one kinspect plots{did_you_mean(m, METRICS)}; "
                              f"choose from {', '.join(METRICS)}")
-    result = diff(items, bench=bench, text=False, keep_reports=True, **kwargs)
+    result = diff(items, bench=bench, text=False, keep_reports=EMBEDDED, **kwargs)
     rows = result.rows
-    if step is not None:
-        step(f"analysing {len(rows)} variant{'s' if len(rows) != 1 else ''}")
-    reports = [r.report or analyse(r.variant) for r in rows]
     variants = [r.variant for r in rows]
     program = None
     if is_program(variants):    # a program's kernels: ranked as vec-report ranks them, and no plot across them
@@ -193,4 +190,10 @@ def report(items, *, variant: str | None = None, metrics=(), bench: bool = True,
         chosen = (min(timed, key=lambda i: rows[i].runtime.median_ms) if timed
                   else next((i for i, v in enumerate(variants) if variant_key(v) == first), 0))
     tunes = {i: t for i, v in enumerate(variants) if (t := tuned(v)) is not None}     # row -> kinspect.tune.outcome.Tuned
+    shown = embedded_rows(rows, chosen, program)
+    if step is not None:
+        step(f"analysing {len(shown)} variant{'s' if len(shown) != 1 else ''}"
+             + (f" in full (of {len(rows)}: the page carries {EMBEDDED})" if len(shown) < len(rows) else ""))
+    todo = [i for i in shown if rows[i].report is None]
+    reports = {i: rows[i].report for i in shown} | dict(zip(todo, analyse_all([rows[i].variant for i in todo])))
     return Report(result, reports, chosen=chosen, metrics=metrics, program=program, tunes=tunes)

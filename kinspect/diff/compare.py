@@ -34,7 +34,7 @@ def compare(items: list[str], *, constexprs: dict[str, list] | None = None, targ
             pair: str | None = None, out_dir: str | Path = DEFAULT_OUT, jobs: int | None = None,
             progress: Callable[[JobResult | None, int], None] | None = None,
             timer: Callable[[Variant], Runtime | None] | None = None, text: bool = True,
-            retarget=(), configs=None, picker=None, keep_reports: bool = False, ex=None) -> DiffResult:
+            retarget=(), configs=None, picker=None, keep_reports: bool | int = False, ex=None) -> DiffResult:
     """Compile and collect the variants `items` name, tabulate them and diff one stage of two.
     With `retarget` CPU specs, each variant's LLVM IR compiled for each CPU takes its place (the
     variant itself stays when it has machine code of its own). An autotuned kernel from the

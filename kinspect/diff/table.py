@@ -22,10 +22,12 @@ class Row:
     report: object = field(default=None, compare=False, repr=False)
 
 def rows(variants: list[Variant], known: dict[str, VariantMetrics] | None = None, *,
-         keep_reports: bool = False) -> list[Row]:
+         keep_reports: bool | int = False) -> list[Row]:
     """One Row per variant; `known` maps a variant's path to its record made already (by a sweep's
     worker, beside the compile). The rest come from kinspect's cache or are analysed here (in
-    parallel when there are many); with `keep_reports` those analyses are full and kept on their rows."""
+    parallel when there are many); with `keep_reports` those analyses are full and kept on their rows
+    (a number: only where there are at most that many variants, since a full analysis is far larger
+    than a row's figures)."""
     from kinspect.analysis import analyse_all
     from kinspect.analysis.summary import remember, summaries
 
@@ -33,7 +35,7 @@ def rows(variants: list[Variant], known: dict[str, VariantMetrics] | None = None
     figures = [known.get(v.path) for v in variants]
     reports: list = [None] * len(variants)
     todo = [i for i, f in enumerate(figures) if f is None]
-    if keep_reports:
+    if keep_reports is True or (keep_reports and len(variants) <= keep_reports):
         for i, report in zip(todo, analyse_all([variants[i] for i in todo])):
             figures[i], reports[i] = remember(variants[i], report), report
     else:

@@ -45,14 +45,17 @@ class Report:
     header, kinspect.render.program) and its time-share and JIT charts come first, no plot draws a
     metric across unrelated kernels, and each variant is headed by its kernel's number in the table."""
 
-    def __init__(self, result: DiffResult, reports: list[VariantReport], *, chosen: int = 0, metrics=(),
-                 program=None, tunes: dict | None = None, embed: int | None = None):
-        if len(reports) != len(result.rows):
-            raise ValueError("one analysis per row")
-        self.result, self.reports, self.chosen, self.metrics = result, reports, chosen, tuple(metrics)
+    def __init__(self, result: DiffResult, reports: list[VariantReport] | dict[int, VariantReport], *,
+                 chosen: int = 0, metrics=(), program=None, tunes: dict | None = None, embed: int | None = None):
+        """`reports`: each row's analysis, or those of the rows embedded_rows() names (row -> analysis):
+        the page carries no other, so a store of 20,000 variants is analysed in full 200 times."""
+        self.result, self.chosen, self.metrics = result, chosen, tuple(metrics)
         self.program = program
         self.tunes = tunes or {}     # row index -> kinspect.tune.outcome.Tuned
-        self.embedded = _embedded(self, EMBEDDED if embed is None else embed)
+        self.embedded = embedded_rows(result.rows, chosen, program, embed)
+        self.reports = dict(enumerate(reports)) if isinstance(reports, list) else dict(reports)
+        if any(self.reports.get(i) is None for i in self.embedded):
+            raise ValueError("an analysis for each row the page carries in full")
 
     @property
     def left_out(self) -> int:
@@ -101,17 +104,17 @@ class Report:
         return len(data)
 
 
-def _embedded(report: Report, cap: int) -> list[int]:
+def embedded_rows(rows: list[Row], chosen: int, program=None, cap: int | None = None) -> list[int]:
     """The rows whose variant the page carries in full, in row order: the chosen one, then for a
-    program each kernel's busiest variant by rank, then the rest in order, `cap` in all. Past a few
-    hundred variants, see EMBEDDED."""
-    rows = report.rows
-    order = [report.chosen]
-    if report.program is not None:
+    program each kernel's busiest variant by rank, then the rest in order, `cap` in all (default
+    EMBEDDED)."""
+    cap = EMBEDDED if cap is None else cap
+    order = [chosen]
+    if program is not None:
         from kinspect.analysis.summary import variant_key
 
         index = {variant_key(r.variant): i for i, r in enumerate(rows)}
-        order += [index[k.busiest.key] for k in report.program.rows if k.busiest.key in index]
+        order += [index[k.busiest.key] for k in program.rows if k.busiest.key in index]
     chosen = dict.fromkeys(i for i in order if 0 <= i < len(rows))
     for i in range(len(rows)):
         if len(chosen) >= cap:

@@ -57,6 +57,9 @@ def _facets(r: Row) -> dict:
             "target": str(v.target)}
 
 
+LABELLED = 40        # variants a sweep plot names on its axis; past that, their row numbers
+
+
 def sweep(rows: list[Row], metrics=()) -> Plot | None:
     """Each metric against the swept parameter (numeric, on a log2 axis for powers of two), or
     against the variants' labels when several things vary. None for a single variant."""
@@ -86,10 +89,17 @@ def sweep(rows: list[Row], metrics=()) -> Plot | None:
         if numeric:
             if all(x & (x - 1) == 0 for x in xs if isinstance(x, int)) and len(set(xs)) > 2:
                 ax.set_xscale("log", base=2)
-            ax.set_xticks(sorted(set(xs)), [_text(str(x)) for x in sorted(set(xs))])
+            if len(set(xs)) <= LABELLED:
+                ax.set_xticks(sorted(set(xs)), [_text(str(x)) for x in sorted(set(xs))])
             ax.set_xlabel(_text(keys[0]))
-        else:
+        elif len(rows) <= LABELLED:
             ax.set_xticks(range(len(rows)), [_text(r.label) for r in rows], rotation=30, ha="right", fontsize=7)
+        else:        # past a few dozen, labels overlap (and laying out thousands takes minutes): row numbers
+            from matplotlib.ticker import FuncFormatter, MaxNLocator
+
+            ax.xaxis.set_major_locator(MaxNLocator(nbins=12, integer=True))
+            ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{int(x) + 1}"))
+            ax.set_xlabel("variant (its row in the table)")
         ax.grid(alpha=0.3)
     what = keys[0] if numeric else "variant"
     caption = ", ".join(METRICS[n][0] for n, _ in series) + f" against {what}"
@@ -110,8 +120,8 @@ def roofline(rows: list[Row]) -> Plot | None:
     ax = fig.axes[0]
     xs = [lo * (hi / lo) ** (i / 200) for i in range(201)]
     ax.plot(xs, [min(peak, bw * x / 1e3) for x in xs], color="#999", linewidth=1.5)
-    for (r, t), x in zip(pts, intensity):
-        ax.plot([x], [t.tflops], marker="o", linestyle="none", color="#c0392b")
+    ax.plot(intensity, [t.tflops for _, t in pts], marker="o", linestyle="none", color="#c0392b")
+    for (r, t), x in zip(pts[:LABELLED], intensity):     # past a few dozen, names would overlap
         ax.annotate(_text(r.label), (x, t.tflops), textcoords="offset points", xytext=(5, 4), fontsize=7)
     ax.set_xscale("log")
     ax.set_yscale("log")

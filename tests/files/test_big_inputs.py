@@ -54,8 +54,15 @@ def test_a_report_past_the_cap_embeds_the_cap_and_says_what_it_left_out(store, t
     assert "left out" not in full and "note:" not in full_out
     assert sum(bool(v["codes"]) for v in _data(full)["variants"]) == 5
 
+    import kinspect.analysis
+
+    analysed = []
+    full_analysis = kinspect.analysis.analyse_all
+    monkeypatch.setattr(kinspect.analysis, "analyse_all", lambda vs, *a, **k: (analysed.extend(vs),
+                                                                               full_analysis(vs, *a, **k))[1])
     monkeypatch.setattr(html, "EMBEDDED", 2)
     out, page = _report(store, tmp_path / "capped.html")
+    assert len(analysed) == 2, "only the variants the page carries are analysed in full (and held)"
     assert "note: 3 variants are in the table only (the page carries 2)" in out
     assert "3 of 5 variants left out of the page" in page
     data = _data(page)
