@@ -698,20 +698,28 @@ class Hunk:
 
 
 @dataclass(frozen=True)
-class StageDiff:
-    """The normalized diff of one stage of two variants."""
+class StageHunks:
+    """A stage's normalized diff: its figures and hunks."""
 
     stage: str
-    a: str
-    b: str
-    a_file: str
-    b_file: str
     a_lines: int
     b_lines: int
     raw_changed_lines: int
     normalized_changed_lines: int
     shown_changed_lines: int
     hunks: list[Hunk]
+
+
+@dataclass(frozen=True)
+class StageDiff:
+    """The normalized diff of one stage of two variants: the two, their files, and the diff's figures
+    and hunks (StageHunks, in the same object)."""
+
+    diff: StageHunks = flat()
+    a: str = ""
+    b: str = ""
+    a_file: str = ""
+    b_file: str = ""
 
 
 @dataclass(frozen=True)
@@ -758,13 +766,9 @@ def diff(result) -> Diff:
     if d is not None:
         a, b = (rows[i] for i in result.pair)
         stage_diff = StageDiff(
-            stage=result.stage, a=a.label, b=b.label,
+            diff=_stage_hunks(d), a=a.label, b=b.label,
             a_file=str(Path(a.variant.path, a.variant.stage(result.stage).file)),
-            b_file=str(Path(b.variant.path, b.variant.stage(result.stage).file)), a_lines=d.a_lines,
-            b_lines=d.b_lines, raw_changed_lines=d.raw_changed, normalized_changed_lines=d.changed,
-            shown_changed_lines=d.shown,
-            hunks=[Hunk(a_start=h.a_start, a_count=h.a_count, b_start=h.b_start, b_count=h.b_count,
-                        runs=[Run(tag=r.tag, lines=list(r.lines), repeat=r.repeat) for r in h.runs]) for h in d.hunks])
+            b_file=str(Path(b.variant.path, b.variant.stage(result.stage).file)))
     s = result.sweep
     return Diff(variants=[row_json(r) for r in rows],
                 failed=[Failed(job=o.job.describe(), error=o.error) for o in result.failed], diff=stage_diff,
@@ -842,19 +846,6 @@ class StageStepJson:
     stage: str
     identical: bool
     normalized_changed_lines: int
-
-
-@dataclass(frozen=True)
-class StageHunks:
-    """A stage's normalized diff: its figures and hunks."""
-
-    stage: str
-    a_lines: int
-    b_lines: int
-    raw_changed_lines: int
-    normalized_changed_lines: int
-    shown_changed_lines: int
-    hunks: list[Hunk]
 
 
 @dataclass(frozen=True)

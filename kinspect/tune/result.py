@@ -134,6 +134,15 @@ def _factor(t: Trial, original: Trial) -> float:
     return original.median_ms / t.baseline.median_ms
 
 
+def fastest(trials: list[Trial], origin: str) -> Trial | None:
+    """The fastest correct timed trial among `origin`'s candidates, each as the original's GPU would time it
+    (scaled_ms); kinspect's also counts the original: its winner is never slower than what the program ran."""
+    origins = (origin, "original") if origin == "kinspect" else (origin,)
+    original = next((t for t in trials if t.candidate.origin == "original"), None)
+    timed = [t for t in trials if t.candidate.origin in origins and t.status == "timed" and t.median_ms is not None]
+    return min(timed, key=lambda t: scaled_ms(t, original)) if timed else None
+
+
 def scaled_ms(t: Trial, original: Trial | None) -> float | None:
     """A timed trial's median as the original's GPU would have timed it: the same, on that GPU; from its
     ratio to the original on its own GPU, on another. Ranks the trials of a tune timed on several GPUs
@@ -163,11 +172,8 @@ class TuneResult:
         return next(iter(self._by("original")), None)
 
     def best(self, origin: str) -> Trial | None:
-        """The fastest correct timed trial among `origin`'s candidates (kinspect's also counts the original:
-        its winner is never slower than what the program ran)."""
-        pool = self._by(origin) + (self._by("original") if origin == "kinspect" else [])
-        timed = [t for t in pool if t.status == "timed" and t.median_ms is not None]
-        return min(timed, key=self.scaled_ms) if timed else None
+        """The fastest correct timed trial among `origin`'s candidates (kinspect.tune.result.fastest)."""
+        return fastest(self.trials, origin)
 
     def scaled_ms(self, t: Trial) -> float | None:
         """`t`'s median as the original's GPU would have timed it (kinspect.tune.result.scaled_ms)."""

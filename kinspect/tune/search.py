@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Callable
 
 from kinspect.core.model import Variant
-from kinspect.tune.result import Trial, TrialCode, TuneResult, scaled_ms
+from kinspect.tune.result import Trial, TrialCode, TuneResult, fastest, scaled_ms
 from kinspect.tune.space import Candidate, Knobs, finding_kinds, from_findings, neighbours, short_why
 
 DEFAULT_TRIALS = 12
@@ -171,7 +171,7 @@ def tune(v: Variant, *, runner, trials: int | None = DEFAULT_TRIALS, budget_s: f
         theirs += autotune_configs(v, knobs, s.spec)
     first = from_findings(knobs, s.kinds)
     measure([knobs.original] + theirs + first, widening=False)     # one parallel compile; the original runs first
-    best = _best(trials_out)
+    best = fastest(trials_out, "kinspect")
     while left():
         more = neighbours(knobs, best.candidate if best else knobs.original, set(done))
         if not more:
@@ -179,7 +179,7 @@ def tune(v: Variant, *, runner, trials: int | None = DEFAULT_TRIALS, budget_s: f
         if trials is not None:      # compile no more than can still run
             more = more[:trials - kinspect_ran()]
         measure(more)
-        new = _best(trials_out)
+        new = fastest(trials_out, "kinspect")
         original = next((t for t in trials_out if t.candidate.origin == "original"), None)
         if best is not None and new is not None and \
                 scaled_ms(new, original) >= scaled_ms(best, original) * IMPROVES:
@@ -232,13 +232,6 @@ def _tune_dir(root: Path) -> Path:
     except Outside:
         raise KinspectError(f"'{root / TUNE_DIR}' is a link out of the store; kinspect does not compile or write "
                             f"through it: remove it") from None
-
-
-def _best(trials: list[Trial]) -> Trial | None:
-    """The fastest of kinspect's and the original, each as the original's GPU would time it (scaled_ms)."""
-    timed = [t for t in trials if t.candidate.origin in ("kinspect", "original") and t.status == "timed"]
-    original = next((t for t in trials if t.candidate.origin == "original"), None)
-    return min(timed, key=lambda t: scaled_ms(t, original)) if timed else None
 
 
 def _sweep(jobs, workers):
