@@ -7,16 +7,15 @@
 A job is a function named by its import path (one of kinspect's own, never a name read from a store)
 and a tuple of plain values; a result is plain values too, so a job runs the same in a local process
 and on a Ray worker. GPU jobs run one at a time per GPU: locally, one worker process per visible GPU,
-pinned with CUDA_VISIBLE_DEVICES / HIP_VISIBLE_DEVICES before it imports torch; on Ray, tasks that
-ask for one GPU each (Ray does placement, transfer and retries: a lost worker's task runs again
-elsewhere). `pin` sends an item to one GPU (a baseline timed on each GPU a sweep uses). Ctrl-C cancels
-what has not finished and keeps what has.
+pinned with CUDA_VISIBLE_DEVICES / HIP_VISIBLE_DEVICES before it imports torch; on Ray, one actor per
+GPU of the cluster (Ray does placement, transfer and retries). `pin` sends an item to one GPU (a
+baseline timed on each GPU a sweep uses). Ctrl-C cancels what has not finished and keeps what has.
 
-On Ray, GPU jobs go to one actor per GPU of the cluster, kept while the executor is: a task that asks for
-a GPU gets a fresh process by default (Ray does not reuse a GPU task's worker, ray-project/ray#29624),
-which would import torch for every timing; an actor holds its GPU, pinned by Ray, for its life, so
-what a worker caches (a tune's replayer, a baseline's time) stays valid, and `pin` means the same as
-here. A lost actor is restarted and its job retried (max_restarts, max_task_retries).
+Why actors on Ray: a Ray task that asks for a GPU gets a fresh process by default (Ray does not reuse a
+GPU task's worker, ray-project/ray#29624), which would import torch for every timing; an actor holds
+its GPU, pinned by Ray, for its life, like a local worker, so what a worker caches (a tune's replayer,
+a baseline's time) stays valid and `pin` means the same. A lost actor is restarted and its job retried
+(max_restarts, max_task_retries); CPU jobs are plain tasks, retried elsewhere.
 """
 
 from __future__ import annotations
