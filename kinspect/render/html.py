@@ -115,12 +115,12 @@ def embedded_rows(rows: list[Row], chosen: int, program=None, cap: int | None = 
 
         index = {variant_key(r.variant): i for i, r in enumerate(rows)}
         order += [index[k.busiest.key] for k in program.rows if k.busiest.key in index]
-    chosen = dict.fromkeys(i for i in order if 0 <= i < len(rows))
+    picked = dict.fromkeys(i for i in order if 0 <= i < len(rows))
     for i in range(len(rows)):
-        if len(chosen) >= cap:
+        if len(picked) >= cap:
             break
-        chosen.setdefault(i)
-    return sorted(list(chosen)[:max(cap, 1)])
+        picked.setdefault(i)
+    return sorted(list(picked)[:max(cap, 1)])
 
 
 def page(report: Report) -> str:
