@@ -249,3 +249,32 @@ def test_a_value_is_never_inferred_from_itself(tmp_path):
     assert {a["name"] for a in report["assumed"]} >= {"Q", "K", "V", "BLOCK", "D"}
     dots = [v["text"] for v in report["verdicts"] if "tl.dot(p.to(v.dtype), v)" in v["text"]]
     assert dots and all(t.startswith("on the assumed BLOCK=64, D=64") for t in dots), dots
+
+
+def test_a_wrapper_passing_inf_gives_a_store_kinspect_reads_again(tmp_path):
+    """A wrapper's float("inf") default (mamba's dt_limit=(0.0, inf)) is an argument value like any other:
+    the record keeps it, and vec-report and diff read the store (kinspect's own schema refused it)."""
+    f = write(tmp_path, "clampk.py", """
+        import torch
+        import triton
+        import triton.language as tl
+
+
+        @triton.jit
+        def clamp_kernel(x_ptr, y_ptr, hi, n, BLOCK: tl.constexpr):
+            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            x = tl.load(x_ptr + offs, mask=offs < n)
+            tl.store(y_ptr + offs, tl.minimum(x, hi), mask=offs < n)
+
+
+        def clamp(x, hi=float("inf")):
+            y = torch.empty_like(x)
+            clamp_kernel[(triton.cdiv(x.numel(), 1024),)](x, y, hi, x.numel(), BLOCK=1024)
+            return y
+    """)
+    ok("dump", f"{f}:clamp_kernel", "--from", "clamp(torch.empty(4096))", "-t", "cuda:90", "--store", tmp_path / "s")
+    args = {a["name"]: a for a in record(tmp_path / "s")["user"]["example"]["args"]}
+    assert args["hi"]["value"] == float("inf")
+    (folder,) = (tmp_path / "s").glob("*/*/record.json")
+    assert "loads are 128-bit" in ok("vec-report", folder.parent)
+    assert "clamp_kernel" in ok("ls", tmp_path / "s")
