@@ -47,13 +47,11 @@ def guesses(v: Variant) -> tuple[Guess, ...]:
     """The values the variant's record says kinspect assumed (none for a variant of a capture or a
     shipped kernel)."""
     out = []
-    for a in (v.user or {}).get("assumed") or ():
-        if isinstance(a, dict) and a.get("name"):
-            out.append(Guess(str(a["name"]), str(a.get("spec", "")), str(a.get("why", "")), str(a.get("kind", ""))))
-        elif isinstance(a, str):
-            m = TEXT_RE.match(a.strip())
-            if m:
-                out.append(Guess(m["name"], m["spec"], m["why"], "input" if m["how"] == "--from" else ""))
+    for a in v.user.assumed if v.user is not None else ():
+        if a.name:
+            out.append(Guess(a.name, a.spec, a.why, a.kind))
+        elif m := TEXT_RE.match(a.text.strip()):         # a record from before it kept them typed
+            out.append(Guess(m["name"], m["spec"], m["why"], "input" if m["how"] == "--from" else ""))
     return tuple(out)
 
 

@@ -42,8 +42,7 @@ def device_timer(size: str | None, own=()) -> Callable[[Variant], Runtime | None
 def named_by_user(v: Variant, own) -> bool:
     """Whether a user kernel's variant comes from a file the user named on this command line (so
     loading that file again is what they asked for); a store's say-so never is."""
-    kernel = (v.user or {}).get("kernel") if isinstance(v.user, dict) else None
-    return isinstance(kernel, str) and kernel in set(own)
+    return v.user is not None and bool(v.user.kernel) and v.user.kernel in set(own)
 
 
 def shipped_spec(v: Variant):
@@ -96,13 +95,13 @@ def variant_launch(v: Variant, size: str | None = None, own=(), device: str = "c
 
     spec = shipped_spec(v)
     if spec is None:
-        if not (v.user or {}).get("kernel"):
+        if v.user is None or not v.user.kernel:
             return None
         return user_launch(v, device) if named_by_user(v, own) else stored_launch(v, device)
     # the values -p can set; the others (softmax's CONTIGUOUS, say) the example derives again from the size
     chosen = {k: x for k, x in v.constexprs.items() if k in spec.constexprs}
     return prepare(spec.name, device=device, constexprs=chosen, args={}, size=size,
-                   num_warps=v.options.get("num_warps"), num_stages=v.options.get("num_stages"))
+                   num_warps=v.num_warps, num_stages=v.num_stages)
 
 
 def _user_kernel(v: Variant, config):
@@ -112,7 +111,7 @@ def _user_kernel(v: Variant, config):
     from kinspect.compile.user import load
 
     user = v.user
-    return load(user["kernel"], parse_args(user.get("args", ())), dict(user.get("constexprs") or {}), config=config)
+    return load(user.kernel, parse_args(user.args), dict(user.constexprs), config=config)
 
 
 def stored_launch(v: Variant, device: str = "cuda"):
@@ -158,8 +157,7 @@ def user_launch(v: Variant, device: str = "cuda"):
     and options, on the example arguments moved to the GPU."""
     from kinspect.bench.prepared import Launch, _dtype_of, _formula
 
-    user = v.user
-    uk = _user_kernel(v, user.get("config"))
+    uk = _user_kernel(v, v.user.config)
     args = {k: on_device(x, device) for k, x in uk.args.items()}
     options = {**uk.options, **{k: v.options[k] for k in ("num_warps", "num_stages") if k in v.options}}
     notes = () if uk.grid != (1,) else ("grid (1,): one program; declare \"grid\" in kinspect_examples to time "
@@ -212,12 +210,12 @@ def autotuner_pick(v: Variant, device: str = "cuda", own=()) -> dict | None:
     from kinspect.compile.autotune import chain
 
     user = v.user
-    if not user.get("kernel") or not (user.get("autotune") or {}).get("configs"):
+    if user is None or not user.kernel or user.autotune is None or not user.autotune.configs:
         return None
     if not named_by_user(v, own):
         from kinspect.replay.spec import shown
 
-        return {"skipped": f"its autotuner is code in {shown(user['kernel'])}, and kinspect does not import a file "
+        return {"skipped": f"its autotuner is code in {shown(user.kernel)}, and kinspect does not import a file "
                            f"a store names; name your own file to run it: kinspect diff FILE.py:{shown(v.kernel)}"}
     uk = _user_kernel(v, None)
     c = chain(uk.wrapper, uk.name)

@@ -40,6 +40,7 @@ from kinspect.compile.assume import check_given
 from kinspect.compile.autotune import Applied, Chain, apply, chain, is_jit
 from kinspect.compile.loader import is_user_kernel, launched_in, split  # noqa: F401  (callers import is_user_kernel)
 from kinspect.core.errors import KinspectError, NotFound, UsageError, did_you_mean
+from kinspect.core.model import UserRecord
 
 
 # "NameError('lo is not defined')", "name 'fast_exp' is not defined"
@@ -73,17 +74,18 @@ class UserKernel:
                 return f"'{m['name']}' is undefined because its definition failed ({self.undefined[m['name']]})"
         return ""
 
-    def record(self, text: str, cli_args: dict, cli_constexprs: dict, config: int | None) -> dict:
-        """What a stored variant keeps of this, as plain values: how to load it again (for timing
-        on a GPU), how the file was loaded, and its autotune config and heuristics."""
+    def record(self, text: str, cli_args: dict, cli_constexprs: dict, config: int | None) -> UserRecord:
+        """What a stored variant keeps of this (Variant.user): how to load it again (for timing on a
+        GPU), how the file was loaded, its autotune config and heuristics, and what was assumed; made
+        from plain values as a record is read back, so a fresh variant and a stored one are alike."""
         from kinspect.compile.loader import absolute
 
-        return {"kernel": absolute(text), "args": [f"{k}={spec_of(v)}" for k, v in cli_args.items()],
+        return UserRecord.from_json({"kernel": absolute(text), "args": [f"{k}={spec_of(v)}" for k, v in cli_args.items()],
                 "constexprs": {k: constexpr_text(v) for k, v in cli_constexprs.items()}, "config": config,
                 "loaded": self.loaded, "declared": self.declared,
                 "autotune": None if self.tuning is None else self.tuning.to_json(),
                 "launch": self.launch, "assumed": [a.to_json() for a in self.assumed], "example": self.example(),
-                **self.picked}
+                **self.picked})
 
     def example(self) -> dict:
         """The launch this compile stands for, as data: each argument as a launch record keeps it

@@ -283,6 +283,91 @@ class Retarget:
     features: str = ""
 
 
+@dataclass(frozen=True)
+class UserConfig:
+    """An autotune config of a user kernel, as its record keeps it (kinspect.compile.autotune.TuneConfig)."""
+
+    index: int
+    text: str = ""
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    options: dict[str, Any] = field(default_factory=dict)
+    pre_hook: str | None = None
+
+
+@dataclass(frozen=True)
+class UserTuning:
+    """What a user kernel's autotune and heuristics wrappers made of its launch (kinspect.compile.autotune.
+    Applied): the config compiled, how many the author wrote and pruning kept, heuristic values, the key."""
+
+    config: UserConfig | None = None
+    configs: int = 0
+    kept: tuple[int, ...] = ()
+    heuristics: dict[str, Any] = field(default_factory=dict)
+    key: dict[str, Any] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class AssumedValue:
+    """One value kinspect assumed for a user kernel's compile (kinspect.compile.assume.Assumed); records
+    from before it was typed keep only its `text`."""
+
+    name: str = ""
+    spec: str = ""
+    why: str = ""
+    kind: str = ""        # "pow2", "input" (a wrapper's made-up input), "function", ...
+    constexpr: bool = False
+    text: str = ""
+
+
+@dataclass(frozen=True)
+class UserRecord:
+    """How a kernel from the user's file was compiled (kinspect.compile.user.UserKernel.record): the
+    file and kernel to load it again (for timing), the values given on the command line, how the file
+    was loaded, its autotune config, what was assumed, and the example launch as data."""
+
+    kernel: str = ""                       # FILE:KERNEL as loaded (its path absolute)
+    args: tuple[str, ...] = ()             # --arg values as given, "name=spec"
+    constexprs: dict[str, str] = field(default_factory=dict)     # -p values as given
+    config: int | None = None              # --config
+    loaded: str = ""                       # how the file was loaded, one line
+    declared: bool = False                 # the file declares kinspect_examples for it
+    autotune: UserTuning | None = None
+    launch: str = ""                       # where the example launch came from, one line
+    assumed: tuple[AssumedValue, ...] = ()
+    example: dict | None = None            # the launch as data (kinspect.files.schema.USER_EXAMPLE; checked where read)
+    launch_index: int | None = None        # which of the file's launches gave the values
+    called: str = ""                       # the --from call that gave them ("from" in the record)
+
+    def to_json(self) -> dict[str, Any]:
+        d = asdict(self)
+        called, index = d.pop("called"), d.pop("launch_index")
+        if called or index is not None:
+            d.update({"launch_index": index, "from": called})
+        return d
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> "UserRecord":
+        tuning = d.get("autotune")
+        config = (tuning or {}).get("config")
+        return cls(
+            kernel=str(d.get("kernel") or ""), args=tuple(str(a) for a in d.get("args") or ()),
+            constexprs={str(k): str(x) for k, x in (d.get("constexprs") or {}).items()},
+            config=None if d.get("config") is None else int(d["config"]), loaded=str(d.get("loaded") or ""),
+            declared=bool(d.get("declared")), launch=str(d.get("launch") or ""),
+            autotune=UserTuning(
+                config=UserConfig(index=int(config["index"]), text=str(config.get("text") or ""),
+                                  kwargs=dict(config.get("kwargs") or {}), options=dict(config.get("options") or {}),
+                                  pre_hook=config.get("pre_hook")) if config else None,
+                configs=int(tuning.get("configs") or 0), kept=tuple(int(k) for k in tuning.get("kept") or ()),
+                heuristics=dict(tuning.get("heuristics") or {}), key=dict(tuning.get("key") or {}),
+                notes=tuple(str(n) for n in tuning.get("notes") or ())) if tuning else None,
+            assumed=tuple(AssumedValue(**{k: a[k] for k in ("name", "spec", "why", "kind", "constexpr", "text")
+                                          if k in a}) if isinstance(a, dict) else AssumedValue(text=str(a))
+                          for a in d.get("assumed") or ()),
+            example=d.get("example"), launch_index=d.get("launch_index"), called=str(d.get("from") or ""))
+
+
 # the keys of the free `extra` dict stores before kinspect_json 1 kept, now Variant's own fields
 EXTRA_KEYS = ("backend", "request", "user", "loaded", "retarget", "retargeted_from", "cpu", "features", "trace",
               "trace_event")
@@ -313,7 +398,7 @@ class Variant:
     launches: Launches | None = None  # recorded by `kinspect capture` (record_version 2)
     backend: str = ""         # the Triton backend's name where it is not the target's (spine_triton for cpu)
     request: str = ""         # what decided kinspect's compile of it (kinspect.compile.variant.request_key)
-    user: dict[str, Any] = field(default_factory=dict)   # a kernel from the user's file: kinspect.compile.user's record
+    user: UserRecord | None = None        # a kernel from the user's file: how it was compiled
     loaded: Loaded | None = None          # the driver's figures for it, loaded on the device
     retarget: Retarget | None = None      # its LLVM IR compiled for a CPU by kinspect
     trace: str = ""                       # the tritonparse trace it was read from
@@ -321,6 +406,15 @@ class Variant:
     # what could not be read of it from its store (a stage file leading out of its folder, a launch
     # file that is not one), one line each; set when read back, not saved
     problems: tuple[str, ...] = ()
+
+    @property
+    def num_warps(self) -> int | None:
+        """The warps it was compiled with (Triton's option), where its record says."""
+        return self.options.get("num_warps")
+
+    @property
+    def num_stages(self) -> int | None:
+        return self.options.get("num_stages")
 
     @property
     def ran(self) -> bool:
@@ -353,6 +447,7 @@ class Variant:
         d = asdict(self)
         d.pop("path")
         d.pop("problems")
+        d["user"] = self.user.to_json() if self.user is not None else {}
         d["record_version"] = RECORD_VERSION
         return d
 
@@ -374,12 +469,14 @@ class Variant:
         if retarget is None and extra.get("retarget"):
             retarget = {"spec": extra["retarget"], "source": extra.get("retargeted_from", ""),
                         "cpu": extra.get("cpu", ""), "features": extra.get("features", "")}
-        if not isinstance(d.get("user", {}), dict):
+        user = d.get("user") or {}
+        if not isinstance(user, dict):
             raise TypeError("user: not an object")
         return cls(
             **{**d,
                "backend": str(d.get("backend", "")), "request": str(d.get("request", "")),
                "trace": str(d.get("trace", "")),
+               "user": UserRecord.from_json(user) if user else None,
                "trace_event": None if d.get("trace_event") is None else int(d["trace_event"]),
                "loaded": Loaded(int(loaded["registers"]), int(loaded["spills"]), int(loaded.get("max_threads") or 0))
                if loaded else None,
@@ -437,4 +534,4 @@ def natural(v: Variant) -> tuple:
         return (0, x, "") if isinstance(x, (int, float)) and not isinstance(x, bool) else (1, 0, str(x))
 
     return (v.kernel, str(v.target), tuple((k, key(x)) for k, x in sorted(v.constexprs.items())),
-            key(v.options.get("num_warps")), key(v.options.get("num_stages")), v.name)
+            key(v.num_warps), key(v.num_stages), v.name)

@@ -10,18 +10,16 @@ from kinspect.diff.table import Row, config_index
 from kinspect.core.model import Variant
 
 
-def _user(v: Variant) -> dict:
-    return v.user
-
-
 def user_notes(variants: list[Variant]) -> list[str]:
     """Each distinct load line and autotune note of the user kernels in the sweep, once."""
     notes: list[str] = []
+    per_variant = ("prune_configs_by drops",)    # said in each variant's own summary instead
     for v in variants:
-        user = _user(v)
-        tuning = user.get("autotune") or {}
-        per_variant = ("prune_configs_by drops",)    # said in each variant's own summary instead
-        for n in [user.get("loaded")] + [x for x in tuning.get("notes", ()) if not x.startswith(per_variant)]:
+        user = v.user
+        if user is None:
+            continue
+        tuning = user.autotune.notes if user.autotune is not None else ()
+        for n in [user.loaded] + [x for x in tuning if not x.startswith(per_variant)]:
             if n and n not in notes:
                 notes.append(n)
     return notes
@@ -29,8 +27,10 @@ def user_notes(variants: list[Variant]) -> list[str]:
 
 def _group(r: Row) -> str:
     """Rows that differ only by config: same kernel, target and everything the user fixed."""
-    user = _user(r.variant)
-    return json.dumps([user.get("kernel"), str(r.variant.target), user.get("constexprs"), user.get("args")],
+    user = r.variant.user
+    if user is None:
+        return json.dumps([None, str(r.variant.target), None, None])
+    return json.dumps([user.kernel, str(r.variant.target), user.constexprs, list(user.args)],
                       sort_keys=True, default=str)
 
 

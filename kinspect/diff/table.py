@@ -63,8 +63,8 @@ def _facets(v: Variant) -> dict[str, str]:
 
 def config_index(v: Variant) -> int | None:
     """The autotune config a user kernel's variant was compiled with (kinspect.compile.user)."""
-    config = (v.user.get("autotune") or {}).get("config")
-    return config["index"] if config else None
+    tuning = v.user.autotune if v.user is not None else None
+    return tuning.config.index if tuning is not None and tuning.config is not None else None
 
 
 def labels(variants: list[Variant], named: bool = False) -> list[str]:

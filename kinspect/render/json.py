@@ -675,8 +675,8 @@ def row_json(row) -> Row:
 
     v, m = row.variant, row.metrics
     return Row(label=row.label, variant=v.name or v.kernel, kernel=v.kernel, path=v.path, target=str(v.target),
-               constexprs=v.constexprs, config=config_index(v), num_warps=v.options.get("num_warps"),
-               num_stages=v.options.get("num_stages"), figures=_figures(m), compile=_compile(m),
+               constexprs=v.constexprs, config=config_index(v), num_warps=v.num_warps,
+               num_stages=v.num_stages, figures=_figures(m), compile=_compile(m),
                cache_hit=v.cache_hit if v.times else None, runtime=_runtime(row.runtime), findings=_findings(m),
                assumed=_assumed(v))
 
@@ -901,7 +901,7 @@ def _kernel_side(side, steps: int) -> KernelSide:
     m, v, t = side.figures, side.unit.variant, side.timing
     return KernelSide(kernel=side.unit.kernel, variants=[x.name or x.path for x in side.unit.variants], path=v.path,
                       target=str(v.target), triton_version=v.triton_version, constexprs=v.constexprs,
-                      num_warps=v.options.get("num_warps"), num_stages=v.options.get("num_stages"), calls=t.calls,
+                      num_warps=v.num_warps, num_stages=v.num_stages, calls=t.calls,
                       gpu_ms=t.gpu_ms, gpu_ms_per_step=None if t.gpu_ms is None else t.gpu_ms / steps,
                       us_per_call=_round(t.us, 3), us_per_call_p20=_round(t.p20_us, 3),
                       us_per_call_p80=_round(t.p80_us, 3), timed_samples=t.samples, figures=_figures(m),

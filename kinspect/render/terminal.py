@@ -184,21 +184,22 @@ def summary(v: Variant, *, label: str, target_note: str) -> str:
 def user_lines(v: Variant) -> list[str]:
     """For a kernel from the user's file: its autotune config, its heuristics, how it was loaded."""
     user = v.user
-    out = []
-    tuning = user.get("autotune") or {}
-    config = tuning.get("config")
-    if config:
-        out.append(f"autotuned: config {config['index']} of {tuning['configs']}  {config['text']}")
-    if tuning.get("key"):
-        out.append(f"         autotune key: {', '.join(f'{k}={x}' for k, x in tuning['key'].items())}")
-    if tuning.get("heuristics"):
-        out.append(f"heuristics {', '.join(f'{k}={x}' for k, x in tuning['heuristics'].items())}")
-    out += [f"         note: {n}" for n in tuning.get("notes", ())]
-    if user.get("loaded"):
-        out.append(f"loaded   {user['loaded']}")
-    if user.get("launch"):
-        out.append(f"launch   {user['launch']}")
-    assumed = [a.get("text", "") if isinstance(a, dict) else str(a) for a in user.get("assumed") or ()]
+    out: list[str] = []
+    if user is None:
+        return out
+    tuning = user.autotune
+    if tuning is not None and tuning.config is not None:
+        out.append(f"autotuned: config {tuning.config.index} of {tuning.configs}  {tuning.config.text}")
+    if tuning is not None and tuning.key:
+        out.append(f"         autotune key: {', '.join(f'{k}={x}' for k, x in tuning.key.items())}")
+    if tuning is not None and tuning.heuristics:
+        out.append(f"heuristics {', '.join(f'{k}={x}' for k, x in tuning.heuristics.items())}")
+    out += [f"         note: {n}" for n in (tuning.notes if tuning is not None else ())]
+    if user.loaded:
+        out.append(f"loaded   {user.loaded}")
+    if user.launch:
+        out.append(f"launch   {user.launch}")
+    assumed = [a.text for a in user.assumed]
     for i, line in enumerate(assumed):
         out.append(f"{'assumed' if i == 0 else '':<8} {line}")
     if assumed:

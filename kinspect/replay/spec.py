@@ -116,8 +116,7 @@ def from_example(v: Variant) -> ReplaySpec:
     recorded it (extra.user.example: kinspect.compile.user.UserKernel.example): what times a stored
     variant again without importing the file its record names."""
     label = v.name or v.kernel
-    user = v.user if isinstance(v.user, dict) else {}
-    raw = user.get("example")
+    raw = v.user.example if v.user is not None else None
     yours = own_file_hint(v)
     if raw is None:
         raise KinspectError(f"'{label}' keeps no example launch (stored by an older kinspect){yours}")
@@ -151,21 +150,19 @@ def of_variant(v: Variant, launch: int = 1) -> ReplaySpec:
 
 def has_example(v: Variant) -> bool:
     """A user kernel's variant `kinspect dump` compiled, with the example launch it recorded."""
-    user = v.user
-    return isinstance(user, dict) and user.get("example") is not None
+    return v.user is not None and v.user.example is not None
 
 
 def example_rates(v: Variant) -> tuple[int | None, int | None]:
     """(bytes, FLOPs) the file's formulas gave for a user kernel's recorded example (from_example)."""
-    raw = (v.user or {}).get("example") or {}
+    raw = (v.user.example if v.user is not None else None) or {}
     return raw.get("bytes"), raw.get("flops")
 
 
 def own_file_hint(v: Variant) -> str:
     """What the user may run on their own copy of the kernel's file: kinspect loads a file only
     where the user names it on the command line, never where a store names it."""
-    user = v.user if isinstance(v.user, dict) else {}
-    text = user.get("kernel") if isinstance(user.get("kernel"), str) else ""
+    text = v.user.kernel if v.user is not None else ""
     kernel = shown(v.kernel)
     if not text:
         return (f"; kinspect does not import the files a store names: time it from your own file with "

@@ -237,7 +237,7 @@ def test_config_verdicts_rank_the_timed_configs_beside_the_autotuners_pick(corpu
     ms = {0: 0.30, 1: 0.20, 2: 0.10, 3: 0.12}
 
     def runtime(v):
-        median = ms[v.user["autotune"]["config"]["index"]]
+        median = ms[v.user.autotune.config.index]
         return Runtime(median_ms=median, p20_ms=median * 0.98, p80_ms=median * 1.02)
 
     timed = [dataclasses.replace(r, runtime=runtime(r.variant)) for r in make_rows(variants)]
@@ -272,8 +272,8 @@ def test_the_autotuners_own_pick_runs_its_benchmark_as_at_a_first_launch(corpus,
     monkeypatch.setattr(DryRunDriver, "get_benchmarker", lambda self: benchmarker)
     v = stored(corpus, "autotune", "cuda:90")
     with dry_run("cuda:90") as driver:
-        pick = autotuner_pick(v, device="cpu", own={v.user["kernel"]})    # the file named by the user
-        tuner = chain(load(v.user["kernel"], {}, {}).wrapper, "matmul_kernel").autotuner
+        pick = autotuner_pick(v, device="cpu", own={v.user.kernel})    # the file named by the user
+        tuner = chain(load(v.user.kernel, {}, {}).wrapper, "matmul_kernel").autotuner
         tuner.__dict__.pop("do_bench", None)      # Triton caches the benchmarker on the autotuner
     assert pick == {"config": 2, "key": {"M": 1024, "N": 1024, "K": 64}, "ms": 0.10, "benchmarked": 4}
     assert len(asked) == 4                          # config 4 pruned (BLOCK_K 128 > K 64), never benchmarked

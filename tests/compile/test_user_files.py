@@ -62,7 +62,7 @@ def test_import_sees_the_targets_driver_and_a_usable_device(tmp_path):
     for target, arch in (("hip:gfx942", "gfx942"), ("cuda:80", "80")):   # imported again for each target
         result = api.dump(f"{f}:k", target=target, out_dir=tmp_path / "out")
         assert result.variant.constexprs["ARCH"] == arch
-        assert result.variant.user["loaded"].startswith("imported ")
+        assert result.variant.user.loaded.startswith("imported ")
 
 
 def test_definitions_only_keeps_definitions_and_skips_module_level_code(tmp_path):

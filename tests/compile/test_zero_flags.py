@@ -51,7 +51,7 @@ def test_a_module_level_launch_gives_the_values(tmp_path):
     assert "assumed" not in out and "spec     BLOCK_SIZE=1024" in out
     v = stored(tmp_path)
     assert v.signature["x_ptr"] == "*fp32" and v.signature["n_elements"] == "i32"
-    assert v.user["launch"].startswith("the one launch")
+    assert v.user.launch.startswith("the one launch")
 
 
 def test_the_main_block_launches_with_cuda_tensors_and_launch_n_picks_another(tmp_path):
@@ -115,7 +115,7 @@ def test_index_pointers_dtype_constexprs_and_flags_of_a_fused_moe_kernel(tmp_pat
     v = stored(tmp_path)
     assert v.signature["sorted_token_ids_ptr"] == "*i32" and v.constexprs["compute_type"] == "fp32"
     assert "HGMMA" in Path(v.path, v.stage("sass").file).read_text()
-    assert len(v.user["assumed"]) == len(a)
+    assert len(v.user.assumed) == len(a)
 
 
 def test_static_asserts_hold_for_assumed_values(tmp_path):
