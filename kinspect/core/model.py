@@ -348,8 +348,36 @@ class UserRecord:
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> "UserRecord":
-        tuning = d.get("autotune")
-        config = (tuning or {}).get("config")
+        """From a record's JSON (schema-checked as free JSON): a value of the wrong kind is a TypeError,
+        which the store's reader reports as the record's problem."""
+        def obj(x, what: str) -> dict:
+            if x is None:
+                return {}
+            if not isinstance(x, dict):
+                raise TypeError(f"user.{what}: not an object")
+            return x
+
+        def seq(x, what: str) -> list:
+            if x is None:
+                return []
+            if not isinstance(x, (list, tuple)):
+                raise TypeError(f"user.{what}: not a list")
+            return list(x)
+
+        obj(d, "")
+        tuning = obj(d.get("autotune"), "autotune") or None
+        config = obj((tuning or {}).get("config"), "autotune.config") or None
+        obj(d.get("constexprs"), "constexprs")
+        for name in ("args", "assumed"):
+            seq(d.get(name), name)
+        for name in ("kept", "notes"):
+            seq((tuning or {}).get(name), f"autotune.{name}")
+        for name in ("heuristics", "key"):
+            obj((tuning or {}).get(name), f"autotune.{name}")
+        for name in ("kwargs", "options"):
+            obj((config or {}).get(name), f"autotune.config.{name}")
+        if d.get("example") is not None:
+            obj(d["example"], "example")
         return cls(
             kernel=str(d.get("kernel") or ""), args=tuple(str(a) for a in d.get("args") or ()),
             constexprs={str(k): str(x) for k, x in (d.get("constexprs") or {}).items()},

@@ -90,3 +90,15 @@ def test_a_user_kernels_record_round_trips_typed_and_keeps_its_json_shape():
     object.__setattr__(v, "user", old)
     assert [(g.name, g.spec) for g in guesses(v)] == [("BLOCK", "64")]
     assert "from" not in old.to_json() and "launch_index" not in old.to_json()
+
+
+@pytest.mark.parametrize("user", [{"autotune": 5}, {"autotune": {"config": [1]}}, {"constexprs": [1]},
+                                  {"assumed": "x"}, {"example": [1]}, {"autotune": {"notes": {"a": 1}}},
+                                  {"autotune": {"config": {"index": "x"}}}])
+def test_a_user_record_of_the_wrong_kind_is_the_records_problem(folder, user):
+    """What a store's record.json holds under "user" is data: a wrong kind is one line naming the
+    variant and its record, never a traceback (kinspect reads the typed record now)."""
+    d = json.loads((folder / "record.json").read_text())
+    (folder / "record.json").write_text(json.dumps({**d, "user": user}))
+    with pytest.raises(KinspectError, match=r"record\.json"):
+        read_record(folder)
