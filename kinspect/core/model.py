@@ -365,35 +365,29 @@ class UserRecord:
             return list(x)
 
         obj(d, "")
-        tuning = obj(d.get("autotune"), "autotune") or None
-        config = obj((tuning or {}).get("config"), "autotune.config") or None
-        obj(d.get("constexprs"), "constexprs")
-        for name in ("args", "assumed"):
-            seq(d.get(name), name)
-        for name in ("kept", "notes"):
-            seq((tuning or {}).get(name), f"autotune.{name}")
-        for name in ("heuristics", "key"):
-            obj((tuning or {}).get(name), f"autotune.{name}")
-        for name in ("kwargs", "options"):
-            obj((config or {}).get(name), f"autotune.config.{name}")
-        if d.get("example") is not None:
-            obj(d["example"], "example")
+        tuning = obj(d.get("autotune"), "autotune")
+        config = obj(tuning.get("config"), "autotune.config")
+        example = d.get("example")
         return cls(
-            kernel=str(d.get("kernel") or ""), args=tuple(str(a) for a in d.get("args") or ()),
-            constexprs={str(k): str(x) for k, x in (d.get("constexprs") or {}).items()},
+            kernel=str(d.get("kernel") or ""), args=tuple(str(a) for a in seq(d.get("args"), "args")),
+            constexprs={str(k): str(x) for k, x in obj(d.get("constexprs"), "constexprs").items()},
             config=None if d.get("config") is None else int(d["config"]), loaded=str(d.get("loaded") or ""),
             declared=bool(d.get("declared")), launch=str(d.get("launch") or ""),
             autotune=UserTuning(
                 config=UserConfig(index=int(config["index"]), text=str(config.get("text") or ""),
-                                  kwargs=dict(config.get("kwargs") or {}), options=dict(config.get("options") or {}),
+                                  kwargs=dict(obj(config.get("kwargs"), "autotune.config.kwargs")),
+                                  options=dict(obj(config.get("options"), "autotune.config.options")),
                                   pre_hook=config.get("pre_hook")) if config else None,
-                configs=int(tuning.get("configs") or 0), kept=tuple(int(k) for k in tuning.get("kept") or ()),
-                heuristics=dict(tuning.get("heuristics") or {}), key=dict(tuning.get("key") or {}),
-                notes=tuple(str(n) for n in tuning.get("notes") or ())) if tuning else None,
+                configs=int(tuning.get("configs") or 0),
+                kept=tuple(int(k) for k in seq(tuning.get("kept"), "autotune.kept")),
+                heuristics=dict(obj(tuning.get("heuristics"), "autotune.heuristics")),
+                key=dict(obj(tuning.get("key"), "autotune.key")),
+                notes=tuple(str(n) for n in seq(tuning.get("notes"), "autotune.notes"))) if tuning else None,
             assumed=tuple(AssumedValue(**{k: a[k] for k in ("name", "spec", "why", "kind", "constexpr", "text")
                                           if k in a}) if isinstance(a, dict) else AssumedValue(text=str(a))
-                          for a in d.get("assumed") or ()),
-            example=d.get("example"), launch_index=d.get("launch_index"), called=str(d.get("from") or ""))
+                          for a in seq(d.get("assumed"), "assumed")),
+            example=None if example is None else obj(example, "example"), launch_index=d.get("launch_index"),
+            called=str(d.get("from") or ""))
 
 
 # the keys of the free `extra` dict stores before kinspect_json 1 kept, now Variant's own fields
