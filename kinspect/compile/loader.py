@@ -33,6 +33,7 @@ import traceback
 import types
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from kinspect.compile import light
 from kinspect.compile.device import TooHeavy
@@ -516,15 +517,29 @@ def launched_in(fn) -> list[str]:
         tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
     except (OSError, TypeError, SyntaxError):
         return []
-    names = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call):
-            f = node.func
-            if isinstance(f, ast.Subscript) and isinstance(f.value, ast.Name):
-                names.append(f.value.id)
-            elif isinstance(f, ast.Attribute) and f.attr in ("run", "warmup") and isinstance(f.value, ast.Name):
-                names.append(f.value.id)
+    names = [launched for node in ast.walk(tree) if isinstance(node, ast.Call) for launched in [launch_of(node)]
+             if launched]
     return list(dict.fromkeys(names))
+
+
+# torch's wrappers that make a kernel traceable: `torch.library.wrap_triton(kern)[grid](...)`
+TRACEABLE = ("wrap_triton", "capture_triton")
+
+
+def launch_of(call: ast.Call) -> str | None:
+    """The kernel name a call launches: `kern[grid](...)`, `kern.run(...)`, `kern.warmup(...)`,
+    `wrap_triton(kern)[grid](...)`; None for any other call."""
+    f = call.func
+    if isinstance(f, ast.Subscript):
+        base = f.value
+        if isinstance(base, ast.Call) and len(base.args) == 1 and (
+                (isinstance(base.func, ast.Name) and base.func.id in TRACEABLE) or
+                (isinstance(base.func, ast.Attribute) and base.func.attr in TRACEABLE)):
+            base = base.args[0]
+        return base.id if isinstance(base, ast.Name) else None
+    if isinstance(f, ast.Attribute) and f.attr in ("run", "warmup") and isinstance(f.value, ast.Name):
+        return f.value.id
+    return None
 
 
 def _defined_names(stmt) -> list[str]:
@@ -671,7 +686,7 @@ def _launched(launches) -> str:
     return f"launched{times} '{names[0]}'{at}{more}, recorded, not run"
 
 
-_RUNS: dict[tuple, tuple] = {}
+_RUNS: dict[tuple, Ran] = {}
 # Seconds the file's own code may run: its import, and its __main__ block or a --from call (a test
 # block computing a reference on the CPU can take minutes; kinspect then uses what it has).
 IMPORT_BUDGET_S = 120
@@ -717,13 +732,46 @@ def main_block(file: Path) -> ast.If | None:
     return next((s for s in tree.body if isinstance(s, ast.If) and _is_main_guard(s.test)), None)
 
 
+@dataclass(frozen=True)
+class Failure:
+    """Where the file's own code raised, for a caller that can act on it: the line of the
+    innermost of its functions on the traceback, that function's first line, and its names then."""
+
+    line: int
+    first_line: int
+    error: BaseException
+    names: dict
+    globals: dict
+    frames: tuple = ()        # (first line, names) of each of the file's functions on it, outermost first
+
+
+class Ran(NamedTuple):
+    """What running more of a file's code gave (run_code)."""
+
+    launches: tuple
+    stopped: str              # "" or what stopped the code before the launch, in one line
+    early: bool               # kinspect stopped it once it had the launch
+    failure: Failure | None = None
+
+
+def _failure(e: BaseException, file: Path) -> Failure | None:
+    tb, last, frames = e.__traceback__, None, []
+    while tb is not None:
+        if os.path.realpath(tb.tb_frame.f_code.co_filename) == str(file):
+            last = tb
+            frames.append((tb.tb_frame.f_code.co_firstlineno, dict(tb.tb_frame.f_locals)))
+        tb = tb.tb_next
+    if last is None:
+        return None
+    frame = last.tb_frame
+    return Failure(last.tb_lineno, frame.f_code.co_firstlineno, e, frames[-1][1], frame.f_globals, tuple(frames))
+
+
 def run_code(loaded: LoadedFile, what: str, *, driver_context, target_key: str, wanted: tuple, index: int,
-             call: str = "") -> tuple[tuple, str]:
+             call: str = "") -> Ran:
     """Run more of the file's own code with every launch recorded: its `__main__` block
     (what="main") or `call` evaluated in its namespace (what="from": `main`, `test_op(1024)`).
-    Stops once the kernel `wanted` (file_launches.kernel_key) has launched `index`+1 times.
-    Returns (the launches, "" or what stopped the code before that in one line, whether kinspect
-    stopped it once it had the launch)."""
+    Stops once the kernel `wanted` (file_launches.kernel_key) has launched `index`+1 times."""
     where = loaded.where
     key = (str(where.file), target_key, what, call, wanted, index, id(loaded))
     if key in _RUNS:
@@ -732,7 +780,7 @@ def run_code(loaded: LoadedFile, what: str, *, driver_context, target_key: str, 
     label = "its __main__ block" if what == "main" else f"--from {call}"
     recorder = FileLaunchRecorder(str(where.file), str(where.root), where=label)
     recorder.wanted, recorder.index = wanted, index
-    stopped = ""
+    stopped, failure = "", None
     with guarded(where, driver_context, recorder):
         try:
             with budget(RUN_BUDGET_S):
@@ -753,9 +801,10 @@ def run_code(loaded: LoadedFile, what: str, *, driver_context, target_key: str, 
             pass
         except (Exception, SystemExit, TimeUp, TooHeavy) as e:
             stopped = _why(e, where.file).replace("importing it failed", "it failed", 1)
+            failure = _failure(e, where.file)
             if what != "main" and isinstance(e, (NameError, TypeError)) and not recorder.launches:
                 stopped = f"--from {call}: {type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}"
-    _RUNS[key] = (tuple(recorder.launches), stopped, recorder.stopped)
+    _RUNS[key] = Ran(tuple(recorder.launches), stopped, recorder.stopped, failure)
     return _RUNS[key]
 
 

@@ -422,6 +422,8 @@ def _dtype_words(jit, given: dict) -> dict:
 
 # wrapper calls tried (each a shape plan of a wrapper) before the kernel's code decides alone
 MAX_WRAPPER_TRIES = 12
+# inputs changed to pass the wrapper's own checks (wrappers.repaired), per call tried
+MAX_REPAIRS = 8
 
 
 def _wrapper_launch(loaded, c: Chain, name: str, resolved):
@@ -440,11 +442,15 @@ def _wrapper_launch(loaded, c: Chain, name: str, resolved):
     except Exception:      # the wrapper's text could not be read: the kernel's code decides
         return None, None
     for call in tries:
-        launches, _, _ = loader.run_code(loaded, "from", call=call.text(), driver_context=_driver(resolved),
-                                         target_key=target_key, wanted=key, index=0)
-        found = [x for x in launches if x.key == key]
-        if found:
-            return found[0], call
+        for _ in range(MAX_REPAIRS + 1):
+            ran = loader.run_code(loaded, "from", call=call.text(), driver_context=_driver(resolved),
+                                  target_key=target_key, wanted=key, index=0)
+            found = [x for x in ran.launches if x.key == key]
+            if found:
+                return found[0], call
+            call = wrappers.repaired(call, ran.failure, loaded.file)
+            if call is None:
+                break
     return None, None
 
 
@@ -469,12 +475,12 @@ def _file_launch(loaded, c: Chain, name: str, index: int | None, call: str | Non
     target_key = f"{resolved.target}{' offline' if resolved.offline else ' device'}"
     found, stopped, where, early = [x for x in loaded.launches if x.key == key], "", "its module-level code", False
     if call:
-        launches, stopped, early = loader.run_code(loaded, "from", call=call, driver_context=_driver(resolved),
-                                                   target_key=target_key, wanted=key, index=want)
+        launches, stopped, early, _ = loader.run_code(loaded, "from", call=call, driver_context=_driver(resolved),
+                                                      target_key=target_key, wanted=key, index=want)
         found, where = [x for x in launches if x.key == key], f"--from {call}"
     elif len(found) <= want and loader.main_block(loaded.file) is not None:
-        launches, stopped, early = loader.run_code(loaded, "main", driver_context=_driver(resolved),
-                                                   target_key=target_key, wanted=key, index=want - len(found))
+        launches, stopped, early, _ = loader.run_code(loaded, "main", driver_context=_driver(resolved),
+                                                      target_key=target_key, wanted=key, index=want - len(found))
         where = "its module-level code and __main__ block" if found else "its __main__ block"
         found += [x for x in launches if x.key == key]
     if len(found) > want:

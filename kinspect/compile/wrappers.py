@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import os
 import re
 import textwrap
 from dataclasses import dataclass
@@ -62,6 +63,15 @@ class Input:
     spec: str          # as --arg would spell it: '*fp16:16x4096', 'i32:128', 'fp32:1e-06'
     why: str
     keyword: bool = False    # a keyword-only parameter
+    shape: tuple = ()        # a tensor's shape and dtype, and the name its text calls torch by
+    dtype: str = ""
+    torch: str = ""
+
+
+def _tensor(name: str, shape: tuple, dtype: str, torch: str, why: str, keyword: bool) -> Input:
+    make = "zeros" if dtype[:1] in "iu" else "empty"     # index tensors: valid indices
+    text = f"{torch}.{make}({', '.join(map(str, shape))}, dtype={torch}.{SHORT_TORCH[dtype]})"
+    return Input(name, text, f"*{dtype}:{'x'.join(map(str, shape))}", why, keyword, tuple(shape), dtype, torch)
 
 
 @dataclass(frozen=True)
@@ -97,16 +107,43 @@ class _Param:
 
 def wrappers_of(module, jit, key) -> list[tuple[str, object, int]]:
     """The module's functions (and autograd Functions' `forward`s) that launch the kernel whose
-    kernel_key is `key`: (name to call, function, line), the file's order."""
+    kernel_key is `key`, then its functions that call one of those (`_layer_norm_fwd` calling the
+    `@triton_op` that launches it, with the defaults the op's schema lacks): (name to call,
+    function, line), each group in the file's order."""
+    direct = _launchers(module, key)
+    called = {call for call, _, _ in direct}
+    callers = []
+    for name, obj in list(vars(module).items()):
+        fn = _function(obj, module)
+        if fn is not None and name not in called and called & _calls_in(fn):
+            callers.append((name, fn, fn.__code__.co_firstlineno))
+    return direct + sorted(callers, key=lambda t: t[2])
+
+
+def _calls_in(fn) -> set[str]:
+    """What a function calls by a plain name: `f(...)`, `Fn.apply(...)`."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, TypeError, SyntaxError):
+        return set()
+    out = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Call):
+            if _name(n.func):
+                out.add(n.func.id)
+            elif isinstance(n.func, ast.Attribute) and n.func.attr == "apply" and _name(n.func.value):
+                out.add(f"{n.func.value.id}.apply")
+    return out
+
+
+def _launchers(module, key) -> list[tuple[str, object, int]]:
     from kinspect.compile.file_launches import kernel_key
     from kinspect.compile.loader import launched_in
 
     found = []
     for name, obj in list(vars(module).items()):
-        fn, call = None, name
-        if inspect.isfunction(obj) and obj.__module__ == module.__name__:
-            fn = obj
-        elif inspect.isclass(obj) and obj.__module__ == module.__name__ and callable(getattr(obj, "apply", None)):
+        fn, call = _function(obj, module), name
+        if inspect.isclass(obj) and obj.__module__ == module.__name__ and callable(getattr(obj, "apply", None)):
             fn = getattr(obj, "forward", None)
             call = f"{name}.apply"
             if not inspect.isfunction(fn):
@@ -119,6 +156,35 @@ def wrappers_of(module, jit, key) -> list[tuple[str, object, int]]:
                 found.append((call, fn, fn.__code__.co_firstlineno))
                 break
     return sorted(found, key=lambda t: t[2])
+
+
+def _function(obj, module):
+    """The Python function of the module's own that calling `obj` runs: the function itself, or the
+    one a decorator wraps (`@input_guard` with functools.wraps, or one its closure holds), or a
+    torch.library.triton_op's; None for anything else."""
+    if not callable(obj) or inspect.isclass(obj):
+        return None
+    file = getattr(module, "__file__", None)
+    if not file:
+        return None
+    file = os.path.realpath(file)
+    fn = getattr(obj, "_init_fn", None) if type(obj).__name__ == "CustomOpDef" else obj
+    for _ in range(4):       # decorators inside decorators
+        if not inspect.isfunction(fn):
+            return None
+        if os.path.realpath(fn.__code__.co_filename) == file:
+            return fn
+        inner = [c.cell_contents for c in fn.__closure__ or () if _filled(c) and inspect.isfunction(c.cell_contents)]
+        fn = getattr(fn, "__wrapped__", None) or (inner[0] if len(inner) == 1 else None)
+    return None
+
+
+def _filled(cell) -> bool:
+    try:
+        cell.cell_contents
+    except ValueError:
+        return False
+    return True
 
 
 def _key(obj, kernel_key):
@@ -245,9 +311,8 @@ def _read_uses(fn: ast.AST, params: dict) -> None:
             elif isinstance(idx, ast.Constant) and isinstance(idx.value, int):
                 _at_least(params[n.value.value.id], idx.value + 1)
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("size", "stride") \
-                and _name(n.func.value) in params and n.args and isinstance(n.args[0], ast.Constant) \
-                and isinstance(n.args[0].value, int):
-            v = n.args[0].value
+                and _name(n.func.value) in params and n.args and _int(n.args[0]) is not None:
+            v = _int(n.args[0])      # x.stride(-3): at least 3 dimensions
             _at_least(params[n.func.value.id], v + 1 if v >= 0 else -v)
         if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], (ast.Tuple, ast.List)) \
                 and not any(isinstance(e, ast.Starred) for e in n.targets[0].elts):
@@ -321,9 +386,11 @@ def _kernel_params(fn: ast.AST, params: dict, jit, launched: set) -> None:
     (`launched`: the names the wrapper calls the kernel by)."""
     from kinspect.compile.infer import params_of
 
+    from kinspect.compile.loader import launch_of
+
     names = [p.name for p in params_of(jit)]
     for n in ast.walk(fn):
-        if not (isinstance(n, ast.Call) and isinstance(n.func, ast.Subscript) and _name(n.func.value) in launched):
+        if not (isinstance(n, ast.Call) and isinstance(n.func, ast.Subscript) and launch_of(n) in launched):
             continue
         for i, a in enumerate(n.args):
             if _name(a) in params and i < len(names):
@@ -368,14 +435,11 @@ def _input(p: _Param, plan: dict, torch: str) -> Input:
         dtype = p.dtypes[0] if p.dtypes else FLOAT_DEFAULT
         if dtype not in SHORT_TORCH:
             dtype = FLOAT_DEFAULT
-        make = "zeros" if dtype[:1] in "iu" else "empty"     # index tensors: valid indices
-        text = f"{torch}.{make}({', '.join(map(str, shape))}, dtype={torch}.{SHORT_TORCH[dtype]})"
         source = {"wrapper": "one the wrapper compares it with", "kernel": f"as the kernel's code gives {p.kernel_param}",
                   "name": "fp32 by its name (a scale or statistic)"}.get(p.dtype_from, p.dtype_from)
         why = (f"its dtype {dtype}: " + (source or "nothing says more") + f"; rank {rank}" +
                ("" if p.exact else " (nothing fixes it)"))
-        return Input(p.name, text, f"*{dtype}:{'x'.join(map(str, shape))}", f"a tensor the wrapper takes; {why}",
-                     p.keyword)
+        return _tensor(p.name, shape, dtype, torch, f"a tensor the wrapper takes; {why}", p.keyword)
     name = p.name.lower()
     if p.scalar == "float" or (not p.scalar and name in FLOAT_NAMES) or name.endswith(("_eps", "_scale")):
         return Input(p.name, "1e-06" if "eps" in name else "0.125", "fp32", "a float the wrapper takes",
@@ -383,3 +447,187 @@ def _input(p: _Param, plan: dict, torch: str) -> Input:
     if p.scalar == "bool" or name.startswith(("is_", "use_", "has_", "return_", "enable_")):
         return Input(p.name, "False", "i1:0", "a flag the wrapper takes", p.keyword)
     return Input(p.name, str(p.value), f"i32:{p.value}", "an int the wrapper takes", p.keyword)
+
+
+# What a check may compute to be evaluated again in the wrapper's frame: reads of shapes, sizes and
+# dtypes and arithmetic on them, nothing that could change a thing
+_READS = (ast.Expression, ast.Name, ast.Load, ast.Constant, ast.Tuple, ast.List, ast.Attribute, ast.Subscript,
+          ast.Slice, ast.BinOp, ast.UnaryOp, ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow,
+          ast.USub, ast.UAdd, ast.Call)
+_READ_METHODS = ("size", "stride", "dim", "numel")
+_BUILTINS = {"len": len, "int": int, "tuple": tuple, "max": max, "min": min}
+
+
+def repaired(call: Call, failure, file) -> Call | None:
+    """The call again with one made-up input changed so that the wrapper's own check that stopped
+    it holds: `assert w.shape == (N,)`, `assert x.size(-1) == feat_size`, `assert b.dtype ==
+    a.dtype`, `if x.shape[-1] != w.shape[0]: raise ValueError(...)`, with the other side's value as
+    the wrapper computed it then (its frame's names). The change is said in that input's `why`.
+    None where the failure is no such check on an input of this call (or changes nothing)."""
+    # the wrapper's own frame: the check may be in a function it calls (`_layer_norm_fwd` calling the
+    # op that asserts), whose names are then the wrapper's inputs where they are the same objects
+    own = next((names for first, names in failure.frames if first == call.line), None) if failure else None
+    if own is None:
+        return None
+    ns = {**failure.globals, **failure.names, "__builtins__": _BUILTINS}
+    inputs = {x.name for x in call.inputs}
+    for left, right in _wanted_equal(_statements(str(file)), failure.line):
+        a, b = _read(left, ns), _read(right, ns)
+        if a is _UNREAD or b is _UNREAD or _same(a, b):
+            continue
+        for subject, value in ((left, b), (right, a)):
+            found = _subject(subject)
+            if found is None or found[0] not in failure.names:
+                continue
+            seen = failure.names[found[0]]
+            name = found[0] if failure.first_line == call.line else \
+                next((k for k, v in own.items() if v is seen and k in inputs), None)
+            changed = _changed(call, (name,) + found[1:], value, seen, failure.line) if name else None
+            if changed is not None:
+                return changed
+    return None
+
+
+_UNREAD = object()
+
+
+def _read(node, ns):
+    for n in ast.walk(node):
+        if not isinstance(n, _READS):
+            return _UNREAD
+        if isinstance(n, ast.Call) and not (
+                (isinstance(n.func, ast.Attribute) and n.func.attr in _READ_METHODS) or _name(n.func) in _BUILTINS):
+            return _UNREAD
+    try:
+        return eval(compile(ast.fix_missing_locations(ast.Expression(node)), "<check>", "eval"), dict(ns))
+    except Exception:
+        return _UNREAD
+
+
+def _same(a, b) -> bool:
+    try:
+        return bool(a == b) or (isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)) and tuple(a) == tuple(b))
+    except Exception:
+        return False
+
+
+_PARSED: dict = {}
+
+
+def _statements(file: str) -> ast.AST | None:
+    if file not in _PARSED:
+        try:
+            with open(file, "rb") as f:
+                _PARSED[file] = ast.parse(f.read())
+        except (OSError, SyntaxError, ValueError):
+            _PARSED[file] = None
+    return _PARSED[file]
+
+
+def _wanted_equal(tree, line: int) -> list[tuple]:
+    """The equalities the check at `line` wants: an `assert` of `==` (all of an `and`), or the
+    `!=` (any of an `or`) of the `if` whose `raise` is at that line."""
+    if tree is None:
+        return []
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Assert) and n.lineno <= line <= (n.end_lineno or n.lineno):
+            return _pairs(n.test, ast.And, (ast.Eq, ast.Is))
+        # `batch, seqlen, nheads, headdim = x.shape` that raised: x wants that many dimensions
+        if isinstance(n, ast.Assign) and n.lineno == line and len(n.targets) == 1 and \
+                isinstance(n.targets[0], ast.Tuple) and _shape_of(n.value) and \
+                not any(isinstance(e, ast.Starred) for e in n.targets[0].elts):
+            rank = ast.Call(ast.Name("len", ast.Load()), [ast.Attribute(ast.Name(_shape_of(n.value), ast.Load()),
+                                                                        "shape", ast.Load())], [])
+            return [(ast.fix_missing_locations(ast.copy_location(rank, n)), ast.Constant(len(n.targets[0].elts)))]
+        if isinstance(n, ast.If) and any(isinstance(b, ast.Raise) and b.lineno == line for b in n.body):
+            return _pairs(n.test, ast.Or, (ast.NotEq, ast.IsNot))
+    return []
+
+
+def _pairs(test, joined, ops) -> list[tuple]:
+    parts = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, joined) else [test]
+    return [(p.left, p.comparators[0]) for p in parts
+            if isinstance(p, ast.Compare) and len(p.ops) == 1 and isinstance(p.ops[0], ops)]
+
+
+def _subject(node) -> tuple[str, str, int] | None:
+    """(input name, what, dim) a side of a check reads: its shape, one size, its dtype, its rank, or
+    an int input itself."""
+    if isinstance(node, ast.Name):
+        return node.id, "value", 0
+    if isinstance(node, ast.Attribute) and _name(node.value):
+        what = {"shape": "shape", "dtype": "dtype", "ndim": "rank"}.get(node.attr)
+        return (node.value.id, what, 0) if what else None
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) and node.value.attr == "shape" \
+            and _name(node.value.value):
+        dim = _int(node.slice)
+        return (node.value.value.id, "dim", dim) if dim is not None else None
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and _name(node.func.value):
+        if node.func.attr == "size":
+            if not node.args:
+                return node.func.value.id, "shape", 0
+            dim = _int(node.args[0])
+            return (node.func.value.id, "dim", dim) if dim is not None else None
+        if node.func.attr == "dim" and not node.args:
+            return node.func.value.id, "rank", 0
+    if isinstance(node, ast.Call) and _name(node.func) == "len" and len(node.args) == 1:
+        base = _shape_of(node.args[0])
+        return (base, "rank", 0) if base else None
+    return None
+
+
+def _int(node) -> int | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant) \
+            and isinstance(node.operand.value, int):
+        return -node.operand.value
+    return None
+
+
+def _changed(call: Call, subject: tuple, value, seen, line: int) -> Call | None:
+    """The call with input `subject[0]` (`seen` as the check saw it) changed so that its shape,
+    size, dtype, rank or value is `value`."""
+    name, what, dim = subject
+    i = next((k for k, x in enumerate(call.inputs) if x.name == name), None)
+    if i is None:
+        return None
+    old = call.inputs[i]
+    said = f"; {{}} from the wrapper's check at line {line}"
+    if what == "value":
+        if old.shape or not _count(value) or not old.spec.startswith("i32:"):
+            return None
+        new = Input(old.name, str(value), f"i32:{value}", old.why + said.format(f"{value}"), old.keyword)
+    elif not old.shape or not hasattr(seen, "shape"):
+        return None
+    elif what == "dtype":
+        short = TORCH_SHORT.get(str(value).removeprefix("torch."))
+        if short not in SHORT_TORCH:
+            return None
+        new = _tensor(old.name, old.shape, short, old.torch, old.why + said.format(f"dtype {short}"), old.keyword)
+    else:
+        if what == "shape":
+            shape = tuple(value) if isinstance(value, (tuple, list)) else None
+        elif what == "dim":
+            shape = list(seen.shape)
+            if not _count(value) or not -len(shape) <= dim < len(shape):
+                return None
+            shape[dim] = value
+        else:
+            shape = PLANS[call.plan].get(value) if _count(value) else None
+        if not shape or not all(_count(n) for n in shape):
+            return None
+        shape = tuple(int(n) for n in shape)
+        # the rank made up, or the shape an earlier check gave, is no longer what the input has
+        why = re.sub(r"; (rank \d+( \(nothing fixes it\))?|shape \S+ from the wrapper's check at line \d+)", "",
+                     old.why)
+        new = _tensor(old.name, shape, old.dtype, old.torch, why + said.format(f"shape {'x'.join(map(str, shape))}"),
+                      old.keyword)
+    if new.text == old.text:
+        return None
+    return Call(call.func, call.line, call.inputs[:i] + (new,) + call.inputs[i + 1:], call.plan)
+
+
+def _count(v) -> bool:
+    """A positive int (a size): what a made-up shape may hold."""
+    return isinstance(v, int) and not isinstance(v, bool) and 0 < v <= 1 << 20

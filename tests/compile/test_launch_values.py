@@ -278,3 +278,118 @@ def test_a_wrapper_passing_inf_gives_a_store_kinspect_reads_again(tmp_path):
     (folder,) = (tmp_path / "s").glob("*/*/record.json")
     assert "loads are 128-bit" in ok("vec-report", folder.parent)
     assert "clamp_kernel" in ok("ls", tmp_path / "s")
+
+
+GATED = """
+    import torch
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def _gated_norm(X, W, Z, Y, stride, N, eps, BLOCK_N: tl.constexpr, HAS_Z: tl.constexpr):
+        row = tl.program_id(0)
+        cols = tl.arange(0, BLOCK_N)
+        mask = cols < N
+        x = tl.load(X + row * stride + cols, mask=mask, other=0.0).to(tl.float32)
+        w = tl.load(W + cols, mask=mask, other=0.0).to(tl.float32)
+        if HAS_Z:
+            x *= tl.load(Z + row * stride + cols, mask=mask, other=0.0).to(tl.float32)
+        rstd = tl.rsqrt(tl.sum(x * x, axis=0) / N + eps)
+        tl.store(Y + row * stride + cols, (x * rstd * w).to(Y.dtype.element_ty), mask=mask)
+
+
+    def gated_norm(x, weight, z, eps):
+        batch, seqlen, dim = x.shape
+        x = x.reshape(-1, dim)
+        assert weight.shape == (dim,)
+        assert weight.dtype == x.dtype, "weight and x must be one dtype"
+        if z.shape[-1] != x.shape[-1]:
+            raise ValueError("z must match x")
+        y = torch.empty_like(x)
+        _gated_norm[(x.shape[0],)](x, weight, z, y, x.stride(0), dim, eps, BLOCK_N=triton.next_power_of_2(dim),
+                                   HAS_Z=True)
+        return y
+"""
+
+
+def test_made_up_inputs_are_changed_until_the_wrappers_own_checks_pass(tmp_path):
+    """mamba's style: `assert weight.shape == (dim,)` and friends stopped every made-up call, and
+    the kernel's body decided alone (fp32 pointers, BLOCK_N 16). The value each check wants is read
+    in the wrapper's frame, the input changed, the call made again; the change is said."""
+    f = write(tmp_path, "gated.py", GATED)
+    out = ok("dump", f"{f}:_gated_norm", "--store", tmp_path / "out")
+    rec = record(tmp_path / "out")
+    assert "the project's wrapper gated_norm() (line 20) called with made-up inputs" in out
+    # x of rank 3 as the tuple unpacking fixes it; weight (dim,) and z's last dim from the checks
+    assert rec["constexprs"]["BLOCK_N"] == 128 and rec["constexprs"]["HAS_Z"] is True
+    assumed = {a["name"]: a for a in rec["user"]["assumed"]}
+    assert assumed["gated_norm:x"]["spec"] == "*fp16:4x32x128"
+    assert assumed["gated_norm:weight"]["spec"] == "*fp16:128"
+    assert "shape 128 from the wrapper's check at line 23" in assumed["gated_norm:weight"]["why"]
+    assert "rank" not in assumed["gated_norm:weight"]["why"]
+    # `z.shape[-1] != x.shape[-1]` then raise: the one size changed, the rest of the made-up shape kept
+    assert assumed["gated_norm:z"]["spec"] == "*fp16:16x128"
+    assert "shape 16x128 from the wrapper's check at line 26" in assumed["gated_norm:z"]["why"], assumed
+    # the call it says is the call that works: --from with it gives the same compile
+    again = ok("dump", f"{f}:_gated_norm", "--from", rec["user"]["from"], "--store", tmp_path / "again")
+    assert record(tmp_path / "again")["signature"] == rec["signature"] and "assumed" not in again.split("stored")[0]
+
+
+def test_a_check_kinspect_cannot_satisfy_leaves_the_kernels_code_to_decide(tmp_path):
+    """`assert N % 3 == 0` is no equality of an input's shape: nothing is changed, the kernel's own
+    code decides and says it did."""
+    text = GATED.replace("batch, seqlen, dim = x.shape\n", "batch, seqlen, dim = x.shape\n        assert dim % 3 == 0\n")
+    f = write(tmp_path, "gated.py", text)
+    out = ok("dump", f"{f}:_gated_norm", "--store", tmp_path / "out")
+    assert "called with made-up inputs" not in out and "assumed" in out
+
+
+TRACEABLE = """
+    import functools
+
+    import torch
+    import triton
+    import triton.language as tl
+    from torch.library import triton_op, wrap_triton
+
+
+    def input_guard(fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            return fn(*(a.contiguous() if isinstance(a, torch.Tensor) else a for a in args), **kwargs)
+        return wrapper
+
+
+    @triton.jit
+    def _scale_kernel(X, Y, n, scale, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        x = tl.load(X + offs, mask=offs < n)
+        tl.store(Y + offs, x * scale, mask=offs < n)
+
+
+    @triton_op("kinspect_test::scale_impl", mutates_args={})
+    def _scale_impl(x: torch.Tensor, scale: float) -> torch.Tensor:
+        assert x.dtype == torch.bfloat16
+        y = torch.empty_like(x)
+        n = x.numel()
+        wrap_triton(_scale_kernel)[(triton.cdiv(n, 1024),)](x, y, n, scale, BLOCK=1024)
+        return y
+
+
+    @input_guard
+    def scale_rows(x, scale):
+        assert x.dim() == 2
+        return torch.ops.kinspect_test.scale_impl(x, scale)
+"""
+
+
+def test_a_kernel_launched_through_wrap_triton_in_a_triton_op_gets_its_wrappers_values(tmp_path):
+    """flash-attention's style: `torch.library.wrap_triton(kernel)[grid](...)` inside a
+    `@triton_op`; fla's: a wrapper under a functools.wraps decorator. Neither was found as a
+    wrapper, and the kernel's body decided (fp32)."""
+    f = write(tmp_path, "traceable.py", TRACEABLE)
+    out = ok("dump", f"{f}:_scale_kernel", "--store", tmp_path / "out")
+    rec = record(tmp_path / "out")
+    assert "the project's wrapper _scale_impl() (line 24) called with made-up inputs" in out, out
+    assert rec["signature"]["X"] == "*bf16" and rec["signature"]["scale"] == "fp32"
