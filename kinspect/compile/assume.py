@@ -197,6 +197,13 @@ def _runtime(w: Walk, p: str, pointers: set, links: dict, constexprs: dict) -> A
         spec = DescriptorSpec(dtype, (1,) * max(dims - 2, 0) + (BLOCK,) * min(dims, 2))
         return Assumed(p, spec, spec.text(), f"a host tensor descriptor: {p}.load at line {line}; {why}", False,
                        "desc")
+    dead = _dead_pointer(w, p, constexprs) if p in pointers else None
+    if dead:
+        flag, value, line = dead
+        why = f.ints[0][1] if f.ints else "used as a number"
+        return Assumed(p, DEFAULT_INT, f"i32:{DEFAULT_INT}", f"an integer: {why}; the code uses it as a pointer only "
+                       f"under `if {'' if value else 'not '}{flag}:` (line {line}), and {flag} is {not value}",
+                       False, "int")
     if p in pointers:
         line, how = f.pointer[0]
         dtype, why = _elem(w, p, links, constexprs)
@@ -219,6 +226,21 @@ def _runtime(w: Walk, p: str, pointers: set, links: dict, constexprs: dict) -> A
                        "float")
     why = f"an integer: {f.ints[0][1]}" if f.ints else "an integer: nothing in the code needs a float or a pointer"
     return Assumed(p, DEFAULT_INT, f"i32:{DEFAULT_INT}", why, False, "int")
+
+
+def _dead_pointer(w: Walk, p: str, constexprs: dict) -> tuple[str, bool, int] | None:
+    """(FLAG, its value there, a line) where every use of `p` as a pointer is under one `if FLAG:`
+    branch, FLAG's value is the other, and the code uses `p` as a number outside that branch
+    (flash-attention's `SEQLEN_OFFSETS`, an int or a pointer as IS_SEQLEN_OFFSETS_TENSOR says): the
+    live code takes a number, and a pointer would not compile."""
+    f = w.facts[p]
+    shared = set.intersection(*(set(w.guards_at.get(line, ())) for line, _ in f.pointer))
+    for flag, value in sorted(shared):
+        given = constexprs.get(flag)
+        if isinstance(given, bool) and given != value and \
+                any((flag, value) not in w.guards_at.get(line, ()) for line, _ in f.ints):
+            return flag, value, f.pointer[0][0]
+    return None
 
 
 def _int_needed(f) -> bool:

@@ -154,6 +154,8 @@ class Walk:
         self._seen: set = set()   # helpers walked with these arguments already
         self.kernel = True
         self.errors: list = []
+        self._guards: list = []      # the kernel's `if FLAG:` / `if not FLAG:` the walk is inside: (FLAG, True/False)
+        self.guards_at: dict = {}    # file line -> the flags that guard it there
 
     # -- entry -------------------------------------------------------------------------------------
     def run(self) -> "Walk":
@@ -188,7 +190,20 @@ class Walk:
         return self._stack[-1]
 
     def line(self, node) -> int:
-        return getattr(node, "lineno", 0) + self.frame.offset
+        line = getattr(node, "lineno", 0) + self.frame.offset
+        self.guards_at.setdefault(line, tuple(self._guards))
+        return line
+
+    def flag(self, test) -> tuple[str, bool] | None:
+        """(P, True) for `if P:` on a constexpr parameter of the kernel, (P, False) for `if not P:`."""
+        want = True
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            test, want = test.operand, False
+        if not (len(self._stack) == 1 and isinstance(test, ast.Name)):
+            return None
+        v = self.frame.env.get(test.id)
+        (p,) = v.params if v is not None and len(v.params) == 1 else (None,)
+        return (p, want) if p in self.constexprs else None
 
     # -- statements --------------------------------------------------------------------------------
     def block(self, body, frame: Frame) -> None:
@@ -217,10 +232,16 @@ class Walk:
             self.assign(s.target, v, None)
         elif isinstance(s, ast.If):
             self.boolish(self.expr(s.test), s.test)
+            flag = self.flag(s.test)
             before = dict(frame.env)
+            self._guards += [flag] if flag else []
             self.block(s.body, frame)
+            if flag:
+                self._guards[-1] = (flag[0], not flag[1])
             after_body, frame.env = frame.env, dict(before)
             self.block(s.orelse, frame)
+            if flag:
+                self._guards.pop()
             frame.env = self._join_env(after_body, frame.env)
         elif isinstance(s, (ast.For, ast.While)):
             if isinstance(s, ast.For):

@@ -526,3 +526,38 @@ def test_assumed_tiles_stay_within_tritons_largest_tensor(tmp_path):
     got = assumed(out)
     assert int(got["REP_M"]) * int(got["REP_K"]) * 512 <= 1 << 16, got
     assert "stays within 65536 elements" in out
+
+
+def test_a_parameter_that_is_a_pointer_only_under_a_flag_is_a_number_where_the_flag_is_off(tmp_path):
+    """flash-attention's rotary style: `SEQLEN_OFFSETS` is an int or a pointer as a constexpr flag
+    says. It was assumed a pointer with the flag False, and the live branch (`rm + SEQLEN_OFFSETS`,
+    then rows of COS) did not compile. With the flag given True it is a pointer again; a bias
+    pointer used only under HAS_BIAS, and never as a number, stays a pointer."""
+    f = tmp_path / "rotary_style.py"
+    f.write_text(textwrap.dedent('''
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def rot(OUT, X, COS, B, OFFSETS, seqlen_ro, IS_OFFSETS_TENSOR: tl.constexpr, HAS_BIAS: tl.constexpr,
+                BLOCK_M: tl.constexpr, HALF: tl.constexpr):
+            pid = tl.program_id(0)
+            rm = pid * BLOCK_M + tl.arange(0, BLOCK_M)
+            if not IS_OFFSETS_TENSOR:
+                rm_cs = rm + OFFSETS
+            else:
+                rm_cs = rm + tl.load(OFFSETS + pid)
+            rk = tl.arange(0, HALF)
+            cos = tl.load(COS + rm_cs[:, None] * HALF + rk[None, :], mask=rm_cs[:, None] < seqlen_ro, other=1.0)
+            x = tl.load(X + rm[:, None] * HALF + rk[None, :])
+            y = x * cos
+            if HAS_BIAS:
+                y += tl.load(B + rk)[None, :]
+            tl.store(OUT + rm[:, None] * HALF + rk[None, :], y)
+        '''))
+    out = ok("dump", f"{f}:rot", "--store", tmp_path / "a")
+    got = assumed(out)
+    assert got["OFFSETS"].startswith("i32:") and got["IS_OFFSETS_TENSOR"] == "False", got
+    assert "a pointer only under `if IS_OFFSETS_TENSOR:`" in out and got["B"] == "*fp32", got
+    out = ok("dump", f"{f}:rot", "-p", "IS_OFFSETS_TENSOR=True", "--store", tmp_path / "b")
+    assert assumed(out)["OFFSETS"].startswith("*"), out
