@@ -43,6 +43,10 @@ class Gpu:
     def describe(self) -> str:
         return f"GPU {self.index}" + (f" ({self.name})" if self.name else "") + (f" on {self.host}" if self.host else "")
 
+    def short(self, with_host: bool) -> str:
+        """Its name in a list of GPUs: `1`, or `node2:1` where they span hosts."""
+        return f"{self.host}:{self.index}" if with_host else str(self.index)
+
     @property
     def key(self) -> tuple:
         """One GPU across hosts: its UUID where known, else host and index."""

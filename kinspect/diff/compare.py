@@ -166,7 +166,7 @@ def _timed_by(rows: list[Row], ex, size, notes: list[str]) -> list[Row]:
             t.runtime, gpu=t.gpu.describe() if t.gpu is not None else "", vs_baseline=ratio)))
     gpus = {t.gpu.key: t.gpu for t in timed if t.gpu is not None}.values()
     hosts = len({g.host for g in gpus}) > 1
-    used = sorted(f"{g.host}:{g.index}" if hosts else str(g.index) for g in gpus)
+    used = sorted(g.short(hosts) for g in gpus)
     notes.append(f"timed on {len(used)} GPU(s) ({', '.join(used)}) through the {ex.name} executor; the "
                  f"baseline (row 1) was timed on each, and each row's ratio is to the baseline on its own GPU")
     spread = baseline_spread_note(timed)

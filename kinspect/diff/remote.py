@@ -136,11 +136,7 @@ def baseline_spread_note(timed: list[Timed]) -> str | None:
         hi = max(runs.values(), key=lambda gr: gr[1].median_ms)
         if hi[1].p20_ms > lo[1].p80_ms:
             hosts = lo[0].host != hi[0].host
-
-            def where(g) -> str:
-                return f"GPU {g.index}" + (f" on {g.host}" if hosts else "")
-
-            lines.append(f"{model}: the baseline ran {hi[1].median_ms / lo[1].median_ms:.2f}x slower on {where(hi[0])} "
-                         f"than on {where(lo[0])}, beyond its spread: compare rows by their ratio to the baseline on "
-                         f"their own GPU")
+            lines.append(f"{model}: the baseline ran {hi[1].median_ms / lo[1].median_ms:.2f}x slower on GPU "
+                         f"{hi[0].short(hosts)} than on GPU {lo[0].short(hosts)}, beyond its spread: compare rows by "
+                         f"their ratio to the baseline on their own GPU")
     return "; ".join(lines) or None
