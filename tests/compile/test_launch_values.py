@@ -324,12 +324,13 @@ def test_made_up_inputs_are_changed_until_the_wrappers_own_checks_pass(tmp_path)
     # x of rank 3 as the tuple unpacking fixes it; weight (dim,) and z's last dim from the checks
     assert rec["constexprs"]["BLOCK_N"] == 128 and rec["constexprs"]["HAS_Z"] is True
     assumed = {a["name"]: a for a in rec["user"]["assumed"]}
-    assert assumed["gated_norm:x"]["spec"] == "*fp16:4x32x128"
-    assert assumed["gated_norm:weight"]["spec"] == "*fp16:128"
+    # bf16 where nothing says (wrappers.FLOAT_DEFAULT)
+    assert assumed["gated_norm:x"]["spec"] == "*bf16:4x32x128"
+    assert assumed["gated_norm:weight"]["spec"] == "*bf16:128"
     assert "shape 128 from the wrapper's check at line 23" in assumed["gated_norm:weight"]["why"]
     assert "rank" not in assumed["gated_norm:weight"]["why"]
     # `z.shape[-1] != x.shape[-1]` then raise: the one size changed, the rest of the made-up shape kept
-    assert assumed["gated_norm:z"]["spec"] == "*fp16:16x128"
+    assert assumed["gated_norm:z"]["spec"] == "*bf16:16x128"
     assert "shape 16x128 from the wrapper's check at line 26" in assumed["gated_norm:z"]["why"], assumed
     # the call it says is the call that works: --from with it gives the same compile
     again = ok("dump", f"{f}:_gated_norm", "--from", rec["user"]["from"], "--store", tmp_path / "again")
@@ -369,9 +370,10 @@ TRACEABLE = """
 
 
     @triton_op("kinspect_test::scale_impl", mutates_args={})
-    def _scale_impl(x: torch.Tensor, scale: float) -> torch.Tensor:
-        assert x.dtype == torch.bfloat16
-        y = torch.empty_like(x)
+    def _scale_impl(x: torch.Tensor, scale: float, out_dtype: torch.dtype) -> torch.Tensor:
+        assert x.dtype == torch.float16
+        assert out_dtype in (torch.float32, torch.bfloat16)
+        y = torch.empty_like(x, dtype=out_dtype)
         n = x.numel()
         wrap_triton(_scale_kernel)[(triton.cdiv(n, 1024),)](x, y, n, scale, BLOCK=1024)
         return y
@@ -380,7 +382,7 @@ TRACEABLE = """
     @input_guard
     def scale_rows(x, scale):
         assert x.dim() == 2
-        return torch.ops.kinspect_test.scale_impl(x, scale)
+        return torch.ops.kinspect_test.scale_impl(x, scale, torch.float32)
 """
 
 
@@ -392,4 +394,7 @@ def test_a_kernel_launched_through_wrap_triton_in_a_triton_op_gets_its_wrappers_
     out = ok("dump", f"{f}:_scale_kernel", "--store", tmp_path / "out")
     rec = record(tmp_path / "out")
     assert "the project's wrapper _scale_impl() (line 24) called with made-up inputs" in out, out
-    assert rec["signature"]["X"] == "*bf16" and rec["signature"]["scale"] == "fp32"
+    # out_dtype, a torch.dtype the op takes: the first of those it accepts, not a made-up int
+    assert (rec["signature"]["X"], rec["signature"]["Y"], rec["signature"]["scale"]) == ("*fp16", "*fp32", "fp32")
+    assumed = {a["name"]: a for a in rec["user"]["assumed"]}
+    assert assumed["_scale_impl:out_dtype"]["spec"] == "fp32", assumed
