@@ -480,7 +480,7 @@ def _input(p: _Param, plan: dict, torch: str) -> Input:
 _READS = (ast.Expression, ast.Name, ast.Load, ast.Constant, ast.Tuple, ast.List, ast.Attribute, ast.Subscript,
           ast.Slice, ast.BinOp, ast.UnaryOp, ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow,
           ast.USub, ast.UAdd, ast.Call)
-_READ_METHODS = ("size", "stride", "dim", "numel")
+_READ_METHODS = ("size", "stride", "dim", "numel", "element_size")
 _BUILTINS = {"len": len, "int": int, "tuple": tuple, "max": max, "min": min}
 
 
@@ -582,8 +582,11 @@ def _subject(node) -> tuple[str, str, int] | None:
     if isinstance(node, ast.Name):
         return node.id, "value", 0
     if isinstance(node, ast.Attribute) and _name(node.value):
-        what = {"shape": "shape", "dtype": "dtype", "ndim": "rank"}.get(node.attr)
+        what = {"shape": "shape", "dtype": "dtype", "ndim": "rank", "itemsize": "itemsize"}.get(node.attr)
         return (node.value.id, what, 0) if what else None
+    if isinstance(node, ast.Attribute) and node.attr == "itemsize" and isinstance(node.value, ast.Attribute) \
+            and node.value.attr == "dtype" and _name(node.value.value):
+        return node.value.value.id, "itemsize", 0
     if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) and node.value.attr == "shape" \
             and _name(node.value.value):
         dim = _int(node.slice)
@@ -596,6 +599,8 @@ def _subject(node) -> tuple[str, str, int] | None:
             return (node.func.value.id, "dim", dim) if dim is not None else None
         if node.func.attr == "dim" and not node.args:
             return node.func.value.id, "rank", 0
+        if node.func.attr == "element_size" and not node.args:
+            return node.func.value.id, "itemsize", 0
     if isinstance(node, ast.Call) and _name(node.func) == "len" and len(node.args) == 1:
         base = _shape_of(node.args[0])
         return (base, "rank", 0) if base else None
@@ -626,8 +631,11 @@ def _changed(call: Call, subject: tuple, value, seen, line: int) -> Call | None:
         new = Input(old.name, str(value), f"i32:{value}", old.why + said.format(f"{value}"), old.keyword)
     elif not old.shape or not hasattr(seen, "shape"):
         return None
-    elif what == "dtype":
-        short = TORCH_SHORT.get(str(value).removeprefix("torch."))
+    elif what in ("dtype", "itemsize"):
+        # `x.element_size() == 1`: a byte of data (an fp8 or e8m0 tensor is u8 to Triton)
+        short = TORCH_SHORT.get(str(value).removeprefix("torch.")) if what == "dtype" else \
+            ({1: "u8", 2: "i16", 4: "i32", 8: "i64"} if old.dtype[:1] in "iu" else
+             {1: "u8", 2: FLOAT_DEFAULT, 4: "fp32", 8: "fp64"}).get(value)
         if short not in SHORT_TORCH:
             return None
         new = _tensor(old.name, old.shape, short, old.torch, old.why + said.format(f"dtype {short}"), old.keyword)

@@ -398,3 +398,32 @@ def test_a_kernel_launched_through_wrap_triton_in_a_triton_op_gets_its_wrappers_
     assert (rec["signature"]["X"], rec["signature"]["Y"], rec["signature"]["scale"]) == ("*fp16", "*fp32", "fp32")
     assumed = {a["name"]: a for a in rec["user"]["assumed"]}
     assert assumed["_scale_impl:out_dtype"]["spec"] == "fp32", assumed
+
+
+def test_a_check_of_element_size_gives_a_dtype_of_that_size(tmp_path):
+    """torchao's style: `assert scales.element_size() == 1` (e8m0 scales, a byte each) stopped every
+    made-up call (bf16 or fp32); the input becomes a byte tensor, as Triton reads it (u8)."""
+    f = write(tmp_path, "swizzle.py", """
+        import torch
+        import triton
+        import triton.language as tl
+
+
+        @triton.jit
+        def _swizzle(src, dst, rows, cols, BLOCK: tl.constexpr):
+            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            tl.store(dst + offs, tl.load(src + offs, mask=offs < rows * cols), mask=offs < rows * cols)
+
+
+        def rearrange(scales):
+            assert scales.element_size() == 1, "scales are one byte each"
+            rows, cols = scales.shape
+            out = torch.empty(rows * cols, dtype=scales.dtype, device=scales.device)
+            _swizzle[(triton.cdiv(rows * cols, 1024),)](scales, out, rows, cols, BLOCK=1024)
+            return out
+    """)
+    ok("dump", f"{f}:_swizzle", "--store", tmp_path / "out")
+    rec = record(tmp_path / "out")
+    assert (rec["signature"]["src"], rec["signature"]["dst"]) == ("*u8", "*u8"), rec["signature"]
+    (made,) = rec["user"]["assumed"]
+    assert "dtype u8 from the wrapper's check at line 14" in made["why"], made
