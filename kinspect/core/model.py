@@ -7,7 +7,7 @@ and JIT times. It round-trips through `record.json` (see store.py) and never hol
 from __future__ import annotations
 
 from dataclasses import dataclass, field, asdict
-from typing import Any
+from typing import Any, ClassVar
 
 RECORD_VERSION = 2
 # Versions this kinspect reads: 1 had no launch records and no Triton start-up time.
@@ -429,6 +429,10 @@ class Variant:
     # file that is not one), one line each; set when read back, not saved
     problems: tuple[str, ...] = ()
 
+    # fields record.json does not keep; every other field is its key, required where the field has
+    # no default (kinspect.files.schema.RECORD is made from this list)
+    UNSAVED: ClassVar[tuple] = ("path", "problems")
+
     @property
     def num_warps(self) -> int | None:
         """The warps it was compiled with (Triton's option), where its record says."""
@@ -467,8 +471,8 @@ class Variant:
 
     def to_json(self) -> dict[str, Any]:
         d = asdict(self)
-        d.pop("path")
-        d.pop("problems")
+        for k in self.UNSAVED:
+            d.pop(k)
         d["user"] = self.user.to_json() if self.user is not None else {}
         d["record_version"] = RECORD_VERSION
         return d

@@ -338,16 +338,36 @@ LAUNCHES = Obj({"calls": COUNT},
                {"grids": List(Tuple((GRID, COUNT)), 1024), "signatures": List(SIGNATURE, 1024), "other_calls": COUNT,
                 "processes": List(PROCESS, 4096), "gpu": Maybe(GPU_TIME), "tuning_calls": COUNT,
                 "tuning_ms": Num(0)})
-RECORD = Obj({"kernel": Str(1024), "hash": NAME, "target": TARGET, "offline": Bool(), "signature": Map(Str(64), 1024),
-              "constexprs": Map(Json(), 1024), "attributes": ATTRIBUTES, "options": Map(Json(), 256),
-              "stages": List(STAGE, 1024), "times": Maybe(TIMES), "cache_hit": Bool(), "triton_version": Str(128),
-              "record_version": Int(1, 2)},
-             {"source": Maybe(SOURCE_REF), "origin": Str(128), "created": Str(64), "notes": List(Str(lines=True), 1024),
-              "name": Str(1024), "launches": Maybe(LAUNCHES), "backend": Str(128), "request": Str(128),
-              "user": Map(Json(), 256), "loaded": Maybe(Obj({"registers": COUNT, "spills": COUNT}, {"max_threads": COUNT})),
-              "retarget": Maybe(Obj({"spec": Str(1024), "source": Str(1024)}, {"cpu": Str(128), "features": Str(1024)})),
-              "trace": Str(), "trace_event": Maybe(COUNT),
-              "extra": Map(Json(), 256)})      # stores before the fields above kept them in this one free map
+# Each field of the stored record (kinspect.core.model.Variant) and what its JSON may hold. Which
+# are required comes from the dataclass itself (a field without a default), and a field there with
+# no spec here (or a spec for no field) stops the import: the record's shape has one declaration.
+RECORD_FIELDS = {
+    "kernel": Str(1024), "hash": NAME, "target": TARGET, "offline": Bool(), "signature": Map(Str(64), 1024),
+    "constexprs": Map(Json(), 1024), "attributes": ATTRIBUTES, "options": Map(Json(), 256),
+    "stages": List(STAGE, 1024), "times": Maybe(TIMES), "cache_hit": Bool(), "triton_version": Str(128),
+    "source": Maybe(SOURCE_REF), "origin": Str(128), "created": Str(64), "notes": List(Str(lines=True), 1024),
+    "name": Str(1024), "launches": Maybe(LAUNCHES), "backend": Str(128), "request": Str(128),
+    "user": Map(Json(), 256), "loaded": Maybe(Obj({"registers": COUNT, "spills": COUNT}, {"max_threads": COUNT})),
+    "retarget": Maybe(Obj({"spec": Str(1024), "source": Str(1024)}, {"cpu": Str(128), "features": Str(1024)})),
+    "trace": Str(), "trace_event": Maybe(COUNT)}
+
+
+def _record_spec() -> Obj:
+    import dataclasses
+
+    from kinspect.core.model import Variant
+
+    saved = [f for f in dataclasses.fields(Variant) if f.name not in Variant.UNSAVED]
+    if {f.name for f in saved} != set(RECORD_FIELDS):
+        raise ImportError(f"kinspect.files.schema.RECORD_FIELDS and Variant's fields differ: "
+                          f"{sorted({f.name for f in saved} ^ set(RECORD_FIELDS))}")
+    required = {f.name for f in saved if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING}
+    return Obj({**{k: v for k, v in RECORD_FIELDS.items() if k in required}, "record_version": Int(1, 2)},
+               {**{k: v for k, v in RECORD_FIELDS.items() if k not in required},
+                "extra": Map(Json(), 256)})      # stores before those fields kept them in this one free map
+
+
+RECORD = _record_spec()
 LAUNCH_FILE = Obj({"launches": Maybe(LAUNCHES)})
 # extra.user.example of a user kernel's variant: the launch it was compiled for, as data (kinspect.compile.user)
 USER_EXAMPLE = Obj({"args": List(ARG, 1024)},

@@ -102,3 +102,21 @@ def test_a_user_record_of_the_wrong_kind_is_the_records_problem(folder, user):
     (folder / "record.json").write_text(json.dumps({**d, "user": user}))
     with pytest.raises(KinspectError, match=r"record\.json"):
         read_record(folder)
+
+
+def test_the_stored_records_schema_is_made_from_the_variant_dataclass(monkeypatch):
+    """The record's shape is declared once: which keys record.json has, and which are required, come
+    from Variant's fields; a field without a spec (or a spec for no field) stops the import."""
+    import dataclasses
+
+    from kinspect.core.model import Variant
+    from kinspect.files import schema
+
+    saved = {f.name for f in dataclasses.fields(Variant)} - set(Variant.UNSAVED)
+    assert set(schema.RECORD.required) | set(schema.RECORD.optional) == saved | {"record_version", "extra"}
+    no_default = {f.name for f in dataclasses.fields(Variant)
+                  if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING}
+    assert set(schema.RECORD.required) == no_default | {"record_version"}
+    monkeypatch.setitem(schema.RECORD_FIELDS, "gpu_model", schema.Str())
+    with pytest.raises(ImportError, match="gpu_model"):
+        schema._record_spec()
