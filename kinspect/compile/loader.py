@@ -335,11 +335,15 @@ def _in_triton(e: BaseException) -> str:
     frames = traceback.extract_tb(e.__traceback__)
     if not frames or isinstance(e, (ImportError, AssertionError)):
         return ""
-    last = frames[-1].filename.replace(os.sep, "/")
-    i = last.rfind("/triton/")
-    if i < 0 or "/kinspect/" in last:
+    import triton
+
+    # Triton's own package, not a project's `ops/triton/` folder (mamba's, flash-attention's)
+    package = os.path.dirname(os.path.realpath(triton.__file__))
+    last = os.path.realpath(frames[-1].filename)
+    if not last.startswith(package + os.sep):
         return ""
-    return f" (inside Triton: {last[i + 1:]}:{frames[-1].lineno})"
+    inside = os.path.relpath(last, os.path.dirname(package)).replace(os.sep, "/")
+    return f" (inside Triton: {inside}:{frames[-1].lineno})"
 
 
 def _lines_in(e: BaseException, file: Path) -> list[int]:

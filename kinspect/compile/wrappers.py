@@ -541,13 +541,19 @@ _PARSED: dict = {}
 
 
 def _statements(file: str) -> ast.AST | None:
-    if file not in _PARSED:
+    """The file's AST, parsed once per version of it (a file edited between two dumps is read again)."""
+    try:
+        st = os.stat(file)
+    except OSError:
+        return None
+    key = (file, st.st_mtime_ns, st.st_size)
+    if key not in _PARSED:
         try:
             with open(file, "rb") as f:
-                _PARSED[file] = ast.parse(f.read())
+                _PARSED[key] = ast.parse(f.read())
         except (OSError, SyntaxError, ValueError):
-            _PARSED[file] = None
-    return _PARSED[file]
+            _PARSED[key] = None
+    return _PARSED[key]
 
 
 def _wanted_equal(tree, line: int) -> list[tuple]:

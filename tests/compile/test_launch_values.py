@@ -427,3 +427,26 @@ def test_a_check_of_element_size_gives_a_dtype_of_that_size(tmp_path):
     assert (rec["signature"]["src"], rec["signature"]["dst"]) == ("*u8", "*u8"), rec["signature"]
     (made,) = rec["user"]["assumed"]
     assert "dtype u8 from the wrapper's check at line 14" in made["why"], made
+
+
+def test_a_projects_own_triton_folder_is_not_called_inside_triton(tmp_path):
+    """mamba and flash-attention keep their kernels in `ops/triton/`: an error raised there was said
+    to be '(inside Triton: triton/rotary.py:127)'. Only Triton's own package is Triton."""
+    body = """
+        import triton
+        import triton.language as tl
+
+
+        @triton.jit
+        def k(X, n, BLOCK: tl.constexpr):
+            offs = tl.arange(0, BLOCK)
+            tl.store(X + offs, tl.load(X + offs, mask=offs < n), mask=offs < n)
+
+        {fails}
+    """
+    own = write(tmp_path / "proj" / "ops" / "triton", "k.py", body.format(fails='raise ValueError("boom")'))
+    out = ok("dump", f"{own}:k", "--store", tmp_path / "a")
+    assert "ValueError: boom" in out and "inside Triton" not in out, out
+    theirs = write(tmp_path / "other", "k.py", body.format(fails='triton.cdiv("rows", 2)'))
+    out = ok("dump", f"{theirs}:k", "--store", tmp_path / "b")
+    assert "(inside Triton: triton/" in out, out
