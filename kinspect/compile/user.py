@@ -216,7 +216,9 @@ def load(text: str, cli_args: dict, cli_constexprs: dict, *, config: int | None 
     assumed = ()
     if missing and launch is None and not from_:
         # no launch of the file gives them: the project's own wrapper, called with made-up inputs
-        used, call = _wrapper_launch(loaded, c, name, resolved)
+        used, call, why_not = _wrapper_launch(loaded, c, name, resolved)
+        if why_not:
+            how = f"{how}; {why_not}" if how else why_not
         if used is not None:
             l_args, l_constexprs = used.values()
             args, given = {**l_args, **args}, {**l_constexprs, **given}
@@ -428,30 +430,40 @@ MAX_REPAIRS = 8
 
 def _wrapper_launch(loaded, c: Chain, name: str, resolved):
     """The kernel's launch by a wrapper of its file called with made-up inputs
-    (kinspect.compile.wrappers): (the FileLaunch, the Call) of the first call that reaches it, or
-    (None, None)."""
+    (kinspect.compile.wrappers): (the FileLaunch, the Call, "") of the first call that reaches it,
+    or (None, None, why none did: "" where the file has no wrapper)."""
     from kinspect.compile import loader, wrappers
     from kinspect.compile.file_launches import kernel_key
 
     if loaded.where is None:
-        return None, None
+        return None, None, ""
     key = kernel_key(c.jit)
     target_key = f"{resolved.target}{' offline' if resolved.offline else ' device'}"
     try:
         tries = wrappers.calls(loaded.module, c.jit, key)[:MAX_WRAPPER_TRIES]
     except Exception:      # the wrapper's text could not be read: the kernel's code decides
-        return None, None
+        return None, None, ""
+    first = ""
     for call in tries:
         for _ in range(MAX_REPAIRS + 1):
             ran = loader.run_code(loaded, "from", call=call.text(), driver_context=_driver(resolved),
                                   target_key=target_key, wanted=key, index=0)
             found = [x for x in ran.launches if x.key == key]
             if found:
-                return found[0], call
+                return found[0], call, ""
+            last = call
             call = wrappers.repaired(call, ran.failure, loaded.file)
             if call is None:
                 break
-    return None, None
+        if not first:
+            stopped = ran.stopped or f"it launched no '{name}'"
+            first = f"{last.func}() (line {last.line}): {stopped.removeprefix(f'--from {last.text()}: ')}"
+    if not tries:
+        return None, None, ""
+    funcs = sorted({t.func + "()" for t in tries})
+    return None, None, (f"the project's wrapper{'s' if len(funcs) > 1 else ''} {', '.join(funcs)} called with "
+                        f"made-up inputs ({len(tries)} tries) never launched '{name}'; the first stopped at "
+                        f"{first}; values from the kernel's code")
 
 
 def _input_assumed(call) -> list:

@@ -110,6 +110,7 @@ class _Param:
     optional: bool = False    # it defaults to None
     dtype_from: str = ""      # "wrapper" (its code compares it), "kernel" (the kernel's code types it), "name"
     value: int = 128          # an int's made-up value
+    axis: bool = False        # an int that picks a dimension (`x.shape[dim]`, `x.size(dim)`)
 
     def __post_init__(self):
         self.dtypes = self.dtypes or []
@@ -322,6 +323,12 @@ def _read_uses(fn: ast.AST, params: dict) -> None:
                 _at_least(params[n.value.value.id], idx.operand.value)
             elif isinstance(idx, ast.Constant) and isinstance(idx.value, int):
                 _at_least(params[n.value.value.id], idx.value + 1)
+        # an int parameter that indexes a shape picks a dimension: `x.shape[dim]`, `x.size(dim)`
+        index = n.slice if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Attribute) and \
+            n.value.attr == "shape" else n.args[0] if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) \
+            and n.func.attr in ("size", "stride") and n.args else None
+        if _name(index) in params:
+            params[index.id].axis = True
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("size", "stride") \
                 and _name(n.func.value) in params and n.args and _int(n.args[0]) is not None:
             v = _int(n.args[0])      # x.stride(-3): at least 3 dimensions
@@ -472,6 +479,8 @@ def _input(p: _Param, plan: dict, torch: str) -> Input:
                      p.keyword)
     if p.scalar == "bool" or name.startswith(("is_", "use_", "has_", "return_", "enable_")):
         return Input(p.name, "False", "i1:0", "a flag the wrapper takes", p.keyword)
+    if p.axis and not p.tensor:
+        return Input(p.name, "-1", "i32:-1", "an int the wrapper takes: it picks a dimension (the last)", p.keyword)
     return Input(p.name, str(p.value), f"i32:{p.value}", "an int the wrapper takes", p.keyword)
 
 
@@ -501,7 +510,12 @@ def repaired(call: Call, failure, file) -> Call | None:
         a, b = _read(left, ns), _read(right, ns)
         if a is _UNREAD or b is _UNREAD or _same(a, b):
             continue
-        for subject, value in ((left, b), (right, a)):
+        sides = [(left, b), (right, a)]
+        # an input an earlier check already set keeps that: the other side changes (`cos == sin`
+        # after `cos * 2 == q` set cos)
+        sides.sort(key=lambda sv: _set_before(call, sv[0]))
+        for subject, value in sides:
+            subject, value = _undone(subject, value)
             found = _subject(subject)
             if found is None or found[0] not in failure.names:
                 continue
@@ -582,6 +596,33 @@ def _pairs(test, joined, ops) -> list[tuple]:
             if isinstance(p, ast.Compare) and len(p.ops) == 1 and isinstance(p.ops[0], ops)]
 
 
+def _set_before(call: Call, node) -> bool:
+    found = _subject(_undone(node, 1)[0])
+    return bool(found) and any(x.name == found[0] and "from the wrapper's check" in x.why for x in call.inputs)
+
+
+def _undone(node, value):
+    """`cos.shape[-1] * 2 == q.shape[-1]`: the side with its arithmetic by a constant undone, so the
+    size itself can be set (cos's last dimension half of q's)."""
+    while isinstance(node, ast.BinOp) and _count(value):
+        left, right = _int(node.left), _int(node.right)
+        c, x = (right, node.left) if right is not None else (left, node.right)
+        if c is None or c == 0:
+            break
+        if isinstance(node.op, ast.Mult) and value % c == 0:
+            value = value // c
+        elif isinstance(node.op, ast.Add):
+            value = value - c
+        elif isinstance(node.op, ast.Sub) and right is not None:
+            value = value + c
+        elif isinstance(node.op, ast.FloorDiv) and right is not None:
+            value = value * c
+        else:
+            break
+        node = x
+    return node, value
+
+
 def _subject(node) -> tuple[str, str, int] | None:
     """(input name, what, dim) a side of a check reads: its shape, one size, its dtype, its rank, or
     an int input itself."""
@@ -595,6 +636,11 @@ def _subject(node) -> tuple[str, str, int] | None:
         return node.value.value.id, "itemsize", 0
     if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) and node.value.attr == "shape" \
             and _name(node.value.value):
+        if isinstance(node.slice, ast.Slice) and node.slice.step is None:     # q.shape[:-2]
+            lo, hi = (None if b is None else _int(b) for b in (node.slice.lower, node.slice.upper))
+            if (lo is None) != (node.slice.lower is None) or (hi is None) != (node.slice.upper is None):
+                return None
+            return node.value.value.id, "slice", (lo, hi)
         dim = _int(node.slice)
         return (node.value.value.id, "dim", dim) if dim is not None else None
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and _name(node.func.value):
@@ -648,6 +694,11 @@ def _changed(call: Call, subject: tuple, value, seen, line: int) -> Call | None:
     else:
         if what == "shape":
             shape = tuple(value) if isinstance(value, (tuple, list)) else None
+        elif what == "slice":
+            shape = list(seen.shape)
+            if not isinstance(value, (tuple, list)):
+                return None
+            shape[dim[0]:dim[1]] = list(value)
         elif what == "dim":
             shape = list(seen.shape)
             if not _count(value) or not -len(shape) <= dim < len(shape):

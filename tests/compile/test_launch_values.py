@@ -343,7 +343,11 @@ def test_a_check_kinspect_cannot_satisfy_leaves_the_kernels_code_to_decide(tmp_p
     text = GATED.replace("batch, seqlen, dim = x.shape\n", "batch, seqlen, dim = x.shape\n        assert dim % 3 == 0\n")
     f = write(tmp_path, "gated.py", text)
     out = ok("dump", f"{f}:_gated_norm", "--store", tmp_path / "out")
-    assert "called with made-up inputs" not in out and "assumed" in out
+    assert "assumed" in out and "called with made-up inputs: --from" not in out
+    # and it says so: the wrapper was tried, where it stopped, and where the values come from instead
+    assert ("launch   the project's wrapper gated_norm() called with made-up inputs (4 tries) never launched "
+            "'_gated_norm'; the first stopped at gated_norm() (line 20): it failed at line 22: AssertionError; "
+            "values from the kernel's code") in out, out
 
 
 TRACEABLE = """
@@ -450,3 +454,89 @@ def test_a_projects_own_triton_folder_is_not_called_inside_triton(tmp_path):
     theirs = write(tmp_path / "other", "k.py", body.format(fails='triton.cdiv("rows", 2)'))
     out = ok("dump", f"{theirs}:k", "--store", tmp_path / "b")
     assert "(inside Triton: triton/" in out, out
+
+
+ROPE = """
+    import torch
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def _rope(Q, COS, SIN, OUT, n, HALF: tl.constexpr):
+        row = tl.program_id(0)
+        d = tl.arange(0, HALF)
+        c = tl.load(COS + (row % n) * HALF + d)
+        s = tl.load(SIN + (row % n) * HALF + d)
+        x0 = tl.load(Q + row * 2 * HALF + d)
+        x1 = tl.load(Q + row * 2 * HALF + HALF + d)
+        tl.store(OUT + row * 2 * HALF + d, x0 * c - x1 * s)
+        tl.store(OUT + row * 2 * HALF + HALF + d, x0 * s + x1 * c)
+
+
+    def rope(q, k, cos, sin):
+        assert q.dim() == 4 and k.dim() == 4
+        assert k.shape[-1] == q.shape[-1]
+        assert cos.shape[-1] == sin.shape[-1], "cos and sin must have the same last dimension"
+        assert cos.shape[-1] * 2 == q.shape[-1], "cos/sin dim must be half of q/k dim"
+        assert q.shape[:-2] == k.shape[:-2], "q and k must have the same length"
+        out = torch.empty_like(q)
+        _rope[(q.numel() // q.shape[-1],)](q, cos, sin, out, cos.shape[0], HALF=cos.shape[-1])
+        return out
+"""
+
+
+def test_checks_with_arithmetic_slices_and_two_inputs_are_met_without_undoing_each_other(tmp_path):
+    """FlagGems' rotary style: `cos.shape[-1] * 2 == q.shape[-1]` sets cos (the arithmetic undone),
+    `cos.shape[-1] == sin.shape[-1]` then sets sin, not cos back (which went round in circles), and
+    `q.shape[:-2] == k.shape[:-2]` sets a slice of a shape."""
+    f = write(tmp_path, "rope.py", ROPE)
+    ok("dump", f"{f}:_rope", "--store", tmp_path / "out")
+    rec = record(tmp_path / "out")
+    assumed = {a["name"]: a["spec"] for a in rec["user"]["assumed"]}
+    assert rec["user"]["from"].startswith("rope(")
+    # q and k of rank 4 (2x32x1024x128), cos and sin of half their head size
+    assert (assumed["rope:cos"], assumed["rope:sin"]) == ("*bf16:16x64", "*bf16:16x64"), assumed
+    assert rec["constexprs"]["HALF"] == 64
+
+
+def test_a_slice_of_a_shape_is_set_where_a_check_compares_one(tmp_path):
+    f = write(tmp_path, "rope.py", ROPE.replace("assert q.dim() == 4 and k.dim() == 4", "assert q.dim() == 4"))
+    ok("dump", f"{f}:_rope", "--store", tmp_path / "out")
+    assumed = {a["name"]: a for a in record(tmp_path / "out")["user"]["assumed"]}
+    q, k = (assumed[f"rope:{n}"]["spec"].split(":")[1].split("x") for n in "qk")
+    assert q[:-2] == k[:-2] and q[-1] == k[-1], (q, k)
+    assert "from the wrapper's check at line 24" in assumed["rope:q"]["why"] + assumed["rope:k"]["why"]
+
+
+SOFTMAX = """
+    import torch
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def _softmax(X, Y, n, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        x = tl.load(X + tl.program_id(0) * n + offs, mask=offs < n, other=-float("inf"))
+        tl.store(Y + tl.program_id(0) * n + offs, tl.exp(x - tl.max(x, 0)), mask=offs < n)
+
+
+    def softmax(x, dim):
+        assert -x.ndim <= dim < x.ndim, "Invalid dim"
+        n = x.shape[dim]
+        y = torch.empty_like(x)
+        _softmax[(x.numel() // n,)](x, y, n, BLOCK=triton.next_power_of_2(n))
+        return y
+"""
+
+
+def test_an_int_that_picks_a_dimension_is_the_last_one(tmp_path):
+    """FlagGems' `softmax(x, dim)` with `x.shape[dim]`: a made-up 128 failed its `Invalid dim` check."""
+    f = write(tmp_path, "softmax.py", SOFTMAX)
+    ok("dump", f"{f}:_softmax", "--store", tmp_path / "out")
+    rec = record(tmp_path / "out")
+    assert rec["user"]["from"].endswith(", -1)") and rec["user"]["from"].startswith("softmax(")
+    (dim,) = [a for a in rec["user"]["assumed"] if a["name"] == "softmax:dim"]
+    assert dim["spec"] == "i32:-1" and "picks a dimension" in dim["why"]
+    assert rec["constexprs"]["BLOCK"] == 4096
