@@ -109,11 +109,13 @@ class _Param:
     exact: bool = False       # the rank is known (`M, N = x.shape`, `x.dim() == 2`), not only a least one
     optional: bool = False    # it defaults to None
     dtype_from: str = ""      # "wrapper" (its code compares it), "kernel" (the kernel's code types it), "name"
-    value: int = 128          # an int's made-up value
+    value: object = 128       # an int's made-up value (or the string tried, for one compared with strings)
     axis: bool = False        # an int that picks a dimension (`x.shape[dim]`, `x.size(dim)`)
+    strs: list = None         # the strings the wrapper compares it with (`quant_type == "fp4"`)
 
     def __post_init__(self):
         self.dtypes = self.dtypes or []
+        self.strs = self.strs or []
 
 
 def wrappers_of(module, jit, key) -> list[tuple[str, object, int]]:
@@ -221,8 +223,15 @@ def calls(module, jit, key) -> list[Call]:
             continue
         torch = torch_name or "__import__('torch')"
         required = [p for p in params if not p.optional]
+        # a string the wrapper compares (`if quant_type == "fp4": ... else: ...`) picks the kernel: one
+        # call per value it compares, and one that matches none (its `else`)
+        choice = next((p for p in required if p.strs), None)
+        values = [None] if choice is None else choice.strs + [""]
         for i, plan in enumerate(PLANS):
-            out.append(Call(func, line, tuple(_input(p, plan, torch) for p in required), i))
+            for value in values:
+                if choice is not None:
+                    choice.value = value
+                out.append(Call(func, line, tuple(_input(p, plan, torch) for p in required), i))
             if len(required) < len(params):     # with the optional tensors too: they may choose the kernel
                 out.append(Call(func, line, tuple(_input(p, plan, torch) for p in params), i))
     # every wrapper's first plan before any wrapper's second
@@ -379,15 +388,20 @@ def _compare(n: ast.Compare, params: dict) -> None:
             elif isinstance(op, ast.In) and isinstance(right, (ast.Tuple, ast.List, ast.Set)):
                 p.dtypes += [d for d in map(_torch_dtype, right.elts) if d]
                 p.dtype_from = p.dtype_from or ("wrapper" if p.dtypes else "")
-    # out_dtype in (torch.bfloat16, torch.float32), out_dtype == torch.float16: a dtype the wrapper takes
+    # out_dtype in (torch.bfloat16, torch.float32), out_dtype == torch.float16: a dtype the wrapper takes;
+    # quant_type == "fp4", mode in ("max", "mean"): a string
     if _name(left) in params and not params[left.id].tensor:
         p = params[left.id]
         for op, right in zip(n.ops, n.comparators):
-            options = right.elts if isinstance(op, ast.In) and isinstance(right, (ast.Tuple, ast.List, ast.Set)) \
-                else [right] if isinstance(op, (ast.Eq, ast.Is)) else []
+            options = right.elts if isinstance(op, (ast.In, ast.NotIn)) and isinstance(right, (ast.Tuple, ast.List,
+                                                                                            ast.Set)) \
+                else [right] if isinstance(op, (ast.Eq, ast.Is, ast.NotEq, ast.IsNot)) else []
             found = [d for d in map(_torch_dtype, options) if d]
             if found:
                 p.scalar, p.dtypes = "dtype", p.dtypes + found
+            said = [o.value for o in options if isinstance(o, ast.Constant) and isinstance(o.value, str)]
+            if said and p.scalar in ("", "str"):
+                p.scalar, p.strs = "str", p.strs + [x for x in said if x not in p.strs]
     # x.dim() == 4, x.ndim == 3, len(x.shape) == 2
     base = None
     if isinstance(left, ast.Call) and isinstance(left.func, ast.Attribute) and left.func.attr == "dim":
@@ -479,6 +493,10 @@ def _input(p: _Param, plan: dict, torch: str) -> Input:
                      p.keyword)
     if p.scalar == "bool" or name.startswith(("is_", "use_", "has_", "return_", "enable_")):
         return Input(p.name, "False", "i1:0", "a flag the wrapper takes", p.keyword)
+    if p.scalar == "str":
+        value = p.value if isinstance(p.value, str) else p.strs[0]
+        why = "one the wrapper compares it with" if value else "one that none of the wrapper's comparisons match"
+        return Input(p.name, repr(value), f"str:{value!r}", f"a string the wrapper takes: {why}", p.keyword)
     if p.axis and not p.tensor:
         return Input(p.name, "-1", "i32:-1", "an int the wrapper takes: it picks a dimension (the last)", p.keyword)
     return Input(p.name, str(p.value), f"i32:{p.value}", "an int the wrapper takes", p.keyword)

@@ -540,3 +540,41 @@ def test_an_int_that_picks_a_dimension_is_the_last_one(tmp_path):
     (dim,) = [a for a in rec["user"]["assumed"] if a["name"] == "softmax:dim"]
     assert dim["spec"] == "i32:-1" and "picks a dimension" in dim["why"]
     assert rec["constexprs"]["BLOCK"] == 4096
+
+
+def test_a_string_the_wrapper_compares_picks_the_kernel_it_launches(tmp_path):
+    """bitsandbytes' style: `if quant_type == "fp4": fp4_kernel[...] else: nf4_kernel[...]`. A made-up
+    int never matched, so neither kernel got its wrapper's values; each value the wrapper compares is
+    tried, and one that matches none for the `else`."""
+    f = write(tmp_path, "quant4.py", """
+        import torch
+        import triton
+        import triton.language as tl
+
+
+        @triton.jit
+        def _fp4(A, OUT, n, BLOCK: tl.constexpr):
+            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            tl.store(OUT + offs, tl.load(A + offs, mask=offs < n).to(tl.uint8), mask=offs < n)
+
+
+        @triton.jit
+        def _nf4(A, OUT, n, BLOCK: tl.constexpr):
+            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            tl.store(OUT + offs, (tl.load(A + offs, mask=offs < n) * 2).to(tl.uint8), mask=offs < n)
+
+
+        def quantize_4bit(A, blocksize, quant_type):
+            out = torch.empty(A.numel(), dtype=torch.uint8, device=A.device)
+            grid = (triton.cdiv(A.numel(), blocksize),)
+            if quant_type == "fp4":
+                _fp4[grid](A, out, A.numel(), BLOCK=blocksize)
+            else:
+                _nf4[grid](A, out, A.numel(), BLOCK=blocksize)
+            return out
+    """)
+    for kernel, said in (("_fp4", "'fp4'"), ("_nf4", "''")):
+        ok("dump", f"{f}:{kernel}", "--store", tmp_path / kernel)
+        rec = record(tmp_path / kernel)
+        assert rec["user"]["from"].endswith(f", {said})"), rec["user"]["from"]
+        assert rec["signature"]["OUT"] == "*u8", rec["signature"]
