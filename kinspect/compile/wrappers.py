@@ -103,7 +103,7 @@ class _Param:
     tensor: bool = False
     rank: int = 0
     dtypes: list = None
-    scalar: str = ""          # "int", "float", "bool", "dtype" (a torch.dtype: `out_dtype`)
+    scalar: str = ""          # "int", "float", "bool", "dtype" (a torch.dtype: `out_dtype`), "str", "shape"
     kernel_param: str = ""    # the kernel parameter it is passed to as it is
     keyword: bool = False
     exact: bool = False       # the rank is known (`M, N = x.shape`, `x.dim() == 2`), not only a least one
@@ -351,6 +351,13 @@ def _read_uses(fn: ast.AST, params: dict) -> None:
                 params[base].exact = True
         if isinstance(n, ast.Compare):
             _compare(n, params)
+        # len(normalized_shape), math.prod(normalized_shape): a shape, a sequence of sizes
+        if isinstance(n, ast.Call) and n.args and _name(n.args[0]) in params and \
+                (_name(n.func) in ("len", "prod") or (isinstance(n.func, ast.Attribute) and n.func.attr == "prod"
+                                                     and _name(n.func.value) in ("math", "np", "numpy"))):
+            p = params[n.args[0].id]
+            if not p.tensor and p.scalar in ("", "int"):
+                p.scalar = "shape"
         if isinstance(n, ast.If) and _name(n.test) in params and not params[n.test.id].tensor:
             params[n.test.id].scalar = params[n.test.id].scalar or "bool"
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in (
@@ -493,6 +500,10 @@ def _input(p: _Param, plan: dict, torch: str) -> Input:
                      p.keyword)
     if p.scalar == "bool" or name.startswith(("is_", "use_", "has_", "return_", "enable_")):
         return Input(p.name, "False", "i1:0", "a flag the wrapper takes", p.keyword)
+    if p.scalar == "shape":
+        sizes = list(plan[1])
+        return Input(p.name, repr(sizes), f"shape:{'x'.join(map(str, sizes))}",
+                     "a shape the wrapper takes (it takes len() or prod() of it): of one dimension", p.keyword)
     if p.scalar == "str":
         value = p.value if isinstance(p.value, str) else p.strs[0]
         why = "one the wrapper compares it with" if value else "one that none of the wrapper's comparisons match"

@@ -578,3 +578,16 @@ def test_a_string_the_wrapper_compares_picks_the_kernel_it_launches(tmp_path):
         rec = record(tmp_path / kernel)
         assert rec["user"]["from"].endswith(f", {said})"), rec["user"]["from"]
         assert rec["signature"]["OUT"] == "*u8", rec["signature"]
+
+
+def test_a_shape_argument_is_a_list_of_sizes(tmp_path):
+    """FlagGems' `RmsNorm.apply(x, normalized_shape, weight)` takes len() and math.prod() of
+    normalized_shape: a made-up int raised TypeError, and the kernel's code decided alone."""
+    f = write(tmp_path, "norm.py", RMS.replace('''    def rms_norm(x, w, eps=1e-6):
+        M, N = x.shape''', '''    def rms_norm(x, normalized_shape, w, eps=1e-6):
+        dim = x.ndim - len(normalized_shape)
+        M, N = math.prod(x.shape[:dim]), math.prod(normalized_shape)''').replace("import torch", "import math\n    import torch"))
+    ok("dump", f"{f}:_rms_norm", "--store", tmp_path / "out")
+    rec = record(tmp_path / "out")
+    assert rec["user"]["from"].startswith("rms_norm(") and ", [4096], " in rec["user"]["from"], rec["user"]["from"]
+    assert rec["constexprs"]["BLOCK_N"] == 4096
