@@ -591,3 +591,41 @@ def test_a_shape_argument_is_a_list_of_sizes(tmp_path):
     rec = record(tmp_path / "out")
     assert rec["user"]["from"].startswith("rms_norm(") and ", [4096], " in rec["user"]["from"], rec["user"]["from"]
     assert rec["constexprs"]["BLOCK_N"] == 4096
+
+
+def test_code_that_reads_best_config_after_an_autotuned_launch_goes_on(tmp_path):
+    """A recorded launch runs nothing, so an Autotuner had no `best_config` and code reading it after
+    the launch (FlagGems' libentry; a second kernel sized by the first's chosen block) stopped there."""
+    f = write(tmp_path, "two_pass.py", """
+        import torch
+        import triton
+        import triton.language as tl
+
+
+        @triton.autotune(configs=[triton.Config({"BLOCK": 256}), triton.Config({"BLOCK": 1024})], key=["n"])
+        @triton.jit
+        def _partial(X, P, n, BLOCK: tl.constexpr):
+            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            tl.store(P + tl.program_id(0), tl.sum(tl.load(X + offs, mask=offs < n, other=0.0), 0))
+
+
+        @triton.jit
+        def _final(P, OUT, m, BLOCK_P: tl.constexpr):
+            offs = tl.arange(0, BLOCK_P)
+            tl.store(OUT, tl.sum(tl.load(P + offs, mask=offs < m, other=0.0), 0))
+
+
+        def total(x):
+            n = x.numel()
+            partials = torch.empty(n, dtype=torch.float32, device=x.device)
+            _partial[lambda meta: (triton.cdiv(n, meta["BLOCK"]),)](x, partials, n)
+            m = triton.cdiv(n, _partial.best_config.kwargs["BLOCK"])
+            out = torch.empty(1, dtype=torch.float32, device=x.device)
+            _final[(1,)](partials, out, m, BLOCK_P=triton.next_power_of_2(m))
+            return out
+    """)
+    ok("dump", f"{f}:_final", "--store", tmp_path / "out")
+    rec = record(tmp_path / "out")
+    # 16x4096 made up: 65536 elements in blocks of the first config's 256
+    assert rec["user"]["from"].startswith("total(") and rec["constexprs"]["BLOCK_P"] == 256, rec["constexprs"]
+    assert rec["signature"]["P"] == "*fp32"
