@@ -39,6 +39,8 @@ TENSOR_ATTRS = {"shape", "stride", "dtype", "size", "view", "reshape", "contiguo
                 "to", "transpose", "permute", "flatten", "is_cuda", "data_ptr", "expand", "T", "mT", "t", "clone",
                 "chunk", "split", "unbind", "storage_offset", "float", "half", "bfloat16", "view_as", "reshape_as",
                 "nelement", "is_floating_point", "type", "max", "min", "sum", "mean", "fill_", "zero_", "copy_"}
+# attributes a torch.dtype has as well as a tensor
+DTYPE_ATTRS = {"is_floating_point", "itemsize", "is_signed", "is_complex", "to"}
 # torch dtype names -> kinspect's short names
 TORCH_SHORT = {"float16": "fp16", "half": "fp16", "bfloat16": "bf16", "float32": "fp32", "float": "fp32",
                "float64": "fp64", "int8": "i8", "uint8": "u8", "int16": "i16", "int32": "i32", "int": "i32",
@@ -323,7 +325,9 @@ def _read_uses(fn: ast.AST, params: dict) -> None:
     for n in ast.walk(fn):
         if isinstance(n, ast.Attribute) and _name(n.value) in params:
             p = params[n.value.id]
-            if n.attr in TENSOR_ATTRS:
+            # a torch.dtype has some of a tensor's attributes too (`w_dtype.is_floating_point`)
+            dtype_like = p.scalar == "dtype" or (n.attr in DTYPE_ATTRS and p.name.lower().endswith("dtype"))
+            if n.attr in TENSOR_ATTRS and not dtype_like:
                 p.tensor = True
         if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Attribute) and n.value.attr == "shape" \
                 and _name(n.value.value) in params:

@@ -376,7 +376,7 @@ TRACEABLE = """
     @triton_op("kinspect_test::scale_impl", mutates_args={})
     def _scale_impl(x: torch.Tensor, scale: float, out_dtype: torch.dtype) -> torch.Tensor:
         assert x.dtype == torch.float16
-        assert out_dtype in (torch.float32, torch.bfloat16)
+        assert out_dtype in (torch.float32, torch.bfloat16) and out_dtype.is_floating_point
         y = torch.empty_like(x, dtype=out_dtype)
         n = x.numel()
         wrap_triton(_scale_kernel)[(triton.cdiv(n, 1024),)](x, y, n, scale, BLOCK=1024)
@@ -398,7 +398,8 @@ def test_a_kernel_launched_through_wrap_triton_in_a_triton_op_gets_its_wrappers_
     out = ok("dump", f"{f}:_scale_kernel", "--store", tmp_path / "out")
     rec = record(tmp_path / "out")
     assert "the project's wrapper _scale_impl() (line 24) called with made-up inputs" in out, out
-    # out_dtype, a torch.dtype the op takes: the first of those it accepts, not a made-up int
+    # out_dtype, a torch.dtype the op takes: the first of those it accepts, not a made-up int (nor a
+    # tensor, for the attribute it shares with tensors)
     assert (rec["signature"]["X"], rec["signature"]["Y"], rec["signature"]["scale"]) == ("*fp16", "*fp32", "fp32")
     assumed = {a["name"]: a for a in rec["user"]["assumed"]}
     assert assumed["_scale_impl:out_dtype"]["spec"] == "fp32", assumed
