@@ -743,7 +743,6 @@ class Failure:
 
     line: int
     first_line: int
-    error: BaseException
     names: dict
     globals: dict
     frames: tuple = ()        # (first line, names) of each of the file's functions on it, outermost first
@@ -768,7 +767,7 @@ def _failure(e: BaseException, file: Path) -> Failure | None:
     if last is None:
         return None
     frame = last.tb_frame
-    return Failure(last.tb_lineno, frame.f_code.co_firstlineno, e, frames[-1][1], frame.f_globals, tuple(frames))
+    return Failure(last.tb_lineno, frame.f_code.co_firstlineno, frames[-1][1], frame.f_globals, tuple(frames))
 
 
 def run_code(loaded: LoadedFile, what: str, *, driver_context, target_key: str, wanted: tuple, index: int,
