@@ -630,19 +630,23 @@ def _pairs(test, joined, ops) -> list[tuple]:
 
 
 def _set_before(call: Call, node) -> bool:
-    found = _subject(_undone(node, 1)[0])
+    found = _subject(_undone(node)[0])
     return bool(found) and any(x.name == found[0] and "from the wrapper's check" in x.why for x in call.inputs)
 
 
-def _undone(node, value):
+def _undone(node, value=None):
     """`cos.shape[-1] * 2 == q.shape[-1]`: the side with its arithmetic by a constant undone, so the
-    size itself can be set (cos's last dimension half of q's)."""
-    while isinstance(node, ast.BinOp) and _count(value):
+    size itself can be set (cos's last dimension half of q's); with no value, only which size."""
+    while isinstance(node, ast.BinOp):
         left, right = _int(node.left), _int(node.right)
         c, x = (right, node.left) if right is not None else (left, node.right)
         if c is None or c == 0:
             break
-        if isinstance(node.op, ast.Mult) and value % c == 0:
+        if value is None:
+            pass
+        elif not _count(value):
+            break
+        elif isinstance(node.op, ast.Mult) and value % c == 0:
             value = value // c
         elif isinstance(node.op, ast.Add):
             value = value - c

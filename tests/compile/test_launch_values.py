@@ -630,3 +630,32 @@ def test_code_that_reads_best_config_after_an_autotuned_launch_goes_on(tmp_path)
     # 16x4096 made up: 65536 elements in blocks of the first config's 256
     assert rec["user"]["from"].startswith("total(") and rec["constexprs"]["BLOCK_P"] == 256, rec["constexprs"]
     assert rec["signature"]["P"] == "*fp32"
+
+
+def test_a_size_an_earlier_check_set_is_kept_where_arithmetic_compares_it(tmp_path):
+    """`assert cos.shape[-1] == 64` sets cos; `assert cos.shape[-1] * 2 == q.shape[-1]` must then set
+    q, not cos back to half of q's (which undid the first check until the repairs ran out)."""
+    f = write(tmp_path, "rope2.py", """
+        import torch
+        import triton
+        import triton.language as tl
+
+
+        @triton.jit
+        def _half(Q, COS, OUT, HALF: tl.constexpr):
+            d = tl.arange(0, HALF)
+            tl.store(OUT + d, tl.load(Q + d) * tl.load(COS + d))
+
+
+        def half(q, cos):
+            assert cos.shape[-1] == 64
+            assert cos.shape[-1] * 2 == q.shape[-1]
+            out = torch.empty_like(q)
+            _half[(1,)](q, cos, out, HALF=cos.shape[-1])
+            return out
+    """)
+    ok("dump", f"{f}:_half", "--store", tmp_path / "out")
+    assumed = {a["name"]: a for a in record(tmp_path / "out")["user"]["assumed"]}
+    # the first plan (16x4096) kept, q's last size set to 128
+    assert assumed["half:q"]["spec"] == "*bf16:16x128", assumed
+    assert assumed["half:cos"]["spec"] == "*bf16:16x64"
