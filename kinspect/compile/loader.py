@@ -512,14 +512,22 @@ class _Definitions:
         return module.split(".")[0] in SAFE_MODULES
 
 
-def launched_in(fn) -> list[str]:
-    """Names a function launches in its body: `kern[grid](...)`, `kern.run(...)`, `kern.warmup(...)`."""
+def function_tree(fn) -> ast.Module | None:
+    """A Python function's source as an AST (a module holding its definition); None where its source
+    cannot be read."""
     import inspect
     import textwrap
 
     try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+        return ast.parse(textwrap.dedent(inspect.getsource(fn)))
     except (OSError, TypeError, SyntaxError):
+        return None
+
+
+def launched_in(fn) -> list[str]:
+    """Names a function launches in its body: `kern[grid](...)`, `kern.run(...)`, `kern.warmup(...)`."""
+    tree = function_tree(fn)
+    if tree is None:
         return []
     names = [launched for node in ast.walk(tree) if isinstance(node, ast.Call) for launched in [launch_of(node)]
              if launched]
@@ -739,13 +747,20 @@ def main_block(file: Path) -> ast.If | None:
 @dataclass(frozen=True)
 class Failure:
     """Where the file's own code raised, for a caller that can act on it: the line of the
-    innermost of its functions on the traceback, that function's first line, and its names then."""
+    innermost of its functions on the traceback, that function's first line and its names then
+    (the last of `frames`)."""
 
     line: int
-    first_line: int
-    names: dict
     globals: dict
-    frames: tuple = ()        # (first line, names) of each of the file's functions on it, outermost first
+    frames: tuple             # (first line, names) of each of the file's functions on it, outermost first
+
+    @property
+    def first_line(self) -> int:
+        return self.frames[-1][0]
+
+    @property
+    def names(self) -> dict:
+        return self.frames[-1][1]
 
 
 class Ran(NamedTuple):
@@ -766,8 +781,7 @@ def _failure(e: BaseException, file: Path) -> Failure | None:
         tb = tb.tb_next
     if last is None:
         return None
-    frame = last.tb_frame
-    return Failure(last.tb_lineno, frame.f_code.co_firstlineno, frames[-1][1], frame.f_globals, tuple(frames))
+    return Failure(last.tb_lineno, last.tb_frame.f_globals, tuple(frames))
 
 
 def run_code(loaded: LoadedFile, what: str, *, driver_context, target_key: str, wanted: tuple, index: int,

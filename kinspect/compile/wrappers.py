@@ -30,7 +30,6 @@ import ast
 import inspect
 import os
 import re
-import textwrap
 from dataclasses import dataclass
 
 # attributes whose use says a parameter is a tensor
@@ -137,9 +136,10 @@ def wrappers_of(module, jit, key) -> list[tuple[str, object, int]]:
 
 def _calls_in(fn) -> set[str]:
     """What a function calls by a plain name: `f(...)`, `Fn.apply(...)`."""
-    try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
-    except (OSError, TypeError, SyntaxError):
+    from kinspect.compile.loader import function_tree
+
+    tree = function_tree(fn)
+    if tree is None:
         return set()
     out = set()
     for n in ast.walk(tree):
@@ -241,9 +241,10 @@ def calls(module, jit, key) -> list[Call]:
 
 
 def _params(fn, func: str, jit, launched: set) -> list[_Param] | None:
-    try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
-    except (OSError, TypeError, SyntaxError):
+    from kinspect.compile.loader import function_tree
+
+    tree = function_tree(fn)
+    if tree is None:
         return None
     node = next((n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
     if node is None:
@@ -329,23 +330,16 @@ def _read_uses(fn: ast.AST, params: dict) -> None:
             dtype_like = p.scalar == "dtype" or (n.attr in DTYPE_ATTRS and p.name.lower().endswith("dtype"))
             if n.attr in TENSOR_ATTRS and not dtype_like:
                 p.tensor = True
-        if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Attribute) and n.value.attr == "shape" \
-                and _name(n.value.value) in params:
-            idx = n.slice
-            if isinstance(idx, ast.UnaryOp) and isinstance(idx.op, ast.USub) and isinstance(idx.operand, ast.Constant):
-                _at_least(params[n.value.value.id], idx.operand.value)
-            elif isinstance(idx, ast.Constant) and isinstance(idx.value, int):
-                _at_least(params[n.value.value.id], idx.value + 1)
-        # an int parameter that indexes a shape picks a dimension: `x.shape[dim]`, `x.size(dim)`
-        index = n.slice if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Attribute) and \
-            n.value.attr == "shape" else n.args[0] if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) \
-            and n.func.attr in ("size", "stride") and n.args else None
-        if _name(index) in params:
-            params[index.id].axis = True
-        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("size", "stride") \
-                and _name(n.func.value) in params and n.args and _int(n.args[0]) is not None:
-            v = _int(n.args[0])      # x.stride(-3): at least 3 dimensions
-            _at_least(params[n.func.value.id], v + 1 if v >= 0 else -v)
+        read = _dim_read(n)
+        if read is not None:
+            base, index = read
+            # x.shape[3], x.stride(-3): at least that many dimensions
+            if base in params and _int(index) is not None:
+                v = _int(index)
+                _at_least(params[base], v + 1 if v >= 0 else -v)
+            # an int parameter that indexes a shape picks a dimension: `x.shape[dim]`, `x.size(dim)`
+            if _name(index) in params:
+                params[index.id].axis = True
         if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], (ast.Tuple, ast.List)) \
                 and not any(isinstance(e, ast.Starred) for e in n.targets[0].elts):
             base = _shape_of(n.value)
@@ -367,6 +361,16 @@ def _read_uses(fn: ast.AST, params: dict) -> None:
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in (
                 "empty_like", "zeros_like", "ones_like", "randn_like") and n.args and _name(n.args[0]) in params:
             params[n.args[0].id].tensor = True
+
+
+def _dim_read(node) -> tuple[str | None, ast.expr] | None:
+    """(the tensor's name or None, the index) of `x.shape[i]`, `x.size(i)`, `x.stride(i)`."""
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) and node.value.attr == "shape":
+        return _name(node.value.value), node.slice
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("size", "stride") \
+            and node.args:
+        return _name(node.func.value), node.args[0]
+    return None
 
 
 def _shape_of(node) -> str | None:
@@ -391,22 +395,15 @@ def _compare(n: ast.Compare, params: dict) -> None:
         p = params[left.value.id]
         p.tensor = True
         for op, right in zip(n.ops, n.comparators):
-            if isinstance(op, (ast.Eq, ast.Is)):
-                d = _torch_dtype(right)
-                if d:
-                    p.dtypes.append(d)
-                    p.dtype_from = p.dtype_from or "wrapper"
-            elif isinstance(op, ast.In) and isinstance(right, (ast.Tuple, ast.List, ast.Set)):
-                p.dtypes += [d for d in map(_torch_dtype, right.elts) if d]
-                p.dtype_from = p.dtype_from or ("wrapper" if p.dtypes else "")
+            found = [d for d in map(_torch_dtype, _compared(op, right)) if d]
+            p.dtypes += found
+            p.dtype_from = p.dtype_from or ("wrapper" if p.dtypes else "")
     # out_dtype in (torch.bfloat16, torch.float32), out_dtype == torch.float16: a dtype the wrapper takes;
     # quant_type == "fp4", mode in ("max", "mean"): a string
     if _name(left) in params and not params[left.id].tensor:
         p = params[left.id]
         for op, right in zip(n.ops, n.comparators):
-            options = right.elts if isinstance(op, (ast.In, ast.NotIn)) and isinstance(right, (ast.Tuple, ast.List,
-                                                                                            ast.Set)) \
-                else [right] if isinstance(op, (ast.Eq, ast.Is, ast.NotEq, ast.IsNot)) else []
+            options = _compared(op, right, negated=True)
             found = [d for d in map(_torch_dtype, options) if d]
             if found:
                 p.scalar, p.dtypes = "dtype", p.dtypes + found
@@ -434,11 +431,21 @@ def _compare(n: ast.Compare, params: dict) -> None:
                 p.scalar = p.scalar or ("float" if isinstance(right.value, float) else "int")
 
 
+def _compared(op, right, negated: bool = False) -> list:
+    """The values a comparison names: `== v`, `is v`, `in (v, w)`; with `negated`, `!= v` and
+    `not in (v, w)` as well (a string the code tells apart names a value it takes)."""
+    eq, member = (ast.Eq, ast.Is), (ast.In,)
+    if negated:
+        eq, member = eq + (ast.NotEq, ast.IsNot), member + (ast.NotIn,)
+    if isinstance(op, member) and isinstance(right, (ast.Tuple, ast.List, ast.Set)):
+        return list(right.elts)
+    return [right] if isinstance(op, eq) else []
+
+
 def _kernel_params(fn: ast.AST, params: dict, jit, launched: set) -> None:
     """Which kernel parameter each wrapper parameter is passed to as it is, at `kernel[grid](...)`
     (`launched`: the names the wrapper calls the kernel by)."""
     from kinspect.compile.infer import params_of
-
     from kinspect.compile.loader import launch_of
 
     names = [p.name for p in params_of(jit)]
