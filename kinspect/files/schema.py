@@ -11,11 +11,13 @@ been made out of another file's content) beyond numbers, which say nothing about
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from dataclasses import dataclass, field
 
 from kinspect.core.errors import KinspectError
+from kinspect.core.model import Variant
 
 BIG = 2**63 - 1          # the largest count or size a record may hold (int64, as Triton's own)
 TEXT = 16 << 20          # a source text
@@ -353,10 +355,6 @@ RECORD_FIELDS = {
 
 
 def _record_spec() -> Obj:
-    import dataclasses
-
-    from kinspect.core.model import Variant
-
     saved = [f for f in dataclasses.fields(Variant) if f.name not in Variant.UNSAVED]
     if {f.name for f in saved} != set(RECORD_FIELDS):
         raise ImportError(f"kinspect.files.schema.RECORD_FIELDS and Variant's fields differ: "
