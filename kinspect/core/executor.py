@@ -24,6 +24,7 @@ import contextlib
 import importlib
 import os
 import queue
+import socket
 import threading
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -91,7 +92,6 @@ def _this_gpu() -> Gpu | None:
             name, uuid = props.name, str(getattr(props, "uuid", ""))
     except Exception:
         pass
-    import socket
 
     return Gpu(int(index), name, uuid, socket.gethostname())
 
@@ -309,7 +309,7 @@ class RayExecutor:
             raise RuntimeError("no GPU in the Ray cluster to time on")
         if self._actors is None:
             actor = ray.remote(_GpuWorker).options(num_gpus=1, num_cpus=0, max_restarts=2, max_task_retries=2)
-            self._actors = [actor.remote() for _ in self.gpus]
+            self._actors = _in_gpu_order(ray, [actor.remote() for _ in self.gpus])
         slot = {g: k for k, g in enumerate(self.gpus)}
         own: list[list[int]] = [[] for _ in self._actors]
         shared: list[int] = []
@@ -361,6 +361,17 @@ class RayExecutor:
         return [r if r is not None else Result(None, "not run") for r in out]
 
 
+def _in_gpu_order(ray, actors: list) -> list:
+    """The actors sorted by the host and GPU each holds, so `pin` g means the g-th GPU of the cluster
+    (on one machine, GPU g itself): Ray hands out GPUs in its own order, not the actors' creation order.
+    An actor that cannot say (it died starting) keeps its place; its jobs report the loss."""
+    try:
+        where = ray.get([a.where.remote() for a in actors])
+    except Exception:
+        return actors
+    return [a for _, a in sorted(zip(where, actors), key=lambda p: p[0])]
+
+
 class _GpuWorker:
     """A Ray actor holding one GPU (Ray sets CUDA_VISIBLE_DEVICES for its life)."""
 
@@ -368,6 +379,10 @@ class _GpuWorker:
         ids = os.environ.get("CUDA_VISIBLE_DEVICES", "")
         if ids and ids.split(",")[0].isdigit():
             os.environ[_GPU_INDEX] = ids.split(",")[0]
+
+    def where(self) -> tuple[str, int]:
+        index = os.environ.get(_GPU_INDEX, "")
+        return socket.gethostname(), int(index) if index.isdigit() else -1
 
     def run(self, fn: str, args: tuple):
         return _run(fn, args)
