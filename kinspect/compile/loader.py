@@ -785,12 +785,13 @@ def _failure(e: BaseException, file: Path) -> Failure | None:
 
 
 def run_code(loaded: LoadedFile, what: str, *, driver_context, target_key: str, wanted: tuple, index: int,
-             call: str = "") -> Ran:
+             call: str = "", frames_of: Path | None = None) -> Ran:
     """Run more of the file's own code with every launch recorded: its `__main__` block
     (what="main") or `call` evaluated in its namespace (what="from": `main`, `test_op(1024)`).
-    Stops once the kernel `wanted` (file_launches.kernel_key) has launched `index`+1 times."""
+    Stops once the kernel `wanted` (file_launches.kernel_key) has launched `index`+1 times. The
+    failure kept is in the frames of `frames_of` (default: the file), where the code called is."""
     where = loaded.where
-    key = (str(where.file), target_key, what, call, wanted, index, id(loaded))
+    key = (str(where.file), target_key, what, call, wanted, index, id(loaded), str(frames_of))
     if key in _RUNS:
         return _RUNS[key]
     ns = loaded.module.__dict__
@@ -818,11 +819,82 @@ def run_code(loaded: LoadedFile, what: str, *, driver_context, target_key: str, 
             pass
         except (Exception, SystemExit, TimeUp, TooHeavy) as e:
             stopped = _why(e, where.file).replace("importing it failed", "it failed", 1)
-            failure = _failure(e, where.file)
+            failure = _failure(e, Path(frames_of) if frames_of else where.file)
             if what != "main" and isinstance(e, (NameError, TypeError)) and not recorder.launches:
                 stopped = f"--from {call}: {type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}"
     _RUNS[key] = Ran(tuple(recorder.launches), stopped, recorder.stopped, failure)
     return _RUNS[key]
+
+
+# -- the kernel's neighbours: modules of its package that may launch it -------------------------
+
+# files of the package read (for the kernel's name) and modules imported, at most, per kernel
+MAX_SCANNED = 400
+MAX_NEIGHBOURS = 6
+MAX_SCANNED_BYTES = 1 << 20
+_SKIPPED_FOLDERS = {"tests", "test", "__pycache__", "benchmarks", "benchmark", "docs", "examples"}
+_NEIGHBOURS: dict[tuple, list] = {}
+
+
+def neighbours(loaded: LoadedFile, name: str, driver_context) -> list[types.ModuleType]:
+    """The other modules of the kernel's package (of a lone file's folder) whose text names the
+    kernel `name`, imported as `load` imports (launches recorded, none run): where its wrapper is
+    when its own file has none (attorch's autograd Functions in `*_layer.py` beside `*_kernels.py`,
+    an `ops.py` beside `kernels.py`). Its own folder first; tests, benchmarks and examples are not
+    read. A module whose import fails is left out."""
+    where = loaded.where
+    if where is None or not loaded.imported:
+        return []
+    key = (id(loaded), name)
+    if key not in _NEIGHBOURS:
+        found = []
+        with guarded(where, driver_context, FileLaunchRecorder(str(where.file), str(where.root))):
+            for module_name in _naming(where, name)[:MAX_NEIGHBOURS]:
+                try:
+                    with budget(IMPORT_BUDGET_S), _tracked(where):
+                        found.append(importlib.import_module(module_name))
+                except (Exception, SystemExit, Enough, TimeUp, TooHeavy, light.InitNeeded):
+                    continue
+        _NEIGHBOURS[key] = found
+    return _NEIGHBOURS[key]
+
+
+def _naming(where: Where, name: str) -> list[str]:
+    """Module names of the files near `where.file` that name `name` as a word, nearest first."""
+    import re
+
+    word = re.compile(rf"\b{re.escape(name)}\b".encode())
+    top = where.root / where.package.split(".")[0] if where.package else where.file.parent
+    out, scanned = [], 0
+    for folder, dirs, files in _nearest_first(top, where.file.parent, deep=bool(where.package)):
+        for f in sorted(files):
+            path = folder / f
+            if not f.endswith(".py") or f.startswith("test_") or path == where.file:
+                continue
+            scanned += 1
+            if scanned > MAX_SCANNED:
+                return out
+            try:
+                if path.stat().st_size > MAX_SCANNED_BYTES or not word.search(path.read_bytes()):
+                    continue
+            except OSError:
+                continue
+            parts = path.relative_to(where.root).with_suffix("").parts
+            parts = parts[:-1] if parts[-1] == "__init__" else parts
+            if parts and all(p.isidentifier() for p in parts):
+                out.append(".".join(parts))
+    return out
+
+
+def _nearest_first(top: Path, home: Path, deep: bool):
+    """(folder, sub-folders, files) of `top` (all of its tree where `deep`), `home` first."""
+    walked = [(Path(d), dirs, files) for d, dirs, files in os.walk(top) if not _skipped(Path(d), top)] if deep \
+        else [(top, [], [p.name for p in top.iterdir() if p.is_file()])]
+    return sorted(walked, key=lambda t: (t[0] != home, len(t[0].parts), str(t[0])))
+
+
+def _skipped(folder: Path, top: Path) -> bool:
+    return any(p in _SKIPPED_FOLDERS or p.startswith(".") for p in folder.relative_to(top).parts)
 
 
 def _count(n: int, one: str, many: str = "") -> str:

@@ -225,7 +225,7 @@ def load(text: str, cli_args: dict, cli_constexprs: dict, *, config: int | None 
             grid = declared.get("grid", used.grid)
             options = {**used.options, **options}
             picked = {"launch_index": 0, "from": call.text()}
-            how = (f"the project's wrapper {call.func}() (line {call.line}) called with made-up inputs: "
+            how = (f"the project's wrapper {call.func}() ({call.at}) called with made-up inputs: "
                    f"--from {call.text()!r}, recorded, not run")
             assumed = tuple(_input_assumed(call))
             missing = _missing(c, args, given)
@@ -429,41 +429,68 @@ MAX_REPAIRS = 8
 
 
 def _wrapper_launch(loaded, c: Chain, name: str, resolved):
-    """The kernel's launch by a wrapper of its file called with made-up inputs
-    (kinspect.compile.wrappers): (the FileLaunch, the Call, "") of the first call that reaches it,
-    or (None, None, why none did: "" where the file has no wrapper)."""
+    """The kernel's launch by a wrapper called with made-up inputs (kinspect.compile.wrappers): one
+    of its file, else one of the modules of its package that name it (loader.neighbours). (the
+    FileLaunch, the Call, "") of the first call that reaches it, or (None, None, why none did: ""
+    where no wrapper was found)."""
     from kinspect.compile import loader, wrappers
     from kinspect.compile.file_launches import kernel_key
 
     if loaded.where is None:
         return None, None, ""
     key = kernel_key(c.jit)
-    target_key = f"{resolved.target}{' offline' if resolved.offline else ' device'}"
-    try:
-        tries = wrappers.calls(loaded.module, c.jit, key)[:MAX_WRAPPER_TRIES]
-    except Exception:      # the wrapper's text could not be read: the kernel's code decides
+    tried, first = [], ""
+    for module in (loaded.module, None):
+        if module is None:       # none of its file reached it: the wrappers in other files of its package
+            fn = getattr(c.jit, "fn", c.jit)
+            modules = loader.neighbours(loaded, getattr(fn, "__name__", name), _driver(resolved))
+        else:
+            modules = [module]
+        tries = [t for m in modules for t in _calls_of(m, c, key, loaded.module)][:MAX_WRAPPER_TRIES]
+        used, call, why = _first_launch(loaded, tries, key, name, resolved)
+        if used is not None:
+            return used, call, ""
+        tried += tries
+        first = first or why
+    if not tried:
         return None, None, ""
+    funcs = sorted({t.func + "()" for t in tried})
+    return None, None, (f"the project's wrapper{'s' if len(funcs) > 1 else ''} {', '.join(funcs)} called with "
+                        f"made-up inputs ({len(tried)} tries) never launched '{name}'; the first stopped at "
+                        f"{first}; values from the kernel's code")
+
+
+def _calls_of(module, c: Chain, key, home) -> list:
+    from kinspect.compile import wrappers
+
+    try:
+        return wrappers.calls(module, c.jit, key, home=home)
+    except Exception:      # the wrapper's text could not be read: the kernel's code decides
+        return []
+
+
+def _first_launch(loaded, tries: list, key, name: str, resolved):
+    """(the FileLaunch, the Call, "") of the first of `tries` that launches the kernel, each
+    repaired to pass the wrapper's own checks; else (None, None, where the first stopped)."""
+    from kinspect.compile import loader, wrappers
+
+    target_key = f"{resolved.target}{' offline' if resolved.offline else ' device'}"
     first = ""
     for call in tries:
         for _ in range(MAX_REPAIRS + 1):
             ran = loader.run_code(loaded, "from", call=call.text(), driver_context=_driver(resolved),
-                                  target_key=target_key, wanted=key, index=0)
+                                  target_key=target_key, wanted=key, index=0, frames_of=call.file or None)
             found = [x for x in ran.launches if x.key == key]
             if found:
                 return found[0], call, ""
             last = call
-            call = wrappers.repaired(call, ran.failure, loaded.file)
+            call = wrappers.repaired(call, ran.failure, call.file or loaded.file)
             if call is None:
                 break
         if not first:
             stopped = ran.stopped or f"it launched no '{name}'"
-            first = f"{last.func}() (line {last.line}): {stopped.removeprefix(f'--from {last.text()}: ')}"
-    if not tries:
-        return None, None, ""
-    funcs = sorted({t.func + "()" for t in tries})
-    return None, None, (f"the project's wrapper{'s' if len(funcs) > 1 else ''} {', '.join(funcs)} called with "
-                        f"made-up inputs ({len(tries)} tries) never launched '{name}'; the first stopped at "
-                        f"{first}; values from the kernel's code")
+            first = f"{last.func}() ({last.at}): {stopped.removeprefix(f'--from {last.text()}: ')}"
+    return None, None, first
 
 
 def _input_assumed(call) -> list:
@@ -471,7 +498,7 @@ def _input_assumed(call) -> list:
     from kinspect.compile.assume import Assumed
 
     return [Assumed(f"{call.func}:{i.name}", None, i.spec, f"{i.why}; input of the wrapper {call.func}() at "
-                    f"line {call.line}, made up", False, "input") for i in call.inputs]
+                    f"{call.at}, made up", False, "input") for i in call.inputs]
 
 
 def _file_launch(loaded, c: Chain, name: str, index: int | None, call: str | None, resolved):

@@ -30,7 +30,7 @@ import ast
 import inspect
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 # attributes whose use says a parameter is a tensor
 TENSOR_ATTRS = {"shape", "stride", "dtype", "size", "view", "reshape", "contiguous", "is_contiguous", "device",
@@ -77,25 +77,35 @@ class Input:
     shape: tuple = ()        # a tensor's shape and dtype, and the name its text calls torch by
     dtype: str = ""
     torch: str = ""
+    grad: bool = False       # made with requires_grad=True
 
 
-def _tensor(name: str, shape: tuple, dtype: str, torch: str, why: str, keyword: bool) -> Input:
+def _tensor(name: str, shape: tuple, dtype: str, torch: str, why: str, keyword: bool, grad: bool = False) -> Input:
     make = "zeros" if dtype[:1] in "iu" else "empty"     # index tensors: valid indices
-    text = f"{torch}.{make}({', '.join(map(str, shape))}, dtype={torch}.{SHORT_TORCH[dtype]})"
-    return Input(name, text, f"*{dtype}:{'x'.join(map(str, shape))}", why, keyword, tuple(shape), dtype, torch)
+    text = (f"{torch}.{make}({', '.join(map(str, shape))}, dtype={torch}.{SHORT_TORCH[dtype]}"
+            f"{', requires_grad=True' if grad else ''})")
+    return Input(name, text, f"*{dtype}:{'x'.join(map(str, shape))}", why, keyword, tuple(shape), dtype, torch, grad)
 
 
 @dataclass(frozen=True)
 class Call:
     """A wrapper's call with made-up inputs: `func(inputs...)` run in the kernel's module."""
 
-    func: str          # as the module names it: 'rms_norm' or '_attention.apply'
+    func: str          # as its module names it: 'rms_norm' or '_attention.apply'
     line: int          # where the wrapper is defined
     inputs: tuple      # Input, for the parameters that have no default
     plan: int = 0
+    module: str = ""   # the module it is in, where that is not the kernel's ('attorch.layer_norm_layer')
+    file: str = ""     # that module's file
 
     def text(self) -> str:
-        return f"{self.func}({', '.join(f'{i.name}={i.text}' if i.keyword else i.text for i in self.inputs)})"
+        func = f"__import__({self.module!r}, fromlist=['_']).{self.func}" if self.module else self.func
+        return f"{func}({', '.join(f'{i.name}={i.text}' if i.keyword else i.text for i in self.inputs)})"
+
+    @property
+    def at(self) -> str:
+        """Where the wrapper is defined: `line 41`, or `line 41 of attorch.layer_norm_layer`."""
+        return f"line {self.line}" + (f" of {self.module}" if self.module else "")
 
 
 @dataclass
@@ -209,13 +219,16 @@ def _key(obj, kernel_key):
         return None
 
 
-def calls(module, jit, key) -> list[Call]:
-    """For each wrapper of the kernel, its calls to try (one per shape plan), best first."""
+def calls(module, jit, key, home=None) -> list[Call]:
+    """For each wrapper of the kernel in `module`, its calls to try (one per shape plan), best first,
+    to run in `home` (the kernel's module; default `module`)."""
     from kinspect.compile.file_launches import kernel_key
     from kinspect.compile.loader import launched_in
 
     out = []
-    ns = vars(module)
+    home = module if home is None else home
+    ns = vars(home)
+    where = {} if home is module else {"module": module.__name__, "file": os.path.realpath(module.__file__)}
     torch_name = next((k for k, v in ns.items() if getattr(v, "__name__", None) == "torch" and inspect.ismodule(v)),
                       None)
     for func, fn, line in wrappers_of(module, jit, key):
@@ -229,13 +242,18 @@ def calls(module, jit, key) -> list[Call]:
         # call per value it compares, and one that matches none (its `else`)
         choice = next((p for p in required if p.strs), None)
         values = [None] if choice is None else choice.strs + [""]
+        # an autograd Function is there to be trained through: its inputs require grad, which its
+        # forward may read (`save_stats=input.requires_grad`)
+        grad = func.endswith(".apply")
         for i, plan in enumerate(PLANS):
+            # with the optional tensors (`weight=None`, `residual=None`) first: the variant where the
+            # kernel uses every pointer it has, so every load it can make is compiled and judged
+            if len(required) < len(params):
+                out.append(Call(func, line, tuple(_input(p, plan, torch, grad) for p in params), i, **where))
             for value in values:
                 if choice is not None:
                     choice.value = value
-                out.append(Call(func, line, tuple(_input(p, plan, torch) for p in required), i))
-            if len(required) < len(params):     # with the optional tensors too: they may choose the kernel
-                out.append(Call(func, line, tuple(_input(p, plan, torch) for p in params), i))
+                out.append(Call(func, line, tuple(_input(p, plan, torch, grad) for p in required), i, **where))
     # every wrapper's first plan before any wrapper's second
     return sorted(out, key=lambda c: c.plan)
 
@@ -323,6 +341,7 @@ def _torch_dtype(node) -> str | None:
 
 def _read_uses(fn: ast.AST, params: dict) -> None:
     """Tensor-ness, rank, dtypes and scalar kinds from what the wrapper's code does with each parameter."""
+    checks = _checks(fn)
     for n in ast.walk(fn):
         if isinstance(n, ast.Attribute) and _name(n.value) in params:
             p = params[n.value.id]
@@ -348,7 +367,7 @@ def _read_uses(fn: ast.AST, params: dict) -> None:
                 params[base].rank = len(n.targets[0].elts)
                 params[base].exact = True
         if isinstance(n, ast.Compare):
-            _compare(n, params)
+            _compare(n, params, checks.get(id(n)))
         # len(normalized_shape), math.prod(normalized_shape): a shape, a sequence of sizes
         if isinstance(n, ast.Call) and n.args and _name(n.args[0]) in params and \
                 (_name(n.func) in ("len", "prod") or (isinstance(n.func, ast.Attribute) and n.func.attr == "prod"
@@ -388,7 +407,27 @@ def _at_least(p: _Param, rank: int) -> None:
         p.rank = max(p.rank, rank)
 
 
-def _compare(n: ast.Compare, params: dict) -> None:
+def _checks(fn: ast.AST) -> dict:
+    """The comparisons the wrapper requires, by id: True for those an `assert` wants to hold, False
+    for those an `if` that raises wants not to. The others choose a branch (`x.unsqueeze(0) if
+    x.ndim == 1 else x`) and require nothing."""
+    out = {}
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Assert):
+            test, holds = n.test, True
+        elif isinstance(n, ast.If) and any(isinstance(b, ast.Raise) for b in n.body):
+            test, holds = n.test, False
+        else:
+            continue
+        for part in test.values if isinstance(test, ast.BoolOp) else [test]:
+            if isinstance(part, ast.Compare):
+                out[id(part)] = holds
+    return out
+
+
+def _compare(n: ast.Compare, params: dict, holds: bool | None = None) -> None:
+    """What a comparison says of the parameters it reads; `holds` is whether the wrapper requires it
+    to hold (an assert), not to (an `if` that raises), or neither (None: a branch)."""
     left = n.left
     # x.dtype == torch.float16, x.dtype in (torch.float16, torch.bfloat16)
     if isinstance(left, ast.Attribute) and left.attr == "dtype" and _name(left.value) in params:
@@ -418,10 +457,12 @@ def _compare(n: ast.Compare, params: dict) -> None:
         base = _name(left.value)
     elif isinstance(left, ast.Call) and _name(left.func) == "len" and left.args:
         base = _shape_of(left.args[0])
-    if base in params and len(n.ops) == 1 and isinstance(n.ops[0], ast.Eq) and isinstance(n.comparators[0], ast.Constant):
+    if base in params and len(n.ops) == 1 and isinstance(n.comparators[0], ast.Constant):
         params[base].tensor = True
-        params[base].rank = int(n.comparators[0].value)
-        params[base].exact = True
+        # the rank a check requires; a branch on the rank (`if x.ndim == 1:`) fixes none
+        if (holds is True and isinstance(n.ops[0], ast.Eq)) or (holds is False and isinstance(n.ops[0], ast.NotEq)):
+            params[base].rank = int(n.comparators[0].value)
+            params[base].exact = True
     # a scalar compared with a number: its kind
     if _name(left) in params:
         for right in n.comparators:
@@ -488,7 +529,7 @@ def _kernel_dtypes(params: dict, jit) -> None:
                 p.value = a.value
 
 
-def _input(p: _Param, plan: dict, torch: str) -> Input:
+def _input(p: _Param, plan: dict, torch: str, grad: bool = False) -> Input:
     if p.tensor:
         rank = p.rank if p.exact else max(p.rank, 2)     # rows of a hidden size, where nothing fixes it
         shape = plan.get(rank) or (4,) * rank
@@ -499,7 +540,9 @@ def _input(p: _Param, plan: dict, torch: str) -> Input:
                   "name": "fp32 by its name (a scale or statistic)"}.get(p.dtype_from, p.dtype_from)
         why = (f"its dtype {dtype}: " + (source or "nothing says more") + f"; rank {rank}" +
                ("" if p.exact else " (nothing fixes it)"))
-        return _tensor(p.name, shape, dtype, torch, f"a tensor the wrapper takes; {why}", p.keyword)
+        grad = grad and dtype[:1] in "fb"
+        why += "; it requires grad (the input of an autograd Function)" if grad else ""
+        return _tensor(p.name, shape, dtype, torch, f"a tensor the wrapper takes; {why}", p.keyword, grad)
     name = p.name.lower()
     if p.scalar == "dtype" or (not p.scalar and name.endswith("dtype")):
         dtype = p.dtypes[0] if p.dtypes and p.dtypes[0] in SHORT_TORCH else FLOAT_DEFAULT
@@ -617,6 +660,9 @@ def _wanted_equal(tree, line: int) -> list[tuple]:
         return []
     for n in ast.walk(tree):
         if isinstance(n, ast.Assert) and n.lineno <= line <= (n.end_lineno or n.lineno):
+            # `w is None or w.shape[0] == N` of a w given: its equalities, any of which would do
+            if isinstance(n.test, ast.BoolOp) and isinstance(n.test.op, ast.Or):
+                return _pairs(n.test, ast.Or, (ast.Eq,))
             return _pairs(n.test, ast.And, (ast.Eq, ast.Is))
         # `batch, seqlen, nheads, headdim = x.shape` that raised: x wants that many dimensions
         if isinstance(n, ast.Assign) and n.lineno == line and len(n.targets) == 1 and \
@@ -734,7 +780,8 @@ def _changed(call: Call, subject: tuple, value, seen, line: int) -> Call | None:
              {1: "u8", 2: FLOAT_DEFAULT, 4: "fp32", 8: "fp64"}).get(value)
         if short not in SHORT_TORCH:
             return None
-        new = _tensor(old.name, old.shape, short, old.torch, old.why + said.format(f"dtype {short}"), old.keyword)
+        new = _tensor(old.name, old.shape, short, old.torch, old.why + said.format(f"dtype {short}"), old.keyword,
+                      old.grad and short[:1] in "fb")
     else:
         if what == "shape":
             shape = tuple(value) if isinstance(value, (tuple, list)) else None
@@ -757,10 +804,10 @@ def _changed(call: Call, subject: tuple, value, seen, line: int) -> Call | None:
         why = re.sub(r"; (rank \d+( \(nothing fixes it\))?|shape \S+ from the wrapper's check at line \d+)", "",
                      old.why)
         new = _tensor(old.name, shape, old.dtype, old.torch, why + said.format(f"shape {'x'.join(map(str, shape))}"),
-                      old.keyword)
+                      old.keyword, old.grad)
     if new.text == old.text:
         return None
-    return Call(call.func, call.line, call.inputs[:i] + (new,) + call.inputs[i + 1:], call.plan)
+    return replace(call, inputs=call.inputs[:i] + (new,) + call.inputs[i + 1:])
 
 
 def _count(v) -> bool:

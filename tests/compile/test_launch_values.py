@@ -659,3 +659,70 @@ def test_a_size_an_earlier_check_set_is_kept_where_arithmetic_compares_it(tmp_pa
     # the first plan (16x4096) kept, q's last size set to 128
     assert assumed["half:q"]["spec"] == "*bf16:16x128", assumed
     assert assumed["half:cos"]["spec"] == "*bf16:16x64"
+
+
+SCALE_KERNELS = """
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def scale_rows_kernel(x_ptr, w_ptr, out_ptr, n_cols, x_stride, HAS_W: tl.constexpr, SAVE: tl.constexpr,
+                          BLOCK: tl.constexpr):
+        row = tl.program_id(0)
+        cols = tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + row * x_stride + cols, mask=cols < n_cols)
+        if HAS_W:
+            x *= tl.load(w_ptr + cols, mask=cols < n_cols)
+        if SAVE:
+            x += 1
+        tl.store(out_ptr + row * n_cols + cols, x.to(out_ptr.dtype.element_ty), mask=cols < n_cols)
+"""
+
+SCALE_LAYER = """
+    import torch
+    import triton
+
+    from .scale_kernels import scale_rows_kernel
+
+
+    class ScaleRows(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, w=None):
+            x = x.unsqueeze(0) if x.ndim == 1 else x
+            rows, cols = x.flatten(0, -2).shape
+            assert w is None or w.shape[0] == cols
+            out = torch.empty((rows, cols), dtype=torch.float16, device=x.device)
+            scale_rows_kernel[(rows,)](x, w, out, cols, x.stride(0), HAS_W=w is not None,
+                                       SAVE=x.requires_grad, BLOCK=triton.next_power_of_2(cols))
+            return out
+"""
+
+
+def test_a_wrapper_in_another_module_of_the_package_gives_the_values(tmp_path):
+    """attorch's style: the kernels in `*_kernels.py`, the autograd Function that launches them in
+    `*_layer.py`, which imports them. The kernel's own file has no wrapper; its package's module
+    that names it has, and is called as the kernel's module would call it."""
+    pkg = tmp_path / "proj" / "scaler"
+    write(pkg, "__init__.py", "")
+    f = write(pkg, "scale_kernels.py", SCALE_KERNELS)
+    write(pkg, "scale_layer.py", SCALE_LAYER)
+    write(pkg, "tests/test_scale.py", "from scaler.scale_kernels import scale_rows_kernel\nraise SystemExit(1)\n")
+    out = ok("dump", f"{f}:scale_rows_kernel", "--store", tmp_path / "out")
+    rec = record(tmp_path / "out")
+    assert "the project's wrapper ScaleRows.apply() (line 9 of scaler.scale_layer) called with made-up" in out
+    # the wrapper's own values: its next_power_of_2, its fp16 allocation, the check that w is as long
+    # as a row. The optional w is given (the variant that uses every pointer the kernel has); x
+    # requires grad (an autograd Function's input), which the wrapper passes on as SAVE; x's rank is
+    # not the 1 of the branch `x.ndim == 1`, which requires nothing
+    assert rec["constexprs"]["HAS_W"] is True and rec["constexprs"]["BLOCK"] == 4096
+    assert rec["constexprs"]["SAVE"] is True
+    assert rec["signature"]["out_ptr"] == "*fp16" and rec["signature"]["x_ptr"] == "*bf16"
+    assumed = {a["name"]: a for a in rec["user"]["assumed"]}
+    assert assumed["ScaleRows.apply:x"]["spec"] == "*bf16:16x4096"
+    assert "it requires grad (the input of an autograd Function)" in assumed["ScaleRows.apply:x"]["why"]
+    assert assumed["ScaleRows.apply:w"]["spec"].startswith("*bf16:4096"), assumed
+    assert "input of the wrapper ScaleRows.apply() at line 9 of scaler.scale_layer" in assumed["ScaleRows.apply:w"]["why"]
+    # the --from text it says reproduces the compile
+    again = ok("dump", f"{f}:scale_rows_kernel", "--from", rec["user"]["from"], "--store", tmp_path / "again")
+    assert record(tmp_path / "again")["signature"] == rec["signature"]
