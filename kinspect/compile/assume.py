@@ -441,6 +441,15 @@ RESOURCE_RE = re.compile(r"out of resource: \w+, Required: (\d+), Hardware limit
 SAME_DTYPE_RE = re.compile(r"Both operands must be same dtype\. Got (\w+) and (\w+)")
 # what an element type chosen with no evidence says (see _elem)
 NO_EVIDENCE = "nothing in the code fixes it"
+# what an element type says where it is a habit, or another parameter's (infer.Walk.need's reasons,
+# _pair_dot_operands): no evidence of the pointer's own
+BORROWED = (NO_EVIDENCE, "as matmul inputs usually are", "'s element type", "the other operand of tl.dot at line")
+
+
+def borrowed(a: Assumed) -> bool:
+    """A pointer's element type that the code does not fix for it alone: a habit (tl.dot's fp16),
+    or another pointer's (`tl.dot(p.to(Q.dtype.element_ty), v)` gives V whatever Q is)."""
+    return any(text in a.why for text in BORROWED)
 
 
 def improve(assumed: tuple, error: str) -> tuple[tuple, str]:

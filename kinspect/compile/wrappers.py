@@ -290,8 +290,20 @@ def _params(fn, func: str, jit, launched: set) -> list[_Param] | None:
     _kernel_dtypes(params, jit)
     for p in params.values():
         p.keyword = p.name in keyword
-    _share_float_dtype(params)
+    _share_float_dtype(params, _half_named(node, fn.__code__.co_firstlineno - 1))
     return [p for p in params.values() if not p.optional or p.tensor]
+
+
+def _half_named(fn: ast.AST, offset: int) -> tuple[str, int] | None:
+    """The one half-precision type the wrapper's code names (`torch.empty(..., dtype=torch.float16)`,
+    `.to(torch.bfloat16)`) and its first line: the project's activations are of that type. None
+    where it names none, or both."""
+    found = {}
+    for n in ast.walk(fn):
+        short = _torch_dtype(n) if isinstance(n, ast.Attribute) else None
+        if short in ("fp16", "bf16"):
+            found.setdefault(short, n.lineno + offset)
+    return next(iter(found.items())) if len(found) == 1 else None
 
 
 def _is_none(node) -> bool:
@@ -302,19 +314,20 @@ def _is_none(node) -> bool:
 FP32_NAME_RE = re.compile(r"scale|(^|_)s$|lse|rstd|mean|var$|(^|_)m$|norm_factor|amax")
 
 
-def _share_float_dtype(params: dict) -> None:
+def _share_float_dtype(params: dict, half: tuple[str, int] | None = None) -> None:
     """Float tensors nothing types take the dtype of the one the wrapper checks (`q.dtype ==
-    torch.bfloat16`: q, k and v are one dtype, as tl.dot needs), else bf16; scales and statistics by
-    their names fp32."""
+    torch.bfloat16`: q, k and v are one dtype, as tl.dot needs), else the one half type the wrapper
+    names (`half`), else bf16; scales and statistics by their names fp32."""
     typed = [p for p in params.values() if p.tensor and p.dtypes and p.dtype_from == "wrapper"
              and p.dtypes[0][:1] not in "iu"]
-    common = typed[0].dtypes[0] if typed else FLOAT_DEFAULT
     for p in params.values():
         if p.tensor and not p.dtypes:
             if FP32_NAME_RE.search(p.name.lower()):
                 p.dtypes, p.dtype_from = ["fp32"], "name"
             elif typed:
-                p.dtypes, p.dtype_from = [common], f"shared with {typed[0].name}"
+                p.dtypes, p.dtype_from = [typed[0].dtypes[0]], f"shared with {typed[0].name}"
+            elif half:
+                p.dtypes, p.dtype_from = [half[0]], f"the one half type the wrapper's code names (line {half[1]})"
 
 
 def _annotation(p: _Param, ann) -> None:
@@ -504,7 +517,7 @@ def _kernel_params(fn: ast.AST, params: dict, jit, launched: set) -> None:
 def _kernel_dtypes(params: dict, jit) -> None:
     """For a tensor passed to the kernel as it is, the element type the kernel's own code gives that
     parameter, where the code says one (not a habit or nothing)."""
-    from kinspect.compile.assume import NO_EVIDENCE, assume
+    from kinspect.compile.assume import assume, borrowed
 
     wanted = [p.kernel_param for p in params.values() if p.kernel_param]
     if not wanted:
@@ -519,7 +532,8 @@ def _kernel_dtypes(params: dict, jit) -> None:
             continue
         if a.kind == "pointer":
             p.tensor = True
-            if not p.dtypes and NO_EVIDENCE not in a.why and "as matmul inputs usually are" not in a.why:
+            # a type of its own: not a habit, nor another parameter's, which is a made-up input here too
+            if not p.dtypes and not borrowed(a):
                 p.dtypes.append(a.spec[1:])
                 p.dtype_from = "kernel"
         elif not p.tensor and not p.scalar:

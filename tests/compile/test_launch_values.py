@@ -726,3 +726,55 @@ def test_a_wrapper_in_another_module_of_the_package_gives_the_values(tmp_path):
     # the --from text it says reproduces the compile
     again = ok("dump", f"{f}:scale_rows_kernel", "--from", rec["user"]["from"], "--store", tmp_path / "again")
     assert record(tmp_path / "again")["signature"] == rec["signature"]
+
+
+ATTN = """
+    import torch
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def _attn_rows(Q, K, V, Out, stride_m, D: tl.constexpr, BLOCK_N: tl.constexpr):
+        start = tl.program_id(0) * 16
+        rows = start + tl.arange(0, 16)
+        cols = tl.arange(0, D)
+        q = tl.load(Q + rows[:, None] * stride_m + cols[None, :])
+        acc = tl.zeros((16, D), dtype=tl.float32)
+        for n in range(0, 128, BLOCK_N):
+            keys = n + tl.arange(0, BLOCK_N)
+            k = tl.load(K + keys[None, :] * stride_m + cols[:, None])
+            v = tl.load(V + keys[:, None] * stride_m + cols[None, :])
+            p = tl.dot(q, k)
+            acc += tl.dot(p.to(Q.dtype.element_ty), v)
+        tl.store(Out + rows[:, None] * stride_m + cols[None, :], acc.to(Out.dtype.element_ty))
+
+
+    def attention(q, k, v):
+        M, D = q.shape
+        out = torch.empty_like(q)
+        _attn_rows[(M // 16,)](q, k, v, out, q.stride(0), D=D, BLOCK_N=32)
+        return out
+"""
+
+
+def test_a_pointer_typed_after_another_takes_the_made_up_type_of_that_one(tmp_path):
+    """flag_attn's style: `tl.dot(p.to(Q.dtype.element_ty), v)` types V as whatever Q is. With Q a
+    made-up input, V was given the kernel's fp16 habit and Q and K bf16: tl.dot met two types and the
+    compile failed. V's type is Q's, so V is made up as Q is."""
+    f = write(tmp_path, "attn.py", ATTN)
+    ok("dump", f"{f}:_attn_rows", "--store", tmp_path / "out")
+    sig = record(tmp_path / "out")["signature"]
+    assert sig["Q"] == sig["K"] == sig["V"] == "*bf16", sig
+
+
+def test_the_one_half_type_a_wrapper_names_is_the_type_of_its_inputs(tmp_path):
+    """A wrapper that allocates its scratch as torch.float16 is of a project whose activations are
+    fp16: its float inputs nothing else types are fp16, and the assumed line says why."""
+    f = write(tmp_path, "attn.py", ATTN.replace(
+        "    def attention(q, k, v):\n        M, D = q.shape\n",
+        "    def attention(q, k, v):\n        M, D = q.shape\n        buf = torch.empty(1, dtype=torch.float16)\n"))
+    out = ok("dump", f"{f}:_attn_rows", "--store", tmp_path / "out")
+    sig = record(tmp_path / "out")["signature"]
+    assert sig["Q"] == sig["K"] == sig["V"] == sig["Out"] == "*fp16", sig
+    assert "its dtype fp16: the one half type the wrapper's code names (line 25)" in out
