@@ -136,16 +136,21 @@ def wrappers_of(module, jit, key) -> list[tuple[str, object, int]]:
     function, line), each group in the file's order."""
     direct = _launchers(module, key)
     called = {call for call, _, _ in direct}
-    callers = []
+    callers, first = [], []
     for name, obj in list(vars(module).items()):
-        fn = _function(obj, module)
-        if fn is not None and name not in called and called & _calls_in(fn):
-            callers.append((name, fn, fn.__code__.co_firstlineno))
-    return direct + sorted(callers, key=lambda t: t[2])
+        own = _class_callables(name, obj) if inspect.isclass(obj) and obj.__module__ == module.__name__ \
+            else [(name, _function(obj, module))]
+        for call, fn in own:
+            if fn is not None and call not in called and called & _calls_in(fn):
+                # an autograd Function whose forward calls its own static method that launches
+                # (`_matmul._call`): the Function is the entry, with the defaults its forward gives
+                entry = call.endswith(".apply") and any(c.startswith(f"{name}.") for c in called & _calls_in(fn))
+                (first if entry else callers).append((call, fn, fn.__code__.co_firstlineno))
+    return first + direct + sorted(callers, key=lambda t: t[2])
 
 
 def _calls_in(fn) -> set[str]:
-    """What a function calls by a plain name: `f(...)`, `Fn.apply(...)`."""
+    """What a function calls by a plain name: `f(...)`, `Fn.apply(...)`, `Cls.method(...)`."""
     from kinspect.compile.loader import function_tree
 
     tree = function_tree(fn)
@@ -156,8 +161,8 @@ def _calls_in(fn) -> set[str]:
         if isinstance(n, ast.Call):
             if _name(n.func):
                 out.add(n.func.id)
-            elif isinstance(n.func, ast.Attribute) and n.func.attr == "apply" and _name(n.func.value):
-                out.add(f"{n.func.value.id}.apply")
+            elif isinstance(n.func, ast.Attribute) and _name(n.func.value):
+                out.add(f"{n.func.value.id}.{n.func.attr}")
     return out
 
 
@@ -167,20 +172,35 @@ def _launchers(module, key) -> list[tuple[str, object, int]]:
 
     found = []
     for name, obj in list(vars(module).items()):
-        fn, call = _function(obj, module), name
-        if inspect.isclass(obj) and obj.__module__ == module.__name__ and callable(getattr(obj, "apply", None)):
-            fn = getattr(obj, "forward", None)
-            call = f"{name}.apply"
-            if not inspect.isfunction(fn):
+        if inspect.isclass(obj) and obj.__module__ == module.__name__:
+            candidates = _class_callables(name, obj)
+        else:
+            candidates = [(name, _function(obj, module))]
+        for call, fn in candidates:
+            if fn is None:
                 continue
-        if fn is None:
-            continue
-        for launched in launched_in(fn):
-            target = fn.__globals__.get(launched)
-            if target is not None and _key(target, kernel_key) == key:
-                found.append((call, fn, fn.__code__.co_firstlineno))
-                break
+            for launched in launched_in(fn):
+                target = fn.__globals__.get(launched)
+                if target is not None and _key(target, kernel_key) == key:
+                    found.append((call, fn, fn.__code__.co_firstlineno))
+                    break
     return sorted(found, key=lambda t: t[2])
+
+
+def _class_callables(name: str, cls) -> list[tuple[str, object]]:
+    """What of a class can be called with no instance, as (the call, its function): an autograd
+    Function's `forward` as `Name.apply` (static or class method alike), and its static and class
+    methods as `Name.method` (tritonkernels' `_matmul._call`, which `forward` calls)."""
+    out = []
+    autograd = callable(getattr(cls, "apply", None))
+    for attr, raw in vars(cls).items():
+        if not isinstance(raw, (staticmethod, classmethod)) or not inspect.isfunction(raw.__func__):
+            continue
+        if attr == "forward" and autograd:
+            out.append((f"{name}.apply", raw.__func__))
+        elif attr not in ("backward", "setup_context", "jvp", "vjp", "apply"):
+            out.append((f"{name}.{attr}", raw.__func__))
+    return out
 
 
 def _function(obj, module):
@@ -231,9 +251,13 @@ def calls(module, jit, key, home=None) -> list[Call]:
     where = {} if home is module else {"module": module.__name__, "file": os.path.realpath(module.__file__)}
     torch_name = next((k for k, v in ns.items() if getattr(v, "__name__", None) == "torch" and inspect.ismodule(v)),
                       None)
-    for func, fn, line in wrappers_of(module, jit, key):
-        names = {n for n in launched_in(fn) if _key(fn.__globals__.get(n), kernel_key) == key}
-        params = _params(fn, func, jit, names)
+    found = wrappers_of(module, jit, key)
+    launching = {func: {n for n in launched_in(fn) if _key(fn.__globals__.get(n), kernel_key) == key}
+                 for func, fn, _ in found}
+    # the wrappers that launch it, read first: what a caller passes them on as it is, is what they read
+    direct = {func: (fn, _params(fn, func, jit, launching[func])) for func, fn, _ in found if launching[func]}
+    for func, fn, line in found:
+        params = direct[func][1] if func in direct else _params(fn, func, jit, launching[func], direct)
         if params is None:
             continue
         torch = torch_name or "__import__('torch')"
@@ -258,7 +282,7 @@ def calls(module, jit, key, home=None) -> list[Call]:
     return sorted(out, key=lambda c: c.plan)
 
 
-def _params(fn, func: str, jit, launched: set) -> list[_Param] | None:
+def _params(fn, func: str, jit, launched: set, callees: dict | None = None) -> list[_Param] | None:
     from kinspect.compile.loader import function_tree
 
     tree = function_tree(fn)
@@ -276,8 +300,7 @@ def _params(fn, func: str, jit, launched: set) -> list[_Param] | None:
     # choose the kernel the wrapper launches
     optional = [a for a, d in zip(positional[len(positional) - defaults:], args.defaults) if _is_none(d)]
     optional += [a for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None and _is_none(d)]
-    if func.endswith(".apply") and wanted and wanted[0].arg in ("ctx", "self"):
-        wanted = wanted[1:]
+    wanted = _own(func, wanted)
     if args.vararg is not None and not wanted:
         return None
     params = {a.arg: _Param(a.arg) for a in wanted}
@@ -286,12 +309,48 @@ def _params(fn, func: str, jit, launched: set) -> list[_Param] | None:
     for a in wanted + optional:
         _annotation(params[a.arg], a.annotation)
     _read_uses(node, params)
+    _passed_on(node, params, callees or {})
     _kernel_params(node, params, jit, launched)
     _kernel_dtypes(params, jit)
     for p in params.values():
         p.keyword = p.name in keyword
     _share_float_dtype(params, _half_named(node, fn.__code__.co_firstlineno - 1))
     return [p for p in params.values() if not p.optional or p.tensor]
+
+
+def _own(func: str, args: list) -> list:
+    """The parameters a call of `func` fills: not a class method's cls nor an autograd Function's ctx."""
+    while "." in func and args and getattr(args[0], "arg", args[0]) in ("cls", "ctx", "self"):
+        args = args[1:]
+    return args
+
+
+# what a wrapper's parameter takes from the one of another wrapper it is passed to as it is
+INHERITED = ("tensor", "rank", "exact", "dtype_from", "scalar", "axis", "kernel_param", "value")
+
+
+def _passed_on(fn: ast.AST, params: dict, callees: dict) -> None:
+    """A parameter the wrapper's code does nothing with but pass on as it is to a wrapper that
+    launches the kernel (an autograd Function's forward calling its `_call(a, b, ...)`) is what that
+    wrapper reads it as: a tensor of its rank and dtype, an int, a string it compares."""
+    for n in ast.walk(fn):
+        if not isinstance(n, ast.Call):
+            continue
+        f = n.func
+        name = f.id if isinstance(f, ast.Name) else \
+            f"{f.value.id}.{f.attr}" if isinstance(f, ast.Attribute) and _name(f.value) else None
+        callee, theirs = callees.get(name, (None, None))
+        if not theirs:
+            continue
+        by_name = {p.name: p for p in theirs}
+        order = _own(name, list(inspect.signature(callee).parameters))
+        for target, arg in list(zip(order, n.args)) + [(k.arg, k.value) for k in n.keywords if k.arg]:
+            mine, source = params.get(_name(arg)), by_name.get(target)
+            if mine is None or source is None or mine.tensor or mine.scalar:
+                continue
+            for field in INHERITED:
+                setattr(mine, field, getattr(source, field))
+            mine.dtypes, mine.strs = list(source.dtypes), list(source.strs)
 
 
 def _half_named(fn: ast.AST, offset: int) -> tuple[str, int] | None:

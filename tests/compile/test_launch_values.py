@@ -778,3 +778,46 @@ def test_the_one_half_type_a_wrapper_names_is_the_type_of_its_inputs(tmp_path):
     sig = record(tmp_path / "out")["signature"]
     assert sig["Q"] == sig["K"] == sig["V"] == sig["Out"] == "*fp16", sig
     assert "its dtype fp16: the one half type the wrapper's code names (line 25)" in out
+
+
+SCALED = """
+    import torch
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def _scaled_copy(X, Y, n, MODE: tl.constexpr, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        x = tl.load(X + offs, mask=offs < n)
+        if MODE.lower() == "double":
+            x = x * 2
+        tl.store(Y + offs, x.to(Y.dtype.element_ty), mask=offs < n)
+
+
+    class _scaled(torch.autograd.Function):
+        @staticmethod
+        def _call(x, mode, out_dtype):
+            mode = mode or "same"
+            out_dtype = out_dtype or x.dtype
+            y = torch.empty(x.shape, dtype=out_dtype, device=x.device)
+            _scaled_copy[(triton.cdiv(x.numel(), 1024),)](x, y, x.numel(), MODE=mode, BLOCK=1024)
+            return y
+
+        @classmethod
+        def forward(cls, ctx, x, mode=None, out_dtype=None):
+            return _scaled._call(x, mode=mode, out_dtype=out_dtype)
+"""
+
+
+def test_an_autograd_functions_forward_is_the_entry_to_its_own_static_launcher(tmp_path):
+    """triton-lang/kernels' style: `forward` (a classmethod here) passes its inputs on to the class's
+    own static `_call`, which launches. `_call` made up alone got an int for `mode` (the kernel's
+    `MODE.lower()` failed); the Function's `apply` gives the defaults its forward has, and its `x`
+    is the tensor `_call` reads it as."""
+    f = write(tmp_path, "scaled.py", SCALED)
+    out = ok("dump", f"{f}:_scaled_copy", "--store", tmp_path / "out")
+    rec = record(tmp_path / "out")
+    assert "the project's wrapper _scaled.apply() (line 25) called with made-up inputs" in out
+    assert rec["constexprs"]["MODE"] == "same" and rec["signature"]["Y"] == rec["signature"]["X"] == "*bf16"
+    assert [a["name"] for a in rec["user"]["assumed"]] == ["_scaled.apply:x"]
