@@ -886,6 +886,32 @@ def _naming(where: Where, name: str) -> list[str]:
     return out
 
 
+def project_texts(where: Where):
+    """The bytes of the project's own Python files (at most MAX_SCANNED, each under
+    MAX_SCANNED_BYTES): its package (a lone file's folder) and the tests folders beside it (beside a
+    `src` folder too), where its authors write the calls they make."""
+    top = where.root / where.package.split(".")[0] if where.package else where.file.parent
+    tops = [top]
+    if where.package and not where.by_name:
+        above = [where.root] + ([where.root.parent] if where.root.name == "src" else [])
+        tops += [a / t for a in above for t in ("tests", "test") if (a / t).is_dir()]
+    scanned = 0
+    for t in tops:
+        for folder, _, files in os.walk(t) if where.package or t != top else [(top, [], os.listdir(top))]:
+            for f in sorted(files):
+                path = Path(folder) / f
+                if not f.endswith(".py"):
+                    continue
+                scanned += 1
+                if scanned > MAX_SCANNED:
+                    return
+                try:
+                    if path.stat().st_size <= MAX_SCANNED_BYTES:
+                        yield path.read_bytes()
+                except OSError:
+                    continue
+
+
 def _nearest_first(top: Path, home: Path, deep: bool):
     """(folder, sub-folders, files) of `top` (all of its tree where `deep`), `home` first."""
     walked = [(Path(d), dirs, files) for d, dirs, files in os.walk(top) if not _skipped(Path(d), top)] if deep \

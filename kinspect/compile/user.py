@@ -439,6 +439,7 @@ def _wrapper_launch(loaded, c: Chain, name: str, resolved):
     if loaded.where is None:
         return None, None, ""
     key = kernel_key(c.jit)
+    half = wrappers.project_half(loader.project_texts(loaded.where))
     tried, first = [], ""
     for module in (loaded.module, None):
         if module is None:       # none of its file reached it: the wrappers in other files of its package
@@ -446,7 +447,7 @@ def _wrapper_launch(loaded, c: Chain, name: str, resolved):
             modules = loader.neighbours(loaded, getattr(fn, "__name__", name), _driver(resolved))
         else:
             modules = [module]
-        tries = [t for m in modules for t in _calls_of(m, c, key, loaded.module)][:MAX_WRAPPER_TRIES]
+        tries = [t for m in modules for t in _calls_of(m, c, key, loaded.module, half)][:MAX_WRAPPER_TRIES]
         used, call, why = _first_launch(loaded, tries, key, name, resolved)
         if used is not None:
             return used, call, ""
@@ -460,11 +461,11 @@ def _wrapper_launch(loaded, c: Chain, name: str, resolved):
                         f"{first}; values from the kernel's code")
 
 
-def _calls_of(module, c: Chain, key, home) -> list:
+def _calls_of(module, c: Chain, key, home, half) -> list:
     from kinspect.compile import wrappers
 
     try:
-        return wrappers.calls(module, c.jit, key, home=home)
+        return wrappers.calls(module, c.jit, key, home=home, half=half)
     except Exception:      # the wrapper's text could not be read: the kernel's code decides
         return []
 

@@ -239,9 +239,10 @@ def _key(obj, kernel_key):
         return None
 
 
-def calls(module, jit, key, home=None) -> list[Call]:
+def calls(module, jit, key, home=None, half: tuple[str, str] | None = None) -> list[Call]:
     """For each wrapper of the kernel in `module`, its calls to try (one per shape plan), best first,
-    to run in `home` (the kernel's module; default `module`)."""
+    to run in `home` (the kernel's module; default `module`). `half` is the project's own half type
+    (project_half), for float inputs nothing else types."""
     from kinspect.compile.file_launches import kernel_key
     from kinspect.compile.loader import launched_in
 
@@ -255,9 +256,10 @@ def calls(module, jit, key, home=None) -> list[Call]:
     launching = {func: {n for n in launched_in(fn) if _key(fn.__globals__.get(n), kernel_key) == key}
                  for func, fn, _ in found}
     # the wrappers that launch it, read first: what a caller passes them on as it is, is what they read
-    direct = {func: (fn, _params(fn, func, jit, launching[func])) for func, fn, _ in found if launching[func]}
+    direct = {func: (fn, _params(fn, func, jit, launching[func], half=half)) for func, fn, _ in found
+              if launching[func]}
     for func, fn, line in found:
-        params = direct[func][1] if func in direct else _params(fn, func, jit, launching[func], direct)
+        params = direct[func][1] if func in direct else _params(fn, func, jit, launching[func], direct, half)
         if params is None:
             continue
         torch = torch_name or "__import__('torch')"
@@ -282,7 +284,8 @@ def calls(module, jit, key, home=None) -> list[Call]:
     return sorted(out, key=lambda c: c.plan)
 
 
-def _params(fn, func: str, jit, launched: set, callees: dict | None = None) -> list[_Param] | None:
+def _params(fn, func: str, jit, launched: set, callees: dict | None = None,
+            half: tuple[str, str] | None = None) -> list[_Param] | None:
     from kinspect.compile.loader import function_tree
 
     tree = function_tree(fn)
@@ -314,7 +317,9 @@ def _params(fn, func: str, jit, launched: set, callees: dict | None = None) -> l
     _kernel_dtypes(params, jit)
     for p in params.values():
         p.keyword = p.name in keyword
-    _share_float_dtype(params, _half_named(node, fn.__code__.co_firstlineno - 1))
+    named = _half_named(node, fn.__code__.co_firstlineno - 1)
+    _share_float_dtype(params, (named[0], f"the one half type the wrapper's code names (line {named[1]})")
+                       if named else half)
     return [p for p in params.values() if not p.optional or p.tensor]
 
 
@@ -353,6 +358,25 @@ def _passed_on(fn: ast.AST, params: dict, callees: dict) -> None:
             mine.dtypes, mine.strs = list(source.dtypes), list(source.strs)
 
 
+# `torch.float16` / `torch.half` and `torch.bfloat16` in a project's text
+HALF_RE = {"fp16": re.compile(rb"\btorch\.(?:float16|half)\b"), "bf16": re.compile(rb"\btorch\.bfloat16\b")}
+# how much more often the project must name one half type than the other for it to be its own
+HALF_MAJORITY = 2
+
+
+def project_half(texts) -> tuple[str, str] | None:
+    """The half type a project's own code and tests name most, at least twice as often as the
+    other (its tests' `dtype=torch.float16`): (the type, why). None where neither leads so."""
+    counts = {"fp16": 0, "bf16": 0}
+    for text in texts:
+        for short, pattern in HALF_RE.items():
+            counts[short] += len(pattern.findall(text))
+    (top, n), (_, m) = sorted(counts.items(), key=lambda kv: -kv[1])
+    if n < 3 or n < HALF_MAJORITY * m:
+        return None
+    return top, f"the half type the project's code and tests name most ({n} times, the other {m})"
+
+
 def _half_named(fn: ast.AST, offset: int) -> tuple[str, int] | None:
     """The one half-precision type the wrapper's code names (`torch.empty(..., dtype=torch.float16)`,
     `.to(torch.bfloat16)`) and its first line: the project's activations are of that type. None
@@ -373,10 +397,11 @@ def _is_none(node) -> bool:
 FP32_NAME_RE = re.compile(r"scale|(^|_)s$|lse|rstd|mean|var$|(^|_)m$|norm_factor|amax")
 
 
-def _share_float_dtype(params: dict, half: tuple[str, int] | None = None) -> None:
+def _share_float_dtype(params: dict, half: tuple[str, str] | None = None) -> None:
     """Float tensors nothing types take the dtype of the one the wrapper checks (`q.dtype ==
-    torch.bfloat16`: q, k and v are one dtype, as tl.dot needs), else the one half type the wrapper
-    names (`half`), else bf16; scales and statistics by their names fp32."""
+    torch.bfloat16`: q, k and v are one dtype, as tl.dot needs), else `half` (the one half type the
+    wrapper names, else the one its project names most: (type, why)), else bf16; scales and
+    statistics by their names fp32."""
     typed = [p for p in params.values() if p.tensor and p.dtypes and p.dtype_from == "wrapper"
              and p.dtypes[0][:1] not in "iu"]
     for p in params.values():
@@ -386,7 +411,7 @@ def _share_float_dtype(params: dict, half: tuple[str, int] | None = None) -> Non
             elif typed:
                 p.dtypes, p.dtype_from = [typed[0].dtypes[0]], f"shared with {typed[0].name}"
             elif half:
-                p.dtypes, p.dtype_from = [half[0]], f"the one half type the wrapper's code names (line {half[1]})"
+                p.dtypes, p.dtype_from = [half[0]], half[1]
 
 
 def _annotation(p: _Param, ann) -> None:

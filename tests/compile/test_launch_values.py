@@ -717,11 +717,12 @@ def test_a_wrapper_in_another_module_of_the_package_gives_the_values(tmp_path):
     # not the 1 of the branch `x.ndim == 1`, which requires nothing
     assert rec["constexprs"]["HAS_W"] is True and rec["constexprs"]["BLOCK"] == 4096
     assert rec["constexprs"]["SAVE"] is True
-    assert rec["signature"]["out_ptr"] == "*fp16" and rec["signature"]["x_ptr"] == "*bf16"
+    # the one half type the wrapper names, for its scratch, is the type of its inputs
+    assert rec["signature"]["out_ptr"] == rec["signature"]["x_ptr"] == "*fp16"
     assumed = {a["name"]: a for a in rec["user"]["assumed"]}
-    assert assumed["ScaleRows.apply:x"]["spec"] == "*bf16:16x4096"
+    assert assumed["ScaleRows.apply:x"]["spec"] == "*fp16:16x4096"
     assert "it requires grad (the input of an autograd Function)" in assumed["ScaleRows.apply:x"]["why"]
-    assert assumed["ScaleRows.apply:w"]["spec"].startswith("*bf16:4096"), assumed
+    assert assumed["ScaleRows.apply:w"]["spec"].startswith("*fp16:4096"), assumed
     assert "input of the wrapper ScaleRows.apply() at line 9 of scaler.scale_layer" in assumed["ScaleRows.apply:w"]["why"]
     # the --from text it says reproduces the compile
     again = ok("dump", f"{f}:scale_rows_kernel", "--from", rec["user"]["from"], "--store", tmp_path / "again")
@@ -821,3 +822,21 @@ def test_an_autograd_functions_forward_is_the_entry_to_its_own_static_launcher(t
     assert "the project's wrapper _scaled.apply() (line 25) called with made-up inputs" in out
     assert rec["constexprs"]["MODE"] == "same" and rec["signature"]["Y"] == rec["signature"]["X"] == "*bf16"
     assert [a["name"] for a in rec["user"]["assumed"]] == ["_scaled.apply:x"]
+
+
+def test_the_half_type_a_project_names_most_is_the_type_of_made_up_inputs(tmp_path):
+    """A project whose tests write `dtype=torch.float16` (and its code at most half as often
+    torch.bfloat16) runs in fp16: a wrapper's float inputs that nothing else types are made up
+    fp16, and say why; where neither type leads, bf16 as before."""
+    pkg = tmp_path / "proj"
+    write(pkg / "scaler", "__init__.py", "")
+    f = write(pkg / "scaler", "scale_kernels.py", SCALE_KERNELS)
+    write(pkg / "scaler", "scale_layer.py", SCALE_LAYER.replace("dtype=torch.float16", "dtype=x.dtype"))
+    test = "import torch\n" + "".join(f"x{i} = torch.randn(8, dtype=torch.float16)\n" for i in range(4))
+    write(pkg / "tests", "test_scale.py", test)
+    out = ok("dump", f"{f}:scale_rows_kernel", "--store", tmp_path / "out")
+    assert record(tmp_path / "out")["signature"]["x_ptr"] == "*fp16"
+    assert "its dtype fp16: the half type the project's code and tests name most (4 times, the other 0)" in out
+    write(pkg / "tests", "test_more.py", "import torch\n" + "y = torch.bfloat16\n" * 3)
+    ok("dump", f"{f}:scale_rows_kernel", "--store", tmp_path / "again")
+    assert record(tmp_path / "again")["signature"]["x_ptr"] == "*bf16"
