@@ -10,8 +10,10 @@ strides from `.stride()`, `x.dtype` passed on.
 
 Only the wrapper's own inputs are made up, from what its code does with them (read from its AST):
 a tensor (it reads `.shape`, `.stride()`, `.dtype`, ...), its rank (`M, N = x.shape`, `x.shape[3]`,
-`x.dim() == 4`), its dtype (`assert x.dtype in (torch.float16, torch.bfloat16)`; else the element
-type the kernel's code gives the parameter it is passed to; else bf16), an int, a float (`eps`,
+`assert x.dim() == 4`), its dtype (`assert x.dtype in (torch.float16, torch.bfloat16)`; else the
+element type the kernel's code gives the parameter it is passed to, where that is the parameter's
+own; else the one half type the wrapper names; else the one the project names most; else bf16),
+what a wrapper it passes the parameter on to reads it as, an int, a float (`eps`,
 `sm_scale`), a dtype (`out_dtype: torch.dtype`) or a flag; parameters with defaults keep them. A
 few shape plans are tried in turn (model-like sizes first). Where a check of the wrapper stops a
 call (`assert w.shape == (N,)`, `if x.size(-1) != w.shape[0]: raise ...`, `a, b, c, d = x.shape`),
@@ -21,7 +23,9 @@ check made, and the call is printed as a `--from` text the user can edit.
 
 Wrappers are found where the project has them: plain functions, functions under decorators
 (functools.wraps or a closure), `torch.library.triton_op`s launching through `wrap_triton(kernel)`,
-autograd Functions' `forward`, and the file's functions that call one of those.
+autograd Functions' `forward` and classes' static and class methods, and the file's functions that
+call one of those; where none of the kernel's file reaches it, the same in the other modules of its
+package that name it (loader.neighbours), called from the kernel's module.
 """
 
 from __future__ import annotations
