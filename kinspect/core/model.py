@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, asdict
 from typing import Any, ClassVar
 
+from kinspect.core import records
+
 RECORD_VERSION = 2
 # Versions this kinspect reads: 1 had no launch records and no Triton start-up time.
 READABLE_VERSIONS = (1, 2)
@@ -86,6 +88,15 @@ class CompileTimes:
 SCALAR_KINDS = {int: "int", float: "float", bool: "bool", str: "str", type(None): "none"}
 
 
+def _frozen(value):
+    """A JSON value as a hashable one (launch signatures are counted in dicts): lists as tuples."""
+    if isinstance(value, list):
+        return tuple(_frozen(x) for x in value)
+    if isinstance(value, dict):
+        return tuple((str(k), _frozen(x)) for k, x in value.items())
+    return value
+
+
 @dataclass(frozen=True)
 class ArgSpec:
     """One argument of a launch: a tensor's shape, strides, dtype and device, or a scalar's value
@@ -93,7 +104,7 @@ class ArgSpec:
 
     name: str
     kind: str                       # tensor | int | float | bool | none | str | tensordesc | dtype | other
-    value: Any = None               # a scalar's value; a short repr for "other"
+    value: Any = field(default=None, metadata={"read": _frozen})    # a scalar's value; a short repr for "other"
     shape: tuple[int, ...] = ()
     strides: tuple[int, ...] = ()
     dtype: str = ""
@@ -479,78 +490,31 @@ class Variant:
 
     @classmethod
     def from_json(cls, d: dict[str, Any], path: str = "") -> "Variant":
+        """A record as record.json keeps it, read by its fields (kinspect.core.records.from_json), an
+        older store's included: a new field needs no reader."""
         d = dict(d)
         version = d.pop("record_version", None)
         if version not in READABLE_VERSIONS:
             raise ValueError(f"record_version {version!r} (this kinspect reads "
                              f"{', '.join(map(str, READABLE_VERSIONS))})")
-        times = d.get("times")
-        source = d.get("source")
         extra = d.pop("extra", None) or {}      # stores before the fields below: one free dict
         for k in ("backend", "request", "user", "trace", "trace_event"):
             if k in extra and not d.get(k):
                 d[k] = extra[k]
-        loaded = d.get("loaded") or extra.get("loaded")
-        retarget = d.get("retarget")
-        if retarget is None and extra.get("retarget"):
-            retarget = {"spec": extra["retarget"], "source": extra.get("retargeted_from", ""),
-                        "cpu": extra.get("cpu", ""), "features": extra.get("features", "")}
-        user = d.get("user") or {}
-        if not isinstance(user, dict):
-            raise TypeError("user: not an object")
-        return cls(
-            **{**d,
-               "backend": str(d.get("backend", "")), "request": str(d.get("request", "")),
-               "trace": str(d.get("trace", "")),
-               "user": UserRecord.from_json(user) if user else None,
-               "trace_event": None if d.get("trace_event") is None else int(d["trace_event"]),
-               "loaded": Loaded(int(loaded["registers"]), int(loaded["spills"]), int(loaded.get("max_threads") or 0))
-               if loaded else None,
-               "retarget": Retarget(**{k: str(retarget.get(k, "")) for k in ("spec", "source", "cpu", "features")})
-               if retarget else None,
-               "target": Target(**d["target"]),
-               "stages": tuple(StageFile(**s) for s in d["stages"]),
-               "times": CompileTimes(times["ir_initialization_us"],
-                                     tuple((n, us) for n, us in times["stages"]),
-                                     times["store_results_us"], int(times.get("startup_us", 0))) if times else None,
-               "source": SourceRef(**source) if source else None,
-               "notes": tuple(d.get("notes", ())),
-               "launches": launches_from_json(d.get("launches")),
-               "path": path})
+        d["loaded"] = d.get("loaded") or extra.get("loaded")
+        if d.get("retarget") is None and extra.get("retarget"):
+            d["retarget"] = {"spec": extra["retarget"], "source": extra.get("retargeted_from", ""),
+                             "cpu": extra.get("cpu", ""), "features": extra.get("features", "")}
+        return records.from_json(cls, {**d, "path": path})
 
 
 def launches_from_json(d: dict | None) -> Launches | None:
     """Launches as record.json stores them (dataclasses.asdict), or None."""
-    if not d:
-        return None
-    gpu = d.get("gpu")
-    return Launches(
-        calls=int(d["calls"]),
-        grids=tuple((tuple(int(x) for x in g), int(n)) for g, n in d.get("grids", ())),
-        signatures=tuple(LaunchSignature(grid=tuple(int(x) for x in s["grid"]),
-                                         args=tuple(arg_from_json(a) for a in s["args"]), calls=int(s["calls"]),
-                                         pid=int(s.get("pid", 0)), rank=s.get("rank"),
-                                         site=CallSite(**s["site"]) if s.get("site") else None)
-                         for s in d.get("signatures", ())),
-        other_calls=int(d.get("other_calls", 0)),
-        processes=tuple(ProcessLaunches(**p) for p in d.get("processes", ())),
-        gpu=GpuTime(int(gpu["calls"]), float(gpu["total_ms"]), tuple(float(x) for x in gpu.get("samples_ms", ())))
-        if gpu else None,
-        tuning_calls=int(d.get("tuning_calls", 0)), tuning_ms=float(d.get("tuning_ms", 0.0)))
+    return records.from_json(Launches, d) if d else None
 
 
 def arg_from_json(a: dict) -> ArgSpec:
-    return ArgSpec(**{**a, "value": _frozen(a.get("value")), "shape": tuple(a.get("shape", ())),
-                      "strides": tuple(a.get("strides", ()))})
-
-
-def _frozen(value):
-    """A JSON value as a hashable one (launch signatures are counted in dicts): lists as tuples."""
-    if isinstance(value, list):
-        return tuple(_frozen(x) for x in value)
-    if isinstance(value, dict):
-        return tuple((str(k), _frozen(x)) for k, x in value.items())
-    return value
+    return records.from_json(ArgSpec, a)
 
 
 def natural(v: Variant) -> tuple:
