@@ -29,6 +29,7 @@ import importlib.util
 import io
 import os
 import sys
+import time
 import traceback
 import types
 from dataclasses import dataclass, field
@@ -831,6 +832,9 @@ def run_code(loaded: LoadedFile, what: str, *, driver_context, target_key: str, 
 # files of the package read (for the kernel's name) and modules imported, at most, per kernel
 MAX_SCANNED = 400
 MAX_NEIGHBOURS = 6
+# seconds all of a kernel's neighbours may take to import, a third of it each (one whose module-level
+# code runs on is stopped, and the next imported)
+NEIGHBOURS_BUDGET_S = 60
 MAX_SCANNED_BYTES = 1 << 20
 _SKIPPED_FOLDERS = {"tests", "test", "__pycache__", "benchmarks", "benchmark", "docs", "examples"}
 _NEIGHBOURS: dict[tuple, list] = {}
@@ -848,10 +852,14 @@ def neighbours(loaded: LoadedFile, name: str, driver_context) -> list[types.Modu
     key = (id(loaded), name)
     if key not in _NEIGHBOURS:
         found = []
+        end = time.monotonic() + NEIGHBOURS_BUDGET_S
         with guarded(where, driver_context, FileLaunchRecorder(str(where.file), str(where.root))):
             for module_name in _naming(where, name)[:MAX_NEIGHBOURS]:
+                left = end - time.monotonic()
+                if left <= 0:
+                    break
                 try:
-                    with budget(IMPORT_BUDGET_S), _tracked(where):
+                    with budget(min(left, NEIGHBOURS_BUDGET_S / 3)), _tracked(where):
                         found.append(importlib.import_module(module_name))
                 except (Exception, SystemExit, Enough, TimeUp, TooHeavy, light.InitNeeded):
                     continue

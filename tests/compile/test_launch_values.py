@@ -840,3 +840,18 @@ def test_the_half_type_a_project_names_most_is_the_type_of_made_up_inputs(tmp_pa
     write(pkg / "tests", "test_more.py", "import torch\n" + "y = torch.bfloat16\n" * 3)
     ok("dump", f"{f}:scale_rows_kernel", "--store", tmp_path / "again")
     assert record(tmp_path / "again")["signature"]["x_ptr"] == "*bf16"
+
+
+def test_a_neighbour_whose_import_runs_on_is_stopped_and_the_next_one_read(tmp_path, monkeypatch):
+    """Importing a package's other modules runs their module-level code: one that never ends is
+    stopped at its share of the time allowed, and the module after it still gives the wrapper."""
+    from kinspect.compile import loader
+
+    monkeypatch.setattr(loader, "NEIGHBOURS_BUDGET_S", 6)
+    pkg = tmp_path / "proj" / "scaler"
+    write(pkg, "__init__.py", "")
+    f = write(pkg, "scale_kernels.py", SCALE_KERNELS)
+    write(pkg, "a_spin.py", "from .scale_kernels import scale_rows_kernel\nwhile True:\n    pass\n")
+    write(pkg, "scale_layer.py", SCALE_LAYER)
+    out = ok("dump", f"{f}:scale_rows_kernel", "--store", tmp_path / "out")
+    assert "the project's wrapper ScaleRows.apply() (line 9 of scaler.scale_layer)" in out
