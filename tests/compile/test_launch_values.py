@@ -711,19 +711,19 @@ def test_a_wrapper_in_another_module_of_the_package_gives_the_values(tmp_path):
     out = ok("dump", f"{f}:scale_rows_kernel", "--store", tmp_path / "out")
     rec = record(tmp_path / "out")
     assert "the project's wrapper ScaleRows.apply() (line 9 of scaler.scale_layer) called with made-up" in out
-    # the wrapper's own values: its next_power_of_2, its fp16 allocation, the check that w is as long
-    # as a row. The optional w is given (the variant that uses every pointer the kernel has); x
-    # requires grad (an autograd Function's input), which the wrapper passes on as SAVE; x's rank is
-    # not the 1 of the branch `x.ndim == 1`, which requires nothing
-    assert rec["constexprs"]["HAS_W"] is True and rec["constexprs"]["BLOCK"] == 4096
+    # the wrapper's own values: its next_power_of_2, its fp16 allocation. The optional w is left None
+    # (as projects' own calls mostly leave optional tensors); x requires grad (an autograd
+    # Function's input), which the wrapper passes on as SAVE; x's rank is not the 1 of the branch
+    # `x.ndim == 1`, which requires nothing
+    assert rec["constexprs"]["HAS_W"] is False and rec["constexprs"]["BLOCK"] == 4096
     assert rec["constexprs"]["SAVE"] is True
     # the one half type the wrapper names, for its scratch, is the type of its inputs
     assert rec["signature"]["out_ptr"] == rec["signature"]["x_ptr"] == "*fp16"
     assumed = {a["name"]: a for a in rec["user"]["assumed"]}
     assert assumed["ScaleRows.apply:x"]["spec"] == "*fp16:16x4096"
     assert "it requires grad (the input of an autograd Function)" in assumed["ScaleRows.apply:x"]["why"]
-    assert assumed["ScaleRows.apply:w"]["spec"].startswith("*fp16:4096"), assumed
-    assert "input of the wrapper ScaleRows.apply() at line 9 of scaler.scale_layer" in assumed["ScaleRows.apply:w"]["why"]
+    assert "ScaleRows.apply:w" not in assumed, assumed
+    assert "input of the wrapper ScaleRows.apply() at line 9 of scaler.scale_layer" in assumed["ScaleRows.apply:x"]["why"]
     # the --from text it says reproduces the compile
     again = ok("dump", f"{f}:scale_rows_kernel", "--from", rec["user"]["from"], "--store", tmp_path / "again")
     assert record(tmp_path / "again")["signature"] == rec["signature"]
@@ -855,3 +855,18 @@ def test_a_neighbour_whose_import_runs_on_is_stopped_and_the_next_one_read(tmp_p
     write(pkg, "scale_layer.py", SCALE_LAYER)
     out = ok("dump", f"{f}:scale_rows_kernel", "--store", tmp_path / "out")
     assert "the project's wrapper ScaleRows.apply() (line 9 of scaler.scale_layer)" in out
+
+
+def test_an_assert_of_none_or_a_shape_is_met_by_its_shape(tmp_path):
+    """`assert w is None or w.shape[0] == cols` of a w given: the made-up w's first size is changed to
+    the row's, as for `assert w.shape[0] == cols`."""
+    pkg = tmp_path / "proj" / "scaler"
+    write(pkg, "__init__.py", "")
+    f = write(pkg, "scale_kernels.py", SCALE_KERNELS)
+    write(pkg, "scale_layer.py", SCALE_LAYER.replace("def forward(ctx, x, w=None):", "def forward(ctx, x, w):"))
+    ok("dump", f"{f}:scale_rows_kernel", "--store", tmp_path / "out")
+    rec = record(tmp_path / "out")
+    assumed = {a["name"]: a for a in rec["user"]["assumed"]}
+    assert rec["constexprs"]["HAS_W"] is True
+    assert assumed["ScaleRows.apply:w"]["spec"].startswith("*fp16:4096"), assumed
+    assert "from the wrapper's check at line 13" in assumed["ScaleRows.apply:w"]["why"]
