@@ -272,14 +272,7 @@ def _sequence(kind: type, item):
             raise _Unfit(TypeError, "not a list")
         if item is None:
             return kind(x)
-        out, i = [], 0
-        try:
-            for i, v in enumerate(x):
-                out.append(item(v))
-        except _Unfit as e:
-            e.path.insert(0, i)
-            raise
-        return kind(out)
+        return kind(_each((item, v) for v in x))
     return fn
 
 
@@ -287,15 +280,20 @@ def _fixed(items: list):
     def fn(x):
         if not isinstance(x, (list, tuple)) or len(x) != len(items):
             raise _Unfit(TypeError, f"not a list of {len(items)}")
-        out, i = [], 0
-        try:
-            for i, (item, v) in enumerate(zip(items, x)):
-                out.append(item(v))
-        except _Unfit as e:
-            e.path.insert(0, i)
-            raise
-        return tuple(out)
+        return tuple(_each(zip(items, x)))
     return fn
+
+
+def _each(pairs) -> list:
+    """Each (reader, value) read in turn; a failure's path gets the item's index."""
+    out, i = [], 0
+    try:
+        for i, (read, v) in enumerate(pairs):
+            out.append(read(v))
+    except _Unfit as e:
+        e.path.insert(0, i)
+        raise
+    return out
 
 
 def _mapping(value):
