@@ -160,14 +160,17 @@ def _calls_in(fn) -> set[str]:
     tree = function_tree(fn)
     if tree is None:
         return set()
-    out = set()
-    for n in ast.walk(tree):
-        if isinstance(n, ast.Call):
-            if _name(n.func):
-                out.add(n.func.id)
-            elif isinstance(n.func, ast.Attribute) and _name(n.func.value):
-                out.add(f"{n.func.value.id}.{n.func.attr}")
-    return out
+    return {name for n in ast.walk(tree) if isinstance(n, ast.Call) for name in [_called(n)] if name}
+
+
+def _called(call: ast.Call) -> str | None:
+    """The plain name a call names: `f` of `f(...)`, `Cls.method` of `Cls.method(...)`; else None."""
+    f = call.func
+    if _name(f):
+        return f.id
+    if isinstance(f, ast.Attribute) and _name(f.value):
+        return f"{f.value.id}.{f.attr}"
+    return None
 
 
 def _launchers(module, key) -> list[tuple[str, object, int]]:
@@ -346,9 +349,7 @@ def _passed_on(fn: ast.AST, params: dict, callees: dict) -> None:
     for n in ast.walk(fn):
         if not isinstance(n, ast.Call):
             continue
-        f = n.func
-        name = f.id if isinstance(f, ast.Name) else \
-            f"{f.value.id}.{f.attr}" if isinstance(f, ast.Attribute) and _name(f.value) else None
+        name = _called(n)
         callee, theirs = callees.get(name, (None, None))
         if not theirs:
             continue
