@@ -28,6 +28,7 @@ import importlib
 import importlib.util
 import io
 import os
+import re
 import sys
 import time
 import traceback
@@ -869,61 +870,62 @@ def neighbours(loaded: LoadedFile, name: str, driver_context) -> list[types.Modu
 
 def _naming(where: Where, name: str) -> list[str]:
     """Module names of the files near `where.file` that name `name` as a word, nearest first."""
-    import re
-
     word = re.compile(rf"\b{re.escape(name)}\b".encode())
-    top = where.root / where.package.split(".")[0] if where.package else where.file.parent
-    out, scanned = [], 0
-    for folder, dirs, files in _nearest_first(top, where.file.parent, deep=bool(where.package)):
-        for f in sorted(files):
-            path = folder / f
-            if not f.endswith(".py") or f.startswith("test_") or path == where.file:
-                continue
-            scanned += 1
-            if scanned > MAX_SCANNED:
-                return out
-            try:
-                if path.stat().st_size > MAX_SCANNED_BYTES or not word.search(path.read_bytes()):
-                    continue
-            except OSError:
-                continue
-            parts = path.relative_to(where.root).with_suffix("").parts
-            parts = parts[:-1] if parts[-1] == "__init__" else parts
-            if parts and all(p.isidentifier() for p in parts):
-                out.append(".".join(parts))
+    out = []
+    mine = lambda path: not path.name.startswith("test_") and path != where.file  # noqa: E731
+    for path, text in _python_texts([_package_top(where)], where.file.parent, deep=bool(where.package), skip=True,
+                                    wanted=mine):
+        if not word.search(text):
+            continue
+        parts = path.relative_to(where.root).with_suffix("").parts
+        parts = parts[:-1] if parts[-1] == "__init__" else parts
+        if parts and all(p.isidentifier() for p in parts):
+            out.append(".".join(parts))
     return out
 
 
 def project_texts(where: Where):
-    """The bytes of the project's own Python files (at most MAX_SCANNED, each under
-    MAX_SCANNED_BYTES): its package (a lone file's folder) and the tests folders beside it (beside a
-    `src` folder too), where its authors write the calls they make."""
-    top = where.root / where.package.split(".")[0] if where.package else where.file.parent
-    tops = [top]
+    """The bytes of the project's own Python files: its package (a lone file's folder) and the
+    tests folders beside it (beside a `src` folder too), where its authors write the calls they make."""
+    tops = [_package_top(where)]
     if where.package and not where.by_name:
         above = [where.root] + ([where.root.parent] if where.root.name == "src" else [])
         tops += [a / t for a in above for t in ("tests", "test") if (a / t).is_dir()]
+    return (text for _, text in _python_texts(tops, None, deep=bool(where.package), skip=False))
+
+
+def _package_top(where: Where) -> Path:
+    """The folder of the kernel's top package, or a lone file's folder."""
+    return where.root / where.package.split(".")[0] if where.package else where.file.parent
+
+
+def _python_texts(tops: list, home, deep: bool, skip: bool, wanted=lambda path: True):
+    """(path, bytes) of the `wanted` .py files of `tops` (their trees where `deep`; tests, benchmarks,
+    examples left out where `skip`), folder by folder, `home` first: at most MAX_SCANNED files
+    counted, those over MAX_SCANNED_BYTES not read."""
     scanned = 0
-    for t in tops:
-        for folder, _, files in os.walk(t) if where.package or t != top else [(top, [], os.listdir(top))]:
+    for top in tops:
+        for folder, files in _nearest_first(top, home, deep, skip):
             for f in sorted(files):
-                path = Path(folder) / f
-                if not f.endswith(".py"):
+                path = folder / f
+                if not f.endswith(".py") or not wanted(path):
                     continue
                 scanned += 1
                 if scanned > MAX_SCANNED:
                     return
                 try:
                     if path.stat().st_size <= MAX_SCANNED_BYTES:
-                        yield path.read_bytes()
+                        yield path, path.read_bytes()
                 except OSError:
                     continue
 
 
-def _nearest_first(top: Path, home: Path, deep: bool):
-    """(folder, sub-folders, files) of `top` (all of its tree where `deep`), `home` first."""
-    walked = [(Path(d), dirs, files) for d, dirs, files in os.walk(top) if not _skipped(Path(d), top)] if deep \
-        else [(top, [], [p.name for p in top.iterdir() if p.is_file()])]
+def _nearest_first(top: Path, home, deep: bool, skip: bool):
+    """(folder, files) of `top` (all of its tree where `deep`, less the skipped folders where `skip`),
+    `home` first, then the shallowest."""
+    if not deep:
+        return [(top, [p.name for p in top.iterdir() if p.is_file()])]
+    walked = [(Path(d), files) for d, _, files in os.walk(top) if not (skip and _skipped(Path(d), top))]
     return sorted(walked, key=lambda t: (t[0] != home, len(t[0].parts), str(t[0])))
 
 
