@@ -145,10 +145,11 @@ def wrappers_of(module, jit, key) -> list[tuple[str, object, int]]:
         own = _class_callables(name, obj) if inspect.isclass(obj) and obj.__module__ == module.__name__ \
             else [(name, _function(obj, module))]
         for call, fn in own:
-            if fn is not None and call not in called and called & _calls_in(fn):
+            reached = called & _calls_in(fn) if fn is not None and call not in called else set()
+            if reached:
                 # an autograd Function whose forward calls its own static method that launches
                 # (`_matmul._call`): the Function is the entry, with the defaults its forward gives
-                entry = call.endswith(".apply") and any(c.startswith(f"{name}.") for c in called & _calls_in(fn))
+                entry = call.endswith(".apply") and any(c.startswith(f"{name}.") for c in reached)
                 (first if entry else callers).append((call, fn, fn.__code__.co_firstlineno))
     return first + direct + sorted(callers, key=lambda t: t[2])
 
