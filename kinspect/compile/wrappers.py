@@ -10,9 +10,11 @@ strides from `.stride()`, `x.dtype` passed on.
 
 Only the wrapper's own inputs are made up, from what its code does with them (read from its AST):
 a tensor (it reads `.shape`, `.stride()`, `.dtype`, ...), its rank (`M, N = x.shape`, `x.shape[3]`,
-`assert x.dim() == 4`), its dtype (`assert x.dtype in (torch.float16, torch.bfloat16)`; else the
+`assert x.dim() == 4`, `x.shape[1]` and `x.shape[-1]`: at least 3, strides splatted beside a
+4-D tensor's: 4, an integer tensor: a vector of indices), its dtype (`assert x.dtype in (torch.float16, torch.bfloat16)`; else the
 element type the kernel's code gives the parameter it is passed to, where that is the parameter's
-own; else the one half type the wrapper names; else the one the project names most; else bf16),
+own; else the one half type the wrapper names; else the float type the project's tests try first;
+else the half type the project names most; else bf16),
 what a wrapper it passes the parameter on to reads it as, an int, a float (`eps`,
 `sm_scale`), a dtype (`out_dtype: torch.dtype`) or a flag; parameters with defaults keep them. A
 few shape plans are tried in turn (model-like sizes first). Where a check of the wrapper stops a
@@ -23,8 +25,9 @@ check made, and the call is printed as a `--from` text the user can edit.
 
 Wrappers are found where the project has them: plain functions, functions under decorators
 (functools.wraps or a closure), `torch.library.triton_op`s launching through `wrap_triton(kernel)`,
-autograd Functions' `forward` and classes' static and class methods, and the file's functions that
-call one of those; where none of the kernel's file reaches it, the same in the other modules of its
+autograd Functions' `forward` and classes' static and class methods (decorated too: kernl's
+`@custom_fwd`), functions that launch the kernel they are passed (`implementation[(M,)](...)`,
+passed this one), and the file's functions that call one of those; where none of the kernel's file reaches it, the same in the other modules of its
 package that name it (loader.neighbours), called from the kernel's module.
 """
 
@@ -127,6 +130,7 @@ class _Param:
     value: object = 128       # an int's made-up value (or the string tried, for one compared with strings)
     axis: bool = False        # an int that picks a dimension (`x.shape[dim]`, `x.size(dim)`)
     strs: list = None         # the strings the wrapper compares it with (`quant_type == "fp4"`)
+    rank_from: str = ""       # why a rank nothing fixes is what it is
 
     def __post_init__(self):
         self.dtypes = self.dtypes or []
@@ -138,11 +142,11 @@ def wrappers_of(module, jit, key) -> list[tuple[str, object, int]]:
     kernel_key is `key`, then its functions that call one of those (`_layer_norm_fwd` calling the
     `@triton_op` that launches it, with the defaults the op's schema lacks): (name to call,
     function, line), each group in the file's order."""
-    direct = _launchers(module, key)
+    direct = _launchers(module, jit, key)
     called = {call for call, _, _ in direct}
     callers, first = [], []
     for name, obj in list(vars(module).items()):
-        own = _class_callables(name, obj) if inspect.isclass(obj) and obj.__module__ == module.__name__ \
+        own = _class_callables(name, obj, module) if inspect.isclass(obj) and obj.__module__ == module.__name__ \
             else [(name, _function(obj, module))]
         for call, fn in own:
             reached = called & _calls_in(fn) if fn is not None and call not in called else set()
@@ -174,40 +178,77 @@ def _called(call: ast.Call) -> str | None:
     return None
 
 
-def _launchers(module, key) -> list[tuple[str, object, int]]:
-    from kinspect.compile.file_launches import kernel_key
-    from kinspect.compile.loader import launched_in
-
-    found = []
+def _launchers(module, jit, key) -> list[tuple[str, object, int]]:
+    """The module's functions that launch the kernel: by its name first, then those that launch a
+    kernel they are passed (`implementation[(M,)](...)`) in a way the kernel's parameters fit."""
+    named, passed = [], []
     for name, obj in list(vars(module).items()):
         if inspect.isclass(obj) and obj.__module__ == module.__name__:
-            candidates = _class_callables(name, obj)
+            candidates = _class_callables(name, obj, module)
         else:
             candidates = [(name, _function(obj, module))]
         for call, fn in candidates:
             if fn is None:
                 continue
-            for launched in launched_in(fn):
-                target = fn.__globals__.get(launched)
-                if target is not None and _key(target, kernel_key) == key:
-                    found.append((call, fn, fn.__code__.co_firstlineno))
-                    break
-    return sorted(found, key=lambda t: t[2])
+            by_name, by_param = _launch_names(fn, jit, key)
+            if by_name or by_param:
+                (named if by_name else passed).append((call, fn, fn.__code__.co_firstlineno))
+    return sorted(named, key=lambda t: t[2]) + sorted(passed, key=lambda t: t[2])
 
 
-def _class_callables(name: str, cls) -> list[tuple[str, object]]:
+def _launch_names(fn, jit, key) -> tuple[set, set]:
+    """The names `fn` launches the kernel by: globals that are the kernel, and its own parameters it
+    launches (kernl's `implementation[(M,)](output_ptr=out, ...)`: the wrapper of every kernel it is
+    passed) where each keyword the launch passes is one of the kernel's parameters or options."""
+    from kinspect.compile.file_launches import kernel_key
+    from kinspect.compile.loader import function_tree, launch_of, launched_in
+
+    names = launched_in(fn)
+    by_name = {n for n in names if _key(fn.__globals__.get(n), kernel_key) == key}
+    code = fn.__code__
+    own = set(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount])
+    by_param = {n for n in names if n in own and n not in by_name}
+    if by_param:
+        tree = function_tree(fn)
+        launches = [c for c in ast.walk(tree) if isinstance(c, ast.Call) and launch_of(c) in by_param] \
+            if tree is not None else []
+        by_param = {launch_of(c) for c in launches if _fits(c, jit)}
+    return by_name, by_param
+
+
+# what a launch passes besides the kernel's parameters
+LAUNCH_OPTIONS = {"num_warps", "num_stages", "num_ctas", "maxnreg", "stream", "warmup", "enable_fp_fusion",
+                  "launch_cooperative_grid", "waves_per_eu", "matrix_instr_nonkdim", "kpack", "grid"}
+
+
+def _fits(call: ast.Call, jit) -> bool:
+    """Whether a launch's arguments fit the kernel's parameters: its keywords name them (or launch
+    options), and it passes no more of them by position than the kernel has."""
+    from kinspect.compile.infer import params_of
+
+    names = {p.name for p in params_of(jit)}
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+        return False
+    return len(call.args) <= len(names) and all(k.arg in names or k.arg in LAUNCH_OPTIONS for k in call.keywords)
+
+
+def _class_callables(name: str, cls, module) -> list[tuple[str, object]]:
     """What of a class can be called with no instance, as (the call, its function): an autograd
     Function's `forward` as `Name.apply` (static or class method alike), and its static and class
-    methods as `Name.method` (tritonkernels' `_matmul._call`, which `forward` calls)."""
+    methods as `Name.method` (tritonkernels' `_matmul._call`, which `forward` calls). The function
+    is the module's own under any decorators (kernl's `@staticmethod @custom_fwd(...) def forward`)."""
     out = []
     autograd = callable(getattr(cls, "apply", None))
     for attr, raw in vars(cls).items():
-        if not isinstance(raw, (staticmethod, classmethod)) or not inspect.isfunction(raw.__func__):
+        if not isinstance(raw, (staticmethod, classmethod)):
+            continue
+        fn = _function(raw.__func__, module)
+        if fn is None:
             continue
         if attr == "forward" and autograd:
-            out.append((f"{name}.apply", raw.__func__))
+            out.append((f"{name}.apply", fn))
         elif attr not in ("backward", "setup_context", "jvp", "vjp", "apply"):
-            out.append((f"{name}.{attr}", raw.__func__))
+            out.append((f"{name}.{attr}", fn))
     return out
 
 
@@ -222,14 +263,18 @@ def _function(obj, module):
         return None
     file = os.path.realpath(file)
     fn = getattr(obj, "_init_fn", None) if type(obj).__name__ == "CustomOpDef" else obj
+    found = None
     for _ in range(4):       # decorators inside decorators
         if not inspect.isfunction(fn):
-            return None
+            return found
         if os.path.realpath(fn.__code__.co_filename) == file:
-            return fn
+            # the file's own, unless it is a decorator of the file's that says what it wraps
+            found = fn
+            fn = getattr(fn, "__wrapped__", None)
+            continue
         inner = [c.cell_contents for c in fn.__closure__ or () if _filled(c) and inspect.isfunction(c.cell_contents)]
         fn = getattr(fn, "__wrapped__", None) or (inner[0] if len(inner) == 1 else None)
-    return None
+    return found
 
 
 def _filled(cell) -> bool:
@@ -249,8 +294,8 @@ def _key(obj, kernel_key):
 
 def calls(module, jit, key, home=None, half: tuple[str, str] | None = None) -> list[Call]:
     """For each wrapper of the kernel in `module`, its calls to try (one per shape plan), best first,
-    to run in `home` (the kernel's module; default `module`). `half` is the project's own half type
-    (project_half), for float inputs nothing else types."""
+    to run in `home` (the kernel's module; default `module`). `half` is the project's own float type
+    (project_dtype, project_half), for float inputs nothing else types."""
     from kinspect.compile.file_launches import kernel_key
     from kinspect.compile.loader import launched_in
 
@@ -261,11 +306,16 @@ def calls(module, jit, key, home=None, half: tuple[str, str] | None = None) -> l
     torch_name = next((k for k, v in ns.items() if getattr(v, "__name__", None) == "torch" and inspect.ismodule(v)),
                       None)
     found = wrappers_of(module, jit, key)
-    launching = {func: {n for n in launched_in(fn) if _key(fn.__globals__.get(n), kernel_key) == key}
-                 for func, fn, _ in found}
+    launching = {func: set().union(*_launch_names(fn, jit, key)) for func, fn, _ in found}
     # the wrappers that launch it, read first: what a caller passes them on as it is, is what they read
     direct = {func: (fn, _params(fn, func, jit, launching[func], half=half)) for func, fn, _ in found
               if launching[func]}
+    # a wrapper that launches the kernel it is passed is passed this one, by its name in `home`
+    kernel = next((k for k, v in ns.items() if _key(v, kernel_key) == key), None)
+    for func, (fn, params) in direct.items():
+        for p in params or ():
+            if p.name in launching[func]:
+                p.tensor, p.scalar, p.value = False, "kernel", kernel
     for func, fn, line in found:
         params = direct[func][1] if func in direct else _params(fn, func, jit, launching[func], direct, half)
         if params is None:
@@ -340,7 +390,7 @@ def _own(func: str, args: list) -> list:
 
 
 # what a wrapper's parameter takes from the one of another wrapper it is passed to as it is
-INHERITED = ("tensor", "rank", "exact", "dtype_from", "scalar", "axis", "kernel_param", "value")
+INHERITED = ("tensor", "rank", "exact", "dtype_from", "scalar", "axis", "kernel_param", "value", "rank_from")
 
 
 def _passed_on(fn: ast.AST, params: dict, callees: dict) -> None:
@@ -371,17 +421,43 @@ HALF_RE = {"fp16": re.compile(rb"\btorch\.(?:float16|half)\b"), "bf16": re.compi
 HALF_MAJORITY = 2
 
 
-def project_half(texts) -> tuple[str, str] | None:
+def project_half(files) -> tuple[str, str] | None:
     """The half type a project's own code and tests name most, at least twice as often as the
-    other (its tests' `dtype=torch.float16`): (the type, why). None where neither leads so."""
+    other (its tests' `dtype=torch.float16`): (the type, why). None where neither leads so.
+    `files`: (path, bytes)."""
     counts = {"fp16": 0, "bf16": 0}
-    for text in texts:
+    for _, text in files:
         for short, pattern in HALF_RE.items():
             counts[short] += len(pattern.findall(text))
     (top, n), (_, m) = sorted(counts.items(), key=lambda kv: -kv[1])
     if n < 3 or n < HALF_MAJORITY * m:
         return None
     return top, f"the half type the project's code and tests name most ({n} times, the other {m})"
+
+
+# a list or tuple of torch float dtypes, as tests parametrize them: `[torch.float32, torch.bfloat16]`
+DTYPE_LIST_RE = re.compile(rb"[\[(]\s*torch\.(float16|half|bfloat16|float32|float)\b(?:\s*,\s*torch\.\w+)*\s*,?\s*[\])]")
+
+
+def project_dtype(files) -> tuple[str, str] | None:
+    """The float type a project's tests try first: the first of their lists of dtypes
+    (`@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])`), where one leads the others
+    at least twice over and 3 times: (the type, why). None where none leads so. `files`: (path, bytes)."""
+    counts = {"fp16": 0, "bf16": 0, "fp32": 0}
+    for path, text in files:
+        if not _test_file(path):
+            continue
+        for m in DTYPE_LIST_RE.finditer(text):
+            counts[TORCH_SHORT[m.group(1).decode()]] += 1
+    (top, n), (_, m), _ = sorted(counts.items(), key=lambda kv: -kv[1])
+    if n < 3 or n < HALF_MAJORITY * m:
+        return None
+    return top, f"the float type the project's tests try first ({n} of their dtype lists, the next {m})"
+
+
+def _test_file(path) -> bool:
+    return path.name.startswith("test_") or path.name.endswith("_test.py") or \
+        any(part in ("tests", "test") for part in path.parts[:-1])
 
 
 def _half_named(fn: ast.AST, offset: int) -> tuple[str, int] | None:
@@ -407,7 +483,7 @@ FP32_NAME_RE = re.compile(r"scale|(^|_)s$|lse|rstd|mean|var$|(^|_)m$|norm_factor
 def _share_float_dtype(params: dict, half: tuple[str, str] | None = None) -> None:
     """Float tensors nothing types take the dtype of the one the wrapper checks (`q.dtype ==
     torch.bfloat16`: q, k and v are one dtype, as tl.dot needs), else `half` (the one half type the
-    wrapper names, else the one its project names most: (type, why)), else bf16; scales and
+    wrapper names, else its project's float type: (type, why)), else bf16; scales and
     statistics by their names fp32."""
     typed = [p for p in params.values() if p.tensor and p.dtypes and p.dtype_from == "wrapper"
              and p.dtypes[0][:1] not in "iu"]
@@ -446,6 +522,7 @@ def _torch_dtype(node) -> str | None:
 def _read_uses(fn: ast.AST, params: dict) -> None:
     """Tensor-ness, rank, dtypes and scalar kinds from what the wrapper's code does with each parameter."""
     checks = _checks(fn)
+    ends = {}     # per tensor, the farthest size read from its start and from its end
     for n in ast.walk(fn):
         if isinstance(n, ast.Attribute) and _name(n.value) in params:
             p = params[n.value.id]
@@ -460,6 +537,9 @@ def _read_uses(fn: ast.AST, params: dict) -> None:
             if base in params and _int(index) is not None:
                 v = _int(index)
                 _at_least(params[base], v + 1 if v >= 0 else -v)
+                if not (isinstance(n, ast.Call) and n.func.attr == "stride"):
+                    first, last = ends.get(base, (-1, 0))
+                    ends[base] = (max(first, v), last) if v >= 0 else (first, max(last, -v))
             # an int parameter that indexes a shape picks a dimension: `x.shape[dim]`, `x.size(dim)`
             if _name(index) in params:
                 params[index.id].axis = True
@@ -484,6 +564,13 @@ def _read_uses(fn: ast.AST, params: dict) -> None:
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in (
                 "empty_like", "zeros_like", "ones_like", "randn_like") and n.args and _name(n.args[0]) in params:
             params[n.args[0].id].tensor = True
+    # sizes read from the start and from the end are of different dimensions: `q.shape[1]` (heads)
+    # and `q.shape[-1]` (head size) make q at least 3-D
+    for base, (first, last) in ends.items():
+        p = params[base]
+        if first >= 1 and last >= 1 and not p.exact and p.rank < first + 1 + last:
+            p.rank = first + 1 + last
+            p.rank_from = f"at least: it reads sizes {first} from its start and {last} from its end"
 
 
 def _dim_read(node) -> tuple[str | None, ast.expr] | None:
@@ -598,11 +685,35 @@ def _kernel_params(fn: ast.AST, params: dict, jit, launched: set) -> None:
         if not (isinstance(n, ast.Call) and isinstance(n.func, ast.Subscript) and launch_of(n) in launched):
             continue
         for i, a in enumerate(n.args):
-            if _name(a) in params and i < len(names):
+            if _name(a) in params and i < len(names) and not any(isinstance(b, ast.Starred) for b in n.args[:i]):
                 params[a.id].kernel_param = names[i]
         for k in n.keywords:
             if _name(k.value) in params and k.arg:
                 params[k.value.id].kernel_param = k.arg
+        _splat_ranks([params.get(_splatted(a)) for a in n.args])
+
+
+def _splatted(node) -> str | None:
+    """`x` of a launch argument `*x.stride()`, `*x.shape`, `*x.size()`."""
+    if not isinstance(node, ast.Starred):
+        return None
+    v = node.value.func if isinstance(node.value, ast.Call) else node.value
+    return v.value.id if isinstance(v, ast.Attribute) and v.attr in ("stride", "shape", "size") and _name(v.value) \
+        else None
+
+
+def _splat_ranks(splatted: list) -> None:
+    """Tensors whose strides (or sizes) a launch splats (`*q.stride(), *k.stride(), *v.stride()`)
+    fill the kernel's parameters one per dimension: one whose rank nothing fixes has the rank of
+    those whose rank is fixed (kernl's attention: q is 4-D by `batch, heads, m, d = q.size()`, so are
+    v and output)."""
+    fixed = [p for p in splatted if p is not None and p.tensor and p.exact]
+    if len({p.rank for p in fixed}) != 1:
+        return
+    for p in splatted:
+        if p is not None and not p.exact and p.rank <= fixed[0].rank:
+            p.tensor, p.rank = True, fixed[0].rank
+            p.rank_from = f"as {fixed[0].name}'s, whose strides the launch splats beside its own"
 
 
 def _kernel_dtypes(params: dict, jit) -> None:
@@ -636,15 +747,18 @@ def _kernel_dtypes(params: dict, jit) -> None:
 
 def _input(p: _Param, plan: dict, torch: str, grad: bool = False) -> Input:
     if p.tensor:
-        rank = p.rank if p.exact else max(p.rank, 2)     # rows of a hidden size, where nothing fixes it
-        shape = plan.get(rank) or (4,) * rank
         dtype = p.dtypes[0] if p.dtypes else FLOAT_DEFAULT
         if dtype not in SHORT_TORCH:
             dtype = FLOAT_DEFAULT
+        # where nothing fixes the rank: rows of a hidden size, or a vector of indices or offsets
+        # (`cu_seqlens`, `positions`) for integers
+        index = dtype[:1] in "iu"
+        rank = p.rank if p.exact else max(p.rank, 1 if index else 2)
+        shape = plan.get(rank) or (4,) * rank
         source = {"wrapper": "one the wrapper compares it with", "kernel": f"as the kernel's code gives {p.kernel_param}",
                   "name": "fp32 by its name (a scale or statistic)"}.get(p.dtype_from, p.dtype_from)
         why = (f"its dtype {dtype}: " + (source or "nothing says more") + f"; rank {rank}" +
-               ("" if p.exact else " (nothing fixes it)"))
+               ("" if p.exact else f" ({p.rank_from or 'nothing fixes it' + ('; integers: indices' if index else '')})"))
         grad = grad and dtype[:1] in "fb"
         why += "; it requires grad (the input of an autograd Function)" if grad else ""
         return _tensor(p.name, shape, dtype, torch, f"a tensor the wrapper takes; {why}", p.keyword, grad)
@@ -659,6 +773,9 @@ def _input(p: _Param, plan: dict, torch: str, grad: bool = False) -> Input:
                      p.keyword)
     if p.scalar == "bool" or name.startswith(("is_", "use_", "has_", "return_", "enable_")):
         return Input(p.name, "False", "i1:0", "a flag the wrapper takes", p.keyword)
+    if p.scalar == "kernel":
+        return Input(p.name, str(p.value), f"kernel:{p.value}", "the kernel itself: the wrapper launches the kernel it is "
+                     "passed", p.keyword)
     if p.scalar == "shape":
         sizes = list(plan[1])
         return Input(p.name, repr(sizes), f"shape:{'x'.join(map(str, sizes))}",

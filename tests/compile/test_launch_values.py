@@ -842,6 +842,27 @@ def test_the_half_type_a_project_names_most_is_the_type_of_made_up_inputs(tmp_pa
     assert record(tmp_path / "again")["signature"]["x_ptr"] == "*bf16"
 
 
+def test_the_float_type_a_projects_tests_try_first_is_the_type_of_made_up_inputs(tmp_path):
+    """A project whose tests parametrize `[torch.float32, torch.float16]` runs in fp32 first, even
+    where its code names fp16 most (attorch's style): made-up float inputs are fp32, and say why;
+    the tests' lists outweigh the half-type count."""
+    pkg = tmp_path / "proj"
+    write(pkg / "scaler", "__init__.py", "")
+    f = write(pkg / "scaler", "scale_kernels.py", SCALE_KERNELS)
+    write(pkg / "scaler", "scale_layer.py", SCALE_LAYER.replace("dtype=torch.float16", "dtype=x.dtype"))
+    test = ("import pytest\nimport torch\n" + "x = torch.randn(8, dtype=torch.float16)\n" * 5 +
+            "".join(f"@pytest.mark.parametrize('dtype', [torch.float32, torch.float16])\ndef test_{i}(dtype):\n"
+                    f"    pass\n" for i in range(3)))
+    write(pkg / "tests", "test_scale.py", test)
+    out = ok("dump", f"{f}:scale_rows_kernel", "--store", tmp_path / "out")
+    assert record(tmp_path / "out")["signature"]["x_ptr"] == "*fp32"
+    assert "its dtype fp32: the float type the project's tests try first (3 of their dtype lists, the next 0)" in out
+    # lists that lead by less than twice over say nothing: the half type named most decides
+    write(pkg / "tests", "test_more.py", "import torch\nD = (torch.float16, torch.bfloat16)\n" * 2)
+    ok("dump", f"{f}:scale_rows_kernel", "--store", tmp_path / "again")
+    assert record(tmp_path / "again")["signature"]["x_ptr"] == "*fp16"
+
+
 def test_a_neighbour_whose_import_runs_on_is_stopped_and_the_next_one_read(tmp_path, monkeypatch):
     """Importing a package's other modules runs their module-level code: one that never ends is
     stopped at its share of the time allowed, and the module after it still gives the wrapper."""
@@ -870,3 +891,159 @@ def test_an_assert_of_none_or_a_shape_is_met_by_its_shape(tmp_path):
     assert rec["constexprs"]["HAS_W"] is True
     assert assumed["ScaleRows.apply:w"]["spec"].startswith("*fp16:4096"), assumed
     assert "from the wrapper's check at line 13" in assumed["ScaleRows.apply:w"]["why"]
+
+
+PASSED_KERNEL = """
+    import functools
+
+    import torch
+    import triton
+    import triton.language as tl
+
+
+    def cast_inputs(fn):                      # a decorator of the forward, as torch.amp.custom_fwd is
+        @functools.wraps(fn)
+        def inner(*args, **kwargs):
+            return fn(*args, **kwargs)
+        return inner
+
+
+    @triton.jit
+    def _norm_one_pass(out_ptr, x_ptr, w_ptr, stride, N, eps, BLOCK: tl.constexpr):
+        row = tl.program_id(0)
+        cols = tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + row * stride + cols, mask=cols < N, other=0.0).to(tl.float32)
+        y = x * tl.rsqrt(tl.sum(x * x) / N + eps) * tl.load(w_ptr + cols, mask=cols < N)
+        tl.store(out_ptr + row * stride + cols, y, mask=cols < N)
+
+
+    @triton.jit
+    def _norm_two_pass(out_ptr, x_ptr, w_ptr, stride, N, eps, BLOCK: tl.constexpr):
+        row = tl.program_id(0)
+        acc = tl.zeros([BLOCK], dtype=tl.float32)
+        for start in range(0, N, BLOCK):
+            cols = start + tl.arange(0, BLOCK)
+            x = tl.load(x_ptr + row * stride + cols, mask=cols < N, other=0.0).to(tl.float32)
+            acc += x * x
+        rstd = tl.rsqrt(tl.sum(acc) / N + eps)
+        for start in range(0, N, BLOCK):
+            cols = start + tl.arange(0, BLOCK)
+            x = tl.load(x_ptr + row * stride + cols, mask=cols < N, other=0.0).to(tl.float32)
+            w = tl.load(w_ptr + cols, mask=cols < N)
+            tl.store(out_ptr + row * stride + cols, x * rstd * w, mask=cols < N)
+
+
+    @triton.jit
+    def _unrelated(a_ptr, b_ptr, n):
+        i = tl.arange(0, 128)
+        tl.store(b_ptr + i, tl.load(a_ptr + i, mask=i < n), mask=i < n)
+
+
+    class Norm(torch.autograd.Function):
+        @staticmethod
+        @cast_inputs
+        def forward(ctx, x, weight, eps, implementation):
+            assert x.dtype == weight.dtype
+            if x.dtype == torch.float16:
+                eps = max(eps, 1.6e-5)
+            out = torch.empty_like(x)
+            M, N = x.shape
+            block = min(triton.next_power_of_2(N), 4096)
+            implementation[(M,)](out_ptr=out, x_ptr=x, w_ptr=weight, stride=x.stride(0), N=N, eps=eps,
+                                 BLOCK=block, num_warps=8)
+            return out
+
+
+    def norm(x, weight, eps, implementation=_norm_one_pass):
+        return Norm.apply(x, weight, eps, implementation)
+"""
+
+
+def test_a_wrapper_that_launches_the_kernel_it_is_passed_is_passed_this_one(tmp_path):
+    f = write(tmp_path, "norms.py", PASSED_KERNEL)
+    for kernel in ("_norm_one_pass", "_norm_two_pass"):
+        out = ok("dump", f"{f}:{kernel}", "--store", tmp_path / kernel)
+        rec = record(tmp_path / kernel)
+        # the wrapper under its decorator is read; the kernel itself is its argument, not a guess
+        assert f"Norm.apply() (line 48) called with made-up inputs" in out
+        assert rec["user"]["from"].startswith("Norm.apply(") and rec["user"]["from"].endswith(f", {kernel})")
+        assert rec["constexprs"]["BLOCK"] == 4096 and rec["options"]["num_warps"] == 8
+        assert rec["signature"]["x_ptr"] == rec["signature"]["out_ptr"] == "*fp16", rec["signature"]
+        assert "implementation" not in {a["name"].split(":")[-1] for a in rec["user"]["assumed"]}
+    # a kernel the launch's keywords do not fit is not launched by it: its own body decides
+    ok("dump", f"{f}:_unrelated", "--store", tmp_path / "unrelated")
+    assert "from" not in record(tmp_path / "unrelated")["user"]
+
+
+SPLATTED = """
+    import torch
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def _scale4(x_ptr, o_ptr, sxb, sxh, sxm, sxd, sob, soh, som, sod, M, D: tl.constexpr, BLOCK: tl.constexpr):
+        pid, bh = tl.program_id(0), tl.program_id(1)
+        rows = pid * BLOCK + tl.arange(0, BLOCK)
+        d = tl.arange(0, D)
+        x = tl.load(x_ptr + bh * sxh + rows[:, None] * sxm + d[None, :] * sxd, mask=rows[:, None] < M)
+        tl.store(o_ptr + bh * soh + rows[:, None] * som + d[None, :] * sod, x * 2, mask=rows[:, None] < M)
+
+
+    def scale4(x, out):
+        batch, heads, m, d = x.size()
+        grid = (triton.cdiv(m, 64), batch * heads)
+        _scale4[grid](x, out, *x.stride(), *out.stride(), m, D=d, BLOCK=64)
+        return out
+"""
+
+
+def test_a_tensor_whose_strides_are_splatted_beside_a_4d_ones_is_4d(tmp_path):
+    f = write(tmp_path, "splat.py", SPLATTED)
+    ok("dump", f"{f}:_scale4", "--store", tmp_path / "out")
+    rec = record(tmp_path / "out")
+    out = next(a for a in rec["user"]["assumed"] if a["name"] == "scale4:out")
+    assert out["spec"].count("x") == 3 and "as x's, whose strides the launch splats beside its own" in out["why"]
+    assert rec["constexprs"]["D"] == 128
+
+
+VARLEN = """
+    import torch
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def _pack_heads(X, Y, cu_in, cu_out, stride_t, stride_h, H: tl.constexpr, D: tl.constexpr, BLK: tl.constexpr):
+        pid, h, b = tl.program_id(0), tl.program_id(1), tl.program_id(2)
+        start = tl.load(cu_in + b)
+        n = tl.load(cu_in + b + 1) - start
+        rows = pid * BLK + tl.arange(0, BLK)
+        d = tl.arange(0, D)
+        x = tl.load(X + (start + rows[:, None]) * stride_t + h * stride_h + d[None, :], mask=rows[:, None] < n)
+        tl.store(Y + (tl.load(cu_out + b) + pid) * H + h, tl.max(tl.abs(x)))
+
+
+    def pack_heads(x, cu_seqlens, max_seqlen, BLK=64):
+        heads, head_dim = x.shape[1], x.shape[-1]
+        lengths = cu_seqlens[1:] - cu_seqlens[:-1]
+        cu_out = torch.nn.functional.pad(torch.cumsum((lengths + BLK - 1) // BLK, dim=0), (1, 0))
+        y = torch.empty((cu_out[-1], heads), dtype=torch.float32, device=x.device)
+        grid = (triton.cdiv(max_seqlen, BLK), heads, cu_seqlens.shape[0] - 1)
+        _pack_heads[grid](x, y, cu_seqlens, cu_out, x.stride(0), x.stride(1), H=heads, D=head_dim, BLK=BLK)
+        return y
+"""
+
+
+def test_offsets_are_a_vector_and_sizes_read_from_both_ends_are_different_dimensions(tmp_path):
+    """varlen style: `cu_seqlens` (integers the kernel reads as offsets) is made up 1-D, so the
+    wrapper's cumsum gives the int64 offsets it passes on; x.shape[1] and x.shape[-1] make x 3-D
+    (tokens, heads, head size), so the head size is a head's, not a hidden size."""
+    f = write(tmp_path, "varlen.py", VARLEN)
+    ok("dump", f"{f}:_pack_heads", "--store", tmp_path / "out")
+    rec = record(tmp_path / "out")
+    assert rec["signature"]["cu_in"] == "*i32" and rec["signature"]["cu_out"] == "*i64", rec["signature"]
+    assert (rec["constexprs"]["H"], rec["constexprs"]["D"]) == (32, 128)
+    why = {a["name"]: a["why"] for a in rec["user"]["assumed"]}
+    assert "rank 1 (nothing fixes it; integers: indices)" in why["pack_heads:cu_seqlens"]
+    assert "rank 3 (at least: it reads sizes 1 from its start and 1 from its end)" in why["pack_heads:x"]
