@@ -142,7 +142,7 @@ def parse(spec: str) -> CpuTarget:
 
 
 @dataclass(frozen=True)
-class Compiled:
+class Retargeted:
     target: CpuTarget
     asm: str
     remarks: tuple[str, ...]   # what LLVM printed while compiling (optimization remarks, warnings)
@@ -185,7 +185,7 @@ def neutral_ir(text: str) -> str:
     return _TARGET_ATTRS.sub("", _TARGET_LINES.sub("", text))
 
 
-def compile_ir(text: str, target: CpuTarget, purpose: str = "--retarget") -> Compiled:
+def compile_ir(text: str, target: CpuTarget, purpose: str = "--retarget") -> Retargeted:
     """Run the O3 pipeline and code generation for `target` on LLVM IR text; the assembly.
 
     LLVM runs in a child process: a fatal LLVM error (it calls exit()) then costs a clear error
@@ -220,7 +220,7 @@ def compile_ir(text: str, target: CpuTarget, purpose: str = "--retarget") -> Com
         with open(out, encoding="utf-8") as f:
             asm = f.read()
     remarks = tuple(dict.fromkeys(printed))  # LLVM repeats a remark per loop; keep each once
-    return Compiled(target, asm, remarks, llvm_version())
+    return Retargeted(target, asm, remarks, llvm_version())
 
 
 def _compile_here(ir: str, triple: str, cpu: str, features: str, options: dict) -> str:

@@ -50,7 +50,7 @@ GRAPH = re.compile(r"^# AOT ID: \['(?P<graph>[^']*)'\]")
 
 
 @dataclass(frozen=True)
-class Frame:
+class StackFrame:
     file: str
     line: int
     function: str
@@ -62,11 +62,11 @@ class Frame:
 
 @dataclass(frozen=True)
 class InductorCall:
-    frames: tuple[Frame, ...]           # the stack trace Inductor kept for the call, innermost last
+    frames: tuple[StackFrame, ...]           # the stack trace Inductor kept for the call, innermost last
     nodes: tuple[str, ...] = ()         # the source nodes the comment above the call names
 
     @property
-    def line(self) -> Frame | None:
+    def line(self) -> StackFrame | None:
         """The model's line: the innermost frame outside torch's own files."""
         ours = [f for f in self.frames if not _in_torch(f.file)]
         return (ours or list(self.frames) or [None])[-1]
@@ -85,7 +85,7 @@ class Origin:
     call_sites: tuple[InductorCall, ...] = ()
 
     @property
-    def lines(self) -> list[Frame]:
+    def lines(self) -> list[StackFrame]:
         """The model lines of the call sites, each once, in the order of the calls."""
         seen = {}
         for c in self.call_sites:
@@ -120,10 +120,10 @@ class Origin:
                 raise ValueError("expected a list of strings")
             return tuple(xs)
 
-        def frame(f) -> Frame:
+        def frame(f) -> StackFrame:
             if not isinstance(f, dict) or type(f.get("line")) is not int:
                 raise ValueError("a frame needs file, line, function, code")
-            return Frame(str(f["file"]), f["line"], str(f["function"]), str(f["code"]))
+            return StackFrame(str(f["file"]), f["line"], str(f["function"]), str(f["code"]))
 
         sites = d.get("call_sites") or []
         if not isinstance(sites, list):
@@ -210,9 +210,10 @@ def _unzipped(linemap) -> tuple[list[int], list]:
     return numbers, traces
 
 
-def parse_frames(trace: str) -> tuple[Frame, ...]:
+def parse_frames(trace: str) -> tuple[StackFrame, ...]:
     """The frames of an FX node's stack trace (Python's traceback format), innermost last."""
-    frames = [Frame(m["file"], int(m["line"]), m["function"].strip(), m["code"].strip()) for m in FRAME.finditer(trace)]
+    frames = [StackFrame(m["file"], int(m["line"]), m["function"].strip(), m["code"].strip())
+              for m in FRAME.finditer(trace)]
     return tuple(frames[-MAX_FRAMES:])
 
 

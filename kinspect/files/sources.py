@@ -500,7 +500,7 @@ def _specialization(e) -> tuple[dict, dict]:
 
 
 @dataclass(frozen=True)
-class Layout:
+class FolderLayout:
     kind: str
     matches: Callable[[Path], bool]
     read: Callable[[Path], tuple[list[Variant], list[str]]]
@@ -508,12 +508,12 @@ class Layout:
 
 
 LAYOUTS = (
-    Layout("kinspect store", is_store, read_store),
-    Layout("Triton cache", is_triton_cache, read_triton_cache),
-    Layout("Triton dump", is_triton_dump, read_triton_dump),
-    Layout("spine-triton dump", is_spine_dump, read_spine_dump),
-    Layout("triton-shared dump", is_shared_dump, read_shared_dump),
-    Layout("trace", traces.is_trace, read_trace, files=True),
+    FolderLayout("kinspect store", is_store, read_store),
+    FolderLayout("Triton cache", is_triton_cache, read_triton_cache),
+    FolderLayout("Triton dump", is_triton_dump, read_triton_dump),
+    FolderLayout("spine-triton dump", is_spine_dump, read_spine_dump),
+    FolderLayout("triton-shared dump", is_shared_dump, read_shared_dump),
+    FolderLayout("trace", traces.is_trace, read_trace, files=True),
 )
 
 

@@ -116,7 +116,7 @@ class Replayer:
 
 
 @dataclass(frozen=True)
-class Ran:
+class TrialRun:
     """What one candidate's run on the device gave: checked (ok, and the check's line), then timed (a
     kinspect.bench.stats.Summary of wall times, None when not ok); `error` when its launch failed; `gpu` and
     `baseline` (the original's Summary on that GPU) where a tune runs on several GPUs."""
@@ -129,14 +129,14 @@ class Ran:
     baseline: object = None
 
 
-def run_one(runner, c: Candidate, grid, original: Candidate, original_grid) -> Ran:
+def run_one(runner, c: Candidate, grid, original: Candidate, original_grid) -> TrialRun:
     """Check `c` against the original's output, then time it, through a runner with check() and time()."""
     try:
         ok, line = runner.check(c, grid, original, original_grid) if c.key() != original.key() \
             else (True, "the reference")
-        return Ran(ok, line, runner.time(c, grid).wall if ok else None)
+        return TrialRun(ok, line, runner.time(c, grid).wall if ok else None)
     except Exception as e:     # noqa: BLE001 - a launch that fails is a candidate that failed
-        return Ran(error=f"{type(e).__name__}: {str(e).splitlines()[0][:160] if str(e) else ''}")
+        return TrialRun(error=f"{type(e).__name__}: {str(e).splitlines()[0][:160] if str(e) else ''}")
 
 
 class OneByOne:
@@ -148,10 +148,10 @@ class OneByOne:
         self.runner = runner
 
     def run_all(self, batch: list, original: Candidate, original_grid, *, stop=lambda i: False,
-                each=lambda i, ran: None) -> list[Ran | None]:
+                each=lambda i, ran: None) -> list[TrialRun | None]:
         """Each (candidate, grid) of `batch` run in turn until `stop(i)`; `each(i, ran)` as each finishes;
         None for those not run."""
-        out: list[Ran | None] = [None] * len(batch)
+        out: list[TrialRun | None] = [None] * len(batch)
         for i, (c, grid) in enumerate(batch):
             if stop(i):
                 break
@@ -203,7 +203,7 @@ class OnEveryGpu:
         return len(self.ex.gpus)
 
     def run_all(self, batch: list, original: Candidate, original_grid, *, stop=lambda i: False,
-                each=lambda i, ran: None) -> list[Ran | None]:
+                each=lambda i, ran: None) -> list[TrialRun | None]:
         """Every (candidate, grid) of `batch` at once (a batch is not stopped part-way: --budget is checked
         between batches); `each(i, ran)` in the batch's order once all are back."""
         items = [(self.path, c.to_json(), list(grid), original.to_json(), list(original_grid)) for c, grid in batch]
@@ -215,19 +215,19 @@ class OnEveryGpu:
         for i, r in enumerate(results):
             ran = self._ran(r)
             elsewhere = r.gpu is not None and r.gpu.key != self.home
-            out.append(Ran(ran.ok, ran.line, ran.wall, ran.error, r.gpu.describe() if r.gpu is not None else "",
+            out.append(TrialRun(ran.ok, ran.line, ran.wall, ran.error, r.gpu.describe() if r.gpu is not None else "",
                            ran.baseline if elsewhere else None))
             each(i, out[-1])
         return out
 
     @staticmethod
-    def _ran(r) -> Ran:
+    def _ran(r) -> TrialRun:
         from kinspect.bench.stats import Summary
 
         if r.error:        # the worker could not run the job (it died, or the replay could not be made)
-            return Ran(error=r.error)
+            return TrialRun(error=r.error)
         v = r.value
-        return Ran(v["ok"], v["line"], None if v["wall"] is None else Summary(**v["wall"]), v["error"],
+        return TrialRun(v["ok"], v["line"], None if v["wall"] is None else Summary(**v["wall"]), v["error"],
                    baseline=Summary(**v["baseline"]))
 
 

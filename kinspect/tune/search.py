@@ -274,7 +274,7 @@ def _before_device(s: Setup, c: Candidate, outcome, original: Trial | None) -> t
 
 
 def _after_device(base: Trial, ran) -> Trial:
-    """A candidate's trial from its run on the device (kinspect.tune.run.Ran)."""
+    """A candidate's trial from its run on the device (kinspect.tune.run.TrialRun)."""
     from kinspect.tune.result import Baseline
 
     base = replace(base, gpu=ran.gpu, baseline=None if ran.baseline is None else
