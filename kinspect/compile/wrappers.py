@@ -11,7 +11,8 @@ strides from `.stride()`, `x.dtype` passed on.
 Only the wrapper's own inputs are made up, from what its code does with them (read from its AST):
 a tensor (it reads `.shape`, `.stride()`, `.dtype`, ...), its rank (`M, N = x.shape`, `x.shape[3]`,
 `assert x.dim() == 4`, `x.shape[1]` and `x.shape[-1]`: at least 3, strides splatted beside a
-4-D tensor's: 4, an integer tensor: a vector of indices), its dtype (`assert x.dtype in (torch.float16, torch.bfloat16)`; else the
+4-D tensor's: 4, an integer tensor: a vector of indices), its dtype (`assert x.dtype in
+(torch.float16, torch.bfloat16)`; else the
 element type the kernel's code gives the parameter it is passed to, where that is the parameter's
 own; else the one half type the wrapper names; else the float type the project's tests try first;
 else the half type the project names most; else bf16),
@@ -27,7 +28,8 @@ Wrappers are found where the project has them: plain functions, functions under 
 (functools.wraps or a closure), `torch.library.triton_op`s launching through `wrap_triton(kernel)`,
 autograd Functions' `forward` and classes' static and class methods (decorated too: kernl's
 `@custom_fwd`), functions that launch the kernel they are passed (`implementation[(M,)](...)`,
-passed this one), and the file's functions that call one of those; where none of the kernel's file reaches it, the same in the other modules of its
+passed this one), and the file's functions that call one of those; where none of the kernel's
+file reaches it, the same in the other modules of its
 package that name it (loader.neighbours), called from the kernel's module.
 """
 
@@ -38,6 +40,7 @@ import inspect
 import os
 import re
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 # attributes whose use says a parameter is a tensor
 TENSOR_ATTRS = {"shape", "stride", "dtype", "size", "view", "reshape", "contiguous", "is_contiguous", "device",
@@ -436,16 +439,18 @@ def project_half(files) -> tuple[str, str] | None:
 
 
 # a list or tuple of torch float dtypes, as tests parametrize them: `[torch.float32, torch.bfloat16]`
-DTYPE_LIST_RE = re.compile(rb"[\[(]\s*torch\.(float16|half|bfloat16|float32|float)\b(?:\s*,\s*torch\.\w+)*\s*,?\s*[\])]")
+DTYPE_LIST_RE = re.compile(rb"[\[(]\s*torch\.(float16|half|bfloat16|float32|float)\b"
+                           rb"(?:\s*,\s*torch\.\w+)*\s*,?\s*[\])]")
 
 
-def project_dtype(files) -> tuple[str, str] | None:
+def project_dtype(files, base) -> tuple[str, str] | None:
     """The float type a project's tests try first: the first of their lists of dtypes
     (`@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])`), where one leads the others
-    at least twice over and 3 times: (the type, why). None where none leads so. `files`: (path, bytes)."""
+    at least twice over and 3 times: (the type, why). None where none leads so. `files`: (path, bytes)
+    under the folder `base`, below which a `tests` folder is a test folder."""
     counts = {"fp16": 0, "bf16": 0, "fp32": 0}
     for path, text in files:
-        if not _test_file(path):
+        if not _test_file(path.relative_to(base) if path.is_relative_to(base) else Path(path.name)):
             continue
         for m in DTYPE_LIST_RE.finditer(text):
             counts[TORCH_SHORT[m.group(1).decode()]] += 1
@@ -758,7 +763,7 @@ def _input(p: _Param, plan: dict, torch: str, grad: bool = False) -> Input:
         source = {"wrapper": "one the wrapper compares it with", "kernel": f"as the kernel's code gives {p.kernel_param}",
                   "name": "fp32 by its name (a scale or statistic)"}.get(p.dtype_from, p.dtype_from)
         why = (f"its dtype {dtype}: " + (source or "nothing says more") + f"; rank {rank}" +
-               ("" if p.exact else f" ({p.rank_from or 'nothing fixes it' + ('; integers: indices' if index else '')})"))
+               ("" if p.exact else f" ({p.rank_from or 'nothing fixes it' + ('; integers: indices' * index)})"))
         grad = grad and dtype[:1] in "fb"
         why += "; it requires grad (the input of an autograd Function)" if grad else ""
         return _tensor(p.name, shape, dtype, torch, f"a tensor the wrapper takes; {why}", p.keyword, grad)
@@ -774,8 +779,8 @@ def _input(p: _Param, plan: dict, torch: str, grad: bool = False) -> Input:
     if p.scalar == "bool" or name.startswith(("is_", "use_", "has_", "return_", "enable_")):
         return Input(p.name, "False", "i1:0", "a flag the wrapper takes", p.keyword)
     if p.scalar == "kernel":
-        return Input(p.name, str(p.value), f"kernel:{p.value}", "the kernel itself: the wrapper launches the kernel it is "
-                     "passed", p.keyword)
+        return Input(p.name, str(p.value), f"kernel:{p.value}",
+                     "the kernel itself: the wrapper launches the kernel it is passed", p.keyword)
     if p.scalar == "shape":
         sizes = list(plan[1])
         return Input(p.name, repr(sizes), f"shape:{'x'.join(map(str, sizes))}",

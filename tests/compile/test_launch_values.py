@@ -1047,3 +1047,15 @@ def test_offsets_are_a_vector_and_sizes_read_from_both_ends_are_different_dimens
     why = {a["name"]: a["why"] for a in rec["user"]["assumed"]}
     assert "rank 1 (nothing fixes it; integers: indices)" in why["pack_heads:cu_seqlens"]
     assert "rank 3 (at least: it reads sizes 1 from its start and 1 from its end)" in why["pack_heads:x"]
+
+
+def test_only_the_projects_own_test_folders_count_for_its_float_type(tmp_path):
+    """A project that sits under a folder named `test` (a user's ~/test/proj) is not all tests: only
+    its own tests' dtype lists count."""
+    from kinspect.compile.wrappers import project_dtype
+
+    lists = b"D = [torch.float32, torch.float16]\n" * 3
+    top = tmp_path / "test" / "proj"
+    assert project_dtype([(top / "pkg" / "ops.py", lists)], top) is None
+    assert project_dtype([(top / "tests" / "test_ops.py", lists)], top)[0] == "fp32"
+    assert project_dtype([(top / "pkg" / "test_ops.py", lists)], top)[0] == "fp32"
