@@ -886,12 +886,14 @@ def _naming(where: Where, name: str) -> list[str]:
 
 def project_files(where: Where) -> list[tuple[Path, bytes]]:
     """(path, bytes) of the project's own Python files: its package (a lone file's folder) and the
-    tests folders beside it (beside a `src` folder too), where its authors write the calls they make."""
+    tests folders beside it (beside a `src` folder too), where its authors write the calls they make.
+    Each path is relative to the project's folder, so a folder above it (a user's ~/test) names none."""
     tops = [_package_top(where)]
+    above = [where.root] + ([where.root.parent] if where.root.name == "src" else [])
     if where.package and not where.by_name:
-        above = [where.root] + ([where.root.parent] if where.root.name == "src" else [])
         tops += [a / t for a in above for t in ("tests", "test") if (a / t).is_dir()]
-    return list(_python_texts(tops, None, deep=bool(where.package), skip=False))
+    return [(path.relative_to(above[-1]), text)
+            for path, text in _python_texts(tops, None, deep=bool(where.package), skip=False)]
 
 
 def _package_top(where: Where) -> Path:

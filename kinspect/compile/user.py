@@ -442,8 +442,7 @@ def _wrapper_launch(loaded, c: Chain, name: str, resolved):
     files = loader.project_files(loaded.where)
     # the float type of inputs nothing else types: the one the project's tests try first, else
     # its half type (measured on 12 projects seen: benchmarks/inference_accuracy.py)
-    root = loaded.where.root
-    half = wrappers.project_dtype(files, root.parent if root.name == "src" else root) or wrappers.project_half(files)
+    half = wrappers.project_dtype(files) or wrappers.project_half(files)
     tried, first = [], ""
     for module in (loaded.module, None):
         if module is None:       # none of its file reached it: the wrappers in other files of its package

@@ -40,7 +40,6 @@ import inspect
 import os
 import re
 from dataclasses import dataclass, replace
-from pathlib import Path
 
 # attributes whose use says a parameter is a tensor
 TENSOR_ATTRS = {"shape", "stride", "dtype", "size", "view", "reshape", "contiguous", "is_contiguous", "device",
@@ -140,13 +139,14 @@ class _Param:
         self.strs = self.strs or []
 
 
-def wrappers_of(module, jit, key) -> list[tuple[str, object, int]]:
+def wrappers_of(module, jit, key) -> list[tuple[str, object, int, set]]:
     """The module's functions (and autograd Functions' `forward`s) that launch the kernel whose
     kernel_key is `key`, then its functions that call one of those (`_layer_norm_fwd` calling the
     `@triton_op` that launches it, with the defaults the op's schema lacks): (name to call,
-    function, line), each group in the file's order."""
+    function, line, the names it launches the kernel by: none for a caller), each group in the
+    file's order."""
     direct = _launchers(module, jit, key)
-    called = {call for call, _, _ in direct}
+    called = {call for call, _, _, _ in direct}
     callers, first = [], []
     for name, obj in list(vars(module).items()):
         own = _class_callables(name, obj, module) if inspect.isclass(obj) and obj.__module__ == module.__name__ \
@@ -157,7 +157,7 @@ def wrappers_of(module, jit, key) -> list[tuple[str, object, int]]:
                 # an autograd Function whose forward calls its own static method that launches
                 # (`_matmul._call`): the Function is the entry, with the defaults its forward gives
                 entry = call.endswith(".apply") and any(c.startswith(f"{name}.") for c in reached)
-                (first if entry else callers).append((call, fn, fn.__code__.co_firstlineno))
+                (first if entry else callers).append((call, fn, fn.__code__.co_firstlineno, set()))
     return first + direct + sorted(callers, key=lambda t: t[2])
 
 
@@ -181,7 +181,7 @@ def _called(call: ast.Call) -> str | None:
     return None
 
 
-def _launchers(module, jit, key) -> list[tuple[str, object, int]]:
+def _launchers(module, jit, key) -> list[tuple[str, object, int, set]]:
     """The module's functions that launch the kernel: by its name first, then those that launch a
     kernel they are passed (`implementation[(M,)](...)`) in a way the kernel's parameters fit."""
     named, passed = [], []
@@ -195,7 +195,7 @@ def _launchers(module, jit, key) -> list[tuple[str, object, int]]:
                 continue
             by_name, by_param = _launch_names(fn, jit, key)
             if by_name or by_param:
-                (named if by_name else passed).append((call, fn, fn.__code__.co_firstlineno))
+                (named if by_name else passed).append((call, fn, fn.__code__.co_firstlineno, by_name | by_param))
     return sorted(named, key=lambda t: t[2]) + sorted(passed, key=lambda t: t[2])
 
 
@@ -300,7 +300,6 @@ def calls(module, jit, key, home=None, half: tuple[str, str] | None = None) -> l
     to run in `home` (the kernel's module; default `module`). `half` is the project's own float type
     (project_dtype, project_half), for float inputs nothing else types."""
     from kinspect.compile.file_launches import kernel_key
-    from kinspect.compile.loader import launched_in
 
     out = []
     home = module if home is None else home
@@ -309,17 +308,16 @@ def calls(module, jit, key, home=None, half: tuple[str, str] | None = None) -> l
     torch_name = next((k for k, v in ns.items() if getattr(v, "__name__", None) == "torch" and inspect.ismodule(v)),
                       None)
     found = wrappers_of(module, jit, key)
-    launching = {func: set().union(*_launch_names(fn, jit, key)) for func, fn, _ in found}
+    launching = {func: names for func, _, _, names in found}
     # the wrappers that launch it, read first: what a caller passes them on as it is, is what they read
-    direct = {func: (fn, _params(fn, func, jit, launching[func], half=half)) for func, fn, _ in found
-              if launching[func]}
+    direct = {func: (fn, _params(fn, func, jit, names, half=half)) for func, fn, _, names in found if names}
     # a wrapper that launches the kernel it is passed is passed this one, by its name in `home`
     kernel = next((k for k, v in ns.items() if _key(v, kernel_key) == key), None)
     for func, (fn, params) in direct.items():
         for p in params or ():
             if p.name in launching[func]:
                 p.tensor, p.scalar, p.value = False, "kernel", kernel
-    for func, fn, line in found:
+    for func, fn, line, _ in found:
         params = direct[func][1] if func in direct else _params(fn, func, jit, launching[func], direct, half)
         if params is None:
             continue
@@ -443,14 +441,14 @@ DTYPE_LIST_RE = re.compile(rb"[\[(]\s*torch\.(float16|half|bfloat16|float32|floa
                            rb"(?:\s*,\s*torch\.\w+)*\s*,?\s*[\])]")
 
 
-def project_dtype(files, base) -> tuple[str, str] | None:
+def project_dtype(files) -> tuple[str, str] | None:
     """The float type a project's tests try first: the first of their lists of dtypes
     (`@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])`), where one leads the others
-    at least twice over and 3 times: (the type, why). None where none leads so. `files`: (path, bytes)
-    under the folder `base`, below which a `tests` folder is a test folder."""
+    at least twice over and 3 times: (the type, why). None where none leads so. `files`: (path, bytes),
+    each path relative to the project's folder (loader.project_files)."""
     counts = {"fp16": 0, "bf16": 0, "fp32": 0}
     for path, text in files:
-        if not _test_file(path.relative_to(base) if path.is_relative_to(base) else Path(path.name)):
+        if not _test_file(path):
             continue
         for m in DTYPE_LIST_RE.finditer(text):
             counts[TORCH_SHORT[m.group(1).decode()]] += 1

@@ -1051,11 +1051,17 @@ def test_offsets_are_a_vector_and_sizes_read_from_both_ends_are_different_dimens
 
 def test_only_the_projects_own_test_folders_count_for_its_float_type(tmp_path):
     """A project that sits under a folder named `test` (a user's ~/test/proj) is not all tests: only
-    its own tests' dtype lists count."""
+    its own tests' dtype lists count (loader.project_files gives paths from the project's folder)."""
+    from kinspect.compile.loader import locate, project_files
     from kinspect.compile.wrappers import project_dtype
 
-    lists = b"D = [torch.float32, torch.float16]\n" * 3
+    lists = "import torch\nD = [torch.float32, torch.float16]\n" * 3
     top = tmp_path / "test" / "proj"
-    assert project_dtype([(top / "pkg" / "ops.py", lists)], top) is None
-    assert project_dtype([(top / "tests" / "test_ops.py", lists)], top)[0] == "fp32"
-    assert project_dtype([(top / "pkg" / "test_ops.py", lists)], top)[0] == "fp32"
+    write(top / "pkg", "__init__.py", "")
+    kernels = write(top / "pkg", "ops.py", lists)
+    assert project_dtype(project_files(locate(str(kernels)))) is None
+    write(top / "tests", "check_ops.py", lists)
+    assert project_dtype(project_files(locate(str(kernels))))[0] == "fp32"
+    (top / "tests" / "check_ops.py").unlink()
+    write(top / "pkg", "test_ops.py", lists)
+    assert project_dtype(project_files(locate(str(kernels))))[0] == "fp32"
