@@ -40,7 +40,7 @@ def element_bytes(triton_type: str) -> int | None:
 
 
 @dataclass(frozen=True)
-class Access:
+class PointerAccess:
     kind: str                    # load | store | atomic (read and written)
     pointer: str                 # the kernel parameter it reads or writes
     index: ast.expr              # the offset added to the pointer (Constant(0) for a bare pointer)
@@ -56,7 +56,7 @@ class ParsedKernel:
     name: str
     params: tuple[str, ...]
     body: tuple[ast.stmt, ...]
-    accesses: tuple[Access, ...]
+    accesses: tuple[PointerAccess, ...]
     constants: dict[str, int]            # `xnumel = 4096`, `R0_BLOCK: tl.constexpr = 1024` in the body
     heuristic: str = ""                  # Inductor's decorator: pointwise, reduction, persistent_reduction, ...
     inductor_meta: dict = field(default_factory=dict)
@@ -104,7 +104,7 @@ def parse_text(text: str, first_line: int = 1) -> ParsedKernel | None:
                         heuristic=heuristic, inductor_meta=meta, first_line=first_line)
 
 
-def elements_per_program(access: Access, blocks: dict[str, int]) -> int | None:
+def elements_per_program(access: PointerAccess, blocks: dict[str, int]) -> int | None:
     """Elements one program's access touches at once: the product of the sizes of the lanes its index
     depends on (1 for a scalar), None when a block size is unknown. `blocks` holds the constexprs
     (the launch's and the body's)."""
@@ -208,7 +208,7 @@ def _deps(node, env: dict[str, _Deps], sizes: dict[str, ast.expr], params) -> _D
 def _accesses(body, params: tuple[str, ...]):
     env: dict[str, _Deps] = {}
     sizes: dict[str, ast.expr] = {}
-    out: list[Access] = []
+    out: list[PointerAccess] = []
 
     def visit(stmts):
         for stmt in stmts:
@@ -232,18 +232,18 @@ def _accesses(body, params: tuple[str, ...]):
     return out
 
 
-def _access(call: ast.Call, params, env, sizes) -> Access | None:
+def _access(call: ast.Call, params, env, sizes) -> PointerAccess | None:
     kind = ACCESS_CALLS[call_name(call)]
     owner = call.func.value
     if isinstance(owner, ast.Name) and owner.id in env and env[owner.id].base:     # desc.load([...])
-        return Access(kind, env[owner.id].base, ast.Constant(0), None, call.lineno, (), False, block_ptr=True)
+        return PointerAccess(kind, env[owner.id].base, ast.Constant(0), None, call.lineno, (), False, block_ptr=True)
     if not call.args:
         return None
     pointer, index = split_pointer(call.args[0], params)
     if pointer is None:
         first = call.args[0]
         d = _deps(first, env, sizes, params) if isinstance(first, (ast.Name, ast.Call)) else _Deps()
-        return None if d.base is None else Access(kind, d.base, ast.Constant(0), None, call.lineno, (), False,
+        return None if d.base is None else PointerAccess(kind, d.base, ast.Constant(0), None, call.lineno, (), False,
                                                   block_ptr=True)
     mask_pos = 1 if kind == "load" else 2
     mask = call.args[mask_pos] if len(call.args) > mask_pos else \
@@ -251,7 +251,7 @@ def _access(call: ast.Call, params, env, sizes) -> Access | None:
     if isinstance(mask, ast.Constant) and mask.value is None:
         mask = None
     d = _deps(index, env, sizes, params)
-    return Access(kind, pointer, index, mask, call.lineno, tuple(sorted(ast.unparse(sizes[k]) for k in d.lanes)),
+    return PointerAccess(kind, pointer, index, mask, call.lineno, tuple(sorted(ast.unparse(sizes[k]) for k in d.lanes)),
                   d.data)
 
 

@@ -6,8 +6,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Iterable
 
-from kinspect.ir.records import (Access, Function, Instruction, Kind, Layout, MatrixOp, MemoryOp, Param, Resource,
-                                 SourceLoc, Space)
+from kinspect.ir.records import (Access, Function, FunctionParam, Instruction, Kind, Layout, MatrixOp, MemoryOp,
+                                 Resource, SourceLoc, Space)
 
 SCALAR_WIDTH = 32  # a GPU memory access wider than one 32-bit register per thread is vectorized
 # Loads and stores whose widths are reported: device/host memory (CPU tables leave the space NONE),
@@ -67,7 +67,7 @@ class StageMetrics:
     lines: dict[tuple[str, int], LineStats] = field(default_factory=dict)
     matrix_ops: list[MatrixOp] = field(default_factory=list)  # MLIR: dot ops with their shapes and layouts
     memory_ops: list[MemoryOp] = field(default_factory=list)  # MLIR: global loads, with what the compiler knows
-    params: dict[str, tuple[Param, ...]] = field(default_factory=dict)   # MLIR: function -> its arguments
+    params: dict[str, tuple[FunctionParam, ...]] = field(default_factory=dict)   # MLIR: function -> its arguments
     layout_text: dict[str, str] = field(default_factory=dict)  # MLIR: layout alias -> its definition
     # matrix instructions in text order: (mnemonic as written, op, unit, source location)
     matrix_code: list[tuple[str, str, str, SourceLoc | None]] = field(default_factory=list)

@@ -72,7 +72,7 @@ class Unit:
 
 
 @dataclass(frozen=True)
-class Match:
+class UnitMatch:
     a: Unit | None
     b: Unit | None
     how: str                            # how the two were matched; "gone" or "new" for one side only
@@ -123,10 +123,10 @@ def source_hash(v: Variant) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def match(a: list[Unit], b: list[Unit]) -> list[Match]:
+def match(a: list[Unit], b: list[Unit]) -> list[UnitMatch]:
     """Every unit of `a` and `b` once: matched pairs in the order of `a`, then B's new units."""
     left_a, left_b = list(a), list(b)
-    pairs: list[Match] = []
+    pairs: list[UnitMatch] = []
 
     def take(rounds_key, how, unique: bool = False):
         index: dict = {}
@@ -147,7 +147,7 @@ def match(a: list[Unit], b: list[Unit]) -> list[Match]:
             other = found.pop(0)
             left_a.remove(u)
             left_b.remove(other)
-            pairs.append(Match(u, other, how(u, other) if callable(how) else how))
+            pairs.append(UnitMatch(u, other, how(u, other) if callable(how) else how))
 
     take(lambda u: (u.key, u.source_hash),
          lambda x, y: "name and source" if x.generated else "function, specialization and source")
@@ -162,7 +162,7 @@ def match(a: list[Unit], b: list[Unit]) -> list[Match]:
     take(lambda u: u.origin_key() if u.generated else None, _by_origin, unique=True)
     order = {id(u): i for i, u in enumerate(a)}
     pairs.sort(key=lambda m: order[id(m.a)])
-    return pairs + [Match(u, None, "gone") for u in left_a] + [Match(None, u, "new") for u in left_b]
+    return pairs + [UnitMatch(u, None, "gone") for u in left_a] + [UnitMatch(None, u, "new") for u in left_b]
 
 
 def _by_origin(a: Unit, b: Unit) -> str:

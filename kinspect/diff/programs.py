@@ -23,7 +23,7 @@ from pathlib import Path
 from kinspect.analysis.summary import VariantMetrics
 from kinspect.core.errors import NotFound, UsageError, did_you_mean
 from kinspect.core.model import Variant
-from kinspect.diff.matching import Match, Unit, match, units
+from kinspect.diff.matching import Unit, UnitMatch, match, units
 from kinspect.diff.textdiff import StageDiff
 
 COMPILED = "compiled offline"      # a Run that is one compile (kinspect.diff.tritons), not a program
@@ -53,7 +53,7 @@ class Run:
 
 
 @dataclass(frozen=True)
-class Timing:
+class UnitTiming:
     """A unit's launches: calls, total GPU time, and the time per call as its sampled launches spread."""
 
     calls: int | None
@@ -68,7 +68,7 @@ class Timing:
 @dataclass(frozen=True)
 class Side:
     unit: Unit
-    timing: Timing
+    timing: UnitTiming
 
     @property
     def figures(self) -> VariantMetrics:
@@ -207,26 +207,26 @@ def read_run(path: str | Path, steps: int | None) -> tuple[Run, list[Unit], list
     return run, found, notes
 
 
-def timing(u: Unit) -> Timing:
+def timing(u: Unit) -> UnitTiming:
     from kinspect.bench.stats import quantile
     from kinspect.files.launches import merge_gpu
 
     calls = [m.calls for m in u.metrics if m.calls is not None]
     gpu = merge_gpu([v.launches.gpu for v in u.variants if v.launches])
     if gpu is None:
-        return Timing(calls=sum(calls) if calls else None, gpu_ms=None, us=None, p20_us=None, p80_us=None)
+        return UnitTiming(calls=sum(calls) if calls else None, gpu_ms=None, us=None, p20_us=None, p80_us=None)
     s = sorted(gpu.samples_ms)
     if s:
         us, p20, p80 = (1e3 * quantile(s, q) for q in (0.5, 0.2, 0.8))
     else:
         us, p20, p80 = 1e3 * gpu.total_ms / gpu.calls, None, None
-    return Timing(calls=sum(calls) if calls else gpu.calls, gpu_ms=gpu.total_ms, us=us, p20_us=p20, p80_us=p80,
+    return UnitTiming(calls=sum(calls) if calls else gpu.calls, gpu_ms=gpu.total_ms, us=us, p20_us=p20, p80_us=p80,
                   samples=len(s))
 
 
 # -- comparing -------------------------------------------------------------------------------------
 
-def change(m: Match, a_steps: int, b_steps: int) -> KernelChange:
+def change(m: UnitMatch, a_steps: int, b_steps: int) -> KernelChange:
     a = Side(m.a, timing(m.a)) if m.a else None
     b = Side(m.b, timing(m.b)) if m.b else None
     per_a = a.timing.gpu_ms / a_steps if a and a.timing.gpu_ms is not None else None
@@ -387,7 +387,7 @@ def compare_variants(a_path: Path, b_path: Path, *, a_run: tuple[str, dict], b_r
     kernel of two runs: `*_run` is (interpreter, what it answered: its Triton, torch and Python)."""
     from kinspect.analysis.derived import complete
     from kinspect.analysis.summary import summaries
-    from kinspect.diff.matching import Match
+    from kinspect.diff.matching import UnitMatch
     from kinspect.files.store import read_record
 
     variants = [complete(read_record(p)) for p in (a_path, b_path)]
@@ -396,7 +396,7 @@ def compare_variants(a_path: Path, b_path: Path, *, a_run: tuple[str, dict], b_r
                 torch=d.get("torch", ""), python=d.get("python", ""), device=f"offline ({v.target})", steps=1,
                 steps_from="one compile", gpu_ms=None, other_ms=None)
             for (python, d), v in ((a_run, variants[0]), (b_run, variants[1]))]
-    c = labelled([change(Match(found[0], found[1], f"the same variant, Triton {d_a(a_run)} → {d_a(b_run)}"),
+    c = labelled([change(UnitMatch(found[0], found[1], f"the same variant, Triton {d_a(a_run)} → {d_a(b_run)}"),
                          1, 1)])[0]
     pd = pair_diff(c) if text else None
     from kinspect.diff.story import story

@@ -18,7 +18,7 @@ CONTEXT = 3
 
 
 @dataclass(frozen=True)
-class Run:
+class LineRun:
     """Lines of one kind (' ' same, '-' only in A, '+' only in B), shown once, `repeat` times over."""
 
     tag: str
@@ -32,7 +32,7 @@ class Hunk:
     a_count: int
     b_start: int
     b_count: int
-    runs: tuple[Run, ...]
+    runs: tuple[LineRun, ...]
 
 
 @dataclass(frozen=True)
@@ -63,8 +63,8 @@ def _matcher(a: Sequence[str], b: Sequence[str]) -> difflib.SequenceMatcher:
     return difflib.SequenceMatcher(None, a, b, autojunk=False)
 
 
-def fold(lines: Sequence[str], tag: str) -> list[Run]:
-    """Runs of a repeated pattern (period 1..MAX_PERIOD, at least twice) as one Run with a count."""
+def fold(lines: Sequence[str], tag: str) -> list[LineRun]:
+    """Runs of a repeated pattern (period 1..MAX_PERIOD, at least twice) as one LineRun with a count."""
     runs, i, n = [], 0, len(lines)
     while i < n:
         best_p, best_k = 1, 1
@@ -76,13 +76,13 @@ def fold(lines: Sequence[str], tag: str) -> list[Run]:
             if k >= 2 and p * k > best_p * best_k:
                 best_p, best_k = p, k
         if best_k > 1:
-            runs.append(Run(tag, tuple(lines[i:i + best_p]), best_k))
+            runs.append(LineRun(tag, tuple(lines[i:i + best_p]), best_k))
             i += best_p * best_k
         else:
             if runs and runs[-1].repeat == 1:
-                runs[-1] = Run(tag, runs[-1].lines + (lines[i],))
+                runs[-1] = LineRun(tag, runs[-1].lines + (lines[i],))
             else:
-                runs.append(Run(tag, (lines[i],)))
+                runs.append(LineRun(tag, (lines[i],)))
             i += 1
     return runs
 
@@ -92,10 +92,10 @@ def diff_stage(stage: str, a_raw: Sequence[str], b_raw: Sequence[str], a: Normal
     hunks, shown = [], 0
     matcher = _matcher(a.lines, b.lines)  # one matching serves the hunks and the count (opcodes are cached)
     for group in matcher.get_grouped_opcodes(context):
-        runs: list[Run] = []
+        runs: list[LineRun] = []
         for tag, i1, i2, j1, j2 in group:
             if tag == "equal":
-                runs.append(Run(" ", tuple(a.lines[i1:i2])))
+                runs.append(LineRun(" ", tuple(a.lines[i1:i2])))
                 continue
             for t, part in (("-", a.lines[i1:i2]), ("+", b.lines[j1:j2])):
                 folded = fold(part, t)
@@ -122,7 +122,7 @@ def unified(d: StageDiff, a_name: str, b_name: str) -> list[str]:
     return out
 
 
-def _run_lines(r: Run) -> list[str]:
+def _run_lines(r: LineRun) -> list[str]:
     if r.repeat == 1:
         return [f"{r.tag} {line}" for line in r.lines]
     if len(r.lines) == 1:

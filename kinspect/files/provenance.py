@@ -62,7 +62,7 @@ class StackFrame:
 
 @dataclass(frozen=True)
 class InductorCall:
-    frames: tuple[StackFrame, ...]           # the stack trace Inductor kept for the call, innermost last
+    frames: tuple[StackFrame, ...]      # the stack trace Inductor kept for the call, innermost last
     nodes: tuple[str, ...] = ()         # the source nodes the comment above the call names
 
     @property

@@ -32,8 +32,8 @@ import functools
 import re
 from typing import Iterable, Iterator
 
-from kinspect.ir.records import (check_text, Function, Instruction, Kind, Layout, MatrixOp, MemoryOp, OpInfo,
-                                 Param, Record, Resource, SourceLoc, iter_lines)
+from kinspect.ir.records import (check_text, Function, FunctionParam, Instruction, Kind, Layout, MatrixOp, MemoryOp,
+                                 OpInfo, Record, Resource, SourceLoc, iter_lines)
 from kinspect.isa import mlir as table
 
 # What this parser reads, for the one line that says a stage could not be read.
@@ -178,7 +178,7 @@ class _State:
         # data flow, for what a load's pointer is computed from: (function, value) -> the values it uses
         self.uses: dict[tuple[str, str], set] = {}
         self.loaded: set[tuple[str, str]] = set()     # values read from memory (a load's results)
-        self.params: dict[str, tuple[Param, ...]] = {}
+        self.params: dict[str, tuple[FunctionParam, ...]] = {}
 
     def feed(self, n: int, line: str) -> Iterator[Record]:
         s = line.strip()
@@ -257,7 +257,8 @@ class _State:
         sym = SYMBOL.search(s)
         fname = sym["name"].strip('"') if sym else ""
         head = s[sym.end():] if sym else s
-        params = tuple(Param(p["name"], p["type"], int(d["n"]) if (d := DIVISIBILITY.search(p["attrs"] or "")) else None)
+        params = tuple(FunctionParam(p["name"], p["type"],
+                                     int(d["n"]) if (d := DIVISIBILITY.search(p["attrs"] or "")) else None)
                        for p in PARAM.finditer(head.split(" attributes ", 1)[0]))
         self.params[fname] = params
         self.out.append(Function(name=fname, line=n, params=params))

@@ -95,7 +95,7 @@ class Instruction:
 
 
 @dataclass(frozen=True)
-class Param:
+class FunctionParam:
     """A function argument as an MLIR stage declares it, with what the compiler knows of its value:
     `tt.divisibility = 16` (the JIT's specialization: a pointer 16-byte aligned, an int a multiple of 16)."""
 
@@ -110,7 +110,7 @@ class Function:
 
     name: str
     line: int
-    params: tuple[Param, ...] = ()   # MLIR: its arguments (other dialects: empty)
+    params: tuple[FunctionParam, ...] = ()   # MLIR: its arguments (other dialects: empty)
 
 
 @dataclass(frozen=True)

@@ -215,8 +215,9 @@ class OnEveryGpu:
         for i, r in enumerate(results):
             ran = self._ran(r)
             elsewhere = r.gpu is not None and r.gpu.key != self.home
-            out.append(TrialRun(ran.ok, ran.line, ran.wall, ran.error, r.gpu.describe() if r.gpu is not None else "",
-                           ran.baseline if elsewhere else None))
+            out.append(TrialRun(ran.ok, ran.line, ran.wall, ran.error,
+                                    r.gpu.describe() if r.gpu is not None else "",
+                                    ran.baseline if elsewhere else None))
             each(i, out[-1])
         return out
 

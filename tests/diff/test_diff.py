@@ -15,7 +15,7 @@ from kinspect.diff.compare import choose_pair
 from kinspect.diff.normalize import normalize
 from kinspect.bench.stats import Runtime
 from kinspect.diff.table import Row, labels
-from kinspect.diff.textdiff import Run, diff_stage, fold, unified
+from kinspect.diff.textdiff import LineRun, diff_stage, fold, unified
 from tests.conftest import CPU_FIXTURES
 from tests.helpers import run
 
@@ -97,9 +97,10 @@ def test_fixture_x86_labels_and_cfi():
 
 def test_fold_repeats():
     lines = ["a", "b", "c", "b", "c", "b", "c", "d", "e", "e", "e"]
-    assert fold(lines, "+") == [Run("+", ("a",)), Run("+", ("b", "c"), 3), Run("+", ("d",)), Run("+", ("e",), 3)]
+    assert fold(lines, "+") == [LineRun("+", ("a",)), LineRun("+", ("b", "c"), 3), LineRun("+", ("d",)),
+                                LineRun("+", ("e",), 3)]
     assert fold([], "-") == []
-    assert fold(["x", "y"], "-") == [Run("-", ("x", "y"))]
+    assert fold(["x", "y"], "-") == [LineRun("-", ("x", "y"))]
 
 
 def test_diff_stage_counts_and_hunk_lines():
