@@ -387,7 +387,6 @@ def compare_variants(a_path: Path, b_path: Path, *, a_run: tuple[str, dict], b_r
     kernel of two runs: `*_run` is (interpreter, what it answered: its Triton, torch and Python)."""
     from kinspect.analysis.derived import complete
     from kinspect.analysis.summary import summaries
-    from kinspect.diff.matching import UnitMatch
     from kinspect.files.store import read_record
 
     variants = [complete(read_record(p)) for p in (a_path, b_path)]
