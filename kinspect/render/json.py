@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kinspect.core.records import doc, flat, schema, to_json
-from kinspect.files.counters import Counters as MeasuredCounters   # as kept beside the variant (counters.json)
+from kinspect.files.counters import Counters   # as kept beside the variant (counters.json)
 from kinspect.tune.result import Baseline, TrialCode      # a candidate's code's figures, the original on its GPU
 
 VERSION = 1
@@ -89,7 +89,7 @@ def _ms(us: int | None) -> float | None:
 # -- vec-report -------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
-class Verdict:
+class VerdictJson:
     text: str
     level: str
     line: int | None
@@ -116,7 +116,7 @@ class PerLine:
 
 
 @dataclass(frozen=True)
-class Assumed:
+class AssumedJson:
     """A value kinspect assumed to compile the variant (no launch of the file gave it)."""
 
     name: str = doc("the kernel's parameter, or wrapper:input for a wrapper's made-up input")
@@ -150,9 +150,9 @@ class VariantJson:
     kinds: dict[str, int] = doc("instruction kind -> instructions", default_factory=dict)
     mnemonics: dict[str, int] = field(default_factory=dict)
     other_mnemonics: int = 0
-    verdicts: list[Verdict] = field(default_factory=list)
-    assumed: list[Assumed] = doc("the values kinspect assumed to compile it (verdicts that rest on one say so)",
-                                 default_factory=list)
+    verdicts: list[VerdictJson] = field(default_factory=list)
+    assumed: list[AssumedJson] = doc("the values kinspect assumed to compile it (verdicts that rest on one say so)",
+                                     default_factory=list)
     per_line: list[PerLine] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
@@ -160,10 +160,10 @@ class VariantJson:
                                 "record.json keeps it", default=None)
 
 
-def _assumed(v) -> list[Assumed]:
+def _assumed(v) -> list[AssumedJson]:
     from kinspect.analysis.assumed import guesses
 
-    return [Assumed(name=g.name, spec=g.spec, why=g.why, kind=g.kind) for g in guesses(v)]
+    return [AssumedJson(name=g.name, spec=g.spec, why=g.why, kind=g.kind) for g in guesses(v)]
 
 
 def variant_json(report) -> VariantJson:
@@ -189,7 +189,7 @@ def variant_json(report) -> VariantJson:
         store_widths={str(k): n for k, n in sorted(m.store_widths.items())} if m else {},
         reductions=dict(m.reductions) if m else {}, kinds=dict(m.kinds) if m else {},
         mnemonics=dict(m.mnemonics.most_common()) if m else {}, other_mnemonics=m.other if m else 0,
-        verdicts=[Verdict(text=x.text, level=x.level, line=x.line, file=x.file) for x in report.verdicts],
+        verdicts=[VerdictJson(text=x.text, level=x.level, line=x.line, file=x.file) for x in report.verdicts],
         assumed=_assumed(v),
         per_line=_per_line(report), problems=list(report.problems), notes=list(v.notes),
         launches=_launches(v))
@@ -220,7 +220,7 @@ def vec_report(reports) -> list[VariantJson]:
 # -- the program view (vec-report of several kernels) -----------------------------------------------
 
 @dataclass(frozen=True)
-class Speed:
+class SpeedJson:
     """A kernel's speed of light: its bytes and FLOPs against the device's ceilings."""
 
     bytes_per_call: float | None
@@ -247,21 +247,22 @@ def _round(x: float | None, digits: int) -> float | None:
     return None if x is None else round(x, digits)
 
 
-def speed_json(s) -> Speed:
+def speed_json(s) -> SpeedJson:
     """From a kinspect.analysis.sol.Speed."""
     from kinspect.analysis.traffic import method_text
 
     s = s.rounded()
-    return Speed(bytes_per_call=s.bytes_per_call, bytes_method=s.bytes_method or None,
-                 bytes_method_means=method_text(s.bytes_method) or None, bytes_upper_bound=s.upper_bound,
-                 flops_per_call=s.flops_per_call, gb_per_s=s.gb_per_s, pct_of_bandwidth=s.pct_of_bandwidth,
-                 bandwidth_ceiling=s.bandwidth_ceiling or None, tflop_per_s=s.tflop_per_s, pct_of_peak=s.pct_of_peak, ideal_ms=s.ideal_ms,
-                 headroom_ms=s.headroom_ms, bound_by=s.bound_by or None, speed_notes=list(s.notes),
-                 pct_of_bandwidth_of=s.bandwidth_of or None)
+    return SpeedJson(bytes_per_call=s.bytes_per_call, bytes_method=s.bytes_method or None,
+                     bytes_method_means=method_text(s.bytes_method) or None, bytes_upper_bound=s.upper_bound,
+                     flops_per_call=s.flops_per_call, gb_per_s=s.gb_per_s, pct_of_bandwidth=s.pct_of_bandwidth,
+                     bandwidth_ceiling=s.bandwidth_ceiling or None, tflop_per_s=s.tflop_per_s,
+                     pct_of_peak=s.pct_of_peak, ideal_ms=s.ideal_ms,
+                     headroom_ms=s.headroom_ms, bound_by=s.bound_by or None, speed_notes=list(s.notes),
+                     pct_of_bandwidth_of=s.bandwidth_of or None)
 
 
 @dataclass(frozen=True)
-class Provenance:
+class ProvenanceJson:
     """Where a kernel came from."""
 
     status: str = doc("own source, recorded or not recorded")
@@ -273,16 +274,16 @@ class Provenance:
     note: str | None
 
 
-def _provenance(p) -> Provenance | None:
+def _provenance(p) -> ProvenanceJson | None:
     if p is None:
         return None
-    return Provenance(status=p.status, why=p.why or None, fix=p.fix or None,
-                      origin=p.origin.to_json() if p.origin is not None else None, short=p.short or None,
-                      lines=list(p.lines), note=p.note or None)
+    return ProvenanceJson(status=p.status, why=p.why or None, fix=p.fix or None,
+                          origin=p.origin.to_json() if p.origin is not None else None, short=p.short or None,
+                          lines=list(p.lines), note=p.note or None)
 
 
 @dataclass(frozen=True)
-class Pairing:
+class PairingJson:
     """A finding beside the counter that speaks to it."""
 
     kind: str
@@ -299,31 +300,31 @@ class Estimate:
 
 
 @dataclass(frozen=True)
-class Counters:
+class CountersJson:
     """What Nsight Compute measured for the kernel's busiest variant (vec-report --counters)."""
 
-    measured: MeasuredCounters = flat()
+    measured: Counters = flat()
     dram_bytes: float | None
     l1_over_dram: float | None
     estimate: Estimate | None = doc("kinspect's estimate of the bytes per call, to compare")
     figures: list[str]
-    findings: list[Pairing]
+    findings: list[PairingJson]
 
 
-def _counters(c) -> Counters | None:
+def _counters(c) -> CountersJson | None:
     if c is None:
         return None
     m = c.measured
-    return Counters(measured=m, dram_bytes=m.dram_bytes, l1_over_dram=m.l1_over_dram,
-                    estimate=None if c.estimate_bytes is None else Estimate(bytes=c.estimate_bytes,
-                                                                            method=c.estimate_method),
-                    figures=list(c.figures),
-                    findings=[Pairing(kind=p.kind, finding=p.finding, verdict=p.verdict, measured=p.text,
-                                      demoted=p.demoted) for p in c.pairs])
+    return CountersJson(measured=m, dram_bytes=m.dram_bytes, l1_over_dram=m.l1_over_dram,
+                        estimate=None if c.estimate_bytes is None else Estimate(bytes=c.estimate_bytes,
+                                                                                method=c.estimate_method),
+                        figures=list(c.figures),
+                        findings=[PairingJson(kind=p.kind, finding=p.finding, verdict=p.verdict, measured=p.text,
+                                              demoted=p.demoted) for p in c.pairs])
 
 
 @dataclass(frozen=True)
-class CallSite:
+class CallSiteJson:
     """A line of the user's code that launched the kernel, with its launches and their GPU time."""
 
     site: str | None = doc("file:line (function) as shown; null for launches past the signatures kept")
@@ -335,7 +336,7 @@ class CallSite:
 
 
 @dataclass(frozen=True)
-class KernelRanks:
+class KernelRanksJson:
     """A kernel's launches and GPU time on each rank of a distributed program."""
 
     gpu_ms_by_rank: dict[str, float]
@@ -345,7 +346,7 @@ class KernelRanks:
 
 
 @dataclass(frozen=True)
-class VariantWhy:
+class VariantWhyJson:
     """Why a kernel has this variant: what the JIT specialized differently in it."""
 
     variant: str
@@ -354,24 +355,25 @@ class VariantWhy:
     trigger: str | None = doc("its first launch's arguments that differ from the earlier variant's")
 
 
-def _why(w) -> VariantWhy:
-    return VariantWhy(variant=w.name, differs=list(w.differs), compiled_while_running=w.while_running,
-                      trigger=w.trigger or None)
+def _why(w) -> VariantWhyJson:
+    return VariantWhyJson(variant=w.name, differs=list(w.differs), compiled_while_running=w.while_running,
+                          trigger=w.trigger or None)
 
 
-def _site(s) -> CallSite:
-    return CallSite(site=s.site.describe() if s.site is not None else None,
-                    file=s.site.file if s.site is not None else None, line=s.site.line if s.site is not None else None,
-                    calls=s.calls, gpu_ms=_round(s.gpu_ms, 4), gpu_ms_estimated=s.estimated)
+def _site(s) -> CallSiteJson:
+    return CallSiteJson(site=s.site.describe() if s.site is not None else None,
+                        file=s.site.file if s.site is not None else None,
+                        line=s.site.line if s.site is not None else None,
+                        calls=s.calls, gpu_ms=_round(s.gpu_ms, 4), gpu_ms_estimated=s.estimated)
 
 
-def _kernel_ranks(k) -> KernelRanks | None:
+def _kernel_ranks(k) -> KernelRanksJson | None:
     if k is None:
         return None
     slow = k.slowest
-    return KernelRanks(gpu_ms_by_rank={str(r): round(ms, 4) for r, ms in sorted(k.gpu_ms.items())},
-                       calls_by_rank={str(r): n for r, n in sorted(k.calls.items())},
-                       slowest_rank=None if slow is None else slow[0], rank_spread=_round(k.spread, 4))
+    return KernelRanksJson(gpu_ms_by_rank={str(r): round(ms, 4) for r, ms in sorted(k.gpu_ms.items())},
+                           calls_by_rank={str(r): n for r, n in sorted(k.calls.items())},
+                           slowest_rank=None if slow is None else slow[0], rank_spread=_round(k.spread, 4))
 
 
 @dataclass(frozen=True)
@@ -393,14 +395,15 @@ class Kernel:
     busiest_variant: str
     top_finding: Finding | None
     finding_kinds: list[str] = doc("the kinds of finding among all its variants")
-    speed: Speed = flat()
-    provenance: Provenance | None
-    counters: Counters | None
+    speed: SpeedJson = flat()
+    provenance: ProvenanceJson | None
+    counters: CountersJson | None
     counters_failed: str | None = doc("why --counters measured nothing for it")
-    call_sites: list[CallSite] = doc("the user's lines that launched it, most GPU time first ([] where none was "
-                                     "recorded)")
-    ranks: KernelRanks | None = doc("its GPU time per rank (a program captured on several ranks)")
-    variants_explained: list[VariantWhy] = doc("with several variants: what the JIT specialized differently in each")
+    call_sites: list[CallSiteJson] = doc("the user's lines that launched it, most GPU time first ([] where none was "
+                                         "recorded)")
+    ranks: KernelRanksJson | None = doc("its GPU time per rank (a program captured on several ranks)")
+    variants_explained: list[VariantWhyJson] = doc("with several variants: what the JIT specialized differently in "
+                                                   "each")
 
 
 def kernel_json(k) -> Kernel:
@@ -428,7 +431,7 @@ class OtherKernel:
 
 
 @dataclass(frozen=True)
-class RankSpread:
+class RankSpreadJson:
     """What differs between the ranks of a distributed program."""
 
     ranks: list[int]
@@ -439,15 +442,16 @@ class RankSpread:
     notes: list[str]
 
 
-def _rank_spread(r) -> RankSpread | None:
+def _rank_spread(r) -> RankSpreadJson | None:
     if r is None:
         return None
     slow = r.slowest
-    return RankSpread(ranks=list(r.ranks), gpu_ms_by_rank={str(k): round(ms, 4) for k, ms in sorted(r.gpu_ms.items())},
-                      slowest_rank=None if slow is None else slow[0],
-                      launched_on_some_ranks_only={k: list(rs) for k, rs in r.only_on.items()},
-                      configured_differently={k: {str(n): c for n, c in sorted(by.items())}
-                                              for k, by in r.configured.items()}, notes=list(r.notes()))
+    return RankSpreadJson(ranks=list(r.ranks),
+                          gpu_ms_by_rank={str(k): round(ms, 4) for k, ms in sorted(r.gpu_ms.items())},
+                          slowest_rank=None if slow is None else slow[0],
+                          launched_on_some_ranks_only={k: list(rs) for k, rs in r.only_on.items()},
+                          configured_differently={k: {str(n): c for n, c in sorted(by.items())}
+                                                  for k, by in r.configured.items()}, notes=list(r.notes()))
 
 
 @dataclass(frozen=True)
@@ -471,9 +475,9 @@ class SpeedOfLight:
     tuning_gpu_ms: float | None = doc("GPU time inside autotuners' benchmarks: Triton's launches and the other "
                                       "kernels (L2 flushes)")
     tuning_other_kernels: list[OtherKernel] | None = doc("the other kernels launched inside autotuners' benchmarks")
-    ranks: RankSpread | None
-    compiled_while_running: dict[str, list[VariantWhy]] = doc("kernel -> its variants compiled after another of "
-                                                              "it had launched")
+    ranks: RankSpreadJson | None
+    compiled_while_running: dict[str, list[VariantWhyJson]] = doc("kernel -> its variants compiled after another of "
+                                                                  "it had launched")
 
 
 def sol_json(sol) -> SpeedOfLight | None:
@@ -509,7 +513,7 @@ def sol_json(sol) -> SpeedOfLight | None:
 # -- tune -------------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
-class Candidate:
+class CandidateJson:
     """A config a tune tried."""
 
     constexprs: dict[str, int]
@@ -542,8 +546,8 @@ class TuneSummary:
 
 
 @dataclass(frozen=True)
-class Trial:
-    candidate: Candidate
+class TrialJson:
+    candidate: CandidateJson
     status: str = doc("timed, pruned, failed or wrong")
     why: str
     grid: list[int]
@@ -569,7 +573,7 @@ class Tune:
     variant: str | None = None
     target: str | None = None
     finding_kinds: list[str] = doc("the finding kinds the tune started from", default_factory=list)
-    trials: list[Trial] = field(default_factory=list)
+    trials: list[TrialJson] = field(default_factory=list)
     seconds: float | None = None
     budget: str | None = None
     notes: list[str] = field(default_factory=list)
@@ -589,12 +593,13 @@ def tune_json(t) -> Tune:
                 notes=list(r.notes), torch=r.torch, summary=TuneSummary(**table_row(r, t.outcome)))
 
 
-def _trial(t) -> Trial:
+def _trial(t) -> TrialJson:
     c = t.candidate
-    return Trial(candidate=Candidate(constexprs=dict(c.constexprs), num_warps=c.num_warps, num_stages=c.num_stages,
-                                     why=c.why, origin=c.origin), status=t.status, why=t.why, grid=list(t.grid),
-                 median_ms=t.median_ms, p20_ms=t.p20_ms, p80_ms=t.p80_ms, runs=t.runs, code=t.code,
-                 finding_kinds=list(t.findings), gpu=t.gpu or None, baseline=t.baseline)
+    return TrialJson(candidate=CandidateJson(constexprs=dict(c.constexprs), num_warps=c.num_warps,
+                                             num_stages=c.num_stages, why=c.why, origin=c.origin),
+                     status=t.status, why=t.why, grid=list(t.grid),
+                     median_ms=t.median_ms, p20_ms=t.p20_ms, p80_ms=t.p80_ms, runs=t.runs, code=t.code,
+                     finding_kinds=list(t.findings), gpu=t.gpu or None, baseline=t.baseline)
 
 
 @dataclass(frozen=True)
@@ -620,7 +625,7 @@ def program(view, tunes=None) -> Program:
 # -- diff -------------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
-class Runtime:
+class RuntimeJson:
     """A variant's measured runtime on the device, and what it achieves."""
 
     median_ms: float
@@ -640,16 +645,17 @@ class Runtime:
                                     "timed on several", default=None)
 
 
-def _runtime(r) -> Runtime | None:
+def _runtime(r) -> RuntimeJson | None:
     if r is None:
         return None
-    return Runtime(median_ms=r.median_ms, p20_ms=r.p20_ms, p80_ms=r.p80_ms, cv=r.cv, runs=r.runs, gb_per_s=r.gbps,
-                   tflop_per_s=r.tflops, pct_of_bandwidth=r.roofline_pct, roofline_of=r.roofline_of, method=r.method,
-                   copy_gbps=r.copy_gbps, peak_tflops=r.peak_tflops, gpu=r.gpu, vs_baseline=r.vs_baseline)
+    return RuntimeJson(median_ms=r.median_ms, p20_ms=r.p20_ms, p80_ms=r.p80_ms, cv=r.cv, runs=r.runs, gb_per_s=r.gbps,
+                       tflop_per_s=r.tflops, pct_of_bandwidth=r.roofline_pct, roofline_of=r.roofline_of,
+                       method=r.method, copy_gbps=r.copy_gbps, peak_tflops=r.peak_tflops, gpu=r.gpu,
+                       vs_baseline=r.vs_baseline)
 
 
 @dataclass(frozen=True)
-class Row:
+class RowJson:
     """One variant of a sweep or of saved variants."""
 
     label: str = doc("what tells it apart from the others: BLOCK_SIZE=64 w=8, cuda:80, ...")
@@ -664,37 +670,37 @@ class Row:
     figures: Figures = flat()
     compile: Compile = flat()
     cache_hit: bool | None
-    runtime: Runtime | None
+    runtime: RuntimeJson | None
     findings: list[Finding]
-    assumed: list[Assumed] = doc("the values kinspect assumed to compile it")
+    assumed: list[AssumedJson] = doc("the values kinspect assumed to compile it")
 
 
-def row_json(row) -> Row:
+def row_json(row) -> RowJson:
     """From a kinspect.diff.table.Row."""
     from kinspect.diff.table import config_index
 
     v, m = row.variant, row.metrics
-    return Row(label=row.label, variant=v.name or v.kernel, kernel=v.kernel, path=v.path, target=str(v.target),
-               constexprs=v.constexprs, config=config_index(v), num_warps=v.num_warps,
-               num_stages=v.num_stages, figures=_figures(m), compile=_compile(m),
-               cache_hit=v.cache_hit if v.times else None, runtime=_runtime(row.runtime), findings=_findings(m),
-               assumed=_assumed(v))
+    return RowJson(label=row.label, variant=v.name or v.kernel, kernel=v.kernel, path=v.path, target=str(v.target),
+                   constexprs=v.constexprs, config=config_index(v), num_warps=v.num_warps,
+                   num_stages=v.num_stages, figures=_figures(m), compile=_compile(m),
+                   cache_hit=v.cache_hit if v.times else None, runtime=_runtime(row.runtime), findings=_findings(m),
+                   assumed=_assumed(v))
 
 
 @dataclass(frozen=True)
-class Run:
+class RunJson:
     tag: str
     lines: list[str]
     repeat: int
 
 
 @dataclass(frozen=True)
-class Hunk:
+class HunkJson:
     a_start: int
     a_count: int
     b_start: int
     b_count: int
-    runs: list[Run]
+    runs: list[RunJson]
 
 
 @dataclass(frozen=True)
@@ -707,11 +713,11 @@ class StageHunks:
     raw_changed_lines: int
     normalized_changed_lines: int
     shown_changed_lines: int
-    hunks: list[Hunk]
+    hunks: list[HunkJson]
 
 
 @dataclass(frozen=True)
-class StageDiff:
+class StageDiffJson:
     """The normalized diff of one stage of two variants: the two, their files, and the diff's figures
     and hunks (StageHunks, in the same object)."""
 
@@ -729,7 +735,7 @@ class Failed:
 
 
 @dataclass(frozen=True)
-class Link:
+class LinkJson:
     spearman_rho: dict[str, float]
     variants: int
     text: str
@@ -749,10 +755,10 @@ class Diff:
     moved with the runtime."""
 
     kinspect_json: int = _version()
-    variants: list[Row] = field(default_factory=list)
+    variants: list[RowJson] = field(default_factory=list)
     failed: list[Failed] = field(default_factory=list)
-    diff: StageDiff | None = None
-    runtime_moves_with: list[Link] = field(default_factory=list)
+    diff: StageDiffJson | None = None
+    runtime_moves_with: list[LinkJson] = field(default_factory=list)
     sweep: SweepRun | None = None
     notes: list[str] = field(default_factory=list)
 
@@ -765,14 +771,14 @@ def diff(result) -> Diff:
     stage_diff = None
     if d is not None:
         a, b = (rows[i] for i in result.pair)
-        stage_diff = StageDiff(
+        stage_diff = StageDiffJson(
             diff=_stage_hunks(d), a=a.label, b=b.label,
             a_file=str(Path(a.variant.path, a.variant.stage(result.stage).file)),
             b_file=str(Path(b.variant.path, b.variant.stage(result.stage).file)))
     s = result.sweep
     return Diff(variants=[row_json(r) for r in rows],
                 failed=[Failed(job=o.job.describe(), error=o.error) for o in result.failed], diff=stage_diff,
-                runtime_moves_with=[Link(spearman_rho=dict(x.metrics), variants=x.variants, text=x.describe())
+                runtime_moves_with=[LinkJson(spearman_rho=dict(x.metrics), variants=x.variants, text=x.describe())
                                     for x in result.links],
                 sweep=None if s is None else SweepRun(jobs=len(s.outcomes), workers=s.workers, cores=s.cores,
                                                       seconds=round(s.seconds, 2)),
@@ -876,9 +882,9 @@ class RunDiff:
     notes: list[str] = field(default_factory=list)
 
 
-def _hunks(d) -> list[Hunk]:
-    return [Hunk(a_start=h.a_start, a_count=h.a_count, b_start=h.b_start, b_count=h.b_count,
-                 runs=[Run(tag=r.tag, lines=list(r.lines), repeat=r.repeat) for r in h.runs]) for h in d.hunks]
+def _hunks(d) -> list[HunkJson]:
+    return [HunkJson(a_start=h.a_start, a_count=h.a_count, b_start=h.b_start, b_count=h.b_count,
+                     runs=[RunJson(tag=r.tag, lines=list(r.lines), repeat=r.repeat) for r in h.runs]) for h in d.hunks]
 
 
 def _stage_hunks(d) -> StageHunks | None:
@@ -934,7 +940,7 @@ def run_diff(d) -> RunDiff:
 # -- bench ------------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
-class Check:
+class CheckJson:
     """The kernel's output against its reference."""
 
     ok: bool
@@ -947,12 +953,12 @@ class Check:
     shape_ok: bool
 
 
-def _check(c) -> Check | None:
-    return None if c is None else Check(**c.to_json())
+def _check(c) -> CheckJson | None:
+    return None if c is None else CheckJson(**c.to_json())
 
 
 @dataclass(frozen=True)
-class Throughput:
+class ThroughputJson:
     """What the kernel achieves against the device's measured ceilings."""
 
     gb_per_s: float | None
@@ -981,7 +987,7 @@ def _quantiles(q) -> Quantiles | None:
 
 
 @dataclass(frozen=True)
-class Timing:
+class TimingJson:
     """Steady-state timing: ms per run (the device's time on a GPU), and how it was measured."""
 
     ms: Quantiles
@@ -994,17 +1000,17 @@ class Timing:
     threads: str | None
 
 
-def timing_json(t) -> Timing | None:
+def timing_json(t) -> TimingJson | None:
     """From a kinspect.bench.timing.Timing."""
     if t is None:
         return None
-    return Timing(ms=_quantiles(t.wall), cpu_ms=_quantiles(t.cpu),
-                  busy_threads=None if t.busy_threads is None else round(t.busy_threads, 2), warmup_ms=t.warmup_ms,
-                  rep_ms=t.rep_ms, flush_bytes=t.flush_bytes, tool=t.tool, threads=t.threads or None)
+    return TimingJson(ms=_quantiles(t.wall), cpu_ms=_quantiles(t.cpu),
+                      busy_threads=None if t.busy_threads is None else round(t.busy_threads, 2), warmup_ms=t.warmup_ms,
+                      rep_ms=t.rep_ms, flush_bytes=t.flush_bytes, tool=t.tool, threads=t.threads or None)
 
 
 @dataclass(frozen=True)
-class FirstCall:
+class FirstCallJson:
     """A first call: its wall time, split into the JIT's stages, Triton's start-up and the rest."""
 
     wall_ms: float
@@ -1015,25 +1021,26 @@ class FirstCall:
     rest_ms: float
 
 
-def first_call_json(f) -> FirstCall:
-    return FirstCall(wall_ms=round(f.wall_ms, 3), cache_hit=f.cache_hit, jit_ms=round(f.jit_ms, 3),
-                     triton_startup_ms=round(f.startup_ms, 3),
-                     jit_ms_by_stage={k: round(v, 3) for k, v in f.stages_ms().items()}, rest_ms=round(f.rest_ms, 3))
+def first_call_json(f) -> FirstCallJson:
+    return FirstCallJson(wall_ms=round(f.wall_ms, 3), cache_hit=f.cache_hit, jit_ms=round(f.jit_ms, 3),
+                         triton_startup_ms=round(f.startup_ms, 3),
+                         jit_ms_by_stage={k: round(v, 3) for k, v in f.stages_ms().items()},
+                         rest_ms=round(f.rest_ms, 3))
 
 
 @dataclass(frozen=True)
-class Reference:
+class ReferenceJson:
     name: str
-    timing: Timing | None
+    timing: TimingJson | None
     speedup_of_kernel: float | None
     compile_ms: float | None
     error: str | None
 
 
 @dataclass(frozen=True)
-class FirstCalls:
-    cold: FirstCall = doc("the first call in a fresh process")
-    warm: FirstCall = doc("the first call again, the binary in Triton's cache")
+class FirstCallsJson:
+    cold: FirstCallJson = doc("the first call in a fresh process")
+    warm: FirstCallJson = doc("the first call again, the binary in Triton's cache")
     in_user_triton_cache: bool | None
 
 
@@ -1061,11 +1068,11 @@ class Bench:
     dtype: str = ""
     constexprs: dict[str, Any] = field(default_factory=dict)
     options: dict[str, Any] = field(default_factory=dict)
-    first_call: FirstCalls | None = None
-    steady: Timing | None = None
-    throughput: Throughput | None = None
-    references: list[Reference] = field(default_factory=list)
-    check: Check | None = None
+    first_call: FirstCallsJson | None = None
+    steady: TimingJson | None = None
+    throughput: ThroughputJson | None = None
+    references: list[ReferenceJson] = field(default_factory=list)
+    check: CheckJson | None = None
     asm: Asm | None = None
     method: dict | None = doc("how it was timed: clocks, flush, device", default=None)
     profile: dict | None = None
@@ -1074,10 +1081,10 @@ class Bench:
     passes: dict | None = doc("with --passes: MLIR pass times and IR snapshots", default=None)
 
 
-def throughput(t) -> Throughput:
+def throughput(t) -> ThroughputJson:
     """From a kinspect.bench.measure.Throughput."""
-    return Throughput(gb_per_s=t.gbps, pct_of_bandwidth=t.pct_copy, copy_bandwidth=t.copy, tflop_per_s=t.tflops,
-                      pct_of_peak=t.pct_peak, peak_flops=t.peak, note=t.note or None)
+    return ThroughputJson(gb_per_s=t.gbps, pct_of_bandwidth=t.pct_copy, copy_bandwidth=t.copy, tflop_per_s=t.tflops,
+                          pct_of_peak=t.pct_peak, peak_flops=t.peak, note=t.note or None)
 
 
 def bench(result, passes=None) -> Bench:
@@ -1087,13 +1094,14 @@ def bench(result, passes=None) -> Bench:
     return Bench(
         kernel=result.label, variant=v.name, path=v.path, target=str(v.target), target_note=result.target_note,
         size=result.size, dtype=result.dtype, constexprs=v.constexprs, options=v.options,
-        first_call=FirstCalls(cold=first_call_json(result.first.cold), warm=first_call_json(result.first.warm),
-                              in_user_triton_cache=result.in_user_cache),
+        first_call=FirstCallsJson(cold=first_call_json(result.first.cold), warm=first_call_json(result.first.warm),
+                                  in_user_triton_cache=result.in_user_cache),
         steady=timing_json(result.steady),
         throughput=throughput(result.throughput),
-        references=[Reference(name=r.name, timing=timing_json(r.timing),
-                              speedup_of_kernel=None if r.ratio is None else round(r.ratio, 4),
-                              compile_ms=None if r.compile_ms is None else round(r.compile_ms, 1), error=r.error or None)
+        references=[ReferenceJson(name=r.name, timing=timing_json(r.timing),
+                                  speedup_of_kernel=None if r.ratio is None else round(r.ratio, 4),
+                                  compile_ms=None if r.compile_ms is None else round(r.compile_ms, 1),
+                                  error=r.error or None)
                     for r in result.references], check=_check(result.check),
         asm=Asm(figures=f, compile=c, findings=_findings(m), loaded=None if v.loaded is None else to_json(v.loaded)), method=result.method,
         profile=result.profile.to_json() if result.profile else None,
@@ -1102,7 +1110,7 @@ def bench(result, passes=None) -> Bench:
 
 
 @dataclass(frozen=True)
-class Interpreted:
+class InterpretedJson:
     """A kernel run under Triton's interpreter and checked against its reference (bench --interpret)."""
 
     kinspect_json: int = _version()
@@ -1110,16 +1118,16 @@ class Interpreted:
     size: str = ""
     grid: list[int] = field(default_factory=list)
     interpreter_ms: float = 0.0
-    check: Check | None = None
+    check: CheckJson | None = None
     note: str = ""
 
 
-def interpreted(result) -> Interpreted:
+def interpreted(result) -> InterpretedJson:
     """From a kinspect.bench.interpreted_check.Interpreted."""
     from kinspect.bench.interpreted_check import NOTE
 
-    return Interpreted(kernel=result.label, size=result.size, grid=list(result.grid), interpreter_ms=result.wall_ms,
-                       check=_check(result.check), note=NOTE)
+    return InterpretedJson(kernel=result.label, size=result.size, grid=list(result.grid), interpreter_ms=result.wall_ms,
+                           check=_check(result.check), note=NOTE)
 
 
 # -- capture ----------------------------------------------------------------------------------------
@@ -1141,7 +1149,7 @@ class CapturedVariant:
 
 
 @dataclass(frozen=True)
-class CaptureTiming:
+class CaptureTimingJson:
     """How the capture timed launches on the GPU."""
 
     method: str = doc("profiler or events")
@@ -1166,7 +1174,7 @@ class Capture:
     per_launch_us: float = 0.0
     observed: dict[str, int] = doc("how launches were observed -> variants", default_factory=dict)
     static_launcher: str = ""
-    timing: CaptureTiming | None = None
+    timing: CaptureTimingJson | None = None
     unattributed: dict = doc("GPU work the launch hooks did not attribute to a variant", default_factory=dict)
     autotune: list[dict] = doc("the configs triton.autotune chose, per kernel and key", default_factory=list)
     interpret: str | None = doc("the target launches under the interpreter were compiled for", default=None)
@@ -1188,11 +1196,10 @@ def capture(result) -> Capture:
     return Capture(exit_code=result.code, variants=[variant(v) for v in result.variants], launches=result.launches,
                    hook_ms=result.hook_ms, per_launch_us=result.per_launch_us, observed=dict(result.observed),
                    static_launcher=result.static_launcher,
-                   timing=None if t is None else CaptureTiming(method=t.method, ms=t.ms, failed=t.failed or None,
-                                                        coverage=t.coverage or None,
-                                                        other_kernels=dict(t.other_kernels),
-                                                        tuning_other_kernels=dict(t.tuning_other_kernels),
-                                                        window=t.window or None),
+                   timing=None if t is None else CaptureTimingJson(
+                       method=t.method, ms=t.ms, failed=t.failed or None, coverage=t.coverage or None,
+                       other_kernels=dict(t.other_kernels), tuning_other_kernels=dict(t.tuning_other_kernels),
+                       window=t.window or None),
                    unattributed=dict(result.unattributed), autotune=[d.to_json() for d in result.autotune],
                    interpret=result.interpret, compile_s=result.compile_s, derive_s=result.derive_s,
                    notes=list(result.notes))
@@ -1206,7 +1213,7 @@ COMMANDS: dict[str, tuple[str, tuple]] = {
                    (list[VariantJson], Program)),
     "diff": ("one object: a sweep's or saved variants' table and stage diff; of two runs (STORE_A STORE_B, "
              "--python) the kernels matched across them", (Diff, RunDiff)),
-    "bench": ("one object; with --interpret the interpreter's check", (Bench, Interpreted)),
+    "bench": ("one object; with --interpret the interpreter's check", (Bench, InterpretedJson)),
     "capture": ("one line after the program's own output", (Capture,)),
     "tune": ("one object", (Tune,)),
 }
