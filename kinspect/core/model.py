@@ -208,7 +208,7 @@ class Launches:
 class TunedConfig:
     """One of a triton.autotune's configs: the constexpr values it sets and its launch options."""
 
-    kwargs: dict[str, Any]
+    kwargs: dict[str, Any] = field(default_factory=dict)    # autotune.json may leave them out: none set
     options: dict[str, Any] = field(default_factory=dict)   # num_warps, num_stages, ... as the config sets them
 
     def describe(self) -> str:
@@ -254,16 +254,9 @@ class AutotuneDecision:
 
     @classmethod
     def from_json(cls, d: dict) -> "AutotuneDecision":
-        def config(c):
-            return TunedConfig(dict(c.get("kwargs") or {}), dict(c.get("options") or {}))
-
-        return cls(kernel=str(d["kernel"]), key=tuple(d.get("key") or ()), key_names=tuple(d.get("key_names") or ()),
-                   best=config(d["best"]),
-                   timings=tuple(ConfigTiming(config(t["config"]), tuple(float(x) for x in t.get("ms") or ()),
-                                              bool(t.get("failed"))) for t in d.get("timings") or ()),
-                   how=str(d.get("how", "benchmarked")),
-                   bench_s=None if d.get("bench_s") is None else float(d["bench_s"]), configs=int(d.get("configs", 0)),
-                   pid=int(d.get("pid", 0)), rank=d.get("rank"), host=str(d.get("host", "")))
+        """A decision as autotune.json keeps it (checked first: kinspect.files.schema.DECISION), read by its
+        fields; the file may leave out the key, which is then empty."""
+        return records.from_json(cls, {"key": [], "key_names": [], **d})
 
 
 @dataclass(frozen=True)

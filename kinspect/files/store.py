@@ -627,9 +627,11 @@ def _decisions(path: Path, problems: list | None = None) -> list:
         return [AutotuneDecision.from_json(d) for d in load_json(path.parent, path.name, schema.AUTOTUNE)]
     except NotFound:
         return []
-    except KinspectError as e:
+    except (KinspectError, TypeError, ValueError) as e:
+        # TypeError, ValueError: a value the schema lets through and the record refuses (records.from_json)
         if problems is not None:
-            problems.append(f"kernel {path.parent.name}: {e}; not read")
+            where = "" if isinstance(e, KinspectError) else f"{path.name}: "
+            problems.append(f"kernel {path.parent.name}: {where}{e}; not read")
         return []
 
 

@@ -159,3 +159,31 @@ def test_a_record_that_reads_itself_is_read_by_its_own_from_json():
     assert records.from_json(Holds, {"user": {}}).user is None
     with pytest.raises(TypeError, match="user.autotune: not an object"):
         records.from_json(Holds, {"user": {"autotune": 5}})
+
+
+# -- side files, read by their records' fields -------------------------------------------------------
+
+def test_autotune_decisions_are_read_by_their_fields_and_a_file_may_leave_the_key_out(tmp_path):
+    from kinspect.core.model import AutotuneDecision, ConfigTiming, TunedConfig
+    from kinspect.files.store import read_autotune, write_autotune
+
+    best = TunedConfig({"BLOCK": 64}, {"num_warps": 4})
+    d = AutotuneDecision(kernel="mm", key=(1024, "torch.float16"), key_names=("N", "dtype"), best=best,
+                         timings=(ConfigTiming(best, (0.1, 0.09, 0.12)), ConfigTiming(TunedConfig({"BLOCK": 128}),
+                                                                                       failed=True)),
+                         how="cache", bench_s=1.5, configs=2, pid=7, rank=1, host="h")
+    write_autotune(tmp_path / "a", "mm", [d], host="h", pid=7)
+    assert read_autotune(tmp_path / "a") == [d]
+    # what the file's spec lets a file leave out (kinspect.files.schema.DECISION) reads as before
+    (tmp_path / "b" / "mm").mkdir(parents=True)
+    (tmp_path / "b" / "mm" / "autotune.json").write_text(json.dumps(
+        [{"kernel": "mm", "best": {}, "timings": [{"config": {"options": {"num_warps": 8}}, "ms": [1]}]}]))
+    timing = ConfigTiming(TunedConfig({}, {"num_warps": 8}), (1.0,))
+    assert read_autotune(tmp_path / "b") == [AutotuneDecision(kernel="mm", key=(), key_names=(), best=TunedConfig({}),
+                                                              timings=(timing,))]
+    (tmp_path / "b" / "mm" / "autotune.json").write_text(json.dumps(
+        [{"kernel": "mm", "best": {}, "timings": [{"config": {}, "ms": ["fast"]}]}]))
+    problems: list = []
+    assert read_autotune(tmp_path / "b", problems) == []
+    assert problems == ["kernel mm: autotune.json: [0].timings[0].ms[0] is a string, expected a number; not read"]
+
