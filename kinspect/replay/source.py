@@ -72,14 +72,6 @@ class KernelSource:
                 "imports": [list(x) for x in self.imports], "constants": [list(x) for x in self.constants],
                 "helpers": [[n, h.to_json()] for n, h in self.helpers], "unresolved": list(self.unresolved)}
 
-    @classmethod
-    def from_json(cls, d: dict) -> "KernelSource":
-        return cls(name=str(d["name"]), file=str(d["file"]), line=int(d["line"]), text=str(d["text"]),
-                   imports=tuple((str(n), str(r)) for n, r in d.get("imports", ())),
-                   constants=tuple((str(n), v) for n, v in d.get("constants", ())),
-                   helpers=tuple((str(n), cls.from_json(h)) for n, h in d.get("helpers", ())),
-                   unresolved=tuple(str(x) for x in d.get("unresolved", ())))
-
 
 # -- from a live kernel ------------------------------------------------------------------------------
 

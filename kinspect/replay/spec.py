@@ -18,6 +18,7 @@ from typing import Any
 from kinspect import backends
 
 from kinspect.files import schema
+from kinspect.core import records
 from kinspect.core.errors import KinspectError, NotFound, warn
 from kinspect.core.model import SCALAR_KINDS, ArgSpec, SourceRef, Variant, arg_from_json, grid3
 from kinspect.replay.source import KernelSource
@@ -32,7 +33,7 @@ class ReplaySpec:
     args: tuple[ArgSpec, ...]                # every parameter as launched, constexprs included
     grid: tuple[int, ...]
     signature: dict[str, str]                # parameter -> Triton type ("constexpr" for constexprs)
-    attributes: dict[str, Any]               # parameter -> specialization attributes (alignment)
+    attributes: dict[str, Any] = field(default_factory=dict)   # parameter -> specialization attributes (alignment)
     options: dict[str, Any] = field(default_factory=dict)
     source: KernelSource | None = None       # the kernel with its namespace, when captured
     ref: SourceRef | None = None             # the record's source: file, first line, text
@@ -49,19 +50,6 @@ class ReplaySpec:
                 "options": self.options, "source": self.source.to_json() if self.source else None,
                 "ref": dataclasses.asdict(self.ref) if self.ref else None, "variant": self.variant,
                 "calls": self.calls, "total_calls": self.total_calls, "origin": self.origin}
-
-    @classmethod
-    def from_json(cls, d: dict) -> "ReplaySpec":
-        from kinspect.core.model import arg_from_json
-
-        return cls(kernel=str(d["kernel"]), target=str(d["target"]),
-                   args=tuple(arg_from_json(a) for a in d["args"]), grid=tuple(int(x) for x in d["grid"]),
-                   signature=dict(d["signature"]), attributes=dict(d.get("attributes") or {}),
-                   options=dict(d.get("options") or {}),
-                   source=KernelSource.from_json(d["source"]) if d.get("source") else None,
-                   ref=SourceRef(**d["ref"]) if d.get("ref") else None, variant=str(d.get("variant", "")),
-                   calls=int(d.get("calls", 0)), total_calls=int(d.get("total_calls", 0)),
-                   origin=str(d.get("origin", "")))
 
     def describe(self) -> str:
         """The launch in one line: `in_ptr0 float32[32x128x256], xnumel=8192, XBLOCK=16; grid (512, 1, 1)`."""
@@ -201,10 +189,10 @@ def read_source(folder: Path) -> KernelSource | None:
     """The kernel source captured beside a variant (checked: kinspect.files.schema.KERNEL_SOURCE), or None."""
     folder = Path(folder)
     try:
-        return KernelSource.from_json(load_json(folder, SOURCE_FILE, schema.KERNEL_SOURCE))
+        return records.from_json(KernelSource, load_json(folder, SOURCE_FILE, schema.KERNEL_SOURCE))
     except NotFound:
         return None
-    except KinspectError as e:
+    except (KinspectError, TypeError, ValueError) as e:     # the last two: what the schema let through
         raise KinspectError(f"variant {folder.name}: {e}; it cannot be replayed from its captured source") from None
 
 
@@ -217,10 +205,10 @@ def load(path: str | Path, launch: int = 1) -> ReplaySpec:
 
         return of_variant(read_record(p), launch)
     try:
-        return ReplaySpec.from_json(load_json(p.parent, p.name, schema.REPLAY_SPEC))
+        return records.from_json(ReplaySpec, load_json(p.parent, p.name, schema.REPLAY_SPEC))
     except NotFound:
         raise NotFound(f"no replay spec '{p}'") from None
-    except KinspectError as e:
+    except (KinspectError, TypeError, ValueError) as e:     # the last two: what the schema let through
         raise KinspectError(f"'{p}' is not a replay spec: {e}") from None
 
 

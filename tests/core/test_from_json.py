@@ -187,3 +187,43 @@ def test_autotune_decisions_are_read_by_their_fields_and_a_file_may_leave_the_ke
     assert read_autotune(tmp_path / "b", problems) == []
     assert problems == ["kernel mm: autotune.json: [0].timings[0].ms[0] is a string, expected a number; not read"]
 
+
+def test_a_replay_spec_and_a_kernel_source_are_read_by_their_fields(tmp_path):
+    from kinspect.core.errors import KinspectError
+    from kinspect.core.model import SourceRef
+    from kinspect.replay.source import KernelSource
+    from kinspect.replay.spec import ReplaySpec, load, read_source
+
+    helper = KernelSource("h", "k.py", 9, "@triton.jit\ndef h(x):\n    return x\n")
+    source = KernelSource("k", "k.py", 1, "@triton.jit\ndef k(x_ptr, BLOCK: tl.constexpr):\n    pass\n",
+                          imports=(("tl", "triton.language"),), constants=(("C", {"constexpr": 8}),),
+                          helpers=(("h", helper),), unresolved=("obj (a Foo)",))
+    spec = ReplaySpec(kernel="k", target="cuda:90", args=(ArgSpec("x_ptr", "tensor", shape=(4, 8), strides=(8, 1),
+                                                                  dtype="float32", device="cuda:0"),
+                                                          ArgSpec("BLOCK", "int", value=8)),
+                      grid=(4, 1, 1), signature={"x_ptr": "*fp32", "BLOCK": "constexpr"},
+                      attributes={"x_ptr": {"tt.divisibility": 16}}, options={"num_warps": 4}, source=source,
+                      ref=SourceRef("k.py", 1, "def k"), variant="v", calls=2, total_calls=5, origin="capture")
+    path = tmp_path / "spec.json"
+    path.write_text(json.dumps(spec.to_json()))
+    assert load(path) == spec
+    # a spec with only what its file's spec requires (kinspect.files.schema.REPLAY_SPEC) reads as before
+    path.write_text(json.dumps({k: v for k, v in spec.to_json().items()
+                                if k in ("kernel", "target", "args", "grid", "signature")}))
+    assert load(path) == ReplaySpec(kernel="k", target="cuda:90", args=spec.args, grid=(4, 1, 1),
+                                    signature=spec.signature)
+    path.write_text(json.dumps({**spec.to_json(), "grid": [4, "1"]}))
+    with pytest.raises(KinspectError) as e:
+        load(path)
+    assert str(e.value) == f"'{path}' is not a replay spec: spec.json: grid[1] is a string, expected a whole number"
+
+    (tmp_path / "v").mkdir()
+    (tmp_path / "v" / "source.json").write_text(json.dumps(source.to_json()))
+    assert read_source(tmp_path / "v") == source
+    bad = source.to_json()
+    bad["helpers"][0][1]["line"] = "nine"
+    (tmp_path / "v" / "source.json").write_text(json.dumps(bad))
+    with pytest.raises(KinspectError, match=r"^variant v: source.json: helpers\[0\]\[1\].line is a string, expected a "
+                                             r"whole number; it cannot be replayed from its captured source$"):
+        read_source(tmp_path / "v")
+

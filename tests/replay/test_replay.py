@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from kinspect.core import records
 from kinspect.core.model import ArgSpec, SourceRef
 from kinspect.replay import args as replay_args
 from kinspect.replay.source import of_function, rebuild
@@ -236,7 +237,7 @@ def test_a_kernels_source_and_namespace_are_captured_and_rebuilt():
     k = _factory()
     ks = of_function(k)
     assert dict(ks.constants) == {"WIDTH": {"constexpr": 8}} and ("tl", "triton.language") in ks.imports
-    again = rebuild(type(ks).from_json(json.loads(json.dumps(ks.to_json()))))
+    again = rebuild(records.from_json(type(ks), json.loads(json.dumps(ks.to_json()))))
     assert again is not k and again.fn.__code__.co_firstlineno == k.fn.__code__.co_firstlineno
     import tempfile
 
