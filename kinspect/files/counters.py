@@ -21,6 +21,7 @@ from pathlib import Path
 
 from kinspect.files import jsonfile
 
+from kinspect.core import records
 from kinspect.core.errors import KinspectError
 
 FILE = "counters.json"
@@ -119,13 +120,11 @@ class Counters:
 
     @classmethod
     def from_json(cls, d: dict) -> "Counters":
+        """As to_json wrote it: its version, then its fields (records.from_json; one a file leaves out
+        takes its default)."""
         if not isinstance(d, dict) or d.get("version") != COUNTERS_VERSION:
             raise ValueError(f"counters version {d.get('version') if isinstance(d, dict) else None!r}")
-        numbers = {k: _number(d.get(k)) for k in (*METRICS, "l2_size")}
-        return cls(kernel=str(d["kernel"]), launches=int(d["launches"]), **numbers,
-                   stalls=tuple((str(r), float(x)) for r, x in d.get("stalls") or ()),
-                   how=str(d.get("how", "")), ncu_version=str(d.get("ncu_version", "")),
-                   measured=str(d.get("measured", "")), notes=tuple(str(n) for n in d.get("notes") or ()))
+        return records.from_json(cls, {k: v for k, v in d.items() if k != "version"})
 
     @classmethod
     def from_rows(cls, rows: list[NcuRow], **extra) -> "Counters":
@@ -148,10 +147,6 @@ class Counters:
         return cls(kernel=rows[0].kernel, launches=len(rows), **{k: median(v) for k, v in METRICS.items()},
                    l2_size=median(L2_SIZE),
                    stalls=tuple(sorted(stalls.items(), key=lambda kv: -kv[1])), **extra)
-
-
-def _number(x) -> float | None:
-    return None if x is None else float(x)
 
 
 def parse_csv(text: str) -> list[NcuRow]:

@@ -227,3 +227,23 @@ def test_a_replay_spec_and_a_kernel_source_are_read_by_their_fields(tmp_path):
                                              r"whole number; it cannot be replayed from its captured source$"):
         read_source(tmp_path / "v")
 
+
+def test_counters_are_read_by_their_fields(tmp_path):
+    from kinspect.core.errors import KinspectWarning
+    from kinspect.files import counters
+    from kinspect.files.counters import Counters
+
+    c = Counters("k", 3, duration_ns=2e5, dram_read=4e7, dram_write=1e7, l2_write_sectors=1e5, l2_size=62_914_560,
+                 stalls=(("long_scoreboard", 2.5), ("wait", 1.0)), how="ncu ...", ncu_version="2025.3",
+                 measured="2026-11-25", notes=("one",))
+    counters.write(tmp_path, c)
+    assert counters.read(tmp_path) == c
+    # a file from before kinspect kept the L2's writes and size, the stalls and notes: their defaults
+    (tmp_path / counters.FILE).write_text(json.dumps({"version": 1, "kernel": "k", "launches": 3, "dram_read": 4,
+                                                      "dram_write": None}))
+    assert counters.read(tmp_path) == Counters("k", 3, dram_read=4.0)
+    # a value of the wrong kind, or a key that is no field: one warning, and no counters
+    for wrong in ({"dram_read": "lots"}, {"stalls": [["wait"]]}, {"sm_busy": 0.5}):
+        (tmp_path / counters.FILE).write_text(json.dumps({"version": 1, "kernel": "k", "launches": 3, **wrong}))
+        with pytest.warns(KinspectWarning, match=r"not of the shape kinspect writes \((Type|Value)Error\); not read$"):
+            assert counters.read(tmp_path) is None
