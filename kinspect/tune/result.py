@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from kinspect.core import records
 from kinspect.core.errors import KinspectError
 from kinspect.tune.space import Candidate
 
@@ -40,6 +41,12 @@ class TrialCode:
     def to_json(self) -> dict:
         return {k: v for k, v in vars(self).items() if v is not None}
 
+    @classmethod
+    def from_json(cls, d: dict) -> "TrialCode":
+        """A trial's code as `of` reads it (tunes stored before kinspect_json 1 say `vector`): how records
+        reads the code a Trial holds."""
+        return cls.of(d)
+
 
 CODE = tuple(f for f in TrialCode.__dataclass_fields__)     # the figures a trial keeps
 
@@ -55,10 +62,6 @@ class Baseline:
 
     def to_json(self) -> dict:
         return {"median_ms": self.median_ms, "p20_ms": self.p20_ms, "p80_ms": self.p80_ms}
-
-    @classmethod
-    def from_json(cls, d: dict | None) -> "Baseline | None":
-        return None if d is None else cls(float(d["median_ms"]), float(d["p20_ms"]), float(d["p80_ms"]))
 
 
 @dataclass(frozen=True)
@@ -90,16 +93,11 @@ class Trial:
 
     @classmethod
     def from_json(cls, d: dict) -> "Trial":
+        """A stored trial, or one as tune --json prints it (`finding_kinds`, `gpu` null), by its fields."""
         status = str(d["status"])
         if status not in STATUSES:
             raise KinspectError(f"a trial's status '{status[:20]}' is none of {', '.join(STATUSES)}")
-        num = lambda x: None if x is None else float(x)   # noqa: E731
-        return cls(candidate=Candidate.from_json(d["candidate"]), status=status, why=str(d.get("why", "")),
-                   grid=tuple(int(x) for x in d.get("grid", ())), median_ms=num(d.get("median_ms")),
-                   p20_ms=num(d.get("p20_ms")), p80_ms=num(d.get("p80_ms")), runs=int(d.get("runs", 0)),
-                   code=TrialCode.of(d.get("code")),
-                   findings=tuple(str(x) for x in d.get("findings", d.get("finding_kinds", ()))),
-                   gpu=str(d.get("gpu") or ""), baseline=Baseline.from_json(d.get("baseline")))
+        return records.from_json(cls, {**_renamed(d), "gpu": d.get("gpu") or ""})
 
 
 @dataclass(frozen=True)
@@ -216,14 +214,17 @@ class TuneResult:
 
     @classmethod
     def from_json(cls, d: dict) -> "TuneResult":
-        # stored (tune.json, `version`), or as a command printed it (tune/vec-report --tune --json: `kinspect_json`)
+        """Stored (tune.json, `version`), or as a command printed it (tune/vec-report --tune --json:
+        `kinspect_json`, `finding_kinds`, its summary), by its fields."""
         if d.get("version", VERSION if d.get("kinspect_json") == 1 else None) != VERSION:
             raise KinspectError(f"tune result version {d.get('version')!r}, this kinspect reads {VERSION}")
-        return cls(kernel=str(d["kernel"]), variant=str(d["variant"]), target=str(d["target"]),
-                   findings=tuple(str(x) for x in d.get("findings", d.get("finding_kinds", ()))),
-                   trials=tuple(Trial.from_json(t) for t in d["trials"]), seconds=float(d.get("seconds", 0)),
-                   budget=str(d.get("budget", "")), notes=tuple(str(x) for x in d.get("notes", ())),
-                   torch=str(d.get("torch", "")))
+        return records.from_json(cls, {k: v for k, v in _renamed(d).items()
+                                       if k not in ("version", "kinspect_json", "error", "summary")})
+
+
+def _renamed(d: dict) -> dict:
+    """`d` with a command's `finding_kinds` under the record's name, `findings`."""
+    return {"findings" if k == "finding_kinds" else k: v for k, v in d.items()}
 
 
 def write(folder: str | Path, result: TuneResult) -> Path:

@@ -209,6 +209,27 @@ def test_trial_round_trip_refuses_bad_status():
         Trial.from_json(bad)
 
 
+def test_a_stored_tune_reads_back_by_its_fields_and_a_malformed_one_is_one_clear_error(tmp_path):
+    import json
+
+    from kinspect.tune.result import RESULT_FILE, Baseline, TuneResult, read, write
+
+    t = Trial(Candidate((("XBLOCK", 8),), 4, 1, why="spills"), "timed", grid=(64, 1, 1), median_ms=1.0, p20_ms=0.9,
+              p80_ms=1.1, runs=3, code=TrialCode(registers=32, vector_instructions=4), findings=("spills",),
+              gpu="GPU 1", baseline=Baseline(1.2, 1.1, 1.3))
+    r = TuneResult("k", "v", "cuda:90", ("spills",), (t, Trial(Candidate((), 8, 2), "pruned", why="spills")),
+                   seconds=2.5, budget="--trials 2", notes=("n",), torch="2.11")
+    write(tmp_path, r)
+    assert read(tmp_path) == r
+    d = r.to_json()
+    d["trials"][0]["median_ms"] = "fast"
+    (tmp_path / RESULT_FILE).write_text(json.dumps(d))
+    with pytest.raises(KinspectError) as e:
+        read(tmp_path)
+    assert str(e.value) == (f"{tmp_path / RESULT_FILE}: not a tune result kinspect can read (TypeError: median_ms: "
+                            f"not a number)")
+
+
 def test_gpus_and_cluster_apply_to_tune_and_counters_only(store):
     def one_line(*args):
         r = CliRunner().invoke(main, ["vec-report", str(store), "--store", str(store), *args])
