@@ -62,6 +62,13 @@ def run(*args, env=None):
     return CliRunner().invoke(main, [str(a) for a in args], env=env)
 
 
+def run_ok(*args):
+    """run(), checked to exit 0 (its output in the failure's message)."""
+    r = run(*args)
+    assert r.exit_code == 0, r.output
+    return r
+
+
 def run_raising(*args):
     """run(), an exception kinspect raises left to propagate (its traceback in the test's report)."""
     return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)

@@ -5,12 +5,11 @@ backends. Nothing in kinspect names them, and the commands use them end to end."
 import json
 
 import pytest
-from click.testing import CliRunner
 
 from kinspect import backends, isa
-from kinspect.cli import main
 from kinspect.core.errors import KinspectError, NotFound
 from kinspect.files.store import read_records
+from tests.helpers import run_ok
 
 
 @pytest.fixture
@@ -35,26 +34,20 @@ def install(tmp_path, monkeypatch):
     isa.REGISTRY.reload()
 
 
-def run(*args):
-    r = CliRunner().invoke(main, [str(a) for a in args])
-    assert r.exit_code == 0, r.output
-    return r.output
-
-
 def test_a_gpu_backend_from_an_entry_point_dumps_and_reports(install, tmp_path, nvidia_tool):
     nvidia_tool("nvdisasm")
     from tests import toy_backend
 
     install("kinspect.backends", "toy = tests.toy_backend:BACKEND")
-    assert "toy:90" in run("targets")
+    assert "toy:90" in run_ok("targets").output
     store = tmp_path / "store"
-    out = run("dump", "fused_mm_softmax", "-t", "toy:90", "-p", "BLOCK_SIZE=64", "--store", store)
+    out = run_ok("dump", "fused_mm_softmax", "-t", "toy:90", "-p", "BLOCK_SIZE=64", "--store", store).output
     assert "backend toy" in out and "(nvdisasm for the toy backend)" in out, out   # its own deriver made the SASS
     [v] = read_records(store)
     assert backends.of(v) is toy_backend.BACKEND and v.backend == "toy"
     assert [s.name for s in v.stages if s.derived_by] == ["sass"]
 
-    [rep] = json.loads(run("vec-report", store, "--json"))
+    [rep] = json.loads(run_ok("vec-report", store, "--json").output)
     assert rep["backend"] == "toy" and rep["isa"] == "sass" and rep["matrix_instructions"] > 0
     assert any(x["text"].endswith("toy matrix units used") for x in rep["verdicts"]), rep["verdicts"]
     # occupancy under the toy SM's limits, not an H100's
@@ -105,18 +98,18 @@ def test_an_isa_from_an_entry_point_is_read_shown_and_diffed(install, tmp_path):
     assert isa.get("zx") is toy_isa.SPEC
     a = tmp_path / "one.s"
     a.write_text(ZX)
-    [rep] = json.loads(run("vec-report", a, "--json"))
+    [rep] = json.loads(run_ok("vec-report", a, "--json").output)
     # told by its telltale, parsed by its parser, judged with the names its spec gives
     assert rep["isa"] == "zx" and rep["target"] == "cpu:zx64", rep
     assert (rep["instructions"], rep["vector_instructions"]) == (7, 5)
     texts = [x["text"] for x in rep["verdicts"]]
     assert any("ZV used" in t for t in texts) and any("fused multiply-adds (zvfma)" in t for t in texts), texts
     assert not isinstance(lexer_for("zx"), TextLexer) and type(lexer_for("zx")).__name__ == "ZxLexer"
-    assert "zvfma v3, v1, v2" in run("show", a, "--stage", "asm")
+    assert "zvfma v3, v1, v2" in run_ok("show", a, "--stage", "asm").output
     # a diff picks its assembly and strips its comments
     b = tmp_path / "two.s"
     b.write_text(ZX.replace("        ; the inputs", "").replace("zvmul", "zvfma"))
-    out = run("diff", a, b, "--no-bench")
+    out = run_ok("diff", a, b, "--no-bench").output
     shown = out.split("\nasm: ", 1)[1]
     assert "changed lines: 4 raw, 2 normalized" in shown and "- zvmul v4, v1, v2" in shown, out
     assert "the inputs" not in shown

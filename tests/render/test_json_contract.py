@@ -10,10 +10,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from kinspect import api
-from kinspect.cli import main
 from kinspect.core.errors import KinspectError
 from kinspect.core.records import problems, schema, to_json
 from kinspect.files import ceilings, counters, gpu_time
@@ -21,21 +19,15 @@ from kinspect.files.ceilings import Ceilings
 from kinspect.files.counters import Counters
 from kinspect.files.store import read_records
 from kinspect.render import json as records
-from tests.helpers import TESTS
+from tests.helpers import TESTS, run, run_ok
 
 H200_TUNE = TESTS / "fixtures" / "tune" / "gpt2_h200_tune.json"
-
-
-def run(*args):
-    r = CliRunner().invoke(main, [str(a) for a in args])
-    assert r.exit_code == 0, r.output
-    return r
 
 
 def conforms(command: str, out: str):
     """The JSON `command` printed, checked against `kinspect schema command`; returned parsed."""
     d = json.loads(out)
-    found = problems(d, json.loads(run("schema", command).stdout))
+    found = problems(d, json.loads(run_ok("schema", command).stdout))
     assert not found, found[:10]
     for obj in d if isinstance(d, list) else [d]:
         assert obj["kinspect_json"] == records.VERSION
@@ -43,16 +35,16 @@ def conforms(command: str, out: str):
 
 
 def test_schema_prints_each_commands_schema_and_refuses_others_in_one_line():
-    every = json.loads(run("schema").stdout)
+    every = json.loads(run_ok("schema").stdout)
     assert every["kinspect_json"] == records.VERSION
     assert set(every["commands"]) == {"vec-report", "diff", "bench", "capture", "tune"}
-    assert every["commands"]["diff"] == json.loads(run("schema", "diff").stdout) == api.json_schema("diff")
-    r = CliRunner().invoke(main, ["schema", "vec-reprt"])
+    assert every["commands"]["diff"] == json.loads(run_ok("schema", "diff").stdout) == api.json_schema("diff")
+    r = run("schema", "vec-reprt")
     assert r.exit_code == 2 and r.output.count("\n") == 1 and "did you mean 'vec-report'" in r.output
     # one name per figure: the figures a variant carries are declared once and read the same in every command
     names = {f.name for f in dataclasses.fields(records.Figures)}
     for command in ("vec-report", "diff", "bench"):
-        text = run("schema", command).stdout
+        text = run_ok("schema", command).stdout
         assert all(f'"{n}"' in text for n in names), command
         assert '"vector"' not in text and '"gbps"' not in text and '"jit_us"' not in text
 
@@ -71,7 +63,7 @@ def test_the_validator_finds_what_breaks_a_schema():
 
 
 def test_vec_report_of_a_compiled_kernel(tmp_path):
-    d = conforms("vec-report", run("vec-report", "softmax", "-t", "cuda:90", "--store", tmp_path, "--json").stdout)
+    d = conforms("vec-report", run_ok("vec-report", "softmax", "-t", "cuda:90", "--store", tmp_path, "--json").stdout)
     [v] = d
     assert v["isa"] == "sass" and v["vector_instructions"] > 0 and 0 < v["occupancy"] <= 1
     assert v["occupancy_limiter"] and v["occupancy_max_warps"] >= v["occupancy_active_warps"] > 0
@@ -81,15 +73,15 @@ def test_vec_report_diff_and_capture_of_an_interpreted_program(interpreted_captu
     store, _, captured = interpreted_capture
     d = conforms("capture", json.dumps(captured))       # the line `capture --json` printed
     assert d["interpret"] == "cuda:90" and len(d["variants"]) == 5 and d["timing"] is None
-    d = conforms("vec-report", run("vec-report", store, "--all", "--json").stdout)
+    d = conforms("vec-report", run_ok("vec-report", store, "--all", "--json").stdout)
     assert len(d["kernels"]) >= 2 and len(d["variants"]) == len(d["kernels"])
     assert all(k["provenance"]["status"] == "own source" for k in d["kernels"])
-    d = conforms("diff", run("diff", store, "--no-bench", "--table", "--json").stdout)
+    d = conforms("diff", run_ok("diff", store, "--no-bench", "--table", "--json").stdout)
     # every variant of the store, the capture's 5 and any a test sharing the fixture added before this one ran
     stored = {Path(v.path).name for v in read_records(store)}
     assert {r["variant"] for r in d["variants"]} == stored and len(stored) >= 5
     assert all(r["jit_ms"] is None or r["jit_ms"] >= 0 for r in d["variants"])
-    d = conforms("diff", run("diff", store, store, "--json").stdout)     # the same run twice: a program diff
+    d = conforms("diff", run_ok("diff", store, store, "--json").stdout)     # the same run twice: a program diff
     assert d["a"]["kind"] == "kinspect store" and len(d["kernels"]) >= 2 and not any(k["deltas"] for k in d["kernels"])
 
 
@@ -103,7 +95,7 @@ def test_the_h200_programs_json_with_ceilings_and_counters(gpt2, tmp_path, monke
     counters.write(v.path, Counters(kernel=v.kernel, launches=3, duration_ns=2e5, dram_read=4e7, dram_write=1e7,
                                     l1_load=9e7, occupancy_pct=35.0, stalls=(("long_scoreboard", 2.5),),
                                     ncu_version="2025.3.1.0", notes=("a note",)))
-    d = conforms("vec-report", run("vec-report", store, "--top", "1", "--json").stdout)
+    d = conforms("vec-report", run_ok("vec-report", store, "--top", "1", "--json").stdout)
     sol = d["speed_of_light"]
     assert sol["headroom_ms"] > 0 and sol["triton_share_of_gpu_time"] and sol["largest_other_kernels"]
     row = next(k for k in d["kernels"] if k["kernel"] == v.kernel)
@@ -112,7 +104,7 @@ def test_the_h200_programs_json_with_ceilings_and_counters(gpt2, tmp_path, monke
 
 
 def test_bench_interpret_json(tmp_path):
-    d = conforms("bench", run("bench", "softmax", "--interpret", "--size", "4x64", "--store", tmp_path,
+    d = conforms("bench", run_ok("bench", "softmax", "--interpret", "--size", "4x64", "--store", tmp_path,
                               "--json").stdout)
     assert d["check"]["ok"] and d["grid"]
 
@@ -150,7 +142,7 @@ def test_bench_json_is_made_of_its_records(tmp_path):
     from kinspect.bench.stats import summarize
     from kinspect.bench.timing import Timing
 
-    run("dump", "softmax", "-t", "cuda:90", "--store", tmp_path)
+    run_ok("dump", "softmax", "-t", "cuda:90", "--store", tmp_path)
     [v] = read_records(tmp_path)
     timing = Timing(wall=summarize([0.1, 0.11, 0.12]), tool="do_bench")
     result = BenchResult(

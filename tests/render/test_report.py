@@ -10,10 +10,9 @@ import struct
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from kinspect.cli import main
 from tests import browser
+from tests.helpers import run
 
 CHROMIUM = pytest.mark.skipif(browser.find() is None, reason="no chromium on PATH (apt-get install chromium)")
 
@@ -28,11 +27,6 @@ def evil_kernel(x_ptr, n, BLOCK: tl.constexpr):
     x = tl.load(x_ptr + offs, mask=offs < n)
     tl.store(x_ptr + offs, x * 2, mask=offs < n)  # <b>&amp;</b>
 '''
-
-
-def run(*args):
-    r = CliRunner().invoke(main, [str(a) for a in args])
-    return r
 
 
 @pytest.fixture(scope="module")
