@@ -24,6 +24,12 @@ Both stored records are read (signature, constexprs) and compared per parameter 
 Then `kinspect vec-report --json` on both variants: whether their verdicts differ (the set of
 verdict lines, level and text). A kernel whose truth run fails is listed and not scored.
 Prints per project and per kind: right / compared, and the zero-flag compile rate.
+
+A project's test often runs one call under several parametrized dtypes (`@pytest.mark.parametrize("dtype",
+[torch.float16, torch.bfloat16])`), and `from` names one of them. An entry may list the same test's other
+calls under `also`; each is dumped too, and a second line scores kinspect's values against the nearest
+of the project's launches (the one of `from` and `also` with the most values right). The first table,
+against `from` alone, stays the headline figure.
 """
 
 from __future__ import annotations
@@ -96,12 +102,24 @@ def one(entry: dict, corpus: Path, kinspect: list[str]) -> dict:
         out["truth_error"] = "" if rc == 0 else (se.strip().splitlines() or [""])[-1][:400]
         z, t = _record(zero), _record(truth)
         out["compare"] = compare(z, t) if z and t else []
+        out["compare_nearest"], out["nearest"] = out["compare"], entry["from"]
+        for i, call in enumerate(entry.get("also", ())):
+            also = Path(tmp, f"also{i}")
+            rc, *_ = _run(kinspect + ["dump", target, "--from", call, "--store", str(also)], tmp)
+            a = _record(also) if rc == 0 else None
+            rows = compare(z, a) if z and a else []
+            if _right(rows) > _right(out["compare_nearest"]):
+                out["compare_nearest"], out["nearest"] = rows, call
         out["truth_assumed"] = _assumed_names(t) if t else []
         if z and t:
             vz, vt = _verdicts(kinspect, zero, tmp), _verdicts(kinspect, truth, tmp)
             out["verdicts_differ"] = None if vz is None or vt is None else vz != vt
             out["verdicts_zero"], out["verdicts_truth"] = vz, vt
     return out
+
+
+def _right(rows: list[dict]) -> int:
+    return sum(r["right"] for r in rows)
 
 
 def _user(rec: dict) -> dict:
@@ -211,11 +229,22 @@ def tables(results: list[dict]) -> str:
             totals, summary = counts, {"kernels": len(rows), "compiled": compiled, "truth": truth, "differ": differ,
                                        "scored": len(scored), "right": right, "total": total}
     pct = (lambda a, b: f"{100 * a / b:.0f}%" if b else "-")
+    nearest = defaultdict(lambda: [0, 0])
+    for r in results:
+        for c in r.get("compare_nearest", r.get("compare", ())):
+            nearest[c["kind"]][0] += c["right"]
+            nearest[c["kind"]][1] += 1
+    also = sum(bool(r.get("also")) for r in results)
     lines.append(f"no-flag compile: {summary['compiled']}/{summary['kernels']} "
                  f"({pct(summary['compiled'], summary['kernels'])}); values right: {summary['right']}/"
                  f"{summary['total']} ({pct(summary['right'], summary['total'])}); " +
                  "; ".join(f"{k} {totals[k][0]}/{totals[k][1]} ({pct(*totals[k])})" for k in KINDS) +
                  f"; verdicts differ in {summary['differ']}/{summary['scored']} kernels")
+    if also:
+        n_right, n_all = sum(v[0] for v in nearest.values()), sum(v[1] for v in nearest.values())
+        lines.append(f"against the nearest of the project's launches ({also} kernels list the same test's other "
+                     f"calls): values right {n_right}/{n_all} ({pct(n_right, n_all)}); " +
+                     "; ".join(f"{k} {nearest[k][0]}/{nearest[k][1]} ({pct(*nearest[k])})" for k in KINDS))
     return "\n".join(lines)
 
 
