@@ -134,6 +134,7 @@ class _Param:
     axis: bool = False        # an int that picks a dimension (`x.shape[dim]`, `x.size(dim)`)
     strs: list = None         # the strings the wrapper compares it with (`quant_type == "fp4"`)
     rank_from: str = ""       # why a rank nothing fixes is what it is
+    floor: int = 0            # where a guess raised the rank: the least its reads prove
 
     def __post_init__(self):
         self.dtypes = self.dtypes or []
@@ -392,7 +393,7 @@ def _own(func: str, args: list) -> list:
 
 
 # what a wrapper's parameter takes from the one of another wrapper it is passed to as it is
-INHERITED = ("tensor", "rank", "exact", "dtype_from", "scalar", "axis", "kernel_param", "value", "rank_from")
+INHERITED = ("tensor", "rank", "exact", "dtype_from", "scalar", "axis", "kernel_param", "value", "rank_from", "floor")
 
 
 def _passed_on(fn: ast.AST, params: dict, callees: dict) -> None:
@@ -410,7 +411,8 @@ def _passed_on(fn: ast.AST, params: dict, callees: dict) -> None:
         order = _own(name, list(inspect.signature(callee).parameters))
         for target, arg in list(zip(order, n.args)) + [(k.arg, k.value) for k in n.keywords if k.arg]:
             mine, source = params.get(_name(arg)), by_name.get(target)
-            if mine is None or source is None or mine.tensor or mine.scalar:
+            # a tensor by its annotation alone (`q: torch.Tensor`) is still what the callee reads it as
+            if mine is None or source is None or mine.scalar or (mine.tensor and (mine.rank or mine.dtypes)):
                 continue
             for field in INHERITED:
                 setattr(mine, field, getattr(source, field))
@@ -576,6 +578,7 @@ def _read_uses(fn: ast.AST, params: dict) -> None:
     for base, (first, last) in ends.items():
         p = params[base]
         if first >= 1 and last >= 1 and not p.exact and p.rank < first + 1 + last:
+            p.floor = p.rank
             p.rank = first + 1 + last
             p.rank_from = f"at least: it reads sizes {first} from its start and {last} from its end"
     _alike_ranks(params, strides)
@@ -590,7 +593,7 @@ def _alike_ranks(params: dict, strides: dict) -> None:
         if p.exact or len(read) < 2:
             continue
         alike = [params[o] for o, theirs in strides.items() if theirs == read and params[o].exact]
-        if len({o.rank for o in alike}) == 1 and alike[0].rank > p.rank:
+        if len({o.rank for o in alike}) == 1 and _may_take(p, alike[0].rank):
             p.rank = alike[0].rank
             p.rank_from = (f"as {alike[0].name}'s, whose strides {', '.join(map(str, sorted(read)))} it reads "
                            "alike")
@@ -613,6 +616,13 @@ def _shape_of(node) -> str | None:
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "size" and not node.args:
         return _name(node.func.value)
     return None
+
+
+def _may_take(p: _Param, rank: int) -> bool:
+    """Whether `p`, whose rank nothing fixes, may take a sibling's fixed `rank`: one its reads allow
+    (not below what they prove), other than the one it has. It replaces a guess from sizes read at
+    both ends (`k.size(3)` and `k.shape[-1]` can be one dimension of a 4-D k)."""
+    return not p.exact and (p.floor or p.rank) <= rank and rank != p.rank
 
 
 def _at_least(p: _Param, rank: int) -> None:
@@ -734,7 +744,7 @@ def _splat_ranks(splatted: list) -> None:
     if len({p.rank for p in fixed}) != 1:
         return
     for p in splatted:
-        if p is not None and not p.exact and p.rank <= fixed[0].rank:
+        if p is not None and not p.exact and _may_take(p, fixed[0].rank):
             p.tensor, p.rank = True, fixed[0].rank
             p.rank_from = f"as {fixed[0].name}'s, whose strides the launch splats beside its own"
 

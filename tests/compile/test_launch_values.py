@@ -1050,6 +1050,67 @@ def test_a_tensor_whose_strides_are_read_alike_a_4d_ones_is_4d(tmp_path):
     assert rec["signature"]["s_vn"] == "i32", rec["signature"]
 
 
+BOTH_ENDS = """
+    import torch
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def _qk(Q, K, O, sqb, sqh, sqm, sqd, skb, skh, skn, skd, sob, soh, som, son, M, N,
+            D: tl.constexpr, BLOCK: tl.constexpr):
+        bh = tl.program_id(0)
+        m = tl.arange(0, BLOCK)
+        d = tl.arange(0, D)
+        q = tl.load(Q + bh * sqh + m[:, None] * sqm + d[None, :] * sqd, mask=m[:, None] < M, other=0.0)
+        k = tl.load(K + bh * skh + m[:, None] * skn + d[None, :] * skd, mask=m[:, None] < N, other=0.0)
+        tl.store(O + bh * soh + m[:, None] * som + m[None, :] * son, tl.dot(q, tl.trans(k)))
+
+
+    class QK(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, q, k, out):
+            assert q.shape[-1] == k.shape[-1]
+            assert q.dtype in [torch.float16, torch.bfloat16]
+            batch, heads, m, d = q.size()
+            n = k.size(2)
+            _qk[(batch * heads,)](q, k, out, *q.stride(), *k.stride(), *out.stride(), m, n, D=d, BLOCK=64,
+                                  num_warps=4 if k.size(3) <= 64 else 8)
+            return out
+
+
+    def qk(q: torch.Tensor, k: torch.Tensor, out: torch.Tensor):
+        return QK.apply(q, k, out)
+"""
+
+
+def test_sizes_read_at_both_ends_do_not_outrank_a_splat_beside_a_4d_tensor(tmp_path):
+    # kernl's attention: `k.size(3)` and `k.shape[-1]` are one dimension of a 4-D k whose strides
+    # fill the kernel's four; a 5-D guess shifted every later argument and the call launched nothing
+    f = write(tmp_path, "ends.py", BOTH_ENDS)
+    ok("dump", f"{f}:_qk", "--store", tmp_path / "out")
+    rec = record(tmp_path / "out")
+    assumed = {a["name"]: a for a in rec["user"]["assumed"]}
+    assert assumed["QK.apply:k"]["spec"].count("x") == 3, assumed["QK.apply:k"]
+    assert rec["constexprs"]["D"] == 128 and rec["options"]["num_warps"] == 8
+
+
+def test_an_annotated_tensor_passed_on_is_what_the_callee_reads_it_as(tmp_path, monkeypatch):
+    # `q: torch.Tensor` says a tensor, not its rank: qk() passes q on to QK.apply, which makes it 4-D
+    import importlib
+
+    from kinspect.compile import wrappers
+    from kinspect.compile.file_launches import kernel_key
+
+    write(tmp_path, "ends_passed.py", BOTH_ENDS)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = importlib.import_module("ends_passed")
+    found = wrappers.calls(module, module._qk, kernel_key(module._qk))
+    call = next(c for c in found if c.func == "qk")
+    q = next(i for i in call.inputs if i.name == "q")
+    assert len(q.shape) == 4 and "as q's" not in q.why, q
+
+
 VARLEN = """
     import torch
     import triton
