@@ -12,7 +12,8 @@ Only the wrapper's own inputs are made up, from what its code does with them (re
 a tensor (it reads `.shape`, `.stride()`, `.dtype`, ...), its rank (`M, N = x.shape`, `x.shape[3]`,
 `assert x.dim() == 4`, `x.shape[1]` and `x.shape[-1]`: at least 3, strides splatted beside a
 4-D tensor's, or the same strides read by index as of a 4-D tensor: 4, an integer tensor: a vector
-of indices), its dtype (`assert x.dtype in
+of indices), its layout (where it compares `x.stride(1) == 1`, a call with dimension 1 innermost
+follows: channel-last), its dtype (`assert x.dtype in
 (torch.float16, torch.bfloat16)`; else the
 element type the kernel's code gives the parameter it is passed to, where that is the parameter's
 own; else the one half type the wrapper names; else the float type the project's tests try first;
@@ -88,13 +89,23 @@ class Input:
     dtype: str = ""
     torch: str = ""
     grad: bool = False       # made with requires_grad=True
+    inner: int | None = None     # the dimension laid out innermost, where not the last (channel-last)
 
 
-def _tensor(name: str, shape: tuple, dtype: str, torch: str, why: str, keyword: bool, grad: bool = False) -> Input:
+def _tensor(name: str, shape: tuple, dtype: str, torch: str, why: str, keyword: bool, grad: bool = False,
+            inner: int | None = None) -> Input:
+    """A made-up tensor of `shape`; with `inner`, that dimension's stride is 1 (laid out innermost,
+    then moved into place: `torch.empty(2, 4096, 64).movedim(-1, 1)` is 2x64x4096, channel-last)."""
     make = "zeros" if dtype[:1] in "iu" else "empty"     # index tensors: valid indices
-    text = (f"{torch}.{make}({', '.join(map(str, shape))}, dtype={torch}.{SHORT_TORCH[dtype]}"
+    laid = shape if inner is None else shape[:inner] + shape[inner + 1:] + shape[inner:inner + 1]
+    text = (f"{torch}.{make}({', '.join(map(str, laid))}, dtype={torch}.{SHORT_TORCH[dtype]}"
             f"{', requires_grad=True' if grad else ''})")
-    return Input(name, text, f"*{dtype}:{'x'.join(map(str, shape))}", why, keyword, tuple(shape), dtype, torch, grad)
+    if inner is not None:
+        # a view of a tensor made with requires_grad is not a leaf: the grad is asked for after the move
+        text = f"{text.removesuffix(', requires_grad=True)')}{')' if grad else ''}.movedim(-1, {inner})" + \
+            (".requires_grad_()" if grad else "")
+    return Input(name, text, f"*{dtype}:{'x'.join(map(str, shape))}", why, keyword, tuple(shape), dtype, torch, grad,
+                 inner)
 
 
 @dataclass(frozen=True)
@@ -135,10 +146,12 @@ class _Param:
     strs: list = None         # the strings the wrapper compares it with (`quant_type == "fp4"`)
     rank_from: str = ""       # why a rank nothing fixes is what it is
     floor: int = 0            # where a guess raised the rank: the least its reads prove
+    unit_strides: list = None  # dimensions whose stride the wrapper compares with 1 (`x.stride(1) == 1`)
 
     def __post_init__(self):
         self.dtypes = self.dtypes or []
         self.strs = self.strs or []
+        self.unit_strides = self.unit_strides or []
 
 
 def wrappers_of(module, jit, key) -> list[tuple[str, object, int, set]]:
@@ -337,6 +350,11 @@ def calls(module, jit, key, home=None, half: tuple[str, str] | None = None) -> l
                 if choice is not None:
                     choice.value = value
                 out.append(Call(func, line, tuple(_input(p, plan, torch, grad) for p in required), i, **where))
+            # where the wrapper compares a stride with 1 (`x.stride(1) == 1`: channel-last), its
+            # tensors laid out that way too, after
+            if any(_inner(p) is not None for p in required):
+                out.append(Call(func, line, tuple(_input(p, plan, torch, grad, _inner(p)) for p in required), i,
+                                **where))
             # with the optional tensors too (`residual=None`), after: they may choose the kernel, but
             # the projects' own calls mostly leave them None (measured: passing them first lost 7
             # values on corpus38's mamba, fla and flash-attention and gained 6 on attorch)
@@ -417,6 +435,7 @@ def _passed_on(fn: ast.AST, params: dict, callees: dict) -> None:
             for field in INHERITED:
                 setattr(mine, field, getattr(source, field))
             mine.dtypes, mine.strs = list(source.dtypes), list(source.strs)
+            mine.unit_strides = list(source.unit_strides)
 
 
 # `torch.float16` / `torch.half` and `torch.bfloat16` in a project's text
@@ -673,6 +692,15 @@ def _compare(n: ast.Compare, params: dict, holds: bool | None = None) -> None:
             said = [o.value for o in options if isinstance(o, ast.Constant) and isinstance(o.value, str)]
             if said and p.scalar in ("", "str"):
                 p.scalar, p.strs = "str", p.strs + [x for x in said if x not in p.strs]
+    # x.stride(1) == 1, x.stride(2) != 1: a layout the wrapper tells apart (channel-last)
+    for a, b in zip([left] + n.comparators[:-1], n.comparators):
+        for side, other in ((a, b), (b, a)):
+            read = _dim_read(side)
+            if read and isinstance(side, ast.Call) and side.func.attr == "stride" and read[0] in params \
+                    and _int(read[1]) is not None and isinstance(other, ast.Constant) and other.value == 1:
+                p = params[read[0]]
+                if _int(read[1]) not in p.unit_strides:
+                    p.unit_strides.append(_int(read[1]))
     # x.dim() == 4, x.ndim == 3, len(x.shape) == 2
     base = None
     if isinstance(left, ast.Call) and isinstance(left.func, ast.Attribute) and left.func.attr == "dim":
@@ -778,7 +806,15 @@ def _kernel_dtypes(params: dict, jit) -> None:
                 p.value = a.value
 
 
-def _input(p: _Param, plan: dict, torch: str, grad: bool = False) -> Input:
+def _inner(p: _Param) -> int | None:
+    """The dimension other than the last whose stride the wrapper compares with 1, where its rank is
+    fixed: the one to lay out innermost."""
+    if not (p.tensor and p.exact):
+        return None
+    return next((d % p.rank for d in p.unit_strides if -p.rank <= d < p.rank and d % p.rank != p.rank - 1), None)
+
+
+def _input(p: _Param, plan: dict, torch: str, grad: bool = False, inner: int | None = None) -> Input:
     if p.tensor:
         dtype = p.dtypes[0] if p.dtypes else FLOAT_DEFAULT
         if dtype not in SHORT_TORCH:
@@ -794,7 +830,9 @@ def _input(p: _Param, plan: dict, torch: str, grad: bool = False) -> Input:
                ("" if p.exact else f" ({p.rank_from or 'nothing fixes it' + ('; integers: indices' * index)})"))
         grad = grad and dtype[:1] in "fb"
         why += "; it requires grad (the input of an autograd Function)" if grad else ""
-        return _tensor(p.name, shape, dtype, torch, f"a tensor the wrapper takes; {why}", p.keyword, grad)
+        if inner is not None:
+            why += f"; dimension {inner} innermost (the wrapper compares {p.name}.stride({inner}) with 1)"
+        return _tensor(p.name, shape, dtype, torch, f"a tensor the wrapper takes; {why}", p.keyword, grad, inner)
     name = p.name.lower()
     if p.scalar == "dtype" or (not p.scalar and name.endswith("dtype")):
         dtype = p.dtypes[0] if p.dtypes and p.dtypes[0] in SHORT_TORCH else FLOAT_DEFAULT
@@ -1036,7 +1074,7 @@ def _changed(call: Call, subject: tuple, value, seen, line: int) -> Call | None:
         if short not in SHORT_TORCH:
             return None
         new = _tensor(old.name, old.shape, short, old.torch, old.why + said.format(f"dtype {short}"), old.keyword,
-                      old.grad and short[:1] in "fb")
+                      old.grad and short[:1] in "fb", old.inner)
     else:
         if what == "shape":
             shape = tuple(value) if isinstance(value, (tuple, list)) else None
@@ -1058,8 +1096,9 @@ def _changed(call: Call, subject: tuple, value, seen, line: int) -> Call | None:
         # the rank made up, or the shape an earlier check gave, is no longer what the input has
         why = re.sub(r"; (rank \d+( \(nothing fixes it\))?|shape \S+ from the wrapper's check at line \d+)", "",
                      old.why)
+        inner = old.inner if old.inner is not None and old.inner < len(shape) - 1 else None
         new = _tensor(old.name, shape, old.dtype, old.torch, why + said.format(f"shape {'x'.join(map(str, shape))}"),
-                      old.keyword, old.grad)
+                      old.keyword, old.grad, inner)
     if new.text == old.text:
         return None
     return replace(call, inputs=call.inputs[:i] + (new,) + call.inputs[i + 1:])

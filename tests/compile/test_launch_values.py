@@ -1111,6 +1111,49 @@ def test_an_annotated_tensor_passed_on_is_what_the_callee_reads_it_as(tmp_path, 
     assert len(q.shape) == 4 and "as q's" not in q.why, q
 
 
+CHANNEL_LAST = """
+    import torch
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def _shift_add(X, O, sxb, sxd, sxt, sob, sod, sot, T, D, BLOCK_T: tl.constexpr, BLOCK_D: tl.constexpr):
+        b, pt, pd = tl.program_id(0), tl.program_id(1), tl.program_id(2)
+        t = pt * BLOCK_T + tl.arange(0, BLOCK_T)
+        d = pd * BLOCK_D + tl.arange(0, BLOCK_D)
+        m = (t[:, None] < T) & (t[:, None] > 0) & (d[None, :] < D)
+        x = tl.load(X + b * sxb + (t[:, None] - 1) * sxt + d[None, :] * sxd, mask=m, other=0.0)
+        y = tl.load(X + b * sxb + t[:, None] * sxt + d[None, :] * sxd, mask=m, other=0.0)
+        tl.store(O + b * sob + t[:, None] * sot + d[None, :] * sod, x + y, mask=m)
+
+
+    def shift_add(x):
+        batch, dim, seqlen = x.shape
+        is_channel_last = (x.stride(1) == 1) & (x.stride(2) > 1)
+        out = torch.empty_like(x)
+        if not is_channel_last:
+            assert 0, "Need to run in channel-last layout"
+        grid = (batch, triton.cdiv(seqlen, 64), triton.cdiv(dim, 64))
+        _shift_add[grid](x, out, x.stride(0), x.stride(1), x.stride(2), out.stride(0), out.stride(1),
+                         out.stride(2), seqlen, dim, BLOCK_T=64, BLOCK_D=64)
+        return out
+"""
+
+
+def test_a_wrapper_that_wants_channel_last_gets_it(tmp_path):
+    # causal-conv1d's style: the wrapper compares x.stride(1) with 1 and refuses any other layout;
+    # the made-up x is laid out with dimension 1 innermost, so its stride along d is the one 1
+    f = write(tmp_path, "conv.py", CHANNEL_LAST)
+    ok("dump", f"{f}:_shift_add", "--store", tmp_path / "out")
+    rec = record(tmp_path / "out")
+    x = next(a for a in rec["user"]["assumed"] if a["name"] == "shift_add:x")
+    assert "dimension 1 innermost (the wrapper compares x.stride(1) with 1)" in x["why"], x
+    assert "movedim(-1, 1)" in rec["user"]["from"], rec["user"]["from"]
+    sig = rec["signature"]
+    assert sig["sxd"] == sig["sod"] == "constexpr" and sig["sxt"] == sig["sot"] == "i32", sig
+
+
 VARLEN = """
     import torch
     import triton
