@@ -11,10 +11,9 @@ strides from `.stride()`, `x.dtype` passed on.
 Only the wrapper's own inputs are made up, from what its code does with them (read from its AST):
 a tensor (it reads `.shape`, `.stride()`, `.dtype`, ...), its rank (`M, N = x.shape`, `x.shape[3]`,
 `assert x.dim() == 4`, `x.shape[1]` and `x.shape[-1]`: at least 3, strides splatted beside a
-4-D tensor's, or the same strides read by index as of a 4-D tensor: 4, an integer tensor: a vector
-of indices), its layout (where it compares `x.stride(1) == 1`, a call with dimension 1 innermost
-follows: channel-last), its dtype (`assert x.dtype in
-(torch.float16, torch.bfloat16)`; else the
+4-D tensor's: 4, an integer tensor: a vector of indices), its layout (where it compares
+`x.stride(1) == 1`, a call with dimension 1 innermost follows: channel-last), its dtype (`assert
+x.dtype in (torch.float16, torch.bfloat16)`; else the
 element type the kernel's code gives the parameter it is passed to, where that is the parameter's
 own; else the one half type the wrapper names; else the float type the project's tests try first;
 else the half type the project names most; else bf16),
@@ -548,7 +547,6 @@ def _read_uses(fn: ast.AST, params: dict) -> None:
     """Tensor-ness, rank, dtypes and scalar kinds from what the wrapper's code does with each parameter."""
     checks = _checks(fn)
     ends = {}     # per tensor, the farthest size read from its start and from its end
-    strides = {}  # per tensor, the strides read by index (`x.stride(1)`)
     for n in ast.walk(fn):
         if isinstance(n, ast.Attribute) and _name(n.value) in params:
             p = params[n.value.id]
@@ -566,8 +564,6 @@ def _read_uses(fn: ast.AST, params: dict) -> None:
                 if not (isinstance(n, ast.Call) and n.func.attr == "stride"):
                     first, last = ends.get(base, (-1, 0))
                     ends[base] = (max(first, v), last) if v >= 0 else (first, max(last, -v))
-                elif v >= 0:
-                    strides.setdefault(base, set()).add(v)
             # an int parameter that indexes a shape picks a dimension: `x.shape[dim]`, `x.size(dim)`
             if _name(index) in params:
                 params[index.id].axis = True
@@ -600,22 +596,6 @@ def _read_uses(fn: ast.AST, params: dict) -> None:
             p.floor = p.rank
             p.rank = first + 1 + last
             p.rank_from = f"at least: it reads sizes {first} from its start and {last} from its end"
-    _alike_ranks(params, strides)
-
-
-def _alike_ranks(params: dict, strides: dict) -> None:
-    """A tensor whose rank nothing fixes, of which the wrapper reads the same strides by index as it
-    reads of tensors of one fixed rank, has that rank: sageattn's `v.stride(0), v.stride(1),
-    v.stride(2)` beside q's, which `b, h, n, d = q.shape` makes 4-D (the last stride, 1, goes unread)."""
-    for name, read in strides.items():
-        p = params[name]
-        if p.exact or len(read) < 2:
-            continue
-        alike = [params[o] for o, theirs in strides.items() if theirs == read and params[o].exact]
-        if len({o.rank for o in alike}) == 1 and _may_take(p, alike[0].rank):
-            p.rank = alike[0].rank
-            p.rank_from = (f"as {alike[0].name}'s, whose strides {', '.join(map(str, sorted(read)))} it reads "
-                           "alike")
 
 
 def _dim_read(node) -> tuple[str | None, ast.expr] | None:
@@ -638,9 +618,10 @@ def _shape_of(node) -> str | None:
 
 
 def _may_take(p: _Param, rank: int) -> bool:
-    """Whether `p`, whose rank nothing fixes, may take a sibling's fixed `rank`: one its reads allow
-    (not below what they prove), other than the one it has. It replaces a guess from sizes read at
-    both ends (`k.size(3)` and `k.shape[-1]` can be one dimension of a 4-D k)."""
+    """Whether `p`, whose rank nothing fixes, may take the fixed `rank` of a tensor whose strides the
+    launch splats beside its own: one its reads allow (not below what they prove), other than the one
+    it has. It replaces a guess from sizes read at both ends (`k.size(3)` and `k.shape[-1]` can be one
+    dimension of a 4-D k)."""
     return not p.exact and (p.floor or p.rank) <= rank and rank != p.rank
 
 
