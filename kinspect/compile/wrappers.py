@@ -619,10 +619,9 @@ def _shape_of(node) -> str | None:
 
 def _may_take(p: _Param, rank: int) -> bool:
     """Whether `p`, whose rank nothing fixes, may take the fixed `rank` of a tensor whose strides the
-    launch splats beside its own: one its reads allow (not below what they prove), other than the one
-    it has. It replaces a guess from sizes read at both ends (`k.size(3)` and `k.shape[-1]` can be one
-    dimension of a 4-D k)."""
-    return not p.exact and (p.floor or p.rank) <= rank and rank != p.rank
+    launch splats beside its own: one its reads allow (not below what they prove). It replaces a
+    guess from sizes read at both ends (`k.size(3)` and `k.shape[-1]` can be one dimension of a 4-D k)."""
+    return not p.exact and (p.floor or p.rank) <= rank
 
 
 def _at_least(p: _Param, rank: int) -> None:
