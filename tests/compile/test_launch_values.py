@@ -24,6 +24,11 @@ def record(store: Path) -> dict:
     return json.loads(found.read_text())
 
 
+def assumed_by_name(rec: dict) -> dict:
+    """A record's assumed values by name: {'scale4:out': {name, spec, why, kind}}."""
+    return {a["name"]: a for a in rec["user"]["assumed"]}
+
+
 def write(folder: Path, name: str, text: str) -> Path:
     f = folder / name
     f.parent.mkdir(parents=True, exist_ok=True)
@@ -323,7 +328,7 @@ def test_made_up_inputs_are_changed_until_the_wrappers_own_checks_pass(tmp_path)
     assert "the project's wrapper gated_norm() (line 20) called with made-up inputs" in out
     # x of rank 3 as the tuple unpacking fixes it; weight (dim,) and z's last dim from the checks
     assert rec["constexprs"]["BLOCK_N"] == 128 and rec["constexprs"]["HAS_Z"] is True
-    assumed = {a["name"]: a for a in rec["user"]["assumed"]}
+    assumed = assumed_by_name(rec)
     # bf16 where nothing says (wrappers.FLOAT_DEFAULT)
     assert assumed["gated_norm:x"]["spec"] == "*bf16:4x32x128"
     assert assumed["gated_norm:weight"]["spec"] == "*bf16:128"
@@ -401,7 +406,7 @@ def test_a_kernel_launched_through_wrap_triton_in_a_triton_op_gets_its_wrappers_
     # out_dtype, a torch.dtype the op takes: the first of those it accepts, not a made-up int (nor a
     # tensor, for the attribute it shares with tensors)
     assert (rec["signature"]["X"], rec["signature"]["Y"], rec["signature"]["scale"]) == ("*fp16", "*fp32", "fp32")
-    assumed = {a["name"]: a for a in rec["user"]["assumed"]}
+    assumed = assumed_by_name(rec)
     assert assumed["_scale_impl:out_dtype"]["spec"] == "fp32", assumed
 
 
@@ -504,7 +509,7 @@ def test_checks_with_arithmetic_slices_and_two_inputs_are_met_without_undoing_ea
 def test_a_slice_of_a_shape_is_set_where_a_check_compares_one(tmp_path):
     f = write(tmp_path, "rope.py", ROPE.replace("assert q.dim() == 4 and k.dim() == 4", "assert q.dim() == 4"))
     ok("dump", f"{f}:_rope", "--store", tmp_path / "out")
-    assumed = {a["name"]: a for a in record(tmp_path / "out")["user"]["assumed"]}
+    assumed = assumed_by_name(record(tmp_path / "out"))
     q, k = (assumed[f"rope:{n}"]["spec"].split(":")[1].split("x") for n in "qk")
     assert q[:-2] == k[:-2] and q[-1] == k[-1], (q, k)
     assert "from the wrapper's check at line 24" in assumed["rope:q"]["why"] + assumed["rope:k"]["why"]
@@ -655,7 +660,7 @@ def test_a_size_an_earlier_check_set_is_kept_where_arithmetic_compares_it(tmp_pa
             return out
     """)
     ok("dump", f"{f}:_half", "--store", tmp_path / "out")
-    assumed = {a["name"]: a for a in record(tmp_path / "out")["user"]["assumed"]}
+    assumed = assumed_by_name(record(tmp_path / "out"))
     # the first plan (16x4096) kept, q's last size set to 128
     assert assumed["half:q"]["spec"] == "*bf16:16x128", assumed
     assert assumed["half:cos"]["spec"] == "*bf16:16x64"
@@ -719,7 +724,7 @@ def test_a_wrapper_in_another_module_of_the_package_gives_the_values(tmp_path):
     assert rec["constexprs"]["SAVE"] is True
     # the one half type the wrapper names, for its scratch, is the type of its inputs
     assert rec["signature"]["out_ptr"] == rec["signature"]["x_ptr"] == "*fp16"
-    assumed = {a["name"]: a for a in rec["user"]["assumed"]}
+    assumed = assumed_by_name(rec)
     assert assumed["ScaleRows.apply:x"]["spec"] == "*fp16:16x4096"
     assert "it requires grad (the input of an autograd Function)" in assumed["ScaleRows.apply:x"]["why"]
     assert "ScaleRows.apply:w" not in assumed, assumed
@@ -887,7 +892,7 @@ def test_an_assert_of_none_or_a_shape_is_met_by_its_shape(tmp_path):
     write(pkg, "scale_layer.py", SCALE_LAYER.replace("def forward(ctx, x, w=None):", "def forward(ctx, x, w):"))
     ok("dump", f"{f}:scale_rows_kernel", "--store", tmp_path / "out")
     rec = record(tmp_path / "out")
-    assumed = {a["name"]: a for a in rec["user"]["assumed"]}
+    assumed = assumed_by_name(rec)
     assert rec["constexprs"]["HAS_W"] is True
     assert assumed["ScaleRows.apply:w"]["spec"].startswith("*fp16:4096"), assumed
     assert "from the wrapper's check at line 13" in assumed["ScaleRows.apply:w"]["why"]
@@ -1002,7 +1007,7 @@ def test_a_tensor_whose_strides_are_splatted_beside_a_4d_ones_is_4d(tmp_path):
     f = write(tmp_path, "splat.py", SPLATTED)
     ok("dump", f"{f}:_scale4", "--store", tmp_path / "out")
     rec = record(tmp_path / "out")
-    out = next(a for a in rec["user"]["assumed"] if a["name"] == "scale4:out")
+    out = assumed_by_name(rec)["scale4:out"]
     assert out["spec"].count("x") == 3 and "as x's, whose strides the launch splats beside its own" in out["why"]
     assert rec["constexprs"]["D"] == 128
 
@@ -1047,7 +1052,7 @@ def test_sizes_read_at_both_ends_do_not_outrank_a_splat_beside_a_4d_tensor(tmp_p
     f = write(tmp_path, "ends.py", BOTH_ENDS)
     ok("dump", f"{f}:_qk", "--store", tmp_path / "out")
     rec = record(tmp_path / "out")
-    assumed = {a["name"]: a for a in rec["user"]["assumed"]}
+    assumed = assumed_by_name(rec)
     assert assumed["QK.apply:k"]["spec"].count("x") == 3, assumed["QK.apply:k"]
     assert rec["constexprs"]["D"] == 128 and rec["options"]["num_warps"] == 8
 
@@ -1104,7 +1109,7 @@ def test_a_wrapper_that_wants_channel_last_gets_it(tmp_path):
     f = write(tmp_path, "conv.py", CHANNEL_LAST)
     ok("dump", f"{f}:_shift_add", "--store", tmp_path / "out")
     rec = record(tmp_path / "out")
-    x = next(a for a in rec["user"]["assumed"] if a["name"] == "shift_add:x")
+    x = assumed_by_name(rec)["shift_add:x"]
     assert "dimension 1 innermost (the wrapper compares x.stride(1) with 1)" in x["why"], x
     assert "movedim(-1, 1)" in rec["user"]["from"], rec["user"]["from"]
     sig = rec["signature"]
