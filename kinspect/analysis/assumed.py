@@ -19,7 +19,7 @@ import re
 import textwrap
 from dataclasses import dataclass
 
-from kinspect.core.model import Variant
+from kinspect.core.model import WRAPPER_INPUTS, Variant
 
 # an assumed value as older records spell it: `BLOCK=64  (a power of two: ...; set with -p)`
 TEXT_RE = re.compile(r"^(?P<name>[\w.:]+)=(?P<spec>\S*)\s+\((?P<why>.*); set with (?P<how>[-\w]+)\)$")
@@ -132,8 +132,8 @@ def qualify(found: list, v: Variant) -> list:
     gs = guesses(v)
     if not gs:
         return found
-    params = {g.name: g for g in gs if g.kind != "input"}
-    inputs = [g for g in gs if g.kind == "input"]
+    params = {g.name: g for g in gs if g.kind not in WRAPPER_INPUTS}
+    inputs = [g for g in gs if g.kind in WRAPPER_INPUTS]
     src = v.source
     using = lines_using(src.text, src.line, set(params)) if src is not None and src.text and params else {}
     here = src.file if src is not None else None
@@ -148,8 +148,15 @@ def qualify(found: list, v: Variant) -> list:
     if inputs:
         from kinspect.analysis.verdicts import Verdict
 
-        made = ", ".join(g.shown for g in inputs)
+        made = ", ".join(g.shown for g in inputs if g.kind == "input")
+        tested = ", ".join(g.shown for g in inputs if g.kind == "tested")
         wrapper = inputs[0].name.split(":")[0]
-        out.append(Verdict(f"the launch values come from {wrapper}() called with made-up inputs ({made}): "
-                           f"sizes, dtypes and what follows from them are guesses", "info"))
+        if not made:
+            text = (f"the launch values come from {wrapper}() called as the project's test calls it ({tested}): "
+                    f"its inputs read from the test's text, not run")
+        else:
+            text = (f"the launch values come from {wrapper}() called with made-up inputs ({made})" +
+                    (f" beside the test's ({tested})" if tested else "") +
+                    f": sizes, dtypes and what follows from {'the made-up ones' if tested else 'them'} are guesses")
+        out.append(Verdict(text, "info"))
     return out

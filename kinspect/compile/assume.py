@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from kinspect.compile.args import DEFAULT_INT, DTYPES, POINTER_ELEMENTS, WIDE_INT
 from kinspect.compile.infer import ADDRESS, EXPLICIT, HABIT, INDEX_BOUND, NEED, OFFSETS, PAIRED, Walk, _tl, walk
+from kinspect.core.model import WRAPPER_INPUTS
 
 BLOCK = 64                 # a constexpr block size: a power of two that tl.dot accepts on every target
 BLOCK_3D = 16              # in a kernel with 3-D tiles: 64**3 elements take ptxas minutes
@@ -48,7 +49,7 @@ class Assumed:
     kind: str = ""       # "pow2", "loop", "int", "bool", ... (how the static_assert search may change it)
 
     def option(self) -> str:
-        if self.kind == "input":        # a wrapper's made-up input: the whole call is one --from
+        if self.kind in WRAPPER_INPUTS:        # a wrapper's input: the whole call is one --from
             return ""
         if self.kind == "function":
             return f"kinspect_examples['...']['constexprs']['{self.name}']"
@@ -67,7 +68,7 @@ class Assumed:
     def text(self) -> str:
         shown = f"{self.name}={self.spec}" if self.kind != "function" else f"{self.name}=<identity function>"
         how = "-p" if self.constexpr else "--arg"
-        if self.kind == "input":
+        if self.kind in WRAPPER_INPUTS:
             how = "--from"
         if self.kind == "function":
             how = "kinspect_examples"

@@ -40,7 +40,7 @@ from kinspect.compile.assume import check_given
 from kinspect.compile.autotune import Applied, Chain, apply, chain, is_jit
 from kinspect.compile.loader import is_user_kernel, launched_in, split  # noqa: F401  (callers import is_user_kernel)
 from kinspect.core.errors import KinspectError, NotFound, UsageError, did_you_mean
-from kinspect.core.model import UserRecord
+from kinspect.core.model import WRAPPER_INPUTS, UserRecord
 
 
 # "NameError('lo is not defined')", "name 'fast_exp' is not defined"
@@ -137,9 +137,9 @@ class UserKernel:
                 f"({shown})")
         better, how = improve(self.assumed, error)
         if better:
-            words += [a.option() for a in better if a.kind not in ("function", "input")]
+            words += [a.option() for a in better if a.kind != "function" and a.kind not in WRAPPER_INPUTS]
             return f"{head}; the error suggests {how}; edit and run: kinspect dump {shlex.quote(text)} {' '.join(words)}"
-        words += [a.option() for a in self.assumed if a.kind not in ("function", "input")]
+        words += [a.option() for a in self.assumed if a.kind != "function" and a.kind not in WRAPPER_INPUTS]
         return (f"{head}; the values it used, to change: edit and run: kinspect dump {shlex.quote(text)} "
                 f"{' '.join(words)}").rstrip()
 
@@ -225,7 +225,8 @@ def load(text: str, cli_args: dict, cli_constexprs: dict, *, config: int | None 
             grid = declared.get("grid", used.grid)
             options = {**used.options, **options}
             picked = {"launch_index": 0, "from": call.text()}
-            how = (f"the project's wrapper {call.func}() ({call.at}) called with made-up inputs: "
+            made = f"as its test calls it ({call.test})" if call.test else "with made-up inputs"
+            how = (f"the project's wrapper {call.func}() ({call.at}) called {made}: "
                    f"--from {call.text()!r}, recorded, not run")
             assumed = tuple(_input_assumed(call))
             missing = _missing(c, args, given)
@@ -433,7 +434,7 @@ def _wrapper_launch(loaded, c: Chain, name: str, resolved):
     of its file, else one of the modules of its package that name it (loader.neighbours). (the
     FileLaunch, the Call, "") of the first call that reaches it, or (None, None, why none did: ""
     where no wrapper was found)."""
-    from kinspect.compile import loader, wrappers
+    from kinspect.compile import loader, test_calls, wrappers
     from kinspect.compile.file_launches import kernel_key
 
     if loaded.where is None:
@@ -443,6 +444,7 @@ def _wrapper_launch(loaded, c: Chain, name: str, resolved):
     # the float type of inputs nothing else types: the one the project's tests try first, else
     # its half type (measured on 12 projects seen: benchmarks/inference_accuracy.py)
     half = wrappers.project_dtype(files) or wrappers.project_half(files)
+    tests = test_calls.Tests(files)
     tried, first = [], ""
     for module in (loaded.module, None):
         if module is None:       # none of its file reached it: the wrappers in other files of its package
@@ -450,7 +452,7 @@ def _wrapper_launch(loaded, c: Chain, name: str, resolved):
             modules = loader.neighbours(loaded, getattr(fn, "__name__", name), _driver(resolved))
         else:
             modules = [module]
-        tries = [t for m in modules for t in _calls_of(m, c, key, loaded.module, half)][:MAX_WRAPPER_TRIES]
+        tries = [t for m in modules for t in _calls_of(m, c, key, loaded.module, half, tests)][:MAX_WRAPPER_TRIES]
         used, call, why = _first_launch(loaded, tries, key, name, resolved)
         if used is not None:
             return used, call, ""
@@ -464,11 +466,11 @@ def _wrapper_launch(loaded, c: Chain, name: str, resolved):
                         f"{first}; values from the kernel's code")
 
 
-def _calls_of(module, c: Chain, key, home, half) -> list:
+def _calls_of(module, c: Chain, key, home, half, tests) -> list:
     from kinspect.compile import wrappers
 
     try:
-        return wrappers.calls(module, c.jit, key, home=home, half=half)
+        return wrappers.calls(module, c.jit, key, home=home, half=half, tests=tests)
     except Exception:      # the wrapper's text could not be read: the kernel's code decides
         return []
 
@@ -498,11 +500,13 @@ def _first_launch(loaded, tries: list, key, name: str, resolved):
 
 
 def _input_assumed(call) -> list:
-    """The made-up inputs of a wrapper call, as assumed values (kind "input"): said, never hidden."""
+    """The inputs of a wrapper call, as assumed values: made up (kind "input") or read from the
+    project's test (kind "tested"), said, never hidden."""
     from kinspect.compile.assume import Assumed
 
     return [Assumed(f"{call.func}:{i.name}", None, i.spec, f"{i.why}; input of the wrapper {call.func}() at "
-                    f"{call.at}, made up", False, "input") for i in call.inputs
+                    f"{call.at}, {'read from the test, not run' if i.tested else 'made up'}", False,
+                    "tested" if i.tested else "input") for i in call.inputs
             if not i.spec.startswith("kernel:")]     # the kernel itself, passed to a wrapper that launches it
 
 

@@ -42,6 +42,8 @@ import os
 import re
 from dataclasses import dataclass, replace
 
+from kinspect.compile.test_calls import is_test_file
+
 # attributes whose use says a parameter is a tensor
 TENSOR_ATTRS = {"shape", "stride", "dtype", "size", "view", "reshape", "contiguous", "is_contiguous", "device",
                 "dim", "ndim", "numel", "element_size", "new_empty", "new_zeros", "new_full", "squeeze", "unsqueeze",
@@ -89,6 +91,7 @@ class Input:
     torch: str = ""
     grad: bool = False       # made with requires_grad=True
     inner: int | None = None     # the dimension laid out innermost, where not the last (channel-last)
+    tested: bool = False         # read from the call the project's test makes, not made up
 
 
 def _tensor(name: str, shape: tuple, dtype: str, torch: str, why: str, keyword: bool, grad: bool = False,
@@ -117,6 +120,7 @@ class Call:
     plan: int = 0
     module: str = ""   # the module it is in, where that is not the kernel's ('attorch.layer_norm_layer')
     file: str = ""     # that module's file
+    test: str = ""     # the project's test call it follows: `tests/test_norm.py:14 (test_rms)`
 
     def text(self) -> str:
         func = f"__import__({self.module!r}, fromlist=['_']).{self.func}" if self.module else self.func
@@ -146,6 +150,7 @@ class _Param:
     rank_from: str = ""       # why a rank nothing fixes is what it is
     floor: int = 0            # where a guess raised the rank: the least its reads prove
     unit_strides: list = None  # dimensions whose stride the wrapper compares with 1 (`x.stride(1) == 1`)
+    tested: bool = False      # its dtype is the one the project's test passes
 
     def __post_init__(self):
         self.dtypes = self.dtypes or []
@@ -309,10 +314,12 @@ def _key(obj, kernel_key):
         return None
 
 
-def calls(module, jit, key, home=None, half: tuple[str, str] | None = None) -> list[Call]:
+def calls(module, jit, key, home=None, half: tuple[str, str] | None = None, tests=None) -> list[Call]:
     """For each wrapper of the kernel in `module`, its calls to try (one per shape plan), best first,
     to run in `home` (the kernel's module; default `module`). `half` is the project's own float type
-    (project_dtype, project_half), for float inputs nothing else types."""
+    (project_dtype, project_half), for float inputs nothing else types. `tests` (test_calls.Tests):
+    the project's tests, whose call of a wrapper is tried before any plan, and types the inputs
+    that the plans make up where it passes them."""
     from kinspect.compile.file_launches import kernel_key
 
     out = []
@@ -323,8 +330,11 @@ def calls(module, jit, key, home=None, half: tuple[str, str] | None = None) -> l
                       None)
     found = wrappers_of(module, jit, key)
     launching = {func: names for func, _, _, names in found}
+    torch = torch_name or "__import__('torch')"
+    tested = {func: _tested(module, func, fn, tests, torch) for func, fn, _, _ in found}
     # the wrappers that launch it, read first: what a caller passes them on as it is, is what they read
-    direct = {func: (fn, _params(fn, func, jit, names, half=half)) for func, fn, _, names in found if names}
+    direct = {func: (fn, _params(fn, func, jit, names, half=half, tested=tested[func]))
+              for func, fn, _, names in found if names}
     # a wrapper that launches the kernel it is passed is passed this one, by its name in `home`
     kernel = next((k for k, v in ns.items() if _key(v, kernel_key) == key), None)
     for func, (fn, params) in direct.items():
@@ -332,18 +342,20 @@ def calls(module, jit, key, home=None, half: tuple[str, str] | None = None) -> l
             if p.name in launching[func]:
                 p.tensor, p.scalar, p.value = False, "kernel", kernel
     for func, fn, line, _ in found:
-        params = direct[func][1] if func in direct else _params(fn, func, jit, launching[func], direct, half)
+        params = direct[func][1] if func in direct else _params(fn, func, jit, launching[func], direct, half,
+                                                                  tested[func])
         if params is None:
             continue
-        torch = torch_name or "__import__('torch')"
         required = [p for p in params if not p.optional]
+        # an autograd Function is there to be trained through: its inputs require grad, which its
+        # forward may read (`save_stats=input.requires_grad`)
+        grad = func.endswith(".apply")
+        if tested[func] is not None:
+            out.append(_test_call(tested[func], fn, params, func, line, torch, grad, where))
         # a string the wrapper compares (`if quant_type == "fp4": ... else: ...`) picks the kernel: one
         # call per value it compares, and one that matches none (its `else`)
         choice = next((p for p in required if p.strs), None)
         values = [None] if choice is None else choice.strs + [""]
-        # an autograd Function is there to be trained through: its inputs require grad, which its
-        # forward may read (`save_stats=input.requires_grad`)
-        grad = func.endswith(".apply")
         for i, plan in enumerate(PLANS):
             for value in values:
                 if choice is not None:
@@ -359,12 +371,76 @@ def calls(module, jit, key, home=None, half: tuple[str, str] | None = None) -> l
             # values on corpus38's mamba, fla and flash-attention and gained 6 on attorch)
             if len(required) < len(params):
                 out.append(Call(func, line, tuple(_input(p, plan, torch, grad) for p in params), i, **where))
-    # every wrapper's first plan before any wrapper's second
+    # the tests' calls first, then every wrapper's first plan before any wrapper's second
     return sorted(out, key=lambda c: c.plan)
 
 
+def _tested(module, func: str, fn, tests, torch: str):
+    """The call of the wrapper that reads most of its arguments in the project's tests, by any name
+    the module has for it (`_attention.apply`, `attention = _attention.apply`); None where none."""
+    if tests is None:
+        return None
+    ns = vars(module)
+    head, _, attr = func.partition(".")
+    obj = getattr(ns.get(head), attr, None) if attr else ns.get(head)
+    names = {func} | {k for k, v in ns.items() if obj is not None and (v is obj or attr and _equal(v, obj))}
+    try:
+        found = tests.calls(fn, names, torch)
+    except RecursionError:
+        return None
+    return found[0] if found and found[0].read() else None
+
+
+def _equal(a, b) -> bool:
+    try:
+        return bool(a == b)
+    except Exception:
+        return False
+
+
+def _test_call(tc, fn, params: list, func: str, line: int, torch: str, grad: bool, where: dict) -> Call:
+    """The wrapper called as the project's test calls it: each argument the test's text gives, as it
+    gives it; the others made up as plan 0 makes them (typed by the test where it says)."""
+    by_name = {p.name: p for p in params}
+    inputs, skipped = [], False
+    for name, sp in inspect.signature(fn).parameters.items():
+        if name in ("ctx", "self", "cls") and not inputs and "." in func:
+            continue
+        value, p = tc.args.get(name), by_name.get(name)
+        keyword = skipped or sp.kind == sp.KEYWORD_ONLY
+        if value is not None and value.kind != "items":
+            inputs.append(_from_test(name, value, tc, torch, keyword or (p is not None and p.keyword)))
+        elif p is not None and not p.optional:
+            inputs.append(_input(p, PLANS[0], torch, grad))
+        else:
+            skipped = True
+    return Call(func, line, tuple(inputs), -1, **where, test=tc.at)
+
+
+def _from_test(name: str, v, tc, torch: str, keyword: bool) -> Input:
+    why = f"as the project's test passes it ({tc.at})"
+    if v.kind == "tensor":
+        sizes = "x".join(map(str, v.shape)) or "1"
+        return Input(name, v.text, f"*{v.dtype}:{sizes}", f"a tensor {why}", keyword, tuple(v.shape), v.dtype, torch,
+                     v.grad, tested=True)
+    if v.kind == "dtype":
+        return Input(name, v.text, v.dtype, f"a dtype {why}", keyword, tested=True)
+    x = v.value
+    if isinstance(x, bool):
+        spec = f"i1:{int(x)}"
+    elif isinstance(x, int):
+        spec = f"{'i32' if -2**31 <= x < 2**31 else 'i64'}:{x}"
+    elif isinstance(x, float):
+        spec = f"fp32:{x!r}"
+    elif isinstance(x, str):
+        spec = f"str:{x!r}"
+    else:
+        spec = f"value:{x!r}"
+    return Input(name, v.text, spec, f"a value {why}", keyword, tested=True)
+
+
 def _params(fn, func: str, jit, launched: set, callees: dict | None = None,
-            half: tuple[str, str] | None = None) -> list[_Param] | None:
+            half: tuple[str, str] | None = None, tested=None) -> list[_Param] | None:
     from kinspect.compile.loader import function_tree
 
     tree = function_tree(fn)
@@ -394,12 +470,32 @@ def _params(fn, func: str, jit, launched: set, callees: dict | None = None,
     _passed_on(node, params, callees or {})
     _kernel_params(node, params, jit, launched)
     _kernel_dtypes(params, jit)
+    if tested is not None:
+        _test_types(params, tested)
     for p in params.values():
         p.keyword = p.name in keyword
     named = _half_named(node, fn.__code__.co_firstlineno - 1)
     _share_float_dtype(params, (named[0], f"the one half type the wrapper's code names (line {named[1]})")
                        if named else half)
     return [p for p in params.values() if not p.optional or p.tensor]
+
+
+def _test_types(params: dict, tc) -> None:
+    """Each tensor parameter the project's test passes (test_calls.TestCall) takes the test's dtype,
+    and its rank where no check fixes one: a check of the wrapper's that allows that dtype keeps its
+    list, the test's first."""
+    for name, p in params.items():
+        v = tc.args.get(name)
+        dtype = v.dtype if v is not None and v.kind == "tensor" else tc.dtypes.get(name, "")
+        if not dtype or dtype not in SHORT_TORCH:
+            continue
+        if p.dtype_from == "wrapper" and p.dtypes and dtype not in p.dtypes:
+            continue
+        p.tensor = True
+        p.dtypes = [dtype] + [d for d in p.dtypes if d != dtype] if p.dtype_from == "wrapper" else [dtype]
+        p.dtype_from, p.tested = f"as the project's test passes it ({tc.at})", True
+        if v is not None and v.kind == "tensor" and v.shape and not p.exact:
+            p.rank, p.floor, p.rank_from = len(v.shape), len(v.shape), f"as the project's test passes it ({tc.at})"
 
 
 def _own(func: str, args: list) -> list:
@@ -410,7 +506,8 @@ def _own(func: str, args: list) -> list:
 
 
 # what a wrapper's parameter takes from the one of another wrapper it is passed to as it is
-INHERITED = ("tensor", "rank", "exact", "dtype_from", "scalar", "axis", "kernel_param", "value", "rank_from", "floor")
+INHERITED = ("tensor", "rank", "exact", "dtype_from", "scalar", "axis", "kernel_param", "value", "rank_from", "floor",
+             "tested")
 
 
 def _passed_on(fn: ast.AST, params: dict, callees: dict) -> None:
@@ -469,7 +566,7 @@ def project_dtype(files) -> tuple[str, str] | None:
     each path relative to the project's folder (loader.project_files)."""
     counts = {"fp16": 0, "bf16": 0, "fp32": 0}
     for path, text in files:
-        if not _test_file(path):
+        if not is_test_file(path):
             continue
         for m in DTYPE_LIST_RE.finditer(text):
             counts[TORCH_SHORT[m.group(1).decode()]] += 1
@@ -477,11 +574,6 @@ def project_dtype(files) -> tuple[str, str] | None:
     if n < 3 or n < HALF_MAJORITY * m:
         return None
     return top, f"the float type the project's tests try first ({n} of their dtype lists, the next {m})"
-
-
-def _test_file(path) -> bool:
-    return path.name.startswith("test_") or path.name.endswith("_test.py") or \
-        any(part in ("tests", "test") for part in path.parts[:-1])
 
 
 def _half_named(fn: ast.AST, offset: int) -> tuple[str, int] | None:
@@ -509,8 +601,9 @@ def _share_float_dtype(params: dict, half: tuple[str, str] | None = None) -> Non
     torch.bfloat16`: q, k and v are one dtype, as tl.dot needs), else `half` (the one half type the
     wrapper names, else its project's float type: (type, why)), else bf16; scales and
     statistics by their names fp32."""
-    typed = [p for p in params.values() if p.tensor and p.dtypes and p.dtype_from == "wrapper"
+    typed = [p for p in params.values() if p.tensor and p.dtypes and (p.dtype_from == "wrapper" or p.tested)
              and p.dtypes[0][:1] not in "iu"]
+    typed.sort(key=lambda p: p.dtype_from != "wrapper")
     for p in params.values():
         if p.tensor and not p.dtypes:
             if FP32_NAME_RE.search(p.name.lower()):
@@ -1069,7 +1162,7 @@ def _changed(call: Call, subject: tuple, value, seen, line: int) -> Call | None:
                 return None
             shape[dim] = value
         else:
-            shape = PLANS[call.plan].get(value) if _count(value) else None
+            shape = PLANS[max(call.plan, 0)].get(value) if _count(value) else None
         if not shape or not all(_count(n) for n in shape):
             return None
         shape = tuple(int(n) for n in shape)

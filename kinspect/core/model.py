@@ -12,6 +12,9 @@ from typing import Any, ClassVar
 from kinspect.core import records
 
 RECORD_VERSION = 2
+# the kinds of an assumed value that are a wrapper's input, set by one --from call: made up, or read
+# from the call the project's test makes (kinspect.compile.test_calls)
+WRAPPER_INPUTS = ("input", "tested")
 # Versions this kinspect reads: 1 had no launch records and no Triton start-up time.
 READABLE_VERSIONS = (1, 2)
 
@@ -319,7 +322,7 @@ class AssumedValue:
     name: str = ""
     spec: str = ""
     why: str = ""
-    kind: str = ""        # "pow2", "input" (a wrapper's made-up input), "function", ...
+    kind: str = ""        # "pow2", "input" (a wrapper's made-up input), "tested" (one read from its test), ...
     constexpr: bool = False
     text: str = ""
 

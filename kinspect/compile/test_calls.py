@@ -1,0 +1,844 @@
+"""The project's tests as the source of a wrapper's inputs: the calls its authors make.
+
+A project's tests call its wrappers with the shapes and dtypes the project uses:
+
+    @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+    def test_rms_norm(dtype):
+        x = torch.randn(4, 1024, dtype=dtype, device="cuda")
+        y = rms_norm(x, torch.ones(1024, dtype=dtype), 1e-6)
+
+Where such a call's arguments can be read from the test's text without running it, kinspect.compile.
+wrappers calls the wrapper that way first, and says which test call the inputs come from. A name is
+read where the test binds it: a parametrize (its first case; pytest's and look-alikes such as
+`parameterize`), hypothesis's `@given` (`sampled_from`'s first value, an integer strategy's least),
+the test's defaults, its assignments and loops before the call (the first item), the module's
+constants, and, for a helper the test calls (`_test_norm(M, N, dtype)`), the first call of it in
+the file. An argument is rebuilt, never run from the test's text: as a few torch constructors and
+tensor methods (`randn`, `randint`, `arange`, `tensor`, `cumsum`, `pad`, casts, views) with the
+literal values they were read as (`Value.text`), its shape and dtype kept. One the reading cannot
+follow (a model's output, a slice) is left to the wrapper's made-up inputs, and its dtype, where read,
+still types that input.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import math
+from dataclasses import dataclass
+
+# the most elements a rebuilt tensor may hold: the wrapper runs (on the CPU) though the launch does not
+MAX_ELEMENTS = 1 << 27
+# the most items of a `torch.tensor([...])` literal rebuilt
+MAX_LITERAL = 4096
+# the most matching calls read per wrapper, and the most test files parsed for them
+MAX_CALLS = 64
+MAX_FILES = 200
+
+DTYPES = {"float16": "fp16", "half": "fp16", "bfloat16": "bf16", "float32": "fp32", "float": "fp32",
+          "float64": "fp64", "double": "fp64", "int8": "i8", "uint8": "u8", "int16": "i16", "short": "i16",
+          "int32": "i32", "int": "i32", "int64": "i64", "long": "i64", "bool": "i1", "float8_e4m3fn": "fp8e4nv",
+          "float8_e5m2": "fp8e5", "uint16": "u16", "uint32": "u32", "uint64": "u64"}
+TORCH_NAME = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32", "fp64": "float64", "i8": "int8",
+              "u8": "uint8", "i16": "int16", "i32": "int32", "i64": "int64", "i1": "bool", "fp8e4nv": "float8_e4m3fn",
+              "fp8e5": "float8_e5m2", "u16": "uint16", "u32": "uint32", "u64": "uint64"}
+# tensor methods that cast: `x.half()`
+CASTS = {"half": "fp16", "bfloat16": "bf16", "float": "fp32", "double": "fp64", "long": "i64", "int": "i32",
+         "bool": "i1", "short": "i16", "char": "i8", "byte": "u8"}
+# tensor methods that keep shape and dtype, kept in the text (values or grad may matter to the wrapper)
+SAME = {"contiguous", "detach", "clone", "requires_grad_", "normal_", "uniform_", "zero_", "fill_", "abs", "abs_",
+        "exp", "sigmoid", "relu", "tanh", "neg", "sqrt", "mul", "mul_", "add", "add_", "div", "div_", "sub", "sub_",
+        "clamp", "clamp_", "softmax", "log_softmax", "exponential_", "random_", "sign", "log", "square", "sin", "cos"}
+# tensor methods that move it, dropped: the wrapper is called on the CPU
+MOVES = {"cuda", "cpu", "pin_memory"}
+FLOAT_MAKERS = {"randn", "rand", "empty", "zeros", "ones"}
+LIKE = {"randn_like", "rand_like", "empty_like", "zeros_like", "ones_like", "full_like"}
+PARAMETRIZE = {"parametrize", "parameterize"}
+
+
+@dataclass(frozen=True)
+class Value:
+    """An argument as read: a tensor (text rebuilding it, shape, dtype), a dtype, or a Python value."""
+
+    kind: str            # "tensor", "dtype", "value"
+    text: str = ""       # Python text rebuilding it, `torch` named as the wrapper's module names it
+    shape: tuple = ()
+    dtype: str = ""      # kinspect's short name: fp16, i64
+    value: object = None
+    grad: bool = False
+
+
+@dataclass(frozen=True)
+class TestCall:
+    """One call of a wrapper in the project's tests: each parameter's Value where it was read, else
+    None, and the dtype read where only that was (`dtypes`)."""
+
+    file: str            # relative to the project's folder
+    line: int
+    test: str            # the test function
+    args: dict           # parameter name -> Value | None
+    dtypes: dict         # parameter name -> short dtype, where the Value could not be read whole
+
+    @property
+    def at(self) -> str:
+        return f"{self.file}:{self.line}, {self.test}"
+
+    def read(self) -> int:
+        return sum(v is not None for v in self.args.values())
+
+
+class Tests:
+    """The test files of a project, read when a wrapper is asked for: (path, bytes) pairs
+    (loader.project_files)."""
+
+    def __init__(self, files):
+        self.files = [(p, t) for p, t in files if is_test_file(p)][:MAX_FILES * 4]
+        self._trees = {}
+
+    def tree(self, path, text):
+        if path not in self._trees:
+            try:
+                self._trees[path] = ast.parse(text)
+            except (SyntaxError, ValueError):
+                self._trees[path] = None
+        return self._trees[path]
+
+    def calls(self, fn, names: set, torch: str) -> list[TestCall]:
+        """The calls of `fn` (called by any of `names`: `rms_norm`, `_attention.apply`, its aliases)
+        in the tests, most arguments read first (the first of them in the files' order)."""
+        try:
+            sig = inspect.signature(fn)
+        except (TypeError, ValueError):
+            return []
+        last = {n.split(".")[-1] for n in names} | {n.split(".")[0] for n in names if n.endswith(".apply")}
+        out, parsed = [], 0
+        for path, text in self.files:
+            if not any(n.encode() in text for n in last):
+                continue
+            parsed += 1
+            if parsed > MAX_FILES or len(out) >= MAX_CALLS:
+                break
+            tree = self.tree(path, text)
+            if tree is not None:
+                out += _calls_in_file(tree, str(path), names, sig, torch)
+        return sorted(out, key=lambda c: -c.read())
+
+
+def is_test_file(path) -> bool:
+    """A file of the project's tests: `test_*.py`, `*_test.py`, or in a `tests` or `test` folder."""
+    return path.name.startswith("test_") or path.name.endswith("_test.py") or \
+        any(part in ("tests", "test") for part in path.parts[:-1])
+
+
+def _calls_in_file(tree: ast.Module, path: str, names: set, sig, torch: str) -> list[TestCall]:
+    aliases = _aliases(tree)
+    imported = {a.asname or a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names}
+    module_env = _ModuleEnv(tree, aliases, torch)
+    found = []
+    for fn, chain in _functions(tree):
+        for call in (n for n in ast.walk(fn) if isinstance(n, ast.Call)):
+            if not _names_wrapper(call.func, names, imported, aliases):
+                continue
+            bound = _bind(sig, call)
+            if bound is None:
+                continue
+            env = _Env(module_env, fn, chain, call, tree)
+            args, dtypes = {}, {}
+            for param, node in bound.items():
+                v = env.eval(node)
+                args[param] = v
+                if v is None:
+                    d = env.dtype_of(node)
+                    if d:
+                        dtypes[param] = d
+            found.append(TestCall(path, call.lineno, fn.name, args, dtypes))
+    return found
+
+
+def _aliases(tree: ast.Module) -> dict:
+    """Local name -> the dotted name it imports: `F` -> torch.nn.functional, `st` -> hypothesis.strategies."""
+    out = {"torch": "torch", "triton": "triton", "math": "math"}
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Import):
+            for a in n.names:
+                out[a.asname or a.name.split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
+        elif isinstance(n, ast.ImportFrom) and n.module:
+            for a in n.names:
+                out[a.asname or a.name] = f"{n.module}.{a.name}"
+    return out
+
+
+def _dotted(node, aliases: dict) -> str | None:
+    """`F.pad` -> torch.nn.functional.pad, through the file's imports; None for anything but names."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    head = aliases.get(node.id)
+    return ".".join([head] + parts[::-1]) if head else None
+
+
+def _names_wrapper(func, names: set, imported: set, aliases: dict) -> bool:
+    """Whether a call's function is the wrapper: a name the file imports (`rms_norm`, `Fn.apply`
+    with Fn imported), or an attribute of a module of the project's (`ops.rms_norm`), never torch's."""
+    if isinstance(func, ast.Name):
+        return func.id in names and func.id in imported
+    if not isinstance(func, ast.Attribute):
+        return False
+    if isinstance(func.value, ast.Name):
+        short = f"{func.value.id}.{func.attr}"
+        if short in names and func.value.id in imported:
+            return True
+    if func.attr not in names:
+        return False
+    dotted = _dotted(func.value, aliases) or ""
+    return bool(dotted) and dotted.split(".")[0] not in ("torch", "numpy", "triton", "math", "np")
+
+
+def _bind(sig, call: ast.Call) -> dict | None:
+    """Parameter name -> the argument's node, as Python would bind the call; None where it cannot."""
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+        return None
+    params = [p for p in sig.parameters.values() if p.name not in ("ctx", "self", "cls")]
+    try:
+        bound = inspect.Signature(params).bind(*call.args, **{k.arg: k.value for k in call.keywords})
+    except TypeError:
+        return None
+    out = {}
+    for name, node in bound.arguments.items():
+        if isinstance(node, (tuple, dict)):      # *args, **kwargs of the wrapper: not read
+            continue
+        out[name] = node
+    return out
+
+
+def _functions(tree: ast.Module):
+    """Each function of the file (methods too), with the functions it is inside."""
+    def walk(body, chain):
+        for n in body:
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                yield n, chain
+                yield from walk(n.body, chain + [n])
+            elif isinstance(n, ast.ClassDef):
+                yield from walk(n.body, chain)
+    yield from walk(tree.body, [])
+
+
+class _ModuleEnv:
+    """The module's constants (`DTYPES = [torch.float16, torch.bfloat16]`), read on first use."""
+
+    def __init__(self, tree: ast.Module, aliases: dict, torch: str):
+        self.aliases, self.torch, self.tree = aliases, torch, tree
+        self.nodes = {}
+        for n in tree.body:
+            if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name):
+                self.nodes[n.targets[0].id] = n.value
+            elif isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name) and n.value is not None:
+                self.nodes[n.target.id] = n.value
+        self.values, self.busy = {}, set()
+
+    def get(self, name: str):
+        if name in self.values:
+            return self.values[name]
+        if name not in self.nodes or name in self.busy:
+            return None
+        self.busy.add(name)
+        self.values[name] = _Env(self, None, [], None, self.tree).eval(self.nodes[name])
+        self.busy.discard(name)
+        return self.values[name]
+
+
+class _Env:
+    """The names a test function binds before the call, read in order."""
+
+    def __init__(self, module: _ModuleEnv, fn, chain: list, call, tree, depth: int = 0):
+        self.module, self.aliases, self.torch = module, module.aliases, module.torch
+        self.names, self.exprs = {}, {}     # name -> Value; name -> the expression last assigned to it
+        self.depth = depth
+        if fn is None:
+            return
+        for outer in chain:
+            self._decorators(outer)
+        self._decorators(fn)
+        self._defaults(fn)
+        self._helper(fn, tree)
+        self._body(fn.body, call)
+
+    # --- binding names
+
+    def _decorators(self, fn) -> None:
+        for d in fn.decorator_list:
+            if not isinstance(d, ast.Call):
+                continue
+            name = (_dotted(d.func, self.aliases) or getattr(d.func, "attr", "") or getattr(d.func, "id", ""))
+            last = name.split(".")[-1]
+            if last in PARAMETRIZE and len(d.args) >= 2:
+                self._parametrized(d.args[0], d.args[1])
+            elif last == "given":
+                for k in d.keywords:
+                    if k.arg:
+                        self._set(k.arg, self._strategy(k.value))
+
+    def _parametrized(self, names_node, cases_node) -> None:
+        names = self.eval(names_node)
+        if names is None or names.kind != "value":
+            return
+        names = names.value
+        if isinstance(names, str):
+            names = [n.strip() for n in names.split(",") if n.strip()]
+        first = _first(cases_node, self)
+        if first is None:
+            return
+        if len(names) == 1:
+            self._set(names[0], first)
+        elif first.kind == "value" and isinstance(first.value, (tuple, list)) and len(first.value) == len(names):
+            for n, v in zip(names, first.value):
+                self._set(n, _of(v, self.torch))
+        elif isinstance(first, _Items) and len(first.items) == len(names):
+            for n, v in zip(names, first.items):
+                self._set(n, v)
+
+    def _strategy(self, node):
+        """hypothesis: `st.sampled_from([...])` -> its first; `st.integers(1, 8)` -> 1; `st.just(v)` -> v."""
+        if not isinstance(node, ast.Call):
+            return None
+        last = (_dotted(node.func, self.aliases) or "").split(".")[-1]
+        if last == "sampled_from" and node.args:
+            return _first(node.args[0], self)
+        if last in ("integers", "floats"):
+            low = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "min_value"), None)
+            return self.eval(low) if low is not None else None
+        if last == "just" and node.args:
+            return self.eval(node.args[0])
+        if last == "booleans":
+            return _of(False, self.torch)
+        return None
+
+    def _defaults(self, fn) -> None:
+        args = fn.args
+        positional = args.posonlyargs + args.args
+        for a, d in list(zip(positional[len(positional) - len(args.defaults):], args.defaults)) + \
+                [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]:
+            if a.arg not in self.names:
+                self._set(a.arg, self.eval(d))
+
+    def _helper(self, fn, tree) -> None:
+        """A function the test calls with its cases (`_run(M, N, dtype)`): its parameters as the first
+        call of it in the file passes them."""
+        params = [a.arg for a in fn.args.posonlyargs + fn.args.args]
+        if not params or all(p in self.names for p in params if p not in ("self", "cls")) or self.depth > 1:
+            return
+        for other, chain in _functions(tree):
+            if other is fn:
+                continue
+            for call in (n for n in ast.walk(other) if isinstance(n, ast.Call)):
+                f = call.func
+                called = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
+                if called != fn.name:
+                    continue
+                outer = _Env(self.module, other, chain, call, tree, self.depth + 1)
+                own = [p for p in params if p not in ("self", "cls")]
+                for p, a in zip(own, call.args):
+                    if p not in self.names:
+                        self._set(p, outer.eval(a))
+                for k in call.keywords:
+                    if k.arg and k.arg not in self.names:
+                        self._set(k.arg, outer.eval(k.value))
+                return
+
+    def _body(self, body: list, call) -> None:
+        """The statements before the call, in order; into the block that holds it."""
+        for stmt in body:
+            holds = call is not None and any(n is call for n in ast.walk(stmt))
+            if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and not holds:
+                self._assign(stmt)
+            elif isinstance(stmt, (ast.For, ast.AsyncFor)):
+                first = _first(stmt.iter, self)
+                self._unpack(stmt.target, first)
+                self._body(stmt.body, call)
+            elif isinstance(stmt, (ast.With, ast.AsyncWith, ast.Try)) or (isinstance(stmt, ast.If) and holds):
+                inner = stmt.body
+                if isinstance(stmt, ast.If) and not any(n is call for s in stmt.body for n in ast.walk(s)):
+                    inner = stmt.orelse
+                self._body(inner, call)
+            if holds:
+                return
+
+    def _assign(self, stmt) -> None:
+        if isinstance(stmt, ast.AugAssign):
+            if isinstance(stmt.target, ast.Name):
+                self._set(stmt.target.id, self.eval(ast.BinOp(stmt.target, stmt.op, stmt.value)))
+            return
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        if stmt.value is None:
+            return
+        value = self.eval(stmt.value)
+        for t in targets:
+            self._unpack(t, value)
+            if isinstance(t, ast.Name):
+                self.exprs[t.id] = stmt.value
+
+    def _unpack(self, target, value) -> None:
+        if isinstance(target, ast.Name):
+            self._set(target.id, value)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            items = value.items if isinstance(value, _Items) else \
+                [_of(v, self.torch) for v in value.value] if value is not None and value.kind == "value" and \
+                isinstance(value.value, (tuple, list)) else None
+            for i, t in enumerate(target.elts):
+                self._unpack(t, items[i] if items is not None and i < len(items) else None)
+
+    def _set(self, name: str, value) -> None:
+        self.names[name] = value
+
+    # --- reading expressions
+
+    def get(self, name: str):
+        if name in self.names:
+            return self.names[name]
+        return self.module.get(name)
+
+    def dtype_of(self, node, depth: int = 0) -> str:
+        """The dtype an argument has, where its value cannot be read whole: the one its expression
+        names (`model(x).to(torch.float16)`, `torch.randn(n, dtype=dtype)[:, :4]`), through the
+        assignments of the names it is (`x = ...; f(x)`)."""
+        if isinstance(node, ast.Name) and node.id in self.exprs and depth < 4:
+            return self.dtype_of(self.exprs[node.id], depth + 1)
+        for n in ast.walk(node):
+            if isinstance(n, ast.keyword) and n.arg == "dtype":
+                v = self.eval(n.value)
+                if v is not None and v.kind == "dtype":
+                    return v.dtype
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in CASTS and not n.args:
+                return CASTS[n.func.attr]
+            if isinstance(n, ast.Name) and n is not node:
+                v = self.get(n.id)
+                if v is not None and v.kind == "tensor":
+                    return v.dtype
+        return ""
+
+    def eval(self, node):
+        try:
+            v = self._eval(node)
+        except (ArithmeticError, ValueError, TypeError, IndexError, KeyError, RecursionError, OverflowError):
+            return None
+        return v if not isinstance(v, _Items) else v.as_value(self.torch)
+
+    def _eval(self, node):
+        if isinstance(node, ast.Constant):
+            return _of(node.value, self.torch)
+        if isinstance(node, ast.Name):
+            return self.get(node.id)
+        if isinstance(node, (ast.Tuple, ast.List)):
+            items = [self._eval(e) for e in node.elts]
+            return None if any(i is None for i in items) else _Items(items, isinstance(node, ast.Tuple))
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd, ast.Not)):
+            v = self._value(node.operand)
+            if v is _NO:
+                return None
+            return _of(-v if isinstance(node.op, ast.USub) else (not v) if isinstance(node.op, ast.Not) else v,
+                       self.torch)
+        if isinstance(node, ast.BinOp):
+            return self._binop(node)
+        if isinstance(node, ast.Attribute):
+            return self._attribute(node)
+        if isinstance(node, ast.Subscript):
+            base, index = self._value(node.value), self._value(node.slice)
+            if base is _NO or index is _NO or not isinstance(base, (tuple, list)):
+                return None
+            return _of(base[index], self.torch)
+        if isinstance(node, ast.Call):
+            return self._call(node)
+        return None
+
+    def _value(self, node):
+        v = self.eval(node)
+        return v.value if v is not None and v.kind == "value" else _NO
+
+    def _binop(self, node):
+        left, right = self.eval(node.left), self.eval(node.right)
+        if left is None or right is None:
+            return None
+        if left.kind == "value" and right.kind == "value":
+            a, b = left.value, right.value
+            if isinstance(node.op, ast.Pow) and (abs(b) > 64 if isinstance(b, (int, float)) else True):
+                return None
+            ops = {ast.Add: lambda: a + b, ast.Sub: lambda: a - b, ast.Mult: lambda: a * b, ast.Div: lambda: a / b,
+                   ast.FloorDiv: lambda: a // b, ast.Mod: lambda: a % b, ast.Pow: lambda: a ** b,
+                   ast.LShift: lambda: a << b if b < 64 else None}
+            if type(node.op) not in ops or not all(isinstance(x, (int, float)) for x in (a, b)):
+                return None
+            return _of(ops[type(node.op)](), self.torch)
+        # a tensor with a number: of the tensor's shape (an int tensor times a float is a float one)
+        tensor, other = (left, right) if left.kind == "tensor" else (right, left)
+        if tensor.kind != "tensor" or other.kind not in ("value", "tensor"):
+            return None
+        if other.kind == "tensor" and other.shape != tensor.shape:
+            return None
+        op = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/"}.get(type(node.op))
+        if op is None:
+            return None
+        dtype = tensor.dtype
+        if other.kind == "value" and isinstance(other.value, float) and dtype[:1] in "iu" or op == "/" and \
+                dtype[:1] in "iu":
+            dtype = "fp32"
+        text = f"({left.text} {op} {right.text})"
+        return Value("tensor", text, tensor.shape, dtype, grad=tensor.grad)
+
+    def _attribute(self, node):
+        dotted = _dotted(node, self.aliases)
+        if dotted and dotted.startswith("torch."):
+            short = DTYPES.get(dotted[len("torch."):])
+            if short:
+                return Value("dtype", f"{self.torch}.{TORCH_NAME[short]}", dtype=short)
+            return None
+        base = self.eval(node.value)
+        if base is None or base.kind != "tensor":
+            return None
+        if node.attr == "shape":
+            return _of(tuple(base.shape), self.torch)
+        if node.attr == "dtype":
+            return Value("dtype", f"{self.torch}.{TORCH_NAME[base.dtype]}", dtype=base.dtype)
+        if node.attr in ("T", "mT") and len(base.shape) >= 2:
+            shape = base.shape[:-2] + (base.shape[-1], base.shape[-2])
+            return Value("tensor", f"{base.text}.{node.attr}", shape, base.dtype, grad=base.grad)
+        return None
+
+    def _call(self, node: ast.Call):
+        func = node.func
+        dotted = _dotted(func, self.aliases)
+        kw = {k.arg: k.value for k in node.keywords if k.arg}
+        if dotted in ("triton.next_power_of_2", "triton.cdiv", "math.ceil", "math.prod") or \
+                isinstance(func, ast.Name) and func.id in ("int", "float", "len", "max", "min", "tuple", "list") \
+                and func.id not in self.names:
+            values = [self._value(a) for a in node.args]
+            if any(v is _NO for v in values) or kw:
+                return None
+            fn = {"triton.next_power_of_2": lambda n: 1 << (int(n) - 1).bit_length(),
+                  "triton.cdiv": lambda a, b: -(-a // b), "math.ceil": math.ceil, "math.prod": math.prod,
+                  "int": int, "float": float, "len": len, "max": max, "min": min, "tuple": tuple,
+                  "list": list}[dotted or func.id]
+            return _of(fn(*values), self.torch)
+        if dotted and dotted.startswith("torch."):
+            return self._torch(dotted[len("torch."):], node, kw)
+        if isinstance(func, ast.Attribute):
+            base = self.eval(func.value)
+            if base is not None and base.kind == "tensor":
+                return self._method(base, func.attr, node, kw)
+        return None
+
+    def _dtype_kw(self, kw: dict, default: str) -> str | None:
+        if "dtype" not in kw:
+            return default
+        v = self.eval(kw["dtype"])
+        return v.dtype if v is not None and v.kind == "dtype" else None
+
+    def _shape_args(self, args: list) -> tuple | None:
+        values = [self._value(a) for a in args]
+        if len(values) == 1 and isinstance(values[0], (tuple, list)):
+            values = list(values[0])
+        if not values or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in values):
+            return None
+        return tuple(values)
+
+    def _grad(self, kw: dict) -> bool:
+        return "requires_grad" in kw and self._value(kw["requires_grad"]) is True
+
+    def _torch(self, name: str, node: ast.Call, kw: dict):
+        t, args = self.torch, node.args
+        if name in FLOAT_MAKERS:
+            shape, dtype = self._shape_args(args), self._dtype_kw(kw, "fp32")
+            if shape is None or dtype is None:
+                return None
+            maker = name if dtype[:2] in ("fp", "bf") and not dtype.startswith("fp8") else \
+                "zeros" if name in ("randn", "rand", "empty") else name
+            return self._made(maker, list(shape), dtype, shape, self._grad(kw))
+        if name == "randint":
+            values = [self._value(a) for a in args[:3]]
+            if "size" in kw:
+                values.append(self._value(kw["size"]))
+            if any(v is _NO for v in values) or len(values) not in (2, 3):
+                return None
+            low, high, size = (0, *values) if len(values) == 2 else values
+            dtype = self._dtype_kw(kw, "i64")
+            shape = tuple(size) if isinstance(size, (tuple, list)) else None
+            if dtype is None or not shape or not all(isinstance(s, int) for s in shape) or \
+                    not all(isinstance(x, int) for x in (low, high)) or high <= low:
+                return None
+            text = (f"{t}.randint({low}, {high}, {shape!r}, dtype={t}.{TORCH_NAME[dtype]}, "
+                    f"generator={t}.Generator().manual_seed(0))")
+            return _tensor_value(text, shape, dtype)
+        if name == "arange":
+            values = [self._value(a) for a in args]
+            if not values or len(values) > 3 or any(not isinstance(v, (int, float)) for v in values):
+                return None
+            start, end, step = (0, values[0], 1) if len(values) == 1 else (*values, 1)[:3]
+            dtype = self._dtype_kw(kw, "i64" if all(isinstance(v, int) for v in values) else "fp32")
+            if dtype is None or step == 0:
+                return None
+            n = max(0, math.ceil((end - start) / step))
+            text = f"{t}.arange({', '.join(map(repr, values))}, dtype={t}.{TORCH_NAME[dtype]})"
+            return _tensor_value(text, (n,), dtype)
+        if name == "tensor" and args:
+            data = self._value(args[0])
+            shape = _literal_shape(data)
+            if shape is None:
+                return None
+            flat = _flat(data)
+            default = "i1" if all(isinstance(x, bool) for x in flat) and flat else \
+                "i64" if all(isinstance(x, int) for x in flat) else "fp32"
+            dtype = self._dtype_kw(kw, default)
+            if dtype is None:
+                return None
+            return _tensor_value(f"{t}.tensor({data!r}, dtype={t}.{TORCH_NAME[dtype]})", shape, dtype,
+                                 self._grad(kw))
+        if name == "full" and len(args) >= 2:
+            shape, fill = self._shape_args(args[:1]), self._value(args[1])
+            if shape is None or not isinstance(fill, (int, float, bool)):
+                return None
+            default = "i1" if isinstance(fill, bool) else "i64" if isinstance(fill, int) else "fp32"
+            dtype = self._dtype_kw(kw, default)
+            if dtype is None:
+                return None
+            return _tensor_value(f"{t}.full({shape!r}, {fill!r}, dtype={t}.{TORCH_NAME[dtype]})", shape, dtype)
+        if name in LIKE and args:
+            base = self.eval(args[0])
+            if base is None or base.kind != "tensor":
+                return None
+            dtype = self._dtype_kw(kw, base.dtype)
+            if dtype is None:
+                return None
+            if name == "full_like":
+                fill = self._value(args[1]) if len(args) > 1 else _NO
+                if not isinstance(fill, (int, float, bool)):
+                    return None
+                return _tensor_value(f"{t}.full({base.shape!r}, {fill!r}, dtype={t}.{TORCH_NAME[dtype]})",
+                                     base.shape, dtype)
+            maker = name.removesuffix("_like")
+            if dtype[:1] in "iu" or dtype.startswith("fp8") or dtype == "i1":
+                maker = "zeros" if maker in ("randn", "rand", "empty") else maker
+            return self._made(maker, list(base.shape), dtype, base.shape, self._grad(kw))
+        if name == "cumsum" and args:
+            base = self.eval(args[0])
+            dim = self._value(args[1]) if len(args) > 1 else self._value(kw["dim"]) if "dim" in kw else _NO
+            return _cumsum(base, dim, self._dtype_kw(kw, ""), t)
+        if name == "nn.functional.pad" and len(args) >= 2:
+            base, pad = self.eval(args[0]), self._value(args[1])
+            return _pad(base, pad, t)
+        if name == "cat" and args:
+            items = self._eval(args[0])
+            dim = self._value(args[1]) if len(args) > 1 else self._value(kw["dim"]) if "dim" in kw else 0
+            return _cat(items, dim, t)
+        return None
+
+    def _made(self, maker: str, sizes: list, dtype: str, shape: tuple, grad: bool):
+        t = self.torch
+        text = f"{t}.{maker}({', '.join(map(str, sizes))}, dtype={t}.{TORCH_NAME[dtype]}" + \
+            (", requires_grad=True" if grad else "") + ")"
+        return _tensor_value(text, shape, dtype, grad)
+
+    def _method(self, base: Value, name: str, node: ast.Call, kw: dict):
+        t, args = self.torch, node.args
+        if name in MOVES:
+            return base
+        if name in CASTS and not args:
+            dtype = CASTS[name]
+            return Value("tensor", f"{base.text}.to({t}.{TORCH_NAME[dtype]})", base.shape, dtype, grad=False)
+        if name in ("to", "type"):
+            dtypes = [v for v in (self.eval(a) for a in list(args) + list(kw.values())) if v is not None
+                      and v.kind == "dtype"]
+            if not dtypes:
+                # `x.to(device)`, `x.to("cuda")`: a move
+                return base if all(not isinstance(a, ast.Call) for a in args) else None
+            dtype = dtypes[0].dtype
+            return Value("tensor", f"{base.text}.to({t}.{TORCH_NAME[dtype]})", base.shape, dtype,
+                         grad=base.grad and dtype[:1] in "fb")
+        if name in SAME:
+            rendered = []
+            for a in args:
+                v = self.eval(a)
+                if v is None or v.kind not in ("value", "dtype") and not (v.kind == "tensor" and v.shape == base.shape):
+                    return None
+                rendered.append(v.text)
+            if kw and name != "clamp":
+                return None
+            rendered += [f"{k}={self.eval(v).text}" for k, v in kw.items() if self.eval(v) is not None]
+            return Value("tensor", f"{base.text}.{name}({', '.join(rendered)})", base.shape, base.dtype,
+                         grad=base.grad or name == "requires_grad_")
+        if name in ("view", "reshape"):
+            shape = self._shape_args(args) if not any(self._value(a) == -1 for a in args) else \
+                _infer(base.shape, [self._value(a) for a in args])
+            if shape is None or math.prod(shape) != math.prod(base.shape):
+                return None
+            return Value("tensor", f"{base.text}.{name}{shape!r}", shape, base.dtype, grad=base.grad)
+        if name in ("transpose", "swapaxes") and len(args) == 2:
+            a, b = self._value(args[0]), self._value(args[1])
+            if not all(isinstance(x, int) and -len(base.shape) <= x < len(base.shape) for x in (a, b)):
+                return None
+            shape = list(base.shape)
+            shape[a], shape[b] = shape[b], shape[a]
+            return Value("tensor", f"{base.text}.transpose({a}, {b})", tuple(shape), base.dtype, grad=base.grad)
+        if name == "t" and len(base.shape) == 2:
+            return Value("tensor", f"{base.text}.t()", base.shape[::-1], base.dtype, grad=base.grad)
+        if name == "permute":
+            dims = self._shape_args(args) if not any(self._value(a) is _NO for a in args) else None
+            if dims is None or sorted(dims) != list(range(len(base.shape))):
+                return None
+            return Value("tensor", f"{base.text}.permute{tuple(dims)!r}", tuple(base.shape[d] for d in dims),
+                         base.dtype, grad=base.grad)
+        if name in ("unsqueeze", "squeeze") and len(args) == 1:
+            d = self._value(args[0])
+            if not isinstance(d, int):
+                return None
+            shape = list(base.shape)
+            if name == "unsqueeze":
+                shape.insert(d if d >= 0 else len(shape) + d + 1, 1)
+            elif -len(shape) <= d < len(shape) and shape[d] == 1:
+                shape.pop(d)
+            return Value("tensor", f"{base.text}.{name}({d})", tuple(shape), base.dtype, grad=base.grad)
+        if name == "cumsum":
+            dim = self._value(args[0]) if args else self._value(kw["dim"]) if "dim" in kw else _NO
+            return _cumsum(base, dim, self._dtype_kw(kw, ""), t)
+        return None
+
+
+class _Items:
+    """A tuple or list whose items are not all plain values (dtypes, tensors)."""
+
+    def __init__(self, items: list, is_tuple: bool):
+        self.items, self.is_tuple = items, is_tuple
+        self.kind = "items"
+
+    def as_value(self, torch: str):
+        if all(i.kind == "value" for i in self.items):
+            v = [i.value for i in self.items]
+            return _of(tuple(v) if self.is_tuple else v, torch)
+        return self
+
+
+_NO = object()
+
+
+def _of(v, torch: str):
+    """A Python value read (an int, a float, a string, None, a tuple of them) as a Value."""
+    if isinstance(v, Value) or isinstance(v, _Items):
+        return v
+    if isinstance(v, (bool, int, float, str, type(None))) or isinstance(v, (tuple, list)) and \
+            all(isinstance(x, (bool, int, float, str, type(None), tuple, list)) for x in v):
+        return Value("value", repr(v), value=v)
+    return None
+
+
+def _first(node, env: _Env):
+    """The first case of a parametrize list, a loop's iterable or `sampled_from`: `[torch.float16,
+    ...]` -> fp16; `pytest.param(1, 2, id=...)` -> (1, 2); `itertools.product(A, B)` -> (A[0], B[0])."""
+    if isinstance(node, ast.Call):
+        last = (getattr(node.func, "attr", None) or getattr(node.func, "id", None) or "")
+        if last == "product":
+            firsts = [_first(a, env) for a in node.args]
+            return None if any(f is None for f in firsts) else _Items(firsts, True).as_value(env.torch)
+        if last == "param":
+            items = [env._eval(a) for a in node.args]
+            if any(i is None for i in items):
+                return None
+            return items[0] if len(items) == 1 else _Items(items, True).as_value(env.torch)
+        if last in ("range",):
+            v = env._value(node.args[0]) if node.args else _NO
+            if len(node.args) == 1 and isinstance(v, int):
+                return _of(0, env.torch)
+            if len(node.args) >= 2:
+                start = env._value(node.args[0])
+                return _of(start, env.torch) if isinstance(start, int) else None
+            return None
+        if last in ("list", "tuple", "sorted") and node.args:
+            return _first(node.args[0], env)
+        return None
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        if not node.elts:
+            return None
+        head = node.elts[0]
+        if isinstance(head, ast.Starred):
+            return _first(head.value, env)
+        if isinstance(head, ast.Call) and (getattr(head.func, "attr", None) or getattr(head.func, "id", None)) == "param":
+            return _first(head, env)
+        return env._eval(head)
+    if isinstance(node, ast.Name):
+        bound = env.get(node.id)
+        if isinstance(bound, _Items):
+            return bound.items[0] if bound.items else None
+        if bound is not None and bound.kind == "value" and isinstance(bound.value, (tuple, list)) and bound.value:
+            return _of(bound.value[0], env.torch)
+        # a module constant read as an expression: its first item
+        target = env.module.nodes.get(node.id)
+        return _first(target, env) if target is not None and node.id not in env.names else None
+    return None
+
+
+def _tensor_value(text: str, shape: tuple, dtype: str, grad: bool = False):
+    if math.prod(shape) > MAX_ELEMENTS:
+        return None
+    return Value("tensor", text, tuple(shape), dtype, grad=grad)
+
+
+def _cumsum(base, dim, dtype: str | None, torch: str):
+    if base is None or base.kind != "tensor" or not isinstance(dim, int) or dtype is None:
+        return None
+    # torch.cumsum of an integer (or bool) tensor is int64 unless told otherwise
+    out = dtype or ("i64" if base.dtype[:1] in "iu" else base.dtype)
+    cast = f", dtype={torch}.{TORCH_NAME[dtype]}" if dtype else ""
+    return Value("tensor", f"{torch}.cumsum({base.text}, {dim}{cast})", base.shape, out)
+
+
+def _pad(base, pad, torch: str):
+    if base is None or base.kind != "tensor" or not isinstance(pad, (tuple, list)) or len(pad) % 2 or \
+            len(pad) // 2 > len(base.shape) or not all(isinstance(p, int) for p in pad):
+        return None
+    shape = list(base.shape)
+    for i in range(len(pad) // 2):
+        shape[-1 - i] += pad[2 * i] + pad[2 * i + 1]
+    return Value("tensor", f"{torch}.nn.functional.pad({base.text}, {tuple(pad)!r})", tuple(shape), base.dtype)
+
+
+def _cat(items, dim, torch: str):
+    if not isinstance(items, _Items) or not isinstance(dim, int) or not items.items:
+        return None
+    tensors = items.items
+    if not all(v is not None and v.kind == "tensor" for v in tensors):
+        return None
+    rank = len(tensors[0].shape)
+    if any(len(v.shape) != rank or v.dtype != tensors[0].dtype for v in tensors) or not -rank <= dim < rank:
+        return None
+    shape = list(tensors[0].shape)
+    shape[dim] = sum(v.shape[dim] for v in tensors)
+    return Value("tensor", f"{torch}.cat([{', '.join(v.text for v in tensors)}], {dim})", tuple(shape),
+                 tensors[0].dtype)
+
+
+def _infer(shape: tuple, sizes: list) -> tuple | None:
+    if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
+        sizes = list(sizes[0])
+    if not all(isinstance(s, int) for s in sizes) or sizes.count(-1) > 1:
+        return None
+    known = math.prod(s for s in sizes if s != -1)
+    if known == 0 or math.prod(shape) % known:
+        return None
+    return tuple(math.prod(shape) // known if s == -1 else s for s in sizes)
+
+
+def _literal_shape(data) -> tuple | None:
+    if isinstance(data, (int, float, bool)):
+        return ()
+    if not isinstance(data, (list, tuple)) or not data or len(_flat(data)) > MAX_LITERAL:
+        return None
+    inner = [_literal_shape(x) for x in data]
+    if any(s is None or s != inner[0] for s in inner):
+        return None
+    return (len(data),) + inner[0]
+
+
+def _flat(data) -> list:
+    if isinstance(data, (list, tuple)):
+        return [x for d in data for x in _flat(d)]
+    return [data]
