@@ -340,11 +340,11 @@ class _Env:
                     continue
                 outer = _Env(self.module, other, chain, call, tree, self.depth + 1)
                 own = [p for p in params if p not in ("self", "cls")]
+                # what the caller passes, over the helper's defaults
                 for p, a in zip(own, call.args):
-                    if p not in self.names:
-                        self._set(p, outer.eval(a))
+                    self._set(p, outer.eval(a))
                 for k in call.keywords:
-                    if k.arg and k.arg not in self.names:
+                    if k.arg:
                         self._set(k.arg, outer.eval(k.value))
                 return
 
@@ -413,6 +413,11 @@ class _Env:
                     return v.dtype
             if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in CASTS and not n.args:
                 return CASTS[n.func.attr]
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "to":
+                for a in n.args:
+                    v = self.eval(a)
+                    if v is not None and v.kind == "dtype":
+                        return v.dtype
             if isinstance(n, ast.Name) and n is not node:
                 v = self.get(n.id)
                 if v is not None and v.kind == "tensor":

@@ -1,0 +1,208 @@
+"""A wrapper's inputs read from the call the project's test makes (kinspect.compile.test_calls): the
+test's dtypes, shapes, index tensors and flags, rebuilt from its text without running it. Projects
+written here in the styles real ones use: pytest and look-alike parametrize decorators, hypothesis,
+helpers a test calls with its cases, offsets built with cumsum and pad."""
+
+import ast
+import textwrap
+from pathlib import Path
+
+from kinspect.compile import test_calls
+from tests.compile.test_launch_values import assumed_by_name, ok, record, write
+
+NORM = """
+    import torch
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def _rms_kernel(x_ptr, w_ptr, y_ptr, stride, N, eps, BLOCK_N: tl.constexpr):
+        row = tl.program_id(0)
+        cols = tl.arange(0, BLOCK_N)
+        mask = cols < N
+        x = tl.load(x_ptr + row * stride + cols, mask=mask, other=0.0).to(tl.float32)
+        w = tl.load(w_ptr + cols, mask=mask)
+        y = x * tl.rsqrt(tl.sum(x * x, axis=0) / N + eps) * w
+        tl.store(y_ptr + row * stride + cols, y.to(y_ptr.dtype.element_ty), mask=mask)
+
+
+    def rms_norm(x, w, eps=1e-6):
+        y = torch.empty_like(x)
+        M, N = x.shape
+        _rms_kernel[(M,)](x, w, y, x.stride(0), N, eps, BLOCK_N=triton.next_power_of_2(N))
+        return y
+
+
+    @triton.jit
+    def _jagged_sum_kernel(values_ptr, offsets_ptr, out_ptr, D, BLOCK_D: tl.constexpr):
+        b = tl.program_id(0)
+        start = tl.load(offsets_ptr + b)
+        end = tl.load(offsets_ptr + b + 1)
+        d = tl.arange(0, BLOCK_D)
+        acc = tl.zeros([BLOCK_D], dtype=tl.float32)
+        for i in range(start, end):
+            acc += tl.load(values_ptr + i * D + d, mask=d < D, other=0.0).to(tl.float32)
+        tl.store(out_ptr + b * D + d, acc, mask=d < D)
+
+
+    def jagged_sum(values, offsets, max_len: int):
+        B = offsets.numel() - 1
+        D = values.shape[1]
+        out = torch.empty(B, D, dtype=torch.float32, device=values.device)
+        _jagged_sum_kernel[(B,)](values, offsets, out, D, BLOCK_D=triton.next_power_of_2(D))
+        return out
+"""
+
+# ColossalAI's look-alike of pytest's parametrize, and a shape list read from the module
+NORM_TEST = """
+    import torch
+    from colossalai.testing import parameterize
+
+    from proj.ops.norm import rms_norm
+
+    SHAPES = [(4, 512), (8, 1024)]
+
+
+    @parameterize("dtype", [torch.float16, torch.bfloat16])
+    @parameterize("M, N", SHAPES)
+    def test_rms(dtype, M, N):
+        x = torch.randn(M, N, dtype=dtype, device="cuda")
+        w = torch.ones(N, device="cuda").to(dtype)
+        rms_norm(x, w)
+"""
+
+# fbgemm's style: hypothesis draws the case; offsets are the int64 torch.cumsum makes, padded
+JAGGED_TEST = """
+    import torch
+    import torch.nn.functional as F
+    from hypothesis import given, settings, strategies as st
+
+    import proj.ops.norm as ops
+
+
+    class TestJagged:
+        @given(B=st.integers(2, 8), D=st.sampled_from([32, 64]), dtype=st.sampled_from([torch.float32]))
+        @settings(max_examples=10)
+        def test_sum(self, B, D, dtype):
+            lengths = torch.randint(0, 10, (B,))
+            offsets = F.pad(torch.cumsum(lengths, dim=0), (1, 0))
+            values = torch.randn(64, D, dtype=dtype)
+            ops.jagged_sum(values, offsets, 10)
+"""
+
+
+def project(tmp_path: Path) -> Path:
+    write(tmp_path, "proj/__init__.py", "")
+    write(tmp_path, "proj/ops/__init__.py", "")
+    write(tmp_path, "proj/ops/norm.py", NORM)
+    write(tmp_path, "tests/test_norm.py", NORM_TEST)
+    write(tmp_path, "tests/test_jagged.py", JAGGED_TEST)
+    return tmp_path / "proj/ops/norm.py"
+
+
+def test_the_wrapper_is_called_as_the_test_calls_it(tmp_path):
+    # the made-up inputs were bf16 16x4096: BLOCK_N 4096; the test's are fp16 4x512
+    f = project(tmp_path)
+    out = ok("dump", f"{f}:_rms_kernel", "--store", str(tmp_path / "s"))
+    assert "called as its test calls it (tests/test_norm.py:15, test_rms)" in out
+    rec = record(tmp_path / "s")
+    assert rec["signature"]["x_ptr"] == "*fp16" and rec["signature"]["w_ptr"] == "*fp16"
+    assert rec["constexprs"]["BLOCK_N"] == 512
+    said = assumed_by_name(rec)
+    assert said["rms_norm:x"]["spec"] == "*fp16:4x512" and said["rms_norm:x"]["kind"] == "tested"
+    assert "read from the test, not run" in said["rms_norm:w"]["why"]
+    report = ok("vec-report", str(tmp_path / "s"))
+    assert "called as the project's test calls it (rms_norm:x=*fp16:4x512, rms_norm:w=*fp16:512)" in report
+
+
+def test_offsets_torch_cumsum_builds_are_int64(tmp_path):
+    f = project(tmp_path)
+    ok("dump", f"{f}:_jagged_sum_kernel", "--store", str(tmp_path / "s"))
+    rec = record(tmp_path / "s")
+    assert rec["signature"]["offsets_ptr"] == "*i64"
+    assert rec["signature"]["values_ptr"] == "*fp32"
+    assert rec["constexprs"]["BLOCK_D"] == 32          # hypothesis's first of sampled_from([32, 64])
+    said = assumed_by_name(rec)
+    assert said["jagged_sum:offsets"]["spec"] == "*i64:3"  # integers(2, 8): B=2, padded by one
+
+
+def test_an_argument_it_cannot_read_still_gives_its_dtype(tmp_path):
+    # `model(x)` cannot be rebuilt: that input is made up, of the dtype its expression names
+    write(tmp_path, "proj/__init__.py", "")
+    write(tmp_path, "proj/ops/__init__.py", "")
+    f = write(tmp_path, "proj/ops/norm.py", NORM)
+    write(tmp_path, "tests/test_norm.py", """
+        import torch
+        from proj.ops.norm import rms_norm
+
+        def test_rms():
+            x = make_activations(4, 512).to(torch.float16)
+            rms_norm(x, torch.ones(512, dtype=torch.float16))
+    """)
+    ok("dump", f"{f}:_rms_kernel", "--store", str(tmp_path / "s"))
+    rec = record(tmp_path / "s")
+    assert rec["signature"]["x_ptr"] == "*fp16"
+    said = assumed_by_name(rec)
+    assert said["rms_norm:x"]["kind"] == "input" and "as the project's test passes it" in said["rms_norm:x"]["why"]
+    assert said["rms_norm:w"]["kind"] == "tested"
+
+
+def calls_of(test_text: str, fn_text: str, name: str):
+    ns = {}
+    exec(textwrap.dedent(fn_text), ns)
+    tests = test_calls.Tests([(Path("tests/test_x.py"), textwrap.dedent(test_text).encode())])
+    return tests.calls(ns[name], {name}, "torch")
+
+
+def test_a_helper_the_test_calls_with_its_cases():
+    found = calls_of("""
+        import pytest, torch
+        from proj import op
+
+        def _run(M, N, dtype, flag=False):
+            x = torch.rand((M, N), dtype=dtype).view(-1)
+            idx = torch.arange(M, dtype=torch.int32)
+            op(x, idx, use_fast=flag)
+
+        @pytest.mark.parametrize("M,N", [pytest.param(3, 64, id="small"), (8, 8)])
+        def test_op(M, N):
+            for dtype in (torch.bfloat16, torch.float32):
+                _run(M, N, dtype, flag=True)
+    """, "def op(x, idx, use_fast=False): pass", "op")
+    (call,) = found
+    assert call.test == "_run" and call.line == 8
+    assert call.args["x"].shape == (192,) and call.args["x"].dtype == "bf16"
+    assert call.args["idx"].dtype == "i32" and call.args["idx"].shape == (3,)
+    assert call.args["use_fast"].value is True
+
+
+def test_torch_own_functions_of_the_same_name_are_not_the_wrapper():
+    found = calls_of("""
+        import torch
+        from proj import softmax
+
+        def test_softmax():
+            x = torch.randn(4, 8)
+            ref = torch.softmax(x, -1)
+            ref2 = x.softmax(-1)
+    """, "def softmax(x, dim): pass", "softmax")
+    assert found == []
+
+
+def test_the_rebuilt_text_is_only_torch_constructors_with_literals():
+    # what the test computes with its own code is never copied into the call
+    (call,) = calls_of("""
+        import os, torch
+        from proj import op
+
+        def test_op():
+            n = int(os.environ.get("N", "64"))
+            x = torch.randn(4, 64, dtype=torch.float16) * 2
+            op(x, n)
+    """, "def op(x, n): pass", "op")
+    assert call.args["n"] is None
+    assert call.args["x"].text == "(torch.randn(4, 64, dtype=torch.float16) * 2)"
+    # every name in the text is torch's
+    names = {n.id for n in ast.walk(ast.parse(call.args["x"].text)) if isinstance(n, ast.Name)}
+    assert names == {"torch"}
