@@ -424,6 +424,10 @@ class Walk:
             p = xv.dtype[1]      # X.dtype.element_ty (or a name given it) == tl.float16
             self.facts[p].options.append((yv.dtype, line))
             return
+        if yv.axis is not None and xv.pure and not _is_float(xv.dtype):
+            # a loaded value compared with a tl.arange index (`offs_m < seqlen`, seqlen =
+            # tl.load(seqlens + b)) is a size: what it was loaded from holds integers
+            self.need(xv.pure, "i32", line, f"its values bound a tl.arange index at line {line}")
         for p in xv.params:
             f = self.facts[p]
             if yv.axis is not None:    # `offs < n_cols`: a size

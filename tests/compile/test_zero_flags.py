@@ -561,3 +561,25 @@ def test_a_parameter_that_is_a_pointer_only_under_a_flag_is_a_number_where_the_f
     assert "a pointer only under `if IS_OFFSETS_TENSOR:`" in out and got["B"] == "*fp32", got
     out = ok("dump", f"{f}:rot", "-p", "IS_OFFSETS_TENSOR=True", "--store", tmp_path / "b")
     assert assumed(out)["OFFSETS"].startswith("*"), out
+
+
+def test_a_loaded_value_that_bounds_an_index_is_an_integer(tmp_path):
+    # MInference's sparse attention: `seqlen = tl.load(seqlens + b)` bounds the rows (`offs_m < seqlen`)
+    f = tmp_path / "varlen.py"
+    f.write_text(textwrap.dedent("""
+        import triton
+        import triton.language as tl
+
+
+        @triton.jit
+        def _varlen_copy(X, Seqlens, Out, stride_b, BLOCK_M: tl.constexpr):
+            b = tl.program_id(0)
+            seqlen = tl.load(Seqlens + b)
+            offs_m = tl.arange(0, BLOCK_M)
+            x = tl.load(X + b * stride_b + offs_m, mask=offs_m < seqlen, other=0.0)
+            tl.store(Out + b * stride_b + offs_m, x.to(tl.float16), mask=offs_m < seqlen)
+    """))
+    out = ok("dump", f"{f}:_varlen_copy", "--store", tmp_path / "s")
+    a = assumed(out)
+    assert a["Seqlens"] == "*i32" and "its values bound a tl.arange index at line 11" in out
+    assert a["Out"] == "*fp16"
