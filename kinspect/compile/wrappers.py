@@ -386,7 +386,7 @@ def _tested(module, func: str, fn, tests, torch: str):
     names = {func} | {k for k, v in ns.items() if obj is not None and (v is obj or attr and _equal(v, obj))}
     try:
         found = tests.calls(fn, names, torch)
-    except RecursionError:
+    except Exception:        # a test's text kinspect cannot follow: the plans decide
         return None
     return found[0] if found and found[0].read() else None
 
