@@ -375,6 +375,13 @@ class Walk:
             other = b if a.ptr else a
             if ptr and other.loads and not _is_int(other.dtype):
                 self.offsets.append((ptr, other.loads, line))
+            elif not ptr and "pointer" in (a.dtype, b.dtype):
+                # a pointer the code made from a loaded address (`tl.load(ptrs + g).to(tl.pointer_type(
+                # tl.float16))`, a grouped GEMM's): what offsets it is an integer
+                other = b if a.dtype == "pointer" else a
+                if other.loads and not _is_int(other.dtype):
+                    self.need(other.loads, "i32", line, f"its values offset a pointer made from an address at line "
+                                                        f"{line}")
             if ptr and other.all() - other.ptr:
                 self.ptr_offsets.append((ptr, other.all() - other.ptr, line))
             desc = a.desc | b.desc
@@ -790,7 +797,7 @@ class Walk:
             self.need(v.pure | v.loads, "i64", line, f"its values are pointers at line {line}", rank=NEED)
             for p in self.scalar_params(v):      # an address passed as an int (data_ptr()): 64 bits
                 self.facts[p].ints.append((line, f"{ADDRESS} (cast to a pointer at line {line})"))
-            return Val()
+            return Val(dtype="pointer")
         if bitcast and isinstance(target, str):
             width = _width(target)
             if width in INT_OF_WIDTH:

@@ -8,7 +8,10 @@ recorded, never run), so every value the wrapper derives is the project's own: t
 computes, the tensors it allocates (`torch.empty(..., dtype=torch.int8)`, `.to(torch.bfloat16)`),
 strides from `.stride()`, `x.dtype` passed on.
 
-Only the wrapper's own inputs are made up, from what its code does with them (read from its AST):
+Where the project's tests call the wrapper, that call comes first (kinspect.compile.test_calls: each
+argument read from the test's text, never run), and its dtypes and ranks type the inputs made up
+for the plans. Otherwise only the wrapper's own inputs are made up, from what its code does with
+them (read from its AST):
 a tensor (it reads `.shape`, `.stride()`, `.dtype`, ...), its rank (`M, N = x.shape`, `x.shape[3]`,
 `assert x.dim() == 4`, `x.shape[1]` and `x.shape[-1]`: at least 3, strides splatted beside a
 4-D tensor's: 4, an integer tensor: a vector of indices), its layout (where it compares

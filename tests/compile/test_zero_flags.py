@@ -583,3 +583,27 @@ def test_a_loaded_value_that_bounds_an_index_is_an_integer(tmp_path):
     a = assumed(out)
     assert a["Seqlens"] == "*i32" and "its values bound a tl.arange index at line 11" in out
     assert a["Out"] == "*fp16"
+
+
+def test_what_offsets_a_pointer_made_from_a_loaded_address_is_an_integer(tmp_path):
+    # a grouped GEMM's: each group's A is an address loaded from a table, and its leading
+    # dimension, loaded from another, offsets it
+    f = tmp_path / "grouped.py"
+    f.write_text(textwrap.dedent("""
+        import triton
+        import triton.language as tl
+
+
+        @triton.jit
+        def _grouped_copy(group_a_ptrs, g_lds, out_ptr, BLOCK: tl.constexpr):
+            g = tl.program_id(0)
+            a_ptr = tl.load(group_a_ptrs + g).to(tl.pointer_type(tl.float16))
+            lda = tl.load(g_lds + g)
+            offs = tl.arange(0, BLOCK)
+            x = tl.load(a_ptr + offs * lda)
+            tl.store(out_ptr + g * BLOCK + offs, x)
+    """))
+    out = ok("dump", f"{f}:_grouped_copy", "--store", tmp_path / "s")
+    a = assumed(out)
+    assert a["group_a_ptrs"] == "*i64" and a["g_lds"] == "*i32"
+    assert "its values offset a pointer made from an address at line 12" in out
