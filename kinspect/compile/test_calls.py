@@ -152,6 +152,8 @@ def _calls_in_file(tree: ast.Module, path: str, names: set, sig, torch: str) -> 
                     if d:
                         dtypes[param] = d
             found.append(TestCall(path, call.lineno, fn.name, args, dtypes))
+            if len(found) >= MAX_CALLS:
+                return found
     return found
 
 
