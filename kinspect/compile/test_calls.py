@@ -440,7 +440,9 @@ class _Env:
             return self.get(node.id)
         if isinstance(node, (ast.Tuple, ast.List)):
             items = [self._eval(e) for e in node.elts]
-            return None if any(i is None for i in items) else _Items(items, isinstance(node, ast.Tuple))
+            # of plain values only (nested too: `[[0, 3], [3, 7]]`), a plain value itself
+            return None if any(i is None for i in items) else \
+                _Items(items, isinstance(node, ast.Tuple)).as_value(self.torch)
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd, ast.Not)):
             v = self._value(node.operand)
             if v is _NO:
@@ -657,8 +659,8 @@ class _Env:
             dtypes = [v for v in (self.eval(a) for a in list(args) + list(kw.values())) if v is not None
                       and v.kind == "dtype"]
             if not dtypes:
-                # `x.to(device)`, `x.to("cuda")`: a move
-                return base if all(not isinstance(a, ast.Call) for a in args) else None
+                # `x.to(device)`, `x.to("cuda")`, `x.to(torch.device("cuda"))`: a move
+                return base
             dtype = dtypes[0].dtype
             return Value("tensor", f"{base.text}.to({t}.{TORCH_NAME[dtype]})", base.shape, dtype,
                          grad=base.grad and dtype[:1] in "fb")
@@ -669,9 +671,11 @@ class _Env:
                 if v is None or v.kind not in ("value", "dtype") and not (v.kind == "tensor" and v.shape == base.shape):
                     return None
                 rendered.append(v.text)
-            if kw and name != "clamp":
-                return None
-            rendered += [f"{k}={self.eval(v).text}" for k, v in kw.items() if self.eval(v) is not None]
+            for k, node_ in kw.items():
+                v = self.eval(node_)
+                if v is None or v.kind not in ("value", "dtype"):
+                    return None
+                rendered.append(f"{k}={v.text}")
             return Value("tensor", f"{base.text}.{name}({', '.join(rendered)})", base.shape, base.dtype,
                          grad=base.grad or name == "requires_grad_")
         if name in ("view", "reshape"):

@@ -206,3 +206,18 @@ def test_the_rebuilt_text_is_only_torch_constructors_with_literals():
     # every name in the text is torch's
     names = {n.id for n in ast.walk(ast.parse(call.args["x"].text)) if isinstance(n, ast.Name)}
     assert names == {"torch"}
+
+
+def test_nested_literals_keyword_methods_and_moves():
+    (call,) = calls_of("""
+        import torch
+        from proj import op
+
+        def test_op():
+            offs = torch.tensor([[0, 3], [3, 7]], dtype=torch.int32)
+            x = torch.empty(4, 8).normal_(mean=0, std=0.02).to(torch.device("cuda")).half()
+            op(x, offs, scale=0.5)
+    """, "def op(x, offsets, scale=1.0): pass", "op")
+    assert call.args["offsets"].shape == (2, 2) and call.args["offsets"].dtype == "i32"
+    assert call.args["x"].text == "torch.empty(4, 8, dtype=torch.float32).normal_(mean=0, std=0.02).to(torch.float16)"
+    assert call.args["scale"].value == 0.5
