@@ -643,6 +643,7 @@ def _read_uses(fn: ast.AST, params: dict) -> None:
     """Tensor-ness, rank, dtypes and scalar kinds from what the wrapper's code does with each parameter."""
     checks = _checks(fn)
     ends = {}     # per tensor, the farthest size read from its start and from its end
+    sized = {}    # per parameter unpacked (`M, K = shape`) or indexed (`shape[1]`): the sizes that proves
     for n in ast.walk(fn):
         if isinstance(n, ast.Attribute) and _name(n.value) in params:
             p = params[n.value.id]
@@ -670,6 +671,11 @@ def _read_uses(fn: ast.AST, params: dict) -> None:
                 params[base].tensor = True
                 params[base].rank = len(n.targets[0].elts)
                 params[base].exact = True
+            elif _name(n.value) in params:
+                sized[n.value.id] = max(sized.get(n.value.id, 0), len(n.targets[0].elts))
+        if isinstance(n, ast.Subscript) and _name(n.value) in params and _int(n.slice) is not None \
+                and _int(n.slice) >= 0:
+            sized[n.value.id] = max(sized.get(n.value.id, 0), _int(n.slice) + 1)
         if isinstance(n, ast.Compare):
             _compare(n, params, checks.get(id(n)))
         # len(normalized_shape), math.prod(normalized_shape): a shape, a sequence of sizes
@@ -684,6 +690,12 @@ def _read_uses(fn: ast.AST, params: dict) -> None:
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in (
                 "empty_like", "zeros_like", "ones_like", "randn_like") and n.args and _name(n.args[0]) in params:
             params[n.args[0].id].tensor = True
+    # a parameter the wrapper unpacks or indexes by a number, and uses as no tensor: a sequence of
+    # sizes (stk's `M, K = shape`, `shape[1] == rhs.shape[0]`)
+    for name, count in sized.items():
+        p = params[name]
+        if not p.tensor and p.scalar in ("", "int", "shape"):
+            p.scalar, p.rank = "shape", max(p.rank, count)
     # sizes read from the start and from the end are of different dimensions: `q.shape[1]` (heads)
     # and `q.shape[-1]` (head size) make q at least 3-D
     for base, (first, last) in ends.items():
@@ -818,16 +830,43 @@ def _kernel_params(fn: ast.AST, params: dict, jit, launched: set) -> None:
     from kinspect.compile.loader import launch_of
 
     names = [p.name for p in params_of(jit)]
+    aliases = _aliases(fn, params)
     for n in ast.walk(fn):
         if not (isinstance(n, ast.Call) and isinstance(n.func, ast.Subscript) and launch_of(n) in launched):
             continue
-        for i, a in enumerate(n.args):
-            if _name(a) in params and i < len(names) and not any(isinstance(b, ast.Starred) for b in n.args[:i]):
-                params[a.id].kernel_param = names[i]
-        for k in n.keywords:
-            if _name(k.value) in params and k.arg:
-                params[k.value.id].kernel_param = k.arg
+        passed = [(names[i], a) for i, a in enumerate(n.args)
+                  if i < len(names) and not any(isinstance(b, ast.Starred) for b in n.args[:i])]
+        passed += [(k.arg, k.value) for k in n.keywords if k.arg]
+        for kernel_param, a in passed:
+            if _name(a) in params:
+                params[a.id].kernel_param = kernel_param
+            # a local name that is one of several parameters as they are (stk's `a_offsets = offsets`,
+            # `if trans_A: a_offsets = offsets_t`): each of them, where nothing else passes it
+            for name in aliases.get(_name(a), ()):
+                params[name].kernel_param = params[name].kernel_param or kernel_param
         _splat_ranks([params.get(_splatted(a)) for a in n.args])
+
+
+def _aliases(fn: ast.AST, params: dict) -> dict:
+    """Local names the wrapper assigns a parameter to as it is (`a = x`, `a, b = x, y`), and never
+    anything else: name -> those parameters."""
+    out, other = {}, set()
+    for n in ast.walk(fn):
+        if not isinstance(n, ast.Assign):
+            continue
+        for t in n.targets:
+            pairs = [(t, n.value)]
+            if isinstance(t, (ast.Tuple, ast.List)) and isinstance(n.value, (ast.Tuple, ast.List)) and \
+                    len(t.elts) == len(n.value.elts):
+                pairs = list(zip(t.elts, n.value.elts))
+            for target, value in pairs:
+                if not isinstance(target, ast.Name) or target.id in params:
+                    continue
+                if _name(value) in params:
+                    out.setdefault(target.id, set()).add(value.id)
+                else:
+                    other.add(target.id)
+    return {k: v for k, v in out.items() if k not in other}
 
 
 def _splatted(node) -> str | None:
@@ -924,9 +963,11 @@ def _input(p: _Param, plan: dict, torch: str, grad: bool = False, inner: int | N
         return Input(p.name, str(p.value), f"kernel:{p.value}",
                      "the kernel itself: the wrapper launches the kernel it is passed", p.keyword)
     if p.scalar == "shape":
-        sizes = list(plan[1])
-        return Input(p.name, repr(sizes), f"shape:{'x'.join(map(str, sizes))}",
-                     "a shape the wrapper takes (it takes len() or prod() of it): of one dimension", p.keyword)
+        sizes = list(plan.get(p.rank or 1) or (4,) * p.rank)
+        why = f"{p.rank} sizes: it unpacks or indexes them" if p.rank else \
+            "it takes len() or prod() of it: of one dimension"
+        return Input(p.name, repr(tuple(sizes)) if p.rank else repr(sizes), f"shape:{'x'.join(map(str, sizes))}",
+                     f"a shape the wrapper takes ({why})", p.keyword)
     if p.scalar == "str":
         value = p.value if isinstance(p.value, str) else p.strs[0]
         why = "one the wrapper compares it with" if value else "one that none of the wrapper's comparisons match"

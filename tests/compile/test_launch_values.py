@@ -1174,3 +1174,44 @@ def test_only_the_projects_own_test_folders_count_for_its_float_type(tmp_path):
     (top / "tests" / "check_ops.py").unlink()
     write(top / "pkg", "test_ops.py", lists)
     assert project_dtype(project_files(locate(str(kernels))))[0] == "fp32"
+
+
+SPARSE = """
+    import torch
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def _gather_rows(A, Offsets, Out, N, BLOCK: tl.constexpr):
+        row = tl.program_id(0)
+        start = tl.load(Offsets + row)
+        cols = tl.arange(0, BLOCK)
+        x = tl.load(A + start * N + cols, mask=cols < N, other=0.0)
+        tl.store(Out + row * N + cols, x, mask=cols < N)
+
+
+    def gather_rows(shape, data, offsets, offsets_t, transpose):
+        M, N = shape
+        assert data.shape[1] == N
+        out = torch.empty(M, N, dtype=data.dtype, device=data.device)
+        a_offsets = offsets
+        if transpose:
+            a_offsets = offsets_t
+        _gather_rows[(M,)](data, a_offsets, out, N, BLOCK=triton.next_power_of_2(N))
+        return out
+"""
+
+
+def test_a_shape_the_wrapper_unpacks_and_offsets_passed_through_a_local_name(tmp_path):
+    # stk's dsd(shape, data, offsets, ..., offsets_t, ...): `M, K = shape`, and the offsets the
+    # kernel loads passed as `a_offsets`, one of two parameters; both were made ints, and the
+    # call stopped at `M, K = shape` ('int' object is not iterable)
+    f = write(tmp_path, "sparse.py", SPARSE)
+    out = ok("dump", f"{f}:_gather_rows", "--store", str(tmp_path / "s"))
+    assert "the project's wrapper gather_rows() (line 16) called with made-up inputs" in out
+    said = assumed_by_name(record(tmp_path / "s"))
+    assert said["gather_rows:shape"]["spec"] == "shape:16x4096"
+    assert said["gather_rows:offsets"]["spec"].startswith("*i32:")
+    assert said["gather_rows:offsets_t"]["spec"].startswith("*i32:")
+    assert record(tmp_path / "s")["constexprs"]["BLOCK"] == 4096
