@@ -123,7 +123,7 @@ class Call:
     plan: int = 0
     module: str = ""   # the module it is in, where that is not the kernel's ('attorch.layer_norm_layer')
     file: str = ""     # that module's file
-    test: str = ""     # the project's test call it follows: `tests/test_norm.py:14 (test_rms)`
+    test: str = ""     # the project's test call it follows: `tests/test_norm.py:14, test_rms`
 
     def text(self) -> str:
         func = f"__import__({self.module!r}, fromlist=['_']).{self.func}" if self.module else self.func

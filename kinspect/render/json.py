@@ -119,10 +119,11 @@ class PerLine:
 class AssumedJson:
     """A value kinspect assumed to compile the variant (no launch of the file gave it)."""
 
-    name: str = doc("the kernel's parameter, or wrapper:input for a wrapper's made-up input")
+    name: str = doc("the kernel's parameter, or wrapper:input for a wrapper's input (made up, or read from a test)")
     spec: str = doc("as --arg / -p spell it: *fp32, i32:1024, 64")
     why: str
-    kind: str = doc("pointer, pow2, int, float, input, ...; empty when the record did not say")
+    kind: str = doc("pointer, pow2, int, float, input (a wrapper's made-up input), tested (one read from the "
+                    "project's test), ...; empty when the record did not say")
 
 
 @dataclass(frozen=True)
