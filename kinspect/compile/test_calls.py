@@ -120,8 +120,19 @@ class Tests:
                 break
             tree = self.tree(path, text)
             if tree is not None:
-                out += _calls_in_file(tree, str(path), names, sig, torch)
+                out += _calls_in_file(tree, str(path), names, sig, torch, self.fixtures(torch))
         return sorted(out, key=lambda c: -c.read())
+
+    def fixtures(self, torch: str) -> dict:
+        """pytest fixtures of the conftest.py files: name -> (its function, its file's constants)."""
+        if not hasattr(self, "_fixtures"):
+            self._fixtures = {}
+            for path, text in self.files:
+                if path.name == "conftest.py" and (tree := self.tree(path, text)) is not None:
+                    env = _ModuleEnv(tree, _aliases(tree), torch)
+                    for name, fn in _fixtures_of(tree).items():
+                        self._fixtures.setdefault(name, (fn, env))
+        return self._fixtures
 
 
 def is_test_file(path) -> bool:
@@ -130,10 +141,23 @@ def is_test_file(path) -> bool:
         any(part in ("tests", "test") for part in path.parts[:-1])
 
 
-def _calls_in_file(tree: ast.Module, path: str, names: set, sig, torch: str) -> list[TestCall]:
+def _fixtures_of(tree: ast.Module) -> dict:
+    """The module's functions decorated `@pytest.fixture` (called or not): name -> function."""
+    def named(d) -> str:
+        d = d.func if isinstance(d, ast.Call) else d
+        return getattr(d, "attr", None) or getattr(d, "id", None) or ""
+
+    return {n.name: n for n in tree.body
+            if isinstance(n, ast.FunctionDef) and any(named(d) == "fixture" for d in n.decorator_list)}
+
+
+def _calls_in_file(tree: ast.Module, path: str, names: set, sig, torch: str, fixtures: dict | None = None
+                   ) -> list[TestCall]:
     aliases = _aliases(tree)
     imported = {a.asname or a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names}
     module_env = _ModuleEnv(tree, aliases, torch)
+    # the file's own fixtures before the conftest files'
+    module_env.fixtures = {**(fixtures or {}), **{k: (fn, module_env) for k, fn in _fixtures_of(tree).items()}}
     found = []
     for fn, chain in _functions(tree):
         for call in (n for n in ast.walk(fn) if isinstance(n, ast.Call)):
@@ -233,7 +257,7 @@ class _ModuleEnv:
 
     def __init__(self, tree: ast.Module, aliases: dict, torch: str):
         self.aliases, self.torch, self.tree = aliases, torch, tree
-        self.nodes = {}
+        self.nodes, self.fixtures = {}, {}
         for n in tree.body:
             if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name):
                 self.nodes[n.targets[0].id] = n.value
@@ -266,6 +290,7 @@ class _Env:
         self._decorators(fn)
         self._defaults(fn)
         self._helper(fn, tree)
+        self._fixtures(fn)
         self._body(fn.body, call)
 
     # --- binding names
@@ -325,6 +350,17 @@ class _Env:
                 [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]:
             if a.arg not in self.names:
                 self._set(a.arg, self.eval(d))
+
+    def _fixtures(self, fn) -> None:
+        """A test's parameters that pytest fixtures give (`def dtype(request): return request.param`
+        with `params=[torch.float16, ...]`: its first; else what the fixture returns)."""
+        if self.depth > 1:
+            return
+        for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs:
+            if a.arg in self.names or a.arg not in self.module.fixtures:
+                continue
+            fixture, module = self.module.fixtures[a.arg]
+            self._set(a.arg, _fixture_value(fixture, module, self.depth))
 
     def _helper(self, fn, tree) -> None:
         """A function the test calls with its cases (`_run(M, N, dtype)`): its parameters as the first
@@ -740,6 +776,19 @@ def _of(v, torch: str):
             all(isinstance(x, (bool, int, float, str, type(None), tuple, list)) for x in v):
         return Value("value", repr(v), value=v)
     return None
+
+
+def _fixture_value(fixture, module: _ModuleEnv, depth: int):
+    """What a fixture gives a test: the first of its `params` where it returns `request.param`, else
+    the value of its last `return` (or `yield`), read in its own file."""
+    env = _Env(module, None, [], None, module.tree, depth + 1)
+    for d in fixture.decorator_list:
+        params = next((k.value for k in d.keywords if k.arg == "params"), None) if isinstance(d, ast.Call) else None
+        if params is not None and any(isinstance(n, ast.Attribute) and n.attr == "param" for n in ast.walk(fixture)):
+            return _first(params, env)
+    env._body(fixture.body, None)
+    returned = [n.value for n in ast.walk(fixture) if isinstance(n, (ast.Return, ast.Yield)) and n.value is not None]
+    return env.eval(returned[-1]) if returned else None
 
 
 def _first(node, env: _Env):

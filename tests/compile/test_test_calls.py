@@ -221,3 +221,33 @@ def test_nested_literals_keyword_methods_and_moves():
     assert call.args["offsets"].shape == (2, 2) and call.args["offsets"].dtype == "i32"
     assert call.args["x"].text == "torch.empty(4, 8, dtype=torch.float32).normal_(mean=0, std=0.02).to(torch.float16)"
     assert call.args["scale"].value == 0.5
+
+
+def test_fixtures_of_the_file_and_of_conftest():
+    ns = {}
+    exec("def op(x, idx, block): pass", ns)
+    tests = test_calls.Tests([
+        (Path("tests/conftest.py"), textwrap.dedent("""
+            import pytest, torch
+
+            @pytest.fixture(params=[torch.float32, torch.float16], ids=str)
+            def dtype(request):
+                return request.param
+
+            @pytest.fixture
+            def block():
+                return 64
+        """).encode()),
+        (Path("tests/test_x.py"), textwrap.dedent("""
+            import pytest, torch
+            from proj import op
+
+            @pytest.fixture
+            def idx():
+                yield torch.arange(8, dtype=torch.int32)
+
+            def test_op(dtype, idx, block):
+                op(torch.randn(8, 16, dtype=dtype), idx, block)
+        """).encode())])
+    (call,) = tests.calls(ns["op"], {"op"}, "torch")
+    assert call.args["x"].dtype == "fp32" and call.args["idx"].dtype == "i32" and call.args["block"].value == 64
