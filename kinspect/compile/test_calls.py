@@ -120,8 +120,22 @@ class Tests:
                 break
             tree = self.tree(path, text)
             if tree is not None:
-                out += _calls_in_file(tree, str(path), names, sig, torch, self.fixtures(torch))
+                out += _calls_in_file(tree, str(path), names, sig, torch, self.fixtures(torch), self)
         return sorted(out, key=lambda c: -c.read())
+
+    def module(self, dotted: str, torch: str):
+        """The constants of the test module `dotted` imports name (`tests.kernels.utils`), where it is
+        one of the test files; else None."""
+        envs = self.__dict__.setdefault("_modules", {})
+        if dotted not in envs:
+            envs[dotted] = None
+            tail = dotted.replace(".", "/")
+            for path, text in self.files:
+                stem = str(path.with_suffix("")).replace("\\", "/")
+                if (stem == tail or stem.endswith("/" + tail)) and (tree := self.tree(path, text)) is not None:
+                    envs[dotted] = _ModuleEnv(tree, _aliases(tree), torch, self)
+                    break
+        return envs[dotted]
 
     def fixtures(self, torch: str) -> dict:
         """pytest fixtures of the conftest.py files: name -> (its function, its file's constants)."""
@@ -129,7 +143,7 @@ class Tests:
             self._fixtures = {}
             for path, text in self.files:
                 if path.name == "conftest.py" and (tree := self.tree(path, text)) is not None:
-                    env = _ModuleEnv(tree, _aliases(tree), torch)
+                    env = _ModuleEnv(tree, _aliases(tree), torch, self)
                     for name, fn in _fixtures_of(tree).items():
                         self._fixtures.setdefault(name, (fn, env))
         return self._fixtures
@@ -151,11 +165,11 @@ def _fixtures_of(tree: ast.Module) -> dict:
             if isinstance(n, ast.FunctionDef) and any(named(d) == "fixture" for d in n.decorator_list)}
 
 
-def _calls_in_file(tree: ast.Module, path: str, names: set, sig, torch: str, fixtures: dict | None = None
-                   ) -> list[TestCall]:
+def _calls_in_file(tree: ast.Module, path: str, names: set, sig, torch: str, fixtures: dict | None = None,
+                   tests: Tests | None = None) -> list[TestCall]:
     aliases = _aliases(tree)
     imported = {a.asname or a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names}
-    module_env = _ModuleEnv(tree, aliases, torch)
+    module_env = _ModuleEnv(tree, aliases, torch, tests)
     # the file's own fixtures before the conftest files'
     module_env.fixtures = {**(fixtures or {}), **{k: (fn, module_env) for k, fn in _fixtures_of(tree).items()}}
     found = []
@@ -253,10 +267,11 @@ def _functions(tree: ast.Module):
 
 
 class _ModuleEnv:
-    """The module's constants (`DTYPES = [torch.float16, torch.bfloat16]`), read on first use."""
+    """The module's constants (`DTYPES = [torch.float16, torch.bfloat16]`), read on first use; those
+    it imports from another test module (`from tests.utils import DTYPES`) read there."""
 
-    def __init__(self, tree: ast.Module, aliases: dict, torch: str):
-        self.aliases, self.torch, self.tree = aliases, torch, tree
+    def __init__(self, tree: ast.Module, aliases: dict, torch: str, tests: Tests | None = None):
+        self.aliases, self.torch, self.tree, self.tests = aliases, torch, tree, tests
         self.nodes, self.fixtures = {}, {}
         for n in tree.body:
             if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name):
@@ -267,6 +282,14 @@ class _ModuleEnv:
 
     def get(self, name: str):
         if name in self.values:
+            return self.values[name]
+        if name not in self.nodes and self.tests is not None and "." in self.aliases.get(name, "") and \
+                name not in self.busy:
+            module, _, attr = self.aliases[name].rpartition(".")
+            other = self.tests.module(module, self.torch)
+            self.busy.add(name)
+            self.values[name] = other.get(attr) if other is not None and other is not self else None
+            self.busy.discard(name)
             return self.values[name]
         if name not in self.nodes or name in self.busy:
             return None

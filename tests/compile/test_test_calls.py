@@ -251,3 +251,22 @@ def test_fixtures_of_the_file_and_of_conftest():
         """).encode())])
     (call,) = tests.calls(ns["op"], {"op"}, "torch")
     assert call.args["x"].dtype == "fp32" and call.args["idx"].dtype == "i32" and call.args["block"].value == 64
+
+
+def test_constants_imported_from_another_test_module():
+    ns = {}
+    exec("def op(x): pass", ns)
+    tests = test_calls.Tests([
+        (Path("tests/kernels/utils.py"), b"import torch\nDTYPES = [torch.bfloat16, torch.float16]\nSIZES = [(7, 96)]\n"),
+        (Path("tests/kernels/test_op.py"), textwrap.dedent("""
+            import pytest, torch
+            from proj import op
+            from tests.kernels.utils import DTYPES, SIZES as S
+
+            @pytest.mark.parametrize("dtype", DTYPES)
+            @pytest.mark.parametrize("m,n", S)
+            def test_op(dtype, m, n):
+                op(torch.randn(m, n, dtype=dtype))
+        """).encode())])
+    (call,) = tests.calls(ns["op"], {"op"}, "torch")
+    assert call.args["x"].dtype == "bf16" and call.args["x"].shape == (7, 96)
