@@ -251,14 +251,32 @@ def _int_needed(f) -> bool:
                for _, why in f.ints)
 
 
+def _taken(guards: tuple, constexprs: dict, unknown: bool | None = None) -> bool:
+    """Whether code under `guards` ((FLAG, True) for `if FLAG:`) runs with the flags' values known;
+    a flag not known holds either way, or is `unknown` where that is given."""
+    def value(flag):
+        v = constexprs[flag] if flag in constexprs else unknown
+        return bool(getattr(v, "value", v)) if v is not None else None
+
+    return all(value(flag) is None or value(flag) == want for flag, want in guards)
+
+
 def _elem(w: Walk, p: str, links: dict, constexprs: dict, default: str = "fp32", depth: int = 0) -> tuple[str, str]:
     """The element type of pointer `p` and why: what the code needs of it, else says of it; where the
     code compares its element type with some (`X.dtype.element_ty == tl.float16`), one of those."""
-    options = w.facts[p].options
+    # of the element types it is compared with, those of the branches the flags assumed take
+    # (`if TRANSPOSE: static_assert(b.dtype == tl.bfloat16) else: static_assert(b.dtype == tl.int16)`)
+    # (a flag not known yet taken as False, as an assumed flag is: its `else` first)
+    options = [o for o in w.facts[p].options if _taken(w.guards_at.get(o[1], ()), constexprs)] or w.facts[p].options
+    options = sorted(options, key=lambda o: not _taken(w.guards_at.get(o[1], ()), constexprs, unknown=False))
     if options:
         needs = [e for e in w.facts[p].elem if e[0] == NEED]
         wants_int = any(e[1][:1] in "iu" for e in needs)
-        fit = [o for o in options if (o[0][:1] in "iu") == wants_int] or options
+        # floats unless the code needs an integer; where the branches a flag picks say which,
+        # those (their order above) unless the code needs otherwise
+        guarded = any(w.guards_at.get(o[1]) for o in options)
+        fit = [o for o in options if (o[0][:1] in "iu") == wants_int] if needs or not guarded else []
+        fit = fit or options
         dtype, line = fit[0]
         why = f"its element type is compared with {_tl(dtype)} at line {line}"
         if needs and wants_int:

@@ -607,3 +607,34 @@ def test_what_offsets_a_pointer_made_from_a_loaded_address_is_an_integer(tmp_pat
     a = assumed(out)
     assert a["group_a_ptrs"] == "*i64" and a["g_lds"] == "*i32"
     assert "its values offset a pointer made from an address at line 12" in out
+
+
+def test_element_types_a_flag_picks_follow_the_branch_the_flag_takes(tmp_path):
+    # tritonbench's bf16 x int16 GEMM: which operand is int16 depends on TRANSPOSE, and kinspect
+    # took the first comparison it read (b bf16, in the `if TRANSPOSE:` branch) where the flag is
+    # False: the static_assert in the `else` failed the compile
+    f = tmp_path / "mixed.py"
+    f.write_text(textwrap.dedent("""
+        import triton
+        import triton.language as tl
+
+
+        @triton.jit
+        def _mixed_dot(a_ptr, b_ptr, c_ptr, TRANSPOSE: tl.constexpr, BLOCK: tl.constexpr):
+            offs = tl.arange(0, BLOCK)
+            a = tl.load(a_ptr + offs[:, None] * BLOCK + offs[None, :])
+            b = tl.load(b_ptr + offs[:, None] * BLOCK + offs[None, :], mask=offs[:, None] < BLOCK, other=0)
+            if TRANSPOSE:
+                tl.static_assert(a.dtype == tl.int16)
+                tl.static_assert(b.dtype == tl.bfloat16)
+                c = tl.dot(a.to(tl.bfloat16), b)
+            else:
+                tl.static_assert(a.dtype == tl.bfloat16)
+                tl.static_assert(b.dtype == tl.int16)
+                c = tl.dot(a, b.to(tl.bfloat16))
+            tl.store(c_ptr + offs[:, None] * BLOCK + offs[None, :], c)
+    """))
+    a = assumed(ok("dump", f"{f}:_mixed_dot", "--store", tmp_path / "s"))
+    assert a["TRANSPOSE"] == "False" and a["a_ptr"] == "*bf16" and a["b_ptr"] == "*i16"
+    a = assumed(ok("dump", f"{f}:_mixed_dot", "-p", "TRANSPOSE=True", "--store", tmp_path / "t"))
+    assert a["a_ptr"] == "*i16" and a["b_ptr"] == "*bf16"
