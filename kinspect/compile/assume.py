@@ -348,7 +348,14 @@ def _constexpr(w: Walk, p: str, warps: int | None = None) -> Assumed:
             value, line = fits[0]
             return Assumed(p, value, str(value), f"an int: compared with {value} at line {line}", True,
                            "pow2" if f.pow2 else "int")
-    of_block = [line for line, constexpr_dividend in f.divides if constexpr_dividend]
+    # `32 // BITS`: the sub-word a packed format takes, a part of the word (4 of 32: 4-bit values)
+    of_word = [(line, literal) for line, _, literal in f.divides if literal and literal >= 4]
+    if of_word and not f.pow2:
+        line, literal = of_word[0]
+        value = max(2, literal // 8)
+        return Assumed(p, value, str(value), f"it divides {literal} at line {line}: a part of it (packed values)",
+                       True, "int")
+    of_block = [line for line, constexpr_dividend, _ in f.divides if constexpr_dividend]
     if of_block and f.pow2:   # `BLOCK_N // SPLIT` where tl.arange takes the quotient: it must stay >= 1
         return Assumed(p, 2, "2", f"it divides a block size at line {of_block[0]} ({f.pow2[0][1]}): small",
                        True, "pow2")

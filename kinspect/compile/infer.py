@@ -109,7 +109,8 @@ class Facts:
     numbers: list = field(default_factory=list)   # compared with int constants: (value, line)
     pow2: list = field(default_factory=list)      # (line, why)
     loops: list = field(default_factory=list)     # a static loop count: (line,)
-    divides: list = field(default_factory=list)   # the right side of // or %: a group or tile size
+    divides: list = field(default_factory=list)   # the right side of // or %: (line, of a constexpr, the literal
+    #                                                it divides: `32 // BITS`, else None): a group or tile size
     #                                               (line, whether the left side is a constexpr)
     called: list = field(default_factory=list)    # (arity, line)
     nones: list = field(default_factory=list)     # (line,)
@@ -394,8 +395,9 @@ class Walk:
             self.need_int(a, n, "integer division (//)")
             self.need_int(b, n, "integer division (//)")
         if isinstance(op, (ast.FloorDiv, ast.Mod)):
+            literal = left.value if isinstance(left, ast.Constant) and type(left.value) is int else None
             for p in b.params & self.constexprs:
-                self.facts[p].divides.append((line, bool(a.all() & self.constexprs)))
+                self.facts[p].divides.append((line, bool(a.all() & self.constexprs), literal))
         elif isinstance(op, ast.Mult):
             for x, y in ((a, b), (b, a)):
                 if x.axis == "last":

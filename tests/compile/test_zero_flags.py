@@ -638,3 +638,25 @@ def test_element_types_a_flag_picks_follow_the_branch_the_flag_takes(tmp_path):
     assert a["TRANSPOSE"] == "False" and a["a_ptr"] == "*bf16" and a["b_ptr"] == "*i16"
     a = assumed(ok("dump", f"{f}:_mixed_dot", "-p", "TRANSPOSE=True", "--store", tmp_path / "t"))
     assert a["a_ptr"] == "*i16" and a["b_ptr"] == "*bf16"
+
+
+def test_a_constexpr_that_divides_a_word_is_a_part_of_it(tmp_path):
+    # AutoGPTQ's dequant: `32 // bits` values packed in an int32, masked with maxq = 2**bits - 1;
+    # a block-like 64 made the per-word count 0 and the mask 2**64 - 1, out of range for int32
+    f = tmp_path / "packed.py"
+    f.write_text(textwrap.dedent("""
+        import triton
+        import triton.language as tl
+
+
+        @triton.jit
+        def _unpack(q_ptr, out_ptr, n, bits: tl.constexpr, BLOCK: tl.constexpr):
+            per_word: tl.constexpr = 32 // bits
+            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            word = tl.load(q_ptr + offs // per_word, mask=offs < n)
+            value = (word >> ((offs % per_word) * bits)) & ((1 << bits) - 1)
+            tl.store(out_ptr + offs, value.to(tl.float16), mask=offs < n)
+    """))
+    out = ok("dump", f"{f}:_unpack", "--store", tmp_path / "s")
+    a = assumed(out)
+    assert a["bits"] == "4" and "it divides 32 at line 8" in out
