@@ -904,17 +904,20 @@ def _package_top(where: Where) -> Path:
 def _python_texts(tops: list, home, deep: bool, skip: bool, wanted=lambda path: True):
     """(path, bytes) of the `wanted` .py files of `tops` (their trees where `deep`; tests, benchmarks,
     examples left out where `skip`), folder by folder, `home` first: at most MAX_SCANNED files
-    counted, those over MAX_SCANNED_BYTES not read."""
-    scanned = 0
+    counted of each top (a large package leaves the tests beside it theirs), those over
+    MAX_SCANNED_BYTES not read."""
     for top in tops:
+        scanned = 0
         for folder, files in _nearest_first(top, home, deep, skip):
+            if scanned > MAX_SCANNED:
+                break
             for f in sorted(files):
                 path = folder / f
                 if not f.endswith(".py") or not wanted(path):
                     continue
                 scanned += 1
                 if scanned > MAX_SCANNED:
-                    return
+                    break
                 try:
                     if path.stat().st_size <= MAX_SCANNED_BYTES:
                         yield path, path.read_bytes()

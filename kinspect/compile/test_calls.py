@@ -105,7 +105,7 @@ class Tests:
 
     def calls(self, fn, names: set, torch: str) -> list[TestCall]:
         """The calls of `fn` (called by any of `names`: `rms_norm`, `_attention.apply`, its aliases)
-        in the tests, most arguments read first (the first of them in the files' order)."""
+        in the tests, those that read the most of its required arguments first."""
         try:
             sig = inspect.signature(fn)
         except (TypeError, ValueError):
@@ -121,7 +121,11 @@ class Tests:
             tree = self.tree(path, text)
             if tree is not None:
                 out += _calls_in_file(tree, str(path), names, sig, torch, self.fixtures(torch), self)
-        return sorted(out, key=lambda c: -c.read())
+        # most of the parameters it must be passed read first; of those, the first in the files
+        # (a test's first call is its plain one: `rms_norm(x, w)` before `rms_norm(x, w, residual=r)`)
+        required = {n for n, p in sig.parameters.items() if p.default is p.empty and
+                    p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD) and n not in ("ctx", "self", "cls")}
+        return sorted(out, key=lambda c: -sum(c.args.get(n) is not None for n in required))
 
     def module(self, dotted: str, torch: str):
         """The constants of the test module `dotted` imports name (`tests.kernels.utils`), where it is

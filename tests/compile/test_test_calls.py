@@ -270,3 +270,36 @@ def test_constants_imported_from_another_test_module():
         """).encode())])
     (call,) = tests.calls(ns["op"], {"op"}, "torch")
     assert call.args["x"].dtype == "bf16" and call.args["x"].shape == (7, 96)
+
+
+def test_a_large_package_leaves_the_tests_beside_it_read(tmp_path, monkeypatch):
+    # ColossalAI's package is thousands of files: the scan's budget went to it, and no test was read
+    from kinspect.compile import loader
+
+    monkeypatch.setattr(loader, "MAX_SCANNED", 2)
+    f = project(tmp_path)
+    out = ok("dump", f"{f}:_rms_kernel", "--store", str(tmp_path / "s"))
+    assert "called as its test calls it (tests/test_norm.py:15, test_rms)" in out
+
+
+def test_the_tests_plain_call_before_one_with_optional_arguments():
+    found = calls_of("""
+        import torch
+        from proj import op
+
+        def test_op():
+            x = torch.randn(2, 64, dtype=torch.float16)
+            op(x, 1e-5, residual=torch.rand(2, 64, dtype=torch.float16))
+            op(x, 1e-5)
+    """, "def op(x, eps, residual=None): pass", "op")
+    assert found[0].line == 7 and found[0].args["residual"] is not None
+    found = calls_of("""
+        import torch
+        from proj import op
+
+        def test_op():
+            x = torch.randn(2, 64, dtype=torch.float16)
+            op(x, eps)
+            op(x, 1e-5)
+    """, "def op(x, eps, residual=None): pass", "op")
+    assert found[0].line == 8
