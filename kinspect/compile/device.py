@@ -207,6 +207,9 @@ def _answers(f: DeviceFacts, target: Target) -> dict:
             return None
         return answer
 
+    def is_current_stream_capturing():     # no CUDA graph is being captured (vLLM's, flashinfer's checks)
+        return False
+
     def stream():
         def answer(*args, **kwargs):
             return _Stream()
@@ -221,7 +224,7 @@ def _answers(f: DeviceFacts, target: Target) -> dict:
             "synchronize": nothing(), "set_device": nothing(), "init": nothing(), "_lazy_init": nothing(),
             "current_stream": stream(), "default_stream": stream(), "Stream": _Stream, "device": _DeviceGuard,
             "stream": _DeviceGuard, "manual_seed": nothing(), "manual_seed_all": nothing(), "seed": nothing(),
-            "seed_all": nothing()}
+            "seed_all": nothing(), "is_current_stream_capturing": is_current_stream_capturing}
 
 
 def questions() -> set:

@@ -224,6 +224,7 @@ def test_torch_answers_as_the_targets_device_and_everything_is_restored():
         assert torch.version.cuda and torch.version.hip is None and torch_triton.has_triton()
         x = torch.randn(8, device="cuda")
         assert x.device.type == "cpu" and x.cuda().device.type == "cpu" and x.to("cuda:0").device.type == "cpu"
+        assert torch.cuda.is_current_stream_capturing() is False    # flashinfer's wrappers ask it first
     with pytest.raises(ZeroDivisionError), as_target(Target("hip", "gfx942", 64)):
         assert torch.cuda.get_device_capability() == (9, 4) and torch.version.hip and torch.version.cuda is None
         assert torch.cuda.get_device_properties(0).gcnArchName.startswith("gfx942")
