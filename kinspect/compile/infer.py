@@ -336,7 +336,15 @@ class Walk:
             return self.subscript(n)
         if isinstance(n, ast.IfExp):
             self.boolish(self.expr(n.test), n.test)
-            return join(self.expr(n.body), self.expr(n.orelse))
+            body, orelse = self.expr(n.body), self.expr(n.orelse)
+            line = self.line(n)
+            for x, y in ((body, orelse), (orelse, body)):
+                # `tl.load(idx + pid) if idx else tl.cast(pid, tl.int64)`: both sides are one type
+                if x.pure and x.dtype is None and isinstance(y.dtype, str) and y.dtype not in ("pointer", "i1") \
+                        and not y.isdtype:
+                    self.need(x.pure, y.dtype, line, f"its values meet {_tl(y.dtype)} ones in a conditional at "
+                                                     f"line {line}")
+            return join(body, orelse)
         if isinstance(n, (ast.Tuple, ast.List)):
             items = tuple(self.expr(e) for e in n.elts)
             out = Val(items=items)

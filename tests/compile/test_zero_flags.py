@@ -661,3 +661,22 @@ def test_a_constexpr_that_divides_a_word_is_a_part_of_it(tmp_path):
     out = ok("dump", f"{f}:_unpack", "--store", tmp_path / "s")
     a = assumed(out)
     assert a["bits"] == "4" and "it divides 32 at line 8" in out
+
+
+def test_a_loaded_value_beside_a_typed_one_in_a_conditional_is_of_that_type(tmp_path):
+    # flashinfer's group GEMM arguments: `tl.load(w_indices + pid) if w_indices else tl.cast(pid,
+    # tl.int64)`; kinspect assumed w_indices *fp32 and the compile failed (fp32 and int64)
+    f = tmp_path / "group_args.py"
+    f.write_text(textwrap.dedent("""
+        import triton
+        import triton.language as tl
+
+
+        @triton.jit
+        def _group_args(w_indices, w_ptr, out_ptr, stride_w):
+            pid = tl.program_id(0)
+            w_i = tl.load(w_indices + pid) if w_indices else tl.cast(pid, tl.int64)
+            tl.store(out_ptr + pid, (w_ptr + w_i * stride_w).to(tl.int64, bitcast=True))
+    """))
+    out = ok("dump", f"{f}:_group_args", "--store", tmp_path / "s")
+    assert assumed(out)["w_indices"] == "*i64" and "its values meet tl.int64 ones in a conditional at line 9" in out
