@@ -284,6 +284,10 @@ class _ModuleEnv:
                 self.nodes[n.target.id] = n.value
         self.values, self.busy = {}, set()
 
+    def function(self, name: str):
+        """The module's own function `name`, else None."""
+        return next((n for n in self.tree.body if isinstance(n, ast.FunctionDef) and n.name == name), None)
+
     def get(self, name: str):
         if name in self.values:
             return self.values[name]
@@ -841,6 +845,13 @@ def _first(node, env: _Env):
             return None
         if last in ("list", "tuple", "sorted") and node.args:
             return _first(node.args[0], env)
+        # a function of the module that makes the cases (`@parametrize("b, h, n", get_params())`): the
+        # first of what it returns
+        fn = env.module.function(node.func.id) if isinstance(node.func, ast.Name) and not node.args and \
+            env.depth < 2 else None
+        returned = [n.value for n in (fn.body if fn else ()) if isinstance(n, ast.Return) and n.value is not None]
+        if returned:
+            return _first(returned[-1], _Env(env.module, fn, [], None, env.module.tree, env.depth + 1))
         return None
     if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
         if not node.elts:

@@ -303,3 +303,28 @@ def test_the_tests_plain_call_before_one_with_optional_arguments():
             op(x, 1e-5)
     """, "def op(x, eps, residual=None): pass", "op")
     assert found[0].line == 8
+
+
+def test_cases_a_function_of_the_module_makes():
+    # lightning-attention's `@pytest.mark.parametrize("b, h, n, d, e", get_params())`
+    (call,) = calls_of("""
+        import pytest, torch
+        from proj import attn
+
+        def get_params():
+            array = [
+                (6, 8, 256, 128, 64),
+                (6, 8, 512, 128, 64),
+            ]
+            return array
+
+        @pytest.mark.parametrize("b, h, n, d, e", get_params())
+        @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+        def test_attn(b, h, n, d, e, dtype):
+            q = (torch.randn((b, h, n, d), dtype=dtype, device="cuda") / 10).requires_grad_()
+            v = (torch.randn((b, h, n, e), dtype=dtype, device="cuda") / 10).requires_grad_()
+            attn(q, v, slopes(h))
+    """, "def attn(q, v, s): pass", "attn")
+    assert call.args["q"].shape == (6, 8, 256, 128) and call.args["q"].dtype == "bf16" and call.args["q"].grad
+    assert call.args["v"].text == "(torch.randn(6, 8, 256, 64, dtype=torch.bfloat16) / 10).requires_grad_()"
+    assert call.args["s"] is None
