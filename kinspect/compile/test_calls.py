@@ -9,11 +9,12 @@ A project's tests call its wrappers with the shapes and dtypes the project uses:
 
 Where such a call's arguments can be read from the test's text without running it, kinspect.compile.
 wrappers calls the wrapper that way first, and says which test call the inputs come from. A name is
-read where the test binds it: a parametrize (its first case; pytest's and look-alikes such as
-`parameterize`), hypothesis's `@given` (`sampled_from`'s first value, an integer strategy's least),
-the test's defaults, its assignments and loops before the call (the first item), the module's
-constants, and, for a helper the test calls (`_test_norm(M, N, dtype)`), the first call of it in
-the file. An argument is rebuilt, never run from the test's text: as a few torch constructors and
+read where the test binds it: a parametrize (its first case, also of a list a function of the
+module returns; pytest's and look-alikes such as `parameterize`), hypothesis's `@given`
+(`sampled_from`'s first value, an integer strategy's least), pytest fixtures (of the file and of
+conftest.py), the test's defaults, its assignments and loops before the call (the first item), the
+module's constants and those it imports from other test modules, and, for a helper the test calls
+(`_test_norm(M, N, dtype)`), the first call of it in the file. An argument is rebuilt, never run from the test's text: as a few torch constructors and
 tensor methods (`randn`, `randint`, `arange`, `tensor`, `cumsum`, `pad`, casts, views) with the
 literal values they were read as (`Value.text`), its shape and dtype kept. One the reading cannot
 follow (a model's output, a slice) is left to the wrapper's made-up inputs, and its dtype, where read,
