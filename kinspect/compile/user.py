@@ -226,6 +226,7 @@ def load(text: str, cli_args: dict, cli_constexprs: dict, *, config: int | None 
             options = {**used.options, **options}
             picked = {"launch_index": 0, "from": call.text()}
             made = f"as its test calls it ({call.test})" if call.test else "with made-up inputs"
+            made += " and trained through (its backward launches the kernel)" if call.backward else ""
             how = (f"the project's wrapper {call.func}() ({call.at}) called {made}: "
                    f"--from {call.text()!r}, recorded, not run")
             assumed = tuple(_input_assumed(call))

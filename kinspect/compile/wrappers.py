@@ -124,10 +124,12 @@ class Call:
     module: str = ""   # the module it is in, where that is not the kernel's ('attorch.layer_norm_layer')
     file: str = ""     # that module's file
     test: str = ""     # the project's test call it follows: `tests/test_norm.py:14, test_rms`
+    backward: bool = False   # the kernel is launched by the Function's backward: train through the call
 
     def text(self) -> str:
         func = f"__import__({self.module!r}, fromlist=['_']).{self.func}" if self.module else self.func
-        return f"{func}({', '.join(f'{i.name}={i.text}' if i.keyword else i.text for i in self.inputs)})"
+        call = f"{func}({', '.join(f'{i.name}={i.text}' if i.keyword else i.text for i in self.inputs)})"
+        return f"{call}.sum().backward()" if self.backward else call
 
     @property
     def at(self) -> str:
@@ -169,6 +171,9 @@ def wrappers_of(module, jit, key) -> list[tuple[str, object, int, set]]:
     file's order."""
     direct = _launchers(module, jit, key)
     called = {call for call, _, _, _ in direct}
+    # a Function trained through before the helper its backward calls: the gradient it gets is of
+    # the forward's output, of the dtype and shape the project's code gives it
+    direct = [e for e in backward_entries(module, jit, key, called) if e[0] not in called] + direct
     callers, first = [], []
     for name, obj in list(vars(module).items()):
         own = _class_callables(name, obj, module) if inspect.isclass(obj) and obj.__module__ == module.__name__ \
@@ -181,6 +186,30 @@ def wrappers_of(module, jit, key) -> list[tuple[str, object, int, set]]:
                 entry = call.endswith(".apply") and any(c.startswith(f"{name}.") for c in reached)
                 (first if entry else callers).append((call, fn, fn.__code__.co_firstlineno, set()))
     return first + direct + sorted(callers, key=lambda t: t[2])
+
+
+def backward_entries(module, jit, key, called: set) -> list[tuple[str, object, int, set]]:
+    """Autograd Functions of the module whose `backward` launches the kernel, or calls a function of
+    the module that does (`called`), as (`Name.apply`, its forward, line, {"backward"}): calling
+    them trains through them (Call.backward)."""
+    out = []
+    for name, cls in list(vars(module).items()):
+        if not (inspect.isclass(cls) and cls.__module__ == module.__name__ and callable(getattr(cls, "apply", None))):
+            continue
+        raw_fwd, raw_bwd = vars(cls).get("forward"), vars(cls).get("backward")
+        if not (isinstance(raw_fwd, (staticmethod, classmethod)) and isinstance(raw_bwd, (staticmethod, classmethod))):
+            continue
+        fwd, bwd = _function(raw_fwd.__func__, module), _function(raw_bwd.__func__, module)
+        if fwd is None or bwd is None:
+            continue
+        by_name, _ = _launch_names(bwd, jit, key)
+        if by_name or called & _calls_in(bwd):
+            out.append((f"{name}.apply", fwd, fwd.__code__.co_firstlineno, {BACKWARD}))
+    return out
+
+
+# the launch names of a wrapper that reaches the kernel through its autograd Function's backward
+BACKWARD = "backward"
 
 
 def _calls_in(fn) -> set[str]:
@@ -374,6 +403,8 @@ def calls(module, jit, key, home=None, half: tuple[str, str] | None = None, test
             # values on corpus38's mamba, fla and flash-attention and gained 6 on attorch)
             if len(required) < len(params):
                 out.append(Call(func, line, tuple(_input(p, plan, torch, grad) for p in params), i, **where))
+    # a Function whose backward launches the kernel is trained through: `Fn.apply(...).sum().backward()`
+    out = [replace(c, backward=True) if launching.get(c.func) == {BACKWARD} else c for c in out]
     # the tests' calls first, then every wrapper's first plan before any wrapper's second
     return sorted(out, key=lambda c: c.plan)
 

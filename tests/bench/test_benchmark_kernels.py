@@ -36,7 +36,10 @@ def test_smoke_run_measures_and_checks_every_case(tmp_path):
     # the verdicts are judged, not printed blindly: the smoke run's CPU figures miss every target
     # (3 softmax bandwidths, the narrow softmax as called against its GPU time, 2 fused sizes against torch)
     targets = [t for r in rows for t in r["targets"]]
-    assert len(targets) == 3 + 1 + 2 and all(v == "MISS" for _, v in targets)
+    assert len(targets) == 3 + 1 + 2 and all(v in ("PASS", "MISS") for _, v in targets)
+    # the absolute ones surely miss on a CPU; the relative ones (against torch on the same CPU)
+    # depend on the machine's load, and once passed under a loaded run
+    assert all(v == "MISS" for name, v in targets if "copy" in name or "GPU" in name)
     assert d["summary"][0].startswith("targets: 0 of 6 met")
     assert "(as called <= 1.5x GPU)" in d["summary"][0]
     assert "fused_mm_softmax_tiled 160x160x160" in proc.stdout and "ours GPU" in proc.stdout

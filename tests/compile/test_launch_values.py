@@ -1215,3 +1215,59 @@ def test_a_shape_the_wrapper_unpacks_and_offsets_passed_through_a_local_name(tmp
     assert said["gather_rows:offsets"]["spec"].startswith("*i32:")
     assert said["gather_rows:offsets_t"]["spec"].startswith("*i32:")
     assert record(tmp_path / "s")["constexprs"]["BLOCK"] == 4096
+
+
+SCALE_FN = """
+    import torch
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def _scale_fwd(x_ptr, y_ptr, s, N, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs, mask=offs < N)
+        tl.store(y_ptr + offs, x * s, mask=offs < N)
+
+
+    @triton.jit
+    def _scale_bwd(dy_ptr, dx_ptr, s, N, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        dy = tl.load(dy_ptr + offs, mask=offs < N)
+        tl.store(dx_ptr + offs, dy * s, mask=offs < N)
+
+
+    def _backward(dy, s):
+        dx = torch.empty_like(dy)
+        N = dy.numel()
+        _scale_bwd[(triton.cdiv(N, 1024),)](dy, dx, s, N, BLOCK=1024)
+        return dx
+
+
+    class Scale(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, s):
+            assert x.dtype == torch.float16
+            y = torch.empty_like(x)
+            N = x.numel()
+            _scale_fwd[(triton.cdiv(N, 1024),)](x, y, s, N, BLOCK=1024)
+            ctx.s = s
+            return y
+
+        @staticmethod
+        def backward(ctx, dy):
+            return _backward(dy, ctx.s), None
+"""
+
+
+def test_a_kernel_its_autograd_functions_backward_launches(tmp_path):
+    # lightning-attention's and many training libraries' backward kernels: launched only by the
+    # Function's backward, which no forward call reaches; the call is trained through
+    f = write(tmp_path, "scale.py", SCALE_FN)
+    out = ok("dump", f"{f}:_scale_bwd", "--store", str(tmp_path / "s"))
+    assert "the project's wrapper Scale.apply() (line 29) called with made-up inputs and trained through" in out
+    assert ".sum().backward()" in out
+    rec = record(tmp_path / "s")
+    assert rec["signature"]["dy_ptr"] == "*fp16" and rec["constexprs"]["BLOCK"] == 1024
+    out = ok("dump", f"{f}:_scale_fwd", "--store", str(tmp_path / "t"))
+    assert "trained through" not in out and "Scale.apply()" in out
