@@ -471,27 +471,44 @@ class _Env:
         return self.module.get(name)
 
     def dtype_of(self, node, depth: int = 0) -> str:
-        """The dtype an argument has, where its value cannot be read whole: the one its expression
-        names (`model(x).to(torch.float16)`, `torch.randn(n, dtype=dtype)[:, :4]`), through the
-        assignments of the names it is (`x = ...; f(x)`)."""
-        if isinstance(node, ast.Name) and node.id in self.exprs and depth < 4:
-            return self.dtype_of(self.exprs[node.id], depth + 1)
-        for n in ast.walk(node):
-            if isinstance(n, ast.keyword) and n.arg == "dtype":
-                v = self.eval(n.value)
-                if v is not None and v.kind == "dtype":
-                    return v.dtype
-            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in CASTS and not n.args:
-                return CASTS[n.func.attr]
-            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "to":
-                for a in n.args:
+        """The dtype an argument has, where its value cannot be read whole, from what makes it and
+        never from what sizes it: a cast (`model(x).to(torch.float16)`, `.half()`), a `dtype=`, a
+        constructor's default (`torch.rand(n)`: fp32), the tensor a method, slice or arithmetic
+        starts from (`x[:, :4]`), through the assignments of the names it is (`x = ...; f(x)`);
+        "" where none says."""
+        if depth > 6:
+            return ""
+        if isinstance(node, ast.Name):
+            v = self.get(node.id)
+            if v is not None and v.kind == "tensor":
+                return v.dtype
+            return self.dtype_of(self.exprs[node.id], depth + 1) if node.id in self.exprs else ""
+        if isinstance(node, (ast.Subscript, ast.Attribute)) and not _dotted(node, self.aliases):
+            return self.dtype_of(node.value, depth + 1)
+        if isinstance(node, ast.BinOp):
+            left, right = self.dtype_of(node.left, depth + 1), self.dtype_of(node.right, depth + 1)
+            dtype = left or right
+            floats = any(isinstance(n, ast.Constant) and isinstance(n.value, float) for n in (node.left, node.right))
+            return "fp32" if dtype[:1] in "iu" and dtype and (floats or isinstance(node.op, ast.Div)) else dtype
+        if not isinstance(node, ast.Call):
+            return ""
+        if "dtype" in {k.arg for k in node.keywords}:
+            v = self.eval(next(k.value for k in node.keywords if k.arg == "dtype"))
+            return v.dtype if v is not None and v.kind == "dtype" else ""
+        dotted = _dotted(node.func, self.aliases) or ""
+        if dotted.startswith("torch."):
+            name = dotted[len("torch."):]
+            return "fp32" if name in FLOAT_MAKERS or name in ("rand", "randn") else "i64" if name == "randint" else \
+                self.dtype_of(node.args[0], depth + 1) if name in LIKE and node.args else ""
+        if isinstance(node.func, ast.Attribute):
+            if node.func.attr in CASTS and not node.args:
+                return CASTS[node.func.attr]
+            if node.func.attr in ("to", "type"):
+                for a in node.args:
                     v = self.eval(a)
                     if v is not None and v.kind == "dtype":
                         return v.dtype
-            if isinstance(n, ast.Name) and n is not node:
-                v = self.get(n.id)
-                if v is not None and v.kind == "tensor":
-                    return v.dtype
+            return self.dtype_of(node.func.value, depth + 1)
         return ""
 
     def eval(self, node):

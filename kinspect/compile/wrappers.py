@@ -171,9 +171,9 @@ def wrappers_of(module, jit, key) -> list[tuple[str, object, int, set]]:
     file's order."""
     direct = _launchers(module, jit, key)
     called = {call for call, _, _, _ in direct}
-    # a Function trained through before the helper its backward calls: the gradient it gets is of
-    # the forward's output, of the dtype and shape the project's code gives it
-    direct = [e for e in backward_entries(module, jit, key, called) if e[0] not in called] + direct
+    # a Function trained through after the functions that launch the kernel themselves (the helper
+    # its backward calls may be another Function's forward: fbgemm's jagged bmm)
+    direct += [e for e in backward_entries(module, jit, key, called) if e[0] not in called]
     callers, first = [], []
     for name, obj in list(vars(module).items()):
         own = _class_callables(name, obj, module) if inspect.isclass(obj) and obj.__module__ == module.__name__ \
@@ -202,8 +202,10 @@ def backward_entries(module, jit, key, called: set) -> list[tuple[str, object, i
         fwd, bwd = _function(raw_fwd.__func__, module), _function(raw_bwd.__func__, module)
         if fwd is None or bwd is None:
             continue
+        # only where the forward does not reach it: a forward call launches it then
+        forward, _ = _launch_names(fwd, jit, key)
         by_name, _ = _launch_names(bwd, jit, key)
-        if by_name or called & _calls_in(bwd):
+        if (by_name or called & _calls_in(bwd)) and not (forward or called & _calls_in(fwd)):
             out.append((f"{name}.apply", fwd, fwd.__code__.co_firstlineno, {BACKWARD}))
     return out
 
