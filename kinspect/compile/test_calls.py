@@ -94,7 +94,7 @@ class Tests:
 
     def __init__(self, files):
         self.files = [(p, t) for p, t in files if is_test_file(p)][:MAX_FILES * 4]
-        self._trees = {}
+        self._trees, self._modules, self._fixtures = {}, {}, {}     # by path; by (module, torch); by torch
 
     def tree(self, path, text):
         if path not in self._trees:
@@ -131,27 +131,27 @@ class Tests:
     def module(self, dotted: str, torch: str):
         """The constants of the test module `dotted` imports name (`tests.kernels.utils`), where it is
         one of the test files; else None."""
-        envs = self.__dict__.setdefault("_modules", {})
-        if dotted not in envs:
-            envs[dotted] = None
+        key = (dotted, torch)
+        if key not in self._modules:
+            self._modules[key] = None
             tail = dotted.replace(".", "/")
             for path, text in self.files:
                 stem = str(path.with_suffix("")).replace("\\", "/")
                 if (stem == tail or stem.endswith("/" + tail)) and (tree := self.tree(path, text)) is not None:
-                    envs[dotted] = _ModuleEnv(tree, _aliases(tree), torch, self)
+                    self._modules[key] = _ModuleEnv(tree, _aliases(tree), torch, self)
                     break
-        return envs[dotted]
+        return self._modules[key]
 
     def fixtures(self, torch: str) -> dict:
         """pytest fixtures of the conftest.py files: name -> (its function, its file's constants)."""
-        if not hasattr(self, "_fixtures"):
-            self._fixtures = {}
+        if torch not in self._fixtures:
+            found = self._fixtures[torch] = {}
             for path, text in self.files:
                 if path.name == "conftest.py" and (tree := self.tree(path, text)) is not None:
                     env = _ModuleEnv(tree, _aliases(tree), torch, self)
                     for name, fn in _fixtures_of(tree).items():
-                        self._fixtures.setdefault(name, (fn, env))
-        return self._fixtures
+                        found.setdefault(name, (fn, env))
+        return self._fixtures[torch]
 
 
 def is_test_file(path) -> bool:
