@@ -173,7 +173,10 @@ def _fixtures_of(tree: ast.Module) -> dict:
 def _calls_in_file(tree: ast.Module, path: str, names: set, sig, torch: str, fixtures: dict | None = None,
                    tests: Tests | None = None) -> list[TestCall]:
     aliases = _aliases(tree)
-    imported = {a.asname or a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names}
+    # names the file imports from the project, not from its tests (a reference `rms_norm` of
+    # tests/ref.py is not the wrapper)
+    imported = {a.asname or a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
+                and (n.module or "").split(".")[0] not in ("tests", "test") for a in n.names}
     module_env = _ModuleEnv(tree, aliases, torch, tests)
     # the file's own fixtures before the conftest files'
     module_env.fixtures = {**(fixtures or {}), **{k: (fn, module_env) for k, fn in _fixtures_of(tree).items()}}
@@ -239,7 +242,7 @@ def _names_wrapper(func, names: set, imported: set, aliases: dict) -> bool:
     if func.attr not in names:
         return False
     dotted = _dotted(func.value, aliases) or ""
-    return bool(dotted) and dotted.split(".")[0] not in ("torch", "numpy", "triton", "math", "np")
+    return bool(dotted) and dotted.split(".")[0] not in ("torch", "numpy", "triton", "math", "np", "tests", "test")
 
 
 def _bind(sig, call: ast.Call) -> dict | None:

@@ -328,3 +328,14 @@ def test_cases_a_function_of_the_module_makes():
     assert call.args["q"].shape == (6, 8, 256, 128) and call.args["q"].dtype == "bf16" and call.args["q"].grad
     assert call.args["v"].text == "(torch.randn(6, 8, 256, 64, dtype=torch.bfloat16) / 10).requires_grad_()"
     assert call.args["s"] is None
+
+
+def test_a_reference_of_the_same_name_from_the_tests_is_not_the_wrapper():
+    found = calls_of("""
+        import torch
+        from tests.reference import rms_norm
+
+        def test_ref():
+            rms_norm(torch.randn(4, 8), torch.ones(8))
+    """, "def rms_norm(x, w): pass", "rms_norm")
+    assert found == []
