@@ -109,9 +109,9 @@ class Facts:
     numbers: list = field(default_factory=list)   # compared with int constants: (value, line)
     pow2: list = field(default_factory=list)      # (line, why)
     loops: list = field(default_factory=list)     # a static loop count: (line,)
-    divides: list = field(default_factory=list)   # the right side of // or %: (line, of a constexpr, the literal
-    #                                                it divides: `32 // BITS`, else None): a group or tile size
-    #                                               (line, whether the left side is a constexpr)
+    divides: list = field(default_factory=list)   # the right side of // or %, a group or tile size: (line,
+    #                                               whether the left side is a constexpr, the int literal it
+    #                                               divides: `32 // BITS`, else None)
     called: list = field(default_factory=list)    # (arity, line)
     nones: list = field(default_factory=list)     # (line,)
     kinds: list = field(default_factory=list)     # from a tl keyword: (kind, value, line, why)
