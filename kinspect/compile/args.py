@@ -35,6 +35,12 @@ def split_assign(text: str, option: str) -> tuple[str, str]:
 
 # torch's names for the dtypes beside Triton's short ones: "-p DTYPE=float16" or "-p DTYPE=bfloat16"
 TORCH_NAMES = {v: k for k, v in DTYPES.items()}
+# the dtypes kinspect makes a wrapper's input of or rebuilds a test's tensor in (not AMD's fnuz fp8s):
+# short -> torch's name
+TENSOR_DTYPES = {k: v for k, v in DTYPES.items() if k not in ("fp8e4b8", "fp8e5b16")}
+# torch's names of those, and its aliases (`torch.half`, `torch.long`) -> the short names
+TORCH_SHORT = {**{v: k for k, v in TENSOR_DTYPES.items()}, "half": "fp16", "float": "fp32", "double": "fp64",
+               "short": "i16", "int": "i32", "long": "i64"}
 
 
 # triton.language's names for its integer dtypes (`str(tl.int32)`) -> the short ones kinspect and

@@ -28,6 +28,8 @@ import inspect
 import math
 from dataclasses import dataclass
 
+from kinspect.compile.args import TENSOR_DTYPES, TORCH_SHORT
+
 # the most elements a rebuilt tensor may hold: the wrapper runs (on the CPU) though the launch does not
 MAX_ELEMENTS = 1 << 27
 # the most items of a `torch.tensor([...])` literal rebuilt
@@ -36,13 +38,6 @@ MAX_LITERAL = 4096
 MAX_CALLS = 64
 MAX_FILES = 200
 
-DTYPES = {"float16": "fp16", "half": "fp16", "bfloat16": "bf16", "float32": "fp32", "float": "fp32",
-          "float64": "fp64", "double": "fp64", "int8": "i8", "uint8": "u8", "int16": "i16", "short": "i16",
-          "int32": "i32", "int": "i32", "int64": "i64", "long": "i64", "bool": "i1", "float8_e4m3fn": "fp8e4nv",
-          "float8_e5m2": "fp8e5", "uint16": "u16", "uint32": "u32", "uint64": "u64"}
-TORCH_NAME = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32", "fp64": "float64", "i8": "int8",
-              "u8": "uint8", "i16": "int16", "i32": "int32", "i64": "int64", "i1": "bool", "fp8e4nv": "float8_e4m3fn",
-              "fp8e5": "float8_e5m2", "u16": "uint16", "u32": "uint32", "u64": "uint64"}
 # tensor methods that cast: `x.half()`
 CASTS = {"half": "fp16", "bfloat16": "bf16", "float": "fp32", "double": "fp64", "long": "i64", "int": "i32",
          "bool": "i1", "short": "i16", "char": "i8", "byte": "u8"}
@@ -587,9 +582,9 @@ class _Env:
     def _attribute(self, node):
         dotted = _dotted(node, self.aliases)
         if dotted and dotted.startswith("torch."):
-            short = DTYPES.get(dotted[len("torch."):])
+            short = TORCH_SHORT.get(dotted[len("torch."):])
             if short:
-                return Value("dtype", f"{self.torch}.{TORCH_NAME[short]}", dtype=short)
+                return Value("dtype", f"{self.torch}.{TENSOR_DTYPES[short]}", dtype=short)
             return None
         base = self.eval(node.value)
         if base is None or base.kind != "tensor":
@@ -597,7 +592,7 @@ class _Env:
         if node.attr == "shape":
             return _of(tuple(base.shape), self.torch)
         if node.attr == "dtype":
-            return Value("dtype", f"{self.torch}.{TORCH_NAME[base.dtype]}", dtype=base.dtype)
+            return Value("dtype", f"{self.torch}.{TENSOR_DTYPES[base.dtype]}", dtype=base.dtype)
         if node.attr in ("T", "mT") and len(base.shape) >= 2:
             shape = base.shape[:-2] + (base.shape[-1], base.shape[-2])
             return Value("tensor", f"{base.text}.{node.attr}", shape, base.dtype, grad=base.grad)
@@ -664,7 +659,7 @@ class _Env:
             if dtype is None or not shape or not all(isinstance(s, int) for s in shape) or \
                     not all(isinstance(x, int) for x in (low, high)) or high <= low:
                 return None
-            text = (f"{t}.randint({low}, {high}, {shape!r}, dtype={t}.{TORCH_NAME[dtype]}, "
+            text = (f"{t}.randint({low}, {high}, {shape!r}, dtype={t}.{TENSOR_DTYPES[dtype]}, "
                     f"generator={t}.Generator().manual_seed(0))")
             return _tensor_value(text, shape, dtype)
         if name == "arange":
@@ -676,7 +671,7 @@ class _Env:
             if dtype is None or step == 0:
                 return None
             n = max(0, math.ceil((end - start) / step))
-            text = f"{t}.arange({', '.join(map(repr, values))}, dtype={t}.{TORCH_NAME[dtype]})"
+            text = f"{t}.arange({', '.join(map(repr, values))}, dtype={t}.{TENSOR_DTYPES[dtype]})"
             return _tensor_value(text, (n,), dtype)
         if name == "tensor" and args:
             data = self._value(args[0])
@@ -689,7 +684,7 @@ class _Env:
             dtype = self._dtype_kw(kw, default)
             if dtype is None:
                 return None
-            return _tensor_value(f"{t}.tensor({data!r}, dtype={t}.{TORCH_NAME[dtype]})", shape, dtype,
+            return _tensor_value(f"{t}.tensor({data!r}, dtype={t}.{TENSOR_DTYPES[dtype]})", shape, dtype,
                                  self._grad(kw))
         if name == "full" and len(args) >= 2:
             shape, fill = self._shape_args(args[:1]), self._value(args[1])
@@ -699,7 +694,7 @@ class _Env:
             dtype = self._dtype_kw(kw, default)
             if dtype is None:
                 return None
-            return _tensor_value(f"{t}.full({shape!r}, {fill!r}, dtype={t}.{TORCH_NAME[dtype]})", shape, dtype)
+            return _tensor_value(f"{t}.full({shape!r}, {fill!r}, dtype={t}.{TENSOR_DTYPES[dtype]})", shape, dtype)
         if name in LIKE and args:
             base = self.eval(args[0])
             if base is None or base.kind != "tensor":
@@ -711,7 +706,7 @@ class _Env:
                 fill = self._value(args[1]) if len(args) > 1 else _NO
                 if not isinstance(fill, (int, float, bool)):
                     return None
-                return _tensor_value(f"{t}.full({base.shape!r}, {fill!r}, dtype={t}.{TORCH_NAME[dtype]})",
+                return _tensor_value(f"{t}.full({base.shape!r}, {fill!r}, dtype={t}.{TENSOR_DTYPES[dtype]})",
                                      base.shape, dtype)
             maker = name.removesuffix("_like")
             if dtype[:1] in "iu" or dtype.startswith("fp8") or dtype == "i1":
@@ -732,7 +727,7 @@ class _Env:
 
     def _made(self, maker: str, sizes: list, dtype: str, shape: tuple, grad: bool):
         t = self.torch
-        text = f"{t}.{maker}({', '.join(map(str, sizes))}, dtype={t}.{TORCH_NAME[dtype]}" + \
+        text = f"{t}.{maker}({', '.join(map(str, sizes))}, dtype={t}.{TENSOR_DTYPES[dtype]}" + \
             (", requires_grad=True" if grad else "") + ")"
         return _tensor_value(text, shape, dtype, grad)
 
@@ -742,7 +737,7 @@ class _Env:
             return base
         if name in CASTS and not args:
             dtype = CASTS[name]
-            return Value("tensor", f"{base.text}.to({t}.{TORCH_NAME[dtype]})", base.shape, dtype, grad=False)
+            return Value("tensor", f"{base.text}.to({t}.{TENSOR_DTYPES[dtype]})", base.shape, dtype, grad=False)
         if name in ("to", "type"):
             dtypes = [v for v in (self.eval(a) for a in list(args) + list(kw.values())) if v is not None
                       and v.kind == "dtype"]
@@ -750,7 +745,7 @@ class _Env:
                 # `x.to(device)`, `x.to("cuda")`, `x.to(torch.device("cuda"))`: a move
                 return base
             dtype = dtypes[0].dtype
-            return Value("tensor", f"{base.text}.to({t}.{TORCH_NAME[dtype]})", base.shape, dtype,
+            return Value("tensor", f"{base.text}.to({t}.{TENSOR_DTYPES[dtype]})", base.shape, dtype,
                          grad=base.grad and dtype[:1] in "fb")
         if name in SAME:
             rendered = []
@@ -856,7 +851,7 @@ def _first(node, env: _Env):
             if any(i is None for i in items):
                 return None
             return items[0] if len(items) == 1 else _Items(items, True).as_value(env.torch)
-        if last in ("range",):
+        if last == "range":
             v = env._value(node.args[0]) if node.args else _NO
             if len(node.args) == 1 and isinstance(v, int):
                 return _of(0, env.torch)
@@ -906,7 +901,7 @@ def _cumsum(base, dim, dtype: str | None, torch: str):
         return None
     # torch.cumsum of an integer (or bool) tensor is int64 unless told otherwise
     out = dtype or ("i64" if base.dtype[:1] in "iu" else base.dtype)
-    cast = f", dtype={torch}.{TORCH_NAME[dtype]}" if dtype else ""
+    cast = f", dtype={torch}.{TENSOR_DTYPES[dtype]}" if dtype else ""
     return Value("tensor", f"{torch}.cumsum({base.text}, {dim}{cast})", base.shape, out)
 
 

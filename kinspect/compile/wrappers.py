@@ -45,6 +45,7 @@ import os
 import re
 from dataclasses import dataclass, replace
 
+from kinspect.compile.args import TENSOR_DTYPES, TORCH_SHORT
 from kinspect.compile.test_calls import is_test_file
 
 # attributes whose use says a parameter is a tensor
@@ -55,13 +56,6 @@ TENSOR_ATTRS = {"shape", "stride", "dtype", "size", "view", "reshape", "contiguo
                 "nelement", "is_floating_point", "type", "max", "min", "sum", "mean", "fill_", "zero_", "copy_"}
 # attributes a torch.dtype has as well as a tensor
 DTYPE_ATTRS = {"is_floating_point", "itemsize", "is_signed", "is_complex", "to"}
-# torch dtype names -> kinspect's short names
-TORCH_SHORT = {"float16": "fp16", "half": "fp16", "bfloat16": "bf16", "float32": "fp32", "float": "fp32",
-               "float64": "fp64", "int8": "i8", "uint8": "u8", "int16": "i16", "int32": "i32", "int": "i32",
-               "int64": "i64", "long": "i64", "bool": "i1", "float8_e4m3fn": "fp8e4nv", "float8_e5m2": "fp8e5"}
-SHORT_TORCH = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32", "fp64": "float64", "i8": "int8", "u8": "uint8",
-               "i16": "int16", "i32": "int32", "i64": "int64", "i1": "bool", "fp8e4nv": "float8_e4m3fn",
-               "fp8e5": "float8_e5m2", "u16": "uint16", "u32": "uint32", "u64": "uint64"}
 FLOAT_NAMES = ("eps", "epsilon", "scale", "sm_scale", "softmax_scale", "alpha", "beta", "gamma", "momentum",
                "temperature", "theta", "lr", "dropout_p", "p", "slope", "negative_slope", "base", "rope_theta",
                "logit_cap", "softcap", "variance_epsilon")
@@ -103,7 +97,7 @@ def _tensor(name: str, shape: tuple, dtype: str, torch: str, why: str, keyword: 
     then moved into place: `torch.empty(2, 4096, 64).movedim(-1, 1)` is 2x64x4096, channel-last)."""
     make = "zeros" if dtype[:1] in "iu" else "empty"     # index tensors: valid indices
     laid = shape if inner is None else shape[:inner] + shape[inner + 1:] + shape[inner:inner + 1]
-    text = (f"{torch}.{make}({', '.join(map(str, laid))}, dtype={torch}.{SHORT_TORCH[dtype]}"
+    text = (f"{torch}.{make}({', '.join(map(str, laid))}, dtype={torch}.{TENSOR_DTYPES[dtype]}"
             f"{', requires_grad=True' if grad else ''})")
     if inner is not None:
         # a view of a tensor made with requires_grad is not a leaf: the grad is asked for after the move
@@ -523,7 +517,7 @@ def _test_types(params: dict, tc) -> None:
     for name, p in params.items():
         v = tc.args.get(name)
         dtype = v.dtype if v is not None and v.kind == "tensor" else tc.dtypes.get(name, "")
-        if not dtype or dtype not in SHORT_TORCH:
+        if not dtype or dtype not in TENSOR_DTYPES:
             continue
         if p.dtype_from == "wrapper" and p.dtypes and dtype not in p.dtypes:
             continue
@@ -965,7 +959,7 @@ def _inner(p: _Param) -> int | None:
 def _input(p: _Param, plan: dict, torch: str, grad: bool = False, inner: int | None = None) -> Input:
     if p.tensor:
         dtype = p.dtypes[0] if p.dtypes else FLOAT_DEFAULT
-        if dtype not in SHORT_TORCH:
+        if dtype not in TENSOR_DTYPES:
             dtype = FLOAT_DEFAULT
         # where nothing fixes the rank: rows of a hidden size, or a vector of indices or offsets
         # (`cu_seqlens`, `positions`) for integers
@@ -983,9 +977,9 @@ def _input(p: _Param, plan: dict, torch: str, grad: bool = False, inner: int | N
         return _tensor(p.name, shape, dtype, torch, f"a tensor the wrapper takes; {why}", p.keyword, grad, inner)
     name = p.name.lower()
     if p.scalar == "dtype" or (not p.scalar and name.endswith("dtype")):
-        dtype = p.dtypes[0] if p.dtypes and p.dtypes[0] in SHORT_TORCH else FLOAT_DEFAULT
+        dtype = p.dtypes[0] if p.dtypes and p.dtypes[0] in TENSOR_DTYPES else FLOAT_DEFAULT
         why = "the first the wrapper compares it with" if p.dtypes else "nothing says more"
-        return Input(p.name, f"{torch}.{SHORT_TORCH[dtype]}", dtype, f"a dtype the wrapper takes: {dtype}, {why}",
+        return Input(p.name, f"{torch}.{TENSOR_DTYPES[dtype]}", dtype, f"a dtype the wrapper takes: {dtype}, {why}",
                      p.keyword)
     if p.scalar == "float" or (not p.scalar and name in FLOAT_NAMES) or name.endswith(("_eps", "_scale")):
         return Input(p.name, "1e-06" if "eps" in name else "0.125", "fp32", "a float the wrapper takes",
@@ -1221,7 +1215,7 @@ def _changed(call: Call, subject: tuple, value, seen, line: int) -> Call | None:
         short = TORCH_SHORT.get(str(value).removeprefix("torch.")) if what == "dtype" else \
             ({1: "u8", 2: "i16", 4: "i32", 8: "i64"} if old.dtype[:1] in "iu" else
              {1: "u8", 2: FLOAT_DEFAULT, 4: "fp32", 8: "fp64"}).get(value)
-        if short not in SHORT_TORCH:
+        if short not in TENSOR_DTYPES:
             return None
         new = _tensor(old.name, old.shape, short, old.torch, old.why + said.format(f"dtype {short}"), old.keyword,
                       old.grad and short[:1] in "fb", old.inner)
