@@ -89,7 +89,8 @@ class Tests:
 
     def __init__(self, files):
         self.files = [(p, t) for p, t in files if is_test_file(p)][:MAX_FILES * 4]
-        self._trees, self._modules, self._fixtures = {}, {}, {}     # by path; by (module, torch); by torch
+        # by path; by (path, torch); by (module, torch); by torch
+        self._trees, self._envs, self._modules, self._fixtures = {}, {}, {}, {}
 
     def tree(self, path, text):
         if path not in self._trees:
@@ -98,6 +99,13 @@ class Tests:
             except (SyntaxError, ValueError):
                 self._trees[path] = None
         return self._trees[path]
+
+    def env(self, path, text, torch: str):
+        """The constants of a test file, read once per name torch goes by; None where it does not parse."""
+        if (path, torch) not in self._envs:
+            tree = self.tree(path, text)
+            self._envs[path, torch] = None if tree is None else _ModuleEnv(tree, _aliases(tree), torch, self)
+        return self._envs[path, torch]
 
     def calls(self, fn, names: set, torch: str) -> list[TestCall]:
         """The calls of `fn` (called by any of `names`: `rms_norm`, `_attention.apply`, its aliases)
@@ -114,9 +122,9 @@ class Tests:
             parsed += 1
             if parsed > MAX_FILES or len(out) >= MAX_CALLS:
                 break
-            tree = self.tree(path, text)
-            if tree is not None:
-                out += _calls_in_file(tree, str(path), names, sig, torch, self.fixtures(torch), self)
+            env = self.env(path, text, torch)
+            if env is not None:
+                out += _calls_in_file(env, str(path), names, sig, self.fixtures(torch))
         # most of the parameters it must be passed read first; of those, the first in the files
         # (a test's first call is its plain one: `rms_norm(x, w)` before `rms_norm(x, w, residual=r)`)
         required = {n for n, p in sig.parameters.items() if p.default is p.empty and
@@ -132,8 +140,8 @@ class Tests:
             tail = dotted.replace(".", "/")
             for path, text in self.files:
                 stem = str(path.with_suffix("")).replace("\\", "/")
-                if (stem == tail or stem.endswith("/" + tail)) and (tree := self.tree(path, text)) is not None:
-                    self._modules[key] = _ModuleEnv(tree, _aliases(tree), torch, self)
+                if (stem == tail or stem.endswith("/" + tail)) and (env := self.env(path, text, torch)) is not None:
+                    self._modules[key] = env
                     break
         return self._modules[key]
 
@@ -142,9 +150,8 @@ class Tests:
         if torch not in self._fixtures:
             found = self._fixtures[torch] = {}
             for path, text in self.files:
-                if path.name == "conftest.py" and (tree := self.tree(path, text)) is not None:
-                    env = _ModuleEnv(tree, _aliases(tree), torch, self)
-                    for name, fn in _fixtures_of(tree).items():
+                if path.name == "conftest.py" and (env := self.env(path, text, torch)) is not None:
+                    for name, fn in _fixtures_of(env.tree).items():
                         found.setdefault(name, (fn, env))
         return self._fixtures[torch]
 
@@ -165,16 +172,14 @@ def _fixtures_of(tree: ast.Module) -> dict:
             if isinstance(n, ast.FunctionDef) and any(named(d) == "fixture" for d in n.decorator_list)}
 
 
-def _calls_in_file(tree: ast.Module, path: str, names: set, sig, torch: str, fixtures: dict | None = None,
-                   tests: Tests | None = None) -> list[TestCall]:
-    aliases = _aliases(tree)
+def _calls_in_file(module_env: _ModuleEnv, path: str, names: set, sig, fixtures: dict) -> list[TestCall]:
+    tree, aliases = module_env.tree, module_env.aliases
     # names the file imports from the project, not from its tests (a reference `rms_norm` of
     # tests/ref.py is not the wrapper)
     imported = {a.asname or a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
                 and (n.module or "").split(".")[0] not in ("tests", "test") for a in n.names}
-    module_env = _ModuleEnv(tree, aliases, torch, tests)
     # the file's own fixtures before the conftest files'
-    module_env.fixtures = {**(fixtures or {}), **{k: (fn, module_env) for k, fn in _fixtures_of(tree).items()}}
+    module_env.fixtures = {**fixtures, **{k: (fn, module_env) for k, fn in _fixtures_of(tree).items()}}
     found = []
     for fn, chain in _functions(tree):
         for call in (n for n in ast.walk(fn) if isinstance(n, ast.Call)):
