@@ -233,15 +233,14 @@ def spec_of(value) -> str:
     """The --arg spelling of an example value: `*fp16`, `*fp32:64x64`, `i32:4096`, `fp32:0.5`."""
     if isinstance(value, DescriptorSpec):
         return value.text()
-    short = {v: k for k, v in DTYPES.items()}
     if type(value).__name__ == "TensorDescriptor":
-        dtype = short.get(str(value.base.dtype).removeprefix("torch."), "fp32")
+        dtype = TORCH_NAMES.get(str(value.base.dtype).removeprefix("torch."), "fp32")
         return (f"tensordesc<{dtype}[{','.join(map(str, value.block_shape))}]>:"
                 f"{'x'.join(map(str, value.shape))}")
     dtype = getattr(value, "dtype", None)
     if dtype is not None and hasattr(value, "shape"):
         shape = tuple(value.shape)
-        return f"*{short.get(str(dtype).removeprefix('torch.'), 'fp32')}" + \
+        return f"*{TORCH_NAMES.get(str(dtype).removeprefix('torch.'), 'fp32')}" + \
             ("" if shape == (POINTER_ELEMENTS,) else f":{'x'.join(map(str, shape))}")
     if isinstance(value, bool):
         return f"i1:{int(value)}"

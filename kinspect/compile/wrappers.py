@@ -45,7 +45,7 @@ import os
 import re
 from dataclasses import dataclass, replace
 
-from kinspect.compile.args import TENSOR_DTYPES, TORCH_SHORT
+from kinspect.compile.args import TENSOR_DTYPES, TORCH_SHORT, spec_of
 from kinspect.compile.test_calls import is_test_file
 
 # attributes whose use says a parameter is a tensor
@@ -456,16 +456,7 @@ def _from_test(name: str, v, tc, torch: str, keyword: bool) -> Input:
     if v.kind == "dtype":
         return Input(name, v.text, v.dtype, f"a dtype {why}", keyword, tested=True)
     x = v.value
-    if isinstance(x, bool):
-        spec = f"i1:{int(x)}"
-    elif isinstance(x, int):
-        spec = f"{'i32' if -2**31 <= x < 2**31 else 'i64'}:{x}"
-    elif isinstance(x, float):
-        spec = f"fp32:{x!r}"
-    elif isinstance(x, str):
-        spec = f"str:{x!r}"
-    else:
-        spec = f"value:{x!r}"
+    spec = spec_of(x) if isinstance(x, (bool, int, float)) else f"str:{x!r}" if isinstance(x, str) else f"value:{x!r}"
     return Input(name, v.text, spec, f"a value {why}", keyword, tested=True)
 
 
