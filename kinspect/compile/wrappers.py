@@ -433,10 +433,9 @@ def _test_call(tc, fn, params: list, func: str, line: int, torch: str, grad: boo
     gives it; the others made up as plan 0 makes them (typed by the test where it says)."""
     by_name = {p.name: p for p in params}
     inputs, skipped = [], False
-    for name, sp in inspect.signature(fn).parameters.items():
-        if name in ("ctx", "self", "cls") and not inputs and "." in func:
-            continue
-        value, p = tc.args.get(name), by_name.get(name)
+    signature = inspect.signature(fn).parameters
+    for name in _own(func, list(signature)):
+        sp, value, p = signature[name], tc.args.get(name), by_name.get(name)
         keyword = skipped or sp.kind == sp.KEYWORD_ONLY
         if value is not None and value.kind != "items":
             inputs.append(_from_test(name, value, tc, torch, keyword or (p is not None and p.keyword)))
