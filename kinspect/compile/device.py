@@ -11,7 +11,9 @@ and the file defines other kernels than it would on the target, or none.
 device for cuda:90, an A100 for cuda:80, a B200 for cuda:100, an MI300X for hip:gfx942, an MI355X
 for hip:gfx950 (figures from the vendors' data sheets; an arch not in the table gets its
 capability and plausible figures). Tensors a file makes "on the GPU" are made on the CPU instead
-(the JIT only reads their dtype, shape, strides and alignment). Everything is put back when the
+(the JIT only reads their dtype, shape, strides and alignment), and say they are on the GPU
+(`x.is_cuda`, `x.device`), as they would on the target: a wrapper's device checks pass, and its CPU
+fallback is not taken. A tensor the code itself makes or moves on the CPU says so. Everything is put back when the
 block ends, exceptions included. On a machine with a real device nothing is changed: its own
 answers are the true ones. The vendors' query tools (`nvidia-smi`, `rocm-smi`, pynvml) are
 answered from the same facts (kinspect.compile.device_query).
@@ -252,7 +254,7 @@ def as_target(target: Target):
         else:
             patches.attr(owner, name, value)
 
-    mode = _OnHost()
+    mode = _OnHost(gpu=target.backend in ("cuda", "hip"))
     caches = _torch_caches()
     try:
         for name, fn in answers.items():
@@ -346,6 +348,12 @@ def _is_gpu(device) -> bool:
     return text == "cuda" or text.startswith("cuda:") or getattr(device, "type", None) == "cuda"
 
 
+def _is_host(device) -> bool:
+    """A device argument that names the CPU itself (`"cpu"`, `torch.device("cpu")`), not a tensor's."""
+    return isinstance(device, str) and device == "cpu" or type(device).__name__ == "device" and \
+        getattr(device, "type", None) == "cpu"
+
+
 @functools.lru_cache(maxsize=1)
 def _mode_base():
     from torch.overrides import TorchFunctionMode
@@ -385,22 +393,54 @@ def _macs(func, args) -> float:
 
 class _OnHost:
     """A TorchFunctionMode, made on first use, that puts tensors meant for the GPU on the CPU:
-    `device="cuda"` in factories, `.cuda()`, `.to("cuda")`; and stops at a matrix product too
-    large for the CPU (TooHeavy)."""
+    `device="cuda"` in factories, `.cuda()`, `.to("cuda")`; that answers a tensor's device as the
+    GPU's (`x.is_cuda`, `x.device.type == "cuda"`, `x.get_device()`), as the program would see it
+    on its device: a wrapper's `assert x.is_cuda` holds and its `if x.device.type == "cpu": return
+    reference(x)` does not take the CPU's path; a tensor the code itself moves or makes on the CPU
+    (`.cpu()`, `device="cpu"`) stays a CPU tensor; and stops at a matrix product too large for the
+    CPU (TooHeavy)."""
 
-    def __init__(self):
+    def __init__(self, gpu: bool = True):
         self._mode = None
+        self.gpu = gpu
 
     def __enter__(self):
+        import weakref
+
         import torch
 
         base = _mode_base()
+        base_class = torch._C.TensorBase
+        getters = {id(vars(base_class)[n]): n for n in ("device", "is_cuda", "is_cpu")}
+        gpu = torch.device("cuda", 0)
+        # tensors the code put on the CPU itself, by id (a tensor's == is elementwise): answered as
+        # what they are
+        host = weakref.WeakValueDictionary()
+        answer_gpu = self.gpu
+
+        def as_host(out):
+            if isinstance(out, torch.Tensor):
+                host[id(out)] = out
+            return out
+
+        def on_gpu(t) -> bool:
+            return isinstance(t, torch.Tensor) and t.device.type == "cpu" and host.get(id(t)) is not t
 
         class Mode(base):
             def __torch_function__(self, func, types, args=(), kwargs=None):
                 kwargs = dict(kwargs or {})
+                if answer_gpu:
+                    getter = getters.get(id(getattr(func, "__self__", None)))
+                    if getter is not None and args and on_gpu(args[0]):
+                        return {"device": gpu, "is_cuda": True, "is_cpu": False}[getter]
+                    if func is torch.Tensor.get_device and args and on_gpu(args[0]):
+                        return 0
                 if func is torch.Tensor.cuda:
                     return args[0]
+                if func is torch.Tensor.cpu:
+                    return as_host(func(*args, **kwargs))
+                if "device" in kwargs and _is_host(kwargs["device"]):
+                    return as_host(func(*args, **kwargs))
                 if "device" in kwargs and _is_gpu(kwargs["device"]):
                     kwargs["device"] = "cpu"
                 macs = _macs(func, args)
@@ -409,6 +449,8 @@ class _OnHost:
                 if func is torch.Tensor.to or func is torch.Tensor.pin_memory:
                     if func is torch.Tensor.pin_memory:
                         return args[0]
+                    if any(_is_host(a) for a in args[1:]):
+                        return as_host(func(*args, **kwargs))
                     args = tuple("cpu" if _is_gpu(a) else a for a in args)
                 return func(*args, **kwargs)
 

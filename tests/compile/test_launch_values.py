@@ -1267,3 +1267,44 @@ def test_a_kernel_its_autograd_functions_backward_launches(tmp_path):
     assert rec["signature"]["dy_ptr"] == "*fp16" and rec["constexprs"]["BLOCK"] == 1024
     out = ok("dump", f"{f}:_scale_fwd", "--store", str(tmp_path / "t"))
     assert "trained through" not in out and "Scale.apply()" in out
+
+
+GUARDED = """
+    import torch
+    import triton
+    import triton.language as tl
+
+
+    def on_device(t):             # DeepSpeed's accelerator check, in the same spirit
+        return str(t.device).startswith("cuda:")
+
+
+    @triton.jit
+    def _gelu(x_ptr, y_ptr, N, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs, mask=offs < N).to(tl.float32)
+        tl.store(y_ptr + offs, x * tl.sigmoid(1.702 * x), mask=offs < N)
+
+
+    def gelu(x):
+        assert x.is_cuda, "x must be on the GPU"
+        assert on_device(x)
+        if x.device.type == "cpu":         # the CPU's path: no kernel
+            return torch.nn.functional.gelu(x)
+        y = torch.empty_like(x)
+        host = torch.zeros(1, device="cpu")
+        assert not host.is_cuda
+        N = x.numel()
+        _gelu[(triton.cdiv(N, 1024),)](x, y, N, BLOCK=1024)
+        return y
+"""
+
+
+def test_a_wrapper_that_checks_its_tensors_are_on_the_gpu(tmp_path):
+    # the made-up inputs are made on the CPU; the wrapper sees them on the GPU they stand for, and
+    # a tensor it makes on the CPU itself stays there (DeepSpeed's `on_accelerator`, `is_cuda`,
+    # a CPU fallback): before, every call stopped at the first assert and BLOCK was guessed 64
+    f = write(tmp_path, "guarded.py", GUARDED)
+    out = ok("dump", f"{f}:_gelu", "--store", str(tmp_path / "s"))
+    assert "the project's wrapper gelu() (line 18) called with made-up inputs" in out, out
+    assert record(tmp_path / "s")["constexprs"]["BLOCK"] == 1024

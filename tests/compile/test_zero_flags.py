@@ -222,9 +222,17 @@ def test_torch_answers_as_the_targets_device_and_everything_is_restored():
         p = torch.cuda.get_device_properties("cuda")
         assert p.multi_processor_count == 132 and p.total_memory == 80 * 2**30 and p.warp_size == 32
         assert torch.version.cuda and torch.version.hip is None and torch_triton.has_triton()
+        # made on the CPU, answered as the GPU's: a wrapper's `assert x.is_cuda` holds, and its
+        # `if x.device.type == "cpu": return reference(x)` is not taken
         x = torch.randn(8, device="cuda")
-        assert x.device.type == "cpu" and x.cuda().device.type == "cpu" and x.to("cuda:0").device.type == "cpu"
+        made = [x, x.cuda(), x.to("cuda:0"), torch.empty_like(x), torch.randn(2)]
+        assert all(t.is_cuda and not t.is_cpu and t.device == torch.device("cuda", 0) and t.get_device() == 0
+                   for t in made)
+        # what the code itself puts on the CPU stays there
+        host = [x.cpu(), x.to("cpu"), torch.zeros(2, device="cpu"), x.to(torch.device("cpu"))]
+        assert all(t.device.type == "cpu" and not t.is_cuda and t.get_device() == -1 for t in host)
         assert torch.cuda.is_current_stream_capturing() is False    # flashinfer's wrappers ask it first
+    assert all(t.device.type == "cpu" for t in made)     # what they are, once the block ends
     with pytest.raises(ZeroDivisionError), as_target(Target("hip", "gfx942", 64)):
         assert torch.cuda.get_device_capability() == (9, 4) and torch.version.hip and torch.version.cuda is None
         assert torch.cuda.get_device_properties(0).gcnArchName.startswith("gfx942")
