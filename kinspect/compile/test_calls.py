@@ -50,6 +50,8 @@ MOVES = {"cuda", "cpu", "pin_memory"}
 FLOAT_MAKERS = {"randn", "rand", "empty", "zeros", "ones"}
 LIKE = {"randn_like", "rand_like", "empty_like", "zeros_like", "ones_like", "full_like"}
 PARAMETRIZE = {"parametrize", "parameterize"}
+# how deep helpers of the tests are followed into what they return (`make_inputs` calling `make_qkv`)
+MAX_HELPER_DEPTH = 3
 
 
 @dataclass(frozen=True)
@@ -245,13 +247,15 @@ def _names_wrapper(func, names: set, imported: set, aliases: dict) -> bool:
     return bool(dotted) and dotted.split(".")[0] not in ("torch", "numpy", "triton", "math", "np", "tests", "test")
 
 
-def _bind(sig, call: ast.Call) -> dict | None:
-    """Parameter name -> the argument's node, as Python would bind the call; None where it cannot."""
+def _bind(sig, call: ast.Call, partial: bool = False) -> dict | None:
+    """Parameter name -> the argument's node, as Python would bind the call (`partial`: leaving
+    parameters with defaults unbound); None where it cannot."""
     if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
         return None
     params = [p for p in sig.parameters.values() if p.name not in ("ctx", "self", "cls")]
     try:
-        bound = inspect.Signature(params).bind(*call.args, **{k.arg: k.value for k in call.keywords})
+        bind = inspect.Signature(params).bind_partial if partial else inspect.Signature(params).bind
+        bound = bind(*call.args, **{k.arg: k.value for k in call.keywords})
     except TypeError:
         return None
     out = {}
@@ -431,6 +435,11 @@ class _Env:
                 first = _first(stmt.iter, self)
                 self._unpack(stmt.target, first)
                 self._body(stmt.body, call)
+            elif isinstance(stmt, ast.If) and not holds:
+                # a branch the names read so far decide (`if causal: ...` of a parametrized flag)
+                taken = self._value(stmt.test)
+                if taken is not _NO:
+                    self._body(stmt.body if taken else stmt.orelse, call)
             elif isinstance(stmt, (ast.With, ast.AsyncWith, ast.Try)) or (isinstance(stmt, ast.If) and holds):
                 inner = stmt.body
                 if isinstance(stmt, ast.If) and not any(n is call for s in stmt.body for n in ast.walk(s)):
@@ -539,6 +548,8 @@ class _Env:
                        self.torch)
         if isinstance(node, ast.BinOp):
             return self._binop(node)
+        if isinstance(node, ast.Compare) and len(node.ops) == 1:
+            return self._compare(node)
         if isinstance(node, ast.Attribute):
             return self._attribute(node)
         if isinstance(node, ast.Subscript):
@@ -584,6 +595,24 @@ class _Env:
         text = f"({left.text} {op} {right.text})"
         return Value("tensor", text, tensor.shape, dtype, grad=tensor.grad)
 
+    def _compare(self, node):
+        """`dtype == torch.float16`, `n > 128`, `mode in ("a", "b")` of values read: True or False."""
+        left, right = self.eval(node.left), self.eval(node.comparators[0])
+        if left is None or right is None or left.kind == "tensor" or right.kind == "tensor":
+            return None
+        a, b = (left.dtype if left.kind == "dtype" else left.value), (right.dtype if right.kind == "dtype" else
+                                                                      right.value)
+        op = node.ops[0]
+        if isinstance(op, (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)):
+            same = a == b and left.kind == right.kind
+            return _of(same if isinstance(op, (ast.Eq, ast.Is)) else not same, self.torch)
+        if isinstance(op, (ast.In, ast.NotIn)) and right.kind == "value" and isinstance(b, (tuple, list, str)):
+            return _of((a in b) == isinstance(op, ast.In), self.torch)
+        ops = {ast.Lt: lambda: a < b, ast.LtE: lambda: a <= b, ast.Gt: lambda: a > b, ast.GtE: lambda: a >= b}
+        if type(op) in ops and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (a, b)):
+            return _of(ops[type(op)](), self.torch)
+        return None
+
     def _attribute(self, node):
         dotted = _dotted(node, self.aliases)
         if dotted and dotted.startswith("torch."):
@@ -624,7 +653,53 @@ class _Env:
             base = self.eval(func.value)
             if base is not None and base.kind == "tensor":
                 return self._method(base, func.attr, node, kw)
-        return None
+        found = self._test_function(func)
+        return self._returned(*found, node) if found else None
+
+    def _test_function(self, func):
+        """The function of the tests a call names (`make_qkv(...)`, `utils.make_qkv(...)`): one of
+        this file's, or one it imports from another test module; (its node, its module) or None."""
+        if isinstance(func, ast.Name) and func.id not in self.names:
+            own = self.module.function(func.id)
+            if own is not None:
+                return own, self.module
+        dotted = _dotted(func, self.aliases) or ""
+        if self.module.tests is None or dotted.split(".")[0] not in ("tests", "test"):
+            return None
+        where, _, name = dotted.rpartition(".")
+        other = self.module.tests.module(where, self.torch)
+        fn = other.function(name) if other is not None else None
+        return (fn, other) if fn is not None else None
+
+    def _returned(self, fn, module: _ModuleEnv, call: ast.Call):
+        """What a helper of the tests returns (`q, k, v = make_qkv(B, H, N, D, dtype)`), read in its
+        body with its parameters as this call passes them, over its defaults."""
+        if self.depth >= MAX_HELPER_DEPTH:
+            return None
+        args = []
+        for a in call.args:         # `make_qkv(*shape)` of a shape read: its items
+            items = self._value(a.value) if isinstance(a, ast.Starred) else _NO
+            if isinstance(a, ast.Starred) and not isinstance(items, (tuple, list)):
+                return None
+            args += [ast.Constant(v) for v in items] if isinstance(a, ast.Starred) else [a]
+        call = ast.Call(call.func, args, call.keywords)
+        bound = _bind(inspect.Signature([inspect.Parameter(a.arg, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+                                         for a in fn.args.posonlyargs + fn.args.args] +
+                                        [inspect.Parameter(a.arg, inspect.Parameter.KEYWORD_ONLY)
+                                         for a in fn.args.kwonlyargs]), call, partial=True)
+        if bound is None:
+            return None
+        inner = _Env(module, None, [], None, module.tree, self.depth + 1)
+        for name, node in bound.items():
+            inner._set(name, self.eval(node))
+        inner._defaults(fn)
+        inner._body(fn.body, None)
+        returned = [s.value for s in fn.body if isinstance(s, ast.Return) and s.value is not None]
+        if not returned:
+            return None
+        if isinstance(returned[-1], ast.Tuple):      # `return q, k, v`: each item read alone
+            return _Items([inner._eval(e) for e in returned[-1].elts], True)
+        return inner._eval(returned[-1])
 
     def _dtype_kw(self, kw: dict, default: str) -> str | None:
         if "dtype" not in kw:
@@ -811,7 +886,7 @@ class _Items:
         self.kind = "items"
 
     def as_value(self, torch: str):
-        if all(i.kind == "value" for i in self.items):
+        if all(i is not None and i.kind == "value" for i in self.items):
             v = [i.value for i in self.items]
             return _of(tuple(v) if self.is_tuple else v, torch)
         return self

@@ -339,3 +339,44 @@ def test_a_reference_of_the_same_name_from_the_tests_is_not_the_wrapper():
             rms_norm(torch.randn(4, 8), torch.ones(8))
     """, "def rms_norm(x, w): pass", "rms_norm")
     assert found == []
+
+
+def test_tensors_a_helper_of_the_tests_returns():
+    # `q, k = _pair(shape, dtype)` calling `make_qk(*shape, dtype=dtype)` of tests/utils.py: what
+    # they return is read in their bodies, with the test's cases and the helper's defaults, the
+    # branch its flag takes (`if dtype == torch.float16`), and a returned item it cannot read (`idx`,
+    # from a model) left to the plans while the others are read
+    ns = {}
+    exec("def op(q, k, idx): pass", ns)
+    tests = test_calls.Tests([
+        (Path("tests/utils.py"), textwrap.dedent("""
+            import torch
+
+            def make_qk(b, h, n, d, dtype=torch.float32, device="cuda"):
+                q = torch.randn(b, h, n, d, dtype=dtype, device=device)
+                if dtype == torch.float16:
+                    k = torch.randn(b, h, n, d, dtype=dtype, device=device)
+                else:
+                    k = torch.randn(b, h, n, d, dtype=torch.float32, device=device)
+                return q, k
+        """).encode()),
+        (Path("tests/test_op.py"), textwrap.dedent("""
+            import pytest, torch
+            from proj import op, router
+            from tests.utils import make_qk
+
+            def _inputs(shape, dtype):
+                q, k = make_qk(*shape, dtype=dtype)
+                return q.contiguous(), k.transpose(1, 2), router(q)
+
+            @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+            @pytest.mark.parametrize("shape", [(2, 4, 64, 32)])
+            def test_op(shape, dtype):
+                q, k, idx = _inputs(shape, dtype)
+                op(q, k, idx)
+        """).encode())])
+    (call,) = tests.calls(ns["op"], {"op"}, "torch")
+    assert call.args["q"].dtype == "fp16" and call.args["q"].shape == (2, 4, 64, 32)
+    assert call.args["k"].dtype == "fp16" and call.args["k"].shape == (2, 64, 4, 32)
+    assert call.args["q"].text == "torch.randn(2, 4, 64, 32, dtype=torch.float16).contiguous()"
+    assert call.args["idx"] is None
