@@ -50,6 +50,8 @@ MOVES = {"cuda", "cpu", "pin_memory"}
 FLOAT_MAKERS = {"randn", "rand", "empty", "zeros", "ones"}
 LIKE = {"randn_like", "rand_like", "empty_like", "zeros_like", "ones_like", "full_like"}
 PARAMETRIZE = {"parametrize", "parameterize"}
+# the parameterized package's and absl's decorators of a test (or of its unittest class)
+CASES = {"expand", "parameters", "named_parameters"}
 # how deep helpers of the tests are followed into what they return (`make_inputs` calling `make_qkv`)
 MAX_HELPER_DEPTH = 3
 
@@ -267,14 +269,14 @@ def _bind(sig, call: ast.Call, partial: bool = False) -> dict | None:
 
 
 def _functions(tree: ast.Module):
-    """Each function of the file (methods too), with the functions it is inside."""
+    """Each function of the file (methods too), with the functions and classes it is inside."""
     def walk(body, chain):
         for n in body:
             if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 yield n, chain
                 yield from walk(n.body, chain + [n])
             elif isinstance(n, ast.ClassDef):
-                yield from walk(n.body, chain)
+                yield from walk(n.body, chain + [n])
     yield from walk(tree.body, [])
 
 
@@ -325,8 +327,10 @@ class _Env:
         if fn is None:
             return
         for outer in chain:
-            self._decorators(outer)
-        self._decorators(fn)
+            self._decorators(outer, fn)
+        self._decorators(fn, fn)
+        if chain and isinstance(chain[-1], ast.ClassDef):
+            self._test_case(chain[-1], fn)
         self._defaults(fn)
         self._helper(fn, tree)
         self._fixtures(fn)
@@ -334,14 +338,18 @@ class _Env:
 
     # --- binding names
 
-    def _decorators(self, fn) -> None:
-        for d in fn.decorator_list:
+    def _decorators(self, owner, fn) -> None:
+        """The names the decorators of `owner` (the test, a function or class it is in) bind for the
+        test `fn`."""
+        for d in owner.decorator_list:
             if not isinstance(d, ast.Call):
                 continue
             name = (_dotted(d.func, self.aliases) or getattr(d.func, "attr", "") or getattr(d.func, "id", ""))
             last = name.split(".")[-1]
             if last in PARAMETRIZE and len(d.args) >= 2:
                 self._parametrized(d.args[0], d.args[1])
+            elif last in CASES and name.split(".")[0] in ("parameterized", "absl") and (d.args or d.keywords):
+                self._case(d, fn, named=last == "named_parameters")
             elif last == "given":
                 for k in d.keywords:
                     if k.arg:
@@ -365,6 +373,51 @@ class _Env:
         elif isinstance(first, _Items) and len(first.items) == len(names):
             for n, v in zip(names, first.items):
                 self._set(n, v)
+
+    def _case(self, d: ast.Call, fn, named: bool) -> None:
+        """`@parameterized.expand([(4, torch.float16), ...])` (the parameterized package), absl's
+        `@parameterized.parameters(*CASES)` and `named_parameters(("small", 4), ...)` (of the test or
+        of its class): the first case, bound to the test's parameters in order, or by name where it
+        is a dict."""
+        if len(d.args) == 1 and isinstance(d.args[0], ast.Starred):
+            first = _case_node(d.args[0].value, self)
+        elif len(d.args) == 1 and isinstance(d.args[0], (ast.List, ast.Tuple, ast.Name, ast.Call)) and \
+                not _is_dict(d.args[0]):
+            first = _case_node(d.args[0], self)
+        else:                       # `parameters((4, 8), (8, 16))`: each argument a case
+            first = d.args[0] if d.args else None
+        if first is None:
+            return
+        params = [a.arg for a in fn.args.posonlyargs + fn.args.args if a.arg not in ("self", "cls")]
+        if _is_dict(first):
+            keys = first.keys if isinstance(first, ast.Dict) else [ast.Constant(k.arg) for k in first.keywords]
+            values = first.values if isinstance(first, ast.Dict) else [k.value for k in first.keywords]
+            for k, v in zip(keys, values):
+                if isinstance(k, ast.Constant) and k.value in params:
+                    self._set(k.value, self.eval(v))
+            return
+        items = first.elts if isinstance(first, (ast.Tuple, ast.List)) else [first]
+        if named:                   # its first item names the case
+            items = items[1:]
+        if len(items) == 1 and len(params) > 1:       # a name of a tuple of several: read whole
+            v = self._eval(items[0])
+            items_read = v.items if isinstance(v, _Items) else [_of(x, self.torch) for x in v.value] \
+                if v is not None and v.kind == "value" and isinstance(v.value, (tuple, list)) else None
+            for p, x in zip(params, items_read or ()):
+                self._set(p, x)
+            return
+        for p, node in zip(params, items):
+            self._set(p, self.eval(node))
+
+    def _test_case(self, cls: ast.ClassDef, fn) -> None:
+        """A unittest class's attributes the test reads as `self.x`: of the class body
+        (`dtype = torch.float16`), then as its `setUp` sets them."""
+        for stmt in cls.body:
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+                self._set(f"self.{stmt.targets[0].id}", self.eval(stmt.value))
+        setup = next((n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "setUp"), None)
+        if setup is not None and setup is not fn:
+            self._body(setup.body, None)
 
     def _strategy(self, node):
         """hypothesis: `st.sampled_from([...])` -> its first; `st.integers(1, 8)` -> 1; `st.just(v)` -> v."""
@@ -465,6 +518,8 @@ class _Env:
     def _unpack(self, target, value) -> None:
         if isinstance(target, ast.Name):
             self._set(target.id, value)
+        elif isinstance(target, ast.Attribute) and _name(target.value) == "self":
+            self._set(f"self.{target.attr}", value)
         elif isinstance(target, (ast.Tuple, ast.List)):
             items = value.items if isinstance(value, _Items) else \
                 [_of(v, self.torch) for v in value.value] if value is not None and value.kind == "value" and \
@@ -614,6 +669,8 @@ class _Env:
         return None
 
     def _attribute(self, node):
+        if _name(node.value) == "self" and f"self.{node.attr}" in self.names:
+            return self.names[f"self.{node.attr}"]
         dotted = _dotted(node, self.aliases)
         if dotted and dotted.startswith("torch."):
             short = TORCH_SHORT.get(dotted[len("torch."):])
@@ -902,6 +959,38 @@ def _of(v, torch: str):
     if isinstance(v, (bool, int, float, str, type(None))) or isinstance(v, (tuple, list)) and \
             all(isinstance(x, (bool, int, float, str, type(None), tuple, list)) for x in v):
         return Value("value", repr(v), value=v)
+    return None
+
+
+def _name(node) -> str | None:
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _is_dict(node) -> bool:
+    """`{"m": 4}` or `dict(m=4)`: a case that names its parameters."""
+    return isinstance(node, ast.Dict) or isinstance(node, ast.Call) and _name(node.func) == "dict" and \
+        not node.args
+
+
+def _case_node(node, env: _Env, depth: int = 0):
+    """The first case of a list of cases, as its node: of a literal, of the module constant a name
+    is, or of the list a function of the module returns."""
+    if depth > 3:
+        return None
+    if isinstance(node, (ast.List, ast.Tuple)):
+        if not node.elts:
+            return None
+        head = node.elts[0]
+        return _case_node(head.value, env, depth + 1) if isinstance(head, ast.Starred) else head
+    if isinstance(node, ast.Name) and node.id not in env.names:
+        target = env.module.nodes.get(node.id)
+        return _case_node(target, env, depth + 1) if target is not None else None
+    if isinstance(node, ast.Call) and _name(node.func) in ("list", "tuple") and node.args:
+        return _case_node(node.args[0], env, depth + 1)
+    if isinstance(node, ast.Call) and _name(node.func) and not node.args:
+        fn = env.module.function(node.func.id)
+        returned = [n.value for n in (fn.body if fn else ()) if isinstance(n, ast.Return) and n.value is not None]
+        return _case_node(returned[-1], env, depth + 1) if returned else None
     return None
 
 

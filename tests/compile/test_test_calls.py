@@ -380,3 +380,46 @@ def test_tensors_a_helper_of_the_tests_returns():
     assert call.args["k"].dtype == "fp16" and call.args["k"].shape == (2, 64, 4, 32)
     assert call.args["q"].text == "torch.randn(2, 4, 64, 32, dtype=torch.float16).contiguous()"
     assert call.args["idx"] is None
+
+
+def test_unittest_classes_their_cases_and_set_up():
+    # absl's class-level `parameters(*CASES)` and `named_parameters`, the parameterized package's
+    # `expand`, and what setUp and the class body set on self
+    ns = {}
+    exec("def op(x, idx, block): pass", ns)
+    tests = test_calls.Tests([(Path("proj/ops_test.py"), textwrap.dedent("""
+        import unittest
+        import torch
+        from absl.testing import parameterized
+        from parameterized import parameterized as pz
+        from proj import op
+
+        _CASES = [(128, 64, torch.bfloat16), (256, 64, torch.float16)]
+
+        @parameterized.parameters(*_CASES)
+        class OpTest(parameterized.TestCase):
+            def testOp(self, m, n, dtype):
+                op(torch.randn(m, n, dtype=dtype), torch.arange(m, dtype=torch.int16), n)
+
+        class NamedTest(parameterized.TestCase):
+            @parameterized.named_parameters(("small", 8, torch.float16), ("big", 4096, torch.float32))
+            def testOp(self, n, dtype):
+                op(torch.randn(4, n, dtype=dtype), torch.arange(4, dtype=torch.int32), 32)
+
+        class PlainTest(unittest.TestCase):
+            block = 16
+
+            def setUp(self):
+                self.x = torch.randn(3, 5, dtype=torch.float16)
+
+            @pz.expand([(torch.int64,), (torch.int32,)])
+            def test_op(self, idx_dtype):
+                op(self.x, torch.arange(3, dtype=idx_dtype), self.block)
+    """).encode())])
+    found = {c.line: c for c in tests.calls(ns["op"], {"op"}, "torch")}
+    first, named, plain = found[13], found[18], found[28]
+    assert first.args["x"].shape == (128, 64) and first.args["x"].dtype == "bf16"
+    assert first.args["idx"].dtype == "i16" and first.args["block"].value == 64
+    assert named.args["x"].shape == (4, 8) and named.args["x"].dtype == "fp16"
+    assert plain.args["x"].shape == (3, 5) and plain.args["x"].dtype == "fp16"
+    assert plain.args["idx"].dtype == "i64" and plain.args["block"].value == 16
