@@ -52,6 +52,9 @@ LIKE = {"randn_like", "rand_like", "empty_like", "zeros_like", "ones_like", "ful
 PARAMETRIZE = {"parametrize", "parameterize"}
 # the parameterized package's and absl's decorators of a test (or of its unittest class)
 CASES = {"expand", "parameters", "named_parameters"}
+# modules no test module is named after
+NOT_TESTS = {"torch", "triton", "numpy", "np", "math", "pytest", "hypothesis", "itertools", "functools", "random",
+             "os", "sys", "typing", "unittest", "absl", "parameterized"}
 # how deep helpers of the tests are followed into what they return (`make_inputs` calling `make_qkv`)
 MAX_HELPER_DEPTH = 3
 
@@ -190,9 +193,14 @@ def _calls_in_file(module_env: _ModuleEnv, path: str, names: set, sig, fixtures:
             if not _names_wrapper(call.func, names, imported, aliases):
                 continue
             bound = _bind(sig, call)
+            env = None
+            if bound is None and any(isinstance(a, ast.Starred) for a in call.args):
+                # `op(*args)` of a list the test built: `args = [x, w, eps]`
+                env = _Env(module_env, fn, chain, call, tree)
+                bound = _bind(sig, _expanded(call, env))
             if bound is None:
                 continue
-            env = _Env(module_env, fn, chain, call, tree)
+            env = env or _Env(module_env, fn, chain, call, tree)
             args, dtypes = {}, {}
             for param, node in bound.items():
                 v = env.eval(node)
@@ -205,6 +213,15 @@ def _calls_in_file(module_env: _ModuleEnv, path: str, names: set, sig, fixtures:
             if len(found) >= MAX_CALLS:
                 return found
     return found
+
+
+def _expanded(call: ast.Call, env) -> ast.Call:
+    """The call with each `*name` of a list or tuple the test assigned to that name spelled out."""
+    args = []
+    for a in call.args:
+        built = env.exprs.get(a.value.id) if isinstance(a, ast.Starred) and isinstance(a.value, ast.Name) else None
+        args += built.elts if isinstance(built, (ast.List, ast.Tuple)) else [a]
+    return ast.Call(call.func, args, call.keywords)
 
 
 def _aliases(tree: ast.Module) -> dict:
@@ -409,6 +426,30 @@ class _Env:
         for p, node in zip(params, items):
             self._set(p, self.eval(node))
 
+    def _entered(self, fn, module: _ModuleEnv, call: ast.Call):
+        """The names of a helper of the tests as this call of it binds them, its body read (None
+        past MAX_HELPER_DEPTH or where the call cannot be bound)."""
+        if self.depth >= MAX_HELPER_DEPTH:
+            return None
+        args = []
+        for a in call.args:         # `make_qkv(*shape)` of a shape read: its items
+            items = self._value(a.value) if isinstance(a, ast.Starred) else _NO
+            if isinstance(a, ast.Starred) and not isinstance(items, (tuple, list)):
+                return None
+            args += [ast.Constant(v) for v in items] if isinstance(a, ast.Starred) else [a]
+        params = [inspect.Parameter(a.arg, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+                  for a in fn.args.posonlyargs + fn.args.args] + \
+            [inspect.Parameter(a.arg, inspect.Parameter.KEYWORD_ONLY) for a in fn.args.kwonlyargs]
+        bound = _bind(inspect.Signature(params), ast.Call(call.func, args, call.keywords), partial=True)
+        if bound is None:
+            return None
+        inner = _Env(module, None, [], None, module.tree, self.depth + 1)
+        for name, node in bound.items():
+            inner._set(name, self.eval(node))
+        inner._defaults(fn)
+        inner._body(fn.body, None)
+        return inner
+
     def _test_case(self, cls: ast.ClassDef, fn) -> None:
         """A unittest class's attributes the test reads as `self.x`: of the class body
         (`dtype = torch.float16`), then as its `setUp` sets them."""
@@ -605,6 +646,9 @@ class _Env:
             return self._binop(node)
         if isinstance(node, ast.Compare) and len(node.ops) == 1:
             return self._compare(node)
+        if isinstance(node, ast.IfExp):
+            taken = self._value(node.test)
+            return None if taken is _NO else self._eval(node.body if taken else node.orelse)
         if isinstance(node, ast.Attribute):
             return self._attribute(node)
         if isinstance(node, ast.Subscript):
@@ -721,7 +765,8 @@ class _Env:
             if own is not None:
                 return own, self.module
         dotted = _dotted(func, self.aliases) or ""
-        if self.module.tests is None or dotted.split(".")[0] not in ("tests", "test"):
+        # imported from another test module (`from tests.utils import ...`, `from .utils import ...`)
+        if self.module.tests is None or "." not in dotted or dotted.split(".")[0] in NOT_TESTS:
             return None
         where, _, name = dotted.rpartition(".")
         other = self.module.tests.module(where, self.torch)
@@ -731,26 +776,9 @@ class _Env:
     def _returned(self, fn, module: _ModuleEnv, call: ast.Call):
         """What a helper of the tests returns (`q, k, v = make_qkv(B, H, N, D, dtype)`), read in its
         body with its parameters as this call passes them, over its defaults."""
-        if self.depth >= MAX_HELPER_DEPTH:
+        inner = self._entered(fn, module, call)
+        if inner is None:
             return None
-        args = []
-        for a in call.args:         # `make_qkv(*shape)` of a shape read: its items
-            items = self._value(a.value) if isinstance(a, ast.Starred) else _NO
-            if isinstance(a, ast.Starred) and not isinstance(items, (tuple, list)):
-                return None
-            args += [ast.Constant(v) for v in items] if isinstance(a, ast.Starred) else [a]
-        call = ast.Call(call.func, args, call.keywords)
-        bound = _bind(inspect.Signature([inspect.Parameter(a.arg, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-                                         for a in fn.args.posonlyargs + fn.args.args] +
-                                        [inspect.Parameter(a.arg, inspect.Parameter.KEYWORD_ONLY)
-                                         for a in fn.args.kwonlyargs]), call, partial=True)
-        if bound is None:
-            return None
-        inner = _Env(module, None, [], None, module.tree, self.depth + 1)
-        for name, node in bound.items():
-            inner._set(name, self.eval(node))
-        inner._defaults(fn)
-        inner._body(fn.body, None)
         returned = [s.value for s in fn.body if isinstance(s, ast.Return) and s.value is not None]
         if not returned:
             return None
@@ -1032,12 +1060,11 @@ def _first(node, env: _Env):
             return _first(node.args[0], env)
         # a function of the module that makes the cases (`@parametrize("b, h, n", get_params())`): the
         # first of what it returns
-        fn = env.module.function(node.func.id) if isinstance(node.func, ast.Name) and not node.args and \
-            env.depth < 2 else None
-        returned = [n.value for n in (fn.body if fn else ()) if isinstance(n, ast.Return) and n.value is not None]
-        if returned:
-            return _first(returned[-1], _Env(env.module, fn, [], None, env.module.tree, env.depth + 1))
-        return None
+        found = env._test_function(node.func)
+        inner = env._entered(*found, node) if found else None
+        returned = [n.value for n in found[0].body if isinstance(n, ast.Return) and n.value is not None] \
+            if inner is not None else []
+        return _first(returned[-1], inner) if returned else None
     if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
         if not node.elts:
             return None

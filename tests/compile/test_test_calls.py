@@ -423,3 +423,43 @@ def test_unittest_classes_their_cases_and_set_up():
     assert named.args["x"].shape == (4, 8) and named.args["x"].dtype == "fp16"
     assert plain.args["x"].shape == (3, 5) and plain.args["x"].dtype == "fp16"
     assert plain.args["idx"].dtype == "i64" and plain.args["block"].value == 16
+
+
+def test_a_call_of_a_list_the_test_built_and_cases_a_helper_module_makes():
+    # DeepSpeed's style: `op(*args)` of `args = [x, bias, mp_size]`, and its dtypes from
+    # `get_dtypes()` of a module beside it (a relative import), a global it fills on first call
+    ns = {}
+    exec("def op(x, bias, mp_size, flag): pass", ns)
+    tests = test_calls.Tests([
+        (Path("tests/unit/ops/utils.py"), textwrap.dedent("""
+            import torch
+            DTYPES = None
+
+            def get_dtypes(include_float=True):
+                global DTYPES
+                if DTYPES is None:
+                    DTYPES = [torch.float16, torch.float32] if include_float else [torch.float16]
+                    try:
+                        if accelerator().is_bf16_supported():
+                            DTYPES.append(torch.bfloat16)
+                    except AttributeError:
+                        pass
+                return DTYPES
+        """).encode()),
+        (Path("tests/unit/ops/test_op.py"), textwrap.dedent("""
+            import pytest, torch
+            from .utils import get_dtypes
+
+            @pytest.mark.parametrize("hidden", [512, 4096])
+            @pytest.mark.parametrize("dtype", get_dtypes())
+            @pytest.mark.parametrize("mp_size", [1, 2])
+            def test_op(hidden, dtype, mp_size):
+                from proj.ops import op
+                x = torch.randn((1, 3, hidden), dtype=dtype, device=accelerator().device_name())
+                args = [x, torch.randn((hidden), dtype=dtype), mp_size]
+                op(*args, flag=mp_size > 1)
+        """).encode())])
+    (call,) = tests.calls(ns["op"], {"op"}, "torch")
+    assert call.args["x"].dtype == "fp16" and call.args["x"].shape == (1, 3, 512)
+    assert call.args["bias"].shape == (512,) and call.args["mp_size"].value == 1
+    assert call.args["flag"].value is False
