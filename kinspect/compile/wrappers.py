@@ -405,6 +405,10 @@ def calls(module, jit, key, home=None, half: tuple[str, str] | None = None, test
     return sorted(out, key=lambda c: c.plan)
 
 
+# how an input, or its dtype or rank, taken from the project's test says so
+TESTED = "as the project's test passes it"
+
+
 def _tested(module, func: str, fn, tests, torch: str):
     """The call of the wrapper that reads most of its arguments in the project's tests, by any name
     the module has for it (`_attention.apply`, `attention = _attention.apply`); None where none."""
@@ -447,7 +451,7 @@ def _test_call(tc, fn, params: list, func: str, line: int, torch: str, grad: boo
 
 
 def _from_test(name: str, v, tc, torch: str, keyword: bool) -> Input:
-    why = f"as the project's test passes it ({tc.at})"
+    why = f"{TESTED} ({tc.at})"
     if v.kind == "tensor":
         sizes = "x".join(map(str, v.shape)) or "1"
         return Input(name, v.text, f"*{v.dtype}:{sizes}", f"a tensor {why}", keyword, tuple(v.shape), v.dtype, torch,
@@ -513,9 +517,9 @@ def _test_types(params: dict, tc) -> None:
             continue
         p.tensor = True
         p.dtypes = [dtype] + [d for d in p.dtypes if d != dtype] if p.dtype_from == "wrapper" else [dtype]
-        p.dtype_from, p.tested = f"as the project's test passes it ({tc.at})", True
+        p.dtype_from, p.tested = f"{TESTED} ({tc.at})", True
         if v is not None and v.kind == "tensor" and v.shape and not p.exact:
-            p.rank, p.floor, p.rank_from = len(v.shape), len(v.shape), f"as the project's test passes it ({tc.at})"
+            p.rank, p.floor, p.rank_from = len(v.shape), len(v.shape), f"{TESTED} ({tc.at})"
 
 
 def _own(func: str, args: list) -> list:
@@ -1104,14 +1108,23 @@ def _wanted_equal(tree, line: int) -> list[tuple]:
 
 
 def _pairs(test, joined, ops) -> list[tuple]:
+    """The (left, right) sides a check compares with one of `ops`; a chain (`a == b == n`) pair by pair."""
     parts = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, joined) else [test]
-    return [(p.left, p.comparators[0]) for p in parts
-            if isinstance(p, ast.Compare) and len(p.ops) == 1 and isinstance(p.ops[0], ops)]
+    out = []
+    for p in parts:
+        if isinstance(p, ast.Compare) and all(isinstance(op, ops) for op in p.ops):
+            sides = [p.left, *p.comparators]
+            out += list(zip(sides, sides[1:]))
+    return out
 
 
 def _set_before(call: Call, node) -> bool:
+    """Whether the input a side of a check reads is already settled: an earlier check set it, or the
+    project's test passes it (or its dtype): the other side is the one to change."""
     found = _subject(_undone(node)[0])
-    return bool(found) and any(x.name == found[0] and "from the wrapper's check" in x.why for x in call.inputs)
+    return bool(found) and any(x.name == found[0] and ("from the wrapper's check" in x.why or x.tested or
+                                                       found[1] == "dtype" and f"dtype {x.dtype}: {TESTED}" in x.why)
+                               for x in call.inputs)
 
 
 def _undone(node, value=None):

@@ -1308,3 +1308,51 @@ def test_a_wrapper_that_checks_its_tensors_are_on_the_gpu(tmp_path):
     out = ok("dump", f"{f}:_gelu", "--store", str(tmp_path / "s"))
     assert "the project's wrapper gelu() (line 18) called with made-up inputs" in out, out
     assert record(tmp_path / "s")["constexprs"]["BLOCK"] == 1024
+
+
+CACHE_COPY = """
+    import torch
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def _copy_to_cache(K, KCache, Tables, Lens, stride_kt, stride_cb, block_size, HEAD_DIM: tl.constexpr):
+        t = tl.program_id(0)
+        pos = tl.load(Lens + t)
+        block = tl.load(Tables + t * 8 + pos // block_size)
+        d = tl.arange(0, HEAD_DIM)
+        tl.store(KCache + block * stride_cb + (pos % block_size) * HEAD_DIM + d, tl.load(K + t * stride_kt + d))
+
+
+    def copy_to_cache(k, k_cache, lengths, tables):
+        assert k.dtype == k_cache.dtype, "k and its cache differ"
+        bsz, head_dim = k.shape
+        assert lengths.shape[0] == tables.shape[0] == bsz, "incompatible batch"
+        _copy_to_cache[(bsz,)](k, k_cache, tables, lengths, k.stride(0), k_cache.stride(0), k_cache.shape[1],
+                               HEAD_DIM=head_dim)
+"""
+
+CACHE_COPY_TEST = """
+    import torch
+    from proj.cache import copy_to_cache
+
+    def test_copy():
+        k = torch.randn(6, 32, dtype=torch.float16)
+        copy_to_cache(k, make_cache(), lengths_of(6), tables_of(6))
+"""
+
+
+def test_a_chained_check_and_the_tests_dtype_kept_when_inputs_disagree(tmp_path):
+    # ColossalAI's `assert kv_lengths.shape[0] == block_tables.shape[0] == bsz`: a chain, each pair
+    # checked; and `k.dtype == k_cache.dtype` with k's dtype the test's (fp16): the made-up cache
+    # takes it, not the other way round
+    write(tmp_path, "proj/__init__.py", "")
+    write(tmp_path, "proj/cache.py", CACHE_COPY)
+    write(tmp_path, "tests/test_cache.py", CACHE_COPY_TEST)
+    out = ok("dump", f"{tmp_path}/proj/cache.py:_copy_to_cache", "--store", str(tmp_path / "s"))
+    said = assumed_by_name(record(tmp_path / "s"))
+    assert said["copy_to_cache:k"]["spec"] == "*fp16:6x32", out
+    assert said["copy_to_cache:k_cache"]["spec"].startswith("*fp16:"), out
+    assert said["copy_to_cache:lengths"]["spec"] == said["copy_to_cache:tables"]["spec"] == "*i32:6", out
+    assert record(tmp_path / "s")["constexprs"]["HEAD_DIM"] == 32
