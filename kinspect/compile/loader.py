@@ -892,8 +892,13 @@ def project_files(where: Where) -> list[tuple[Path, bytes]]:
     above = [where.root] + ([where.root.parent] if where.root.name == "src" else [])
     if where.package and not where.by_name:
         tops += [a / t for a in above for t in ("tests", "test") if (a / t).is_dir()]
-    return [(path.relative_to(above[-1]), text)
+    return [(path.relative_to(project_folder(where)), text)
             for path, text in _python_texts(tops, None, deep=bool(where.package), skip=False)]
+
+
+def project_folder(where: Where) -> Path:
+    """The project's folder, that project_files' paths are relative to (above a `src` folder)."""
+    return where.root.parent if where.root.name == "src" else where.root
 
 
 def _package_top(where: Where) -> Path:

@@ -26,9 +26,10 @@ from __future__ import annotations
 import ast
 import inspect
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from kinspect.compile.args import TENSOR_DTYPES, TORCH_SHORT
+from kinspect.compile.project_defs import Def, ProjectDefs
 
 # the most elements a rebuilt tensor may hold: the wrapper runs (on the CPU) though the launch does not
 MAX_ELEMENTS = 1 << 27
@@ -63,7 +64,7 @@ MAX_HELPER_DEPTH = 3
 class Value:
     """An argument as read: a tensor (text rebuilding it, shape, dtype), a dtype, or a Python value."""
 
-    kind: str            # "tensor", "dtype", "value"
+    kind: str            # "tensor", "dtype", "value", "object" (an instance of a project's class)
     text: str = ""       # Python text rebuilding it, `torch` named as the wrapper's module names it
     shape: tuple = ()
     dtype: str = ""      # kinspect's short name: fp16, i64
@@ -81,6 +82,8 @@ class TestCall:
     test: str            # the test function
     args: dict           # parameter name -> Value | None
     dtypes: dict         # parameter name -> short dtype, where the Value could not be read whole
+    entry: Def | None = None   # the project's class or function it calls, where not the wrapper
+    made: str = ""             # the instance of it the test calls: `__import__(...).RMSNorm(768).half()`
 
     @property
     def at(self) -> str:
@@ -94,8 +97,11 @@ class Tests:
     """The test files of a project, read when a wrapper is asked for: (path, bytes) pairs
     (loader.project_files)."""
 
-    def __init__(self, files):
+    def __init__(self, files, root=None):
+        files = list(files)
         self.files = [(p, t) for p, t in files if is_test_file(p)][:MAX_FILES * 4]
+        self.defs = ProjectDefs([(p, t) for p, t in files if not is_test_file(p)])
+        self.root = root         # the project's folder, that the paths are relative to
         # by path; by (path, torch); by (module, torch); by torch
         self._trees, self._envs, self._modules, self._fixtures = {}, {}, {}, {}
 
@@ -131,12 +137,30 @@ class Tests:
                 break
             env = self.env(path, text, torch)
             if env is not None:
-                out += _calls_in_file(env, str(path), names, sig, self.fixtures(torch))
+                out += _calls_in_file(env, str(path), names, sig, self.fixtures(torch), _file_of(fn))
         # most of the parameters it must be passed read first; of those, the first in the files
         # (a test's first call is its plain one: `rms_norm(x, w)` before `rms_norm(x, w, residual=r)`)
         required = {n for n, p in sig.parameters.items() if p.default is p.empty and
                     p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD) and n not in ("ctx", "self", "cls")}
         return sorted(out, key=lambda c: -sum(c.args.get(n) is not None for n in required))
+
+    def entries(self, names: set, torch: str, wrappers: set) -> list[TestCall]:
+        """The tests' calls of the project's other classes and functions whose files name one of
+        `names` (the kernel, its wrappers): `SimpleRMSNorm(768)(x)`, `ops.padded_gather(...)`;
+        those that read all they must be passed first. Calls of the `wrappers` themselves ((their
+        file, name) pairs) are `calls`'."""
+        out, parsed = [], 0
+        for path, text in self.files:
+            if len(out) >= MAX_CALLS or parsed > MAX_FILES:
+                break
+            if b"import" not in text:
+                continue
+            env = self.env(path, text, torch)
+            if env is None:
+                continue
+            parsed += 1
+            out += _entries_in_file(env, str(path), names, wrappers, self.fixtures(torch))
+        return sorted(out, key=lambda c: -_read_all(c))
 
     def module(self, dotted: str, torch: str):
         """The constants of the test module `dotted` imports name (`tests.kernels.utils`), where it is
@@ -179,7 +203,19 @@ def _fixtures_of(tree: ast.Module) -> dict:
             if isinstance(n, ast.FunctionDef) and any(named(d) == "fixture" for d in n.decorator_list)}
 
 
-def _calls_in_file(module_env: _ModuleEnv, path: str, names: set, sig, fixtures: dict) -> list[TestCall]:
+def _file_of(fn) -> str:
+    code = getattr(inspect.unwrap(fn), "__code__", None)
+    return code.co_filename if code is not None else ""
+
+
+def _same_file(relative, absolute: str) -> bool:
+    """Whether a project file (relative to its folder) is the file at `absolute`."""
+    rel = str(relative).replace("\\", "/")
+    return bool(absolute) and absolute.replace("\\", "/").endswith("/" + rel)
+
+
+def _calls_in_file(module_env: _ModuleEnv, path: str, names: set, sig, fixtures: dict,
+                   own: str = "") -> list[TestCall]:
     tree, aliases = module_env.tree, module_env.aliases
     # names the file imports from the project, not from its tests (a reference `rms_norm` of
     # tests/ref.py is not the wrapper)
@@ -191,6 +227,11 @@ def _calls_in_file(module_env: _ModuleEnv, path: str, names: set, sig, fixtures:
     for fn, chain in _functions(tree):
         for call in (n for n in ast.walk(fn) if isinstance(n, ast.Call)):
             if not _names_wrapper(call.func, names, imported, aliases):
+                continue
+            # another function of the project's of the same name (megablocks' ops.padded_gather, an
+            # autograd Function over kernels.padded_gather) is not the wrapper
+            d = module_env.tests.defs.find(_dotted(call.func, aliases) or "") if module_env.tests else None
+            if d is not None and own and not _same_file(d.file, own):
                 continue
             bound = _bind(sig, call)
             env = None
@@ -222,6 +263,61 @@ def _expanded(call: ast.Call, env) -> ast.Call:
         built = env.exprs.get(a.value.id) if isinstance(a, ast.Starred) and isinstance(a.value, ast.Name) else None
         args += built.elts if isinstance(built, (ast.List, ast.Tuple)) else [a]
     return ast.Call(call.func, args, call.keywords)
+
+
+def _entries_in_file(module_env: _ModuleEnv, path: str, names: set, wrappers: set, fixtures: dict) -> list[TestCall]:
+    tree, aliases, defs = module_env.tree, module_env.aliases, module_env.tests.defs
+    module_env.fixtures = {**fixtures, **{k: (fn, module_env) for k, fn in _fixtures_of(tree).items()}}
+    found = []
+    for fn, chain in _functions(tree):
+        # the names the test binds to an instance of a project's class: `norm = RMSNorm(d).cuda()`
+        instances = {t.id for n in ast.walk(fn) if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call)
+                     for t in n.targets if isinstance(t, ast.Name)}
+        for call in (n for n in ast.walk(fn) if isinstance(n, ast.Call)):
+            f, made_node, instance = call.func, None, None
+            if isinstance(f, ast.Call):                       # `RMSNorm(d)(x)`
+                made_node, dotted = f, _dotted(f.func, aliases)
+            elif isinstance(f, ast.Name) and f.id in instances and f.id not in aliases:
+                instance, dotted = f.id, None                 # `norm(x)`
+            elif isinstance(f, ast.Attribute) and f.attr == "forward" and _name(f.value) in instances:
+                instance, dotted = f.value.id, None           # `norm.forward(x)`
+            else:
+                dotted = _dotted(f, aliases)
+            d = None
+            if dotted:
+                if dotted.split(".")[0] in NOT_TESTS | {"tests", "test"}:
+                    continue
+                d = defs.find(dotted)
+                if d is None or (d.kind == "class") != (made_node is not None) or not defs.reaches(d, names) or \
+                        any(d.name == n and _same_file(d.file, f) for f, n in wrappers):
+                    continue
+            elif instance is None:
+                continue
+            env = _Env(module_env, fn, chain, call, tree)
+            made = env.eval(made_node if made_node is not None else ast.Name(instance, ast.Load()))
+            if d is None or made_node is not None:
+                if made is None or made.kind != "object":
+                    continue
+                d = d or made.value
+                if not defs.reaches(d, names):
+                    continue
+            bound = _bind(d.call, call)
+            if bound is None:
+                continue
+            args = {p: env.eval(node) for p, node in bound.items()}
+            dtypes = {p: env.dtype_of(bound[p]) for p, v in args.items() if v is None and env.dtype_of(bound[p])}
+            found.append(TestCall(path, call.lineno, fn.name, args, dtypes, d, made.text if d.kind == "class" else ""))
+            if len(found) >= MAX_CALLS:
+                return found
+    return found
+
+
+def _read_all(call: TestCall) -> bool:
+    """Whether a call reads every argument its callee must be passed."""
+    sig = call.entry.call if call.entry is not None else None
+    required = [n for n, p in sig.parameters.items() if p.default is p.empty and
+                p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)] if sig is not None else list(call.args)
+    return all(call.args.get(n) is not None for n in required)
 
 
 def _aliases(tree: ast.Module) -> dict:
@@ -754,8 +850,48 @@ class _Env:
             base = self.eval(func.value)
             if base is not None and base.kind == "tensor":
                 return self._method(base, func.attr, node, kw)
+            if base is not None and base.kind == "object":
+                return self._object_method(base, func.attr, node)
         found = self._test_function(func)
-        return self._returned(*found, node) if found else None
+        if found:
+            return self._returned(*found, node)
+        return self._instance(dotted, node) if dotted else None
+
+    def _instance(self, dotted: str, node: ast.Call):
+        """`RMSNorm(768, eps=1e-6)` of a project's class: an object, its arguments' text kept."""
+        tests = self.module.tests
+        d = tests.defs.find(dotted) if tests is not None and dotted.split(".")[0] not in NOT_TESTS else None
+        if d is None or d.kind != "class" or _bind(d.make, node) is None:
+            return None
+        parts = []
+        for a in node.args:
+            v = self.eval(a)
+            if v is None or v.kind == "object":
+                return None
+            parts.append(v.text)
+        for k in node.keywords:
+            v = self.eval(k.value)
+            if v is None or v.kind == "object":
+                return None
+            parts.append(f"{k.arg}={v.text}")
+        return Value("object", f"__import__({d.module!r}, fromlist=['_']).{d.name}({', '.join(parts)})", value=d)
+
+    def _object_method(self, base: Value, name: str, node: ast.Call):
+        """An instance cast, moved or set to eval: `.half()`, `.to(torch.bfloat16)`, `.cuda()`, `.eval()`."""
+        if name in MOVES:
+            return base
+        if name in CASTS and not node.args and CASTS[name][:2] in ("fp", "bf"):
+            return replace(base, text=f"{base.text}.{name}()")
+        if name == "to":
+            dtypes = [v for v in (self.eval(a) for a in list(node.args) + [k.value for k in node.keywords])
+                      if v is not None and v.kind == "dtype"]
+            return replace(base, text=f"{base.text}.to({dtypes[0].text})") if dtypes else base
+        if name in ("eval", "train", "requires_grad_") and not node.keywords:
+            args = [self.eval(a) for a in node.args]
+            if any(a is None or a.kind != "value" for a in args):
+                return None
+            return replace(base, text=f"{base.text}.{name}({', '.join(a.text for a in args)})")
+        return None
 
     def _test_function(self, func):
         """The function of the tests a call names (`make_qkv(...)`, `utils.make_qkv(...)`): one of

@@ -227,8 +227,9 @@ def load(text: str, cli_args: dict, cli_constexprs: dict, *, config: int | None 
             picked = {"launch_index": 0, "from": call.text()}
             made = f"as its test calls it ({call.test})" if call.test else "with made-up inputs"
             made += " and trained through (its backward launches the kernel)" if call.backward else ""
-            how = (f"the project's wrapper {call.func}() ({call.at}) called {made}: "
-                   f"--from {call.text()!r}, recorded, not run")
+            what = f"{call.func} ({call.at}), which reaches it," if call.entry else \
+                f"wrapper {call.func}() ({call.at})"
+            how = f"the project's {what} called {made}: --from {call.text()!r}, recorded, not run"
             assumed = tuple(_input_assumed(call))
             missing = _missing(c, args, given)
     if missing:
@@ -445,7 +446,7 @@ def _wrapper_launch(loaded, c: Chain, name: str, resolved):
     # the float type of inputs nothing else types: the one the project's tests try first, else
     # its half type (measured on 12 projects seen: benchmarks/inference_accuracy.py)
     half = wrappers.project_dtype(files) or wrappers.project_half(files)
-    tests = test_calls.Tests(files)
+    tests = test_calls.Tests(files, root=loader.project_folder(loaded.where))
     tried, first = [], ""
     for module in (loaded.module, None):
         if module is None:       # none of its file reached it: the wrappers in other files of its package
@@ -505,8 +506,9 @@ def _input_assumed(call) -> list:
     project's test (kind "tested"), said, never hidden."""
     from kinspect.compile.assume import Assumed
 
-    return [Assumed(f"{call.func}:{i.name}", None, i.spec, f"{i.why}; input of the wrapper {call.func}() at "
-                    f"{call.at}, {'read from the test, not run' if i.tested else 'made up'}", False,
+    of = f"{call.func}() at {call.at}" if call.entry else f"the wrapper {call.func}() at {call.at}"
+    return [Assumed(f"{call.func}:{i.name}", None, i.spec, f"{i.why}; input of {of}, "
+                    f"{'read from the test, not run' if i.tested else 'made up'}", False,
                     "tested" if i.tested else "input") for i in call.inputs
             if not i.spec.startswith("kernel:")]     # the kernel itself, passed to a wrapper that launches it
 

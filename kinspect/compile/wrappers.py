@@ -119,15 +119,20 @@ class Call:
     file: str = ""     # that module's file
     test: str = ""     # the project's test call it follows: `tests/test_norm.py:14, test_rms`
     backward: bool = False   # the kernel is launched by the Function's backward: train through the call
+    entry: str = ""    # where it is defined, for a class or function of the project other than the
+    #                    kernel's wrappers that the test calls (test_calls.Tests.entries): `pkg/norm.py:12`
+    made: str = ""     # the instance called, for a class: `__import__('pkg.norm', ...).RMSNorm(768)`
 
     def text(self) -> str:
-        func = f"__import__({self.module!r}, fromlist=['_']).{self.func}" if self.module else self.func
+        func = self.made or (f"__import__({self.module!r}, fromlist=['_']).{self.func}" if self.module else self.func)
         call = f"{func}({', '.join(f'{i.name}={i.text}' if i.keyword else i.text for i in self.inputs)})"
         return f"{call}.sum().backward()" if self.backward else call
 
     @property
     def at(self) -> str:
         """Where the wrapper is defined: `line 41`, or `line 41 of attorch.layer_norm_layer`."""
+        if self.entry:
+            return self.entry
         return f"line {self.line}" + (f" of {self.module}" if self.module else "")
 
 
@@ -401,8 +406,46 @@ def calls(module, jit, key, home=None, half: tuple[str, str] | None = None, test
                 out.append(Call(func, line, tuple(_input(p, plan, torch, grad) for p in params), i, **where))
     # a Function whose backward launches the kernel is trained through: `Fn.apply(...).sum().backward()`
     out = [replace(c, backward=True) if launching.get(c.func) == {BACKWARD} else c for c in out]
-    # the tests' calls first, then every wrapper's first plan before any wrapper's second
-    return sorted(out, key=lambda c: c.plan)
+    if tests is not None and home is module:
+        kernel_name = getattr(getattr(jit, "fn", jit), "__name__", "")
+        file = os.path.realpath(module.__file__)
+        out += _entry_calls(tests, {kernel_name} | {f.split(".")[0] for f in launching}, torch,
+                            {(file, f.split(".")[0]) for f in launching})
+    # the tests' calls first (a wrapper's that reads all it must be passed, then the project's other
+    # code the tests call, then a wrapper's with inputs made up beside the test's), then every
+    # wrapper's first plan before any wrapper's second
+    return sorted(out, key=lambda c: (c.plan, c.plan < 0 and not c.entry and not all(i.tested for i in c.inputs)))
+
+
+# the tests' calls of the project's other code that reaches the kernel, tried per kernel
+MAX_ENTRIES = 3
+
+
+def _entry_calls(tests, names: set, torch: str, wrappers: set) -> list[Call]:
+    """The project's classes and functions other than the kernel's wrappers, called as its tests
+    call them (`SimpleRMSNorm(768)(x)`), where the test's text gives all they must be passed."""
+    try:
+        found = tests.entries(names, torch, wrappers)
+    except Exception:        # a test's text kinspect cannot follow: the plans decide
+        return []
+    out = []
+    for tc in found:
+        d, inputs, skipped = tc.entry, [], False
+        for name, p in d.call.parameters.items():
+            v = tc.args.get(name)
+            if v is not None:
+                inputs.append(_from_test(name, v, tc, torch, skipped or p.kind == p.KEYWORD_ONLY))
+            elif p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+                break
+            else:
+                skipped = True
+        else:
+            file = str(tests.root / d.file) if tests.root is not None else ""
+            out.append(Call(d.name, d.line, tuple(inputs), -1, module=d.module, file=file, test=tc.at,
+                            entry=d.at, made=tc.made))
+        if len(out) >= MAX_ENTRIES:
+            break
+    return out
 
 
 # how an input, or its dtype or rank, taken from the project's test says so
@@ -458,6 +501,9 @@ def _from_test(name: str, v, tc, torch: str, keyword: bool) -> Input:
                      v.grad, tested=True)
     if v.kind == "dtype":
         return Input(name, v.text, v.dtype, f"a dtype {why}", keyword, tested=True)
+    if v.kind == "object":
+        return Input(name, v.text, f"object:{v.value.name}", f"an instance of the project's {v.value.name} {why}",
+                     keyword, tested=True)
     x = v.value
     spec = spec_of(x) if isinstance(x, (bool, int, float)) else f"str:{x!r}" if isinstance(x, str) else f"value:{x!r}"
     return Input(name, v.text, spec, f"a value {why}", keyword, tested=True)

@@ -1356,3 +1356,109 @@ def test_a_chained_check_and_the_tests_dtype_kept_when_inputs_disagree(tmp_path)
     assert said["copy_to_cache:k_cache"]["spec"].startswith("*fp16:"), out
     assert said["copy_to_cache:lengths"]["spec"] == said["copy_to_cache:tables"]["spec"] == "*i32:6", out
     assert record(tmp_path / "s")["constexprs"]["HEAD_DIM"] == 32
+
+
+ENTRY_KERNELS = """
+    import torch
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def _scale_norm_kernel(x_ptr, w_ptr, y_ptr, N, eps, BLOCK_N: tl.constexpr):
+        row = tl.program_id(0)
+        cols = tl.arange(0, BLOCK_N)
+        x = tl.load(x_ptr + row * N + cols, mask=cols < N, other=0.0).to(tl.float32)
+        w = tl.load(w_ptr + cols, mask=cols < N)
+        y = x * tl.rsqrt(tl.sum(x * x, axis=0) / N + eps) * w
+        tl.store(y_ptr + row * N + cols, y.to(y_ptr.dtype.element_ty), mask=cols < N)
+
+
+    def scale_norm_fn(x, w, eps):
+        y = torch.empty_like(x)
+        M, N = x.reshape(-1, x.shape[-1]).shape
+        _scale_norm_kernel[(M,)](x, w, y, N, eps, BLOCK_N=triton.next_power_of_2(N))
+        return y
+
+
+    @triton.jit
+    def _gather_kernel(x_ptr, idx_ptr, out_ptr, D, BLOCK_D: tl.constexpr):
+        row = tl.program_id(0)
+        src = tl.load(idx_ptr + row)
+        d = tl.arange(0, BLOCK_D)
+        tl.store(out_ptr + row * D + d, tl.load(x_ptr + src * D + d, mask=d < D), mask=d < D)
+
+
+    def gather(x, idx):
+        out = x.new_empty(idx.numel(), x.shape[1])
+        _gather_kernel[(idx.numel(),)](x, idx, out, x.shape[1], BLOCK_D=triton.next_power_of_2(x.shape[1]))
+        return out
+"""
+
+ENTRY_LAYERS = """
+    import torch
+    from proj import kernels
+
+
+    class ScaleNorm(torch.nn.Module):
+        def __init__(self, dim, eps=1e-6):
+            super().__init__()
+            self.eps = eps
+            self.weight = torch.nn.Parameter(torch.ones(dim))
+
+        def forward(self, x):
+            return kernels.scale_norm_fn(x, self.weight, self.eps)
+
+
+    class GatherOp(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, indices, top_k=1):
+            return kernels.gather(x, indices // top_k)
+
+
+    gather = GatherOp.apply
+"""
+
+ENTRY_TEST = """
+    import pytest
+    import torch
+    from proj import ops
+    from proj.ops import ScaleNorm
+
+
+    @pytest.mark.parametrize("dtype", [torch.float16, torch.float32])
+    @pytest.mark.parametrize("d", [768])
+    def test_norm(d, dtype):
+        x = torch.randn(2, 16, d, dtype=dtype, device="cuda")
+        norm = ScaleNorm(d).to(dtype).cuda()
+        assert norm(x).shape == x.shape
+
+
+    def test_gather():
+        x = torch.randn(8, 96, dtype=torch.bfloat16)
+        out = ops.gather(x, torch.arange(8, dtype=torch.int16), 2)
+"""
+
+
+def test_a_kernel_the_tests_reach_through_the_projects_other_code(tmp_path):
+    # lightning-attention's `SimpleRMSNorm(768)(x)`, megablocks' `ops.padded_gather(...)` (an
+    # autograd Function's apply, re-exported): the tests call neither wrapper, so each was called
+    # with made-up inputs (bf16 16x4096: BLOCK_N 4096 where the test's give 1024)
+    write(tmp_path, "proj/__init__.py", "")
+    write(tmp_path, "proj/kernels.py", ENTRY_KERNELS)
+    write(tmp_path, "proj/ops/__init__.py", "from proj.ops.layers import ScaleNorm, gather\n")
+    write(tmp_path, "proj/ops/layers.py", ENTRY_LAYERS)
+    write(tmp_path, "tests/test_ops.py", ENTRY_TEST)
+    kernels = tmp_path / "proj/kernels.py"
+    out = ok("dump", f"{kernels}:_scale_norm_kernel", "--store", str(tmp_path / "a"))
+    assert ("the project's ScaleNorm (proj/ops/layers.py:6), which reaches it, called as its test calls it "
+            "(tests/test_ops.py:13, test_norm)") in out, out
+    rec = record(tmp_path / "a")
+    assert rec["constexprs"]["BLOCK_N"] == 1024 and rec["signature"]["x_ptr"] == "*fp16"
+    assert rec["signature"]["w_ptr"] == "*fp16"          # the module's weight, cast by the test's .to(dtype)
+    assert assumed_by_name(rec)["ScaleNorm:x"]["kind"] == "tested"
+    out = ok("dump", f"{kernels}:_gather_kernel", "--store", str(tmp_path / "b"))
+    assert "the project's gather (proj/ops/layers.py:22), which reaches it" in out, out
+    rec = record(tmp_path / "b")
+    assert rec["signature"]["x_ptr"] == "*bf16" and rec["signature"]["idx_ptr"] == "*i16"
+    assert rec["constexprs"]["BLOCK_D"] == 128

@@ -1,0 +1,148 @@
+"""The project's own classes and functions, found by the dotted names its tests import them by, and
+read from their files' text, never imported: where each is defined, what calling it takes, and
+whether its file names the kernel or its wrapper (a test's call of it may then reach the kernel).
+
+A test often reaches a kernel through the project's other code rather than through its wrapper:
+
+    from lightning_attn.modules import SimpleRMSNorm      # a module whose forward calls the wrapper
+    y = SimpleRMSNorm(768)(x)
+
+    from megablocks import ops                            # ops.padded_gather = PaddedGatherOp.apply
+    out = ops.padded_gather(x, indices, bin_ids, bins, padded_bins, top_k)
+
+kinspect.compile.test_calls reads such calls with `Def.call` (and `Def.make`, a class's
+constructor); calling them is what tells whether the kernel is reached.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+# re-exports followed (`pkg/__init__.py: from .norm import SimpleRMSNorm`)
+MAX_HOPS = 3
+
+
+@dataclass(frozen=True)
+class Def:
+    """A class or function of the project, as a test calls it."""
+
+    module: str          # the module the test imports it from: 'lightning_attn.modules'
+    name: str            # 'SimpleRMSNorm'
+    file: Path           # where it is defined, relative to the project's folder
+    line: int
+    kind: str            # "class", "function", or "apply" (an autograd Function's apply under a name)
+    call: inspect.Signature          # what calling it (an instance of it, for a class) takes
+    make: inspect.Signature | None   # a class's constructor
+
+    @property
+    def at(self) -> str:
+        return f"{self.file}:{self.line}"
+
+
+class ProjectDefs:
+    """The project's files other than its tests: (path relative to the project's folder, bytes)."""
+
+    def __init__(self, files):
+        self.files = {str(p.with_suffix("")).replace("\\", "/"): (p, t) for p, t in files}
+        self._trees, self._found = {}, {}
+
+    def find(self, dotted: str) -> Def | None:
+        """The class or function `dotted` names (`pkg.ops.padded_gather`), through re-exports; None
+        where it is not the project's own."""
+        if dotted not in self._found:
+            module, _, name = dotted.rpartition(".")
+            self._found[dotted] = self._find(module, name, module, 0) if module else None
+        return self._found[dotted]
+
+    def reaches(self, d: Def, names: set) -> bool:
+        """Whether the file that defines `d` names one of `names` (the kernel, its wrappers)."""
+        text = self._text(d.file)
+        return bool(text) and any(re.search(rb"\b%s\b" % re.escape(n.encode()), text) for n in names if n)
+
+    def _text(self, path: Path) -> bytes:
+        found = self.files.get(str(path.with_suffix("")).replace("\\", "/"))
+        return found[1] if found else b""
+
+    def _module_file(self, module: str):
+        stem = module.replace(".", "/")
+        for key in (stem, f"{stem}/__init__"):
+            if key in self.files:
+                return self.files[key][0]
+        # a src/ layout, or a project folder above the package
+        return next((p for k, (p, _) in self.files.items()
+                     if k.endswith("/" + stem) or k.endswith(f"/{stem}/__init__")), None)
+
+    def _tree(self, path: Path):
+        if path not in self._trees:
+            try:
+                self._trees[path] = ast.parse(self._text(path))
+            except (SyntaxError, ValueError):
+                self._trees[path] = None
+        return self._trees[path]
+
+    def _find(self, module: str, name: str, imported_as: str, hops: int) -> Def | None:
+        path = self._module_file(module)
+        tree = self._tree(path) if path is not None else None
+        if tree is None:
+            return None
+        classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+        for n in tree.body:
+            if isinstance(n, ast.ClassDef) and n.name == name:
+                method = _method(n, "forward") or _method(n, "__call__")
+                if method is None:
+                    return None
+                init = _method(n, "__init__")
+                make = _signature(init, skip=1) if init is not None else inspect.Signature()
+                return Def(imported_as, name, path, n.lineno, "class", _signature(method, skip=1), make)
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name:
+                return Def(imported_as, name, path, n.lineno, "function", _signature(n), None)
+            # `padded_gather = PaddedGatherOp.apply`
+            if isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in n.targets) and \
+                    isinstance(n.value, ast.Attribute) and n.value.attr == "apply" and \
+                    isinstance(n.value.value, ast.Name) and n.value.value.id in classes:
+                forward = _method(classes[n.value.value.id], "forward")
+                return Def(imported_as, name, path, n.lineno, "apply", _signature(forward, skip=1), None) \
+                    if forward is not None else None
+        if hops >= MAX_HOPS:
+            return None
+        package = module if path.stem == "__init__" else module.rpartition(".")[0]
+        for n in tree.body:
+            if not isinstance(n, ast.ImportFrom):
+                continue
+            for a in n.names:
+                if (a.asname or a.name) != name:
+                    continue
+                base = package
+                for _ in range(max(n.level - 1, 0)):
+                    base = base.rpartition(".")[0]
+                source = (f"{base}.{n.module}" if n.module else base) if n.level else (n.module or "")
+                if source:      # `from .padded_gather import padded_gather`
+                    return self._find(source, a.name, imported_as, hops + 1)
+        return None
+
+
+def _method(cls: ast.ClassDef, name: str):
+    return next((n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name),
+                None)
+
+
+def _signature(fn, skip: int = 0) -> inspect.Signature:
+    """A def's parameters as an inspect.Signature (a default stands for one it has), less the first
+    `skip` (self, ctx)."""
+    a = fn.args
+    positional = a.posonlyargs + a.args
+    first_default = len(positional) - len(a.defaults)
+    P = inspect.Parameter
+    params = [P(p.arg, P.POSITIONAL_OR_KEYWORD, default=None if i >= first_default else P.empty)
+              for i, p in enumerate(positional)][skip:]
+    if a.vararg:
+        params.append(P(a.vararg.arg, P.VAR_POSITIONAL))
+    params += [P(p.arg, P.KEYWORD_ONLY, default=P.empty if d is None else None)
+               for p, d in zip(a.kwonlyargs, a.kw_defaults)]
+    if a.kwarg:
+        params.append(P(a.kwarg.arg, P.VAR_KEYWORD))
+    return inspect.Signature(params)
