@@ -58,14 +58,29 @@ class InitNeeded(BaseException):
 
 class BarePackage(types.ModuleType):
     """A package whose `__init__.py` has not run: its submodules import, any other name it is asked
-    for raises InitNeeded."""
+    for raises InitNeeded; while run_skipped runs the skipped `__init__`s, its own runs then, as
+    the import the skipped one stood for would have run it (`pkg/__init__.py` reading a name of
+    `pkg.kernels`, another skipped package)."""
 
     def __getattr__(self, name: str):
         if name.startswith("__") and name.endswith("__") and name not in SHARED_DUNDERS:
             raise AttributeError(name)
         if _is_submodule(Path(self.__path__[0]), name):
             raise AttributeError(name)      # the import system then imports it
+        if _RUNNING:
+            _run_init(self)
+            return getattr(self, name)
         raise InitNeeded(f"{self.__name__}.{name}")
+
+
+# run_skipped is running the skipped `__init__`s
+_RUNNING: list = []
+
+
+def _run_init(module) -> None:
+    module.__class__ = types.ModuleType      # its names are its own from now on
+    init = Path(module.__file__)
+    exec(compile(init.read_bytes(), str(init), "exec"), module.__dict__)
 
 
 def _is_submodule(folder: Path, name: str) -> bool:
@@ -119,11 +134,13 @@ def run_skipped(top: str) -> None:
     object itself (as a lazy import would: the modules imported since are in sys.modules already)."""
     bare = sorted((n for n, m in list(sys.modules.items()) if isinstance(m, BarePackage)
                    and (n == top or n.startswith(top + "."))), key=lambda n: n.count("."))
-    for name in bare:
-        module = sys.modules[name]
-        module.__class__ = types.ModuleType      # its names are its own from now on
-        init = Path(module.__file__)
-        exec(compile(init.read_bytes(), str(init), "exec"), module.__dict__)
+    _RUNNING.append(top)
+    try:
+        for name in bare:
+            if isinstance(sys.modules.get(name), BarePackage):     # not run already by an outer one
+                _run_init(sys.modules[name])
+    finally:
+        _RUNNING.pop()
 
 
 # -- what the files show --------------------------------------------------------------------------

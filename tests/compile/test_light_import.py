@@ -134,6 +134,32 @@ def test_a_main_block_that_reads_the_package_runs_its_init_then_itself_again(tmp
     assert (tmp_path / "heavy-ran").exists() and "!tt.ptr<f16>" in ttir(tmp_path / "out")
 
 
+def test_a_from_call_whose_packages_inits_read_each_others_names(tmp_path):
+    # cute-kernels' shape: the top __init__ imports a module that reads a name of `pkg.ops`, another
+    # skipped package; --from calls a function `pkg.ops` defines. run_skipped ran the top __init__
+    # first while `pkg.ops` was still bare, and the InitNeeded reached the user
+    top = tmp_path / "lightpkg_chain"
+    (top / "ops").mkdir(parents=True)
+    (top / "__init__.py").write_text("from .inductor import enable\n")
+    (top / "inductor.py").write_text("from .ops import fill\n\ndef enable():\n    return fill\n")
+    (top / "ops" / "__init__.py").write_text("from .kern import fill_kernel\n\ndef fill(x):\n"
+                                             "    fill_kernel[(1,)](x)\n    return x\n")
+    (top / "ops" / "kern.py").write_text(textwrap.dedent('''
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def fill_kernel(out_ptr):
+            offs = tl.arange(0, 64)
+            tl.store(out_ptr + offs, offs.to(out_ptr.dtype.element_ty))
+    '''))
+    call = "__import__('lightpkg_chain.ops', fromlist=['_']).fill(__import__('torch').empty(64).half())"
+    r = CliRunner().invoke(main, ["dump", f"{top / 'ops' / 'kern.py'}:fill_kernel", "-t", "cuda:80", "--from", call,
+                                  "--store", str(tmp_path / "out")], catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    assert "!tt.ptr<f16>" in ttir(tmp_path / "out")
+
+
 @pytest.mark.parametrize("text, gathers", [
     (GATHERS, True),
     ("import torch\nif torch.cuda.is_available():\n    from .cuda import ops\nlogger = logging.getLogger(__name__)\n",
