@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import importlib
 import os
 import sys
 from dataclasses import dataclass, field
@@ -156,6 +157,15 @@ class _Stream:
         return False
 
 
+class _Nvtx:
+    """NVTX's ranges and marks, as the profiler's annotations do on a device no profiler watches."""
+
+    def __getattr__(self, name: str):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return lambda *args, **kwargs: 0
+
+
 class _DeviceGuard:
     """torch.cuda.device(i) / torch.cuda.stream(s): nothing to switch on one stand-in device."""
 
@@ -265,6 +275,10 @@ def as_target(target: Target):
         for name, fn in (("_cuda_getCurrentRawStream", lambda device=0: 0), ("_cuda_getDevice", lambda: 0),
                          ("_cuda_getDeviceCount", lambda: 1)):
             put(torch._C, name, fn)
+        nvtx = sys.modules.get("torch.cuda.nvtx") or importlib.import_module("torch.cuda.nvtx")
+        if type(nvtx._nvtx).__name__ == "_NVTXStub":
+            # a CPU build's: `with torch.cuda.nvtx.range("fwd"):` around a wrapper's launch (verl's)
+            put(nvtx, "_nvtx", _Nvtx())
         put(torch.version, "cuda", CUDA_VERSION if target.backend == "cuda" else None)
         put(torch.version, "hip", HIP_VERSION if target.backend == "hip" else None)
         import torch.utils._triton as torch_triton

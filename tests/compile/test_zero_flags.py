@@ -232,6 +232,8 @@ def test_torch_answers_as_the_targets_device_and_everything_is_restored():
         host = [x.cpu(), x.to("cpu"), torch.zeros(2, device="cpu"), x.to(torch.device("cpu"))]
         assert all(t.device.type == "cpu" and not t.is_cuda and t.get_device() == -1 for t in host)
         assert torch.cuda.is_current_stream_capturing() is False    # flashinfer's wrappers ask it first
+        with torch.cuda.nvtx.range("forward"):        # a CPU build's NVTX raised "not installed"
+            torch.cuda.nvtx.mark("here")
     assert all(t.device.type == "cpu" for t in made)     # what they are, once the block ends
     with pytest.raises(ZeroDivisionError), as_target(Target("hip", "gfx942", 64)):
         assert torch.cuda.get_device_capability() == (9, 4) and torch.version.hip and torch.version.cuda is None
@@ -241,6 +243,8 @@ def test_torch_answers_as_the_targets_device_and_everything_is_restored():
     after = (torch.cuda.is_available, torch.cuda.get_device_properties, torch.version.cuda, torch.version.hip,
              torch_triton.has_triton)
     assert after == before and not torch.cuda.is_available()
+    with pytest.raises(RuntimeError, match="NVTX"):
+        torch.cuda.nvtx.range_push("x")
     with pytest.raises(Exception):
         torch.empty(1, device="cuda")
 
