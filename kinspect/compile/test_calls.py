@@ -84,10 +84,12 @@ class TestCall:
     dtypes: dict         # parameter name -> short dtype, where the Value could not be read whole
     entry: Def | None = None   # the project's class or function it calls, where not the wrapper
     made: str = ""             # the instance of it the test calls: `__import__(...).RMSNorm(768).half()`
+    via: str = ""              # another function of the project of the wrapper's name the test calls,
+    #                            its arguments taken by name (megablocks' ops.padded_gather)
 
     @property
     def at(self) -> str:
-        return f"{self.file}:{self.line}, {self.test}"
+        return f"{self.file}:{self.line}, {self.test}" + (f", by name through {self.via}()" if self.via else "")
 
     def read(self) -> int:
         return sum(v is not None for v in self.args.values())
@@ -229,9 +231,20 @@ def _calls_in_file(module_env: _ModuleEnv, path: str, names: set, sig, fixtures:
             if not _names_wrapper(call.func, names, imported, aliases):
                 continue
             # another function of the project's of the same name (megablocks' ops.padded_gather, an
-            # autograd Function over kernels.padded_gather) is not the wrapper
-            d = module_env.tests.defs.find(_dotted(call.func, aliases) or "") if module_env.tests else None
+            # autograd Function over kernels.padded_gather) is not the wrapper: what it is passed
+            # under the wrapper's parameters' names is what the wrapper most likely is
+            dotted = _dotted(call.func, aliases) or ""
+            d = module_env.tests.defs.find(dotted) if module_env.tests else None
+            via = ""
             if d is not None and own and not _same_file(d.file, own):
+                bound = _bind(d.call, call)
+                if bound is None:
+                    continue
+                via = dotted.removeprefix(d.module.rpartition(".")[0] + ".") if "." in d.module else dotted
+                found.append(_read_call(module_env, fn, chain, call, path,
+                                        {k: v for k, v in bound.items() if k in sig.parameters}, via=via))
+                if len(found) >= MAX_CALLS:
+                    return found
                 continue
             bound = _bind(sig, call)
             env = None
@@ -241,19 +254,24 @@ def _calls_in_file(module_env: _ModuleEnv, path: str, names: set, sig, fixtures:
                 bound = _bind(sig, _expanded(call, env))
             if bound is None:
                 continue
-            env = env or _Env(module_env, fn, chain, call, tree)
-            args, dtypes = {}, {}
-            for param, node in bound.items():
-                v = env.eval(node)
-                args[param] = v
-                if v is None:
-                    d = env.dtype_of(node)
-                    if d:
-                        dtypes[param] = d
-            found.append(TestCall(path, call.lineno, fn.name, args, dtypes))
+            found.append(_read_call(module_env, fn, chain, call, path, bound, env))
             if len(found) >= MAX_CALLS:
                 return found
     return found
+
+
+def _read_call(module_env, fn, chain, call, path: str, bound: dict, env=None, via: str = "") -> TestCall:
+    """The arguments `bound` (parameter -> node) of a test's call, read."""
+    env = env or _Env(module_env, fn, chain, call, module_env.tree)
+    args, dtypes = {}, {}
+    for param, node in bound.items():
+        v = env.eval(node)
+        args[param] = v
+        if v is None:
+            d = env.dtype_of(node)
+            if d:
+                dtypes[param] = d
+    return TestCall(path, call.lineno, fn.name, args, dtypes, via=via)
 
 
 def _expanded(call: ast.Call, env) -> ast.Call:

@@ -463,3 +463,39 @@ def test_a_call_of_a_list_the_test_built_and_cases_a_helper_module_makes():
     assert call.args["x"].dtype == "fp16" and call.args["x"].shape == (1, 3, 512)
     assert call.args["bias"].shape == (512,) and call.args["mp_size"].value == 1
     assert call.args["flag"].value is False
+
+
+def test_another_function_of_the_wrappers_name_gives_its_arguments_by_name():
+    # megablocks' tests call ops.padded_gather(x, indices, bin_ids, bins, padded_bins, top_k), an
+    # autograd Function over kernels.padded_gather(x, indices, bin_ids, weights, bins, padded_bins,
+    # top_k): bound by position to the wrapper, `bins` became `weights`; by name, each is itself
+    ns = {}
+    exec("def gather(x, indices, weights, bins, top_k): pass", ns)
+    ns["gather"].__code__ = ns["gather"].__code__.replace(co_filename="/proj/pkg/kernels.py")
+    tests = test_calls.Tests([
+        (Path("pkg/kernels.py"), b"def gather(x, indices, weights, bins, top_k): pass\n"),
+        (Path("pkg/ops/__init__.py"), b"from pkg.ops.gather import gather\n"),
+        (Path("pkg/ops/gather.py"), textwrap.dedent("""
+            import torch
+            from pkg import kernels
+
+            class GatherOp(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, x, indices, bins, top_k):
+                    return kernels.gather(x, indices, None, bins, top_k)
+
+            gather = GatherOp.apply
+        """).encode()),
+        (Path("tests/test_ops.py"), textwrap.dedent("""
+            import torch
+            from pkg import ops
+
+            def test_gather():
+                x = torch.randn(16, 8, dtype=torch.float16)
+                bins = torch.tensor([4, 16], dtype=torch.int32)
+                ops.gather(x, torch.arange(16, dtype=torch.int32), bins, 2)
+        """).encode())])
+    (call,) = tests.calls(ns["gather"], {"gather"}, "torch")
+    assert call.via == "ops.gather" and "by name through ops.gather()" in call.at
+    assert call.args["x"].dtype == "fp16" and call.args["bins"].shape == (2,) and call.args["top_k"].value == 2
+    assert "weights" not in call.args
