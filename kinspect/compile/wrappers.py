@@ -40,6 +40,7 @@ package that name it (loader.neighbours), called from the kernel's module.
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
 import os
 import re
@@ -426,26 +427,25 @@ def _entry_calls(tests, names: set, torch: str, wrappers: set) -> list[Call]:
     call them (`SimpleRMSNorm(768)(x)`), where the test's text gives all they must be passed."""
     try:
         found = tests.entries(names, torch, wrappers)
-    except Exception:        # a test's text kinspect cannot follow: the plans decide
+        out = [c for c in map(functools.partial(_entry_call, tests, torch), found) if c is not None]
+    except Exception:        # a test's text kinspect cannot follow: the wrappers' calls decide
         return []
-    out = []
-    for tc in found:
-        d, inputs, skipped = tc.entry, [], False
-        for name, p in d.call.parameters.items():
-            v = tc.args.get(name)
-            if v is not None:
-                inputs.append(_from_test(name, v, tc, torch, skipped or p.kind == p.KEYWORD_ONLY))
-            elif p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
-                break
-            else:
-                skipped = True
+    return out[:MAX_ENTRIES]
+
+
+def _entry_call(tests, torch: str, tc) -> Call | None:
+    """An entry's call as the test makes it; None where an argument it must be passed is not read."""
+    d, inputs, skipped = tc.entry, [], False
+    for name, p in d.call.parameters.items():
+        v = tc.args.get(name)
+        if v is not None and v.kind != "items":       # a list of tensors: not rebuilt
+            inputs.append(_from_test(name, v, tc, torch, skipped or p.kind == p.KEYWORD_ONLY))
+        elif p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            return None
         else:
-            file = str(tests.root / d.file) if tests.root is not None else ""
-            out.append(Call(d.name, d.line, tuple(inputs), -1, module=d.module, file=file, test=tc.at,
-                            entry=d.at, made=tc.made))
-        if len(out) >= MAX_ENTRIES:
-            break
-    return out
+            skipped = True
+    file = str(tests.root / d.file) if tests.root is not None else ""
+    return Call(d.name, d.line, tuple(inputs), -1, module=d.module, file=file, test=tc.at, entry=d.at, made=tc.made)
 
 
 # how an input, or its dtype or rank, taken from the project's test says so

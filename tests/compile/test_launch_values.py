@@ -1417,6 +1417,10 @@ ENTRY_LAYERS = """
 
 
     gather = GatherOp.apply
+
+
+    def gather_all(xs, indices):
+        return [kernels.gather(x, indices) for x in xs]
 """
 
 ENTRY_TEST = """
@@ -1434,6 +1438,11 @@ ENTRY_TEST = """
         assert norm(x).shape == x.shape
 
 
+    def test_gather_all():          # a list of tensors: not rebuilt, and no stop to the others
+        xs = [torch.randn(8, 96), torch.randn(8, 96)]
+        ops.gather_all(xs, torch.arange(8))
+
+
     def test_gather():
         x = torch.randn(8, 96, dtype=torch.bfloat16)
         out = ops.gather(x, torch.arange(8, dtype=torch.int16), 2)
@@ -1446,7 +1455,7 @@ def test_a_kernel_the_tests_reach_through_the_projects_other_code(tmp_path):
     # with made-up inputs (bf16 16x4096: BLOCK_N 4096 where the test's give 1024)
     write(tmp_path, "proj/__init__.py", "")
     write(tmp_path, "proj/kernels.py", ENTRY_KERNELS)
-    write(tmp_path, "proj/ops/__init__.py", "from proj.ops.layers import ScaleNorm, gather\n")
+    write(tmp_path, "proj/ops/__init__.py", "from proj.ops.layers import ScaleNorm, gather, gather_all\n")
     write(tmp_path, "proj/ops/layers.py", ENTRY_LAYERS)
     write(tmp_path, "tests/test_ops.py", ENTRY_TEST)
     kernels = tmp_path / "proj/kernels.py"
