@@ -113,16 +113,28 @@ class ProjectDefs:
         for n in tree.body:
             if not isinstance(n, ast.ImportFrom):
                 continue
+            base = package
+            for _ in range(max(n.level - 1, 0)):
+                base = base.rpartition(".")[0]
+            source = (f"{base}.{n.module}" if n.module else base) if n.level else (n.module or "")
             for a in n.names:
-                if (a.asname or a.name) != name:
-                    continue
-                base = package
-                for _ in range(max(n.level - 1, 0)):
-                    base = base.rpartition(".")[0]
-                source = (f"{base}.{n.module}" if n.module else base) if n.level else (n.module or "")
-                if source:      # `from .padded_gather import padded_gather`
+                if source and (a.asname or a.name) == name:      # `from .padded_gather import padded_gather`
                     return self._find(source, a.name, imported_as, hops + 1)
+                # `from .srmsnorm import *`: a public name of it, or one its __all__ names
+                if source and a.name == "*" and not name.startswith("_"):
+                    found = self._find(source, name, imported_as, hops + 1)
+                    if found is not None and name in self._exported(found.file, name):
+                        return found
         return None
+
+    def _exported(self, path: Path, name: str) -> set:
+        """The names `from module import *` takes of the module at `path` (its __all__ where it has one)."""
+        tree = self._tree(path)
+        for n in tree.body if tree is not None else ():
+            if isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in n.targets) \
+                    and isinstance(n.value, (ast.List, ast.Tuple)):
+                return {e.value for e in n.value.elts if isinstance(e, ast.Constant)}
+        return {name}
 
 
 def _method(cls: ast.ClassDef, name: str):

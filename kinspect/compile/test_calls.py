@@ -653,8 +653,23 @@ class _Env:
                 if isinstance(stmt, ast.If) and not any(n is call for s in stmt.body for n in ast.walk(s)):
                     inner = stmt.orelse
                 self._body(inner, call)
+            elif isinstance(stmt, ast.Expr) and not holds:
+                self._append(stmt.value)
             if holds:
                 return
+
+    def _append(self, node) -> None:
+        """`cases.append((b, n, d))` in a loop that builds the cases: the list with the item."""
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "append"
+                and _name(node.func.value) and len(node.args) == 1 and not node.keywords):
+            return
+        name, current = node.func.value.id, self.get(node.func.value.id)
+        items = current.items if isinstance(current, _Items) and not current.is_tuple else \
+            [_of(v, self.torch) for v in current.value] if current is not None and current.kind == "value" and \
+            isinstance(current.value, list) else None
+        item = self._eval(node.args[0])
+        if items is not None and item is not None:
+            self._set(name, _Items(items + [item], False).as_value(self.torch))
 
     def _assign(self, stmt) -> None:
         if isinstance(stmt, ast.AugAssign):

@@ -410,8 +410,11 @@ def calls(module, jit, key, home=None, half: tuple[str, str] | None = None, test
     if tests is not None and home is module:
         kernel_name = getattr(getattr(jit, "fn", jit), "__name__", "")
         file = os.path.realpath(module.__file__)
-        out += _entry_calls(tests, {kernel_name} | {f.split(".")[0] for f in launching}, torch,
-                            {(file, f.split(".")[0]) for f in launching})
+        entries = _entry_calls(tests, {kernel_name} | {f.split(".")[0] for f in launching}, torch,
+                               {(file, f.split(".")[0]) for f in launching})
+        # a kernel only a backward launches: the test's call trained through, as the Function's is
+        backward = bool(launching) and all(names == {BACKWARD} for names in launching.values())
+        out += [replace(c, backward=backward) for c in entries]
     # the tests' calls first (a wrapper's that reads all it must be passed, then the project's other
     # code the tests call, then a wrapper's with inputs made up beside the test's), then every
     # wrapper's first plan before any wrapper's second

@@ -1471,3 +1471,55 @@ def test_a_kernel_the_tests_reach_through_the_projects_other_code(tmp_path):
     rec = record(tmp_path / "b")
     assert rec["signature"]["x_ptr"] == "*bf16" and rec["signature"]["idx_ptr"] == "*i16"
     assert rec["constexprs"]["BLOCK_D"] == 128
+
+
+SCALE_MODULE = SCALE_FN.replace('''            assert x.dtype == torch.float16
+''', "") + """
+
+    class ScaleLayer(torch.nn.Module):
+        def __init__(self, s=2.0):
+            super().__init__()
+            self.s = s
+
+        def forward(self, x):
+            return Scale.apply(x, self.s)
+
+
+    __all__ = ["ScaleLayer"]
+"""
+
+SCALE_MODULE_TEST = """
+    import pytest
+    import torch
+    from proj import ScaleLayer
+
+
+    def get_params():
+        cases = []
+        for b in [2, 4]:
+            for n in [96, 4096]:
+                cases.append((b, n))
+        return cases
+
+
+    @pytest.mark.parametrize("b, n", get_params())
+    @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+    def test_scale(b, n, dtype):
+        x = torch.randn((b, n), dtype=dtype, device="cuda").requires_grad_()
+        layer = ScaleLayer()
+        y = layer(x)
+        y.backward(torch.randn_like(y))
+"""
+
+
+def test_a_backward_kernel_the_tests_reach_through_a_module_trained_through(tmp_path):
+    # lightning-attention's SimpleRMSNorm: re-exported by `from .layers import *`, its cases a list a
+    # loop appends to; its backward kernel reached by training through the test's call
+    write(tmp_path, "proj/__init__.py", "from .layers import *\n")
+    f = write(tmp_path, "proj/layers.py", SCALE_MODULE)
+    write(tmp_path, "tests/test_scale.py", SCALE_MODULE_TEST)
+    out = ok("dump", f"{f}:_scale_bwd", "--store", str(tmp_path / "s"))
+    assert "the project's ScaleLayer (proj/layers.py:38), which reaches it, called as its test calls it" in out, out
+    assert "trained through" in out
+    rec = record(tmp_path / "s")
+    assert rec["signature"]["dy_ptr"] == "*fp32" and assumed_by_name(rec)["ScaleLayer:x"]["spec"] == "*fp32:2x96"
