@@ -429,6 +429,17 @@ class _ModuleEnv:
         """The module's own function `name`, else None."""
         return next((n for n in self.tree.body if isinstance(n, ast.FunctionDef) and n.name == name), None)
 
+    def class_def(self, name: str):
+        """The module's own class `name`, else one it imports from another test module: (the class,
+        its module) or None."""
+        own = next((n for n in self.tree.body if isinstance(n, ast.ClassDef) and n.name == name), None)
+        if own is not None:
+            return own, self
+        where, _, attr = self.aliases.get(name, "").rpartition(".")
+        other = self.tests.module(where, self.torch) if self.tests is not None and where and \
+            where.split(".")[0] not in NOT_TESTS else None
+        return other.class_def(attr) if other is not None and other is not self else None
+
     def get(self, name: str):
         if name in self.values:
             return self.values[name]
@@ -455,12 +466,14 @@ class _Env:
         self.module, self.aliases, self.torch = module, module.aliases, module.torch
         self.names, self.exprs = {}, {}     # name -> Value; name -> the expression last assigned to it
         self.depth = depth
+        self.cls = None      # a unittest class's test: (its class, that class's module), for `self.helper()`
         if fn is None:
             return
         for outer in chain:
             self._decorators(outer, fn)
         self._decorators(fn, fn)
         if chain and isinstance(chain[-1], ast.ClassDef):
+            self.cls = (chain[-1], module)
             self._test_case(chain[-1], fn)
         self._defaults(fn)
         self._helper(fn, tree)
@@ -540,7 +553,7 @@ class _Env:
         for p, node in zip(params, items):
             self._set(p, self.eval(node))
 
-    def _entered(self, fn, module: _ModuleEnv, call: ast.Call):
+    def _entered(self, fn, module: _ModuleEnv, owner, call: ast.Call):
         """The names of a helper of the tests as this call of it binds them, its body read (None
         past MAX_HELPER_DEPTH or where the call cannot be bound)."""
         if self.depth >= MAX_HELPER_DEPTH:
@@ -558,6 +571,9 @@ class _Env:
         if bound is None:
             return None
         inner = _Env(module, None, [], None, module.tree, self.depth + 1)
+        inner.cls = owner
+        if owner is not None and owner == self.cls:      # `self.x` as the test's setUp set it
+            inner.names.update({k: v for k, v in self.names.items() if k.startswith("self.")})
         for name, node in bound.items():
             inner._set(name, self.eval(node))
         inner._defaults(fn)
@@ -775,6 +791,14 @@ class _Env:
             return self._binop(node)
         if isinstance(node, ast.Compare) and len(node.ops) == 1:
             return self._compare(node)
+        if isinstance(node, ast.BoolOp):        # `dtype or torch.float32`
+            for v in map(self._eval, node.values):
+                if v is None:
+                    return None
+                truthy = bool(v.value) if v.kind == "value" else True
+                if truthy == isinstance(node.op, ast.Or):
+                    return v
+            return v
         if isinstance(node, ast.IfExp):
             taken = self._value(node.test)
             return None if taken is _NO else self._eval(node.body if taken else node.orelse)
@@ -928,11 +952,20 @@ class _Env:
 
     def _test_function(self, func):
         """The function of the tests a call names (`make_qkv(...)`, `utils.make_qkv(...)`): one of
-        this file's, or one it imports from another test module; (its node, its module) or None."""
+        this file's, one it imports from another test module, a method of the test's class or of a
+        class it derives from (`self.make_inputs(...)`), a static method of a test class
+        (`TestCommons.make_args(...)`); (its node, its module, the class it is looked up in) or None."""
         if isinstance(func, ast.Name) and func.id not in self.names:
             own = self.module.function(func.id)
             if own is not None:
-                return own, self.module
+                return own, self.module, None
+        if isinstance(func, ast.Attribute) and _name(func.value) in ("self", "cls") and self.cls is not None:
+            found = _method_of(*self.cls, func.attr)       # looked up from the test's own class
+            return (*found[:2], self.cls) if found is not None else None
+        if isinstance(func, ast.Attribute) and _name(func.value) and func.value.id not in self.names:
+            owner = self.module.class_def(func.value.id)
+            if owner is not None:
+                return _method_of(*owner, func.attr)
         dotted = _dotted(func, self.aliases) or ""
         # imported from another test module (`from tests.utils import ...`, `from .utils import ...`)
         if self.module.tests is None or "." not in dotted or dotted.split(".")[0] in NOT_TESTS:
@@ -940,12 +973,12 @@ class _Env:
         where, _, name = dotted.rpartition(".")
         other = self.module.tests.module(where, self.torch)
         fn = other.function(name) if other is not None else None
-        return (fn, other) if fn is not None else None
+        return (fn, other, None) if fn is not None else None
 
-    def _returned(self, fn, module: _ModuleEnv, call: ast.Call):
+    def _returned(self, fn, module: _ModuleEnv, owner, call: ast.Call):
         """What a helper of the tests returns (`q, k, v = make_qkv(B, H, N, D, dtype)`), read in its
         body with its parameters as this call passes them, over its defaults."""
-        inner = self._entered(fn, module, call)
+        inner = self._entered(fn, module, owner, call)
         if inner is None:
             return None
         returned = [s.value for s in fn.body if isinstance(s, ast.Return) and s.value is not None]
@@ -1159,6 +1192,20 @@ def _of(v, torch: str):
     return None
 
 
+def _method_of(cls: ast.ClassDef, module: _ModuleEnv, name: str, depth: int = 0):
+    """Method `name` of a test class, or of a class it derives from (in its module or imported from
+    another test module): (its node, its module, the class) or None."""
+    own = next((n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == name), None)
+    if own is not None:
+        return own, module, (cls, module)
+    for base in cls.bases if depth < 3 else ():
+        found = module.class_def(base.id) if isinstance(base, ast.Name) else None
+        method = _method_of(*found, name, depth + 1) if found is not None else None
+        if method is not None:
+            return method
+    return None
+
+
 def _name(node) -> str | None:
     return node.id if isinstance(node, ast.Name) else None
 
@@ -1184,9 +1231,11 @@ def _case_node(node, env: _Env, depth: int = 0):
         return _case_node(target, env, depth + 1) if target is not None else None
     if isinstance(node, ast.Call) and _name(node.func) in ("list", "tuple") and node.args:
         return _case_node(node.args[0], env, depth + 1)
-    if isinstance(node, ast.Call) and _name(node.func) and not node.args:
-        fn = env.module.function(node.func.id)
-        returned = [n.value for n in (fn.body if fn else ()) if isinstance(n, ast.Return) and n.value is not None]
+    if isinstance(node, ast.Call) and not node.args:
+        # `get_cases()`, `Commons.make_cases()`: the literal list it returns
+        found = env._test_function(node.func)
+        returned = [n.value for n in found[0].body if isinstance(n, ast.Return) and n.value is not None] \
+            if found else []
         return _case_node(returned[-1], env, depth + 1) if returned else None
     return None
 

@@ -499,3 +499,41 @@ def test_another_function_of_the_wrappers_name_gives_its_arguments_by_name():
     assert call.via == "ops.gather" and "by name through ops.gather()" in call.at
     assert call.args["x"].dtype == "fp16" and call.args["bins"].shape == (2,) and call.args["top_k"].value == 2
     assert "weights" not in call.args
+
+
+def test_helper_methods_of_a_test_class_and_of_its_base_class():
+    # a unittest base class of the tests' with the helpers its tests call: `self.make_pair(...)`,
+    # a static `Commons.cases()` for the cases
+    ns = {}
+    exec("def op(x, y, block): pass", ns)
+    tests = test_calls.Tests([
+        (Path("tests/commons.py"), textwrap.dedent("""
+            import unittest
+            import torch
+
+            class Commons(unittest.TestCase):
+                dtype = torch.float16
+
+                @staticmethod
+                def cases():
+                    return [(64, 32), (128, 128)]
+
+                def make_pair(self, m, n, dtype=None):
+                    x = torch.randn(m, n, dtype=dtype or torch.float32)
+                    return x, self.expected(x)
+        """).encode()),
+        (Path("tests/test_op.py"), textwrap.dedent("""
+            import torch
+            from parameterized import parameterized
+            from proj import op
+            from tests.commons import Commons
+
+            class OpTest(Commons):
+                @parameterized.expand(Commons.cases())
+                def test_op(self, m, n):
+                    x, y = self.make_pair(m, n, dtype=torch.bfloat16)
+                    op(x, y, n)
+        """).encode())])
+    (call,) = tests.calls(ns["op"], {"op"}, "torch")
+    assert call.args["x"].shape == (64, 32) and call.args["x"].dtype == "bf16"
+    assert call.args["y"] is None and call.args["block"].value == 32
