@@ -48,7 +48,7 @@ class ProjectDefs:
 
     def __init__(self, files):
         self.files = {str(p.with_suffix("")).replace("\\", "/"): (p, t) for p, t in files}
-        self._trees, self._found = {}, {}
+        self._trees, self._found, self._ops = {}, {}, None
 
     def find(self, dotted: str) -> Def | None:
         """The class or function `dotted` names (`pkg.ops.padded_gather`), through re-exports; None
@@ -57,6 +57,29 @@ class ProjectDefs:
             module, _, name = dotted.rpartition(".")
             self._found[dotted] = self._find(module, name, module, 0) if module else None
         return self._found[dotted]
+
+    def op(self, dotted: str) -> Def | None:
+        """The function of the project a `torch.ops.ns.name` (or `.default`) call runs on the GPU, as
+        the project registers it: `@torch.library.custom_op("ns::name")` (or triton_op, impl,
+        register_kernel) on it, `lib.impl("name", fn, "CUDA")`, or a table of them
+        (`{"name": {"CUDA": fn}}`); None where none is found."""
+        parts = dotted.split(".")
+        if parts[:2] != ["torch", "ops"] or len(parts) < 4:
+            return None
+        return self.ops().get(parts[3])
+
+    def ops(self) -> dict:
+        """Op name -> the Def of the function registered for it (see `op`), read once."""
+        if self._ops is None:
+            self._ops = {}
+            for key, (path, text) in self.files.items():
+                if any(k in text for k in (b"torch.library", b"custom_op", b"triton_op", b".impl(", b'"CUDA"')):
+                    tree = self._tree(path)
+                    for op, fname in _registered(tree) if tree is not None else ():
+                        d = self._find(_module_of(path), fname, _module_of(path), 0)
+                        if d is not None and d.kind in ("function", "apply"):
+                            self._ops.setdefault(op, d)
+        return self._ops
 
     def reaches(self, d: Def, names: set) -> bool:
         """Whether the file that defines `d` names one of `names` (the kernel, its wrappers)."""
@@ -135,6 +158,60 @@ class ProjectDefs:
                     and isinstance(n.value, (ast.List, ast.Tuple)):
                 return {e.value for e in n.value.elts if isinstance(e, ast.Constant)}
         return {name}
+
+
+def _module_of(path: Path) -> str:
+    """The dotted module a project file is imported as from the project's folder."""
+    parts = list(path.with_suffix("").parts)
+    if parts and parts[-1] == "__init__":
+        parts.pop()
+    if parts and parts[0] == "src":
+        parts.pop(0)
+    return ".".join(parts)
+
+
+def _op_name(node) -> str | None:
+    """`"fbgemm::sll_bmm"` or `"sll_bmm"` (a str constant): the op's name, less its namespace."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value and \
+            all(c.isalnum() or c in "_:." for c in node.value):
+        return node.value.rpartition("::")[2].split(".")[0]
+    return None
+
+
+REGISTERS = {"custom_op", "triton_op", "impl", "register_kernel"}
+# dispatch keys of other devices than the GPU: their registrations are not what a GPU runs
+NOT_GPU = {"CPU", "Meta", "MPS", "XPU", "AutogradCPU", "AutogradMeta", "cpu", "meta"}
+
+
+def _registered(tree: ast.Module) -> list[tuple[str, str]]:
+    """(op name, the name of the function registered for it) of a module: decorated functions,
+    `.impl("name", fn, ...)` calls, and tables `{"name": {"CUDA": fn}}`."""
+    out = []
+    for n in ast.walk(tree):
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for d in n.decorator_list:
+                keys = {getattr(a, "value", None) for a in [*d.args, *(k.value for k in d.keywords)]} \
+                    if isinstance(d, ast.Call) else set()
+                if isinstance(d, ast.Call) and getattr(d.func, "attr", getattr(d.func, "id", "")) in REGISTERS and \
+                        d.args and (op := _op_name(d.args[0])) and not keys & NOT_GPU:
+                    out.append((op, n.name))
+        elif isinstance(n, ast.Call) and getattr(n.func, "attr", "") in ("impl", "register_kernel"):
+            op = next((o for o in map(_op_name, n.args) if o), None)
+            fn = next((a.id for a in n.args if isinstance(a, ast.Name)), None)
+            keys = {getattr(a, "value", None) for a in [*n.args, *(k.value for k in n.keywords)]}
+            if op and fn and not keys & NOT_GPU:
+                out.append((op, fn))
+        elif isinstance(n, ast.Dict):
+            for k, v in zip(n.keys, n.values):
+                op = _op_name(k) if k is not None else None
+                if op and isinstance(v, ast.Dict):
+                    # the GPU's entry of a dispatch table: "CUDA"; none of a CPU's or Meta's table
+                    keys = [getattr(kk, "value", None) for kk in v.keys]
+                    v = v.values[keys.index("CUDA")] if "CUDA" in keys else None if set(keys) & NOT_GPU else next(
+                        (x for x in v.values if isinstance(x, ast.Name)), None)
+                if op and isinstance(v, ast.Name):
+                    out.append((op, v.id))
+    return out
 
 
 def _method(cls: ast.ClassDef, name: str):

@@ -130,6 +130,10 @@ class Tests:
         except (TypeError, ValueError):
             return []
         last = {n.split(".")[-1] for n in names} | {n.split(".")[0] for n in names if n.endswith(".apply")}
+        own = _file_of(fn)
+        # the torch ops it is registered as (`torch.ops.fbgemm.sll_jagged_dense_bmm`)
+        ops = {op for op, d in self.defs.ops().items() if d.name in last and _same_file(d.file, own)}
+        last |= ops
         out, parsed = [], 0
         for path, text in self.files:
             if not any(n.encode() in text for n in last):
@@ -139,7 +143,8 @@ class Tests:
                 break
             env = self.env(path, text, torch)
             if env is not None:
-                out += _calls_in_file(env, str(path), names, sig, self.fixtures(torch), _file_of(fn))
+                out += _calls_in_file(env, str(path), names | {f"torch.ops.*.{op}" for op in ops}, sig,
+                                      self.fixtures(torch), own)
         # most of the parameters it must be passed read first; of those, the first in the files
         # (a test's first call is its plain one: `rms_norm(x, w)` before `rms_norm(x, w, residual=r)`)
         required = {n for n, p in sig.parameters.items() if p.default is p.empty and
@@ -226,15 +231,16 @@ def _calls_in_file(module_env: _ModuleEnv, path: str, names: set, sig, fixtures:
     # the file's own fixtures before the conftest files'
     module_env.fixtures = {**fixtures, **{k: (fn, module_env) for k, fn in _fixtures_of(tree).items()}}
     found = []
+    ops = {n.rpartition(".")[2] for n in names if n.startswith("torch.ops.*.")}
     for fn, chain in _functions(tree):
         for call in (n for n in ast.walk(fn) if isinstance(n, ast.Call)):
-            if not _names_wrapper(call.func, names, imported, aliases):
+            if not (_names_wrapper(call.func, names, imported, aliases) or _names_op(call.func, ops, aliases)):
                 continue
             # another function of the project's of the same name (megablocks' ops.padded_gather, an
             # autograd Function over kernels.padded_gather) is not the wrapper: what it is passed
             # under the wrapper's parameters' names is what the wrapper most likely is
             dotted = _dotted(call.func, aliases) or ""
-            d = module_env.tests.defs.find(dotted) if module_env.tests else None
+            d = module_env.tests.defs.find(dotted) if module_env.tests and not dotted.startswith("torch.") else None
             via = ""
             if d is not None and own and not _same_file(d.file, own):
                 bound = _bind(d.call, call)
@@ -303,9 +309,10 @@ def _entries_in_file(module_env: _ModuleEnv, path: str, names: set, wrappers: se
                 dotted = _dotted(f, aliases)
             d = None
             if dotted:
-                if dotted.split(".")[0] in NOT_TESTS | {"tests", "test"}:
+                d = defs.op(dotted)      # `torch.ops.fbgemm.sll_bmm(...)`: the function registered for it
+                if d is None and dotted.split(".")[0] in NOT_TESTS | {"tests", "test"}:
                     continue
-                d = defs.find(dotted)
+                d = d or defs.find(dotted)
                 if d is None or (d.kind == "class") != (made_node is not None) or not defs.reaches(d, names) or \
                         any(d.name == n and _same_file(d.file, f) for f, n in wrappers):
                     continue
@@ -378,6 +385,12 @@ def _names_wrapper(func, names: set, imported: set, aliases: dict) -> bool:
         return False
     dotted = _dotted(func.value, aliases) or ""
     return bool(dotted) and dotted.split(".")[0] not in ("torch", "numpy", "triton", "math", "np", "tests", "test")
+
+
+def _names_op(func, ops: set, aliases: dict) -> bool:
+    """`torch.ops.fbgemm.sll_bmm(...)` (or `.default`) of one of the ops the wrapper is registered as."""
+    parts = (_dotted(func, aliases) or "").split(".")
+    return len(parts) >= 4 and parts[:2] == ["torch", "ops"] and parts[3] in ops
 
 
 def _bind(sig, call: ast.Call, partial: bool = False) -> dict | None:
@@ -1336,12 +1349,28 @@ def _cat(items, dim, torch: str):
     if not all(v is not None and v.kind == "tensor" for v in tensors):
         return None
     rank = len(tensors[0].shape)
-    if any(len(v.shape) != rank or v.dtype != tensors[0].dtype for v in tensors) or not -rank <= dim < rank:
+    if any(len(v.shape) != rank for v in tensors) or not -rank <= dim < rank:
+        return None
+    dtype = _promoted([v.dtype for v in tensors])
+    if dtype is None:
         return None
     shape = list(tensors[0].shape)
     shape[dim] = sum(v.shape[dim] for v in tensors)
-    return Value("tensor", f"{torch}.cat([{', '.join(v.text for v in tensors)}], {dim})", tuple(shape),
-                 tensors[0].dtype)
+    return Value("tensor", f"{torch}.cat([{', '.join(v.text for v in tensors)}], {dim})", tuple(shape), dtype)
+
+
+# torch's promotion of the integer types, narrowest first
+_INTS = ("i1", "u8", "i8", "i16", "i32", "i64")
+
+
+def _promoted(dtypes: list) -> str | None:
+    """The dtype torch.cat gives tensors of these dtypes: the same one, or the widest of signed
+    integers (`[tensor([0], int32), lengths.cumsum(0)]`: int64); None for mixes it is not sure of."""
+    if len(set(dtypes)) == 1:
+        return dtypes[0]
+    if all(d in _INTS and d != "u8" for d in dtypes):
+        return max(dtypes, key=_INTS.index)
+    return None
 
 
 def _infer(shape: tuple, sizes: list) -> tuple | None:

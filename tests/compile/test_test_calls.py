@@ -537,3 +537,43 @@ def test_helper_methods_of_a_test_class_and_of_its_base_class():
     (call,) = tests.calls(ns["op"], {"op"}, "torch")
     assert call.args["x"].shape == (64, 32) and call.args["x"].dtype == "bf16"
     assert call.args["y"] is None and call.args["block"].value == 32
+
+
+def test_a_call_through_torch_ops_of_the_op_the_wrapper_is_registered_as():
+    # FBGEMM's tests call torch.ops.fbgemm.sll_jagged_dense_bmm(...), registered from a table
+    # {"sll_jagged_dense_bmm": {"CUDA": jagged_dense_bmm, ...}}; a CPU table of the same op names
+    # another function, which is not the GPU's; a custom_op's name is its decorator's
+    ns = {}
+    exec("def bmm(x, y, offsets, N): pass\ndef scale(x, s): pass", ns)
+    for f in ("bmm", "scale"):
+        ns[f].__code__ = ns[f].__code__.replace(co_filename="/proj/pkg/ops.py")
+    tests = test_calls.Tests([
+        (Path("pkg/cpu.py"), b"def bmm_cpu(x, y, offsets, N): pass\nregs = {'sll_bmm': {'CPU': bmm_cpu}}\n"),
+        (Path("pkg/ops.py"), textwrap.dedent("""
+            import torch
+
+            def bmm(x, y, offsets, N):
+                pass
+
+            @torch.library.custom_op("pkg::scale_op", mutates_args=())
+            def scale(x: torch.Tensor, s: float) -> torch.Tensor:
+                pass
+
+            op_registrations = {"sll_bmm": {"CUDA": bmm, "AutogradCUDA": bmm}}
+        """).encode()),
+        (Path("tests/test_ops.py"), textwrap.dedent("""
+            import torch
+
+            def test_bmm():
+                x = torch.rand(7, 16)
+                offsets = torch.cat([torch.tensor([0], dtype=torch.int32), torch.tensor([3, 4]).cumsum(0)])
+                torch.ops.fbgemm.sll_bmm(x, torch.rand(2, 16, 8), offsets, 4)
+
+            def test_scale():
+                torch.ops.pkg.scale_op.default(torch.randn(8, dtype=torch.float16), 0.5)
+        """).encode())])
+    (call,) = tests.calls(ns["bmm"], {"bmm"}, "torch")
+    assert call.test == "test_bmm" and call.args["x"].shape == (7, 16)
+    assert call.args["offsets"].dtype == "i64" and call.args["offsets"].shape == (3,)
+    (call,) = tests.calls(ns["scale"], {"scale"}, "torch")
+    assert call.args["x"].dtype == "fp16" and call.args["s"].value == 0.5
