@@ -48,7 +48,7 @@ class ProjectDefs:
 
     def __init__(self, files):
         self.files = {str(p.with_suffix("")).replace("\\", "/"): (p, t) for p, t in files}
-        self._trees, self._found, self._ops = {}, {}, None
+        self._trees, self._found, self._ops, self._reaches = {}, {}, None, {}
 
     def find(self, dotted: str) -> Def | None:
         """The class or function `dotted` names (`pkg.ops.padded_gather`), through re-exports; None
@@ -83,8 +83,12 @@ class ProjectDefs:
 
     def reaches(self, d: Def, names: set) -> bool:
         """Whether the file that defines `d` names one of `names` (the kernel, its wrappers)."""
-        text = self._text(d.file)
-        return bool(text) and any(re.search(rb"\b%s\b" % re.escape(n.encode()), text) for n in names if n)
+        key = (d.file, frozenset(names))
+        if key not in self._reaches:
+            text = self._text(d.file)
+            self._reaches[key] = bool(text) and any(re.search(rb"\b%s\b" % re.escape(n.encode()), text)
+                                                    for n in names if n)
+        return self._reaches[key]
 
     def _text(self, path: Path) -> bytes:
         found = self.files.get(str(path.with_suffix("")).replace("\\", "/"))

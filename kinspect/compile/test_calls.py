@@ -295,7 +295,7 @@ def _entries_in_file(module_env: _ModuleEnv, path: str, names: set, wrappers: se
     found = []
     for fn, chain in _functions(tree):
         # the names the test binds to an instance of a project's class: `norm = RMSNorm(d).cuda()`
-        instances = {t.id for n in ast.walk(fn) if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call)
+        instances = {t.id for n in ast.walk(fn) if isinstance(n, ast.Assign) and _makes_instance(n.value, aliases, defs)
                      for t in n.targets if isinstance(t, ast.Name)}
         for call in (n for n in ast.walk(fn) if isinstance(n, ast.Call)):
             f, made_node, instance = call.func, None, None
@@ -335,6 +335,16 @@ def _entries_in_file(module_env: _ModuleEnv, path: str, names: set, wrappers: se
             if len(found) >= MAX_CALLS:
                 return found
     return found
+
+
+def _makes_instance(node, aliases: dict, defs) -> bool:
+    """Whether an expression makes an instance of a project's class, cast or moved or not
+    (`RMSNorm(d).to(dtype).cuda()`)."""
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Call):
+        node = node.func.value
+    dotted = _dotted(node.func, aliases) if isinstance(node, ast.Call) else None
+    d = defs.find(dotted) if dotted and dotted.split(".")[0] not in NOT_TESTS else None
+    return d is not None and d.kind == "class"
 
 
 def _read_all(call: TestCall) -> bool:
