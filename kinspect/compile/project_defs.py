@@ -48,7 +48,7 @@ class ProjectDefs:
 
     def __init__(self, files):
         self.files = {str(p.with_suffix("")).replace("\\", "/"): (p, t) for p, t in files}
-        self._trees, self._found, self._ops, self._reaches = {}, {}, None, {}
+        self._trees, self._found, self._ops, self._reaches, self._reaching = {}, {}, {}, {}, {}
 
     def find(self, dotted: str) -> Def | None:
         """The class or function `dotted` names (`pkg.ops.padded_gather`), through re-exports; None
@@ -66,20 +66,54 @@ class ProjectDefs:
         parts = dotted.split(".")
         if parts[:2] != ["torch", "ops"] or len(parts) < 4:
             return None
-        return self.ops().get(parts[3])
+        name = parts[3]
+        if name not in self._ops:
+            found = self._registrations(name.encode(), lambda op, fn: op == name)
+            self._ops[name] = found[0][1] if found else None
+        return self._ops[name]
 
-    def ops(self) -> dict:
-        """Op name -> the Def of the function registered for it (see `op`), read once."""
-        if self._ops is None:
-            self._ops = {}
-            for key, (path, text) in self.files.items():
-                if any(k in text for k in (b"torch.library", b"custom_op", b"triton_op", b".impl(", b'"CUDA"')):
-                    tree = self._tree(path)
-                    for op, fname in _registered(tree) if tree is not None else ():
-                        d = self._find(_module_of(path), fname, _module_of(path), 0)
-                        if d is not None and d.kind in ("function", "apply"):
-                            self._ops.setdefault(op, d)
-        return self._ops
+    def ops_of(self, names: set, file: str) -> set:
+        """The op names the functions `names` of the file at `file` (absolute) are registered as."""
+        found = self._registrations(names, lambda op, fn: fn in names)
+        return {op for op, d in found if d.name in names and str(file).replace("\\", "/").endswith(
+            "/" + str(d.file).replace("\\", "/"))}
+
+    def reaching_names(self, names: set) -> set:
+        """The names the project's files that name one of `names` define at their top level (its
+        classes, functions, `x = Fn.apply`) and the ops they register: what a test may call to
+        reach the kernel."""
+        key = frozenset(names)
+        if key not in self._reaching:
+            out = set()
+            for path, text in self.files.values():
+                if not any(re.search(rb"\b%s\b" % re.escape(n.encode()), text) for n in names if n):
+                    continue
+                tree = self._tree(path)
+                for n in tree.body if tree is not None else ():
+                    if isinstance(n, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+                        out.add(n.name)
+                    elif isinstance(n, ast.Assign):
+                        out |= {t.id for t in n.targets if isinstance(t, ast.Name)}
+                out |= {op for op, _ in _registered(tree)} if tree is not None else set()
+            self._reaching[key] = out
+        return self._reaching[key]
+
+    def _registrations(self, needles, wanted) -> list:
+        """(op, Def) of the registrations `wanted(op, function name)` keeps, in the files that hold
+        one of `needles` (bytes, or names) and a registration."""
+        needles = [needles] if isinstance(needles, bytes) else [n.encode() for n in needles]
+        out = []
+        for path, text in self.files.values():
+            if not any(n in text for n in needles) or \
+                    not any(k in text for k in (b"torch.library", b"custom_op", b"triton_op", b".impl(", b'"CUDA"')):
+                continue
+            tree = self._tree(path)
+            for op, fname in _registered(tree) if tree is not None else ():
+                if wanted(op, fname):
+                    d = self._find(_module_of(path), fname, _module_of(path), 0)
+                    if d is not None and d.kind in ("function", "apply"):
+                        out.append((op, d))
+        return out
 
     def reaches(self, d: Def, names: set) -> bool:
         """Whether the file that defines `d` names one of `names` (the kernel, its wrappers)."""

@@ -132,7 +132,7 @@ class Tests:
         last = {n.split(".")[-1] for n in names} | {n.split(".")[0] for n in names if n.endswith(".apply")}
         own = _file_of(fn)
         # the torch ops it is registered as (`torch.ops.fbgemm.sll_jagged_dense_bmm`)
-        ops = {op for op, d in self.defs.ops().items() if d.name in last and _same_file(d.file, own)}
+        ops = self.defs.ops_of(last, own)
         last |= ops
         out, parsed = [], 0
         for path, text in self.files:
@@ -157,10 +157,12 @@ class Tests:
         those that read all they must be passed first. Calls of the `wrappers` themselves ((their
         file, name) pairs) are `calls`'."""
         out, parsed = [], 0
+        # what a test may call to reach it: the names the files that name the kernel define
+        wanted = [n.encode() for n in self.defs.reaching_names(names)]
         for path, text in self.files:
             if len(out) >= MAX_CALLS or parsed > MAX_FILES:
                 break
-            if b"import" not in text:
+            if not any(w in text for w in wanted):
                 continue
             env = self.env(path, text, torch)
             if env is None:
