@@ -30,7 +30,7 @@ MAX_HOPS = 3
 class Def:
     """A class or function of the project, as a test calls it."""
 
-    module: str          # the module the test imports it from: 'lightning_attn.modules'
+    module: str          # the module to import it from, as the test does: 'lightning_attn.modules'
     name: str            # 'SimpleRMSNorm'
     file: Path           # where it is defined, relative to the project's folder
     line: int
@@ -75,8 +75,7 @@ class ProjectDefs:
     def ops_of(self, names: set, file: str) -> set:
         """The op names the functions `names` of the file at `file` (absolute) are registered as."""
         found = self._registrations(names, lambda op, fn: fn in names)
-        return {op for op, d in found if d.name in names and str(file).replace("\\", "/").endswith(
-            "/" + str(d.file).replace("\\", "/"))}
+        return {op for op, d in found if d.name in names and same_file(d.file, file)}
 
     def reaching_names(self, names: set) -> set:
         """The names the project's files that name one of `names` define at their top level (its
@@ -86,7 +85,7 @@ class ProjectDefs:
         if key not in self._reaching:
             out = set()
             for path, text in self.files.values():
-                if not any(re.search(rb"\b%s\b" % re.escape(n.encode()), text) for n in names if n):
+                if not _names_any(text, names):
                     continue
                 tree = self._tree(path)
                 for n in tree.body if tree is not None else ():
@@ -119,9 +118,7 @@ class ProjectDefs:
         """Whether the file that defines `d` names one of `names` (the kernel, its wrappers)."""
         key = (d.file, frozenset(names))
         if key not in self._reaches:
-            text = self._text(d.file)
-            self._reaches[key] = bool(text) and any(re.search(rb"\b%s\b" % re.escape(n.encode()), text)
-                                                    for n in names if n)
+            self._reaches[key] = _names_any(self._text(d.file), names)
         return self._reaches[key]
 
     def _text(self, path: Path) -> bytes:
@@ -196,6 +193,17 @@ class ProjectDefs:
                     and isinstance(n.value, (ast.List, ast.Tuple)):
                 return {e.value for e in n.value.elts if isinstance(e, ast.Constant)}
         return {name}
+
+
+def same_file(relative, absolute) -> bool:
+    """Whether a project file (its path relative to the project's folder) is the file at `absolute`."""
+    rel, absolute = str(relative).replace("\\", "/"), str(absolute or "").replace("\\", "/")
+    return bool(absolute) and absolute.endswith("/" + rel)
+
+
+def _names_any(text: bytes, names) -> bool:
+    """Whether a file's text names one of `names` as a word."""
+    return any(re.search(rb"\b%s\b" % re.escape(n.encode()), text) for n in names if n)
 
 
 def _module_of(path: Path) -> str:

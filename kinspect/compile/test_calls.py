@@ -29,7 +29,7 @@ import math
 from dataclasses import dataclass, replace
 
 from kinspect.compile.args import TENSOR_DTYPES, TORCH_SHORT
-from kinspect.compile.project_defs import Def, ProjectDefs
+from kinspect.compile.project_defs import Def, ProjectDefs, same_file
 
 # the most elements a rebuilt tensor may hold: the wrapper runs (on the CPU) though the launch does not
 MAX_ELEMENTS = 1 << 27
@@ -217,12 +217,6 @@ def _file_of(fn) -> str:
     return code.co_filename if code is not None else ""
 
 
-def _same_file(relative, absolute: str) -> bool:
-    """Whether a project file (relative to its folder) is the file at `absolute`."""
-    rel = str(relative).replace("\\", "/")
-    return bool(absolute) and absolute.replace("\\", "/").endswith("/" + rel)
-
-
 def _calls_in_file(module_env: _ModuleEnv, path: str, names: set, sig, fixtures: dict,
                    own: str = "") -> list[TestCall]:
     tree, aliases = module_env.tree, module_env.aliases
@@ -244,7 +238,7 @@ def _calls_in_file(module_env: _ModuleEnv, path: str, names: set, sig, fixtures:
             dotted = _dotted(call.func, aliases) or ""
             d = module_env.tests.defs.find(dotted) if module_env.tests and not dotted.startswith("torch.") else None
             via = ""
-            if d is not None and own and not _same_file(d.file, own):
+            if d is not None and own and not same_file(d.file, own):
                 bound = _bind(d.call, call)
                 if bound is None:
                     continue
@@ -316,7 +310,7 @@ def _entries_in_file(module_env: _ModuleEnv, path: str, names: set, wrappers: se
                     continue
                 d = d or defs.find(dotted)
                 if d is None or (d.kind == "class") != (made_node is not None) or not defs.reaches(d, names) or \
-                        any(d.name == n and _same_file(d.file, f) for f, n in wrappers):
+                        any(d.name == n and same_file(d.file, f) for f, n in wrappers):
                     continue
             elif instance is None:
                 continue
