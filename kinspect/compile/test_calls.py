@@ -869,7 +869,7 @@ class _Env:
     def _compare(self, node):
         """`dtype == torch.float16`, `n > 128`, `mode in ("a", "b")` of values read: True or False."""
         left, right = self.eval(node.left), self.eval(node.comparators[0])
-        if left is None or right is None or left.kind == "tensor" or right.kind == "tensor":
+        if left is None or right is None or {left.kind, right.kind} - {"value", "dtype"}:
             return None
         a, b = (left.dtype if left.kind == "dtype" else left.value), (right.dtype if right.kind == "dtype" else
                                                                       right.value)

@@ -577,3 +577,19 @@ def test_a_call_through_torch_ops_of_the_op_the_wrapper_is_registered_as():
     assert call.args["offsets"].dtype == "i64" and call.args["offsets"].shape == (3,)
     (call,) = tests.calls(ns["scale"], {"scale"}, "torch")
     assert call.args["x"].dtype == "fp16" and call.args["s"].value == 0.5
+
+
+def test_a_comparison_of_a_list_of_tensors_is_not_read_and_stops_nothing():
+    # torchtitan's helpers compare what they build; a list of tensors is neither a value nor a dtype
+    found = calls_of("""
+        import torch
+        from proj import op
+
+        def test_op():
+            pair = [torch.randn(2, 4), torch.randn(2, 4)]
+            if pair == [None, None]:
+                pair = []
+            op(torch.randn(3, 8), pair)
+    """, "def op(x, pair): pass", "op")
+    (call,) = found
+    assert call.args["x"].shape == (3, 8)
