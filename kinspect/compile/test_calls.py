@@ -1033,6 +1033,34 @@ class _Env:
             maker = name if dtype[:2] in ("fp", "bf") and not dtype.startswith("fp8") else \
                 "zeros" if name in ("randn", "rand", "empty") else name
             return self._made(maker, list(shape), dtype, shape, self._grad(kw))
+        if name in ("randperm", "eye", "linspace") and args:
+            values = [self._value(a) for a in args[:3]]
+            if any(not isinstance(v, (int, float)) or isinstance(v, bool) for v in values):
+                return None
+            if name == "randperm" and isinstance(values[0], int) and values[0] > 0:
+                dtype, shape = self._dtype_kw(kw, "i64"), (values[0],)
+                extra = f", generator={t}.Generator().manual_seed(0)"
+            elif name == "eye" and all(isinstance(v, int) and v > 0 for v in values[:2]):
+                dtype, shape, extra = self._dtype_kw(kw, "fp32"), (values[0], values[-1]), ""
+            elif name == "linspace" and len(values) == 3 and isinstance(values[2], int) and values[2] > 0:
+                dtype, shape, extra = self._dtype_kw(kw, "fp32"), (values[2],), ""
+            else:
+                return None
+            if dtype is None:
+                return None
+            text = f"{t}.{name}({', '.join(map(repr, values))}, dtype={t}.{TENSOR_DTYPES[dtype]}{extra})"
+            return _tensor_value(text, shape, dtype)
+        if name == "testing.make_tensor":
+            # torch's own test helper: `make_tensor((M, N), dtype=torch.float16, device="cuda")`
+            shape, dtype = self._shape_args(args), self._dtype_kw(kw, "")
+            if shape is None or not dtype:
+                return None
+            if dtype[:2] in ("fp", "bf") and not dtype.startswith("fp8"):
+                return self._made("randn", list(shape), dtype, shape, self._grad(kw))
+            text = (f"{t}.randint(0, 2, {shape!r}, dtype={t}.{TENSOR_DTYPES[dtype]}, "
+                    f"generator={t}.Generator().manual_seed(0))") if dtype[:1] in "iu" else \
+                f"{t}.zeros({shape!r}, dtype={t}.{TENSOR_DTYPES[dtype]})"
+            return _tensor_value(text, shape, dtype)
         if name == "randint":
             values = [self._value(a) for a in args[:3]]
             if "size" in kw:

@@ -593,3 +593,26 @@ def test_a_comparison_of_a_list_of_tensors_is_not_read_and_stops_nothing():
     """, "def op(x, pair): pass", "op")
     (call,) = found
     assert call.args["x"].shape == (3, 8)
+
+
+def test_torch_testing_make_tensor():
+    found = calls_of("""
+        import torch
+        from torch.testing import make_tensor
+        from proj import op
+
+        def test_op():
+            x = make_tensor((4, 96), dtype=torch.bfloat16, device="cuda", low=-1, high=1)
+            idx = torch.testing.make_tensor(4, dtype=torch.int32, device="cuda", low=0, high=4)
+            op(x, idx, torch.randperm(7), torch.linspace(0, 1, 5))
+    """, "def op(x, idx, perm, grid): pass", "op")
+    (call,) = found
+    assert call.args["x"].shape == (4, 96) and call.args["x"].dtype == "bf16"
+    assert call.args["idx"].shape == (4,) and call.args["idx"].dtype == "i32"
+    assert call.args["perm"].shape == (7,) and call.args["perm"].dtype == "i64"
+    assert call.args["grid"].shape == (5,) and call.args["grid"].dtype == "fp32"
+    import torch
+    for name in ("x", "idx", "perm", "grid"):      # each text rebuilds what it says
+        v = call.args[name]
+        t = eval(v.text, {"torch": torch})
+        assert tuple(t.shape) == v.shape and str(t.dtype) == "torch." + test_calls.TENSOR_DTYPES[v.dtype], name
