@@ -242,9 +242,7 @@ def _calls_in_file(module_env: _ModuleEnv, path: str, names: set, sig, fixtures:
                 bound = _bind(d.call, call)
                 if bound is None:
                     continue
-                via = dotted.removeprefix(d.module.rpartition(".")[0] + ".") if "." in d.module else dotted
-                found.append(_read_call(module_env, fn, chain, call, path,
-                                        {k: v for k, v in bound.items() if k in sig.parameters}, via=via))
+                found.append(_read_call(module_env, fn, chain, call, path, _by_name(bound, d.call, sig), via=dotted))
                 if len(found) >= MAX_CALLS:
                     return found
                 continue
@@ -260,6 +258,20 @@ def _calls_in_file(module_env: _ModuleEnv, path: str, names: set, sig, fixtures:
             if len(found) >= MAX_CALLS:
                 return found
     return found
+
+
+def _by_name(bound: dict, other, sig) -> dict:
+    """What a call of another function binds (`bound`, by its signature `other`), as the wrapper's
+    parameters (`sig`): each by its name where both have it (megablocks' ops.padded_gather lacks the
+    kernel wrapper's `weights`: by position, `bins` would be `weights`); by position where neither
+    names the other's (thunder's `cross_entropy(a, /, target, ...)` of a wrapper's `(input, target, ...)`)."""
+    own = [n for n in sig.parameters if n not in ("ctx", "self", "cls")]
+    out = {k: v for k, v in bound.items() if k in sig.parameters}
+    theirs = [n for n, p in other.parameters.items() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    for i, name in enumerate(theirs):
+        if name in bound and name not in sig.parameters and i < len(own) and own[i] not in other.parameters:
+            out[own[i]] = bound[name]
+    return out
 
 
 def _read_call(module_env, fn, chain, call, path: str, bound: dict, env=None, via: str = "") -> TestCall:

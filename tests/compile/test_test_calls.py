@@ -496,9 +496,32 @@ def test_another_function_of_the_wrappers_name_gives_its_arguments_by_name():
                 ops.gather(x, torch.arange(16, dtype=torch.int32), bins, 2)
         """).encode())])
     (call,) = tests.calls(ns["gather"], {"gather"}, "torch")
-    assert call.via == "ops.gather" and "by name through ops.gather()" in call.at
+    assert call.via == "pkg.ops.gather" and "by name through pkg.ops.gather()" in call.at
     assert call.args["x"].dtype == "fp16" and call.args["bins"].shape == (2,) and call.args["top_k"].value == 2
     assert "weights" not in call.args
+
+
+def test_another_function_of_the_wrappers_name_by_position_where_neither_names_the_other():
+    # lightning-thunder's tests call thunder.torch.cross_entropy(a, /, target, weight, ...), which
+    # its executor runs as the wrapper cross_entropy(input, target, weight, ...): `a` is `input`
+    ns = {}
+    exec("def cross_entropy(input, target, weight=None, ignore_index=-100, reduction='mean'): pass", ns)
+    ns["cross_entropy"].__code__ = ns["cross_entropy"].__code__.replace(co_filename="/proj/pkg/triton_ce.py")
+    tests = test_calls.Tests([
+        (Path("pkg/triton_ce.py"), b"def cross_entropy(input, target, weight=None): pass\n"),
+        (Path("pkg/torch.py"), b"def cross_entropy(a, /, target, weight=None, *, ignore_index=-100, reduction='mean'):"
+                               b"\n    pass\n"),
+        (Path("tests/test_ce.py"), textwrap.dedent("""
+            import torch
+            import pkg.torch as ptorch
+
+            def test_ce():
+                logits = torch.randn(64, 500, dtype=torch.float16)
+                ptorch.cross_entropy(logits, torch.randint(0, 500, (64,)), reduction="sum")
+        """).encode())])
+    (call,) = tests.calls(ns["cross_entropy"], {"cross_entropy"}, "torch")
+    assert call.args["input"].shape == (64, 500) and call.args["input"].dtype == "fp16"
+    assert call.args["target"].dtype == "i64" and call.args["reduction"].value == "sum"
 
 
 def test_helper_methods_of_a_test_class_and_of_its_base_class():
