@@ -3,7 +3,7 @@ does, and each job of a sweep."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from kinspect.core.errors import CompileError, UsageError
@@ -69,14 +69,66 @@ def dump(kernel: str, *, target: str | None = None, constexprs: dict | None = No
         except CompileError as e:
             if extra is None:
                 raise
-            cause = uk.cause(str(e))
-            text = f"{e}; {cause}" if cause else str(e)
-            raise CompileError(f"{text}; {uk.where_values(kernel, target, str(e))}") from None
+            # made-up float inputs the kernel does not take (a loop-carried fp32 state of bf16 inputs):
+            # the other float types, said in the launch line
+            for alt in _other_floats(uk):
+                try:
+                    again = load(kernel, args or {}, constexprs, config=config, resolved=resolved, launch=launch,
+                                 from_=from_, float_dtype=(alt, f"the made-up {_guessed_float(uk)} inputs failed to "
+                                                                f"compile"))
+                except (UsageError, CompileError):
+                    continue
+                if _guessed_float(again) != alt:
+                    continue
+                again = replace(again, launch=f"{again.launch}; with made-up {_guessed_float(uk)} inputs the kernel "
+                                              f"failed to compile ({_first_line(str(e))}), so {alt} ones")
+                options = {**again.options, **{k: v for k, v in {"num_warps": num_warps,
+                                                                 "num_stages": num_stages}.items() if v is not None}}
+                try:
+                    variant = compile_variant(again.fn, args=again.args, constexprs=again.constexprs,
+                                              grid=again.grid, resolved=resolved, out_dir=out_dir, group=again.name,
+                                              options=options,
+                                              extra={"user": again.record(kernel, args or {}, constexprs, config)},
+                                              reuse=reuse)
+                except CompileError:
+                    continue
+                break
+            else:
+                cause = uk.cause(str(e))
+                text = f"{e}; {cause}" if cause else str(e)
+                raise CompileError(f"{text}; {uk.where_values(kernel, target, str(e))}") from None
         if retarget:
             from kinspect.analysis.derived import add_retargets
 
             variant = add_retargets(variant, retarget)
     return DumpResult(variant=variant, label=label, target_note=resolved.note, store=Path(out_dir))
+
+
+# float types a wrapper's made-up inputs are tried in, after the first guess failed to compile
+FLOATS = ("fp32", "fp16", "bf16")
+
+
+def _guessed_float(uk) -> str | None:
+    """The float type of a wrapper's made-up inputs that nothing but a guess typed (no check of the
+    wrapper's, no test, no name), where there are some; else None."""
+    for a in uk.assumed:
+        if a.kind != "input" or not a.spec.startswith("*"):
+            continue
+        dtype = a.spec[1:].split(":")[0]
+        if dtype in FLOATS and any(w in a.why for w in ("nothing says more", "the float type the project",
+                                                        "the half type", "failed to compile")):
+            return dtype
+    return None
+
+
+def _other_floats(uk) -> list:
+    guessed = _guessed_float(uk)
+    return [f for f in FLOATS if f != guessed] if guessed else []
+
+
+def _first_line(text: str) -> str:
+    line = text.split("; kinspect assumed")[0].split("\n")[0]
+    return line if len(line) <= 160 else line[:159] + "…"
 
 
 def _shipped(name: str, constexprs: dict, args: dict | None, size: str | None, resolved):

@@ -172,13 +172,14 @@ def _driver(resolved):
 
 
 def load(text: str, cli_args: dict, cli_constexprs: dict, *, config: int | None = None, resolved=None,
-         launch: int | None = None, from_: str | None = None) -> UserKernel:
+         launch: int | None = None, from_: str | None = None, float_dtype: tuple | None = None) -> UserKernel:
     """The kernel `text` names, with its example arguments and constexprs as it will be compiled.
     `resolved` is the target (kinspect.compile.targets.Resolved; default: the device, else
     cuda:90 offline): the file is imported with its driver active, and prune_configs_by and
     the heuristics run with it active. Values nobody gives come from the file's own launch number
     `launch` (default 0; in the code `from_` names, else at module level, else in its __main__
-    block), else from the kernel's code."""
+    block), else from the kernel's code. `float_dtype` (the type, why): the float type of a
+    wrapper's made-up inputs that nothing else types, in place of the project's."""
     from kinspect.compile import loader
     from kinspect.compile.targets import resolve
 
@@ -216,7 +217,7 @@ def load(text: str, cli_args: dict, cli_constexprs: dict, *, config: int | None 
     assumed = ()
     if missing and launch is None and not from_:
         # no launch of the file gives them: the project's own wrapper, called with made-up inputs
-        used, call, why_not = _wrapper_launch(loaded, c, name, resolved)
+        used, call, why_not = _wrapper_launch(loaded, c, name, resolved, float_dtype)
         if why_not:
             how = f"{how}; {why_not}" if how else why_not
         if used is not None:
@@ -431,7 +432,7 @@ MAX_WRAPPER_TRIES = 12
 MAX_REPAIRS = 8
 
 
-def _wrapper_launch(loaded, c: Chain, name: str, resolved):
+def _wrapper_launch(loaded, c: Chain, name: str, resolved, float_dtype: tuple | None = None):
     """The kernel's launch by a wrapper called with made-up inputs (kinspect.compile.wrappers): one
     of its file, else one of the modules of its package that name it (loader.neighbours). (the
     FileLaunch, the Call, "") of the first call that reaches it, or (None, None, why none did: ""
@@ -445,7 +446,7 @@ def _wrapper_launch(loaded, c: Chain, name: str, resolved):
     files = loader.project_files(loaded.where)
     # the float type of inputs nothing else types: the one the project's tests try first, else
     # its half type (measured on 12 projects seen: benchmarks/inference_accuracy.py)
-    half = wrappers.project_dtype(files) or wrappers.project_half(files)
+    half = float_dtype or wrappers.project_dtype(files) or wrappers.project_half(files)
     tests = test_calls.Tests(files, root=loader.project_folder(loaded.where))
     tried, first = [], ""
     for module in (loaded.module, None):

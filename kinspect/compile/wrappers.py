@@ -123,6 +123,7 @@ class Call:
     entry: str = ""    # where it is defined, for a class or function of the project other than the
     #                    kernel's wrappers that the test calls (test_calls.Tests.entries): `pkg/norm.py:12`
     made: str = ""     # the instance called, for a class: `__import__('pkg.norm', ...).RMSNorm(768)`
+    by_name: bool = False    # its inputs are what the test passes another function of its name
 
     def text(self) -> str:
         func = self.made or (f"__import__({self.module!r}, fromlist=['_']).{self.func}" if self.module else self.func)
@@ -416,9 +417,10 @@ def calls(module, jit, key, home=None, half: tuple[str, str] | None = None, test
         backward = bool(launching) and all(names == {BACKWARD} for names in launching.values())
         out += [replace(c, backward=backward) for c in entries]
     # the tests' calls first (a wrapper's that reads all it must be passed, then the project's other
-    # code the tests call, then a wrapper's with inputs made up beside the test's), then every
-    # wrapper's first plan before any wrapper's second
-    return sorted(out, key=lambda c: (c.plan, c.plan < 0 and not c.entry and not all(i.tested for i in c.inputs)))
+    # code the tests call, then a wrapper's with inputs made up beside the test's or taken by name
+    # from another function's call), then every wrapper's first plan before any wrapper's second
+    return sorted(out, key=lambda c: (c.plan, c.plan < 0 and not c.entry and
+                                      (c.by_name or not all(i.tested for i in c.inputs))))
 
 
 # the tests' calls of the project's other code that reaches the kernel, tried per kernel
@@ -493,7 +495,7 @@ def _test_call(tc, fn, params: list, func: str, line: int, torch: str, grad: boo
             inputs.append(_input(p, PLANS[0], torch, grad))
         else:
             skipped = True
-    return Call(func, line, tuple(inputs), -1, **where, test=tc.at)
+    return Call(func, line, tuple(inputs), -1, **where, test=tc.at, by_name=bool(tc.via))
 
 
 def _from_test(name: str, v, tc, torch: str, keyword: bool) -> Input:

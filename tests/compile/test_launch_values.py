@@ -1523,3 +1523,43 @@ def test_a_backward_kernel_the_tests_reach_through_a_module_trained_through(tmp_
     assert "trained through" in out
     rec = record(tmp_path / "s")
     assert rec["signature"]["dy_ptr"] == "*fp32" and assumed_by_name(rec)["ScaleLayer:x"]["spec"] == "*fp32:2x96"
+
+
+SCAN = """
+    import torch
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def _scan_kernel(x_ptr, y_ptr, S, H: tl.constexpr):
+        offs = tl.arange(0, H)
+        h = tl.zeros([H], dtype=tl.float32)
+        for s in range(S):
+            x = tl.load(x_ptr + s * H + offs)
+            h = (x + h).to(y_ptr.dtype.element_ty)
+            tl.store(y_ptr + s * H + offs, h)
+
+
+    def scan(x):
+        y = torch.empty_like(x)
+        S, H = x.shape
+        _scan_kernel[(1,)](x, y, S, H=triton.next_power_of_2(H))
+        return y
+"""
+
+
+def test_made_up_float_inputs_the_kernel_does_not_take_are_tried_in_the_other_types(tmp_path):
+    # cute-kernels' RNN: an fp32 state carried through a loop and re-assigned in the input's type;
+    # the made-up bf16 inputs failed to compile and the dump stopped there
+    f = write(tmp_path, "scan.py", SCAN)
+    out = ok("dump", f"{f}:_scan_kernel", "--store", str(tmp_path / "s"))
+    assert "with made-up bf16 inputs the kernel failed to compile" in out and "so fp32 ones" in out, out
+    rec = record(tmp_path / "s")
+    assert rec["signature"]["x_ptr"] == "*fp32"
+    said = assumed_by_name(rec)["scan:x"]
+    assert said["spec"] == "*fp32:16x4096" and "the made-up bf16 inputs failed to compile" in said["why"]
+    # a type the user gives is not changed: the failure is theirs to see
+    r = run("dump", f"{f}:_scan_kernel", "--from", "scan(torch.empty(4, 64, dtype=torch.float16))",
+            "--store", str(tmp_path / "t"))
+    assert r.exit_code == 2 and "Loop-carried variable h" in r.output and not (tmp_path / "t").exists()
