@@ -75,7 +75,7 @@ def dump(kernel: str, *, target: str | None = None, constexprs: dict | None = No
                 try:
                     again = load(kernel, args or {}, constexprs, config=config, resolved=resolved, launch=launch,
                                  from_=from_, float_dtype=(alt, f"the made-up {_guessed_float(uk)} inputs failed to "
-                                                                f"compile"))
+                                                                f"compile", True))
                 except (UsageError, CompileError):
                     continue
                 if _guessed_float(again) != alt:
@@ -116,7 +116,8 @@ def _guessed_float(uk) -> str | None:
             continue
         dtype = a.spec[1:].split(":")[0]
         if dtype in FLOATS and any(w in a.why for w in ("nothing says more", "the float type the project",
-                                                        "the half type", "failed to compile")):
+                                                        "the half type", "failed to compile",
+                                                        "as the kernel's code gives")):
             return dtype
     return None
 

@@ -178,8 +178,9 @@ def load(text: str, cli_args: dict, cli_constexprs: dict, *, config: int | None 
     cuda:90 offline): the file is imported with its driver active, and prune_configs_by and
     the heuristics run with it active. Values nobody gives come from the file's own launch number
     `launch` (default 0; in the code `from_` names, else at module level, else in its __main__
-    block), else from the kernel's code. `float_dtype` (the type, why): the float type of a
-    wrapper's made-up inputs that nothing else types, in place of the project's."""
+    block), else from the kernel's code. `float_dtype` (the type, why, and True to take the place
+    of the kernel code's guesses too): the float type of a wrapper's made-up inputs that nothing
+    else types, in place of the project's."""
     from kinspect.compile import loader
     from kinspect.compile.targets import resolve
 

@@ -679,6 +679,11 @@ def _share_float_dtype(params: dict, half: tuple[str, str] | None = None) -> Non
     typed = [p for p in params.values() if p.tensor and p.dtypes and (p.dtype_from == "wrapper" or p.tested)
              and p.dtypes[0][:1] not in "iu"]
     typed.sort(key=lambda p: p.dtype_from != "wrapper")
+    if half and len(half) > 2 and half[2]:
+        # made again in another float type after a compile failed: what the kernel's code guessed too
+        for p in params.values():
+            if p.tensor and p.dtype_from == "kernel" and p.dtypes and p.dtypes[0][:2] in ("fp", "bf"):
+                p.dtypes, p.dtype_from = [], ""
     for p in params.values():
         if p.tensor and not p.dtypes:
             if FP32_NAME_RE.search(p.name.lower()):
