@@ -78,9 +78,9 @@ class ProjectDefs:
         return {op for op, d in found if d.name in names and same_file(d.file, file)}
 
     def reaching_names(self, names: set) -> set:
-        """The names the project's files that name one of `names` define at their top level (its
-        classes, functions, `x = Fn.apply`) and the ops they register: what a test may call to
-        reach the kernel."""
+        """The classes and functions of the project whose code names one of `names` (the kernel, its
+        wrappers), an autograd Function's `x = Fn.apply` of one, and the ops they are registered as:
+        what a test may call to reach the kernel."""
         key = frozenset(names)
         if key not in self._reaching:
             out = set()
@@ -88,12 +88,13 @@ class ProjectDefs:
                 if not _names_any(text, names):
                     continue
                 tree = self._tree(path)
+                own = {n.name for n in tree.body if isinstance(n, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                       and _uses(n, names)} if tree is not None else set()
                 for n in tree.body if tree is not None else ():
-                    if isinstance(n, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
-                        out.add(n.name)
-                    elif isinstance(n, ast.Assign):
-                        out |= {t.id for t in n.targets if isinstance(t, ast.Name)}
-                out |= {op for op, _ in _registered(tree)} if tree is not None else set()
+                    if isinstance(n, ast.Assign) and isinstance(n.value, ast.Attribute) and n.value.attr == "apply" \
+                            and getattr(n.value.value, "id", None) in own:
+                        own |= {t.id for t in n.targets if isinstance(t, ast.Name)}
+                out |= own | {op for op, fn in (_registered(tree) if tree is not None else ()) if fn in own}
             self._reaching[key] = out
         return self._reaching[key]
 
@@ -199,6 +200,12 @@ def same_file(relative, absolute) -> bool:
     """Whether a project file (its path relative to the project's folder) is the file at `absolute`."""
     rel, absolute = str(relative).replace("\\", "/"), str(absolute or "").replace("\\", "/")
     return bool(absolute) and absolute.endswith("/" + rel)
+
+
+def _uses(node, names) -> bool:
+    """Whether a def's or class's code names one of `names` (`rms_norm_fwd(...)`, `kernels.gather`)."""
+    return any(isinstance(n, ast.Name) and n.id in names or isinstance(n, ast.Attribute) and n.attr in names
+               for n in ast.walk(node))
 
 
 def _names_any(text: bytes, names) -> bool:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import ast
 import inspect
 import math
+import re
 from dataclasses import dataclass, replace
 
 from kinspect.compile.args import TENSOR_DTYPES, TORCH_SHORT
@@ -158,17 +159,20 @@ class Tests:
         file, name) pairs) are `calls`'."""
         out, parsed = [], 0
         # what a test may call to reach it: the names the files that name the kernel define
-        wanted = [n.encode() for n in self.defs.reaching_names(names)]
+        reaching = self.defs.reaching_names(names)
+        if not reaching:
+            return []
+        wanted = re.compile(rb"\b(?:%s)\b" % b"|".join(re.escape(n.encode()) for n in sorted(reaching)))
         for path, text in self.files:
             if len(out) >= MAX_CALLS or parsed > MAX_FILES:
                 break
-            if not any(w in text for w in wanted):
+            if not wanted.search(text):
                 continue
             env = self.env(path, text, torch)
             if env is None:
                 continue
             parsed += 1
-            out += _entries_in_file(env, str(path), names, wrappers, self.fixtures(torch))
+            out += _entries_in_file(env, str(path), names, wrappers, self.fixtures(torch), reaching)
         return sorted(out, key=lambda c: -_read_all(c))
 
     def module(self, dotted: str, torch: str):
@@ -297,14 +301,15 @@ def _expanded(call: ast.Call, env) -> ast.Call:
     return ast.Call(call.func, args, call.keywords)
 
 
-def _entries_in_file(module_env: _ModuleEnv, path: str, names: set, wrappers: set, fixtures: dict) -> list[TestCall]:
+def _entries_in_file(module_env: _ModuleEnv, path: str, names: set, wrappers: set, fixtures: dict,
+                     reaching: set) -> list[TestCall]:
     tree, aliases, defs = module_env.tree, module_env.aliases, module_env.tests.defs
     module_env.fixtures = {**fixtures, **{k: (fn, module_env) for k, fn in _fixtures_of(tree).items()}}
     found = []
     for fn, chain in _functions(tree):
         # the names the test binds to an instance of a project's class: `norm = RMSNorm(d).cuda()`
-        instances = {t.id for n in ast.walk(fn) if isinstance(n, ast.Assign) and _makes_instance(n.value, aliases, defs)
-                     for t in n.targets if isinstance(t, ast.Name)}
+        instances = {t.id for n in ast.walk(fn) if isinstance(n, ast.Assign)
+                     and _makes_instance(n.value, aliases, defs, reaching) for t in n.targets if isinstance(t, ast.Name)}
         for call in (n for n in ast.walk(fn) if isinstance(n, ast.Call)):
             f, made_node, instance = call.func, None, None
             if isinstance(f, ast.Call):                       # `RMSNorm(d)(x)`
@@ -316,6 +321,8 @@ def _entries_in_file(module_env: _ModuleEnv, path: str, names: set, wrappers: se
             else:
                 dotted = _dotted(f, aliases)
             d = None
+            if dotted and dotted.split(".")[-1] not in reaching and (dotted.split(".")[3:4] or [""])[0] not in reaching:
+                continue                 # no name the kernel's files define (nor an op they register)
             if dotted:
                 d = defs.op(dotted)      # `torch.ops.fbgemm.sll_bmm(...)`: the function registered for it
                 if d is None and dotted.split(".")[0] in NOT_TESTS | {"tests", "test"}:
@@ -345,13 +352,14 @@ def _entries_in_file(module_env: _ModuleEnv, path: str, names: set, wrappers: se
     return found
 
 
-def _makes_instance(node, aliases: dict, defs) -> bool:
-    """Whether an expression makes an instance of a project's class, cast or moved or not
-    (`RMSNorm(d).to(dtype).cuda()`)."""
+def _makes_instance(node, aliases: dict, defs, reaching: set) -> bool:
+    """Whether an expression makes an instance of a project's class of the `reaching` names, cast or
+    moved or not (`RMSNorm(d).to(dtype).cuda()`)."""
     while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Call):
         node = node.func.value
     dotted = _dotted(node.func, aliases) if isinstance(node, ast.Call) else None
-    d = defs.find(dotted) if dotted and dotted.split(".")[0] not in NOT_TESTS else None
+    d = defs.find(dotted) if dotted and dotted.split(".")[0] not in NOT_TESTS and \
+        dotted.split(".")[-1] in reaching else None
     return d is not None and d.kind == "class"
 
 
