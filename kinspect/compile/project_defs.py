@@ -1,6 +1,7 @@
 """The project's own classes and functions, found by the dotted names its tests import them by, and
 read from their files' text, never imported: where each is defined, what calling it takes, and
-whether its file names the kernel or its wrapper (a test's call of it may then reach the kernel).
+which of them reach the kernel by their own code (they name it, its wrapper, or a name a package
+re-exports the wrapper by): a test's call of one of those may reach the kernel.
 
 A test often reaches a kernel through the project's other code rather than through its wrapper:
 
@@ -48,7 +49,7 @@ class ProjectDefs:
 
     def __init__(self, files):
         self.files = {str(p.with_suffix("")).replace("\\", "/"): (p, t) for p, t in files}
-        self._trees, self._found, self._ops, self._reaches, self._reaching = {}, {}, {}, {}, {}
+        self._trees, self._found, self._ops, self._reaching = {}, {}, {}, {}
 
     def find(self, dotted: str) -> Def | None:
         """The class or function `dotted` names (`pkg.ops.padded_gather`), through re-exports; None
@@ -83,20 +84,54 @@ class ProjectDefs:
         what a test may call to reach the kernel."""
         key = frozenset(names)
         if key not in self._reaching:
+            # the names a package re-exports them by too (`triton_quantize_mx4 as quantize_mx4`)
+            words = set(names)
+            for _ in range(MAX_HOPS):
+                more = {a.asname for path, text in self.files.values() if _names_any(text, words)
+                        for n in ast.walk(self._tree(path) or ast.Module([], [])) if isinstance(n, ast.ImportFrom)
+                        for a in n.names if a.name in words and a.asname} - words
+                if not more:
+                    break
+                words |= more
             out = set()
             for path, text in self.files.values():
-                if not _names_any(text, names):
+                if not _names_any(text, words):
                     continue
                 tree = self._tree(path)
+                if tree is None:
+                    continue
+                local = words | self._aliases_of(tree, path, words)
                 own = {n.name for n in tree.body if isinstance(n, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
-                       and _uses(n, names)} if tree is not None else set()
+                       and _uses(n, local)}
                 for n in tree.body if tree is not None else ():
                     if isinstance(n, ast.Assign) and isinstance(n.value, ast.Attribute) and n.value.attr == "apply" \
                             and getattr(n.value.value, "id", None) in own:
                         own |= {t.id for t in n.targets if isinstance(t, ast.Name)}
-                out |= own | {op for op, fn in (_registered(tree) if tree is not None else ()) if fn in own}
+                out |= own | {op for op, fn in _registered(tree) if fn in own}
             self._reaching[key] = out
         return self._reaching[key]
+
+    def _aliases_of(self, tree: ast.Module, path: Path, names: set) -> set:
+        """The names a file imports one of `names` by (`from pkg.triton import quantize_mx4`, a
+        package re-exporting `triton_quantize_mx4 as quantize_mx4`; `import x as y`)."""
+        module = _module_of(path)
+        package = module if path.stem == "__init__" else module.rpartition(".")[0]
+        out = set()
+        for n in ast.walk(tree):
+            if not isinstance(n, ast.ImportFrom):
+                continue
+            base = package
+            for _ in range(max(n.level - 1, 0)):
+                base = base.rpartition(".")[0]
+            source = (f"{base}.{n.module}" if n.module else base) if n.level else (n.module or "")
+            for a in n.names:
+                if a.name in names:
+                    out.add(a.asname or a.name)
+                elif source and a.name != "*":
+                    d = self.find(f"{source}.{a.name}")
+                    if d is not None and d.name in names:
+                        out.add(a.asname or a.name)
+        return out
 
     def _registrations(self, needles, wanted) -> list:
         """(op, Def) of the registrations `wanted(op, function name)` keeps, in the files that hold
@@ -114,13 +149,6 @@ class ProjectDefs:
                     if d is not None and d.kind in ("function", "apply"):
                         out.append((op, d))
         return out
-
-    def reaches(self, d: Def, names: set) -> bool:
-        """Whether the file that defines `d` names one of `names` (the kernel, its wrappers)."""
-        key = (d.file, frozenset(names))
-        if key not in self._reaches:
-            self._reaches[key] = _names_any(self._text(d.file), names)
-        return self._reaches[key]
 
     def _text(self, path: Path) -> bytes:
         found = self.files.get(str(path.with_suffix("")).replace("\\", "/"))

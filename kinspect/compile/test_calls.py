@@ -153,8 +153,9 @@ class Tests:
         return sorted(out, key=lambda c: -sum(c.args.get(n) is not None for n in required))
 
     def entries(self, names: set, torch: str, wrappers: set) -> list[TestCall]:
-        """The tests' calls of the project's other classes and functions whose files name one of
-        `names` (the kernel, its wrappers): `SimpleRMSNorm(768)(x)`, `ops.padded_gather(...)`;
+        """The tests' calls of the project's other classes and functions whose code names one of
+        `names` (the kernel, its wrappers; ProjectDefs.reaching_names): `SimpleRMSNorm(768)(x)`,
+        `ops.padded_gather(...)`;
         those that read all they must be passed first. Calls of the `wrappers` themselves ((their
         file, name) pairs) are `calls`'."""
         out, parsed = [], 0
@@ -328,7 +329,7 @@ def _entries_in_file(module_env: _ModuleEnv, path: str, names: set, wrappers: se
                 if d is None and dotted.split(".")[0] in NOT_TESTS | {"tests", "test"}:
                     continue
                 d = d or defs.find(dotted)
-                if d is None or (d.kind == "class") != (made_node is not None) or not defs.reaches(d, names) or \
+                if d is None or (d.kind == "class") != (made_node is not None) or d.name not in reaching or \
                         any(d.name == n and same_file(d.file, f) for f, n in wrappers):
                     continue
             elif instance is None:
@@ -339,7 +340,7 @@ def _entries_in_file(module_env: _ModuleEnv, path: str, names: set, wrappers: se
                 if made is None or made.kind != "object":
                     continue
                 d = d or made.value
-                if not defs.reaches(d, names):
+                if d.name not in reaching:
                     continue
             bound = _bind(d.call, call)
             if bound is None:

@@ -639,3 +639,32 @@ def test_torch_testing_make_tensor():
         v = call.args[name]
         t = eval(v.text, {"torch": torch})
         assert tuple(t.shape) == v.shape and str(t.dtype) == "torch." + test_calls.TENSOR_DTYPES[v.dtype], name
+
+
+def test_an_entry_that_calls_the_wrapper_by_a_name_a_package_re_exports_it_as():
+    # FBGEMM's fp32_to_mx4 calls `quantize_mx4`, which fbgemm_gpu.triton re-exports
+    # `triton_quantize_mx4 as`; its own code never spells the wrapper's name
+    tests = test_calls.Tests([
+        (Path("pkg/__init__.py"), b""),
+        (Path("pkg/triton/__init__.py"), b"from .kernels import scale as fast_scale\n"),
+        (Path("pkg/triton/kernels.py"), b"def scale(x, s):\n    pass\n"),
+        (Path("pkg/utils.py"), textwrap.dedent("""
+            def to_scaled(x, s=2.0, use_triton=True):
+                if use_triton:
+                    from pkg.triton import fast_scale
+                    return fast_scale(x, s)
+                return x * s
+
+            def unrelated(x):
+                return x
+        """).encode()),
+        (Path("tests/test_utils.py"), textwrap.dedent("""
+            import torch
+            from pkg.utils import to_scaled, unrelated
+
+            def test_scaled():
+                unrelated(torch.randn(3))
+                to_scaled(torch.randn(64, dtype=torch.float16), 0.5)
+        """).encode())])
+    (call,) = tests.entries({"scale"}, "torch", set())
+    assert call.entry.name == "to_scaled" and call.args["x"].dtype == "fp16" and call.args["s"].value == 0.5
