@@ -74,13 +74,13 @@ def dump(kernel: str, *, target: str | None = None, constexprs: dict | None = No
             for alt in _other_floats(uk):
                 try:
                     again = load(kernel, args or {}, constexprs, config=config, resolved=resolved, launch=launch,
-                                 from_=from_, float_dtype=(alt, f"the made-up {_guessed_float(uk)} inputs failed to "
+                                 from_=from_, float_dtype=(alt, f"the made-up {uk.guessed_float} inputs failed to "
                                                                 f"compile", True))
                 except (UsageError, CompileError):
                     continue
-                if _guessed_float(again) != alt:
+                if again.guessed_float != alt:
                     continue
-                again = replace(again, launch=f"{again.launch}; with made-up {_guessed_float(uk)} inputs the kernel "
+                again = replace(again, launch=f"{again.launch}; with made-up {uk.guessed_float} inputs the kernel "
                                               f"failed to compile ({_first_line(str(e))}), so {alt} ones")
                 options = {**again.options, **{k: v for k, v in {"num_warps": num_warps,
                                                                  "num_stages": num_stages}.items() if v is not None}}
@@ -104,27 +104,11 @@ def dump(kernel: str, *, target: str | None = None, constexprs: dict | None = No
     return DumpResult(variant=variant, label=label, target_note=resolved.note, store=Path(out_dir))
 
 
-# float types a wrapper's made-up inputs are tried in, after the first guess failed to compile
-FLOATS = ("fp32", "fp16", "bf16")
-
-
-def _guessed_float(uk) -> str | None:
-    """The float type of a wrapper's made-up inputs that nothing but a guess typed (no check of the
-    wrapper's, no test, no name), where there are some; else None."""
-    for a in uk.assumed:
-        if a.kind != "input" or not a.spec.startswith("*"):
-            continue
-        dtype = a.spec[1:].split(":")[0]
-        if dtype in FLOATS and any(w in a.why for w in ("nothing says more", "the float type the project",
-                                                        "the half type", "failed to compile",
-                                                        "as the kernel's code gives")):
-            return dtype
-    return None
-
-
 def _other_floats(uk) -> list:
-    guessed = _guessed_float(uk)
-    return [f for f in FLOATS if f != guessed] if guessed else []
+    """The float types to make the wrapper's made-up inputs in again, after its guess failed."""
+    from kinspect.compile.wrappers import FLOATS
+
+    return [f for f in FLOATS if f != uk.guessed_float] if uk.guessed_float else []
 
 
 def _first_line(text: str) -> str:

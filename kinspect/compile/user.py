@@ -65,6 +65,7 @@ class UserKernel:
     assumed: tuple = ()        # values kinspect assumed from the kernel's code (kinspect.compile.assume.Assumed)
     picked: dict = field(default_factory=dict)   # how the launch was picked: {"launch": N, "from": FUNC}
     undefined: dict = field(default_factory=dict)   # names whose definition failed in a definitions-only load
+    guessed_float: str = ""    # the float type a wrapper's made-up inputs have that only a guess gave
 
     def cause(self, error: str) -> str:
         """Where a NameError in the compile began: `'x' is undefined: its definition failed (line 4:
@@ -181,7 +182,7 @@ def load(text: str, cli_args: dict, cli_constexprs: dict, *, config: int | None 
     block), else from the kernel's code. `float_dtype` (the type, why, and True to take the place
     of the kernel code's guesses too): the float type of a wrapper's made-up inputs that nothing
     else types, in place of the project's."""
-    from kinspect.compile import loader
+    from kinspect.compile import loader, wrappers
     from kinspect.compile.targets import resolve
 
     resolved = resolved or resolve(None)
@@ -215,7 +216,7 @@ def load(text: str, cli_args: dict, cli_constexprs: dict, *, config: int | None 
             options = {**used.options, **options}
             picked = {"launch_index": launch or 0, "from": from_}
             missing = _missing(c, args, given)
-    assumed = ()
+    assumed, guessed_float = (), ""
     if missing and launch is None and not from_:
         # no launch of the file gives them: the project's own wrapper, called with made-up inputs
         used, call, why_not = _wrapper_launch(loaded, c, name, resolved, float_dtype)
@@ -233,6 +234,7 @@ def load(text: str, cli_args: dict, cli_constexprs: dict, *, config: int | None 
                 f"wrapper {call.func}() ({call.at})"
             how = f"the project's {what} called {made}: --from {call.text()!r}, recorded, not run"
             assumed = tuple(_input_assumed(call))
+            guessed_float = next((i.dtype for i in call.inputs if i.guessed and i.dtype in wrappers.FLOATS), "")
             missing = _missing(c, args, given)
     if missing:
         from kinspect.compile.assume import assume
@@ -258,7 +260,8 @@ def load(text: str, cli_args: dict, cli_constexprs: dict, *, config: int | None 
     return UserKernel(name=name, fn=c.jit, args=args, constexprs=constexprs,
                       grid=grid if callable(grid) else tuple(grid), options=options, bench=bench,
                       wrapper=obj if c.wrappers else None, tuning=tuning, loaded=loaded.how, declared=bool(declared),
-                      given=given, launch=how, assumed=assumed, picked=picked, undefined=dict(loaded.undefined))
+                      given=given, launch=how, assumed=assumed, picked=picked, undefined=dict(loaded.undefined),
+                      guessed_float=guessed_float)
 
 
 def configs_to_sweep(text: str, target: str | None, constexprs: dict, args: dict, only: list[int] | None) -> list:

@@ -73,6 +73,8 @@ PLANS = (
 # the pointers kinspect made a wrapper's input up for, in the launches of 6 projects it had not seen:
 # the project passed bf16 to 37, fp32 to 26, fp16 to 9
 FLOAT_DEFAULT = "bf16"
+# the float types made-up inputs are made in again, in turn, where the first guess fails to compile
+FLOATS = ("fp32", "fp16", "bf16")
 
 
 @dataclass(frozen=True)
@@ -90,6 +92,8 @@ class Input:
     grad: bool = False       # made with requires_grad=True
     inner: int | None = None     # the dimension laid out innermost, where not the last (channel-last)
     tested: bool = False         # read from the call the project's test makes, not made up
+    guessed: bool = False        # a tensor whose dtype only a guess gives: no check of the wrapper's, no
+    #                              test, no name (dump tries the other FLOATS where it fails to compile)
 
 
 def _tensor(name: str, shape: tuple, dtype: str, torch: str, why: str, keyword: bool, grad: bool = False,
@@ -1024,7 +1028,10 @@ def _input(p: _Param, plan: dict, torch: str, grad: bool = False, inner: int | N
         why += "; it requires grad (the input of an autograd Function)" if grad else ""
         if inner is not None:
             why += f"; dimension {inner} innermost (the wrapper compares {p.name}.stride({inner}) with 1)"
-        return _tensor(p.name, shape, dtype, torch, f"a tensor the wrapper takes; {why}", p.keyword, grad, inner)
+        guessed = not p.tested and p.dtype_from not in ("wrapper", "name") and \
+            not p.dtype_from.startswith("shared with")
+        return replace(_tensor(p.name, shape, dtype, torch, f"a tensor the wrapper takes; {why}", p.keyword, grad,
+                               inner), guessed=guessed)
     name = p.name.lower()
     if p.scalar == "dtype" or (not p.scalar and name.endswith("dtype")):
         dtype = p.dtypes[0] if p.dtypes and p.dtypes[0] in TENSOR_DTYPES else FLOAT_DEFAULT
