@@ -94,6 +94,7 @@ class Input:
     tested: bool = False         # read from the call the project's test makes, not made up
     guessed: bool = False        # a tensor whose dtype only a guess gives: no check of the wrapper's, no
     #                              test, no name (dump tries the other FLOATS where it fails to compile)
+    dtype_tested: bool = False   # a made-up tensor of the dtype the project's test passes
 
 
 def _tensor(name: str, shape: tuple, dtype: str, torch: str, why: str, keyword: bool, grad: bool = False,
@@ -1031,7 +1032,7 @@ def _input(p: _Param, plan: dict, torch: str, grad: bool = False, inner: int | N
         guessed = not p.tested and p.dtype_from not in ("wrapper", "name") and \
             not p.dtype_from.startswith("shared with")
         return replace(_tensor(p.name, shape, dtype, torch, f"a tensor the wrapper takes; {why}", p.keyword, grad,
-                               inner), guessed=guessed)
+                               inner), guessed=guessed, dtype_tested=p.tested)
     name = p.name.lower()
     if p.scalar == "dtype" or (not p.scalar and name.endswith("dtype")):
         dtype = p.dtypes[0] if p.dtypes and p.dtypes[0] in TENSOR_DTYPES else FLOAT_DEFAULT
@@ -1186,7 +1187,7 @@ def _set_before(call: Call, node) -> bool:
     project's test passes it (or its dtype): the other side is the one to change."""
     found = _subject(_undone(node)[0])
     return bool(found) and any(x.name == found[0] and ("from the wrapper's check" in x.why or x.tested or
-                                                       found[1] == "dtype" and f"dtype {x.dtype}: {TESTED}" in x.why)
+                                                       found[1] == "dtype" and x.dtype_tested)
                                for x in call.inputs)
 
 
@@ -1307,8 +1308,10 @@ def _changed(call: Call, subject: tuple, value, seen, line: int) -> Call | None:
         why = re.sub(r"; (rank \d+( \(nothing fixes it\))?|shape \S+ from the wrapper's check at line \d+)", "",
                      old.why)
         inner = old.inner if old.inner is not None and old.inner < len(shape) - 1 else None
-        new = _tensor(old.name, shape, old.dtype, old.torch, why + said.format(f"shape {'x'.join(map(str, shape))}"),
-                      old.keyword, old.grad, inner)
+        # a new shape: its dtype is still what it was, and from where it was
+        sized = _tensor(old.name, shape, old.dtype, old.torch, why + said.format(f"shape {'x'.join(map(str, shape))}"),
+                        old.keyword, old.grad, inner)
+        new = replace(sized, guessed=old.guessed, dtype_tested=old.dtype_tested)
     if new.text == old.text:
         return None
     return replace(call, inputs=call.inputs[:i] + (new,) + call.inputs[i + 1:])

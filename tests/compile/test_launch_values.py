@@ -1559,6 +1559,11 @@ def test_made_up_float_inputs_the_kernel_does_not_take_are_tried_in_the_other_ty
     assert rec["signature"]["x_ptr"] == "*fp32"
     said = assumed_by_name(rec)["scan:x"]
     assert said["spec"] == "*fp32:16x4096" and "the made-up bf16 inputs failed to compile" in said["why"]
+    # and where a check of the wrapper's changed the made-up input's shape first, its dtype is still a guess
+    checked = write(tmp_path, "scan_checked.py", SCAN.replace("        S, H = x.shape\n",
+                                                              "        S, H = x.shape\n        assert x.shape[1] == 96\n"))
+    out = ok("dump", f"{checked}:_scan_kernel", "--store", str(tmp_path / "c"))
+    assert "shape 16x96 from the wrapper's check" in out and "so fp32 ones" in out, out
     # a type the user gives is not changed: the failure is theirs to see
     r = run("dump", f"{f}:_scan_kernel", "--from", "scan(torch.empty(4, 64, dtype=torch.float16))",
             "--store", str(tmp_path / "t"))
