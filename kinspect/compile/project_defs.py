@@ -64,10 +64,9 @@ class ProjectDefs:
         the project registers it: `@torch.library.custom_op("ns::name")` (or triton_op, impl,
         register_kernel) on it, `lib.impl("name", fn, "CUDA")`, or a table of them
         (`{"name": {"CUDA": fn}}`); None where none is found."""
-        parts = dotted.split(".")
-        if parts[:2] != ["torch", "ops"] or len(parts) < 4:
+        name = op_name(dotted)
+        if name is None:
             return None
-        name = parts[3]
         if name not in self._ops:
             found = self._registrations(name.encode(), lambda op, fn: op == name)
             self._ops[name] = found[0][1] if found else None
@@ -120,10 +119,7 @@ class ProjectDefs:
         for n in ast.walk(tree):
             if not isinstance(n, ast.ImportFrom):
                 continue
-            base = package
-            for _ in range(max(n.level - 1, 0)):
-                base = base.rpartition(".")[0]
-            source = (f"{base}.{n.module}" if n.module else base) if n.level else (n.module or "")
+            source = _imported_from(n, package)
             for a in n.names:
                 if a.name in names:
                     out.add(a.asname or a.name)
@@ -183,16 +179,16 @@ class ProjectDefs:
                 if method is None:
                     return None
                 init = _method(n, "__init__")
-                make = _signature(init, skip=1) if init is not None else inspect.Signature()
-                return Def(imported_as, name, path, n.lineno, "class", _signature(method, skip=1), make)
+                make = signature(init, skip=1) if init is not None else inspect.Signature()
+                return Def(imported_as, name, path, n.lineno, "class", signature(method, skip=1), make)
             if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name:
-                return Def(imported_as, name, path, n.lineno, "function", _signature(n), None)
+                return Def(imported_as, name, path, n.lineno, "function", signature(n), None)
             # `padded_gather = PaddedGatherOp.apply`
             if isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in n.targets) and \
                     isinstance(n.value, ast.Attribute) and n.value.attr == "apply" and \
                     isinstance(n.value.value, ast.Name) and n.value.value.id in classes:
                 forward = _method(classes[n.value.value.id], "forward")
-                return Def(imported_as, name, path, n.lineno, "apply", _signature(forward, skip=1), None) \
+                return Def(imported_as, name, path, n.lineno, "apply", signature(forward, skip=1), None) \
                     if forward is not None else None
         if hops >= MAX_HOPS:
             return None
@@ -200,10 +196,7 @@ class ProjectDefs:
         for n in tree.body:
             if not isinstance(n, ast.ImportFrom):
                 continue
-            base = package
-            for _ in range(max(n.level - 1, 0)):
-                base = base.rpartition(".")[0]
-            source = (f"{base}.{n.module}" if n.module else base) if n.level else (n.module or "")
+            source = _imported_from(n, package)
             for a in n.names:
                 if source and (a.asname or a.name) == name:      # `from .padded_gather import padded_gather`
                     return self._find(source, a.name, imported_as, hops + 1)
@@ -222,6 +215,23 @@ class ProjectDefs:
                     and isinstance(n.value, (ast.List, ast.Tuple)):
                 return {e.value for e in n.value.elts if isinstance(e, ast.Constant)}
         return {name}
+
+
+def op_name(dotted: str) -> str | None:
+    """The op a `torch.ops.ns.name` (or `.default`) call names: `name`; None for any other call."""
+    parts = dotted.split(".")
+    return parts[3] if parts[:2] == ["torch", "ops"] and len(parts) >= 4 else None
+
+
+def _imported_from(node: ast.ImportFrom, package: str) -> str:
+    """The module a `from ... import` of a module of `package` imports from, relative ones made
+    absolute (`from .norm import x` in pkg.ops: pkg.ops.norm); "" where it cannot tell."""
+    if not node.level:
+        return node.module or ""
+    base = package
+    for _ in range(node.level - 1):
+        base = base.rpartition(".")[0]
+    return f"{base}.{node.module}" if node.module else base
 
 
 def same_file(relative, absolute) -> bool:
@@ -300,7 +310,7 @@ def _method(cls: ast.ClassDef, name: str):
                 None)
 
 
-def _signature(fn, skip: int = 0) -> inspect.Signature:
+def signature(fn, skip: int = 0) -> inspect.Signature:
     """A def's parameters as an inspect.Signature (a default stands for one it has), less the first
     `skip` (self, ctx)."""
     a = fn.args

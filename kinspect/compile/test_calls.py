@@ -30,7 +30,7 @@ import re
 from dataclasses import dataclass, replace
 
 from kinspect.compile.args import TENSOR_DTYPES, TORCH_SHORT
-from kinspect.compile.project_defs import Def, ProjectDefs, same_file
+from kinspect.compile.project_defs import Def, ProjectDefs, op_name, same_file, signature
 
 # the most elements a rebuilt tensor may hold: the wrapper runs (on the CPU) though the launch does not
 MAX_ELEMENTS = 1 << 27
@@ -222,6 +222,11 @@ def _file_of(fn) -> str:
     return code.co_filename if code is not None else ""
 
 
+def _with_fixtures(module_env: _ModuleEnv, fixtures: dict) -> None:
+    """The fixtures a test file's tests take: its own before the conftest files' (`fixtures`)."""
+    module_env.fixtures = {**fixtures, **{k: (fn, module_env) for k, fn in _fixtures_of(module_env.tree).items()}}
+
+
 def _calls_in_file(module_env: _ModuleEnv, path: str, names: set, sig, fixtures: dict,
                    own: str = "") -> list[TestCall]:
     tree, aliases = module_env.tree, module_env.aliases
@@ -229,8 +234,7 @@ def _calls_in_file(module_env: _ModuleEnv, path: str, names: set, sig, fixtures:
     # tests/ref.py is not the wrapper)
     imported = {a.asname or a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
                 and (n.module or "").split(".")[0] not in ("tests", "test") for a in n.names}
-    # the file's own fixtures before the conftest files'
-    module_env.fixtures = {**fixtures, **{k: (fn, module_env) for k, fn in _fixtures_of(tree).items()}}
+    _with_fixtures(module_env, fixtures)
     found = []
     ops = {n.rpartition(".")[2] for n in names if n.startswith("torch.ops.*.")}
     for fn, chain in _functions(tree):
@@ -305,12 +309,13 @@ def _expanded(call: ast.Call, env) -> ast.Call:
 def _entries_in_file(module_env: _ModuleEnv, path: str, names: set, wrappers: set, fixtures: dict,
                      reaching: set) -> list[TestCall]:
     tree, aliases, defs = module_env.tree, module_env.aliases, module_env.tests.defs
-    module_env.fixtures = {**fixtures, **{k: (fn, module_env) for k, fn in _fixtures_of(tree).items()}}
+    _with_fixtures(module_env, fixtures)
     found = []
     for fn, chain in _functions(tree):
         # the names the test binds to an instance of a project's class: `norm = RMSNorm(d).cuda()`
         instances = {t.id for n in ast.walk(fn) if isinstance(n, ast.Assign)
-                     and _makes_instance(n.value, aliases, defs, reaching) for t in n.targets if isinstance(t, ast.Name)}
+                     and _makes_instance(n.value, aliases, defs, reaching)
+                     for t in n.targets if isinstance(t, ast.Name)}
         for call in (n for n in ast.walk(fn) if isinstance(n, ast.Call)):
             f, made_node, instance = call.func, None, None
             if isinstance(f, ast.Call):                       # `RMSNorm(d)(x)`
@@ -322,7 +327,7 @@ def _entries_in_file(module_env: _ModuleEnv, path: str, names: set, wrappers: se
             else:
                 dotted = _dotted(f, aliases)
             d = None
-            if dotted and dotted.split(".")[-1] not in reaching and (dotted.split(".")[3:4] or [""])[0] not in reaching:
+            if dotted and dotted.split(".")[-1] not in reaching and op_name(dotted) not in reaching:
                 continue                 # no name the kernel's files define (nor an op they register)
             if dotted:
                 d = defs.op(dotted)      # `torch.ops.fbgemm.sll_bmm(...)`: the function registered for it
@@ -345,9 +350,8 @@ def _entries_in_file(module_env: _ModuleEnv, path: str, names: set, wrappers: se
             bound = _bind(d.call, call)
             if bound is None:
                 continue
-            args = {p: env.eval(node) for p, node in bound.items()}
-            dtypes = {p: env.dtype_of(bound[p]) for p, v in args.items() if v is None and env.dtype_of(bound[p])}
-            found.append(TestCall(path, call.lineno, fn.name, args, dtypes, d, made.text if d.kind == "class" else ""))
+            found.append(replace(_read_call(module_env, fn, chain, call, path, bound, env), entry=d,
+                                 made=made.text if d.kind == "class" else ""))
             if len(found) >= MAX_CALLS:
                 return found
     return found
@@ -416,8 +420,7 @@ def _names_wrapper(func, names: set, imported: set, aliases: dict) -> bool:
 
 def _names_op(func, ops: set, aliases: dict) -> bool:
     """`torch.ops.fbgemm.sll_bmm(...)` (or `.default`) of one of the ops the wrapper is registered as."""
-    parts = (_dotted(func, aliases) or "").split(".")
-    return len(parts) >= 4 and parts[:2] == ["torch", "ops"] and parts[3] in ops
+    return op_name(_dotted(func, aliases) or "") in ops
 
 
 def _bind(sig, call: ast.Call, partial: bool = False) -> dict | None:
@@ -604,10 +607,9 @@ class _Env:
             if isinstance(a, ast.Starred) and not isinstance(items, (tuple, list)):
                 return None
             args += [ast.Constant(v) for v in items] if isinstance(a, ast.Starred) else [a]
-        params = [inspect.Parameter(a.arg, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-                  for a in fn.args.posonlyargs + fn.args.args] + \
-            [inspect.Parameter(a.arg, inspect.Parameter.KEYWORD_ONLY) for a in fn.args.kwonlyargs]
-        bound = _bind(inspect.Signature(params), ast.Call(call.func, args, call.keywords), partial=True)
+        # its named parameters only: a call that passes more than they take is not read
+        named = [p for p in signature(fn).parameters.values() if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+        bound = _bind(inspect.Signature(named), ast.Call(call.func, args, call.keywords), partial=True)
         if bound is None:
             return None
         inner = _Env(module, None, [], None, module.tree, self.depth + 1)
@@ -1019,14 +1021,12 @@ class _Env:
         """What a helper of the tests returns (`q, k, v = make_qkv(B, H, N, D, dtype)`), read in its
         body with its parameters as this call passes them, over its defaults."""
         inner = self._entered(fn, module, owner, call)
-        if inner is None:
+        returned = _returned_node(fn)
+        if inner is None or returned is None:
             return None
-        returned = [s.value for s in fn.body if isinstance(s, ast.Return) and s.value is not None]
-        if not returned:
-            return None
-        if isinstance(returned[-1], ast.Tuple):      # `return q, k, v`: each item read alone
-            return _Items([inner._eval(e) for e in returned[-1].elts], True)
-        return inner._eval(returned[-1])
+        if isinstance(returned, ast.Tuple):      # `return q, k, v`: each item read alone
+            return _Items([inner._eval(e) for e in returned.elts], True)
+        return inner._eval(returned)
 
     def _dtype_kw(self, kw: dict, default: str) -> str | None:
         if "dtype" not in kw:
@@ -1274,6 +1274,12 @@ def _method_of(cls: ast.ClassDef, module: _ModuleEnv, name: str, depth: int = 0)
     return None
 
 
+def _returned_node(fn):
+    """What a function's last `return` at its top level returns, as a node; None where it has none."""
+    returned = [n.value for n in fn.body if isinstance(n, ast.Return) and n.value is not None]
+    return returned[-1] if returned else None
+
+
 def _name(node) -> str | None:
     return node.id if isinstance(node, ast.Name) else None
 
@@ -1302,9 +1308,8 @@ def _case_node(node, env: _Env, depth: int = 0):
     if isinstance(node, ast.Call) and not node.args:
         # `get_cases()`, `Commons.make_cases()`: the literal list it returns
         found = env._test_function(node.func)
-        returned = [n.value for n in found[0].body if isinstance(n, ast.Return) and n.value is not None] \
-            if found else []
-        return _case_node(returned[-1], env, depth + 1) if returned else None
+        returned = _returned_node(found[0]) if found else None
+        return _case_node(returned, env, depth + 1) if returned is not None else None
     return None
 
 
@@ -1348,9 +1353,8 @@ def _first(node, env: _Env):
         # first of what it returns
         found = env._test_function(node.func)
         inner = env._entered(*found, node) if found else None
-        returned = [n.value for n in found[0].body if isinstance(n, ast.Return) and n.value is not None] \
-            if inner is not None else []
-        return _first(returned[-1], inner) if returned else None
+        returned = _returned_node(found[0]) if inner is not None else None
+        return _first(returned, inner) if returned is not None else None
     if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
         if not node.elts:
             return None
