@@ -43,13 +43,17 @@ def dump(kernel: str, *, target: str | None = None, constexprs: dict | None = No
         raise UsageError(f"--retarget compiles a CPU backend's LLVM IR for another CPU; {resolved.target} makes "
                          f"GPU IR. Use it on a triton-cpu/spine-triton variant (-t device with that backend "
                          f"active) or on a folder or .ll file with vec-report")
-    options = {"num_warps": num_warps, "num_stages": num_stages}
-    extra = None
+    given = {k: v for k, v in (("num_warps", num_warps), ("num_stages", num_stages)) if v is not None}
+
+    def user_job(u) -> dict:
+        """What compile_variant takes for a user kernel: its values, its options under the given
+        ones, and what the variant records of it (Variant.user)."""
+        return {"fn": u.fn, "args": u.args, "constexprs": u.constexprs, "grid": u.grid, "group": u.name,
+                "options": {**u.options, **given}, "extra": {"user": u.record(kernel, args or {}, constexprs, config)}}
+
     if is_user_kernel(kernel):
         uk = load(kernel, args or {}, constexprs, config=config, resolved=resolved, launch=launch, from_=from_)
-        fn, call_args, consts, grid, label = uk.fn, uk.args, uk.constexprs, uk.grid, uk.name
-        options = {**uk.options, **{k: v for k, v in options.items() if v is not None}}
-        extra = {"user": uk.record(kernel, args or {}, constexprs, config)}      # Variant's fields
+        job = user_job(uk)
     else:
         if launch is not None or from_:
             raise UsageError(f"--launch and --from take example values from your file's own launches "
@@ -58,16 +62,15 @@ def dump(kernel: str, *, target: str | None = None, constexprs: dict | None = No
             raise UsageError(f"--config picks an autotune config of a kernel in your file (file.py:kernel); "
                              f"'{kernel}' is a shipped kernel: set its constexprs with -p")
         fn, call_args, consts, grid, own = _shipped(kernel, constexprs, args, size, resolved)
-        options = {**own, **{k: v for k, v in options.items() if v is not None}}
-        label = kernel
+        job = {"fn": fn, "args": call_args, "constexprs": consts, "grid": grid, "group": kernel,
+               "options": {**own, **given}, "extra": None}
     from kinspect.files.store import Store
 
     with Store(out_dir).lock():
         try:
-            variant = compile_variant(fn, args=call_args, constexprs=consts, grid=grid, resolved=resolved,
-                                      out_dir=out_dir, group=label, options=options, extra=extra, reuse=reuse)
+            variant = compile_variant(**job, resolved=resolved, out_dir=out_dir, reuse=reuse)
         except CompileError as e:
-            if extra is None:
+            if job["extra"] is None:
                 raise
             # made-up float inputs the kernel does not take (a loop-carried fp32 state of bf16 inputs):
             # the other float types, said in the launch line
@@ -82,14 +85,8 @@ def dump(kernel: str, *, target: str | None = None, constexprs: dict | None = No
                     continue
                 again = replace(again, launch=f"{again.launch}; with made-up {uk.guessed_float} inputs the kernel "
                                               f"failed to compile ({_first_line(str(e))}), so {alt} ones")
-                options = {**again.options, **{k: v for k, v in {"num_warps": num_warps,
-                                                                 "num_stages": num_stages}.items() if v is not None}}
                 try:
-                    variant = compile_variant(again.fn, args=again.args, constexprs=again.constexprs,
-                                              grid=again.grid, resolved=resolved, out_dir=out_dir, group=again.name,
-                                              options=options,
-                                              extra={"user": again.record(kernel, args or {}, constexprs, config)},
-                                              reuse=reuse)
+                    variant = compile_variant(**user_job(again), resolved=resolved, out_dir=out_dir, reuse=reuse)
                 except CompileError:
                     continue
                 break
@@ -101,7 +98,7 @@ def dump(kernel: str, *, target: str | None = None, constexprs: dict | None = No
             from kinspect.analysis.derived import add_retargets
 
             variant = add_retargets(variant, retarget)
-    return DumpResult(variant=variant, label=label, target_note=resolved.note, store=Path(out_dir))
+    return DumpResult(variant=variant, label=job["group"], target_note=resolved.note, store=Path(out_dir))
 
 
 def _other_floats(uk) -> list:
