@@ -148,6 +148,16 @@ def test_an_argument_it_cannot_read_still_gives_its_dtype(tmp_path):
     assert said["rms_norm:w"]["kind"] == "tested"
 
 
+def defined_in(fn_text: str, file: str) -> dict:
+    """The functions `fn_text` defines, as if defined in `file` (the project's file that a test's
+    call of another function of the same name is told apart from)."""
+    ns = {}
+    exec(fn_text, ns)
+    for fn in [v for v in ns.values() if callable(v)]:
+        fn.__code__ = fn.__code__.replace(co_filename=file)
+    return ns
+
+
 def calls_of(test_text: str, fn_text: str, name: str):
     ns = {}
     exec(textwrap.dedent(fn_text), ns)
@@ -469,9 +479,7 @@ def test_another_function_of_the_wrappers_name_gives_its_arguments_by_name():
     # megablocks' tests call ops.padded_gather(x, indices, bin_ids, bins, padded_bins, top_k), an
     # autograd Function over kernels.padded_gather(x, indices, bin_ids, weights, bins, padded_bins,
     # top_k): bound by position to the wrapper, `bins` became `weights`; by name, each is itself
-    ns = {}
-    exec("def gather(x, indices, weights, bins, top_k): pass", ns)
-    ns["gather"].__code__ = ns["gather"].__code__.replace(co_filename="/proj/pkg/kernels.py")
+    ns = defined_in("def gather(x, indices, weights, bins, top_k): pass", "/proj/pkg/kernels.py")
     tests = test_calls.Tests([
         (Path("pkg/kernels.py"), b"def gather(x, indices, weights, bins, top_k): pass\n"),
         (Path("pkg/ops/__init__.py"), b"from pkg.ops.gather import gather\n"),
@@ -504,9 +512,8 @@ def test_another_function_of_the_wrappers_name_gives_its_arguments_by_name():
 def test_another_function_of_the_wrappers_name_by_position_where_neither_names_the_other():
     # lightning-thunder's tests call thunder.torch.cross_entropy(a, /, target, weight, ...), which
     # its executor runs as the wrapper cross_entropy(input, target, weight, ...): `a` is `input`
-    ns = {}
-    exec("def cross_entropy(input, target, weight=None, ignore_index=-100, reduction='mean'): pass", ns)
-    ns["cross_entropy"].__code__ = ns["cross_entropy"].__code__.replace(co_filename="/proj/pkg/triton_ce.py")
+    ns = defined_in("def cross_entropy(input, target, weight=None, ignore_index=-100, reduction='mean'): pass",
+                    "/proj/pkg/triton_ce.py")
     tests = test_calls.Tests([
         (Path("pkg/triton_ce.py"), b"def cross_entropy(input, target, weight=None): pass\n"),
         (Path("pkg/torch.py"), b"def cross_entropy(a, /, target, weight=None, *, ignore_index=-100, reduction='mean'):"
@@ -566,10 +573,7 @@ def test_a_call_through_torch_ops_of_the_op_the_wrapper_is_registered_as():
     # FBGEMM's tests call torch.ops.fbgemm.sll_jagged_dense_bmm(...), registered from a table
     # {"sll_jagged_dense_bmm": {"CUDA": jagged_dense_bmm, ...}}; a CPU table of the same op names
     # another function, which is not the GPU's; a custom_op's name is its decorator's
-    ns = {}
-    exec("def bmm(x, y, offsets, N): pass\ndef scale(x, s): pass", ns)
-    for f in ("bmm", "scale"):
-        ns[f].__code__ = ns[f].__code__.replace(co_filename="/proj/pkg/ops.py")
+    ns = defined_in("def bmm(x, y, offsets, N): pass\ndef scale(x, s): pass", "/proj/pkg/ops.py")
     tests = test_calls.Tests([
         (Path("pkg/cpu.py"), b"def bmm_cpu(x, y, offsets, N): pass\nregs = {'sll_bmm': {'CPU': bmm_cpu}}\n"),
         (Path("pkg/ops.py"), textwrap.dedent("""
