@@ -92,7 +92,8 @@ def launch_options(f):
     """Which of the file's own launches gives a user kernel's example values."""
     f = click.option("--from", "from_", default=None, metavar="FUNC",
                      help="Take the example values from the launch that calling FUNC in the kernel's file makes "
-                          "(`main`, or a call such as 'test_op(4096)'); recorded, never run.")(f)
+                          "(`main`, or a call such as 'test_op(4096)'), or that running a test of the project makes "
+                          "(a pytest node, 'tests/test_op.py::test_op[fp16]', or a test file); recorded, never run.")(f)
     return click.option("--launch", "launch", type=click.IntRange(min=0), default=None, metavar="N",
                         help="Use the file's launch number N of the kernel (0: the first; module-level code, then "
                              "its __main__ block, or --from FUNC).")(f)

@@ -59,6 +59,9 @@ NOT_TESTS = {"torch", "triton", "numpy", "np", "math", "pytest", "hypothesis", "
              "os", "sys", "typing", "unittest", "absl", "parameterized"}
 # how deep helpers of the tests are followed into what they return (`make_inputs` calling `make_qkv`)
 MAX_HELPER_DEPTH = 3
+# calls away from the kernel's wrappers the project's code that a test file names may be, for the
+# file to be run (Tests.naming)
+MAX_REACH = 3
 
 
 @dataclass(frozen=True)
@@ -87,6 +90,8 @@ class TestCall:
     made: str = ""             # the instance of it the test calls: `__import__(...).RMSNorm(768).half()`
     via: str = ""              # another function of the project of the wrapper's name the test calls,
     #                            its arguments taken by name (megablocks' ops.padded_gather)
+    node: str = ""             # the pytest node that makes the call (`tests/test_x.py::TestA::test_b`),
+    #                            or its file, where a helper of the file makes it (test_runs)
 
     @property
     def at(self) -> str:
@@ -176,6 +181,32 @@ class Tests:
             out += _entries_in_file(env, str(path), names, wrappers, self.fixtures(torch), reaching)
         return sorted(out, key=lambda c: -_read_all(c))
 
+    def naming(self, names: set, kernel: str = "") -> list:
+        """The test files whose text names one of `names` (the kernel, its wrappers) or the project's
+        code that reaches them, up to MAX_REACH calls away (ProjectDefs.reaching_names): those naming
+        the nearest first, then those whose name is most like the kernel's (`rmsnorm_test.py` before
+        `fused_residual_add_rmsnorm_test.py` for `rmsnorm_forward_kernel`)."""
+        levels, seen = [set(names)], set(names)
+        for _ in range(MAX_REACH):
+            more = self.defs.reaching_names(seen) - seen
+            if not more:
+                break
+            levels.append(more)
+            seen |= more
+        words = set(kernel.lower().strip("_").split("_"))
+
+        def likeness(path) -> float:
+            own = set(path.stem.lower().split("_")) - {"test", "tests"}
+            return len(own & words) / len(own | words) if own | words else 0.0
+
+        out = []
+        for level in levels:
+            wanted = re.compile(rb"\b(?:%s)\b" % b"|".join(re.escape(n.encode()) for n in sorted(level)))
+            found = [p for p, text in self.files if p not in out and p.name != "conftest.py" and wanted.search(text)
+                     and _code_names(self.tree(p, text)) & level]      # in its code, not in a string
+            out += sorted(found, key=likeness, reverse=True)
+        return out
+
     def module(self, dotted: str, torch: str):
         """The constants of the test module `dotted` imports name (`tests.kernels.utils`), where it is
         one of the test files; else None."""
@@ -202,9 +233,18 @@ class Tests:
 
 
 def is_test_file(path) -> bool:
-    """A file of the project's tests: `test_*.py`, `*_test.py`, or in a `tests` or `test` folder."""
-    return path.name.startswith("test_") or path.name.endswith("_test.py") or \
+    """A file of the project's tests: `test_*.py`, `*_test.py`, `test.py`, `tests.py`, or in a `tests`
+    or `test` folder."""
+    return path.name.startswith("test_") or path.name.endswith("_test.py") or path.name in ("test.py", "tests.py") or \
         any(part in ("tests", "test") for part in path.parts[:-1])
+
+
+def _code_names(tree: ast.Module | None) -> set:
+    """The names a module's code uses: its names, attributes and imported names."""
+    if tree is None:
+        return set()
+    return {n.id if isinstance(n, ast.Name) else n.attr if isinstance(n, ast.Attribute) else n.name
+            for n in ast.walk(tree) if isinstance(n, (ast.Name, ast.Attribute, ast.alias))}
 
 
 def _fixtures_of(tree: ast.Module) -> dict:
@@ -294,7 +334,19 @@ def _read_call(module_env, fn, chain, call, path: str, bound: dict, env=None, vi
             d = env.dtype_of(node)
             if d:
                 dtypes[param] = d
-    return TestCall(path, call.lineno, fn.name, args, dtypes, via=via)
+    return TestCall(path, call.lineno, fn.name, args, dtypes, via=via, node=_node(path, fn, chain))
+
+
+def _node(path: str, fn, chain: list) -> str:
+    """The pytest node of a test file's function `fn` (inside `chain`): its test function, under the
+    classes it is in; the file, where the function is a helper."""
+    classes = []
+    for i, n in enumerate(chain + [fn]):
+        if isinstance(n, ast.ClassDef):
+            classes.append(n.name)
+            continue
+        return "::".join([path, *classes, n.name]) if n.name.startswith("test") else path
+    return path
 
 
 def _expanded(call: ast.Call, env) -> ast.Call:

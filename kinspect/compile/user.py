@@ -30,6 +30,7 @@ implies (kinspect.compile.assume), each assumed value said with why and how to s
 from __future__ import annotations
 
 import contextlib
+import itertools
 import re
 from pathlib import Path
 from dataclasses import dataclass, field
@@ -220,9 +221,18 @@ def load(text: str, cli_args: dict, cli_constexprs: dict, *, config: int | None 
     if missing and launch is None and not from_:
         # no launch of the file gives them: the project's own wrapper, called with made-up inputs
         used, call, why_not = _wrapper_launch(loaded, c, name, resolved, float_dtype)
-        if why_not:
+        if why_not and used is None:
             how = f"{how}; {why_not}" if how else why_not
-        if used is not None:
+        if used is not None and isinstance(call, str):      # the launch one of its tests made, run
+            l_args, l_constexprs = used.values()
+            args, given = {**l_args, **args}, {**l_constexprs, **given}
+            grid = declared.get("grid", used.grid)
+            options = {**used.options, **options}
+            picked = {"launch_index": 0, "from": call}
+            at = f" ({used.at()})" if used.at() else ""
+            how = f"the project's test {call} ran, every launch recorded and none run, to its launch{at}: --from {call!r}"
+            missing = _missing(c, args, given)
+        elif used is not None:
             l_args, l_constexprs = used.values()
             args, given = {**l_args, **args}, {**l_constexprs, **given}
             grid = declared.get("grid", used.grid)
@@ -233,6 +243,7 @@ def load(text: str, cli_args: dict, cli_constexprs: dict, *, config: int | None 
             what = f"{call.func} ({call.at}), which reaches it," if call.entry else \
                 f"wrapper {call.func}() ({call.at})"
             how = f"the project's {what} called {made}: --from {call.text()!r}, recorded, not run"
+            how += f" ({why_not})" if why_not else ""
             assumed = tuple(_input_assumed(call))
             guessed_float = next((i.dtype for i in call.inputs if i.guessed and i.dtype in wrappers.FLOATS), "")
             missing = _missing(c, args, given)
@@ -452,7 +463,7 @@ def _wrapper_launch(loaded, c: Chain, name: str, resolved, float_dtype: tuple | 
     # its half type (measured on 12 projects seen: benchmarks/inference_accuracy.py)
     half = float_dtype or wrappers.project_dtype(files) or wrappers.project_half(files)
     tests = test_calls.Tests(files, root=loader.project_folder(loaded.where))
-    tried, first = [], ""
+    tried, first, tested, ran = [], "", False, ""
     for module in (loaded.module, None):
         if module is None:       # none of its file reached it: the wrappers in other files of its package
             fn = getattr(c.jit, "fn", c.jit)
@@ -460,17 +471,57 @@ def _wrapper_launch(loaded, c: Chain, name: str, resolved, float_dtype: tuple | 
         else:
             modules = [module]
         tries = [t for m in modules for t in _calls_of(m, c, key, loaded.module, half, tests)][:MAX_WRAPPER_TRIES]
-        used, call, why = _first_launch(loaded, tries, key, name, resolved)
-        if used is not None:
-            return used, call, ""
+        # the calls a test's text gives whole, then the tests themselves, run (kinspect.compile.test_runs),
+        # then the calls read in part or made up
+        whole = list(itertools.takewhile(_read_whole, tries))
+        for part in (whole, tries[len(whole):]):
+            if part is not whole and not tested:
+                tested = True
+                used, node, ran = _test_launch(loaded, c, name, resolved, tests, tries)
+                if used is not None:
+                    return used, node, ""
+            used, call, why = _first_launch(loaded, part, key, name, resolved)
+            if used is not None:
+                return used, call, ran
+            first = first or why
         tried += tries
-        first = first or why
     if not tried:
-        return None, None, ""
+        return None, None, f"{ran}; values from the kernel's code" if ran else ""
     funcs = sorted({t.func + "()" for t in tried})
-    return None, None, (f"the project's wrapper{'s' if len(funcs) > 1 else ''} {', '.join(funcs)} called with "
-                        f"made-up inputs ({len(tried)} tries) never launched '{name}'; the first stopped at "
-                        f"{first}; values from the kernel's code")
+    return None, None, (f"{ran + '; ' if ran else ''}the project's wrapper{'s' if len(funcs) > 1 else ''} "
+                        f"{', '.join(funcs)} called with made-up inputs ({len(tried)} tries) never launched "
+                        f"'{name}'; the first stopped at {first}; values from the kernel's code")
+
+
+def _read_whole(call) -> bool:
+    """Whether a wrapper call is the project's test's, read whole from its text."""
+    return bool(call.test) and not call.by_name and all(i.tested for i in call.inputs)
+
+
+def _test_launch(loaded, c: Chain, name: str, resolved, tests, tries: list):
+    """The kernel's launch by the project's tests, run (kinspect.compile.test_runs): those whose call
+    of a wrapper `tries` follow, then the files that name the kernel's wrappers or the code that reaches
+    them. (the FileLaunch, its test's node, "") or (None, None, why none did: "" where no test names it)."""
+    from kinspect.compile import test_runs
+    from kinspect.compile.file_launches import kernel_key
+
+    if not test_runs.available() or tests.root is None:
+        return None, None, ""
+    fn = getattr(c.jit, "fn", c.jit)
+    kernel = getattr(fn, "__name__", name)
+    nodes = [t.node for t in tries if t.node] + [str(p) for p in tests.naming(
+        {kernel} | {t.func.split(".")[0] for t in tries if not t.entry}, kernel)]
+    files = list(dict.fromkeys(n.partition("::")[0] for n in nodes))[:test_runs.MAX_TEST_FILES]
+    nodes = [n for n in dict.fromkeys(nodes) if n.partition("::")[0] in files]
+    if not nodes:
+        return None, None, ""
+    target_key = f"{resolved.target}{' offline' if resolved.offline else ' device'}"
+    ran = test_runs.run_tests(loaded, nodes, tests.root, driver_context=_driver(resolved), target_key=target_key,
+                              wanted=kernel_key(c.jit))
+    found = [x for x in ran.launches if x.key == kernel_key(c.jit)]
+    if found:
+        return found[0], found[0].where.removeprefix("the test "), ""
+    return None, None, f"the project's tests ({', '.join(files)}), run, did not launch it: {ran.stopped}"
 
 
 def _calls_of(module, c: Chain, key, home, half, tests) -> list:
@@ -523,14 +574,21 @@ def _file_launch(loaded, c: Chain, name: str, index: int | None, call: str | Non
     the code `call` names makes, else of those its module-level code made, else of those its
     __main__ block makes. (None, "") when there is none; a --launch or --from that finds none is a
     UsageError."""
-    from kinspect.compile import loader
+    from kinspect.compile import loader, test_runs
     from kinspect.compile.file_launches import kernel_key
 
     key = kernel_key(c.jit)
     want = index or 0
     target_key = f"{resolved.target}{' offline' if resolved.offline else ' device'}"
     found, stopped, where, early = [x for x in loaded.launches if x.key == key], "", "its module-level code", False
-    if call:
+    if call and test_runs.is_node(call):
+        if not test_runs.available():
+            raise UsageError(f"--from {call}: running a test needs pytest, which is not installed here: pip install pytest")
+        launches, stopped, early, _ = test_runs.run_tests(loaded, [call], loader.project_folder(loaded.where),
+                                                          driver_context=_driver(resolved), target_key=target_key,
+                                                          wanted=key, index=want)
+        found, where = [x for x in launches if x.key == key], f"--from {call}"
+    elif call:
         launches, stopped, early, _ = loader.run_code(loaded, "from", call=call, driver_context=_driver(resolved),
                                                       target_key=target_key, wanted=key, index=want)
         found, where = [x for x in launches if x.key == key], f"--from {call}"

@@ -129,6 +129,7 @@ class Call:
     #                    kernel's wrappers that the test calls (test_calls.Tests.entries): `pkg/norm.py:12`
     made: str = ""     # the instance called, for a class: `__import__('pkg.norm', ...).RMSNorm(768)`
     by_name: bool = False    # its inputs are what the test passes another function of its name
+    node: str = ""     # the pytest node whose call it follows (test_calls.TestCall.node)
 
     def text(self) -> str:
         func = self.made or (f"__import__({self.module!r}, fromlist=['_']).{self.func}" if self.module else self.func)
@@ -455,7 +456,8 @@ def _entry_call(tests, torch: str, tc) -> Call | None:
         else:
             skipped = True
     file = str(tests.root / d.file) if tests.root is not None else ""
-    return Call(d.name, d.line, tuple(inputs), -1, module=d.module, file=file, test=tc.at, entry=d.at, made=tc.made)
+    return Call(d.name, d.line, tuple(inputs), -1, module=d.module, file=file, test=tc.at, entry=d.at, made=tc.made,
+                node=tc.node)
 
 
 # how an input, or its dtype or rank, taken from the project's test says so
@@ -500,7 +502,7 @@ def _test_call(tc, fn, params: list, func: str, line: int, torch: str, grad: boo
             inputs.append(_input(p, PLANS[0], torch, grad))
         else:
             skipped = True
-    return Call(func, line, tuple(inputs), -1, **where, test=tc.at, by_name=bool(tc.via))
+    return Call(func, line, tuple(inputs), -1, **where, test=tc.at, by_name=bool(tc.via), node=tc.node)
 
 
 def _from_test(name: str, v, tc, torch: str, keyword: bool) -> Input:

@@ -1,0 +1,178 @@
+"""The project's own tests, run with every kernel launch recorded and none run, until the kernel
+asked for has launched once: the values its test really passes it.
+
+Reading a test's text (kinspect.compile.test_calls) covers tests that spell their calls out; many do
+not: the callee is a parametrized variable (`function(x)` over `[rms_norm, torch.compile(rms_norm)]`),
+the cases come from the project's own generator, the inputs from a helper class. Running the test
+covers those, as `kinspect capture --interpret` would, without the interpreter: pytest collects and
+parametrizes it in this process (its fixtures, conftest.py and unittest classes as the project's own
+run has them), under the target's driver and device answers (kinspect.compile.loader.guarded), and
+the first launch of the kernel ends the run (file_launches.Enough).
+
+What keeps that within bounds: only test files (and functions) whose text calls the kernel's
+wrappers or the project's code that reaches it are run; TEST_BUDGET_S in all; no plugin the
+project's environment installs is loaded, its `addopts` are not applied, nothing is written to
+.pytest_cache or __pycache__, and the test modules it imported are dropped from sys.modules after.
+Every kernel launch is recorded and runs nothing, so the tests' own comparisons never run on the
+kernel's output: the run is stopped at the launch.
+
+A node is a pytest node id (`tests/test_norm.py::test_rms[fp16-1024]`), relative to the project's
+folder, as `kinspect dump --from NODE` takes it again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+from kinspect.compile.file_launches import MAX_RECORDED, Enough, FileLaunchRecorder
+from kinspect.compile.loader import LoadedFile, Ran, TimeUp, budget, guarded
+from kinspect.compile.test_calls import is_test_file
+
+# seconds the tests may run in all, per kernel, before the first launch of the kernel
+TEST_BUDGET_S = 30
+# test files run at most per kernel
+MAX_TEST_FILES = 3
+_RUNS: dict[tuple, Ran] = {}
+_ACTIVE: list = []
+
+
+def is_node(text: str) -> bool:
+    """Whether `text` names a pytest node (`tests/test_x.py::test_y[case]`, or a test file), not code
+    to evaluate."""
+    return text.partition("::")[0].strip().endswith(".py")
+
+
+def available() -> bool:
+    try:
+        import pytest  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+class _Plugin:
+    """Names the running test in the recorder's launches, and ends the session once the kernel has
+    launched or the time is up."""
+
+    def __init__(self, recorder: FileLaunchRecorder, deadline: float):
+        self.recorder = recorder
+        self.deadline = deadline
+        self.collected = 0
+        self.errors: list[str] = []
+
+    def pytest_collection_modifyitems(self, items):
+        self.collected = len(items)
+
+    def pytest_collectreport(self, report):
+        if report.failed:
+            self.errors.append(f"collecting {report.nodeid or 'the tests'} failed: {_last_line(report.longreprtext)}")
+
+    def pytest_runtest_protocol(self, item, nextitem):
+        left = self.deadline - time.monotonic()
+        if self.recorder.stopped or left <= 0:
+            item.session.shouldstop = "kinspect has the launch" if self.recorder.stopped else "time is up"
+            return True            # not run
+        if hasattr(signal, "setitimer") and signal.getsignal(signal.SIGALRM) not in (None, signal.SIG_DFL,
+                                                                                        signal.SIG_IGN):
+            signal.setitimer(signal.ITIMER_REAL, left)     # budget's alarm, again for what is left
+        self.recorder.where = f"the test {item.nodeid}"
+        return None
+
+    def pytest_runtest_logreport(self, report):
+        if self.recorder.stopped:
+            return
+        if report.failed and not self.errors:
+            self.errors.append(f"{report.nodeid} failed: {_last_line(report.longreprtext)}")
+
+
+def _last_line(text: str) -> str:
+    lines = [x.strip() for x in (text or "").splitlines() if x.strip()]
+    errors = [x for x in lines if x.startswith("E ")]
+    return (errors[-1][1:].strip() if errors else lines[-1] if lines else "")[:200]
+
+
+def run_tests(loaded: LoadedFile, nodes: list[str], root: Path, *, driver_context, target_key: str,
+              wanted: tuple, index: int = 0) -> Ran:
+    """Run the tests `nodes` (node ids or test files, relative to the project's folder `root`) until the
+    kernel `wanted` (file_launches.kernel_key) has launched `index`+1 times. Each launch's `where`
+    names the test that made it."""
+    from kinspect.compile import light
+
+    nodes = list(dict.fromkeys(nodes))
+    key = (str(loaded.where.file), target_key, tuple(nodes), wanted, index, id(loaded))
+    if key in _RUNS:
+        return _RUNS[key]
+    if _ACTIVE:        # a test that runs kinspect (its own tests): not run again inside
+        return Ran((), "a test run is under way already", False)
+    import pytest
+
+    recorder = FileLaunchRecorder(str(loaded.where.file), str(loaded.where.root), where="the tests")
+    recorder.wanted, recorder.index = wanted, index
+    plugin = _Plugin(recorder, time.monotonic() + TEST_BUDGET_S)
+    args = [_path(n, root) for n in nodes] + [
+        f"--rootdir={root}", "-q", "-s", "--assert=plain", "-p", "no:cacheprovider", "-p", "no:faulthandler",
+        "-o", "addopts=", "--continue-on-collection-errors", "--no-header", "-W", "ignore"]
+    stopped = ""
+    _ACTIVE.append(key)
+    with guarded(loaded.where, driver_context, recorder), _isolated(root):
+        try:
+            with budget(TEST_BUDGET_S):
+                light.run_skipped(loaded.where.module.split(".")[0])
+                pytest.main(args, plugins=[plugin])
+        except Enough:
+            pass
+        except (Exception, SystemExit, TimeUp, light.InitNeeded) as e:
+            stopped = f"{type(e).__name__}: {_last_line(str(e))}"
+        finally:
+            _ACTIVE.pop()
+    if not recorder.of(wanted):
+        stopped = stopped or (f"they launched other kernels {MAX_RECORDED} times first" if recorder.stopped else
+                              f"they ran past {TEST_BUDGET_S} s" if time.monotonic() > plugin.deadline else
+                              plugin.errors[0] if plugin.errors else
+                              f"{plugin.collected} test{'s' if plugin.collected != 1 else ''} ran without launching it")
+    _RUNS[key] = Ran(tuple(recorder.launches), stopped, recorder.stopped)
+    return _RUNS[key]
+
+
+def _path(node: str, root: Path) -> str:
+    """A node as pytest is given it: its file made absolute, from the current folder where it is
+    there (as the user types it), else from the project's folder (as pytest names it)."""
+    file, sep, rest = node.partition("::")
+    path = Path(file)
+    if not path.is_absolute():
+        path = path.resolve() if path.is_file() else root / path
+    return f"{path}{sep}{rest}"
+
+
+@contextlib.contextmanager
+def _isolated(root: Path):
+    """pytest as the project's own run has it, less what the environment adds (its plugins, its
+    PYTEST_ADDOPTS); sys.path and the modules of the project's tests as they were after."""
+    env = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTEST_ADDOPTS": ""}
+    saved_env = dict(os.environ)           # a test module's own settings (CUDA_VISIBLE_DEVICES) too
+    saved_path, before = list(sys.path), set(sys.modules)
+    cwd = os.getcwd()
+    os.environ.update(env)
+    top = str(root.resolve()) + os.sep
+    try:
+        yield
+    finally:
+        os.chdir(cwd)
+        if dict(os.environ) != saved_env:
+            os.environ.clear()
+            os.environ.update(saved_env)
+        sys.path[:] = saved_path
+        for name in set(sys.modules) - before:
+            file = getattr(sys.modules.get(name), "__file__", None) or ""
+            if name == "conftest" or name.endswith(".conftest") or os.path.realpath(file).startswith(top) and \
+                    _is_test_module(Path(file)):
+                sys.modules.pop(name, None)
+
+
+def _is_test_module(path: Path) -> bool:
+    return is_test_file(path) or path.name == "conftest.py"

@@ -1,0 +1,100 @@
+"""The project's own tests, run with every launch recorded and none run (kinspect.compile.test_runs),
+where their text cannot be read whole: a callee that is a loop variable, cases decoded at run time,
+inputs from a helper method. Projects written here in the styles of cute-kernels' unittest classes and
+pytest's parametrize; each kernel compiled for real, offline."""
+
+import sys
+from pathlib import Path
+
+from kinspect.compile import test_runs
+from tests.compile.test_launch_values import assumed_by_name, ok, record, write
+from tests.compile.test_test_calls import NORM
+
+# cute-kernels' style: a unittest class whose cases the project decodes at run time, the function
+# under test a loop variable, the inputs made by a helper method
+UNREADABLE_TEST = """
+    import itertools
+    import json
+    import unittest
+
+    import torch
+
+    from proj.ops.norm import rms_norm
+
+    FUNCTIONS = [rms_norm]
+
+
+    def cases():
+        return json.loads('[[[6, 2048], "bfloat16"], [[4, 512], "float16"]]')
+
+
+    class TestNorm(unittest.TestCase):
+        def inputs(self, shape, dtype):
+            x = torch.randn(*shape).to(getattr(torch, dtype)).cuda()
+            return x, torch.ones(shape[-1], dtype=x.dtype, device=x.device)
+
+        def test_rms(self):
+            for function, (shape, dtype) in itertools.product(FUNCTIONS, cases()):
+                with self.subTest(shape=shape):
+                    x, w = self.inputs(shape, dtype)
+                    y = function(x, w)
+                    torch.testing.assert_close(y, x)
+"""
+
+
+def project(tmp_path: Path, test: str = UNREADABLE_TEST) -> Path:
+    write(tmp_path, "proj/__init__.py", "")
+    write(tmp_path, "proj/ops/__init__.py", "")
+    write(tmp_path, "tests/test_norm.py", test)
+    return write(tmp_path, "proj/ops/norm.py", NORM)
+
+
+def test_the_test_is_run_to_the_kernels_launch(tmp_path):
+    # read from the text, the inputs were made up (bf16 16x4096: BLOCK_N 4096); run, the test's first
+    # case is bf16 6x2048, and the comparison after the launch never runs
+    f = project(tmp_path)
+    out = ok("dump", f"{f}:_rms_kernel", "--store", str(tmp_path / "s"))
+    node = "tests/test_norm.py::TestNorm::test_rms"
+    assert f"the project's test {node} ran, every launch recorded and none run" in out
+    rec = record(tmp_path / "s")
+    assert rec["signature"]["x_ptr"] == "*bf16" and rec["signature"]["w_ptr"] == "*bf16"
+    assert rec["constexprs"]["BLOCK_N"] == 2048
+    assert rec["user"]["from"] == node
+    # nothing assumed of the wrapper's inputs: they are the test's own
+    assert not [a for a in assumed_by_name(rec).values() if a["kind"] in ("input", "tested")]
+    # nothing written into the project, and its test modules not left imported
+    assert not list(tmp_path.rglob(".pytest_cache")) and not list(tmp_path.rglob("__pycache__"))
+    assert "test_norm" not in sys.modules
+
+
+def test_the_node_it_names_runs_again_with_from(tmp_path):
+    f = project(tmp_path)
+    node = "tests/test_norm.py::TestNorm::test_rms"
+    ok("dump", f"{f}:_rms_kernel", "--from", str(tmp_path / node), "--store", str(tmp_path / "s"))
+    rec = record(tmp_path / "s")
+    assert rec["constexprs"]["BLOCK_N"] == 2048 and rec["signature"]["x_ptr"] == "*bf16"
+
+
+def test_a_test_that_fails_before_the_launch_leaves_the_wrapper_to_its_made_up_inputs(tmp_path):
+    f = project(tmp_path, UNREADABLE_TEST.replace("x, w = self.inputs(shape, dtype)",
+                                                  "x, w = self.inputs(shape, dtype)\n"
+                                                  "                    raise RuntimeError('needs a GPU')"))
+    out = ok("dump", f"{f}:_rms_kernel", "--store", str(tmp_path / "s"))
+    assert "the project's tests (tests/test_norm.py), run, did not launch it" in out
+    assert "RuntimeError: needs a GPU" in out
+    assert "wrapper rms_norm()" in out and "with made-up inputs" in out
+
+
+def test_a_test_past_its_budget_is_stopped(tmp_path, monkeypatch):
+    monkeypatch.setattr(test_runs, "TEST_BUDGET_S", 1)
+    f = project(tmp_path, UNREADABLE_TEST.replace("def test_rms(self):",
+                                                  "def test_rms(self):\n            import time; time.sleep(30)"))
+    out = ok("dump", f"{f}:_rms_kernel", "--store", str(tmp_path / "s"))
+    assert "did not launch it: they ran past 1 s" in out and "with made-up inputs" in out
+
+
+def test_a_pytest_node_is_not_code_to_evaluate():
+    assert test_runs.is_node("tests/test_norm.py::TestNorm::test_rms[fp16-1024]")
+    assert test_runs.is_node("tests/test_norm.py")
+    assert not test_runs.is_node("rms_norm(torch.randn(4, 8))")
+    assert not test_runs.is_node("main")
