@@ -889,16 +889,27 @@ def project_files(where: Where) -> list[tuple[Path, bytes]]:
     tests folders beside it (beside a `src` folder too), where its authors write the calls they make.
     Each path is relative to the project's folder, so a folder above it (a user's ~/test) names none."""
     tops = [_package_top(where)]
-    above = [where.root] + ([where.root.parent] if where.root.name == "src" else [])
+    above = list(dict.fromkeys([where.root, project_folder(where)]))
     if where.package and not where.by_name:
         tops += [a / t for a in above for t in ("tests", "test") if (a / t).is_dir()]
     return [(path.relative_to(project_folder(where)), text)
             for path, text in _python_texts(tops, None, deep=bool(where.package), skip=False)]
 
 
+PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg")
+
+
 def project_folder(where: Where) -> Path:
-    """The project's folder, that project_files' paths are relative to (above a `src` folder)."""
-    return where.root.parent if where.root.name == "src" else where.root
+    """The project's folder, that project_files' paths are relative to: the folder its package is
+    in, or the one above where that is a `src` folder, or where only the one above is a project's
+    (`python/` beside `tests/`, with `pyproject.toml` above: Triton's and FastVideo's layout)."""
+    root = where.root
+    if root.name == "src":
+        return root.parent
+    if where.package and not any((root / m).is_file() for m in PROJECT_MARKERS) and \
+            any((root.parent / m).is_file() for m in PROJECT_MARKERS):
+        return root.parent
+    return root
 
 
 def _package_top(where: Where) -> Path:
