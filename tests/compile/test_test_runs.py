@@ -98,3 +98,15 @@ def test_a_pytest_node_is_not_code_to_evaluate():
     assert test_runs.is_node("tests/test_norm.py")
     assert not test_runs.is_node("rms_norm(torch.randn(4, 8))")
     assert not test_runs.is_node("main")
+
+
+def test_tests_beside_a_python_folder_are_the_projects(tmp_path):
+    # Triton's and FastVideo's layout: pyproject.toml and tests/ above the python/ folder the package is in
+    write(tmp_path, "pyproject.toml", "[project]\nname = 'proj'\n")
+    write(tmp_path, "python/proj/__init__.py", "")
+    write(tmp_path, "python/proj/ops/__init__.py", "")
+    f = write(tmp_path, "python/proj/ops/norm.py", NORM)
+    write(tmp_path, "tests/test_norm.py", UNREADABLE_TEST)
+    out = ok("dump", f"{f}:_rms_kernel", "--store", str(tmp_path / "s"))
+    assert "the project's test tests/test_norm.py::TestNorm::test_rms ran" in out
+    assert record(tmp_path / "s")["constexprs"]["BLOCK_N"] == 2048
