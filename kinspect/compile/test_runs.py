@@ -152,17 +152,25 @@ def _path(node: str, root: Path) -> str:
 @contextlib.contextmanager
 def _isolated(root: Path):
     """pytest as the project's own run has it, less what the environment adds (its plugins, its
-    PYTEST_ADDOPTS); sys.path and the modules of the project's tests as they were after."""
+    PYTEST_ADDOPTS); after, the current folder, the environment, torch's default dtype and device,
+    sys.path and the modules of the project's tests as they were."""
     env = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTEST_ADDOPTS": ""}
     saved_env = dict(os.environ)           # a test module's own settings (CUDA_VISIBLE_DEVICES) too
     saved_path, before = list(sys.path), set(sys.modules)
     cwd = os.getcwd()
+    torch = sys.modules.get("torch")
+    # what a test may set for the whole process (`torch.set_default_dtype(torch.float64)`)
+    defaults = (torch.get_default_dtype(), getattr(torch, "get_default_device", lambda: None)()) if torch else None
     os.environ.update(env)
     top = str(root.resolve()) + os.sep
     try:
         yield
     finally:
         os.chdir(cwd)
+        if defaults is not None:
+            torch.set_default_dtype(defaults[0])
+            if defaults[1] is not None and torch.get_default_device() != defaults[1]:
+                torch.set_default_device(None if defaults[1].type == "cpu" else defaults[1])
         if dict(os.environ) != saved_env:
             os.environ.clear()
             os.environ.update(saved_env)

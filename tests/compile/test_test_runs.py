@@ -110,3 +110,20 @@ def test_tests_beside_a_python_folder_are_the_projects(tmp_path):
     out = ok("dump", f"{f}:_rms_kernel", "--store", str(tmp_path / "s"))
     assert "the project's test tests/test_norm.py::TestNorm::test_rms ran" in out
     assert record(tmp_path / "s")["constexprs"]["BLOCK_N"] == 2048
+
+
+def test_what_a_test_sets_for_the_process_is_undone(tmp_path, monkeypatch):
+    import os
+
+    import torch
+
+    f = project(tmp_path, UNREADABLE_TEST.replace("def test_rms(self):", "def test_rms(self):\n"
+                                                  "            import os; os.environ['CUDA_VISIBLE_DEVICES'] = '2'\n"
+                                                  "            torch.set_default_dtype(torch.float64)\n"
+                                                  "            os.chdir('/')"))
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    cwd = os.getcwd()
+    out = ok("dump", f"{f}:_rms_kernel", "--store", str(tmp_path / "s"))
+    assert "the project's test tests/test_norm.py::TestNorm::test_rms ran" in out
+    assert "CUDA_VISIBLE_DEVICES" not in os.environ and torch.get_default_dtype() == torch.float32
+    assert os.getcwd() == cwd
