@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 
 from kinspect.compile.file_launches import MAX_RECORDED, Enough, FileLaunchRecorder
-from kinspect.compile.loader import LoadedFile, Ran, TimeUp, budget, guarded
+from kinspect.compile.loader import LoadedFile, Ran, TimeUp, budget, guarded, main_block
 from kinspect.compile.test_calls import is_test_file
 
 # seconds the tests may run in all, per kernel, before the first launch of the kernel
@@ -124,6 +124,8 @@ def run_tests(loaded: LoadedFile, nodes: list[str], root: Path, *, driver_contex
             with budget(TEST_BUDGET_S):
                 light.run_skipped(loaded.where.module.split(".")[0])
                 pytest.main(args, plugins=[plugin])
+                if not recorder.stopped:
+                    _main_blocks(nodes, root, recorder, plugin)
         except Enough:
             pass
         except (Exception, SystemExit, TimeUp, light.InitNeeded) as e:
@@ -137,6 +139,28 @@ def run_tests(loaded: LoadedFile, nodes: list[str], root: Path, *, driver_contex
                               f"{plugin.collected} test{'s' if plugin.collected != 1 else ''} ran without launching it")
     _RUNS[key] = Ran(tuple(recorder.launches), stopped, recorder.stopped)
     return _RUNS[key]
+
+
+def _main_blocks(nodes: list[str], root: Path, recorder: FileLaunchRecorder, plugin: _Plugin) -> None:
+    """Run the `__main__` block of each test file of `nodes` that has one, as `python FILE` would (its
+    folder first on sys.path): a test written as a script (`def main(): ...` and no test function)."""
+    import runpy
+
+    for node in nodes:
+        if "::" in node:
+            continue
+        path = Path(_path(node, root))
+        if main_block(path) is None:
+            continue
+        recorder.where = f"the test {node}"
+        sys.path.insert(0, str(path.parent))
+        sys.argv = [str(path)]
+        try:
+            runpy.run_path(str(path), run_name="__main__")
+        except (Exception, SystemExit) as e:
+            plugin.errors.append(f"{node}'s __main__ block failed: {type(e).__name__}: {_last_line(str(e))}")
+        if recorder.stopped:
+            return
 
 
 def _path(node: str, root: Path) -> str:

@@ -127,3 +127,30 @@ def test_what_a_test_sets_for_the_process_is_undone(tmp_path, monkeypatch):
     assert "the project's test tests/test_norm.py::TestNorm::test_rms ran" in out
     assert "CUDA_VISIBLE_DEVICES" not in os.environ and torch.get_default_dtype() == torch.float32
     assert os.getcwd() == cwd
+
+
+# ring-flash-attention's style: a test written as a script, `main()` under `__main__`, no test function
+SCRIPT_TEST = """
+    import torch
+
+    from proj.ops.norm import rms_norm as triton_rms_norm
+
+
+    def main():
+        shapes = dict(__import__("json").loads('{"rows": 3, "cols": 768}'))
+        x = torch.randn(shapes["rows"], shapes["cols"], dtype=torch.float16, device="cuda")
+        y = triton_rms_norm(x, torch.ones(shapes["cols"], dtype=x.dtype, device=x.device))
+        assert torch.allclose(y, x)
+
+
+    if __name__ == "__main__":
+        main()
+"""
+
+
+def test_a_test_written_as_a_script_runs_its_main_block(tmp_path):
+    f = project(tmp_path, SCRIPT_TEST)
+    out = ok("dump", f"{f}:_rms_kernel", "--store", str(tmp_path / "s"))
+    assert "the project's test tests/test_norm.py ran" in out
+    rec = record(tmp_path / "s")
+    assert rec["constexprs"]["BLOCK_N"] == 1024 and rec["signature"]["x_ptr"] == "*fp16"
