@@ -26,6 +26,7 @@ import contextlib
 import os
 import signal
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -64,6 +65,8 @@ class _Plugin:
         self.deadline = deadline
         self.collected = 0
         self.errors: list[str] = []
+        # loader.budget's alarm is set (it is only in the main thread)
+        self.alarm = hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
 
     def pytest_collection_modifyitems(self, items):
         self.collected = len(items)
@@ -77,9 +80,9 @@ class _Plugin:
         if self.recorder.stopped or left <= 0:
             item.session.shouldstop = "kinspect has the launch" if self.recorder.stopped else "time is up"
             return True            # not run
-        if hasattr(signal, "setitimer") and signal.getsignal(signal.SIGALRM) not in (None, signal.SIG_DFL,
-                                                                                        signal.SIG_IGN):
-            signal.setitimer(signal.ITIMER_REAL, left)     # budget's alarm, again for what is left
+        if self.alarm:
+            signal.setitimer(signal.ITIMER_REAL, left)     # budget's alarm, again for what is left (a
+            #                                                test may have used the alarm itself)
         self.recorder.where = f"the test {item.nodeid}"
         return None
 
