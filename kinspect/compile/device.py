@@ -269,6 +269,9 @@ def as_target(target: Target):
     try:
         for name, fn in answers.items():
             put(torch.cuda, name, fn)
+        # the device's random generator, as the host's: `torch.cuda.get_rng_state()` and
+        # `torch.Generator` state saved and restored around a test's case (cute-kernels' tests)
+        put(torch.cuda, "default_generators", (torch.default_generator,))
         # what libraries take from torch._C at import (bitsandbytes, unsloth: the raw stream getter);
         # torch's own modules that bound device_count at import then see one device, so the device's
         # random generators are answered above (torch.manual_seed seeds every device's)

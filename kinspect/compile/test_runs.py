@@ -10,9 +10,11 @@ run has them), under the target's driver and device answers (kinspect.compile.lo
 the first launch of the kernel ends the run (file_launches.Enough).
 
 What keeps that within bounds: only test files (and functions) whose text calls the kernel's
-wrappers or the project's code that reaches it are run; TEST_BUDGET_S in all; no plugin the
-project's environment installs is loaded, its `addopts` are not applied, nothing is written to
-.pytest_cache or __pycache__, and the test modules it imported are dropped from sys.modules after.
+wrappers or the project's code that reaches it are run, from the project's folder; TEST_BUDGET_S in
+all; no plugin the project's environment installs is loaded, its `addopts` are not applied, nothing
+is written to .pytest_cache or __pycache__, no C++/CUDA extension is built (torch.utils.cpp_extension
+refuses), torch.compile leaves functions as they are, and after, the environment, current folder,
+torch's defaults and sys.path are put back and the test modules it imported dropped from sys.modules.
 Every kernel launch is recorded and runs nothing, so the tests' own comparisons never run on the
 kernel's output: the run is stopped at the launch.
 
@@ -118,7 +120,7 @@ def run_tests(loaded: LoadedFile, nodes: list[str], root: Path, *, driver_contex
     recorder.wanted, recorder.index = wanted, index
     plugin = _Plugin(recorder, time.monotonic() + TEST_BUDGET_S)
     args = [_path(n, root) for n in nodes] + [
-        f"--rootdir={root}", "-q", "-s", "--assert=plain", "-p", "no:cacheprovider", "-p", "no:faulthandler",
+        f"--rootdir={root}", "-q", "-s", "--tb=line", "--assert=plain", "-p", "no:cacheprovider", "-p", "no:faulthandler",
         "-o", "addopts=", "--continue-on-collection-errors", "--no-header", "-W", "ignore"]
     stopped = ""
     _ACTIVE.append(key)
@@ -179,7 +181,8 @@ def _path(node: str, root: Path) -> str:
 @contextlib.contextmanager
 def _isolated(root: Path):
     """pytest as the project's own run has it, less what the environment adds (its plugins, its
-    PYTEST_ADDOPTS); after, the current folder, the environment, torch's default dtype and device,
+    PYTEST_ADDOPTS), with torch.compile leaving functions as they are (_not_compiled) and no C++/CUDA
+    extension built (_no_extension_builds); after, the current folder, the environment, torch's default dtype and device,
     sys.path and the modules of the project's tests as they were."""
     env = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTEST_ADDOPTS": ""}
     saved_env = dict(os.environ)           # a test module's own settings (CUDA_VISIBLE_DEVICES) too
@@ -188,12 +191,21 @@ def _isolated(root: Path):
     torch = sys.modules.get("torch")
     # what a test may set for the whole process (`torch.set_default_dtype(torch.float64)`)
     defaults = (torch.get_default_dtype(), getattr(torch, "get_default_device", lambda: None)()) if torch else None
+    compile_ = getattr(torch, "compile", None)
+    if compile_ is not None:
+        torch.compile = _not_compiled
+    built = _no_extension_builds() if torch is not None else {}
     os.environ.update(env)
     top = str(root.resolve()) + os.sep
     try:
+        os.chdir(root)         # where the project runs its tests from (their relative paths)
         yield
     finally:
         os.chdir(cwd)
+        if compile_ is not None:
+            torch.compile = compile_
+        for (owner, name), fn in built.items():
+            setattr(owner, name, fn)
         if defaults is not None:
             torch.set_default_dtype(defaults[0])
             if defaults[1] is not None and torch.get_default_device() != defaults[1]:
@@ -207,6 +219,37 @@ def _isolated(root: Path):
             if name == "conftest" or name.endswith(".conftest") or os.path.realpath(file).startswith(top) and \
                     _is_test_module(Path(file)):
                 sys.modules.pop(name, None)
+
+
+def _no_extension_builds() -> dict:
+    """torch.utils.cpp_extension's builds refused while the tests run (cute-kernels builds its CUDA
+    extension with nvcc the first time a test asks for it: minutes, and files outside the project).
+    Returns what to put back: {(module, name): function}."""
+    try:
+        from torch.utils import cpp_extension
+    except Exception:
+        return {}
+
+    def refused(name, *args, **kwargs):
+        raise RuntimeError(f"kinspect runs the project's tests without building C++/CUDA extensions "
+                           f"(torch.utils.cpp_extension.load: {name})")
+
+    saved = {}
+    # the one function every build goes through (a project binds `load` to its own name at import)
+    for attr in ("_jit_compile", "load", "load_inline"):
+        if hasattr(cpp_extension, attr):
+            saved[cpp_extension, attr] = getattr(cpp_extension, attr)
+            setattr(cpp_extension, attr, refused)
+    return saved
+
+
+def _not_compiled(model=None, **kwargs):
+    """torch.compile while the tests run: the function as it is, called eagerly. It launches the
+    project's kernels with the same arguments; what Inductor would make of it is not the project's
+    kernel, and compiling it on the CPU costs seconds a case (cute-kernels' tests compile every case)."""
+    if model is None:
+        return lambda fn: fn
+    return model
 
 
 def _is_test_module(path: Path) -> bool:

@@ -154,3 +154,43 @@ def test_a_test_written_as_a_script_runs_its_main_block(tmp_path):
     assert "the project's test tests/test_norm.py ran" in out
     rec = record(tmp_path / "s")
     assert rec["constexprs"]["BLOCK_N"] == 1024 and rec["signature"]["x_ptr"] == "*fp16"
+
+
+# cute-kernels' style again: a case that builds the project's CUDA extension before the Triton one, and
+# the function under test compiled
+BUILDING_TEST = """
+    import os
+
+    import torch
+    from torch.utils.cpp_extension import load as load_cpp_extension
+
+    from proj.ops.norm import rms_norm
+
+
+    def test_cuda_backend():
+        os.makedirs("build", exist_ok=True)
+        load_cpp_extension("proj_norm", sources=["proj/ops/norm.cu"], build_directory="build")
+
+
+    def test_triton_backend():
+        x = torch.randn(2, 256, dtype=torch.bfloat16, device="cuda")
+        torch.compile(rms_norm, fullgraph=True)(x, torch.ones(256, dtype=x.dtype, device="cuda"))
+"""
+
+
+def test_no_extension_is_built_and_torch_compile_leaves_the_function_as_it_is(tmp_path):
+    f = project(tmp_path, BUILDING_TEST)
+    write(tmp_path, "proj/ops/norm.cu", "this is not C++ and is never compiled")
+    out = ok("dump", f"{f}:_rms_kernel", "--store", str(tmp_path / "s"))
+    assert "the project's test tests/test_norm.py::test_triton_backend ran" in out
+    assert record(tmp_path / "s")["constexprs"]["BLOCK_N"] == 256
+    assert not list((tmp_path / "build").iterdir())
+    from torch.utils import cpp_extension
+
+    assert cpp_extension.load.__module__ == "torch.utils.cpp_extension" and torch_compile_is_torchs()
+
+
+def torch_compile_is_torchs() -> bool:
+    import torch
+
+    return torch.compile.__module__.startswith("torch")

@@ -234,6 +234,8 @@ def test_torch_answers_as_the_targets_device_and_everything_is_restored():
         assert torch.cuda.is_current_stream_capturing() is False    # flashinfer's wrappers ask it first
         with torch.cuda.nvtx.range("forward"):        # a CPU build's NVTX raised "not installed"
             torch.cuda.nvtx.mark("here")
+        # a test saving and restoring the device's random state around a case (an IndexError before)
+        torch.cuda.set_rng_state(torch.cuda.get_rng_state())
     assert all(t.device.type == "cpu" for t in made)     # what they are, once the block ends
     with pytest.raises(ZeroDivisionError), as_target(Target("hip", "gfx942", 64)):
         assert torch.cuda.get_device_capability() == (9, 4) and torch.version.hip and torch.version.cuda is None
