@@ -890,10 +890,14 @@ def project_files(where: Where) -> list[tuple[Path, bytes]]:
     Each path is relative to the project's folder, so a folder above it (a user's ~/test) names none."""
     tops = [_package_top(where)]
     above = list(dict.fromkeys([where.root, project_folder(where)]))
+    texts = []
     if where.package and not where.by_name:
         tops += [a / t for a in above for t in ("tests", "test") if (a / t).is_dir()]
+        # test files beside the package too (`test_triton_nsa.py` in the project's folder)
+        texts = _python_texts([project_folder(where)], None, deep=False, skip=False,
+                              wanted=lambda path: path.name.startswith("test_") or path.name.endswith("_test.py"))
     return [(path.relative_to(project_folder(where)), text)
-            for path, text in _python_texts(tops, None, deep=bool(where.package), skip=False)]
+            for path, text in [*_python_texts(tops, None, deep=bool(where.package), skip=False), *texts]]
 
 
 PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg")

@@ -181,10 +181,11 @@ class Tests:
             out += _entries_in_file(env, str(path), names, wrappers, self.fixtures(torch), reaching)
         return sorted(out, key=lambda c: -_read_all(c))
 
-    def naming(self, names: set, kernel: str = "") -> list:
+    def naming(self, names: set, kernel: str = "", module: str = "") -> list:
         """The test files whose text names one of `names` (the kernel, its wrappers) or the project's
-        code that reaches them, up to MAX_REACH calls away (ProjectDefs.reaching_names): those naming
-        the nearest first, then those whose name is most like the kernel's (`rmsnorm_test.py` before
+        code that reaches them, up to MAX_REACH calls away (ProjectDefs.reaching_names): those named
+        for the kernel's module first (`test_rms_norm_gated.py` for `rms_norm_gated.py`), then those
+        naming the nearest, then those whose name is most like the kernel's (`rmsnorm_test.py` before
         `fused_residual_add_rmsnorm_test.py` for `rmsnorm_forward_kernel`)."""
         levels, seen = [set(names)], set(names)
         for _ in range(MAX_REACH):
@@ -205,7 +206,8 @@ class Tests:
             found = [p for p, text in self.files if p not in out and p.name != "conftest.py" and wanted.search(text)
                      and _code_names(self.tree(p, text)) & level]      # in its code, not in a string
             out += sorted(found, key=likeness, reverse=True)
-        return out
+        named = [p for p in out if module and p.stem.removeprefix("test_").removesuffix("_test") == module]
+        return named + [p for p in out if p not in named]
 
     def module(self, dotted: str, torch: str):
         """The constants of the test module `dotted` imports name (`tests.kernels.utils`), where it is

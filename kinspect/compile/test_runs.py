@@ -25,6 +25,7 @@ folder, as `kinspect dump --from NODE` takes it again.
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import signal
 import sys
@@ -50,6 +51,19 @@ def is_node(text: str) -> bool:
     return text.partition("::")[0].strip().endswith(".py")
 
 
+def own_tests(file: Path) -> list[str]:
+    """The test functions and classes a kernel's own file defines at top level (`def test_op(...)`
+    beside the kernel, as pytest would collect them from it)."""
+    import ast
+
+    try:
+        tree = ast.parse(file.read_bytes())
+    except (OSError, SyntaxError, ValueError):
+        return []
+    return [n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and
+            n.name.startswith("test") or isinstance(n, ast.ClassDef) and n.name.startswith("Test")]
+
+
 def available() -> bool:
     try:
         import pytest  # noqa: F401
@@ -67,6 +81,7 @@ class _Plugin:
         self.deadline = deadline
         self.collected = 0
         self.errors: list[str] = []
+        self.passed_over: dict[str, str] = {}     # autouse fixtures that failed: name -> error
         # loader.budget's alarm is set (it is only in the main thread)
         self.alarm = hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
 
@@ -87,6 +102,22 @@ class _Plugin:
             #                                                test may have used the alarm itself)
         self.recorder.where = f"the test {item.nodeid}"
         return None
+
+    def pytest_fixture_setup(self, fixturedef, request):
+        """A fixture every test gets without naming it (`autouse`) that fails, passed over: a
+        conftest's session fixtures that download models (axolotl's) fail offline, and the test's
+        launch does not need them. The test's own fixtures still fail it."""
+        try:
+            return (yield)
+        except Exception as e:
+            if not getattr(fixturedef, "_autouse", False) or type(e).__name__ == "Skipped":
+                raise
+            try:
+                fixturedef.cached_result = (None, fixturedef.cache_key(request), None)
+            except Exception:
+                raise e from None
+            self.passed_over.setdefault(fixturedef.argname, type(e).__name__)
+            return None
 
     def pytest_runtest_logreport(self, report):
         if self.recorder.stopped:
@@ -116,6 +147,8 @@ def run_tests(loaded: LoadedFile, nodes: list[str], root: Path, *, driver_contex
         return Ran((), "a test run is under way already", False)
     import pytest
 
+    if not hasattr(_Plugin.pytest_fixture_setup, "pytest_impl"):
+        pytest.hookimpl(wrapper=True)(_Plugin.pytest_fixture_setup)
     recorder = FileLaunchRecorder(str(loaded.where.file), str(loaded.where.root), where="the tests")
     recorder.wanted, recorder.index = wanted, index
     plugin = _Plugin(recorder, time.monotonic() + TEST_BUDGET_S)
@@ -128,7 +161,12 @@ def run_tests(loaded: LoadedFile, nodes: list[str], root: Path, *, driver_contex
         try:
             with budget(TEST_BUDGET_S):
                 light.run_skipped(loaded.where.module.split(".")[0])
-                pytest.main(args, plugins=[plugin])
+                said = io.StringIO()
+                with contextlib.redirect_stdout(said), contextlib.redirect_stderr(said):
+                    code = pytest.main(args, plugins=[plugin])
+                if code in (pytest.ExitCode.INTERNAL_ERROR, pytest.ExitCode.USAGE_ERROR) and not recorder.stopped:
+                    # a conftest.py that fails to import: pytest says so and runs nothing
+                    plugin.errors.insert(0, f"pytest could not start: {_last_line(said.getvalue())}")
                 if not recorder.stopped:
                     _main_blocks(nodes, root, recorder, plugin)
         except Enough:
@@ -142,6 +180,12 @@ def run_tests(loaded: LoadedFile, nodes: list[str], root: Path, *, driver_contex
                               f"they ran past {TEST_BUDGET_S} s" if time.monotonic() > plugin.deadline else
                               plugin.errors[0] if plugin.errors else
                               f"{plugin.collected} test{'s' if plugin.collected != 1 else ''} ran without launching it")
+    elif plugin.passed_over:
+        # the launch is the test's, with what failed before it said
+        shown = [f"{k} ({v})" for k, v in plugin.passed_over.items()]
+        stopped = (f"{len(shown)} autouse fixture{'s' if len(shown) != 1 else ''} of its failed and "
+                   f"{'were' if len(shown) != 1 else 'was'} passed over: {', '.join(shown[:3])}"
+                   f"{', ...' if len(shown) > 3 else ''}")
     _RUNS[key] = Ran(tuple(recorder.launches), stopped, recorder.stopped)
     return _RUNS[key]
 
@@ -184,7 +228,10 @@ def _isolated(root: Path):
     PYTEST_ADDOPTS), with torch.compile leaving functions as they are (_not_compiled) and no C++/CUDA
     extension built (_no_extension_builds); after, the current folder, the environment, torch's default dtype and device,
     sys.path and the modules of the project's tests as they were."""
-    env = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTEST_ADDOPTS": ""}
+    # and nothing downloaded: a conftest's session fixtures fetch models (axolotl's), which the
+    # launch does not need; with these the Hugging Face libraries fail at once
+    env = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTEST_ADDOPTS": "", "HF_HUB_OFFLINE": "1",
+           "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
     saved_env = dict(os.environ)           # a test module's own settings (CUDA_VISIBLE_DEVICES) too
     saved_path, before = list(sys.path), set(sys.modules)
     cwd = os.getcwd()

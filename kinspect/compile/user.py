@@ -223,6 +223,7 @@ def load(text: str, cli_args: dict, cli_constexprs: dict, *, config: int | None 
         used, call, why_not = _wrapper_launch(loaded, c, name, resolved, float_dtype)
         if why_not and used is None:
             how = f"{how}; {why_not}" if how else why_not
+        note = f" ({why_not})" if why_not and used is not None else ""
         if used is not None and isinstance(call, str):      # the launch one of its tests made, run
             l_args, l_constexprs = used.values()
             args, given = {**l_args, **args}, {**l_constexprs, **given}
@@ -230,7 +231,8 @@ def load(text: str, cli_args: dict, cli_constexprs: dict, *, config: int | None 
             options = {**used.options, **options}
             picked = {"launch_index": 0, "from": call}
             at = f" ({used.at()})" if used.at() else ""
-            how = f"the project's test {call} ran, every launch recorded and none run, to its launch{at}: --from {call!r}"
+            how = (f"the project's test {call} ran, every launch recorded and none run, to its launch{at}: "
+                   f"--from {call!r}{note}")
             missing = _missing(c, args, given)
         elif used is not None:
             l_args, l_constexprs = used.values()
@@ -243,7 +245,7 @@ def load(text: str, cli_args: dict, cli_constexprs: dict, *, config: int | None 
             what = f"{call.func} ({call.at}), which reaches it," if call.entry else \
                 f"wrapper {call.func}() ({call.at})"
             how = f"the project's {what} called {made}: --from {call.text()!r}, recorded, not run"
-            how += f" ({why_not})" if why_not else ""
+            how += note
             assumed = tuple(_input_assumed(call))
             guessed_float = next((i.dtype for i in call.inputs if i.guessed and i.dtype in wrappers.FLOATS), "")
             missing = _missing(c, args, given)
@@ -479,7 +481,7 @@ def _wrapper_launch(loaded, c: Chain, name: str, resolved, float_dtype: tuple | 
                 tested = True
                 used, node, ran = _test_launch(loaded, c, name, resolved, tests, tries)
                 if used is not None:
-                    return used, node, ""
+                    return used, node, ran
             used, call, why = _first_launch(loaded, part, key, name, resolved)
             if used is not None:
                 return used, call, ran
@@ -501,7 +503,8 @@ def _read_whole(call) -> bool:
 def _test_launch(loaded, c: Chain, name: str, resolved, tests, tries: list):
     """The kernel's launch by the project's tests, run (kinspect.compile.test_runs): those whose call
     of a wrapper `tries` follow, then the files that name the kernel's wrappers or the code that reaches
-    them. (the FileLaunch, its test's node, "") or (None, None, why none did: "" where no test names it)."""
+    them. (the FileLaunch, its test's node, what it passed over: "") or (None, None, why none did: ""
+    where no test names it)."""
     from kinspect.compile import test_runs
     from kinspect.compile.file_launches import kernel_key
 
@@ -509,8 +512,10 @@ def _test_launch(loaded, c: Chain, name: str, resolved, tests, tries: list):
         return None, None, ""
     fn = getattr(c.jit, "fn", c.jit)
     kernel = getattr(fn, "__name__", name)
-    nodes = [t.node for t in tries if t.node] + [str(p) for p in tests.naming(
-        {kernel} | {t.func.split(".")[0] for t in tries if not t.entry}, kernel)]
+    file = Path(loaded.where.file)
+    nodes = [t.node for t in tries if t.node] + \
+        [f"{file.relative_to(tests.root)}::{t}" for t in test_runs.own_tests(file) if file.is_relative_to(tests.root)] + \
+        [str(p) for p in tests.naming({kernel} | {t.func.split(".")[0] for t in tries if not t.entry}, kernel, file.stem)]
     files = list(dict.fromkeys(n.partition("::")[0] for n in nodes))[:test_runs.MAX_TEST_FILES]
     nodes = [n for n in dict.fromkeys(nodes) if n.partition("::")[0] in files]
     if not nodes:
@@ -520,7 +525,7 @@ def _test_launch(loaded, c: Chain, name: str, resolved, tests, tries: list):
                               wanted=kernel_key(c.jit))
     found = [x for x in ran.launches if x.key == kernel_key(c.jit)]
     if found:
-        return found[0], found[0].where.removeprefix("the test "), ""
+        return found[0], found[0].where.removeprefix("the test "), ran.stopped
     return None, None, f"the project's tests ({', '.join(files)}), run, did not launch it: {ran.stopped}"
 
 

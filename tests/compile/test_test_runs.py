@@ -194,3 +194,54 @@ def torch_compile_is_torchs() -> bool:
     import torch
 
     return torch.compile.__module__.startswith("torch")
+
+
+# axolotl's style: a conftest whose session fixtures, used by every test, download models
+DOWNLOADING_CONFTEST = """
+    import os
+
+    import pytest
+
+
+    @pytest.fixture(scope="session", autouse=True)
+    def download_model():
+        assert os.environ.get("HF_HUB_OFFLINE") == "1"
+        raise OSError("We couldn't connect to the Hub and cannot find the files in the local cache")
+"""
+
+
+def test_a_failing_autouse_fixture_is_passed_over_and_said(tmp_path):
+    f = project(tmp_path)
+    write(tmp_path, "tests/conftest.py", DOWNLOADING_CONFTEST)
+    out = ok("dump", f"{f}:_rms_kernel", "--store", str(tmp_path / "s"))
+    assert "the project's test tests/test_norm.py::TestNorm::test_rms ran" in out
+    assert "1 autouse fixture of its failed and was passed over: download_model (OSError)" in out
+    assert record(tmp_path / "s")["constexprs"]["BLOCK_N"] == 2048
+
+
+def test_a_conftest_that_fails_to_import_is_said(tmp_path):
+    f = project(tmp_path)
+    write(tmp_path, "tests/conftest.py", "import addict_not_installed\n")
+    out = ok("dump", f"{f}:_rms_kernel", "--store", str(tmp_path / "s"))
+    assert "pytest could not start: ModuleNotFoundError: No module named 'addict_not_installed'" in out
+
+
+def test_tests_in_the_kernels_own_file_and_beside_the_package_are_run(tmp_path):
+    # forgetting-transformer's style: a pytest test beside the kernel, in its own file
+    write(tmp_path, "proj/__init__.py", "")
+    write(tmp_path, "proj/ops/__init__.py", "")
+    own = NORM + '''
+
+    def test_norm():
+        x = torch.randn(3, 384).to(getattr(torch, "float16")).cuda()
+        rms_norm(x, torch.ones(384, dtype=x.dtype, device=x.device))
+'''
+    f = write(tmp_path, "proj/ops/norm.py", own)
+    out = ok("dump", f"{f}:_rms_kernel", "--store", str(tmp_path / "s"))
+    assert "the project's test proj/ops/norm.py::test_norm ran" in out
+    assert record(tmp_path / "s")["constexprs"]["BLOCK_N"] == 512
+    # native-sparse-attention-pytorch's: the test file in the project's folder, beside the package
+    write(tmp_path, "proj/ops/norm.py", NORM)
+    write(tmp_path, "test_norm.py", UNREADABLE_TEST)
+    out = ok("dump", f"{f}:_rms_kernel", "--store", str(tmp_path / "s2"))
+    assert "the project's test test_norm.py::TestNorm::test_rms ran" in out
