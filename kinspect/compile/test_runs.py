@@ -85,6 +85,10 @@ class _Plugin:
         # loader.budget's alarm is set (it is only in the main thread)
         self.alarm = hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
 
+    def pytest_collectstart(self, collector):
+        if type(collector).__name__ == "Module":        # its module-level code may launch (a script)
+            self.recorder.where = f"the test {collector.nodeid}"
+
     def pytest_collection_modifyitems(self, items):
         self.collected = len(items)
 

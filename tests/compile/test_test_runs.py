@@ -245,3 +245,11 @@ def test_tests_in_the_kernels_own_file_and_beside_the_package_are_run(tmp_path):
     write(tmp_path, "test_norm.py", UNREADABLE_TEST)
     out = ok("dump", f"{f}:_rms_kernel", "--store", str(tmp_path / "s2"))
     assert "the project's test test_norm.py::TestNorm::test_rms ran" in out
+
+
+def test_a_test_file_that_launches_at_import_is_named_as_the_file(tmp_path):
+    # native-sparse-attention-pytorch's test_triton_nsa.py: the comparison runs at module level
+    f = project(tmp_path, SCRIPT_TEST.replace('if __name__ == "__main__":\n        main()', "main()"))
+    out = ok("dump", f"{f}:_rms_kernel", "--store", str(tmp_path / "s"))
+    assert "the project's test tests/test_norm.py ran" in out and "--from 'tests/test_norm.py'" in out
+    assert record(tmp_path / "s")["constexprs"]["BLOCK_N"] == 1024
