@@ -157,8 +157,8 @@ def run_tests(loaded: LoadedFile, nodes: list[str], root: Path, *, driver_contex
     recorder.wanted, recorder.index = wanted, index
     plugin = _Plugin(recorder, time.monotonic() + TEST_BUDGET_S)
     args = [_path(n, root) for n in nodes] + [
-        f"--rootdir={root}", "-q", "-s", "--tb=line", "--assert=plain", "-p", "no:cacheprovider", "-p", "no:faulthandler",
-        "-o", "addopts=", "--continue-on-collection-errors", "--no-header", "-W", "ignore"]
+        f"--rootdir={root}", "-q", "-s", "--tb=line", "--assert=plain", "-p", "no:cacheprovider",
+        "-p", "no:faulthandler", "-o", "addopts=", "--continue-on-collection-errors", "--no-header", "-W", "ignore"]
     stopped = ""
     _ACTIVE.append(key)
     with guarded(loaded.where, driver_context, recorder), _isolated(root):
@@ -230,8 +230,8 @@ def _path(node: str, root: Path) -> str:
 def _isolated(root: Path):
     """pytest as the project's own run has it, less what the environment adds (its plugins, its
     PYTEST_ADDOPTS), with torch.compile leaving functions as they are (_not_compiled) and no C++/CUDA
-    extension built (_no_extension_builds); after, the current folder, the environment, torch's default dtype and device,
-    sys.path and the modules of the project's tests as they were."""
+    extension built (_no_extension_builds); after, the current folder, the environment, torch's default
+    dtype and device, sys.path and the modules of the project's tests as they were."""
     # and nothing downloaded: a conftest's session fixtures fetch models (axolotl's), which the
     # launch does not need; with these the Hugging Face libraries fail at once
     env = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTEST_ADDOPTS": "", "HF_HUB_OFFLINE": "1",

@@ -513,9 +513,10 @@ def _test_launch(loaded, c: Chain, name: str, resolved, tests, tries: list):
     fn = getattr(c.jit, "fn", c.jit)
     kernel = getattr(fn, "__name__", name)
     file = Path(loaded.where.file)
-    nodes = [t.node for t in tries if t.node] + \
-        [f"{file.relative_to(tests.root)}::{t}" for t in test_runs.own_tests(file) if file.is_relative_to(tests.root)] + \
-        [str(p) for p in tests.naming({kernel} | {t.func.split(".")[0] for t in tries if not t.entry}, kernel, file.stem)]
+    own = [f"{file.relative_to(tests.root)}::{t}" for t in test_runs.own_tests(file)] \
+        if file.is_relative_to(tests.root) else []
+    named = tests.naming({kernel} | {t.func.split(".")[0] for t in tries if not t.entry}, kernel, file.stem)
+    nodes = [t.node for t in tries if t.node] + own + [str(p) for p in named]
     files = list(dict.fromkeys(n.partition("::")[0] for n in nodes))[:test_runs.MAX_TEST_FILES]
     nodes = [n for n in dict.fromkeys(nodes) if n.partition("::")[0] in files]
     if not nodes:
@@ -588,7 +589,8 @@ def _file_launch(loaded, c: Chain, name: str, index: int | None, call: str | Non
     found, stopped, where, early = [x for x in loaded.launches if x.key == key], "", "its module-level code", False
     if call and test_runs.is_node(call):
         if not test_runs.available():
-            raise UsageError(f"--from {call}: running a test needs pytest, which is not installed here: pip install pytest")
+            raise UsageError(f"--from {call}: running a test needs pytest, which is not installed here: "
+                             f"pip install pytest")
         launches, stopped, early, _ = test_runs.run_tests(loaded, [call], loader.project_folder(loaded.where),
                                                           driver_context=_driver(resolved), target_key=target_key,
                                                           wanted=key, index=want)
