@@ -919,6 +919,8 @@ class _Env:
             return None
         if left.kind == "value" and right.kind == "value":
             a, b = left.value, right.value
+            if isinstance(node.op, ast.Add) and isinstance(a, tuple) and isinstance(b, tuple):
+                return _of(a + b, self.torch)          # a shape put together: `(2, 2) + normalized_shape`
             if isinstance(node.op, ast.Pow) and (abs(b) > 64 if isinstance(b, (int, float)) else True):
                 return None
             ops = {ast.Add: lambda: a + b, ast.Sub: lambda: a - b, ast.Mult: lambda: a * b, ast.Div: lambda: a / b,

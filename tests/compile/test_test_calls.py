@@ -672,3 +672,24 @@ def test_an_entry_that_calls_the_wrapper_by_a_name_a_package_re_exports_it_as():
         """).encode())])
     (call,) = tests.entries({"scale"}, "torch", set())
     assert call.entry.name == "to_scaled" and call.args["x"].dtype == "fp16" and call.args["s"].value == 0.5
+
+
+def test_a_shape_put_together_from_tuples_is_read(tmp_path):
+    # apex's openfold tests: `torch.randn((2, 2) + normalized_shape, device=device)`
+    write(tmp_path, "proj/__init__.py", "")
+    write(tmp_path, "proj/ops/__init__.py", "")
+    f = write(tmp_path, "proj/ops/norm.py", NORM)
+    write(tmp_path, "tests/test_norm.py", """
+        import torch
+
+        from proj.ops.norm import rms_norm
+
+
+        def test_rms():
+            normalized_shape = (768,)
+            x = torch.randn((6,) + normalized_shape, device="cuda")
+            rms_norm(x, torch.ones(normalized_shape, device="cuda"))
+    """)
+    out = ok("dump", f"{f}:_rms_kernel", "--store", str(tmp_path / "s"))
+    assert "called as its test calls it" in out
+    assert assumed_by_name(record(tmp_path / "s"))["rms_norm:x"]["spec"] == "*fp32:6x768"
