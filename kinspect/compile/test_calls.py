@@ -237,8 +237,8 @@ class Tests:
 def is_test_file(path) -> bool:
     """A file of the project's tests: `test_*.py`, `*_test.py`, `test.py`, `tests.py`, or in a `tests`
     or `test` folder."""
-    return path.name.startswith("test_") or path.name.endswith("_test.py") or path.name in ("test.py", "tests.py") or \
-        any(part in ("tests", "test") for part in path.parts[:-1])
+    return path.name.startswith("test_") or path.name.endswith("_test.py") or \
+        path.name in ("test.py", "tests.py") or any(part in ("tests", "test") for part in path.parts[:-1])
 
 
 def _code_names(tree: ast.Module | None) -> set:
@@ -343,7 +343,7 @@ def _node(path: str, fn, chain: list) -> str:
     """The pytest node of a test file's function `fn` (inside `chain`): its test function, under the
     classes it is in; the file, where the function is a helper."""
     classes = []
-    for i, n in enumerate(chain + [fn]):
+    for n in chain + [fn]:
         if isinstance(n, ast.ClassDef):
             classes.append(n.name)
             continue
