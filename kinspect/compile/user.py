@@ -159,6 +159,18 @@ def constexpr_text(value):
     return str(value)
 
 
+def _under(used, args: dict, given: dict, options: dict, declared: dict) -> tuple:
+    """(args, constexprs, grid, options) with a recorded launch's values under the ones given."""
+    l_args, l_constexprs = used.values()
+    return ({**l_args, **args}, {**l_constexprs, **given}, declared.get("grid", used.grid),
+            {**used.options, **options})
+
+
+def _target_key(resolved) -> str:
+    """What a loaded file and its recorded runs are kept under: the target, and whether offline."""
+    return f"{resolved.target}{' offline' if resolved.offline else ' device'}"
+
+
 @contextlib.contextmanager
 def _driver(resolved):
     """The target's driver, active while the file's code runs, and torch answering GPU questions
@@ -192,7 +204,7 @@ def load(text: str, cli_args: dict, cli_constexprs: dict, *, config: int | None 
         source = loader.shown(Path(source))
         text = f"{source}:{name}"
     loaded = loader.load(source, driver_context=_driver(resolved), offline=resolved.offline,
-                         target_key=f"{resolved.target}{' offline' if resolved.offline else ' device'}")
+                         target_key=_target_key(resolved))
     module = loaded.module
     obj = _kernel_object(module, name, source, loaded)
     c = chain(obj, name, f" in '{source}'")
@@ -211,10 +223,7 @@ def load(text: str, cli_args: dict, cli_constexprs: dict, *, config: int | None 
     if missing or launch is not None or from_:
         used, how = _file_launch(loaded, c, name, launch, from_, resolved)
         if used is not None:
-            l_args, l_constexprs = used.values()
-            args, given = {**l_args, **args}, {**l_constexprs, **given}
-            grid = declared.get("grid", used.grid)
-            options = {**used.options, **options}
+            args, given, grid, options = _under(used, args, given, options, declared)
             picked = {"launch_index": launch or 0, "from": from_}
             missing = _missing(c, args, given)
     assumed, guessed_float = (), ""
@@ -224,31 +233,23 @@ def load(text: str, cli_args: dict, cli_constexprs: dict, *, config: int | None 
         if why_not and used is None:
             how = f"{how}; {why_not}" if how else why_not
         note = f" ({why_not})" if why_not and used is not None else ""
+        if used is not None:
+            args, given, grid, options = _under(used, args, given, options, declared)
+            missing = _missing(c, args, given)
         if used is not None and isinstance(call, str):      # the launch one of its tests made, run
-            l_args, l_constexprs = used.values()
-            args, given = {**l_args, **args}, {**l_constexprs, **given}
-            grid = declared.get("grid", used.grid)
-            options = {**used.options, **options}
             picked = {"launch_index": 0, "from": call}
             at = f" ({used.at()})" if used.at() else ""
             how = (f"the project's test {call} ran, every launch recorded and none run, to its launch{at}: "
                    f"--from {call!r}{note}")
-            missing = _missing(c, args, given)
         elif used is not None:
-            l_args, l_constexprs = used.values()
-            args, given = {**l_args, **args}, {**l_constexprs, **given}
-            grid = declared.get("grid", used.grid)
-            options = {**used.options, **options}
             picked = {"launch_index": 0, "from": call.text()}
             made = f"as its test calls it ({call.test})" if call.test else "with made-up inputs"
             made += " and trained through (its backward launches the kernel)" if call.backward else ""
             what = f"{call.func} ({call.at}), which reaches it," if call.entry else \
                 f"wrapper {call.func}() ({call.at})"
-            how = f"the project's {what} called {made}: --from {call.text()!r}, recorded, not run"
-            how += note
+            how = f"the project's {what} called {made}: --from {call.text()!r}, recorded, not run{note}"
             assumed = tuple(_input_assumed(call))
             guessed_float = next((i.dtype for i in call.inputs if i.guessed and i.dtype in wrappers.FLOATS), "")
-            missing = _missing(c, args, given)
     if missing:
         from kinspect.compile.assume import assume
 
@@ -479,7 +480,7 @@ def _wrapper_launch(loaded, c: Chain, name: str, resolved, float_dtype: tuple | 
         for part in (whole, tries[len(whole):]):
             if part is not whole and not tested:
                 tested = True
-                used, node, ran = _test_launch(loaded, c, name, resolved, tests, tries)
+                used, node, ran = _test_launch(loaded, c, key, name, resolved, tests, tries)
                 if used is not None:
                     return used, node, ran
             used, call, why = _first_launch(loaded, part, key, name, resolved)
@@ -500,13 +501,12 @@ def _read_whole(call) -> bool:
     return bool(call.test) and not call.by_name and all(i.tested for i in call.inputs)
 
 
-def _test_launch(loaded, c: Chain, name: str, resolved, tests, tries: list):
+def _test_launch(loaded, c: Chain, key: tuple, name: str, resolved, tests, tries: list):
     """The kernel's launch by the project's tests, run (kinspect.compile.test_runs): those whose call
     of a wrapper `tries` follow, then the files that name the kernel's wrappers or the code that reaches
     them. (the FileLaunch, its test's node, what it passed over: "") or (None, None, why none did: ""
     where no test names it)."""
     from kinspect.compile import test_runs
-    from kinspect.compile.file_launches import kernel_key
 
     if not test_runs.available() or tests.root is None:
         return None, None, ""
@@ -521,10 +521,9 @@ def _test_launch(loaded, c: Chain, name: str, resolved, tests, tries: list):
     nodes = [n for n in dict.fromkeys(nodes) if n.partition("::")[0] in files]
     if not nodes:
         return None, None, ""
-    target_key = f"{resolved.target}{' offline' if resolved.offline else ' device'}"
-    ran = test_runs.run_tests(loaded, nodes, tests.root, driver_context=_driver(resolved), target_key=target_key,
-                              wanted=kernel_key(c.jit))
-    found = [x for x in ran.launches if x.key == kernel_key(c.jit)]
+    ran = test_runs.run_tests(loaded, nodes, tests.root, driver_context=_driver(resolved),
+                              target_key=_target_key(resolved), wanted=key)
+    found = [x for x in ran.launches if x.key == key]
     if found:
         return found[0], found[0].where.removeprefix("the test "), ran.stopped
     return None, None, f"the project's tests ({', '.join(files)}), run, did not launch it: {ran.stopped}"
@@ -544,7 +543,7 @@ def _first_launch(loaded, tries: list, key, name: str, resolved):
     repaired to pass the wrapper's own checks; else (None, None, where the first stopped)."""
     from kinspect.compile import loader, wrappers
 
-    target_key = f"{resolved.target}{' offline' if resolved.offline else ' device'}"
+    target_key = _target_key(resolved)
     first = ""
     for call in tries:
         for _ in range(MAX_REPAIRS + 1):
@@ -585,7 +584,7 @@ def _file_launch(loaded, c: Chain, name: str, index: int | None, call: str | Non
 
     key = kernel_key(c.jit)
     want = index or 0
-    target_key = f"{resolved.target}{' offline' if resolved.offline else ' device'}"
+    target_key = _target_key(resolved)
     found, stopped, where, early = [x for x in loaded.launches if x.key == key], "", "its module-level code", False
     if call and test_runs.is_node(call):
         if not test_runs.available():
