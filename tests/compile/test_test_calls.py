@@ -92,13 +92,17 @@ JAGGED_TEST = """
 """
 
 
-def project(tmp_path: Path) -> Path:
+def norm_project(tmp_path: Path, test: str) -> Path:
+    """The package proj.ops.norm (NORM), with `test` as its tests/test_norm.py: the kernel's file."""
     write(tmp_path, "proj/__init__.py", "")
     write(tmp_path, "proj/ops/__init__.py", "")
-    write(tmp_path, "proj/ops/norm.py", NORM)
-    write(tmp_path, "tests/test_norm.py", NORM_TEST)
+    write(tmp_path, "tests/test_norm.py", test)
+    return write(tmp_path, "proj/ops/norm.py", NORM)
+
+
+def project(tmp_path: Path) -> Path:
     write(tmp_path, "tests/test_jagged.py", JAGGED_TEST)
-    return tmp_path / "proj/ops/norm.py"
+    return norm_project(tmp_path, NORM_TEST)
 
 
 def test_the_wrapper_is_called_as_the_test_calls_it(tmp_path):
@@ -129,10 +133,7 @@ def test_offsets_torch_cumsum_builds_are_int64(tmp_path):
 
 def test_an_argument_it_cannot_read_still_gives_its_dtype(tmp_path):
     # `model(x)` cannot be rebuilt: that input is made up, of the dtype its expression names
-    write(tmp_path, "proj/__init__.py", "")
-    write(tmp_path, "proj/ops/__init__.py", "")
-    f = write(tmp_path, "proj/ops/norm.py", NORM)
-    write(tmp_path, "tests/test_norm.py", """
+    f = norm_project(tmp_path, """
         import torch
         from proj.ops.norm import rms_norm
 
@@ -676,10 +677,7 @@ def test_an_entry_that_calls_the_wrapper_by_a_name_a_package_re_exports_it_as():
 
 def test_a_shape_put_together_from_tuples_is_read(tmp_path):
     # apex's openfold tests: `torch.randn((2, 2) + normalized_shape, device=device)`
-    write(tmp_path, "proj/__init__.py", "")
-    write(tmp_path, "proj/ops/__init__.py", "")
-    f = write(tmp_path, "proj/ops/norm.py", NORM)
-    write(tmp_path, "tests/test_norm.py", """
+    f = norm_project(tmp_path, """
         import torch
 
         from proj.ops.norm import rms_norm

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from kinspect.compile import test_runs
 from tests.compile.test_launch_values import assumed_by_name, ok, record, write
-from tests.compile.test_test_calls import NORM
+from tests.compile.test_test_calls import NORM, norm_project
 
 # cute-kernels' style: a unittest class whose cases the project decodes at run time, the function
 # under test a loop variable, the inputs made by a helper method
@@ -43,10 +43,7 @@ UNREADABLE_TEST = """
 
 
 def project(tmp_path: Path, test: str = UNREADABLE_TEST) -> Path:
-    write(tmp_path, "proj/__init__.py", "")
-    write(tmp_path, "proj/ops/__init__.py", "")
-    write(tmp_path, "tests/test_norm.py", test)
-    return write(tmp_path, "proj/ops/norm.py", NORM)
+    return norm_project(tmp_path, test)
 
 
 def test_the_test_is_run_to_the_kernels_launch(tmp_path):
@@ -253,3 +250,4 @@ def test_a_test_file_that_launches_at_import_is_named_as_the_file(tmp_path):
     out = ok("dump", f"{f}:_rms_kernel", "--store", str(tmp_path / "s"))
     assert "the project's test tests/test_norm.py ran" in out and "--from 'tests/test_norm.py'" in out
     assert record(tmp_path / "s")["constexprs"]["BLOCK_N"] == 1024
+
