@@ -156,7 +156,8 @@ def run_tests(loaded: LoadedFile, nodes: list[str], root: Path, *, driver_contex
     recorder = FileLaunchRecorder(str(loaded.where.file), str(loaded.where.root), where="the tests")
     recorder.wanted, recorder.index = wanted, index
     plugin = _Plugin(recorder, time.monotonic() + TEST_BUDGET_S)
-    args = [_path(n, root) for n in nodes] + [
+    paths = {n: _path(n, root) for n in nodes}    # from the current folder, before the run moves it
+    args = list(paths.values()) + [
         f"--rootdir={root}", "-q", "-s", "--tb=line", "--assert=plain", "-p", "no:cacheprovider",
         "-p", "no:faulthandler", "-o", "addopts=", "--continue-on-collection-errors", "--no-header", "-W", "ignore"]
     stopped = ""
@@ -172,7 +173,7 @@ def run_tests(loaded: LoadedFile, nodes: list[str], root: Path, *, driver_contex
                     # a conftest.py that fails to import: pytest says so and runs nothing
                     plugin.errors.insert(0, f"pytest could not start: {_last_line(said.getvalue())}")
                 if not recorder.stopped:
-                    _main_blocks(nodes, root, recorder, plugin)
+                    _main_blocks(paths, recorder, plugin)
         except Enough:
             pass
         except (Exception, SystemExit, TimeUp, light.InitNeeded) as e:
@@ -194,15 +195,16 @@ def run_tests(loaded: LoadedFile, nodes: list[str], root: Path, *, driver_contex
     return _RUNS[key]
 
 
-def _main_blocks(nodes: list[str], root: Path, recorder: FileLaunchRecorder, plugin: _Plugin) -> None:
-    """Run the `__main__` block of each test file of `nodes` that has one, as `python FILE` would (its
-    folder first on sys.path): a test written as a script (`def main(): ...` and no test function)."""
+def _main_blocks(paths: dict, recorder: FileLaunchRecorder, plugin: _Plugin) -> None:
+    """Run the `__main__` block of each test file of `paths` (node -> its path, as pytest was given it)
+    that has one, as `python FILE` would (its folder first on sys.path): a test written as a script
+    (`def main(): ...` and no test function)."""
     import runpy
 
-    for node in nodes:
+    for node, given in paths.items():
         if "::" in node:
             continue
-        path = Path(_path(node, root))
+        path = Path(given)
         if main_block(path) is None:
             continue
         recorder.where = f"the test {node}"

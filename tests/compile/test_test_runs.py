@@ -251,3 +251,11 @@ def test_a_test_file_that_launches_at_import_is_named_as_the_file(tmp_path):
     assert "the project's test tests/test_norm.py ran" in out and "--from 'tests/test_norm.py'" in out
     assert record(tmp_path / "s")["constexprs"]["BLOCK_N"] == 1024
 
+
+def test_a_script_named_from_another_folder_runs_its_main_block(tmp_path, monkeypatch):
+    # `--from test_norm.py` typed in tests/: the file pytest is given is the one whose __main__ runs
+    f = project(tmp_path, SCRIPT_TEST)
+    monkeypatch.chdir(tmp_path / "tests")
+    out = ok("dump", f"{f}:_rms_kernel", "--from", "test_norm.py", "--store", str(tmp_path / "s"))
+    assert "by the test test_norm.py" in out
+    assert record(tmp_path / "s")["constexprs"]["BLOCK_N"] == 1024
