@@ -259,3 +259,31 @@ def test_a_script_named_from_another_folder_runs_its_main_block(tmp_path, monkey
     out = ok("dump", f"{f}:_rms_kernel", "--from", "test_norm.py", "--store", str(tmp_path / "s"))
     assert "by the test test_norm.py" in out
     assert record(tmp_path / "s")["constexprs"]["BLOCK_N"] == 1024
+
+
+# a benchmark script in the style of Triton's tutorials: the only call goes through
+# triton.testing.do_bench, which asks the active driver for its device interface before calling
+BENCH_TEST = """
+    import json
+
+    import torch
+    import triton
+
+    from proj.ops.norm import rms_norm
+
+
+    def test_speed():
+        for rows, n in json.loads("[[8, 768]]"):
+            x = torch.randn(rows, n, dtype=torch.float16, device="cuda")
+            w = torch.ones(n, dtype=torch.float16, device="cuda")
+            ms = triton.testing.do_bench(lambda: rms_norm(x, w))
+            assert ms > 0
+"""
+
+
+def test_a_launch_inside_do_bench_is_recorded(tmp_path):
+    f = project(tmp_path, BENCH_TEST)
+    out = ok("dump", f"{f}:_rms_kernel", "--store", str(tmp_path / "s"))
+    assert "the project's test tests/test_norm.py::test_speed ran" in out
+    rec = record(tmp_path / "s")
+    assert rec["constexprs"]["BLOCK_N"] == 1024 and rec["signature"]["x_ptr"] == "*fp16"
