@@ -31,7 +31,7 @@ def list_variants(path: str | Path | None = None) -> Listing:
 
 def resolve_variants(items, *, target=None, constexprs=None, args=None, num_warps=None, num_stages=None,
                      size=None, out_dir: str | Path = DEFAULT_OUT, config: int | None = None, launch: int | None = None,
-                     from_: str | None = None) -> list[Variant]:
+                     from_: str | None = None, run_tests: bool = True) -> list[Variant]:
     """Variants named on a command line: folders and stage files as they are; kernels (shipped or
     file.py:name) compiled as `dump` does. No items: ./kinspect-out if present, else the Triton cache."""
     from kinspect.files import sources
@@ -53,7 +53,7 @@ def resolve_variants(items, *, target=None, constexprs=None, args=None, num_warp
         else:
             variants.append(dump(item, target=target, constexprs=constexprs, args=args, num_warps=num_warps,
                                  num_stages=num_stages, size=size, out_dir=out_dir, config=config, launch=launch,
-                                 from_=from_).variant)
+                                 from_=from_, run_tests=run_tests).variant)
     return variants
 
 

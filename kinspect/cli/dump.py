@@ -26,8 +26,8 @@ from kinspect.cli.output import echo, print_passes, print_stage
                    "(MLIR_ENABLE_TIMING, MLIR_ENABLE_DUMP), in the variant's passes/ folder.")
 @retarget_option
 @store_option()
-def dump(kernel, target, constexprs, args, num_warps, num_stages, config, launch, from_, size, stage, passes, retarget,
-         out_dir):
+def dump(kernel, target, constexprs, args, num_warps, num_stages, config, launch, from_, run_tests, size, stage, passes,
+         retarget, out_dir):
     """Compile KERNEL and store every stage of that variant.
 
     KERNEL is a shipped kernel (kinspect ls --kernels), path/to/file.py:kernel_name, or
@@ -45,7 +45,7 @@ def dump(kernel, target, constexprs, args, num_warps, num_stages, config, launch
     precheck.kernel(kernel, consts, args=parsed_args)
     result = api.dump(kernel, target=target, constexprs=consts, args=parsed_args,
                       num_warps=num_warps, num_stages=num_stages, size=size, out_dir=out_dir, retarget=retarget,
-                      config=config, launch=launch, from_=from_)
+                      config=config, launch=launch, from_=from_, run_tests=run_tests)
     if stage:
         return print_stage(result.variant, stage)
     echo(summary(result.variant, label=result.label, target_note=result.target_note))

@@ -94,6 +94,10 @@ def launch_options(f):
                      help="Take the example values from the launch that calling FUNC in the kernel's file makes "
                           "(`main`, or a call such as 'test_op(4096)'), or that running a test of the project makes "
                           "(a pytest node, 'tests/test_op.py::test_op[fp16]', or a test file); recorded, never run.")(f)
+    f = click.option("--no-tests", "run_tests", is_flag=True, flag_value=False, default=True,
+                     help="Read the project's tests for the wrapper calls they make, but never run them (by default, "
+                          "where no test's text gives a whole call, they run in this process until the kernel's "
+                          "first launch, which is recorded and not run).")(f)
     return click.option("--launch", "launch", type=click.IntRange(min=0), default=None, metavar="N",
                         help="Use the file's launch number N of the kernel (0: the first; module-level code, then "
                              "its __main__ block, or --from FUNC).")(f)

@@ -49,7 +49,8 @@ from kinspect.cli.output import echo_report
 @retarget_option
 @executor_options
 @store_option(help="Store for kernels compiled here.")
-def vec_report(targets, target, constexprs, args, num_warps, num_stages, config, launch, from_, as_json, show_lines,
+def vec_report(targets, target, constexprs, args, num_warps, num_stages, config, launch, from_, run_tests, as_json,
+               show_lines,
                top, every, names, jobs, tune_top, tune_trials, tune_budget, counters, rank, device, retarget, out_dir):
     """Vector, matrix and register use of each variant, with verdicts tied to source lines.
 
@@ -62,7 +63,8 @@ def vec_report(targets, target, constexprs, args, num_warps, num_stages, config,
     from kinspect.compile.args import parse_args, parse_constexprs
 
     kwargs = dict(target=target, constexprs=parse_constexprs(constexprs), args=parse_args(args), num_warps=num_warps,
-                  num_stages=num_stages, out_dir=out_dir, config=config, launch=launch, from_=from_)
+                  num_stages=num_stages, out_dir=out_dir, config=config, launch=launch, from_=from_,
+                  run_tests=run_tests)
     from kinspect.cli import precheck
 
     precheck.target(target)

@@ -23,7 +23,7 @@ class DumpResult:
 def dump(kernel: str, *, target: str | None = None, constexprs: dict | None = None, args: dict | None = None,
          num_warps: int | None = None, num_stages: int | None = None, size: str | None = None,
          out_dir: str | Path = DEFAULT_OUT, retarget=(), config: int | None = None, launch: int | None = None,
-         from_: str | None = None, reuse: bool = False) -> DumpResult:
+         from_: str | None = None, reuse: bool = False, run_tests: bool = True) -> DumpResult:
     """Compile one variant of a shipped kernel (`fused_mm_softmax`) or a user kernel
     (`path/file.py:name`, `pkg.mod:name`) for a target and store every stage; with `retarget` CPU
     specs, the variant's LLVM IR compiled for those CPUs is stored beside them as `asm@<cpu>`
@@ -31,7 +31,8 @@ def dump(kernel: str, *, target: str | None = None, constexprs: dict | None = No
     first that prune_configs_by keeps); its example values from the file's launch number `launch`
     (in the code `from_` names, else module-level code, else its __main__ block) where nothing else
     gives them, else assumed from the kernel's code. With `reuse`, a variant the store holds from the
-    same request is returned as stored (kinspect.compile.variant.compile_variant)."""
+    same request is returned as stored (kinspect.compile.variant.compile_variant). `run_tests` False:
+    the project's tests are read, never run (kinspect.compile.test_runs)."""
     from kinspect.compile.variant import compile_variant
     from kinspect.compile.targets import resolve
     from kinspect.compile.user import is_user_kernel, load
@@ -52,7 +53,8 @@ def dump(kernel: str, *, target: str | None = None, constexprs: dict | None = No
                 "options": {**u.options, **given}, "extra": {"user": u.record(kernel, args or {}, constexprs, config)}}
 
     if is_user_kernel(kernel):
-        uk = load(kernel, args or {}, constexprs, config=config, resolved=resolved, launch=launch, from_=from_)
+        uk = load(kernel, args or {}, constexprs, config=config, resolved=resolved, launch=launch, from_=from_,
+                  run_tests=run_tests)
         job = user_job(uk)
     else:
         if launch is not None or from_:
@@ -77,7 +79,7 @@ def dump(kernel: str, *, target: str | None = None, constexprs: dict | None = No
             for alt in _other_floats(uk):
                 try:
                     again = load(kernel, args or {}, constexprs, config=config, resolved=resolved, launch=launch,
-                                 from_=from_, float_dtype=(alt, f"the made-up {uk.guessed_float} inputs failed to "
+                                 from_=from_, run_tests=run_tests, float_dtype=(alt, f"the made-up {uk.guessed_float} inputs failed to "
                                                                 f"compile", True))
                 except (UsageError, CompileError):
                     continue

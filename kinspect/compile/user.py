@@ -186,7 +186,8 @@ def _driver(resolved):
 
 
 def load(text: str, cli_args: dict, cli_constexprs: dict, *, config: int | None = None, resolved=None,
-         launch: int | None = None, from_: str | None = None, float_dtype: tuple | None = None) -> UserKernel:
+         launch: int | None = None, from_: str | None = None, float_dtype: tuple | None = None,
+         run_tests: bool = True) -> UserKernel:
     """The kernel `text` names, with its example arguments and constexprs as it will be compiled.
     `resolved` is the target (kinspect.compile.targets.Resolved; default: the device, else
     cuda:90 offline): the file is imported with its driver active, and prune_configs_by and
@@ -194,7 +195,8 @@ def load(text: str, cli_args: dict, cli_constexprs: dict, *, config: int | None 
     `launch` (default 0; in the code `from_` names, else at module level, else in its __main__
     block), else from the kernel's code. `float_dtype` (the type, why, and True to take the place
     of the kernel code's guesses too): the float type of a wrapper's made-up inputs that nothing
-    else types, in place of the project's."""
+    else types, in place of the project's. `run_tests` False: the project's tests are read for their
+    calls, never run."""
     from kinspect.compile import loader, wrappers
     from kinspect.compile.targets import resolve
 
@@ -229,7 +231,7 @@ def load(text: str, cli_args: dict, cli_constexprs: dict, *, config: int | None 
     assumed, guessed_float = (), ""
     if missing and launch is None and not from_:
         # no launch of the file gives them: the project's own wrapper, called with made-up inputs
-        used, call, why_not = _wrapper_launch(loaded, c, name, resolved, float_dtype)
+        used, call, why_not = _wrapper_launch(loaded, c, name, resolved, float_dtype, run_tests)
         if why_not and used is None:
             how = f"{how}; {why_not}" if how else why_not
         note = f" ({why_not})" if why_not and used is not None else ""
@@ -450,7 +452,7 @@ MAX_WRAPPER_TRIES = 12
 MAX_REPAIRS = 8
 
 
-def _wrapper_launch(loaded, c: Chain, name: str, resolved, float_dtype: tuple | None = None):
+def _wrapper_launch(loaded, c: Chain, name: str, resolved, float_dtype: tuple | None = None, run_tests: bool = True):
     """The kernel's launch by a wrapper called with made-up inputs (kinspect.compile.wrappers): one
     of its file, else one of the modules of its package that name it (loader.neighbours). (the
     FileLaunch, the Call, "") of the first call that reaches it, or (None, None, why none did: ""
@@ -478,7 +480,7 @@ def _wrapper_launch(loaded, c: Chain, name: str, resolved, float_dtype: tuple | 
         # then the calls read in part or made up
         whole = list(itertools.takewhile(_read_whole, tries))
         for part in (whole, tries[len(whole):]):
-            if part is not whole and not tested:
+            if part is not whole and not tested and run_tests:
                 tested = True
                 used, node, ran = _test_launch(loaded, c, key, name, resolved, tests, tries)
                 if used is not None:

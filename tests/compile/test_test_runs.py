@@ -287,3 +287,13 @@ def test_a_launch_inside_do_bench_is_recorded(tmp_path):
     assert "the project's test tests/test_norm.py::test_speed ran" in out
     rec = record(tmp_path / "s")
     assert rec["constexprs"]["BLOCK_N"] == 1024 and rec["signature"]["x_ptr"] == "*fp16"
+
+
+def test_no_tests_reads_the_tests_and_runs_none(tmp_path):
+    # the same unreadable test: with --no-tests it is never run, so the wrapper's inputs are made up
+    f = project(tmp_path)
+    out = ok("dump", f"{f}:_rms_kernel", "--no-tests", "--store", str(tmp_path / "s"))
+    assert "ran, every launch recorded" not in out and "run, did not launch it" not in out
+    rec = record(tmp_path / "s")
+    assert rec["user"]["from"] != "tests/test_norm.py::TestNorm::test_rms"
+    assert [a for a in assumed_by_name(rec).values() if a["kind"] in ("input", "tested")]
