@@ -22,7 +22,11 @@ Both stored records are read (signature, constexprs) and compared per parameter 
 - `address`: a scalar the project passes as a 64-bit integer (`data_ptr()`), right only as i64;
 - `constexpr`: the value.
 Then `kinspect vec-report --json` on both variants: whether their verdicts differ (the set of
-verdict lines, level and text). A kernel whose truth run fails is listed and not scored.
+verdict lines, level and text), and each load and dot verdict checked against the variant's own
+TTGIR and SASS by the readers of benchmarks/verdicts_vs_ir.py (independent of kinspect's parsers):
+the `IR contradicts` column counts the verdicts that IR contradicts (and 32-bit async copies with no
+narrow-load verdict), with kinspect's values / with the project's. A kernel whose truth run fails is
+listed and not scored.
 Prints per project and per kind: right / compared, and the zero-flag compile rate.
 
 A project's test often runs one call under several parametrized dtypes (`@pytest.mark.parametrize("dtype",
@@ -69,23 +73,39 @@ def _record(store: Path) -> dict | None:
     return json.loads(found[0].read_text()) if found else None
 
 
-def _verdicts(kinspect: list[str], store: Path, cwd: str) -> list | None:
+def _verdicts(kinspect: list[str], store: Path, cwd: str) -> tuple[list | None, list]:
+    """(the variant's verdicts as compared: (line, level, text) with kinspect's labels of its guesses
+    left out, or None where vec-report failed; what its TTGIR and SASS contradict of them)."""
     folder = next(iter(sorted(store.glob("*/*/record.json"))), None)
     if folder is None:
-        return None
+        return None, []
     rc, out, _, _ = _run(kinspect + ["vec-report", str(folder.parent), "--json"], cwd)
     if rc != 0:
-        return None
+        return None, []
     try:
         data = json.loads(out)
     except ValueError:
-        return None
+        return None, []
     first = data[0] if isinstance(data, list) and data else data
+    contradicted = _against_ir(first.get("verdicts", ()), folder.parent)
     # what the verdicts say of the code: kinspect's labels of its own guesses left out (the "on the
     # assumed ...:" prefix, the made-up-inputs line), so that only a different finding counts
     said = {(v.get("line"), v.get("level"), ASSUMED_PREFIX_RE.sub("", v.get("text") or ""))
             for v in first.get("verdicts", ()) if not (v.get("text") or "").startswith(MADE_UP)}
-    return sorted(said, key=lambda t: (t[0] or 0, t[1] or "", t[2] or ""))
+    return sorted(said, key=lambda t: (t[0] or 0, t[1] or "", t[2] or "")), contradicted
+
+
+def _against_ir(verdicts, folder: Path) -> list:
+    """The verdicts checked against the variant's TTGIR and SASS and what of them that IR contradicts
+    (verdicts_vs_ir.check's cases), as [case, count] pairs."""
+    from verdicts_vs_ir import check, ttgir_facts     # this script's sibling: python puts its folder on sys.path
+
+    ttgir, sass = next(folder.glob("*.ttgir"), None), next(folder.glob("*.sass"), None)
+    if ttgir is None:
+        return []
+    counts = check([{"text": v.get("text") or "", "line": v.get("line")} for v in verdicts],
+                   ttgir_facts(ttgir.read_text()), sass.read_text() if sass else "")
+    return sorted([k, n] for k, n in counts.items() if n and not k.endswith("seen"))
 
 
 def one(entry: dict, corpus: Path, kinspect: list[str]) -> dict:
@@ -112,9 +132,10 @@ def one(entry: dict, corpus: Path, kinspect: list[str]) -> dict:
                 out["compare_nearest"], out["nearest"] = rows, call
         out["truth_assumed"] = _assumed_names(t) if t else []
         if z and t:
-            vz, vt = _verdicts(kinspect, zero, tmp), _verdicts(kinspect, truth, tmp)
+            (vz, iz), (vt, it) = _verdicts(kinspect, zero, tmp), _verdicts(kinspect, truth, tmp)
             out["verdicts_differ"] = None if vz is None or vt is None else vz != vt
             out["verdicts_zero"], out["verdicts_truth"] = vz, vt
+            out["ir_zero"], out["ir_truth"] = iz, it
     return out
 
 
@@ -205,7 +226,7 @@ def tables(results: list[dict]) -> str:
     for r in results:
         by_project[r["project"]].append(r)
     head = (f"{'project':<14} {'kernels':>7} {'no flags':>8} {'truth':>5} " +
-            " ".join(f"{k:>11}" for k in KINDS) + f" {'all':>9} {'verdicts differ':>15}")
+            " ".join(f"{k:>11}" for k in KINDS) + f" {'all':>9} {'verdicts differ':>15} {'IR contradicts':>14}")
     lines.append(head)
     totals = defaultdict(lambda: [0, 0])
     summary = {"kernels": 0, "compiled": 0, "truth": 0, "differ": 0, "scored": 0}
@@ -223,11 +244,14 @@ def tables(results: list[dict]) -> str:
         right = sum(v[0] for v in counts.values())
         total = sum(v[1] for v in counts.values())
         cells = " ".join(f"{counts[k][0]:>5}/{counts[k][1]:<5}" for k in KINDS)
+        ir_zero, ir_truth = _ir_bad(scored, "ir_zero"), _ir_bad(scored, "ir_truth")
         lines.append(f"{project:<14} {len(rows):>7} {compiled:>8} {truth:>5} {cells} {right:>4}/{total:<4} "
-                     f"{differ:>6}/{len(scored):<8}")
+                     f"{differ:>6}/{len(scored):<8} {ir_zero:>6}/{ir_truth:<7}")
         if project == "all":
             totals, summary = counts, {"kernels": len(rows), "compiled": compiled, "truth": truth, "differ": differ,
-                                       "scored": len(scored), "right": right, "total": total}
+                                       "scored": len(scored), "right": right, "total": total,
+                                       "ir_zero": ir_zero, "ir_truth": ir_truth,
+                                       "ir_checked": _ir_bad(scored, "ir_zero", True) + _ir_bad(scored, "ir_truth", True)}
     pct = (lambda a, b: f"{100 * a / b:.0f}%" if b else "-")
     nearest = defaultdict(lambda: [0, 0])
     for r in results:
@@ -239,13 +263,20 @@ def tables(results: list[dict]) -> str:
                  f"({pct(summary['compiled'], summary['kernels'])}); values right: {summary['right']}/"
                  f"{summary['total']} ({pct(summary['right'], summary['total'])}); " +
                  "; ".join(f"{k} {totals[k][0]}/{totals[k][1]} ({pct(*totals[k])})" for k in KINDS) +
-                 f"; verdicts differ in {summary['differ']}/{summary['scored']} kernels")
+                 f"; verdicts differ in {summary['differ']}/{summary['scored']} kernels; verdicts the IR contradicts: "
+                 f"{summary['ir_zero']} with kinspect's values, {summary['ir_truth']} with the project's "
+                 f"(of {summary['ir_checked']} load and dot verdicts checked)")
     if also:
         n_right, n_all = sum(v[0] for v in nearest.values()), sum(v[1] for v in nearest.values())
         lines.append(f"against the nearest of the project's launches ({also} kernels list the same test's other "
                      f"calls): values right {n_right}/{n_all} ({pct(n_right, n_all)}); " +
                      "; ".join(f"{k} {nearest[k][0]}/{nearest[k][1]} ({pct(*nearest[k])})" for k in KINDS))
     return "\n".join(lines)
+
+
+def _ir_bad(rows: list[dict], key: str, checked: bool = False) -> int:
+    """The verdicts the IR contradicts (or, `checked`, that were checked against it) in `rows`."""
+    return sum(n for r in rows for case, n in r.get(key) or () if case.endswith("checked") == checked)
 
 
 def details(results: list[dict]) -> str:
@@ -264,6 +295,10 @@ def details(results: list[dict]) -> str:
                 out.append(f"    verdict only with kinspect's values: {v[2][:130]}")
             for v in only_t[:3]:
                 out.append(f"    verdict only with the project's:     {v[2][:130]}")
+        for key, whose in (("ir_zero", "kinspect's values"), ("ir_truth", "the project's")):
+            for case, n in r.get(key) or ():
+                if not case.endswith("checked"):
+                    out.append(f"    IR contradicts ({whose}): {case}: {n}")
     return "\n".join(out)
 
 
