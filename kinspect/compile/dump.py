@@ -50,7 +50,8 @@ def dump(kernel: str, *, target: str | None = None, constexprs: dict | None = No
         """What compile_variant takes for a user kernel: its values, its options under the given
         ones, and what the variant records of it (Variant.user)."""
         return {"fn": u.fn, "args": u.args, "constexprs": u.constexprs, "grid": u.grid, "group": u.name,
-                "options": {**u.options, **given}, "extra": {"user": u.record(kernel, args or {}, constexprs, config)}}
+                "options": {**u.options, **given}, "extra": {"user": u.record(kernel, args or {}, constexprs, config)},
+                "env": u.env}
 
     if is_user_kernel(kernel):
         uk = load(kernel, args or {}, constexprs, config=config, resolved=resolved, launch=launch, from_=from_,

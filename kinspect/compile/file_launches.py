@@ -29,6 +29,14 @@ OPTION_NAMES = ("num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fus
                 "launch_pdl", "debug", "sanitize_overflow", "instrumentation_mode", "matrix_instr_nonkdim",
                 "waves_per_eu", "kpack", "ir_override")
 MAX_RECORDED = 256       # a file that launches more than this while loading is stopped there
+# Triton's settings from the environment that change what a kernel compiles to (triton.knobs), read at
+# compile time: a project's code or test that sets one (apex's `setUp` sets
+# TRITON_ALLOW_NON_CONSTEXPR_GLOBALS=1, without which its kernel does not compile) has its launch
+# compiled under it
+COMPILE_KNOBS = ("TRITON_ALLOW_NON_CONSTEXPR_GLOBALS", "TRITON_F32_DEFAULT", "TRITON_DEFAULT_FP_FUSION",
+                 "TRITON_FORCE_DISABLE_FP_FUSION", "TRITON_DISABLE_LINE_INFO", "TRITON_HIP_USE_BLOCK_PINGPONG",
+                 "TRITON_HIP_USE_IN_THREAD_TRANSPOSE", "TRITON_HIP_USE_ASYNC_COPY", "TRITON_HIP_USE_COEXEC_SCHEDULER",
+                 "TRITON_HIP_USE_EXPERT_SCHEDULING")
 
 
 @dataclass(frozen=True)
@@ -89,6 +97,7 @@ class FileLaunch:
     constexprs: dict = field(default_factory=dict)  # constexprs the launch passed
     options: dict = field(default_factory=dict)     # num_warps, num_stages, ... the launch passed
     grid: object = (1,)
+    env: dict = field(default_factory=dict)         # COMPILE_KNOBS the code had set differently at the launch
 
     def values(self) -> tuple[dict, dict]:
         """(runtime arguments, constexprs) with the tensors made again."""
@@ -113,6 +122,26 @@ def kernel_key(obj) -> tuple:
     if code is None:
         return (getattr(fn, "__name__", ""),)
     return (os.path.realpath(code.co_filename), code.co_firstlineno, fn.__name__)
+
+
+def compile_knobs() -> dict:
+    """The COMPILE_KNOBS the environment sets now."""
+    return {k: os.environ[k] for k in COMPILE_KNOBS if k in os.environ}
+
+
+@contextlib.contextmanager
+def knobs_set(env: dict):
+    """The block runs with `env` (COMPILE_KNOBS) set in the environment; what was there is put back."""
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 class Enough(BaseException):
@@ -145,6 +174,7 @@ class FileLaunchRecorder:
         self.wanted = None
         self.index = 0
         self.stopped = False
+        self.knobs = compile_knobs()
 
     def record(self, obj, args: tuple, kwargs: dict) -> None:
         from kinspect.compile.autotune import chain
@@ -172,7 +202,8 @@ class FileLaunchRecorder:
             constexprs={k: v for k, v in values.items() if k in constexprs},
             options={k: v for k, v in kwargs.items() if k not in params and k in OPTION_NAMES},
             grid=grid if callable(grid) else tuple(stand_in(g) for g in (grid if isinstance(grid, (tuple, list))
-                                                                          else (grid,))))
+                                                                          else (grid,))),
+            env={k: v for k, v in compile_knobs().items() if self.knobs.get(k) != v})
         self.launches.append(launch)
         if self.wanted is not None and self.wanted == launch.key and \
                 sum(1 for x in self.launches if x.key == launch.key) > self.index:

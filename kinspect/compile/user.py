@@ -67,6 +67,7 @@ class UserKernel:
     picked: dict = field(default_factory=dict)   # how the launch was picked: {"launch": N, "from": FUNC}
     undefined: dict = field(default_factory=dict)   # names whose definition failed in a definitions-only load
     guessed_float: str = ""    # the float type a wrapper's made-up inputs have that only a guess gave
+    env: dict = field(default_factory=dict)     # Triton's compile settings the launch's code set (file_launches.COMPILE_KNOBS)
 
     def cause(self, error: str) -> str:
         """Where a NameError in the compile began: `'x' is undefined: its definition failed (line 4:
@@ -261,6 +262,10 @@ def load(text: str, cli_args: dict, cli_constexprs: dict, *, config: int | None 
         for a in kernel_assumed:
             (given if a.constexpr else args)[a.name] = a.value
         assumed += kernel_assumed
+    env = dict(used.env) if used is not None else {}
+    if env:
+        said = ", ".join(f"{k}={v}" for k, v in sorted(env.items()))
+        how = f"{how}; compiled with {said}, as the project's code had set it at that launch"
     inputs, read = _heuristic_inputs(c, args, given)
     assumed += read
     with _driver(resolved):
@@ -277,7 +282,7 @@ def load(text: str, cli_args: dict, cli_constexprs: dict, *, config: int | None 
                       grid=grid if callable(grid) else tuple(grid), options=options, bench=bench,
                       wrapper=obj if c.wrappers else None, tuning=tuning, loaded=loaded.how, declared=bool(declared),
                       given=given, launch=how, assumed=assumed, picked=picked, undefined=dict(loaded.undefined),
-                      guessed_float=guessed_float)
+                      guessed_float=guessed_float, env=env)
 
 
 def configs_to_sweep(text: str, target: str | None, constexprs: dict, args: dict, only: list[int] | None) -> list:

@@ -17,11 +17,22 @@ REUSED_NOTE = "reused from the store: its JIT times are those of its own compile
 
 def compile_variant(fn, *, args: dict, constexprs: dict, grid, resolved: Resolved, out_dir: str | Path,
                     group: str, options: dict | None = None, extra: dict | None = None,
-                    reuse: bool = False) -> Variant:
+                    reuse: bool = False, env: dict | None = None) -> Variant:
     """Compile one variant and store it; returns the stored Variant, with `extra` (how a user
     kernel was loaded, its autotune config) added to its record. With `reuse`, a variant the store
     holds from the same request (request_key) is returned as stored, its JIT times those of its
-    own compile: a sweep run twice, or `report` after `diff`, shows the same figures."""
+    own compile: a sweep run twice, or `report` after `diff`, shows the same figures. `env`: Triton's
+    compile settings to set in the environment for this compile (file_launches.COMPILE_KNOBS), as the
+    launch's own code had them."""
+    from kinspect.compile.file_launches import knobs_set
+
+    with knobs_set(env or {}):
+        return _compile(fn, args=args, constexprs=constexprs, grid=grid, resolved=resolved, out_dir=out_dir,
+                        group=group, options=options, extra=extra, reuse=reuse)
+
+
+def _compile(fn, *, args: dict, constexprs: dict, grid, resolved: Resolved, out_dir: str | Path, group: str,
+             options: dict | None, extra: dict | None, reuse: bool) -> Variant:
     from kinspect.compile.driver import compile_only, fresh_binders
     from kinspect.hooks.record import finish
     from kinspect.hooks.session import recording

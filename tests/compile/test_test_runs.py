@@ -297,3 +297,66 @@ def test_no_tests_reads_the_tests_and_runs_none(tmp_path):
     rec = record(tmp_path / "s")
     assert rec["user"]["from"] != "tests/test_norm.py::TestNorm::test_rms"
     assert [a for a in assumed_by_name(rec).values() if a["kind"] in ("input", "tested")]
+
+
+# apex's style: the kernel reads a global that is not a constexpr (a dict of Triton dtypes), which
+# Triton compiles only with TRITON_ALLOW_NON_CONSTEXPR_GLOBALS=1; the test's setUp sets it and its
+# tearDown takes it away again
+GLOBALS_KERNEL = """
+    import torch
+    import triton
+    import triton.language as tl
+
+    _DTYPES = {0: tl.float32, 1: tl.float16}
+    _CODES = {torch.float32: 0, torch.float16: 1}
+
+
+    @triton.jit
+    def _scale_kernel(x_ptr, n, scale, DTYPE: tl.constexpr, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs, mask=offs < n)
+        tl.store(x_ptr + offs, (x * scale).to(_DTYPES[DTYPE.value]), mask=offs < n)
+
+
+    def scale_(x, scale):
+        n = x.numel()
+        _scale_kernel[(triton.cdiv(n, 1024),)](x, n, scale, DTYPE=_CODES[x.dtype], BLOCK=1024)
+        return x
+"""
+
+GLOBALS_TEST = """
+    import os
+    import unittest
+
+    import torch
+
+    from proj.ops.scale import scale_
+
+
+    class TestScale(unittest.TestCase):
+        def setUp(self):
+            os.environ["TRITON_ALLOW_NON_CONSTEXPR_GLOBALS"] = "1"
+
+        def tearDown(self):
+            os.environ.pop("TRITON_ALLOW_NON_CONSTEXPR_GLOBALS", None)
+
+        def test_scale(self):
+            for n in [int(s) for s in "4096 17".split()]:
+                x = torch.randn(n, device="cuda").half()
+                scale_(x, 0.5)
+"""
+
+
+def test_a_compile_setting_the_test_sets_is_the_launchs(tmp_path, monkeypatch):
+    monkeypatch.delenv("TRITON_ALLOW_NON_CONSTEXPR_GLOBALS", raising=False)
+    write(tmp_path, "proj/__init__.py", "")
+    write(tmp_path, "proj/ops/__init__.py", "")
+    write(tmp_path, "tests/test_scale.py", GLOBALS_TEST)
+    f = write(tmp_path, "proj/ops/scale.py", GLOBALS_KERNEL)
+    out = ok("dump", f"{f}:_scale_kernel", "--store", str(tmp_path / "s"))
+    assert "the project's test tests/test_scale.py::TestScale::test_scale ran" in out
+    assert "compiled with TRITON_ALLOW_NON_CONSTEXPR_GLOBALS=1, as the project's code had set it" in out
+    rec = record(tmp_path / "s")
+    assert rec["signature"]["x_ptr"] == "*fp16" and rec["constexprs"]["DTYPE"] == 1
+    import os
+    assert "TRITON_ALLOW_NON_CONSTEXPR_GLOBALS" not in os.environ
