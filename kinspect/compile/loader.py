@@ -886,16 +886,20 @@ def _naming(where: Where, name: str) -> list[str]:
 
 def project_files(where: Where) -> list[tuple[Path, bytes]]:
     """(path, bytes) of the project's own Python files: its package (a lone file's folder) and the
-    tests folders beside it (beside a `src` folder too), where its authors write the calls they make.
+    tests, benchmarks and examples folders beside it (beside a `src` folder too), where its authors
+    write the calls they make.
     Each path is relative to the project's folder, so a folder above it (a user's ~/test) names none."""
+    from kinspect.compile.test_calls import EXAMPLE_DIRS
+
     tops = [_package_top(where)]
     above = list(dict.fromkeys([where.root, project_folder(where)]))
     texts = []
     if where.package and not where.by_name:
-        tops += [a / t for a in above for t in ("tests", "test") if (a / t).is_dir()]
+        tops += [a / t for a in above for t in ("tests", "test", *EXAMPLE_DIRS) if (a / t).is_dir()]
         # test files beside the package too (`test_triton_nsa.py` in the project's folder)
         texts = _python_texts([project_folder(where)], None, deep=False, skip=False,
-                              wanted=lambda path: path.name.startswith("test_") or path.name.endswith("_test.py"))
+                              wanted=lambda path: path.name.startswith(("test_", "bench_", "benchmark_")) or
+                              path.name.endswith("_test.py"))
     return [(path.relative_to(project_folder(where)), text)
             for path, text in [*_python_texts(tops, None, deep=bool(where.package), skip=False), *texts]]
 

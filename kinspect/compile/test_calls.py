@@ -205,7 +205,8 @@ class Tests:
             wanted = re.compile(rb"\b(?:%s)\b" % b"|".join(re.escape(n.encode()) for n in sorted(level)))
             found = [p for p, text in self.files if p not in out and p.name != "conftest.py" and wanted.search(text)
                      and _code_names(self.tree(p, text)) & level]      # in its code, not in a string
-            out += sorted(found, key=likeness, reverse=True)
+            # the tests before the benchmarks and examples that name it as near
+            out += sorted(found, key=lambda p: (not is_example_file(p), likeness(p)), reverse=True)
         named = [p for p in out if module and p.stem.removeprefix("test_").removesuffix("_test") == module]
         return named + [p for p in out if p not in named]
 
@@ -234,11 +235,23 @@ class Tests:
         return self._fixtures[torch]
 
 
+# folders of the code a project runs its functions with (loader.project_files reads them beside the
+# tests): a project with no tests calls its wrappers there, with its own shapes and dtypes
+EXAMPLE_DIRS = ("benchmarks", "benchmark", "bench", "examples", "example", "demo", "demos")
+
+
 def is_test_file(path) -> bool:
     """A file of the project's tests: `test_*.py`, `*_test.py`, `test.py`, `tests.py`, or in a `tests`
-    or `test` folder."""
+    or `test` folder; or of its benchmarks and examples (is_example_file)."""
     return path.name.startswith("test_") or path.name.endswith("_test.py") or \
-        path.name in ("test.py", "tests.py") or any(part in ("tests", "test") for part in path.parts[:-1])
+        path.name in ("test.py", "tests.py") or any(part in ("tests", "test") for part in path.parts[:-1]) or \
+        is_example_file(path)
+
+
+def is_example_file(path) -> bool:
+    """A file of the project's benchmarks or examples: `bench_*.py`, `benchmark_*.py`, or in one of
+    EXAMPLE_DIRS, where that is not also a test file's folder."""
+    return path.name.startswith(("bench_", "benchmark_")) or any(part in EXAMPLE_DIRS for part in path.parts[:-1])
 
 
 def _code_names(tree: ast.Module | None) -> set:

@@ -360,3 +360,64 @@ def test_a_compile_setting_the_test_sets_is_the_launchs(tmp_path, monkeypatch):
     assert rec["signature"]["x_ptr"] == "*fp16" and rec["constexprs"]["DTYPE"] == 1
     import os
     assert "TRITON_ALLOW_NON_CONSTEXPR_GLOBALS" not in os.environ
+
+
+# a project with no tests, whose benchmarks call the wrapper: x-attention's demo and FlagAttention's
+# style of script, read where they can be, run (their __main__ block, argparse defaults) where not
+BENCH_READ = """
+    import torch
+
+    from proj.ops.norm import rms_norm
+
+
+    def bench_rms():
+        x = torch.randn(6, 2048, dtype=torch.bfloat16, device="cuda")
+        w = torch.ones(2048, dtype=torch.bfloat16, device="cuda")
+        rms_norm(x, w)
+"""
+
+BENCH_SCRIPT = """
+    import argparse
+    import json
+
+    import torch
+
+    from proj.ops import norm
+
+
+    def main():
+        p = argparse.ArgumentParser()
+        p.add_argument("--dtype", default="float16")
+        args = p.parse_args()
+        for rows, n in json.loads("[[3, 768], [64, 8192]]"):
+            x = torch.randn(rows, n, device="cuda").to(getattr(torch, args.dtype))
+            norm.rms_norm(x, torch.ones_like(x[0]))
+
+
+    if __name__ == "__main__":
+        main()
+"""
+
+
+def no_tests_project(tmp_path: Path, path: str, bench: str) -> Path:
+    f = norm_project(tmp_path, "")
+    (tmp_path / "tests" / "test_norm.py").unlink()
+    (tmp_path / "tests").rmdir()
+    write(tmp_path, path, bench)
+    return f
+
+
+def test_a_benchmarks_call_is_read_where_there_are_no_tests(tmp_path):
+    f = no_tests_project(tmp_path, "benchmarks/bench_rms.py", BENCH_READ)
+    out = ok("dump", f"{f}:_rms_kernel", "--store", str(tmp_path / "s"))
+    assert "called as its test calls it (benchmarks/bench_rms.py:10, bench_rms)" in out
+    rec = record(tmp_path / "s")
+    assert rec["signature"]["x_ptr"] == "*bf16" and rec["constexprs"]["BLOCK_N"] == 2048
+
+
+def test_an_examples_script_is_run_where_there_are_no_tests(tmp_path):
+    f = no_tests_project(tmp_path, "examples/norm_demo.py", BENCH_SCRIPT)
+    out = ok("dump", f"{f}:_rms_kernel", "--store", str(tmp_path / "s"))
+    assert "the project's test examples/norm_demo.py ran" in out
+    rec = record(tmp_path / "s")
+    assert rec["signature"]["x_ptr"] == "*fp16" and rec["constexprs"]["BLOCK_N"] == 1024
