@@ -473,10 +473,32 @@ class _OnHost:
 
         self._mode = Mode()
         self._mode.__enter__()
+        self._backward = _backward_under(Mode)
         return self
 
     def __exit__(self, *exc):
         if self._mode is not None:
+            self._backward.close()
             self._mode.__exit__(*exc)
             self._mode = None
         return False
+
+
+def _backward_under(mode_class) -> Patches:
+    """An autograd Function's backward runs under a `mode_class` mode too: the autograd engine runs it
+    with no torch function mode (a wrapper's `assert grad.is_cuda` in backward failed where the same
+    check passed in forward)."""
+    import torch
+    from torch.autograd.function import BackwardCFunction
+
+    original = BackwardCFunction.apply
+
+    def apply(node, *args):
+        if any(isinstance(m, mode_class) for m in torch.overrides._get_current_function_mode_stack()):
+            return original(node, *args)
+        with mode_class():
+            return original(node, *args)
+
+    patches = Patches()
+    patches.attr(BackwardCFunction, "apply", apply)
+    return patches

@@ -1269,6 +1269,16 @@ def test_a_kernel_its_autograd_functions_backward_launches(tmp_path):
     assert "trained through" not in out and "Scale.apply()" in out
 
 
+def test_a_backward_that_checks_its_device_sees_the_targets(tmp_path):
+    # qwen3-moe-fused's style: the backward's wrapper asserts its gradient is on the GPU; the autograd
+    # engine runs backward with no torch function mode, so the check read the CPU
+    f = write(tmp_path, "scale.py", SCALE_FN.replace(
+        "            dx = torch.empty_like(dy)", "            assert dy.is_cuda and dy.device.type == 'cuda'\n"
+                                                "            dx = torch.empty_like(dy)"))
+    ok("dump", f"{f}:_scale_bwd", "--store", str(tmp_path / "s"))
+    assert record(tmp_path / "s")["signature"]["dy_ptr"] == "*fp16"
+
+
 GUARDED = """
     import torch
     import triton
