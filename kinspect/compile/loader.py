@@ -264,9 +264,11 @@ def _project_roots(path: Path, root: Path) -> tuple:
 def guarded(where: Where, driver_context, recorder):
     """What the user's code runs inside: the target's driver (and device answers), every launch
     recorded by `recorder` and none run, a private Triton cache, `sys.argv` = [the file], its prints
-    kept out of kinspect's output, and the folders it is imported from on sys.path."""
+    kept out of kinspect's output, the folders it is imported from on sys.path, no C++/CUDA extension
+    built and torch.compile leaving code as it is (kinspect.compile.restrained)."""
     from kinspect.compile import private_cache
     from kinspect.compile.file_launches import active
+    from kinspect.compile.restrained import restrained
 
     argv, bytecode, prefix = sys.argv, sys.dont_write_bytecode, sys.pycache_prefix
     roots = [str(where.root), *map(str, where.paths)]
@@ -280,8 +282,8 @@ def guarded(where: Where, driver_context, recorder):
     try:
         # what the file prints (its test output, argparse's usage line) is not kinspect's to show:
         # the one line on how the file was loaded says what stopped it
-        with private_cache(), driver_context, active(recorder), contextlib.redirect_stdout(io.StringIO()), \
-                contextlib.redirect_stderr(io.StringIO()):
+        with private_cache(), driver_context, active(recorder), restrained(), \
+                contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
             yield recorder
     finally:
         sys.argv = argv

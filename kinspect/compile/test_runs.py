@@ -231,9 +231,9 @@ def _path(node: str, root: Path) -> str:
 @contextlib.contextmanager
 def _isolated(root: Path):
     """pytest as the project's own run has it, less what the environment adds (its plugins, its
-    PYTEST_ADDOPTS), with torch.compile leaving functions as they are (_not_compiled) and no C++/CUDA
-    extension built (_no_extension_builds); after, the current folder, the environment, torch's default
-    dtype and device, sys.path and the modules of the project's tests as they were."""
+    PYTEST_ADDOPTS) (no extension is built and torch.compile leaves code as it is: loader.guarded);
+    after, the current folder, the environment, torch's default dtype and device, sys.path and the
+    modules of the project's tests as they were."""
     # and nothing downloaded: a conftest's session fixtures fetch models (axolotl's), which the
     # launch does not need; with these the Hugging Face libraries fail at once
     env = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTEST_ADDOPTS": "", "HF_HUB_OFFLINE": "1",
@@ -244,10 +244,6 @@ def _isolated(root: Path):
     torch = sys.modules.get("torch")
     # what a test may set for the whole process (`torch.set_default_dtype(torch.float64)`)
     defaults = (torch.get_default_dtype(), getattr(torch, "get_default_device", lambda: None)()) if torch else None
-    compile_ = getattr(torch, "compile", None)
-    if compile_ is not None:
-        torch.compile = _not_compiled
-    built = _no_extension_builds() if torch is not None else {}
     os.environ.update(env)
     top = str(root.resolve()) + os.sep
     try:
@@ -255,10 +251,6 @@ def _isolated(root: Path):
         yield
     finally:
         os.chdir(cwd)
-        if compile_ is not None:
-            torch.compile = compile_
-        for (owner, name), fn in built.items():
-            setattr(owner, name, fn)
         if defaults is not None:
             torch.set_default_dtype(defaults[0])
             if defaults[1] is not None and torch.get_default_device() != defaults[1]:
@@ -272,37 +264,6 @@ def _isolated(root: Path):
             if name == "conftest" or name.endswith(".conftest") or os.path.realpath(file).startswith(top) and \
                     _is_test_module(Path(file)):
                 sys.modules.pop(name, None)
-
-
-def _no_extension_builds() -> dict:
-    """torch.utils.cpp_extension's builds refused while the tests run (cute-kernels builds its CUDA
-    extension with nvcc the first time a test asks for it: minutes, and files outside the project).
-    Returns what to put back: {(module, name): function}."""
-    try:
-        from torch.utils import cpp_extension
-    except Exception:
-        return {}
-
-    def refused(name, *args, **kwargs):
-        raise RuntimeError(f"kinspect runs the project's tests without building C++/CUDA extensions "
-                           f"(torch.utils.cpp_extension.load: {name})")
-
-    saved = {}
-    # the one function every build goes through (a project binds `load` to its own name at import)
-    for attr in ("_jit_compile", "load", "load_inline"):
-        if hasattr(cpp_extension, attr):
-            saved[cpp_extension, attr] = getattr(cpp_extension, attr)
-            setattr(cpp_extension, attr, refused)
-    return saved
-
-
-def _not_compiled(model=None, **kwargs):
-    """torch.compile while the tests run: the function as it is, called eagerly. It launches the
-    project's kernels with the same arguments; what Inductor would make of it is not the project's
-    kernel, and compiling it on the CPU costs seconds a case (cute-kernels' tests compile every case)."""
-    if model is None:
-        return lambda fn: fn
-    return model
 
 
 def _is_test_module(path: Path) -> bool:

@@ -1578,3 +1578,46 @@ def test_made_up_float_inputs_the_kernel_does_not_take_are_tried_in_the_other_ty
     r = run("dump", f"{f}:_scan_kernel", "--from", "scan(torch.empty(4, 64, dtype=torch.float16))",
             "--store", str(tmp_path / "t"))
     assert r.exit_code == 2 and "Loop-carried variable h" in r.output and not (tmp_path / "t").exists()
+
+
+# qwen3-moe-fused's style: the wrapper counts tokens per expert with a helper compiled by
+# @torch.compile(fullgraph=True) at import; Dynamo cannot trace the device stand-in
+COMPILED_HELPER = """
+    import torch
+    import triton
+    import triton.language as tl
+
+
+    @torch.compile(fullgraph=True)
+    def expert_counts(selected, num_experts: int):
+        return (torch.arange(num_experts, device=selected.device)[:, None] == selected[None, :]).sum(
+            dim=1, dtype=torch.int32)
+
+
+    @triton.jit
+    def _count_scale_kernel(x_ptr, counts_ptr, y_ptr, N, BLOCK: tl.constexpr):
+        e = tl.program_id(0)
+        c = tl.load(counts_ptr + e)
+        offs = tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + e * N + offs, mask=offs < N)
+        tl.store(y_ptr + e * N + offs, x * c, mask=offs < N)
+
+
+    def count_scale(x, selected):
+        assert x.is_cuda
+        counts = expert_counts(selected, x.shape[0])
+        y = torch.empty_like(x)
+        _count_scale_kernel[(x.shape[0],)](x, counts, y, x.shape[1], BLOCK=triton.next_power_of_2(x.shape[1]))
+        return y
+"""
+
+
+def test_a_helper_torch_compile_compiled_at_import_runs_as_it_is(tmp_path):
+    f = write(tmp_path, "moe.py", COMPILED_HELPER)
+    ok("dump", f"{f}:_count_scale_kernel", "--from",
+       "count_scale(torch.randn(8, 512, dtype=torch.bfloat16), torch.randint(0, 8, (64,)))", "--store", str(tmp_path / "s"))
+    rec = record(tmp_path / "s")
+    assert rec["signature"]["counts_ptr"] == "*i32" and rec["signature"]["x_ptr"] == "*bf16"
+    assert rec["constexprs"]["BLOCK"] == 512
+    import torch
+    assert torch.compile.__module__.startswith("torch")       # put back

@@ -1,0 +1,51 @@
+"""What the project's code kinspect runs (its module-level code, its wrappers, its tests) is kept from
+doing beyond launching kernels: building C++/CUDA extensions, and compiling with torch.compile.
+
+- `torch.utils.cpp_extension` refuses to build (cute-kernels builds its CUDA extension with nvcc the
+  first time a test asks for it: minutes, and files outside the project);
+- `torch.compile` returns the function or module as it is, called eagerly: it launches the project's
+  kernels with the same arguments. What Inductor would make of it is not the project's kernel,
+  compiling it on the CPU costs seconds a call, and Dynamo cannot trace the device stand-in
+  (qwen3-moe-fused's `@torch.compile(fullgraph=True) def get_expert_counts` stopped its wrapper's call:
+  "Unsupported method call").
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+
+from kinspect.core.patching import Patches
+
+
+@contextlib.contextmanager
+def restrained():
+    """The block runs with extension builds refused and torch.compile leaving code as it is; both are
+    put back after. Decorators applied while it runs (a module imported in it) keep the function."""
+    torch = sys.modules.get("torch")
+    with Patches() as patches:
+        if torch is not None:
+            patches.attr(torch, "compile", not_compiled)
+            try:
+                from torch.utils import cpp_extension
+            except Exception:        # a torch build without it: nothing to refuse
+                cpp_extension = None
+            # the one function every build goes through (a project binds `load` to its own name at import)
+            for attr in ("_jit_compile", "load", "load_inline"):
+                if cpp_extension is not None and hasattr(cpp_extension, attr):
+                    patches.attr(cpp_extension, attr, _refused(attr))
+        yield
+
+
+def not_compiled(model=None, **kwargs):
+    """torch.compile as kinspect runs the project's code: the function as it is."""
+    if model is None:
+        return lambda fn: fn
+    return model
+
+
+def _refused(name: str):
+    def refused(*args, **kwargs):
+        raise RuntimeError(f"kinspect runs the project's code without building C++/CUDA extensions "
+                           f"(torch.utils.cpp_extension.{name})")
+    return refused
