@@ -186,7 +186,8 @@ class Tests:
         code that reaches them, up to MAX_REACH calls away (ProjectDefs.reaching_names): those named
         for the kernel's module first (`test_rms_norm_gated.py` for `rms_norm_gated.py`), then those
         naming the nearest, then those whose name is most like the kernel's (`rmsnorm_test.py` before
-        `fused_residual_add_rmsnorm_test.py` for `rmsnorm_forward_kernel`)."""
+        `fused_residual_add_rmsnorm_test.py` for `rmsnorm_forward_kernel`); the benchmarks and
+        examples (is_example_file) after all the tests, in the same order."""
         levels, seen = [set(names)], set(names)
         for _ in range(MAX_REACH):
             more = self.defs.reaching_names(seen) - seen
@@ -205,10 +206,10 @@ class Tests:
             wanted = re.compile(rb"\b(?:%s)\b" % b"|".join(re.escape(n.encode()) for n in sorted(level)))
             found = [p for p, text in self.files if p not in out and p.name != "conftest.py" and wanted.search(text)
                      and _code_names(self.tree(p, text)) & level]      # in its code, not in a string
-            # the tests before the benchmarks and examples that name it as near
-            out += sorted(found, key=lambda p: (not is_example_file(p), likeness(p)), reverse=True)
+            out += sorted(found, key=likeness, reverse=True)
         named = [p for p in out if module and p.stem.removeprefix("test_").removesuffix("_test") == module]
-        return named + [p for p in out if p not in named]
+        # the tests, then the benchmarks and examples
+        return sorted(named + [p for p in out if p not in named], key=is_example_file)
 
     def module(self, dotted: str, torch: str):
         """The constants of the test module `dotted` imports name (`tests.kernels.utils`), where it is

@@ -421,3 +421,14 @@ def test_an_examples_script_is_run_where_there_are_no_tests(tmp_path):
     assert "the project's test examples/norm_demo.py ran" in out
     rec = record(tmp_path / "s")
     assert rec["signature"]["x_ptr"] == "*fp16" and rec["constexprs"]["BLOCK_N"] == 1024
+
+
+def test_an_example_too_heavy_for_the_cpu_is_stopped_and_said(tmp_path):
+    # an example that runs a model first: its matrix products are too large for the CPU stand-in
+    heavy = BENCH_SCRIPT.replace("        for rows, n in", "        torch.randn(16384, 16384, device='cuda') @ "
+                                                        "torch.randn(16384, 16384, device='cuda')\n"
+                                                        "        for rows, n in")
+    f = no_tests_project(tmp_path, "examples/norm_demo.py", heavy)
+    out = ok("dump", f"{f}:_rms_kernel", "--store", str(tmp_path / "s"))
+    assert "examples/norm_demo.py's __main__ block stopped at a 4.4e+12-multiply-add matrix product, too large " \
+           "to run on the CPU" in out

@@ -46,12 +46,18 @@ def stored(out: Path):
 
 def test_a_module_level_launch_gives_the_values(tmp_path):
     out = ok("dump", f"{CORPUS}/tutorial_add.py:add_kernel", "--store", tmp_path)
-    assert "launch   the one launch of 'add_kernel', by module-level code (line 38 via line 47), recorded, " \
-           "not run" in out
+    assert "launch   launch 0 of the 2 of 'add_kernel' (--launch N picks another), by module-level code " \
+           "(line 38 via line 47), recorded, not run" in out
     assert "assumed" not in out and "spec     BLOCK_SIZE=1024" in out
     v = stored(tmp_path)
     assert v.signature["x_ptr"] == "*fp32" and v.signature["n_elements"] == "i32"
-    assert v.user.launch.startswith("the one launch")
+    assert v.user.launch.startswith("launch 0 of the 2")
+    # launch 1 is the benchmark's, through triton.testing.do_bench: its first size, 2**12
+    ok("dump", f"{CORPUS}/tutorial_add.py:add_kernel", "--launch", "1", "--store", tmp_path / "b")
+    from kinspect.files.store import read_records
+
+    (b,) = read_records(tmp_path / "b")
+    assert {a["name"]: a["value"] for a in b.user.example["args"]}["n_elements"] == 4096
 
 
 def test_the_main_block_launches_with_cuda_tensors_and_launch_n_picks_another(tmp_path):
