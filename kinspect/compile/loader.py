@@ -133,7 +133,7 @@ def locate(source: str) -> Where:
         if not path.is_file():
             raise NotFound(f"file '{source}' not found")
         path = path.resolve()
-        folders = _package_folders(path)
+        folders = _package_folders(path) or _namespace_folders(path)
         parts = [f.name for f in reversed(folders)] + ([] if path.stem == "__init__" else [path.stem])
         folder = folders[-1].parent if folders else path.parent
         extra = _project_roots(path, folder)
@@ -211,6 +211,49 @@ def _namespace_above(top: Path) -> bool:
     return False
 
 
+def _namespace_folders(path: Path) -> list[Path]:
+    """The folders of the namespace package a file with no __init__.py around it is a module of,
+    innermost first: where a folder above it is the top-level package its own imports name
+    (flash-bidirectional-linear-attention's `flash_bla/ops/linear_attn/varlen.py` says `from
+    flash_bla.utils import contiguous`: it is `flash_bla.ops.linear_attn.varlen`, as the project imports
+    it from its top folder). [] where none is."""
+    tops = _import_tops(path)
+    chain, folder = [], path.parent
+    for _ in range(PROJECT_DEPTH):
+        if not folder.name.isidentifier() or folder == folder.parent:
+            return []
+        chain.append(folder)
+        if folder.name in tops:
+            return chain if _is_top(folder) else []
+        folder = folder.parent
+    return []
+
+
+def _is_top(folder: Path) -> bool:
+    """Whether importing `folder.name` would give nothing else: no installed package of that name (a
+    user's own `triton/` folder is not Triton)."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec(folder.name)
+    except (ImportError, ValueError):
+        return True
+    if spec is None:
+        return True
+    return any(Path(p).resolve() == folder for p in spec.submodule_search_locations or ())
+
+
+def _import_tops(path: Path) -> set:
+    """The top-level names of the file's absolute imports (`flash_bla` of `from flash_bla.utils import x`)."""
+    try:
+        tree = ast.parse(path.read_bytes())
+    except (SyntaxError, ValueError, OSError):
+        return set()
+    tops = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    return tops | {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level == 0
+                   and n.module}
+
+
 def _relative_level(path: Path) -> int:
     """The deepest relative import of the file (2 for `from ..x import y`), 0 when it has none."""
     try:
@@ -230,13 +273,7 @@ def _project_roots(path: Path, root: Path) -> tuple:
     are: as running the file from the repository's top folder would find them."""
     import importlib.util
 
-    try:
-        tree = ast.parse(path.read_bytes())
-    except (SyntaxError, ValueError, OSError):
-        return ()
-    tops = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
-    tops |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level == 0
-             and n.module}
+    tops = _import_tops(path)
     found = []
     for top in sorted(tops):
         if (root / top).is_dir() or (root / f"{top}.py").is_file():

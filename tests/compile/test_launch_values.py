@@ -207,6 +207,35 @@ def test_a_namespace_package_is_imported_under_the_name_its_files_use(tmp_path):
     ok("dump", f"{f}:scale", "--store", tmp_path / "out")
 
 
+def test_a_package_with_no_init_files_is_imported_under_the_name_its_file_uses(tmp_path):
+    # flash-bidirectional-linear-attention's layout: no __init__.py in any folder, the kernel's file
+    # importing `from nsproj.utils import contiguous`; its tests, in tests/ at the top, are the project's
+    write(tmp_path, "nsproj/utils.py", "def contiguous(fn):\n    return fn\n")
+    write(tmp_path, "setup.py", "")
+    f = write(tmp_path, "nsproj/ops/scale/kernels.py", """
+        import triton
+        import triton.language as tl
+        from nsproj.utils import contiguous
+
+
+        @triton.jit
+        def scale(x_ptr, n, BLOCK: tl.constexpr):
+            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+    """)
+    from kinspect.compile.loader import locate, project_files
+
+    where = locate(str(f))
+    assert (where.module, where.root) == ("nsproj.ops.scale.kernels", tmp_path.resolve())
+    write(tmp_path, "tests/test_scale.py", "from nsproj.ops.scale.kernels import scale\n")
+    assert Path("tests/test_scale.py") in [p for p, _ in project_files(where)]
+    ok("dump", f"{f}:scale", "--store", tmp_path / "out")
+    # a folder named as an installed package is not that package
+    g = write(tmp_path, "triton/mine/k.py", (tmp_path / "nsproj/ops/scale/kernels.py").read_text()
+              .replace("from nsproj.utils import contiguous", ""))
+    assert locate(str(g)).module.startswith("kinspect_user_")
+
+
 def test_a_name_error_names_the_import_it_began_as(tmp_path):
     f = write(tmp_path, "k.py", """
         import triton
