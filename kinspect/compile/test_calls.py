@@ -61,7 +61,7 @@ NOT_TESTS = {"torch", "triton", "numpy", "np", "math", "pytest", "hypothesis", "
 MAX_HELPER_DEPTH = 3
 # calls away from the kernel's wrappers the project's code that a test file names may be, for the
 # file to be run (Tests.naming)
-MAX_REACH = 3
+MAX_REACH = 6
 
 
 @dataclass(frozen=True)

@@ -432,3 +432,87 @@ def test_an_example_too_heavy_for_the_cpu_is_stopped_and_said(tmp_path):
     out = ok("dump", f"{f}:_rms_kernel", "--store", str(tmp_path / "s"))
     assert "examples/norm_demo.py's __main__ block stopped at a 4.4e+12-multiply-add matrix product, too large " \
            "to run on the CPU" in out
+
+
+# scattermoe's layers: the kernel's wrapper is five calls away from what the test names (kernel <-
+# group_op <- group <- GroupFn <- group_apply <- Experts <- MLP), and the test's inputs are decoded
+DEEP_OPS = """
+    import torch
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def _group(src_ptr, idx_ptr, out_ptr, K, BLOCK_K: tl.constexpr):
+        row = tl.program_id(0)
+        src = tl.load(idx_ptr + row)
+        offs = tl.arange(0, BLOCK_K)
+        tl.store(out_ptr + row * K + offs, tl.load(src_ptr + src * K + offs, mask=offs < K), mask=offs < K)
+
+
+    def group_op(x, idx, out):
+        _group[(idx.numel(),)](x, idx, out, x.shape[1], BLOCK_K=triton.next_power_of_2(x.shape[1]))
+
+
+    def group(x, idx):
+        out = x.new_empty(idx.numel(), x.shape[1])
+        group_op(x, idx, out)
+        return out
+"""
+
+DEEP_LAYERS = """
+    import torch
+    from torch import nn
+
+    from deep import ops
+
+
+    class GroupFn(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, idx):
+            return ops.group(x, idx)
+
+
+    def group_apply(x, idx):
+        return GroupFn.apply(x, idx)
+
+
+    class Experts(nn.Module):
+        def forward(self, x, idx):
+            return group_apply(x, idx)
+
+
+    class MLP(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.experts = Experts()
+
+        def forward(self, x, idx):
+            return self.experts(x, idx)
+"""
+
+DEEP_TEST = """
+    import json
+
+    import torch
+
+    from deep.layers import MLP
+
+
+    def test_mlp():
+        for length, dim in json.loads("[[4, 200]]"):
+            x = torch.randn(length, dim, dtype=torch.float16, device="cuda")
+            MLP()(x, torch.topk(torch.randn(length, 8), 2)[1].flatten())
+"""
+
+
+def test_a_test_five_calls_away_from_the_wrapper_is_run(tmp_path):
+    write(tmp_path, "deep/__init__.py", "")
+    write(tmp_path, "deep/layers.py", DEEP_LAYERS)
+    write(tmp_path, "tests/test_mlp.py", DEEP_TEST)
+    f = write(tmp_path, "deep/ops.py", DEEP_OPS)
+    out = ok("dump", f"{f}:_group", "--store", str(tmp_path / "s"))
+    assert "the project's test tests/test_mlp.py::test_mlp ran" in out
+    rec = record(tmp_path / "s")
+    assert rec["signature"]["src_ptr"] == "*fp16" and rec["signature"]["idx_ptr"] == "*i64"
+    assert rec["constexprs"]["BLOCK_K"] == 256
