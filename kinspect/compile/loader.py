@@ -949,13 +949,18 @@ PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg")
 def project_folder(where: Where) -> Path:
     """The project's folder, that project_files' paths are relative to: the folder its package is
     in, or the one above where that is a `src` folder, or where only the one above is a project's
-    (`python/` beside `tests/`, with `pyproject.toml` above: Triton's and FastVideo's layout)."""
+    (`python/` beside `tests/`, with `pyproject.toml` above: Triton's and FastVideo's layout), or the
+    package's top folder where that is the project's (a namespace package its files import by the
+    repository's own name: COAT/ with pyproject.toml holds coat/, whose files say `from COAT.coat...`)."""
     root = where.root
     if root.name == "src":
         return root.parent
-    if where.package and not any((root / m).is_file() for m in PROJECT_MARKERS) and \
-            any((root.parent / m).is_file() for m in PROJECT_MARKERS):
-        return root.parent
+    if where.package and not any((root / m).is_file() for m in PROJECT_MARKERS):
+        if any((root.parent / m).is_file() for m in PROJECT_MARKERS):
+            return root.parent
+        top = _package_top(where)
+        if any((top / m).is_file() for m in PROJECT_MARKERS):
+            return top
     return root
 
 

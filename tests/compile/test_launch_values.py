@@ -205,6 +205,13 @@ def test_a_namespace_package_is_imported_under_the_name_its_files_use(tmp_path):
     where = locate(str(f))
     assert (where.module, where.root) == ("proj.core.ops.scale", tmp_path.resolve())
     ok("dump", f"{f}:scale", "--store", tmp_path / "out")
+    # COAT's layout: proj/ is the repository (its pyproject.toml, its tests/): the project's folder,
+    # not the folder it was cloned into
+    from kinspect.compile.loader import project_folder
+
+    assert project_folder(where) == tmp_path.resolve()
+    write(root, "pyproject.toml", "")
+    assert project_folder(locate(str(f))) == root.resolve()
 
 
 def test_a_package_with_no_init_files_is_imported_under_the_name_its_file_uses(tmp_path):
