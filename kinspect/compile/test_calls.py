@@ -249,6 +249,14 @@ def is_test_file(path) -> bool:
         is_example_file(path)
 
 
+def kind_of(path) -> str:
+    """What a file of the project's tests is, in a word: "benchmark", "example" or "test"."""
+    if not is_example_file(path):
+        return "test"
+    bench = path.name.startswith("bench") or any(p.startswith("bench") for p in path.parts[:-1])
+    return "benchmark" if bench else "example"
+
+
 def is_example_file(path) -> bool:
     """A file of the project's benchmarks or examples: `bench_*.py`, `benchmark_*.py`, or in one of
     EXAMPLE_DIRS, where that is not also a test file's folder."""

@@ -36,12 +36,23 @@ from pathlib import Path
 from kinspect.compile.device import TooHeavy
 from kinspect.compile.file_launches import MAX_RECORDED, Enough, FileLaunchRecorder
 from kinspect.compile.loader import LoadedFile, Ran, TimeUp, budget, guarded, main_block
-from kinspect.compile.test_calls import is_test_file
+from kinspect.compile.test_calls import is_example_file, is_test_file
 
 # seconds the tests may run in all, per kernel, before the first launch of the kernel
 TEST_BUDGET_S = 30
-# test files run at most per kernel
+# test files run at most per kernel, and after them files of its benchmarks and examples
+# (test_calls.is_example_file), where the tests did not launch it (a test module importing a package
+# that is not installed: qwen3-moe-fused's tests all import bitsandbytes, its benchmarks do not)
 MAX_TEST_FILES = 3
+MAX_EXAMPLE_FILES = 2
+
+
+def chosen(files: list[str]) -> list[str]:
+    """The files to run of `files` (project-relative paths, in the order to run them): the first
+    MAX_TEST_FILES tests, then the first MAX_EXAMPLE_FILES benchmarks and examples."""
+    files = list(dict.fromkeys(files))
+    tests = [f for f in files if not is_example_file(Path(f))][:MAX_TEST_FILES]
+    return tests + [f for f in files if is_example_file(Path(f))][:MAX_EXAMPLE_FILES]
 _RUNS: dict[tuple, Ran] = {}
 _ACTIVE: list = []
 

@@ -198,7 +198,7 @@ def load(text: str, cli_args: dict, cli_constexprs: dict, *, config: int | None 
     of the kernel code's guesses too): the float type of a wrapper's made-up inputs that nothing
     else types, in place of the project's. `run_tests` False: the project's tests are read for their
     calls, never run."""
-    from kinspect.compile import loader, wrappers
+    from kinspect.compile import loader, test_calls, wrappers
     from kinspect.compile.targets import resolve
 
     resolved = resolved or resolve(None)
@@ -242,7 +242,8 @@ def load(text: str, cli_args: dict, cli_constexprs: dict, *, config: int | None 
         if used is not None and isinstance(call, str):      # the launch one of its tests made, run
             picked = {"launch_index": 0, "from": call}
             at = f" ({used.at()})" if used.at() else ""
-            how = (f"the project's test {call} ran, every launch recorded and none run, to its launch{at}: "
+            how = (f"the project's {test_calls.kind_of(Path(call.partition('::')[0]))} {call} ran, every launch "
+                   f"recorded and none run, to its launch{at}: "
                    f"--from {call!r}{note}")
         elif used is not None:
             picked = {"launch_index": 0, "from": call.text()}
@@ -524,7 +525,7 @@ def _test_launch(loaded, c: Chain, key: tuple, name: str, resolved, tests, tries
         if file.is_relative_to(tests.root) else []
     named = tests.naming({kernel} | {t.func.split(".")[0] for t in tries if not t.entry}, kernel, file.stem)
     nodes = [t.node for t in tries if t.node] + own + [str(p) for p in named]
-    files = list(dict.fromkeys(n.partition("::")[0] for n in nodes))[:test_runs.MAX_TEST_FILES]
+    files = test_runs.chosen([n.partition("::")[0] for n in nodes])
     nodes = [n for n in dict.fromkeys(nodes) if n.partition("::")[0] in files]
     if not nodes:
         return None, None, ""

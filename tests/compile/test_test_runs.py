@@ -418,7 +418,7 @@ def test_a_benchmarks_call_is_read_where_there_are_no_tests(tmp_path):
 def test_an_examples_script_is_run_where_there_are_no_tests(tmp_path):
     f = no_tests_project(tmp_path, "examples/norm_demo.py", BENCH_SCRIPT)
     out = ok("dump", f"{f}:_rms_kernel", "--store", str(tmp_path / "s"))
-    assert "the project's test examples/norm_demo.py ran" in out
+    assert "the project's example examples/norm_demo.py ran" in out
     rec = record(tmp_path / "s")
     assert rec["signature"]["x_ptr"] == "*fp16" and rec["constexprs"]["BLOCK_N"] == 1024
 
@@ -516,3 +516,15 @@ def test_a_test_five_calls_away_from_the_wrapper_is_run(tmp_path):
     rec = record(tmp_path / "s")
     assert rec["signature"]["src_ptr"] == "*fp16" and rec["signature"]["idx_ptr"] == "*i64"
     assert rec["constexprs"]["BLOCK_K"] == 256
+
+
+def test_a_benchmark_runs_where_every_test_fails_to_import(tmp_path):
+    # qwen3-moe-fused's style: each test module imports a package that is not installed; its
+    # benchmark scripts at the top do not, and call the wrapper
+    f = no_tests_project(tmp_path, "benchmark_rms.py", BENCH_SCRIPT)
+    for name in ("test_a.py", "test_b.py", "test_c.py"):
+        write(tmp_path, f"tests/{name}", "import not_installed_here\nfrom proj.ops.norm import rms_norm\n\n\n"
+                                         "def test_rms():\n    rms_norm(None, None)\n")
+    out = ok("dump", f"{f}:_rms_kernel", "--store", str(tmp_path / "s"))
+    assert "the project's benchmark benchmark_rms.py ran, every launch recorded and none run" in out
+    assert record(tmp_path / "s")["constexprs"]["BLOCK_N"] == 1024
