@@ -239,6 +239,33 @@ def _answers(f: DeviceFacts, target: Target) -> dict:
             "seed_all": nothing(), "is_current_stream_capturing": is_current_stream_capturing}
 
 
+def _accelerator_answers() -> dict:
+    """torch.accelerator's functions as the stand-in device answers them (torch sees ROCm as cuda too)."""
+    import torch
+
+    def is_available():
+        return True
+
+    def device_count():
+        return 1
+
+    def current_accelerator(check_available=False):
+        return torch.device("cuda")
+
+    def current_device_index():
+        return 0
+
+    def set_device_index(device):
+        return None
+
+    def synchronize(device=None):
+        return None
+
+    return {"is_available": is_available, "device_count": device_count, "current_accelerator": current_accelerator,
+            "current_device_index": current_device_index, "set_device_index": set_device_index,
+            "synchronize": synchronize}
+
+
 def questions() -> set:
     """The functions answering for the device right now (the loader lets definitions call them)."""
     return set(_ANSWERING[-1]) if _ANSWERING else set()
@@ -282,6 +309,12 @@ def as_target(target: Target):
         if type(nvtx._nvtx).__name__ == "_NVTXStub":
             # a CPU build's: `with torch.cuda.nvtx.range("fwd"):` around a wrapper's launch (verl's)
             put(nvtx, "_nvtx", _Nvtx())
+        accelerator = getattr(torch, "accelerator", None)
+        if accelerator is not None:
+            # torch's device-generic questions (xtuner picks its kernels by torch.accelerator.is_available())
+            for name, fn in _accelerator_answers().items():
+                if hasattr(accelerator, name):
+                    put(accelerator, name, fn)
         put(torch.version, "cuda", CUDA_VERSION if target.backend == "cuda" else None)
         put(torch.version, "hip", HIP_VERSION if target.backend == "hip" else None)
         import torch.utils._triton as torch_triton
@@ -463,6 +496,9 @@ class _OnHost:
                 macs = _macs(func, args)
                 if macs > MAX_CPU_MACS:
                     raise TooHeavy(f"a {macs:.1e}-multiply-add matrix product")
+                if (bodies := _bodies_under(func, Mode)) is not None:
+                    with bodies:
+                        return func(*args, **kwargs)
                 if func is torch.Tensor.to or func is torch.Tensor.pin_memory:
                     if func is torch.Tensor.pin_memory:
                         return args[0]
@@ -482,6 +518,33 @@ class _OnHost:
             self._mode.__exit__(*exc)
             self._mode = None
         return False
+
+
+def _bodies_under(func, mode_class) -> Patches | None:
+    """Where `func` is a torch.library.custom_op (a project's `torch.ops.proj.op`), its Python bodies
+    run under a `mode_class` mode until the Patches are closed; else None. The call of the op is this
+    mode's to answer, so its body would run with the mode off (xtuner's and axolotl's custom ops make
+    their outputs with `device="cuda"`)."""
+    name = getattr(func, "_qualified_op_name", None) or (func.name() if hasattr(func, "_schema") else None)
+    if not isinstance(name, str) or "::" not in name:
+        return None
+    from torch._library.custom_ops import OPDEFS
+
+    opdef = OPDEFS.get(name)
+    if opdef is None or name.partition("::")[0] in ("aten", "prims"):
+        return None
+    patches = Patches()
+    for device_type, fn in list(opdef._backend_fns.items()):
+        patches.item(opdef._backend_fns, device_type, _under_mode(fn, mode_class))
+    return patches
+
+
+def _under_mode(fn, mode_class):
+    @functools.wraps(fn)
+    def body(*args, **kwargs):
+        with mode_class():
+            return fn(*args, **kwargs)
+    return body
 
 
 def _backward_under(mode_class) -> Patches:

@@ -1657,3 +1657,45 @@ def test_a_helper_torch_compile_compiled_at_import_runs_as_it_is(tmp_path):
     assert rec["constexprs"]["BLOCK"] == 512
     import torch
     assert torch.compile.__module__.startswith("torch")       # put back
+
+
+# xtuner's style: the package picks its GPU implementation by torch.accelerator.is_available(), and
+# the op is a torch.library.custom_op whose body makes its output with device="cuda"
+CUSTOM_OP = """
+    import torch
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def _scale_rows_kernel(x_ptr, y_ptr, N, scale, BLOCK: tl.constexpr):
+        row = tl.program_id(0)
+        offs = tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + row * N + offs, mask=offs < N)
+        tl.store(y_ptr + row * N + offs, x * scale, mask=offs < N)
+
+
+    @torch.library.custom_op("kproj::scale_rows", mutates_args=())
+    def scale_rows_gpu(x: torch.Tensor, scale: float) -> torch.Tensor:
+        assert x.is_cuda
+        y = torch.empty(x.shape, dtype=x.dtype, device="cuda")
+        M, N = x.shape
+        _scale_rows_kernel[(M,)](x, y, N, scale, BLOCK=triton.next_power_of_2(N))
+        return y
+
+
+    def scale_rows_cpu(x, scale):
+        return x * scale
+
+
+    scale_rows = scale_rows_gpu if torch.accelerator.is_available() else scale_rows_cpu
+"""
+
+
+def test_a_custom_ops_body_makes_its_tensors_on_the_stand_in_device(tmp_path):
+    f = write(tmp_path, "ops.py", CUSTOM_OP)
+    ok("dump", f"{f}:_scale_rows_kernel", "--from", "scale_rows(torch.randn(8, 300, dtype=torch.float16), 0.5)",
+       "--store", tmp_path / "s")
+    rec = record(tmp_path / "s")
+    assert rec["signature"]["x_ptr"] == "*fp16" and rec["signature"]["y_ptr"] == "*fp16"
+    assert rec["constexprs"]["BLOCK"] == 512
