@@ -22,6 +22,7 @@ import os
 import traceback
 from dataclasses import dataclass, field
 
+from kinspect.compile.device import UNCOMPUTED
 from kinspect.core.patching import Patches
 
 # keyword arguments of a launch that are compile or launch options, not the kernel's parameters
@@ -98,6 +99,8 @@ class FileLaunch:
     options: dict = field(default_factory=dict)     # num_warps, num_stages, ... the launch passed
     grid: object = (1,)
     env: dict = field(default_factory=dict)         # COMPILE_KNOBS the code had set differently at the launch
+    uncomputed: tuple = ()   # multiply-adds of the matrix products the code made before it and the
+    #                          stand-in did not compute (device.MAX_CPU_MACS): their outputs were zeros
 
     def values(self) -> tuple[dict, dict]:
         """(runtime arguments, constexprs) with the tensors made again."""
@@ -175,6 +178,7 @@ class FileLaunchRecorder:
         self.index = 0
         self.stopped = False
         self.knobs = compile_knobs()
+        self.products = len(UNCOMPUTED)
 
     def record(self, obj, args: tuple, kwargs: dict) -> None:
         from kinspect.compile.autotune import chain
@@ -203,7 +207,8 @@ class FileLaunchRecorder:
             options={k: v for k, v in kwargs.items() if k not in params and k in OPTION_NAMES},
             grid=grid if callable(grid) else tuple(stand_in(g) for g in (grid if isinstance(grid, (tuple, list))
                                                                           else (grid,))),
-            env={k: v for k, v in compile_knobs().items() if self.knobs.get(k) != v})
+            env={k: v for k, v in compile_knobs().items() if self.knobs.get(k) != v},
+            uncomputed=tuple(UNCOMPUTED[self.products:]))
         self.launches.append(launch)
         if self.wanted is not None and self.wanted == launch.key and \
                 sum(1 for x in self.launches if x.key == launch.key) > self.index:

@@ -38,7 +38,6 @@ from pathlib import Path
 from typing import NamedTuple
 
 from kinspect.compile import light
-from kinspect.compile.device import TooHeavy
 from kinspect.compile.file_launches import Enough, FileLaunchRecorder
 from kinspect.compile.shown import shown
 from kinspect.core.errors import KinspectError, NotFound
@@ -352,9 +351,6 @@ def _why(e: BaseException, file: Path) -> str:
     if isinstance(e, TimeUp):
         return f"its code ran past {e.seconds:g} s; kinspect stopped it there"
     lines = _lines_in(e, file)
-    if isinstance(e, TooHeavy):
-        return (f"its code computes {e.what} on the CPU stand-in tensors (line {lines[-1] if lines else '?'}); "
-                f"kinspect stopped it there")
     at = ""
     if lines:
         at = f"line {lines[0]}" + (f", via line {lines[-1]}" if lines[-1] != lines[0] else "")
@@ -432,7 +428,7 @@ def _import(where: Where, recorder: FileLaunchRecorder) -> types.ModuleType:
             with _tracked(where):
                 light.install(skipped, where.root)
                 return importlib.import_module(where.module)
-        except (Exception, SystemExit, Enough, TooHeavy, light.InitNeeded):
+        except (Exception, SystemExit, Enough, light.InitNeeded):
             _forget(where)
             del recorder.launches[:]
     with _tracked(where):
@@ -697,7 +693,7 @@ def load(source: str, *, driver_context, target_key: str, offline: bool) -> Load
             loaded = LoadedFile(module, where.file, True, f"imported {display} (its module-level code ran; "
                                                           f"{_launched(recorder.launches)}{_tools()})",
                                 launches=tuple(recorder.launches), where=where)
-        except (Exception, SystemExit, Enough, TimeUp, TooHeavy) as e:
+        except (Exception, SystemExit, Enough, TimeUp) as e:
             _forget(where)
             why = _why(e, where.file)
             launches = tuple(recorder.launches)
@@ -858,7 +854,7 @@ def run_code(loaded: LoadedFile, what: str, *, driver_context, target_key: str, 
                     exec(code, ns)
         except Enough:
             pass
-        except (Exception, SystemExit, TimeUp, TooHeavy) as e:
+        except (Exception, SystemExit, TimeUp) as e:
             stopped = _why(e, where.file).replace("importing it failed", "it failed", 1)
             failure = _failure(e, Path(frames_of) if frames_of else where.file)
             if what != "main" and isinstance(e, (NameError, TypeError)) and not recorder.launches:
@@ -901,7 +897,7 @@ def neighbours(loaded: LoadedFile, name: str, driver_context) -> list[types.Modu
                 try:
                     with budget(min(left, NEIGHBOURS_BUDGET_S / 3)), _tracked(where):
                         found.append(importlib.import_module(module_name))
-                except (Exception, SystemExit, Enough, TimeUp, TooHeavy, light.InitNeeded):
+                except (Exception, SystemExit, Enough, TimeUp, light.InitNeeded):
                     continue
         _NEIGHBOURS[key] = found
     return _NEIGHBOURS[key]

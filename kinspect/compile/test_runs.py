@@ -33,7 +33,6 @@ import threading
 import time
 from pathlib import Path
 
-from kinspect.compile.device import TooHeavy
 from kinspect.compile.file_launches import MAX_RECORDED, Enough, FileLaunchRecorder
 from kinspect.compile.loader import LoadedFile, Ran, TimeUp, budget, guarded, main_block
 from kinspect.compile.test_calls import is_example_file, is_test_file
@@ -188,8 +187,6 @@ def run_tests(loaded: LoadedFile, nodes: list[str], root: Path, *, driver_contex
                     _main_blocks(paths, recorder, plugin)
         except Enough:
             pass
-        except TooHeavy as e:
-            stopped = f"it stopped at {e.what}, too large to run on the CPU"
         except (Exception, SystemExit, TimeUp, light.InitNeeded) as e:
             stopped = f"{type(e).__name__}: {_last_line(str(e))}"
         finally:
@@ -226,8 +223,6 @@ def _main_blocks(paths: dict, recorder: FileLaunchRecorder, plugin: _Plugin) -> 
         sys.argv = [str(path)]
         try:
             runpy.run_path(str(path), run_name="__main__")
-        except TooHeavy as e:
-            plugin.errors.append(f"{node}'s __main__ block stopped at {e.what}, too large to run on the CPU")
         except (Exception, SystemExit) as e:
             plugin.errors.append(f"{node}'s __main__ block failed: {type(e).__name__}: {_last_line(str(e))}")
         if recorder.stopped:

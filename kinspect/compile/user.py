@@ -263,6 +263,11 @@ def load(text: str, cli_args: dict, cli_constexprs: dict, *, config: int | None 
         for a in kernel_assumed:
             (given if a.constexpr else args)[a.name] = a.value
         assumed += kernel_assumed
+    if used is not None and used.uncomputed:
+        n, macs = len(used.uncomputed), sum(used.uncomputed)
+        how = (f"{how}; {n} matrix product{'s' if n != 1 else ''} its code made before the launch "
+               f"({macs:.1e} multiply-adds) {'were' if n != 1 else 'was'} too large for the CPU and not computed: "
+               f"values read from {'their outputs' if n != 1 else 'its output'} (zeros) are not the project's")
     env = dict(used.env) if used is not None else {}
     if env:
         said = ", ".join(f"{k}={v}" for k, v in sorted(env.items()))

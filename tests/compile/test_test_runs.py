@@ -423,15 +423,20 @@ def test_an_examples_script_is_run_where_there_are_no_tests(tmp_path):
     assert rec["signature"]["x_ptr"] == "*fp16" and rec["constexprs"]["BLOCK_N"] == 1024
 
 
-def test_an_example_too_heavy_for_the_cpu_is_stopped_and_said(tmp_path):
-    # an example that runs a model first: its matrix products are too large for the CPU stand-in
-    heavy = BENCH_SCRIPT.replace("        for rows, n in", "        torch.randn(16384, 16384, device='cuda') @ "
-                                                        "torch.randn(16384, 16384, device='cuda')\n"
+def test_a_product_too_large_for_the_cpu_is_not_computed_and_said(tmp_path):
+    # an example that runs its reference first (xtuner's: 128 products of 1.3e10 multiply-adds before
+    # the call): the product is zeros of its shape, not computed, and the launch line says its values
+    # are not the project's
+    heavy = BENCH_SCRIPT.replace("        for rows, n in", "        ref = torch.randn(4096, 4096, device='cuda') @ "
+                                                        "torch.randn(4096, 4096, device='cuda')\n"
+                                                        "        assert ref.shape == (4096, 4096) and ref.is_cuda\n"
                                                         "        for rows, n in")
     f = no_tests_project(tmp_path, "examples/norm_demo.py", heavy)
     out = ok("dump", f"{f}:_rms_kernel", "--store", str(tmp_path / "s"))
-    assert "examples/norm_demo.py's __main__ block stopped at a 4.4e+12-multiply-add matrix product, too large " \
-           "to run on the CPU" in out
+    assert "the project's example examples/norm_demo.py ran" in out
+    assert "1 matrix product its code made before the launch (6.9e+10 multiply-adds) was too large for the CPU " \
+           "and not computed: values read from its output (zeros) are not the project's" in out
+    assert record(tmp_path / "s")["constexprs"]["BLOCK_N"] == 1024
 
 
 # scattermoe's layers: the kernel's wrapper is five calls away from what the test names (kernel <-
