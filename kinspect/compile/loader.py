@@ -936,7 +936,7 @@ def project_files(where: Where) -> list[tuple[Path, bytes]]:
                               wanted=lambda path: path.name.startswith(("test_", "bench_", "benchmark_")) or
                               path.name.endswith("_test.py"))
     return [(path.relative_to(project_folder(where)), text)
-            for path, text in [*_python_texts(tops, None, deep=bool(where.package), skip=False), *texts]]
+            for path, text in [*_python_texts(tops, where.file.parent, deep=bool(where.package), skip=False), *texts]]
 
 
 PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg")
@@ -991,11 +991,22 @@ def _python_texts(tops: list, home, deep: bool, skip: bool, wanted=lambda path: 
 
 def _nearest_first(top: Path, home, deep: bool, skip: bool):
     """(folder, files) of `top` (all of its tree where `deep`, less the skipped folders where `skip`),
-    `home` first, then the shallowest."""
+    `home` first, then those nearest it (the most folders above it in common: in a large package, the
+    modules beside the kernel's and those that import them), then the shallowest."""
     if not deep:
         return [(top, [p.name for p in top.iterdir() if p.is_file()])]
     walked = [(Path(d), files) for d, _, files in os.walk(top) if not (skip and _skipped(Path(d), top))]
-    return sorted(walked, key=lambda t: (t[0] != home, len(t[0].parts), str(t[0])))
+    home_parts = Path(home).parts if home else ()
+
+    def shared(folder: Path) -> int:
+        n = 0
+        for a, b in zip(folder.parts, home_parts):
+            if a != b:
+                break
+            n += 1
+        return n
+
+    return sorted(walked, key=lambda t: (t[0] != home, -shared(t[0]), len(t[0].parts), str(t[0])))
 
 
 def _skipped(folder: Path, top: Path) -> bool:

@@ -103,10 +103,13 @@ class ProjectDefs:
                 own = {n.name for n in tree.body if isinstance(n, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
                        and _uses(n, local)}
                 for n in tree.body if tree is not None else ():
-                    if isinstance(n, ast.Assign) and isinstance(n.value, ast.Attribute) and n.value.attr == "apply" \
-                            and getattr(n.value.value, "id", None) in own:
+                    # `x = Fn.apply`, and the names the module binds to one of them or to what one
+                    # returns (xtuner's `group_gemm = get_group_gemm()`, which picks its GPU implementation)
+                    if isinstance(n, ast.Assign) and _bound_to(n.value) in own | local:
                         own |= {t.id for t in n.targets if isinstance(t, ast.Name)}
-                out |= own | {op for op, fn in _registered(tree) if fn in own}
+                # `_`: the throwaway name of a custom op's `@op.register_fake def _(...)`, which every
+                # other file's `for _ in ...` names too
+                out |= (own - {"_"}) | {op for op, fn in _registered(tree) if fn in own}
             self._reaching[key] = out
         return self._reaching[key]
 
@@ -244,6 +247,16 @@ def _uses(node, names) -> bool:
     """Whether a def's or class's code names one of `names` (`rms_norm_fwd(...)`, `kernels.gather`)."""
     return any(isinstance(n, ast.Name) and n.id in names or isinstance(n, ast.Attribute) and n.attr in names
                for n in ast.walk(node))
+
+
+def _bound_to(value: ast.expr) -> str | None:
+    """The name a module-level assignment binds its targets to: `Fn` of `Fn.apply`, `f` of `f` and of
+    `f(...)`; None for anything else."""
+    if isinstance(value, ast.Call):
+        value = value.func
+    if isinstance(value, ast.Attribute) and value.attr == "apply":
+        value = value.value
+    return value.id if isinstance(value, ast.Name) else None
 
 
 def _names_any(text: bytes, names) -> bool:

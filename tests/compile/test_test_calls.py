@@ -691,3 +691,50 @@ def test_a_shape_put_together_from_tuples_is_read(tmp_path):
     out = ok("dump", f"{f}:_rms_kernel", "--store", str(tmp_path / "s"))
     assert "called as its test calls it" in out
     assert assumed_by_name(record(tmp_path / "s"))["rms_norm:x"]["spec"] == "*fp32:6x768"
+
+
+def test_the_tests_found_through_a_name_bound_at_module_level_in_a_large_package(tmp_path):
+    # xtuner's layout: the kernel deep in a package of more files than are read; the module beside it
+    # binds the name the tests call to what a function picks (`group_gemm = get_group_gemm()`); the
+    # custom op's `@op.register_fake def _(...)` beside the kernel, whose name every `for _ in` uses
+    from kinspect.compile import loader
+    from kinspect.compile.test_calls import Tests
+
+    f = write(tmp_path, "xt/ops/moe/cuda/kern.py", """
+        import torch
+        import triton
+        import triton.language as tl
+
+
+        @triton.jit
+        def _scale_kernel(x_ptr, N, BLOCK: tl.constexpr):
+            offs = tl.arange(0, BLOCK)
+            tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < N) * 2, mask=offs < N)
+
+
+        def scale(x):
+            _scale_kernel[(1,)](x, x.numel(), BLOCK=1024)
+            return x
+
+
+        def _(x):
+            return scale(x)
+    """)
+    for path in ("xt/__init__.py", "xt/ops/__init__.py", "xt/ops/moe/cuda/__init__.py"):
+        write(tmp_path, path, "")
+    write(tmp_path, "xt/ops/moe/__init__.py", """
+        def get_scale():
+            from .cuda.kern import scale
+            return scale
+
+
+        group_scale = get_scale()
+    """)
+    for i in range(loader.MAX_SCANNED + 5):       # more files than are read, shallower than the kernel's
+        write(tmp_path, f"xt/data/m{i}.py", f"def loop_{i}():\n    for _ in range(3):\n        pass\n")
+    write(tmp_path, "tests/test_scale.py", "from xt.ops.moe import group_scale\n\n\ndef test_scale():\n"
+                                           "    group_scale(None)\n")
+    write(tmp_path, "tests/test_data.py", "from xt.data.m0 import loop_0\n\n\ndef test_loop():\n    loop_0()\n")
+    where = loader.locate(str(f))
+    tests = Tests(loader.project_files(where), root=loader.project_folder(where))
+    assert tests.naming({"_scale_kernel", "scale"}, "_scale_kernel", "kern") == [Path("tests/test_scale.py")]
