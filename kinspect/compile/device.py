@@ -239,6 +239,13 @@ def _answers(f: DeviceFacts, target: Target) -> dict:
             "seed_all": nothing(), "is_current_stream_capturing": is_current_stream_capturing}
 
 
+def _on_host_init(init):
+    @functools.wraps(init)
+    def on_host(self, device):
+        init(self, "cpu" if _is_gpu(device) else device)
+    return on_host
+
+
 def _accelerator_answers() -> dict:
     """torch.accelerator's functions as the stand-in device answers them (torch sees ROCm as cuda too)."""
     import torch
@@ -315,6 +322,11 @@ def as_target(target: Target):
             for name, fn in _accelerator_answers().items():
                 if hasattr(accelerator, name):
                     put(accelerator, name, fn)
+        # a default device of the GPU's (`torch.set_default_device("cuda")`, `with torch.device("cuda"):`)
+        # is the CPU, as `device="cuda"` is (gn-kernels' tests set it)
+        from torch.utils._device import DeviceContext
+
+        put(DeviceContext, "__init__", _on_host_init(DeviceContext.__init__))
         put(torch.version, "cuda", CUDA_VERSION if target.backend == "cuda" else None)
         put(torch.version, "hip", HIP_VERSION if target.backend == "hip" else None)
         import torch.utils._triton as torch_triton

@@ -533,3 +533,39 @@ def test_a_benchmark_runs_where_every_test_fails_to_import(tmp_path):
     out = ok("dump", f"{f}:_rms_kernel", "--store", str(tmp_path / "s"))
     assert "the project's benchmark benchmark_rms.py ran, every launch recorded and none run" in out
     assert record(tmp_path / "s")["constexprs"]["BLOCK_N"] == 1024
+
+
+# gn-kernels' style: a benchmark script that sets the GPU as torch's default device and times torch's
+# own product before the project's kernel
+DEFAULT_DEVICE_BENCH = """
+    import json
+
+    import torch
+    from triton.testing import do_bench
+
+    from proj.ops.norm import rms_norm
+
+
+    def main():
+        torch.set_default_device("cuda")
+        for rows, n in json.loads("[[16, 640]]"):
+            x = torch.randn(rows, n, dtype=torch.bfloat16)
+            w = torch.ones(n, dtype=torch.bfloat16)
+            ms_torch = do_bench(lambda: x * torch.rsqrt(x.float().pow(2).mean(-1, keepdim=True)).to(x.dtype) * w)
+            ms_ours = do_bench(lambda: rms_norm(x, w), quantiles=[0.5, 0.2, 0.8])[0]
+            print(f"{ms_torch / ms_ours:.2f}x")
+
+
+    if __name__ == "__main__":
+        main()
+"""
+
+
+def test_a_benchmark_that_sets_the_default_device_and_times_torch_first(tmp_path):
+    f = no_tests_project(tmp_path, "benchmarks/bench_norm.py", DEFAULT_DEVICE_BENCH)
+    out = ok("dump", f"{f}:_rms_kernel", "--store", str(tmp_path / "s"))
+    assert "the project's benchmark benchmarks/bench_norm.py ran" in out
+    rec = record(tmp_path / "s")
+    assert rec["signature"]["x_ptr"] == "*bf16" and rec["constexprs"]["BLOCK_N"] == 1024
+    import torch
+    assert torch.get_default_device().type == "cpu"

@@ -46,12 +46,12 @@ def stored(out: Path):
 
 def test_a_module_level_launch_gives_the_values(tmp_path):
     out = ok("dump", f"{CORPUS}/tutorial_add.py:add_kernel", "--store", tmp_path)
-    assert "launch   launch 0 of the 2 of 'add_kernel' (--launch N picks another), by module-level code " \
+    assert "launch   launch 0 of the 17 of 'add_kernel' (--launch N picks another), by module-level code " \
            "(line 38 via line 47), recorded, not run" in out
     assert "assumed" not in out and "spec     BLOCK_SIZE=1024" in out
     v = stored(tmp_path)
     assert v.signature["x_ptr"] == "*fp32" and v.signature["n_elements"] == "i32"
-    assert v.user.launch.startswith("launch 0 of the 2")
+    assert v.user.launch.startswith("launch 0 of the 17")
     # launch 1 is the benchmark's, through triton.testing.do_bench: its first size, 2**12
     ok("dump", f"{CORPUS}/tutorial_add.py:add_kernel", "--launch", "1", "--store", tmp_path / "b")
     from kinspect.files.store import read_records
