@@ -35,6 +35,9 @@ CANDIDATES = {"pow2": (64, 128, 32, 256, 16, 512, 8, 1024, 4, 2, 1), "loop": (2,
 SEARCH_LIMIT = 4096        # assignments tried per failing static_assert
 FLOAT_NAME = ("eps", "epsilon", "scale", "alpha", "beta", "gamma", "momentum", "temperature", "theta", "lr",
               "dropout_p", "p", "sm_scale", "softmax_scale", "slope", "negative_slope")
+# the last word of a name that says float too (`current_eps`, `qk_scale`, `softmax_temperature`), as
+# the wrappers' rule has it (kinspect.compile.wrappers)
+FLOAT_SUFFIX = ("_eps", "_epsilon", "_scale", "_temperature", "_momentum", "_slope")
 
 
 @dataclass(frozen=True)
@@ -222,7 +225,7 @@ def _runtime(w: Walk, p: str, pointers: set, links: dict, constexprs: dict) -> A
     if not f.ints and not f.used:
         return Assumed(p, DEFAULT_INT, f"i32:{DEFAULT_INT}", "an integer: the kernel's code does not use it", False,
                        "int")
-    if not f.ints and p.lower() in FLOAT_NAME:
+    if not f.ints and (p.lower() in FLOAT_NAME or p.lower().endswith(FLOAT_SUFFIX)):
         return Assumed(p, 1.0, "fp32:1.0", "a float, by its name: nothing in the code says int or float", False,
                        "float")
     why = f"an integer: {f.ints[0][1]}" if f.ints else "an integer: nothing in the code needs a float or a pointer"

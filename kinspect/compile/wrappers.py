@@ -54,7 +54,11 @@ TENSOR_ATTRS = {"shape", "stride", "dtype", "size", "view", "reshape", "contiguo
                 "dim", "ndim", "numel", "element_size", "new_empty", "new_zeros", "new_full", "squeeze", "unsqueeze",
                 "to", "transpose", "permute", "flatten", "is_cuda", "data_ptr", "expand", "T", "mT", "t", "clone",
                 "chunk", "split", "unbind", "storage_offset", "float", "half", "bfloat16", "view_as", "reshape_as",
-                "nelement", "is_floating_point", "type", "max", "min", "sum", "mean", "fill_", "zero_", "copy_"}
+                "nelement", "is_floating_point", "type", "max", "min", "sum", "mean", "fill_", "zero_", "copy_",
+                # methods no Python number has (CoLT5's `mask.int()`, `x.masked_fill(~mask, ...)`)
+                "int", "long", "bool", "byte", "masked_fill", "masked_fill_", "masked_select", "cumsum", "argmax",
+                "argmin", "topk", "gather", "index_select", "repeat", "repeat_interleave", "expand_as", "nonzero",
+                "softmax", "log_softmax", "amax", "amin", "logsumexp", "narrow", "new_ones", "new_tensor", "unflatten"}
 # attributes a torch.dtype has as well as a tensor
 DTYPE_ATTRS = {"is_floating_point", "itemsize", "is_signed", "is_complex", "to"}
 FLOAT_NAMES = ("eps", "epsilon", "scale", "sm_scale", "softmax_scale", "alpha", "beta", "gamma", "momentum",
@@ -771,6 +775,12 @@ def _read_uses(fn: ast.AST, params: dict) -> None:
                 p.scalar = "shape"
         if isinstance(n, ast.If) and _name(n.test) in params and not params[n.test.id].tensor:
             params[n.test.id].scalar = params[n.test.id].scalar or "bool"
+        # ~mask: a tensor of booleans (invert is defined on integer and bool tensors; a float's fails)
+        if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Invert) and _name(n.operand) in params:
+            p = params[n.operand.id]
+            p.tensor = True
+            if not p.dtypes:
+                p.dtypes, p.dtype_from = ["i1"], "wrapper"
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in (
                 "empty_like", "zeros_like", "ones_like", "randn_like") and n.args and _name(n.args[0]) in params:
             params[n.args[0].id].tensor = True

@@ -1699,3 +1699,46 @@ def test_a_custom_ops_body_makes_its_tensors_on_the_stand_in_device(tmp_path):
     rec = record(tmp_path / "s")
     assert rec["signature"]["x_ptr"] == "*fp16" and rec["signature"]["y_ptr"] == "*fp16"
     assert rec["constexprs"]["BLOCK"] == 512
+
+
+# CoLT5's style: a mask parameter the wrapper inverts and converts with .int(), a float scalar
+# named for what it is (`current_eps`), which the kernel sets from another float in a branch
+MASK_WRAPPER = """
+    import torch
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def _masked_decay_kernel(x_ptr, mask_ptr, N, current_eps, eps_decay, eps, BLOCK: tl.constexpr):
+        row = tl.program_id(0)
+        offs = tl.arange(0, BLOCK)
+        m = tl.load(mask_ptr + row * N + offs, mask=offs < N, other=0) == 1
+        x = tl.load(x_ptr + row * N + offs, mask=offs < N, other=0.)
+        for _ in range(3):
+            x = tl.where(m, x / current_eps, x)
+            current_eps *= eps_decay
+            if current_eps < eps:
+                current_eps = eps
+        tl.store(x_ptr + row * N + offs, x, mask=offs < N)
+
+
+    def masked_decay(x, mask, eps=0.1):
+        assert x.is_cuda
+        x = x.masked_fill(~mask, 0.)
+        mask_ints = mask.int()
+        M, N = x.shape
+        _masked_decay_kernel[(M,)](x, mask_ints, N, 1.0, 0.9, eps, BLOCK=triton.next_power_of_2(N))
+        return x
+"""
+
+
+def test_an_inverted_mask_is_a_bool_tensor_and_an_eps_named_scalar_a_float(tmp_path):
+    f = write(tmp_path, "decay.py", MASK_WRAPPER)
+    out = ok("dump", f"{f}:_masked_decay_kernel", "--store", tmp_path / "a")
+    assert record(tmp_path / "a")["signature"]["mask_ptr"] == "*i32"
+    assert "masked_decay:mask=*i1" in out
+    # the kernel alone: current_eps is a float by its name, as eps is
+    g = write(tmp_path / "b", "decay.py", MASK_WRAPPER.split("def masked_decay")[0])
+    ok("dump", f"{g}:_masked_decay_kernel", "--store", tmp_path / "b" / "out")
+    assert record(tmp_path / "b" / "out")["signature"]["current_eps"] == "fp32"
