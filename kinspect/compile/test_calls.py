@@ -259,7 +259,7 @@ def kind_of(path) -> str:
 
 def is_example_file(path) -> bool:
     """A file of the project's benchmarks or examples: `bench_*.py`, `benchmark_*.py`, or in one of
-    EXAMPLE_DIRS, where that is not also a test file's folder."""
+    EXAMPLE_DIRS."""
     return path.name.startswith(("bench_", "benchmark_")) or any(part in EXAMPLE_DIRS for part in path.parts[:-1])
 
 

@@ -44,6 +44,8 @@ TEST_BUDGET_S = 30
 # that is not installed: qwen3-moe-fused's tests all import bitsandbytes, its benchmarks do not)
 MAX_TEST_FILES = 3
 MAX_EXAMPLE_FILES = 2
+_RUNS: dict[tuple, Ran] = {}
+_ACTIVE: list = []
 
 
 def chosen(files: list[str]) -> list[str]:
@@ -52,8 +54,6 @@ def chosen(files: list[str]) -> list[str]:
     files = list(dict.fromkeys(files))
     tests = [f for f in files if not is_example_file(Path(f))][:MAX_TEST_FILES]
     return tests + [f for f in files if is_example_file(Path(f))][:MAX_EXAMPLE_FILES]
-_RUNS: dict[tuple, Ran] = {}
-_ACTIVE: list = []
 
 
 def is_node(text: str) -> bool:
