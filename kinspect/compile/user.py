@@ -138,6 +138,10 @@ class UserKernel:
         shown = ", ".join(f"{a.name}={a.spec}" for a in self.assumed[:6]) + (", ..." if len(self.assumed) > 6 else "")
         head = (f"kinspect assumed {len(self.assumed)} value{'s' if len(self.assumed) != 1 else ''} "
                 f"({shown})")
+        if self.launch and not self.picked:
+            # why no launch of the project's gave them (its wrapper's call stopped, its tests did not reach it)
+            said = self.launch if len(self.launch) <= 400 else self.launch[:399] + "…"
+            head += f"; {said}"
         better, how = improve(self.assumed, error)
         if better:
             words += [a.option() for a in better if a.kind != "function" and a.kind not in WRAPPER_INPUTS]

@@ -175,6 +175,27 @@ def test_a_failed_compile_with_assumed_values_is_one_line_with_the_command_to_ed
     assert not (tmp_path / "out").exists()
 
 
+def test_a_failed_compile_says_why_no_launch_of_the_projects_gave_the_values(tmp_path):
+    f = tmp_path / "bad.py"
+    f.write_text(textwrap.dedent("""
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def k(x_ptr, n, BLOCK: tl.constexpr):
+            offs = tl.arange(0, BLOCK)
+            tl.store(x_ptr + offs, tl.load(x_ptr + offs) + undefined_name)
+
+
+        def op(x):
+            import kinspect_not_installed_here
+            k[(1,)](x, x.numel(), BLOCK=1024)
+    """))
+    one_error_line(run("dump", f"{f}:k", "--store", tmp_path / "out"),
+                   "kinspect assumed 3 values (x_ptr=*fp32, n=i32:1024, BLOCK=64); the project's wrapper op() "
+                   "called with made-up inputs (", "never launched 'k'", "kinspect_not_installed_here")
+
+
 # -- -p takes every constexpr kind ------------------------------------------------------------------
 
 @pytest.mark.parametrize("text,expected", [
