@@ -434,8 +434,9 @@ UNCOMPUTED: list[float] = []
 
 
 def _zeros_like_result(func, args, kwargs):
-    """What `func` would return, as zeros: its shape and type from the same call on meta tensors; a
-    leaf that requires grad where an input does (a reference's `.backward()` runs, to no effect)."""
+    """What `func` would return, as zeros: its shape and type from the same call on meta tensors; where
+    an input requires grad, tied to those inputs (zeros added to 0 times one element of each), so the
+    code's in-place ops on it and its `.backward()` run as they would, to no effect."""
     import torch
     from torch.utils._pytree import tree_map
 
@@ -443,12 +444,16 @@ def _zeros_like_result(func, args, kwargs):
         return a.to("meta") if isinstance(a, torch.Tensor) else a
 
     out = func(*tree_map(meta, args), **tree_map(meta, kwargs))
-    grad = torch.is_grad_enabled() and any(isinstance(a, torch.Tensor) and a.requires_grad for a in args)
+    tied = [a for a in args if isinstance(a, torch.Tensor) and a.requires_grad and a.numel()] \
+        if torch.is_grad_enabled() else []
 
     def zeros(t):
         if not isinstance(t, torch.Tensor):
             return t
-        return torch.zeros(t.shape, dtype=t.dtype, requires_grad=grad and t.dtype.is_floating_point)
+        z = torch.zeros(t.shape, dtype=t.dtype)
+        if tied and t.dtype.is_floating_point:
+            z = z + sum(a.flatten()[:1].sum() for a in tied).to(t.dtype) * 0
+        return z
 
     return tree_map(zeros, out)
 

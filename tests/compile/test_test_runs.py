@@ -4,6 +4,7 @@ inputs from a helper method. Projects written here in the styles of cute-kernels
 pytest's parametrize; each kernel compiled for real, offline."""
 
 import sys
+import textwrap
 from pathlib import Path
 
 from kinspect.compile import test_runs
@@ -427,10 +428,13 @@ def test_a_product_too_large_for_the_cpu_is_not_computed_and_said(tmp_path):
     # an example that runs its reference first (xtuner's: 128 products of 1.3e10 multiply-adds before
     # the call): the product is zeros of its shape, not computed, and the launch line says its values
     # are not the project's
-    heavy = BENCH_SCRIPT.replace("        for rows, n in", "        ref = torch.randn(4096, 4096, device='cuda') @ "
-                                                        "torch.randn(4096, 4096, device='cuda')\n"
-                                                        "        assert ref.shape == (4096, 4096) and ref.is_cuda\n"
-                                                        "        for rows, n in")
+    reference = textwrap.indent(textwrap.dedent("""
+        ref = torch.randn(4096, 4096, device="cuda", requires_grad=True) @ torch.randn(4096, 4096, device="cuda")
+        assert ref.shape == (4096, 4096) and ref.is_cuda
+        ref += 1                # apex's reference adds its bias in place
+        ref.sum().backward()
+    """).lstrip("\n"), " " * 8)
+    heavy = BENCH_SCRIPT.replace("        for rows, n in", reference + "        for rows, n in")
     f = no_tests_project(tmp_path, "examples/norm_demo.py", heavy)
     out = ok("dump", f"{f}:_rms_kernel", "--store", str(tmp_path / "s"))
     assert "the project's example examples/norm_demo.py ran" in out
