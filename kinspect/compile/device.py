@@ -150,6 +150,9 @@ class _Stream:
     def query(self):
         return True
 
+    def is_capturing(self):      # no CUDA graph is being captured (torch.optim's Adam asks before a step)
+        return False
+
     def __enter__(self):
         return self
 
@@ -268,9 +271,15 @@ def _accelerator_answers() -> dict:
     def synchronize(device=None):
         return None
 
+    def current_stream(device=None):
+        return _Stream()
+
+    def set_stream(stream):
+        return None
+
     return {"is_available": is_available, "device_count": device_count, "current_accelerator": current_accelerator,
             "current_device_index": current_device_index, "set_device_index": set_device_index,
-            "synchronize": synchronize}
+            "synchronize": synchronize, "current_stream": current_stream, "set_stream": set_stream}
 
 
 def questions() -> set:

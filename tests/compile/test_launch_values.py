@@ -1742,3 +1742,14 @@ def test_an_inverted_mask_is_a_bool_tensor_and_an_eps_named_scalar_a_float(tmp_p
     g = write(tmp_path / "b", "decay.py", MASK_WRAPPER.split("def masked_decay")[0])
     ok("dump", f"{g}:_masked_decay_kernel", "--store", tmp_path / "b" / "out")
     assert record(tmp_path / "b" / "out")["signature"]["current_eps"] == "fp32"
+
+
+def test_a_torch_optimizer_steps_on_the_stand_in_device(tmp_path):
+    # apex's fused-optimizer test steps torch.optim.Adam first, which asks torch.accelerator for its
+    # current stream (is a CUDA graph being captured?)
+    f = write(tmp_path, "ops.py", CUSTOM_OP)
+    ok("dump", f"{f}:_scale_rows_kernel", "--from",
+       "[p := torch.nn.Parameter(torch.randn(8, device='cuda')), setattr(p, 'grad', torch.ones_like(p)), "
+       "torch.optim.Adam([p]).step(), scale_rows(torch.randn(8, 300, dtype=torch.float16), 0.5)]",
+       "--store", tmp_path / "s")
+    assert record(tmp_path / "s")["signature"]["x_ptr"] == "*fp16"
