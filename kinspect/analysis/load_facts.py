@@ -97,9 +97,15 @@ def load_lines(m: StageMetrics, kernel_file: Callable[[str], bool]) -> dict[tupl
 
 
 def layout_stage(stages) -> StageMetrics | None:
-    """The MLIR stage whose loads carry layouts (the TTGIR), latest first."""
-    for m in reversed(list(stages)):
+    """The MLIR stage whose loads carry layouts (the TTGIR), latest first; or a TTGIR with no layout at
+    all, whose loads are then all of one element (a kernel of scalar loads only: FastVideo's
+    map_to_index_kernel, a loop of `tl.load(base + i * stride)`)."""
+    stages = list(stages)
+    for m in reversed(stages):
         if m.dialect == "mlir" and m.memory_ops and m.layout_text:
+            return m
+    for m in reversed(stages):
+        if m.dialect == "mlir" and m.memory_ops and m.stage == "ttgir":
             return m
     return None
 

@@ -174,3 +174,12 @@ def test_a_gathered_load_knows_the_arguments_its_index_was_loaded_from(compiled)
     [op] = [r for r in mlir.parse(text) if isinstance(r, MemoryOp) and r.loc.line == row]
     assert op.args == ("down_output_ptr", "hidden_size") and op.loaded_from == ("src2dst_ptr", "topk")
     assert op.mask_args == ("hidden_size",) and op.shape == (512,) and op.elem_bits == 16
+
+
+def test_a_kernel_of_scalar_loads_only_is_read_from_its_ttgir(compiled):
+    # its TTGIR has no layout at all: its loads were read from the Python source, which took the flag
+    # read through a local base pointer for a narrow tensor load
+    v = compiled("map90", "fastvideo_style.py:block_map_to_index_kernel")
+    [verdict] = [x for x in by_line(analyse(v))[line_of("fastvideo_style.py", "flag = tl.load(")] if "load" in x.text]
+    assert "loads one element (a scalar pointer in the TTGIR): nothing to vectorize" in verdict.text
+    assert verdict.kind is None
