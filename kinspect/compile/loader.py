@@ -924,22 +924,30 @@ def project_files(where: Where) -> list[tuple[Path, bytes]]:
     tests, benchmarks and examples folders beside it (beside a `src` folder too), where its authors
     write the calls they make.
     Each path is relative to the project's folder, so a folder above it (a user's ~/test) names none."""
-    from kinspect.compile.test_calls import EXAMPLE_DIRS
+    from kinspect.compile.test_calls import EXAMPLE_DIRS, is_example_file
 
     tops = [_package_top(where)]
     above = list(dict.fromkeys([where.root, project_folder(where)]))
     texts = []
     if where.package and not where.by_name:
         tops += [a / t for a in above for t in ("tests", "test", *EXAMPLE_DIRS) if (a / t).is_dir()]
-        # test files beside the package too (`test_triton_nsa.py` in the project's folder)
-        texts = _python_texts([project_folder(where)], None, deep=False, skip=False,
+        # test files beside the package too (`test_triton_nsa.py` in the project's folder), and
+        # benchmark scripts in its other top folders (SLA's `evaluate/bench_kernel.py`)
+        folder = project_folder(where)
+        texts = _python_texts([folder], None, deep=False, skip=False,
                               wanted=lambda path: path.name.startswith(("test_", "bench_", "benchmark_")) or
                               path.name.endswith("_test.py"))
+        others = [d for d in sorted(folder.iterdir()) if d.is_dir() and not d.name.startswith((".", "_")) and
+                  d not in tops and d.name not in _SKIPPED_FOLDERS]
+        texts = [*texts, *_python_texts(others[:MAX_TOP_FOLDERS], None, deep=False, skip=False,
+                                        wanted=lambda path: is_example_file(Path(path.name)))]
     return [(path.relative_to(project_folder(where)), text)
             for path, text in [*_python_texts(tops, where.file.parent, deep=bool(where.package), skip=False), *texts]]
 
 
 PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg")
+# top folders of a project whose benchmark scripts (`bench_*.py`) project_files reads, at most
+MAX_TOP_FOLDERS = 32
 
 
 def project_folder(where: Where) -> Path:

@@ -258,9 +258,10 @@ def kind_of(path) -> str:
 
 
 def is_example_file(path) -> bool:
-    """A file of the project's benchmarks or examples: `bench_*.py`, `benchmark_*.py`, or in one of
-    EXAMPLE_DIRS."""
-    return path.name.startswith(("bench_", "benchmark_")) or any(part in EXAMPLE_DIRS for part in path.parts[:-1])
+    """A file of the project's benchmarks or examples: `bench_*.py`, `benchmark_*.py`, `*_bench.py`,
+    `*_benchmark.py`, or in one of EXAMPLE_DIRS."""
+    return path.name.startswith(("bench_", "benchmark_")) or path.name.endswith(("_bench.py", "_benchmark.py")) or \
+        any(part in EXAMPLE_DIRS for part in path.parts[:-1])
 
 
 def _code_names(tree: ast.Module | None) -> set:

@@ -573,3 +573,12 @@ def test_a_benchmark_that_sets_the_default_device_and_times_torch_first(tmp_path
     assert rec["signature"]["x_ptr"] == "*bf16" and rec["constexprs"]["BLOCK_N"] == 1024
     import torch
     assert torch.get_default_device().type == "cpu"
+
+
+def test_a_benchmark_script_in_another_top_folder_is_run(tmp_path):
+    # SLA's layout: no tests, its kernels' benchmark in evaluate/bench_kernel.py
+    f = no_tests_project(tmp_path, "evaluate/bench_norm.py", BENCH_SCRIPT)
+    write(tmp_path, "evaluate/plot_results.py", "import not_installed_here\n")    # not a benchmark: not read
+    out = ok("dump", f"{f}:_rms_kernel", "--store", str(tmp_path / "s"))
+    assert "the project's benchmark evaluate/bench_norm.py ran, every launch recorded and none run" in out
+    assert record(tmp_path / "s")["constexprs"]["BLOCK_N"] == 1024
