@@ -168,23 +168,32 @@ def run_tests(loaded: LoadedFile, nodes: list[str], root: Path, *, driver_contex
     recorder.wanted, recorder.index = wanted, index
     plugin = _Plugin(recorder, time.monotonic() + TEST_BUDGET_S)
     paths = {n: _path(n, root) for n in nodes}    # from the current folder, before the run moves it
-    args = list(paths.values()) + [
-        f"--rootdir={root}", "-q", "-s", "--tb=line", "--assert=plain", "-p", "no:cacheprovider",
-        "-p", "no:faulthandler", "-o", "addopts=", "--continue-on-collection-errors", "--no-header", "-W", "ignore"]
+    options = [f"--rootdir={root}", "-q", "-s", "--tb=line", "--assert=plain", "-p", "no:cacheprovider",
+               "-p", "no:faulthandler", "-o", "addopts=", "--continue-on-collection-errors", "--no-header",
+               "-W", "ignore"]
+    # the tests, then the benchmarks and examples, each a pytest run of its own: pytest imports every
+    # file it is given before it runs a test, and a benchmark's module-level code launches (its
+    # perf_report run at import) before the tests ran
+    phases = [{n: p for n, p in paths.items() if is_example_file(Path(n.partition("::")[0])) == example}
+              for example in (False, True)]
     stopped = ""
     _ACTIVE.append(key)
     with guarded(loaded.where, driver_context, recorder), _isolated(root):
         try:
             with budget(TEST_BUDGET_S):
                 light.run_skipped(loaded.where.module.split(".")[0])
-                said = io.StringIO()
-                with contextlib.redirect_stdout(said), contextlib.redirect_stderr(said):
-                    code = pytest.main(args, plugins=[plugin])
-                if code in (pytest.ExitCode.INTERNAL_ERROR, pytest.ExitCode.USAGE_ERROR) and not recorder.stopped:
-                    # a conftest.py that fails to import: pytest says so and runs nothing
-                    plugin.errors.insert(0, f"pytest could not start: {_last_line(said.getvalue())}")
-                if not recorder.stopped:
-                    _main_blocks(paths, recorder, plugin)
+                for phase in phases:
+                    if not phase or recorder.stopped:
+                        continue
+                    said = io.StringIO()
+                    with contextlib.redirect_stdout(said), contextlib.redirect_stderr(said):
+                        code = pytest.main(list(phase.values()) + options, plugins=[plugin])
+                    if code in (pytest.ExitCode.INTERNAL_ERROR, pytest.ExitCode.USAGE_ERROR) and \
+                            not recorder.stopped:
+                        # a conftest.py that fails to import: pytest says so and runs nothing
+                        plugin.errors.append(f"pytest could not start: {_last_line(said.getvalue())}")
+                    if not recorder.stopped:
+                        _main_blocks(phase, recorder, plugin)
         except Enough:
             pass
         except (Exception, SystemExit, TimeUp, light.InitNeeded) as e:

@@ -582,3 +582,20 @@ def test_a_benchmark_script_in_another_top_folder_is_run(tmp_path):
     out = ok("dump", f"{f}:_rms_kernel", "--store", str(tmp_path / "s"))
     assert "the project's benchmark evaluate/bench_norm.py ran, every launch recorded and none run" in out
     assert record(tmp_path / "s")["constexprs"]["BLOCK_N"] == 1024
+
+
+def test_the_tests_run_before_a_benchmark_that_launches_at_import(tmp_path):
+    # lightning-attention's layout: benchmarks/benchmark_*.py runs its perf_report at module level,
+    # which pytest would do while collecting, before any test ran
+    f = project(tmp_path)
+    write(tmp_path, "benchmarks/benchmark_norm.py", """
+        import torch
+
+        from proj.ops.norm import rms_norm
+
+        x = torch.randn(3, 768, dtype=torch.float16, device="cuda")
+        rms_norm(x, torch.ones(768, dtype=torch.float16, device="cuda"))
+    """)
+    out = ok("dump", f"{f}:_rms_kernel", "--store", str(tmp_path / "s"))
+    assert "the project's test tests/test_norm.py::TestNorm::test_rms ran" in out
+    assert record(tmp_path / "s")["constexprs"]["BLOCK_N"] == 2048
