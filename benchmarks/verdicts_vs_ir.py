@@ -13,7 +13,10 @@ script's own small readers (not kinspect's parsers):
 - "one element ... nothing to vectorize" on a line with a tensor load: contradicted;
 - "folded this dot away" on a line a TTGIR dot's location (callsite frames included) names:
   contradicted; a matrix verdict on a line no TTGIR dot names: contradicted;
-- 32-bit LDGSTS (async copies) in the SASS with no narrow-load finding on async copies: missed.
+- 32-bit LDGSTS (async copies) in the SASS with no narrow-load finding on async copies, where the
+  TTGIR holds an async copy of more than one element that is not proven 16 bytes a thread (its
+  `contiguity` times its element width): missed. One-element async copies (a scalar index loaded in a
+  pipelined loop, `tensor<1x!tt.ptr<i32>>`) are 32-bit LDGSTS and need no finding.
 
     .venv/bin/python benchmarks/verdicts_vs_ir.py --out after.json
     PYTHONPATH=/path/to/main .venv/bin/python benchmarks/verdicts_vs_ir.py --out before.json   # older kinspect
@@ -72,6 +75,7 @@ DOT_OPS = (" tt.dot ", " ttng.warp_group_dot ", " ttng.tc_gen5_mma ", " tt.dot_s
 LOAD_OPS = (" tt.load ", " ttg.async_copy_global_to_local ")
 # LDGSTS.E.BYPASS.LTC128B.128 [R1], desc[UR4][R2.64]      LDGSTS.E [R5+0x100], desc[UR6][R8.64]
 LDGSTS = re.compile(r'\bLDGSTS(?P<mods>(?:\.\w+)*)')
+CONTIGUITY = re.compile(r"contiguity = (\d+)")
 BITS = {"f16": 16, "bf16": 16, "f32": 32, "i32": 32, "i64": 64, "f64": 64, "i8": 8, "i16": 16, "f8E4M3FN": 8}
 
 
@@ -113,6 +117,7 @@ def ttgir_facts(text: str) -> dict:
     threads = int(warps[1]) * 32 if warps else None
     loads: dict[int, list[dict]] = {}
     dots: set[int] = set()
+    narrow_copies = 0      # async copies of more than one element not proven 16 bytes a thread
     for line in text.splitlines():
         loc = OP_LOC.search(line)
         if not loc:
@@ -129,7 +134,11 @@ def ttgir_facts(text: str) -> dict:
                             threads=layouts.get(t[3], threads))
             for n in where:
                 loads.setdefault(n, []).append(fact)
-    return {"loads": loads, "dots": dots}
+            if " ttg.async_copy_global_to_local " in line and t and fact["elements"] > 1:
+                contiguity = CONTIGUITY.search(line)
+                if not contiguity or int(contiguity[1]) * (fact["bits"] or 0) < 128:
+                    narrow_copies += 1
+    return {"loads": loads, "dots": dots, "narrow_copies": narrow_copies}
 
 
 def ldgsts_32(sass: str) -> int:
@@ -185,7 +194,7 @@ def check(verdicts: list[dict], facts: dict, sass: str) -> Counter:
     n32 = ldgsts_32(sass)
     if n32:
         c["LDGSTS 32-bit: seen"] += n32
-        if not narrow_async:
+        if not narrow_async and facts.get("narrow_copies", 1):
             c["LDGSTS 32-bit: no narrow-load verdict"] += n32
     return c
 
