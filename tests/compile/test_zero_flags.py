@@ -158,17 +158,21 @@ def test_a_constexpr_called_as_a_function_gets_an_identity(tmp_path):
     assert "ACT=<identity function>  (called as a function at line 8" in out
 
 
+# a kernel that cannot compile: a name its code uses is defined nowhere
+UNDEFINED_NAME = """
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def k(x_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        tl.store(x_ptr + offs, tl.load(x_ptr + offs) + undefined_name)
+"""
+
+
 def test_a_failed_compile_with_assumed_values_is_one_line_with_the_command_to_edit(tmp_path):
     f = tmp_path / "bad.py"
-    f.write_text(textwrap.dedent("""
-        import triton
-        import triton.language as tl
-
-        @triton.jit
-        def k(x_ptr, n, BLOCK: tl.constexpr):
-            offs = tl.arange(0, BLOCK)
-            tl.store(x_ptr + offs, tl.load(x_ptr + offs) + undefined_name)
-    """))
+    f.write_text(textwrap.dedent(UNDEFINED_NAME))
     one_error_line(run("dump", f"{f}:k", "--store", tmp_path / "out"), f"at {f}:8", "undefined_name",
                    "kinspect assumed 3 values (x_ptr=*fp32, n=i32:1024, BLOCK=64); the values it used, to change: "
                    f"edit and run: kinspect dump {f}:k --arg 'x_ptr=*fp32' --arg n=i32:1024 -p BLOCK=64")
@@ -177,14 +181,7 @@ def test_a_failed_compile_with_assumed_values_is_one_line_with_the_command_to_ed
 
 def test_a_failed_compile_says_why_no_launch_of_the_projects_gave_the_values(tmp_path):
     f = tmp_path / "bad.py"
-    f.write_text(textwrap.dedent("""
-        import triton
-        import triton.language as tl
-
-        @triton.jit
-        def k(x_ptr, n, BLOCK: tl.constexpr):
-            offs = tl.arange(0, BLOCK)
-            tl.store(x_ptr + offs, tl.load(x_ptr + offs) + undefined_name)
+    f.write_text(textwrap.dedent(UNDEFINED_NAME) + textwrap.dedent("""
 
 
         def op(x):
