@@ -1,5 +1,5 @@
 """What the project's code kinspect runs (its module-level code, its wrappers, its tests) is kept from
-doing beyond launching kernels: building C++/CUDA extensions, and compiling with torch.compile.
+doing beyond launching kernels: building C++/CUDA extensions, compiling with torch.compile, timing.
 
 - `torch.utils.cpp_extension` refuses to build (cute-kernels builds its CUDA extension with nvcc the
   first time a test asks for it: minutes, and files outside the project);
@@ -23,8 +23,9 @@ from kinspect.core.patching import Patches
 
 @contextlib.contextmanager
 def restrained():
-    """The block runs with extension builds refused and torch.compile leaving code as it is; both are
-    put back after. Decorators applied while it runs (a module imported in it) keep the function."""
+    """The block runs with extension builds refused, torch.compile leaving code as it is and do_bench
+    calling once; all are put back after. Decorators applied while it runs (a module imported in it)
+    keep the function; a module that bound `do_bench` by name before it keeps Triton's."""
     torch = sys.modules.get("torch")
     with Patches() as patches:
         testing = sys.modules.get("triton.testing")
