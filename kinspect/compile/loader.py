@@ -132,10 +132,11 @@ def locate(source: str) -> Where:
         if not path.is_file():
             raise NotFound(f"file '{source}' not found")
         path = path.resolve()
-        folders = _package_folders(path) or _namespace_folders(path)
+        tops = _import_tops(path)        # read once, for both uses
+        folders = _package_folders(path) or _namespace_folders(path, tops)
         parts = [f.name for f in reversed(folders)] + ([] if path.stem == "__init__" else [path.stem])
         folder = folders[-1].parent if folders else path.parent
-        extra = _project_roots(path, folder)
+        extra = _project_roots(tops, folder)
         if len(parts) > 1 or path.stem == "__init__":
             name = ".".join(parts)
             return Where(path, name, folder, package=name if path.stem == "__init__" else name.rpartition(".")[0],
@@ -210,13 +211,12 @@ def _namespace_above(top: Path) -> bool:
     return False
 
 
-def _namespace_folders(path: Path) -> list[Path]:
+def _namespace_folders(path: Path, tops: set) -> list[Path]:
     """The folders of the namespace package a file with no __init__.py around it is a module of,
     innermost first: where a folder above it is the top-level package its own imports name
     (flash-bidirectional-linear-attention's `flash_bla/ops/linear_attn/varlen.py` says `from
     flash_bla.utils import contiguous`: it is `flash_bla.ops.linear_attn.varlen`, as the project imports
-    it from its top folder). [] where none is."""
-    tops = _import_tops(path)
+    it from its top folder). `tops`: the file's _import_tops. [] where none is."""
     chain, folder = [], path.parent
     for _ in range(PROJECT_DEPTH):
         if not folder.name.isidentifier() or folder == folder.parent:
@@ -266,13 +266,12 @@ def _relative_level(path: Path) -> int:
 PROJECT_DEPTH = 6
 
 
-def _project_roots(path: Path, root: Path) -> tuple:
-    """Folders above the file that its absolute imports need (`from kernels.utils import x` in a
-    repository whose top folder holds `kernels/`), when those modules are not importable as they
-    are: as running the file from the repository's top folder would find them."""
+def _project_roots(tops: set, root: Path) -> tuple:
+    """Folders above the file that its absolute imports (`tops`, _import_tops) need (`from kernels.utils
+    import x` in a repository whose top folder holds `kernels/`), when those modules are not importable
+    as they are: as running the file from the repository's top folder would find them."""
     import importlib.util
 
-    tops = _import_tops(path)
     found = []
     for top in sorted(tops):
         if (root / top).is_dir() or (root / f"{top}.py").is_file():
@@ -926,14 +925,14 @@ def project_files(where: Where) -> list[tuple[Path, bytes]]:
     Each path is relative to the project's folder, so a folder above it (a user's ~/test) names none."""
     from kinspect.compile.test_calls import EXAMPLE_DIRS, is_example_file
 
+    folder = project_folder(where)
     tops = [_package_top(where)]
-    above = list(dict.fromkeys([where.root, project_folder(where)]))
+    above = list(dict.fromkeys([where.root, folder]))
     texts = []
     if where.package and not where.by_name:
         tops += [a / t for a in above for t in ("tests", "test", *EXAMPLE_DIRS) if (a / t).is_dir()]
         # test files beside the package too (`test_triton_nsa.py` in the project's folder), and
         # benchmark scripts in its other top folders (SLA's `evaluate/bench_kernel.py`)
-        folder = project_folder(where)
         texts = _python_texts([folder], None, deep=False, skip=False,
                               wanted=lambda path: path.name.startswith(("test_", "bench_", "benchmark_")) or
                               path.name.endswith("_test.py"))
@@ -941,7 +940,7 @@ def project_files(where: Where) -> list[tuple[Path, bytes]]:
                   d not in tops and d.name not in _SKIPPED_FOLDERS]
         texts = [*texts, *_python_texts(others[:MAX_TOP_FOLDERS], None, deep=False, skip=False,
                                         wanted=lambda path: is_example_file(Path(path.name)))]
-    return [(path.relative_to(project_folder(where)), text)
+    return [(path.relative_to(folder), text)
             for path, text in [*_python_texts(tops, where.file.parent, deep=bool(where.package), skip=False), *texts]]
 
 
