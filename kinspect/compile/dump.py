@@ -79,9 +79,9 @@ def dump(kernel: str, *, target: str | None = None, constexprs: dict | None = No
             # the other float types, said in the launch line
             for alt in _other_floats(uk):
                 try:
+                    why = f"the made-up {uk.guessed_float} inputs failed to compile"
                     again = load(kernel, args or {}, constexprs, config=config, resolved=resolved, launch=launch,
-                                 from_=from_, run_tests=run_tests, float_dtype=(alt, f"the made-up {uk.guessed_float} inputs failed to "
-                                                                f"compile", True))
+                                 from_=from_, run_tests=run_tests, float_dtype=(alt, why, True))
                 except (UsageError, CompileError):
                     continue
                 if again.guessed_float != alt:
