@@ -60,6 +60,22 @@ def test_a_module_level_launch_gives_the_values(tmp_path):
     assert {a["name"]: a["value"] for a in b.user.example["args"]}["n_elements"] == 4096
 
 
+def test_a_file_that_fails_later_gives_the_launch_it_made_first(tmp_path, monkeypatch):
+    # the tutorial's benchmark needs pandas (triton.testing's perf_report imports it to run): on a machine
+    # without it the file stops there, as `python tutorial_add.py` would, after its module-level launch
+    import shutil
+    import sys
+
+    monkeypatch.setitem(sys.modules, "pandas", None)
+    f = tmp_path / "tutorial_add.py"          # a fresh copy: loads are cached per file version
+    shutil.copy(CORPUS / "tutorial_add.py", f)
+    out = ok("dump", f"{f}:add_kernel", "--store", tmp_path / "s")
+    assert "definitions only from" in out and "importing it failed at line 79: ModuleNotFoundError" in out
+    assert "pandas" in out and "before that, it launched 'add_kernel' (line 38 via line 47)" in out
+    assert "launch   the one launch of 'add_kernel', by module-level code (line 38 via line 47)" in out
+    assert "assumed" not in out and "spec     BLOCK_SIZE=1024" in out
+
+
 def test_the_main_block_launches_with_cuda_tensors_and_launch_n_picks_another(tmp_path):
     out = ok("dump", f"{CORPUS}/main_launch.py:softmax_kernel", "--store", tmp_path / "a")
     assert "launch 0 of 'softmax_kernel' (kinspect stopped the code there; --launch N picks a later one), by its " \
