@@ -923,7 +923,7 @@ def project_files(where: Where) -> list[tuple[Path, bytes]]:
     tests, benchmarks and examples folders beside it (beside a `src` folder too), where its authors
     write the calls they make.
     Each path is relative to the project's folder, so a folder above it (a user's ~/test) names none."""
-    from kinspect.compile.test_calls import EXAMPLE_DIRS, is_example_file
+    from kinspect.compile.test_calls import EXAMPLE_DIRS, is_example_file, is_test_file
 
     folder = project_folder(where)
     tops = [_package_top(where)]
@@ -933,9 +933,7 @@ def project_files(where: Where) -> list[tuple[Path, bytes]]:
         tops += [a / t for a in above for t in ("tests", "test", *EXAMPLE_DIRS) if (a / t).is_dir()]
         # test files beside the package too (`test_triton_nsa.py` in the project's folder), and
         # benchmark scripts in its other top folders (SLA's `evaluate/bench_kernel.py`)
-        texts = _python_texts([folder], None, deep=False, skip=False,
-                              wanted=lambda path: path.name.startswith(("test_", "bench_", "benchmark_")) or
-                              path.name.endswith("_test.py"))
+        texts = _python_texts([folder], None, deep=False, skip=False, wanted=lambda path: is_test_file(Path(path.name)))
         others = [d for d in sorted(folder.iterdir()) if d.is_dir() and not d.name.startswith((".", "_")) and
                   d not in tops and d.name not in _SKIPPED_FOLDERS]
         texts = [*texts, *_python_texts(others[:MAX_TOP_FOLDERS], None, deep=False, skip=False,

@@ -253,7 +253,8 @@ def kind_of(path) -> str:
     """What a file of the project's tests is, in a word: "benchmark", "example" or "test"."""
     if not is_example_file(path):
         return "test"
-    bench = path.name.startswith("bench") or any(p.startswith("bench") for p in path.parts[:-1])
+    bench = path.name.startswith("bench") or path.name.endswith(("_bench.py", "_benchmark.py")) or \
+        any(p.startswith("bench") for p in path.parts[:-1])
     return "benchmark" if bench else "example"
 
 

@@ -584,6 +584,14 @@ def test_a_benchmark_script_in_another_top_folder_is_run(tmp_path):
     assert record(tmp_path / "s")["constexprs"]["BLOCK_N"] == 1024
 
 
+def test_a_benchmark_script_beside_the_package_named_bench_last_is_run(tmp_path):
+    # a project with its timing script at the top, `norm_bench.py`, as `*_bench.py` is named in its folders
+    f = no_tests_project(tmp_path, "norm_bench.py", BENCH_SCRIPT)
+    out = ok("dump", f"{f}:_rms_kernel", "--store", str(tmp_path / "s"))
+    assert "the project's benchmark norm_bench.py ran, every launch recorded and none run" in out
+    assert record(tmp_path / "s")["constexprs"]["BLOCK_N"] == 1024
+
+
 def test_the_tests_run_before_a_benchmark_that_launches_at_import(tmp_path):
     # lightning-attention's layout: benchmarks/benchmark_*.py runs its perf_report at module level,
     # which pytest would do while collecting, before any test ran
