@@ -75,6 +75,8 @@ class Val:
     items: tuple | None = None   # a tuple's items
     isdtype: bool = False     # the value is a dtype itself (tl.float16), `dtype` naming which
     const: object = None      # a constant string it holds ("e4m3"); of two branches, the first's
+    ints_of: frozenset = E    # parameters whose loaded values it is, cast to an integer (`tl.load(p + g).to(
+    #                           tl.int32)`), or offset by other integers: what it indexes with, they hold
 
     def all(self) -> frozenset:
         return self.params | self.derived
@@ -89,7 +91,7 @@ def join(a: Val | None, b: Val | None) -> Val:
                a.params | b.params, a.derived | b.derived, a.dtype if a.dtype == b.dtype else None,
                a.axis if a.axis == b.axis else None, a.desc | b.desc,
                a.items if a.items == b.items else None, a.isdtype and b.isdtype,
-               a.const if a.const is not None else b.const)
+               a.const if a.const is not None else b.const, a.ints_of | b.ints_of)
 
 
 @dataclass
@@ -384,6 +386,8 @@ class Walk:
             other = b if a.ptr else a
             if ptr and other.loads and not _is_int(other.dtype):
                 self.offsets.append((ptr, other.loads, line))
+            elif ptr and other.ints_of:
+                self.offsets.append((ptr, other.ints_of, line))
             elif not ptr and "pointer" in (a.dtype, b.dtype):
                 # a pointer the code made from a loaded address (`tl.load(ptrs + g).to(tl.pointer_type(
                 # tl.float16))`, a grouped GEMM's): what offsets it is an integer
@@ -394,8 +398,10 @@ class Walk:
             if ptr and other.all() - other.ptr:
                 self.ptr_offsets.append((ptr, other.all() - other.ptr, line))
             desc = a.desc | b.desc
+            dtype = _num_dtype(a, b)
             return Val(ptr=ptr, loads=a.loads | b.loads, derived=a.all() | b.all() | a.derived | b.derived,
-                       dtype=_num_dtype(a, b), axis=a.axis or b.axis, desc=desc)
+                       dtype=dtype, axis=a.axis or b.axis, desc=desc,
+                       ints_of=E if ptr or _is_float(dtype) else a.ints_of | b.ints_of)
         if isinstance(op, (ast.BitAnd, ast.BitOr, ast.BitXor, ast.LShift, ast.RShift)):
             self.need_int(a, n, "bit operations")
             self.need_int(b, n, "bit operations")
@@ -411,9 +417,12 @@ class Walk:
                 if x.axis == "last":
                     for p in self.scalar_params(y):
                         self.facts[p].contiguous.append((line,))
-        return Val(loads=a.loads | b.loads, derived=a.all() | b.all(), axis=a.axis or b.axis,
-                   dtype="i1" if isinstance(op, (ast.BitAnd, ast.BitOr, ast.BitXor)) and a.dtype == b.dtype == "i1"
-                   else _num_dtype(a, b))
+        dtype = "i1" if isinstance(op, (ast.BitAnd, ast.BitOr, ast.BitXor)) and a.dtype == b.dtype == "i1" \
+            else _num_dtype(a, b)
+        ints_of = a.ints_of | b.ints_of if isinstance(op, (ast.Mult, ast.FloorDiv, ast.Mod)) and \
+            not _is_float(dtype) else E
+        return Val(loads=a.loads | b.loads, derived=a.all() | b.all(), axis=a.axis or b.axis, dtype=dtype,
+                   ints_of=ints_of)
 
     def float_operands(self, op, a: Val, b: Val, line: int) -> None:
         """A parameter added to, subtracted from, multiplying or dividing a float value (`x * scale`
@@ -441,10 +450,10 @@ class Walk:
             p = xv.dtype[1]      # X.dtype.element_ty (or a name given it) == tl.float16
             self.facts[p].options.append((yv.dtype, line))
             return
-        if yv.axis is not None and xv.pure and not _is_float(xv.dtype):
+        if yv.axis is not None and (xv.pure or xv.ints_of) and not _is_float(xv.dtype):
             # a loaded value compared with a tl.arange index (`offs_m < seqlen`, seqlen =
             # tl.load(seqlens + b)) is a size: what it was loaded from holds integers
-            self.need(xv.pure, "i32", line, f"its values bound a tl.arange index at line {line}")
+            self.need(xv.pure | xv.ints_of, "i32", line, f"its values bound a tl.arange index at line {line}")
         for p in xv.params:
             f = self.facts[p]
             if yv.axis is not None:    # `offs < n_cols`: a size
@@ -598,6 +607,7 @@ class Walk:
             chosen = self.need_pointer(vals.get("base", first), line,
                                        f"the base of tl.make_tensor_descriptor at line {line}")
             self.shape_of(args.get("block_shape"), line, "a tensor descriptor's block_shape")
+            self.indexes(vals.get("shape"), line, f"a tensor descriptor's shape at line {line}")
             return Val(desc=chosen)
         if name == "arange":
             for k in ("start", "end"):
@@ -686,6 +696,8 @@ class Walk:
                 dims = len(n.args[0].elts) if n.args and isinstance(n.args[0], (ast.List, ast.Tuple)) else 2
                 for p in chosen:
                     self.facts[p].desc.append((dims, line))
+            if args:
+                self.indexes(args[0], line, f"a tensor descriptor's offsets at line {line}")
             if attr == "store" and len(args) > 1:
                 self.stored.append((chosen, args[1], line))
             return Val(loads=chosen, pure=chosen) if attr == "load" else Val()
@@ -743,11 +755,21 @@ class Walk:
         for p in params:
             self.facts[p].elem.append((rank, dtype, line, why))
 
+    def indexes(self, v: Val | None, line: int, what: str) -> None:
+        """The items of `v` (a list of sizes or offsets) are integers: what their loaded values came
+        from holds integers (`desc.load([tl.load(starts + g) + k, 0])`)."""
+        for item in (v.items or ()) if v is not None else ():
+            loaded = item.ints_of if _is_int(item.dtype) else item.loads | item.pure
+            if loaded and not _is_float(item.dtype):
+                self.need(loaded, "i32", line, f"its values are {what}")
+
     def need_int(self, v: Val, n, why: str) -> None:
         line = self.line(n)
         # an integer already (`.to(tl.int32)`, a comparison) needs nothing of what it was made from
         if not (_is_int(v.dtype) or v.dtype == "i1" or isinstance(v.dtype, tuple)):
             self.need(v.loads | v.pure, "i32", line, f"{why} on its values at line {line}")
+        elif v.ints_of:
+            self.need(v.ints_of, "i32", line, f"{why} on its values, cast to an integer, at line {line}")
         for p in self.scalar_params(v):
             self.facts[p].ints.append((line, f"{why} at line {line}"))
 
@@ -813,7 +835,8 @@ class Walk:
             if width in INT_OF_WIDTH:
                 self.need(v.pure, INT_OF_WIDTH[width] if not target.startswith(("i", "u")) else target, line,
                           f".to({_tl(target)}, bitcast=True) of its values at line {line}", rank=NEED)
-        return Val(loads=v.loads | v.pure, derived=v.all(), dtype=target, axis=v.axis)
+        ints_of = v.pure | v.ints_of if isinstance(target, str) and _is_int(target) and not bitcast else E
+        return Val(loads=v.loads | v.pure, derived=v.all(), dtype=target, axis=v.axis, ints_of=ints_of)
 
     def dot(self, a: Val, b: Val, acc: Val | None, out: Val | None, out_node, line: int) -> Val:
         out_dtype = self.dtype_arg(out, out_node, line, f"tl.dot(out_dtype=) at line {line}") if out else None

@@ -640,6 +640,48 @@ def test_a_loaded_value_that_bounds_an_index_is_an_integer(tmp_path):
     assert a["Out"] == "*fp16"
 
 
+def test_a_loaded_value_cast_to_an_integer_and_used_as_an_index_is_an_integer(tmp_path):
+    # a grouped GEMM over tensor descriptors: each group's first and last row, loaded and cast
+    # (`.to(tl.int32)`), bound its loop and offset its descriptors; a copy whose row starts are cast
+    # to int64 before they offset a pointer; a float loaded and cast to an integer is data, not an index
+    f = tmp_path / "groups.py"
+    f.write_text(textwrap.dedent("""
+        import triton
+        import triton.language as tl
+
+
+        @triton.jit
+        def _group_sum(X, Starts, Ends, Out, N: tl.constexpr, BLOCK_K: tl.constexpr, BLOCK_N: tl.constexpr):
+            g = tl.program_id(0)
+            start = tl.load(Starts + g).to(tl.int32)
+            end = tl.load(Ends + g).to(tl.int32)
+            x_desc = tl.make_tensor_descriptor(X, shape=[end, N], strides=[N, 1], block_shape=[BLOCK_K, BLOCK_N])
+            acc = tl.zeros((BLOCK_K, BLOCK_N), dtype=tl.float32)
+            for k in range(0, tl.cdiv(end - start, BLOCK_K)):
+                acc += x_desc.load([start + k * BLOCK_K, 0]).to(tl.float32)
+            tl.store(Out + g * BLOCK_N + tl.arange(0, BLOCK_N), tl.sum(acc, axis=0))
+
+
+        @triton.jit
+        def _gather_rows(X, RowStarts, Codes, Out, stride, BLOCK: tl.constexpr):
+            r = tl.program_id(0)
+            row = tl.load(RowStarts + r).to(tl.int64)
+            code = tl.load(Codes + r).to(tl.int32)
+            offs = tl.arange(0, BLOCK)
+            x = tl.load(X + row * stride + offs)
+            tl.store(Out + r * BLOCK + offs, x * code)
+    """))
+    out = ok("dump", f"{f}:_group_sum", "--store", tmp_path / "s")
+    a = assumed(out)
+    assert a["Starts"] == "*i32" and a["Ends"] == "*i32", a
+    assert "tl.cdiv on its values, cast to an integer, at line 13" in out
+    assert "its values are a tensor descriptor's shape at line 11" in out
+    out = ok("dump", f"{f}:_gather_rows", "--store", tmp_path / "t")
+    a = assumed(out)
+    assert a["RowStarts"] == "*i32" and "its values are offsets into X at line 24" in out
+    assert a["Codes"] == "*fp32" and "nothing in the code fixes it" in out
+
+
 def test_what_offsets_a_pointer_made_from_a_loaded_address_is_an_integer(tmp_path):
     # a grouped GEMM's: each group's A is an address loaded from a table, and its leading
     # dimension, loaded from another, offsets it
