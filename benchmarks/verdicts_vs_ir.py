@@ -58,6 +58,8 @@ CASES = [
     ("lightllm_style.py", "_fwd_kernel_token_softmax", {}, {}),
     # found by benchmarks/inference_accuracy.py's IR check on FastVideo (heldout46): scalar loads only
     ("fastvideo_style.py", "block_map_to_index_kernel", {}, {}),
+    # found on flashattention2-custom-mask (heldout52): a helper's 128-bit tiles and 32-bit rows at one call
+    ("attn_bwd_style.py", "attn_bwd_dkdv", {}, {}),
 ]
 
 # #loc12 = loc("/x/k.py":48:17)      #loc52 = loc("m_start"(#loc5))      #loc78 = loc(callsite(#loc69 at #loc68))

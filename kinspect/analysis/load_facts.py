@@ -83,17 +83,15 @@ class LoadLine:
         return all(op.one_element for op in self.ops)
 
 
-def load_lines(m: StageMetrics, kernel_file: Callable[[str], bool]) -> dict[tuple[str, int], LoadLine]:
-    """The kernel lines of an MLIR stage's global loads, by their own locations."""
-    found: dict[tuple[str, int], list[MemoryOp]] = {}
+def load_lines(m: StageMetrics, kernel_file: Callable[[str], bool]) -> dict[tuple[str, int, tuple], LoadLine]:
+    """The kernel lines of an MLIR stage's global loads, by their own locations: (file, kernel line,
+    the lines of the inlined helpers under it) -> its loads. A helper's loads at one call are told apart
+    by their lines in it (its 128-bit tiles and its 32-bit row statistics are two findings, not one)."""
+    found: dict[tuple[str, int, tuple], list[MemoryOp]] = {}
     for op in m.memory_ops:
         if op.loc is not None and kernel_file(op.loc.file):
-            found.setdefault((op.loc.file, op.loc.line), []).append(op)
-    out = {}
-    for (file, line), ops in found.items():
-        helpers = sorted({ln for op in ops for f, ln in op.loc.inlined if f == file and ln != line})
-        out[file, line] = LoadLine(file, line, tuple(ops), tuple(helpers))
-    return out
+            found.setdefault((op.loc.file, op.loc.line, op.loc.helper_lines), []).append(op)
+    return {key: LoadLine(key[0], key[1], tuple(ops), key[2]) for key, ops in found.items()}
 
 
 def layout_stage(stages) -> StageMetrics | None:

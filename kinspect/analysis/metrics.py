@@ -25,6 +25,8 @@ class LineStats:
     ops: Counter = field(default_factory=Counter)     # op -> count
     matrix: Counter = field(default_factory=Counter)  # unit -> count
     load_widths: Counter = field(default_factory=Counter)
+    # the same by the inlined helper lines they come from (SourceLoc.helper_lines; () for the line's own)
+    helper_load_widths: dict = field(default_factory=dict)
     vector: int = 0
     scalar_fp: int = 0
 
@@ -194,3 +196,4 @@ def _add(m: StageMetrics, ins: Instruction, gpu: bool) -> None:
             ls.matrix[info.unit or "matrix"] += 1
         if kind is Kind.LOAD and ins.width and info.space in MEMORY_SPACES:
             ls.load_widths[ins.width] += 1
+            ls.helper_load_widths.setdefault(ins.loc.helper_lines, Counter())[ins.width] += 1

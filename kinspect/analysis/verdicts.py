@@ -279,8 +279,8 @@ def loads_rule(f: Findings) -> list[Verdict]:
         return loads_from_source(f)
     measured = next((m for m in f.ir() if m.dialect == "llvm" and m.load_widths), f.isa)
     out = []
-    for key, ll in sorted(load_lines(ttgir, f.is_kernel_file).items(), key=lambda kv: kv[0][1]):
-        file, line = key
+    for key, ll in sorted(load_lines(ttgir, f.is_kernel_file).items(), key=lambda kv: kv[0][1:]):
+        file, line = ll.file, ll.line
         where = f.where(file, line) + _helpers(f, ll)
         if ll.scalar:
             how = "a scalar pointer" if all(op.scalar for op in ll.ops) else "one element a program"
@@ -306,7 +306,9 @@ def _tensor_loads(f: Findings, ttgir: StageMetrics, measured: StageMetrics, ll, 
     widths: Counter = Counter()
     if plain:
         ls = measured.lines.get((file, line))
-        widths.update(ls.load_widths if ls else {})
+        # the loads of this helper line at that call, where the measured stage places them so too
+        own = ls.helper_load_widths.get(ll.helper_lines) if ls else None
+        widths.update(own or (ls.load_widths if ls else {}))
         for op in ll.ops:            # the line's one-element loads are in its widths too
             if op.one_element and op.elem_bits and widths.get(op.elem_bits):
                 widths[op.elem_bits] -= 1

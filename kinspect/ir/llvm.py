@@ -13,7 +13,8 @@ Yields a Function per `define` followed by an Instruction per instruction of its
   reductions called with `reassoc` or `fast`.
 - in_loop: the instruction's block lies between a branch target and a later block that branches
   back to it (textual order, as LLVM prints blocks).
-- loc: from `!dbg !N` through the DILocation's outermost `inlinedAt` and its scope's DIFile.
+- loc: from `!dbg !N` through the DILocation's outermost `inlinedAt` and its scope's DIFile; the
+  locations on the way there are its `inlined` helper lines, outermost first, as MLIR's callsite()s.
 
 Memory: one function is buffered at a time (its loops are known only at its `}`). Functions
 without `!dbg` are yielded as soon as they end; with debug info the metadata sits at the END of
@@ -261,13 +262,16 @@ class _State:
 
     def _lookup(self, dbg: int) -> SourceLoc | None:
         loc = self.locations.get(dbg)
+        chain = []                   # the inlined helpers' locations, innermost first
         for _ in range(256):         # bounded: a malformed cycle must not hang us
             if loc is None or loc[3] not in self.locations:
                 break
+            chain.append(loc)
             loc = self.locations[loc[3]]
         if loc is None or not loc[0]:
             return None
-        return SourceLoc(file=self._file_of(loc[2]), line=loc[0], column=loc[1])
+        inlined = tuple((self._file_of(c[2]), c[0]) for c in reversed(chain) if c[0])
+        return SourceLoc(file=self._file_of(loc[2]), line=loc[0], column=loc[1], inlined=inlined)
 
     def _file_of(self, scope: int | None) -> str:
         for _ in range(256):

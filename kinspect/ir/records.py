@@ -35,6 +35,11 @@ class SourceLoc:
         """(file, line) of this line and of every inlined helper line under it."""
         return ((self.file, self.line), *self.inlined)
 
+    @property
+    def helper_lines(self) -> tuple[int, ...]:
+        """The lines of the inlined helpers under this line that are in its own file, outermost first."""
+        return tuple(dict.fromkeys(n for f, n in self.inlined if f == self.file and n != self.line))
+
 
 @dataclass(frozen=True)
 class Control:

@@ -97,6 +97,27 @@ def test_the_dots_of_an_inlined_helper_are_not_folded_away(compiled):
     assert copies and "128-bit" in copies[0].text
 
 
+@pytest.mark.parametrize("stages", [3, 1])
+def test_each_load_of_an_inlined_helper_has_its_own_verdict(compiled, stages):
+    # one call of the helper loads 128-bit tiles (q, do) and one fp32 per row (m, delta): pipelined
+    # (num_stages=3) they are async copies whose widths the TTGIR gives, else plain loads whose widths
+    # the LLVM IR places at the helper's own lines through its inlinedAt chain; never one verdict of both
+    v = compiled(f"bwd{stages}", "attn_bwd_style.py:attn_bwd_dkdv", num_stages=stages)
+    call = line_of("attn_bwd_style.py", "dk, dv = _dkdv_step(")
+    loads = [x for x in by_line(analyse(v))[call] if "load" in x.text or "async copies" in x.text]
+    helper = {int(re.search(r"inlined helper, line (\d+)\)", x.text)[1]): x for x in loads}
+    wide = [line_of("attn_bwd_style.py", t) for t in ("q = tl.load(", "do = tl.load(")]
+    rows = [line_of("attn_bwd_style.py", t) for t in ("m = tl.load(", "delta = tl.load(")]
+    assert sorted(helper) == sorted(wide + rows), [x.text for x in loads]
+    for n in wide:
+        assert helper[n].text.endswith("are 128-bit"), helper[n].text
+    for n in rows:
+        assert "32 elements over 128 threads: one element per thread" in helper[n].text
+        assert "128-bit" not in helper[n].text
+    if stages == 3:
+        assert all("async copies" in helper[n].text and "not vectorized" in helper[n].text for n in rows)
+
+
 def test_the_callsite_frames_are_kept_on_the_ttgir_locations(compiled):
     v = compiled("gg90", "sglang_style.py:grouped_gemm_kernel")
     text = Path(v.path, v.stage("ttgir").file).read_text()
@@ -160,7 +181,7 @@ def test_without_a_ttgir_the_python_reading_is_labelled(compiled):
 def test_load_lines_key_each_load_by_its_own_location(compiled):
     v = compiled("post90", "sglang_style.py:post_reorder_kernel")
     m = stage_metrics(v, v.stage("ttgir"))
-    lines = {line for _, line in load_lines(m, lambda f: f.endswith("sglang_style.py"))}
+    lines = {line for _, line, _ in load_lines(m, lambda f: f.endswith("sglang_style.py"))}
     expected = {line_of("sglang_style.py", t) for t in (
         "while tl.load(flags_ptr", "first = tl.load(", "dst_idx = tl.load(src2dst_ptr + src_idx", "weight = tl.load(",
         "row = tl.load(")}
