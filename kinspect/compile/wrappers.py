@@ -138,7 +138,13 @@ class Call:
     def text(self) -> str:
         func = self.made or (f"__import__({self.module!r}, fromlist=['_']).{self.func}" if self.module else self.func)
         call = f"{func}({', '.join(f'{i.name}={i.text}' if i.keyword else i.text for i in self.inputs)})"
-        return f"{call}.sum().backward()" if self.backward else call
+        if not self.backward:
+            return call
+        # trained through with a gradient as a model's next layer gives one: dense, of the output's layout
+        # (`.sum().backward()` gives an expanded one, of strides 0, that a backward's `assert
+        # dO.is_contiguous()` or `dO.stride() == O.stride()` refuses)
+        torch = next((i.torch for i in self.inputs if i.torch), "__import__('torch')")
+        return f"(_out := {call}).backward({torch}.ones_like(_out))"
 
     @property
     def at(self) -> str:
@@ -416,7 +422,7 @@ def calls(module, jit, key, home=None, half: tuple[str, str] | None = None, test
             # values on corpus38's mamba, fla and flash-attention and gained 6 on attorch)
             if len(required) < len(params):
                 out.append(Call(func, line, tuple(_input(p, plan, torch, grad) for p in params), i, **where))
-    # a Function whose backward launches the kernel is trained through: `Fn.apply(...).sum().backward()`
+    # a Function whose backward launches the kernel is trained through: `(_out := Fn.apply(...)).backward(...)`
     out = [replace(c, backward=True) if launching.get(c.func) == {BACKWARD} else c for c in out]
     if tests is not None and home is module:
         kernel_name = getattr(getattr(jit, "fn", jit), "__name__", "")

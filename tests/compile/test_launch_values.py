@@ -1298,11 +1298,62 @@ def test_a_kernel_its_autograd_functions_backward_launches(tmp_path):
     f = write(tmp_path, "scale.py", SCALE_FN)
     out = ok("dump", f"{f}:_scale_bwd", "--store", str(tmp_path / "s"))
     assert "the project's wrapper Scale.apply() (line 22) called with made-up inputs and trained through" in out
-    assert ".sum().backward()" in out
+    assert "(_out := Scale.apply(" in out and ").backward(torch.ones_like(_out))" in out
     rec = record(tmp_path / "s")
     assert rec["signature"]["dy_ptr"] == "*fp16" and rec["constexprs"]["BLOCK"] == 1024
     out = ok("dump", f"{f}:_scale_fwd", "--store", str(tmp_path / "t"))
     assert "trained through" not in out and "Scale.apply()" in out
+
+
+STRICT_BWD = """
+    import torch
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def _gate_fwd(x_ptr, y_ptr, N, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs, mask=offs < N).to(tl.float32)
+        tl.store(y_ptr + offs, (x * tl.sigmoid(x)).to(y_ptr.dtype.element_ty), mask=offs < N)
+
+
+    @triton.jit
+    def _gate_bwd(x_ptr, dy_ptr, dx_ptr, N, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs, mask=offs < N).to(tl.float32)
+        dy = tl.load(dy_ptr + offs, mask=offs < N).to(tl.float32)
+        s = tl.sigmoid(x)
+        tl.store(dx_ptr + offs, (dy * s * (1 + x * (1 - s))).to(dx_ptr.dtype.element_ty), mask=offs < N)
+
+
+    class Gate(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            y = torch.empty_like(x)
+            _gate_fwd[(triton.cdiv(x.numel(), 1024),)](x, y, x.numel(), BLOCK=1024)
+            ctx.save_for_backward(x, y)
+            return y
+
+        @staticmethod
+        def backward(ctx, dy):
+            x, y = ctx.saved_tensors
+            assert dy.is_contiguous()
+            assert x.stride() == y.stride() == dy.stride()
+            dx = torch.empty_like(x)
+            _gate_bwd[(triton.cdiv(x.numel(), 1024),)](x, dy, dx, x.numel(), BLOCK=1024)
+            return dx
+"""
+
+
+def test_a_backward_that_asserts_a_dense_gradient_is_trained_through(tmp_path):
+    # the Triton tutorial's attention descendants: backward asserts `dO.is_contiguous()` and that its
+    # strides are the output's, as a model's next layer gives it; `.sum().backward()` gave strides of 0
+    f = write(tmp_path, "gate.py", STRICT_BWD)
+    out = ok("dump", f"{f}:_gate_bwd", "--store", str(tmp_path / "s"))
+    assert "called with made-up inputs and trained through" in out, out
+    rec = record(tmp_path / "s")
+    assert rec["signature"]["dy_ptr"] == rec["signature"]["x_ptr"] != "" and rec["constexprs"]["BLOCK"] == 1024
 
 
 def test_a_backward_that_checks_its_device_sees_the_targets(tmp_path):
