@@ -626,8 +626,10 @@ def _passed_on(fn: ast.AST, params: dict, callees: dict) -> None:
             mine.unit_strides = list(source.unit_strides)
 
 
-# `torch.float16` / `torch.half` and `torch.bfloat16` in a project's text
-HALF_RE = {"fp16": re.compile(rb"\btorch\.(?:float16|half)\b"), "bf16": re.compile(rb"\btorch\.bfloat16\b")}
+# `torch.float16` / `torch.half` and `torch.bfloat16` in a project's text, its kernels' `tl.float16` and
+# `tl.bfloat16` (what they cast to before a tl.dot), and its `.half()` and `.bfloat16()` calls
+HALF_RE = {"fp16": re.compile(rb"\b(?:torch|tl)\.(?:float16|half)\b|\.half\(\)"),
+           "bf16": re.compile(rb"\b(?:torch|tl)\.bfloat16\b|\.bfloat16\(\)")}
 # how much more often the project must name one half type than the other for it to be its own
 HALF_MAJORITY = 2
 

@@ -1356,6 +1356,43 @@ def test_a_backward_that_asserts_a_dense_gradient_is_trained_through(tmp_path):
     assert rec["signature"]["dy_ptr"] == rec["signature"]["x_ptr"] != "" and rec["constexprs"]["BLOCK"] == 1024
 
 
+HALF_BY_KERNELS = """
+    import torch
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def _pv_kernel(p_ptr, v_ptr, o_ptr, N: tl.constexpr, D: tl.constexpr):
+        rows = tl.arange(0, N)
+        cols = tl.arange(0, D)
+        p = tl.load(p_ptr + rows[:, None] * N + rows[None, :])
+        v = tl.load(v_ptr + rows[:, None] * D + cols[None, :])
+        o = tl.dot(p.to(tl.float16), v.to(tl.float16))
+        tl.store(o_ptr + rows[:, None] * D + cols[None, :], o.to(tl.float16))
+
+
+    def pv(p, v):
+        o = torch.empty(p.shape[0], v.shape[1], dtype=v.dtype, device=v.device)
+        _pv_kernel[(1,)](p, v, o, p.shape[0], v.shape[1])
+        return o
+
+
+    def check(n=64, d=64):
+        p = torch.softmax(torch.randn(n, n), dim=-1).half()
+        return pv(p, torch.randn(n, d).half())
+"""
+
+
+def test_the_half_type_a_projects_kernels_cast_to_types_made_up_inputs(tmp_path):
+    # the Triton tutorial's descendants name float16 as `tl.float16` in their kernels and `.half()` in
+    # their checks, seldom as `torch.float16`: that is the project's half type too
+    f = write(tmp_path, "pv.py", HALF_BY_KERNELS)
+    out = ok("dump", f"{f}:_pv_kernel", "--store", str(tmp_path / "s"))
+    assert "its dtype fp16: the half type the project's code and tests name most (5 times, the other 0)" in out, out
+    assert record(tmp_path / "s")["signature"]["v_ptr"] == "*fp16"
+
+
 def test_a_backward_that_checks_its_device_sees_the_targets(tmp_path):
     # qwen3-moe-fused's style: the backward's wrapper asserts its gradient is on the GPU; the autograd
     # engine runs backward with no torch function mode, so the check read the CPU
