@@ -33,7 +33,7 @@ import contextlib
 import itertools
 import re
 from pathlib import Path
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kinspect.compile.args import DescriptorSpec, parse_arg_type, spec_of
@@ -279,7 +279,12 @@ def load(text: str, cli_args: dict, cli_constexprs: dict, *, config: int | None 
     inputs, read = _heuristic_inputs(c, args, given)
     assumed += read
     with _driver(resolved):
-        tuning = apply(c, args, given, config, inputs=inputs) if c.wrappers else None
+        try:
+            tuning = apply(c, args, given, config, inputs=inputs) if c.wrappers else None
+        except UsageError as e:
+            if not assumed or from_:      # the values are all the project's (or the user's): its pruner's call
+                raise
+            tuning, assumed = _pruned_on_assumed(e, c, args, given, config, inputs, assumed, set(cli_constexprs))
     if config is not None and (tuning is None or not tuning.configs):
         raise UsageError(f"--config {config}: '{name}' is not autotuned (no @triton.autotune configs)")
     constexprs = dict(tuning.constexprs) if tuning else dict(given)
@@ -293,6 +298,40 @@ def load(text: str, cli_args: dict, cli_constexprs: dict, *, config: int | None 
                       wrapper=obj if c.wrappers else None, tuning=tuning, loaded=loaded.how, declared=bool(declared),
                       given=given, launch=how, assumed=assumed, picked=picked, undefined=dict(loaded.undefined),
                       guessed_float=guessed_float, env=env)
+
+
+def _pruned_on_assumed(error, c, args: dict, given: dict, config, inputs, assumed: tuple, fixed: set):
+    """Where prune_configs_by keeps no config for values partly assumed (made up, or read from a call
+    with made-up inputs), the first value of a constexpr the configs do not set and nobody gave
+    (`fixed`), among the values the configs set, for which it keeps one (fms' MoE kernel keeps the
+    configs whose block_m is its padding_size): `given` updated, the value said among the assumed.
+    Else `error`."""
+    from kinspect.compile.assume import Assumed
+
+    if "prune_configs_by" not in str(error) or config is not None:
+        raise error
+    configs = c.configs()
+    values = sorted({v for cfg in configs for v in cfg.kwargs.values() if isinstance(v, int) and not isinstance(v, bool)})
+    set_by_configs = {k for cfg in configs for k in cfg.kwargs}
+    first = [a.name for a in assumed if a.constexpr]
+    names = [k for k in dict.fromkeys([*first, *given]) if k in given and k not in fixed and k not in set_by_configs
+             and (given[k] is None or (isinstance(given[k], int) and not isinstance(given[k], bool)))]
+    for name in names:
+        for v in values:
+            try:
+                tuning = apply(c, args, {**given, name: v}, config, inputs=inputs)
+            except UsageError:
+                continue
+            before = given[name]
+            given[name] = v
+            why = (f"{v}, a value the autotune configs set, for which prune_configs_by keeps a config (at {before} "
+                   f"it kept none)")
+            kept = [a for a in assumed if a.name != name]
+            old = next((a for a in assumed if a.name == name), None)
+            said = replace(old, value=v, spec=str(v), why=f"{old.why.split(';')[0]}; {why}") if old else \
+                Assumed(name, v, str(v), f"an int: {why}", True, "int")
+            return tuning, (*kept, said)
+    raise error
 
 
 def configs_to_sweep(text: str, target: str | None, constexprs: dict, args: dict, only: list[int] | None) -> list:

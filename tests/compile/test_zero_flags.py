@@ -682,6 +682,38 @@ def test_a_loaded_value_cast_to_an_integer_and_used_as_an_index_is_an_integer(tm
     assert a["Codes"] == "*fp32" and "nothing in the code fixes it" in out
 
 
+def test_an_assumed_value_its_pruner_keeps_no_config_for_is_one_the_configs_set(tmp_path):
+    # a MoE kernel autotuned over tiles whose pruner keeps the configs whose BLOCK_M is the padding
+    # the routing used: an assumed PAD kept none; one of the configs' values keeps one, and says so
+    f = tmp_path / "moe.py"
+    f.write_text(textwrap.dedent("""
+        import triton
+        import triton.language as tl
+
+
+        def keep_padding(configs, named_args, **kwargs):
+            pad = named_args.get("PAD", kwargs.get("PAD"))
+            return [c for c in configs if c.kwargs["BLOCK_M"] == pad]
+
+
+        @triton.autotune(configs=[triton.Config({"BLOCK_M": 64, "BLOCK_N": 64}), triton.Config({"BLOCK_M": 16, "BLOCK_N": 32})],
+                         key=["N"], prune_configs_by={"early_config_prune": keep_padding})
+        @triton.jit
+        def _moe_rows(x_ptr, y_ptr, N, PAD: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+            rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+            cols = tl.arange(0, BLOCK_N)
+            mask = cols[None, :] < N
+            x = tl.load(x_ptr + rows[:, None] * N + cols[None, :], mask=mask)
+            tl.store(y_ptr + rows[:, None] * N + cols[None, :], x * 2, mask=mask)
+    """))
+    out = ok("dump", f"{f}:_moe_rows", "--store", tmp_path / "s")
+    assert "PAD=16" in out and "autotuned: config 1 of 2" in out, out
+    assert "a value the autotune configs set, for which prune_configs_by keeps a config" in out
+    # a value given is the user's: its pruner's error stays one line
+    one_error_line(run("dump", f"{f}:_moe_rows", "-p", "PAD=8", "--store", tmp_path / "t"),
+                   "prune_configs_by raised")
+
+
 def test_what_offsets_a_pointer_made_from_a_loaded_address_is_an_integer(tmp_path):
     # a grouped GEMM's: each group's A is an address loaded from a table, and its leading
     # dimension, loaded from another, offsets it
