@@ -31,6 +31,7 @@ import importlib
 import os
 import sys
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from kinspect.core.model import Target
 from kinspect.core.patching import Patches
@@ -438,14 +439,27 @@ def _mode_base():
 # 1.3e10 each, before the call that launches the kernel. What the code reads from those outputs (their
 # values) is not the project's, and the launch line says so (FileLaunch.uncomputed).
 MAX_CPU_MACS = 1e9
-# the multiply-adds of each product not computed, in order (file_launches counts those before a launch)
-UNCOMPUTED: list[float] = []
+# Other calls whose result has more elements than this are not computed either, nor are writes into
+# such a tensor: a test's reference attention of 8x16 heads of 4096 tokens makes 2**31 scores, which
+# its mask, float(), softmax and half() copy on (gigabytes each: the process was killed for memory).
+# Their results are made (torch.empty: fresh pages, read as zeros) and not filled.
+MAX_CPU_ELEMENTS = 2 ** 28
+
+
+class Uncomputed(NamedTuple):
+    """A torch call the CPU stand-ins did not compute."""
+
+    what: str       # "product": a matrix product; "result": another call's result; "write": an in-place write
+    size: float     # its multiply-adds (a product), else the elements of its result or of what it writes
+
+
+# the calls not computed, in order (file_launches counts those before a launch)
+UNCOMPUTED: list[Uncomputed] = []
 
 
 def _zeros_like_result(func, args, kwargs):
-    """What `func` would return, as zeros: its shape and type from the same call on meta tensors; where
-    an input requires grad, tied to those inputs (zeros added to 0 times one element of each), so the
-    code's in-place ops on it and its `.backward()` run as they would, to no effect."""
+    """What `func` would return, as zeros (left unfilled where it has more than MAX_CPU_ELEMENTS): its
+    shape and type from the same call on meta tensors, made as _made makes them."""
     import torch
     from torch.utils._pytree import tree_map
 
@@ -453,18 +467,109 @@ def _zeros_like_result(func, args, kwargs):
         return a.to("meta") if isinstance(a, torch.Tensor) else a
 
     out = func(*tree_map(meta, args), **tree_map(meta, kwargs))
-    tied = [a for a in args if isinstance(a, torch.Tensor) and a.requires_grad and a.numel()] \
-        if torch.is_grad_enabled() else []
+    return _made(out, args, kwargs, zeros=not any(_huge(t) for t in _tensors(out)))
 
-    def zeros(t):
+
+def _tensors(tree) -> list:
+    import torch
+    from torch.utils._pytree import tree_leaves
+
+    return [t for t in tree_leaves(tree) if isinstance(t, torch.Tensor)]
+
+
+def _huge(t) -> bool:
+    return t.numel() > MAX_CPU_ELEMENTS
+
+
+# in-place calls that are not named `name_`
+IN_PLACE = {"__setitem__", "__iadd__", "__isub__", "__imul__", "__itruediv__", "__ifloordiv__", "__imod__",
+            "__ipow__", "__iand__", "__ior__", "__ixor__", "__ilshift__", "__irshift__"}
+
+
+COMPUTED = object()      # _too_large's answer for a call to compute
+
+
+def _too_large(func, args, kwargs):
+    """What a call on a tensor of more than MAX_CPU_ELEMENTS elements gives instead of its result, where
+    it is not computed: its result made and not filled (an in-place write, not made: its target, or
+    None for `x[i] = v`); COMPUTED where it is computed (a view of it, a result of fewer elements)."""
+    import torch
+    from torch.utils._pytree import tree_map
+
+    inputs = _tensors((args, kwargs))
+    if not any(_huge(t) for t in inputs):
+        return COMPUTED
+    name = getattr(func, "__name__", "")
+    if name in IN_PLACE or (name.endswith("_") and not name.startswith("_")):
+        target = args[0] if args else None
+        if isinstance(target, torch.Tensor) and _huge(target):
+            UNCOMPUTED.append(Uncomputed("write", float(target.numel())))
+            return None if name == "__setitem__" else target
+        return COMPUTED
+
+    def meta(a):
+        return a.to("meta") if isinstance(a, torch.Tensor) else a
+
+    try:
+        out = func(*tree_map(meta, args), **tree_map(meta, kwargs))
+    except Exception:           # no meta kernel, a size that depends on the values: computed
+        return COMPUTED
+    made = _tensors(out)
+    if not any(_huge(t) for t in made) or any(t._is_view() for t in made):
+        return COMPUTED
+    return _unfilled(out, args, kwargs)
+
+
+def _made(out, args, kwargs, zeros: bool):
+    """The tensors of `out` (meta tensors) made on the CPU, as zeros or (`zeros` False) not filled; where
+    an input requires grad, by a Function whose backward gives those inputs zero gradients, so the code's
+    in-place ops on them and a test's `.backward()` of a reference over them run, to no effect, and the
+    inputs' `.grad` is there to read."""
+    import torch
+    from torch.utils._pytree import tree_map
+
+    tied = [a for a in _tensors((args, kwargs)) if a.requires_grad] if torch.is_grad_enabled() else []
+
+    def made(t):
         if not isinstance(t, torch.Tensor):
             return t
-        z = torch.zeros(t.shape, dtype=t.dtype)
-        if tied and t.dtype.is_floating_point:
-            z = z + sum(a.flatten()[:1].sum() for a in tied).to(t.dtype) * 0
-        return z
+        if tied and (t.dtype.is_floating_point or t.dtype.is_complex):
+            return _made_function().apply(t, zeros, *tied)
+        return (torch.zeros if zeros else torch.empty)(t.shape, dtype=t.dtype)
 
-    return tree_map(zeros, out)
+    return tree_map(made, out)
+
+
+def _unfilled(out, args, kwargs):
+    """`out`'s tensors made and not filled, a result too large for the CPU noted (UNCOMPUTED)."""
+    UNCOMPUTED.append(Uncomputed("result", float(max((t.numel() for t in _tensors(out)), default=0))))
+    return _made(out, args, kwargs, zeros=False)
+
+
+@functools.lru_cache(maxsize=None)
+def _made_function():
+    import torch
+
+    class Made(torch.autograd.Function):
+        """A result made, as zeros or not filled, tied to the inputs that require grad: zero gradients
+        for them (of stride 0 where they are too large themselves: no gigabytes of zeros)."""
+
+        @staticmethod
+        def forward(ctx, like, zeros, *inputs):
+            ctx.inputs = [(i.shape, i.dtype) for i in inputs]
+            return (torch.zeros if zeros else torch.empty)(like.shape, dtype=like.dtype)
+
+        @staticmethod
+        def backward(ctx, grad):
+            def zero(shape, dtype):
+                n = 1
+                for d in shape:
+                    n *= d
+                return torch.zeros((), dtype=dtype).expand(shape) if n > MAX_CPU_ELEMENTS else \
+                    torch.zeros(shape, dtype=dtype)
+            return (None, None, *(zero(shape, dtype) for shape, dtype in ctx.inputs))
+
+    return Made
 
 
 def _macs(func, args) -> float:
@@ -538,8 +643,10 @@ class _OnHost:
                     kwargs["device"] = "cpu"
                 macs = _macs(func, args)
                 if macs > MAX_CPU_MACS and "out" not in kwargs:
-                    UNCOMPUTED.append(macs)
+                    UNCOMPUTED.append(Uncomputed("product", macs))
                     return _zeros_like_result(func, args, kwargs)
+                if "out" not in kwargs and (answer := _too_large(func, args, kwargs)) is not COMPUTED:
+                    return answer
                 if (bodies := _bodies_under(func, Mode)) is not None:
                     with bodies:
                         return func(*args, **kwargs)

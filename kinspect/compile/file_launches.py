@@ -99,8 +99,8 @@ class FileLaunch:
     options: dict = field(default_factory=dict)     # num_warps, num_stages, ... the launch passed
     grid: object = (1,)
     env: dict = field(default_factory=dict)         # COMPILE_KNOBS the code had set differently at the launch
-    uncomputed: tuple = ()   # multiply-adds of the matrix products the code made before it and the
-    #                          stand-in did not compute (device.MAX_CPU_MACS): their outputs were zeros
+    uncomputed: tuple = ()   # the torch calls the code made before it that the stand-ins did not compute
+    #                          (device.Uncomputed: matrix products over MAX_CPU_MACS, results over MAX_CPU_ELEMENTS)
 
     def values(self) -> tuple[dict, dict]:
         """(runtime arguments, constexprs) with the tensors made again."""

@@ -268,10 +268,7 @@ def load(text: str, cli_args: dict, cli_constexprs: dict, *, config: int | None 
             (given if a.constexpr else args)[a.name] = a.value
         assumed += kernel_assumed
     if used is not None and used.uncomputed:
-        n, macs = len(used.uncomputed), sum(used.uncomputed)
-        how = (f"{how}; {n} matrix product{'s' if n != 1 else ''} its code made before the launch "
-               f"({macs:.1e} multiply-adds) {'were' if n != 1 else 'was'} too large for the CPU and not computed: "
-               f"values read from {'their outputs' if n != 1 else 'its output'} (zeros) are not the project's")
+        how = f"{how}; {_uncomputed(used.uncomputed)}"
     env = dict(used.env) if used is not None else {}
     if env:
         said = ", ".join(f"{k}={v}" for k, v in sorted(env.items()))
@@ -298,6 +295,25 @@ def load(text: str, cli_args: dict, cli_constexprs: dict, *, config: int | None 
                       wrapper=obj if c.wrappers else None, tuning=tuning, loaded=loaded.how, declared=bool(declared),
                       given=given, launch=how, assumed=assumed, picked=picked, undefined=dict(loaded.undefined),
                       guessed_float=guessed_float, env=env)
+
+
+def _uncomputed(calls) -> str:
+    """`2 matrix products (2.7e+11 multiply-adds) and 5 other torch calls (on up to 2.1e+09 elements) its
+    code made before the launch were too large for the CPU and not computed: ...` (device.Uncomputed)."""
+    products = [c.size for c in calls if c.what == "product"]
+    others = [c.size for c in calls if c.what != "product"]
+    parts = []
+    if products:
+        n = len(products)
+        parts.append(f"{n} matrix product{'s' if n != 1 else ''} ({sum(products):.1e} multiply-adds)")
+    if others:
+        n = len(others)
+        parts.append(f"{n} {'other ' if products else ''}torch call{'s' if n != 1 else ''} on up to {max(others):.1e} "
+                     f"elements")
+    many = len(calls) != 1
+    return (f"{' and '.join(parts)} its code made before the launch {'were' if many else 'was'} too large for the "
+            f"CPU and not computed: values read from {'their outputs' if many else 'its output'} "
+            f"({'zeros' if not others else 'zeros, or left unfilled'}) are not the project's")
 
 
 def _pruned_on_assumed(error, c, args: dict, given: dict, config, inputs, assumed: tuple, fixed: set):

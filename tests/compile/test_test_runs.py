@@ -438,9 +438,80 @@ def test_a_product_too_large_for_the_cpu_is_not_computed_and_said(tmp_path):
     f = no_tests_project(tmp_path, "examples/norm_demo.py", heavy)
     out = ok("dump", f"{f}:_rms_kernel", "--store", str(tmp_path / "s"))
     assert "the project's example examples/norm_demo.py ran" in out
-    assert "1 matrix product its code made before the launch (6.9e+10 multiply-adds) was too large for the CPU " \
+    assert "1 matrix product (6.9e+10 multiply-adds) its code made before the launch was too large for the CPU " \
            "and not computed: values read from its output (zeros) are not the project's" in out
     assert record(tmp_path / "s")["constexprs"]["BLOCK_N"] == 1024
+
+
+HUGE_REFERENCE = """
+    import torch
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def _rowscale_fwd(x_ptr, y_ptr, scale, D: tl.constexpr):
+        row = tl.program_id(0)
+        cols = tl.arange(0, D)
+        tl.store(y_ptr + row * D + cols, (tl.load(x_ptr + row * D + cols) * scale).to(tl.float16))
+
+
+    @triton.jit
+    def _rowscale_bwd(dy_ptr, dx_ptr, scale, D: tl.constexpr):
+        row = tl.program_id(0)
+        cols = tl.arange(0, D)
+        tl.store(dx_ptr + row * D + cols, (tl.load(dy_ptr + row * D + cols) * scale).to(tl.float16))
+
+
+    class RowScale(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, scale):
+            y = torch.empty_like(x)
+            _rowscale_fwd[(x.numel() // x.shape[-1],)](x, y, scale, D=x.shape[-1])
+            ctx.scale = scale
+            return y
+
+        @staticmethod
+        def backward(ctx, dy):
+            assert dy.is_contiguous()
+            dx = torch.empty_like(dy)
+            _rowscale_bwd[(dy.numel() // dy.shape[-1],)](dy, dx, ctx.scale, D=dy.shape[-1])
+            return dx, None
+
+
+    def test_op(B, H, N, D, dtype=torch.float16):
+        q = torch.empty((B, H, N, D), dtype=dtype, device="cuda").normal_(mean=0.0, std=0.5).requires_grad_()
+        k = torch.empty((B, H, N, D), dtype=dtype, device="cuda").normal_(mean=0.0, std=0.5).requires_grad_()
+        do = torch.randn_like(q)
+        # the reference: B*H*N*N scores, masked, softmaxed in fp32
+        mask = torch.tril(torch.ones((N, N), device="cuda"))
+        p = torch.matmul(q, k.transpose(2, 3)) * D ** -0.5
+        p[:, :, mask == 0] = float("-inf")
+        p = torch.softmax(p.float(), dim=-1).half()
+        ref = torch.matmul(p, k)
+        ref.backward(do)
+        ref_dq, q.grad = q.grad.clone(), None
+        out = RowScale.apply(q, D ** -0.5)
+        out.backward(do)
+        assert torch.allclose(ref, out, atol=1e-2)
+
+
+    if __name__ == "__main__":
+        test_op(B=8, H=16, N=4096, D=64)
+"""
+
+
+def test_a_reference_too_large_for_the_cpu_is_not_computed_and_said(tmp_path):
+    # the Triton tutorial's attention descendants check against a reference of B*H*N*N scores (2**31
+    # here: gigabytes for each of its mask, float(), softmax and half(); the process was killed for
+    # memory): those results are made and not filled, and the launch line says so
+    f = write(tmp_path, "rowscale.py", HUGE_REFERENCE)
+    out = ok("dump", f"{f}:_rowscale_bwd", "--store", str(tmp_path / "s"))
+    assert "by its __main__ block" in out, out
+    assert "2 matrix products (2.7e+11 multiply-adds) and 5 other torch calls on up to 2.1e+09 elements its code " \
+           "made before the launch were too large for the CPU and not computed" in out, out
+    rec = record(tmp_path / "s")
+    assert rec["signature"]["dy_ptr"] == "*fp16" and rec["constexprs"]["D"] == 64
 
 
 # scattermoe's layers: the kernel's wrapper is five calls away from what the test names (kernel <-
