@@ -781,8 +781,11 @@ def _read_uses(fn: ast.AST, params: dict) -> None:
             p = params[n.args[0].id]
             if not p.tensor and p.scalar in ("", "int"):
                 p.scalar = "shape"
-        if isinstance(n, ast.If) and _name(n.test) in params and not params[n.test.id].tensor:
-            params[n.test.id].scalar = params[n.test.id].scalar or "bool"
+        # `if causal:`, `3 if causal else 1`, `not causal`: a flag
+        test = n.test if isinstance(n, (ast.If, ast.IfExp, ast.While)) else \
+            n.operand if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Not) else None
+        if test is not None and _name(test) in params and not params[test.id].tensor:
+            params[test.id].scalar = params[test.id].scalar or "bool"
         # ~mask: a tensor of booleans (invert is defined on integer and bool tensors; a float's fails)
         if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Invert) and _name(n.operand) in params:
             p = params[n.operand.id]

@@ -1393,6 +1393,37 @@ def test_the_half_type_a_projects_kernels_cast_to_types_made_up_inputs(tmp_path)
     assert record(tmp_path / "s")["signature"]["v_ptr"] == "*fp16"
 
 
+FLAG_BY_CONDITIONAL = """
+    import torch
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def _masked_copy(x_ptr, y_ptr, N, STAGE: tl.constexpr, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs, mask=offs < N)
+        if STAGE == 3:
+            x = tl.where(offs < N // 2, x, 0.0)
+        tl.store(y_ptr + offs, x, mask=offs < N)
+
+
+    def masked_copy(x, causal):
+        y = torch.empty_like(x)
+        stage = 3 if causal else 1
+        _masked_copy[(triton.cdiv(x.numel(), 1024),)](x, y, x.numel(), STAGE=stage, BLOCK=1024)
+        return y
+"""
+
+
+def test_a_wrapper_parameter_tested_by_a_conditional_expression_is_a_flag(tmp_path):
+    # the Triton tutorial's attention: `STAGE = 3 if causal else 1`; made up as an int, causal was 128
+    f = write(tmp_path, "masked.py", FLAG_BY_CONDITIONAL)
+    out = ok("dump", f"{f}:_masked_copy", "--store", str(tmp_path / "s"))
+    assert "masked_copy:causal=i1:0  (a flag the wrapper takes" in out, out
+    assert record(tmp_path / "s")["constexprs"]["STAGE"] == 1
+
+
 def test_a_backward_that_checks_its_device_sees_the_targets(tmp_path):
     # qwen3-moe-fused's style: the backward's wrapper asserts its gradient is on the GPU; the autograd
     # engine runs backward with no torch function mode, so the check read the CPU
