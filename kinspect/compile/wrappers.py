@@ -162,6 +162,8 @@ class _Param:
     dtypes: list = None
     scalar: str = ""          # "int", "float", "bool", "dtype" (a torch.dtype: `out_dtype`), "str", "shape"
     kernel_param: str = ""    # the kernel parameter it is passed to as it is
+    counts: str = ""          # the kernel parameter a tensor the wrapper computes from it by integer-keeping
+    #                           arithmetic is passed to (`starts = sizes.cumsum(0) - sizes`)
     keyword: bool = False
     exact: bool = False       # the rank is known (`M, N = x.shape`, `x.dim() == 2`), not only a least one
     optional: bool = False    # it defaults to None
@@ -936,6 +938,7 @@ def _kernel_params(fn: ast.AST, params: dict, jit, launched: set) -> None:
 
     names = [p.name for p in params_of(jit)]
     aliases = _aliases(fn, params)
+    computed = _computed_from(fn, params)
     for n in ast.walk(fn):
         if not (isinstance(n, ast.Call) and isinstance(n.func, ast.Subscript) and launch_of(n) in launched):
             continue
@@ -949,6 +952,9 @@ def _kernel_params(fn: ast.AST, params: dict, jit, launched: set) -> None:
             # `if trans_A: a_offsets = offsets_t`): each of them, where nothing else passes it
             for name in aliases.get(_name(a), ()):
                 params[name].kernel_param = params[name].kernel_param or kernel_param
+            source = computed.get(_name(a))
+            if source and not params[source].kernel_param:
+                params[source].counts = params[source].counts or kernel_param
         _splat_ranks([params.get(_splatted(a)) for a in n.args])
 
 
@@ -972,6 +978,48 @@ def _aliases(fn: ast.AST, params: dict) -> dict:
                 else:
                     other.add(target.id)
     return {k: v for k, v in out.items() if k not in other}
+
+
+# what keeps an integer tensor's values integers: `x.cumsum(0)`, `torch.cumsum(x, 0)`, `F.pad(x, (1, 0))`,
+# `x.contiguous()`, `x.view(-1)`, and + - * // between them and numbers
+KEEPS_INTEGERS = {"cumsum", "pad", "contiguous", "clone", "view", "reshape", "flatten", "long", "int", "cuda", "to",
+                  "repeat_interleave", "diff", "cummax", "flip", "unsqueeze", "squeeze"}
+
+
+def _computed_from(fn: ast.AST, params: dict) -> dict:
+    """Local names the wrapper assigns once, from one tensor parameter and numbers only, through what
+    KEEPS_INTEGERS (xtuner's grouped GEMM: `group_start = size_per_group.cumsum(0) - size_per_group`):
+    name -> that parameter."""
+    out, seen = {}, set()
+
+    def source(node) -> str | None:
+        found = set()
+        for n in ast.walk(node):
+            if isinstance(n, ast.Call):
+                f = n.func
+                name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+                if name not in KEEPS_INTEGERS:
+                    return None
+            elif isinstance(n, ast.BinOp) and not isinstance(n.op, (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv)):
+                return None
+            elif isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
+                if n.id in params and not params[n.id].scalar:
+                    found.add(n.id)
+                elif n.id in out:
+                    found.add(out[n.id])
+        return next(iter(found)) if len(found) == 1 else None
+
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name):
+            name = n.targets[0].id
+            if name in params or name in seen:
+                out.pop(name, None)
+                continue
+            seen.add(name)
+            found = source(n.value) if not isinstance(n.value, ast.Name) else None
+            if found:
+                out[name] = found
+    return out
 
 
 def _splatted(node) -> str | None:
@@ -1002,7 +1050,7 @@ def _kernel_dtypes(params: dict, jit) -> None:
     parameter, where the code says one (not a habit or nothing)."""
     from kinspect.compile.assume import assume, borrowed
 
-    wanted = [p.kernel_param for p in params.values() if p.kernel_param]
+    wanted = [x for p in params.values() for x in (p.kernel_param, p.counts) if x]
     if not wanted:
         return
     try:
@@ -1010,6 +1058,14 @@ def _kernel_dtypes(params: dict, jit) -> None:
     except Exception:
         return
     for p in params.values():
+        counted = assumed.get(p.counts)
+        if counted is not None and counted.kind == "pointer" and counted.spec[1:2] in ("i", "u") and not p.dtypes:
+            # the kernel reads integers from what the wrapper computes from it: integers too (int64,
+            # torch's own, as cumsum makes of any)
+            p.tensor = True
+            p.dtypes.append("i64")
+            p.dtype_from = (f"integers: the wrapper computes {p.counts}'s argument from it, which the kernel's "
+                            f"code reads as integers")
         a = assumed.get(p.kernel_param)
         if a is None:
             continue

@@ -1424,6 +1424,43 @@ def test_a_wrapper_parameter_tested_by_a_conditional_expression_is_a_flag(tmp_pa
     assert record(tmp_path / "s")["constexprs"]["STAGE"] == 1
 
 
+COUNTS_TO_OFFSETS = """
+    import torch
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def _group_rows(x_ptr, y_ptr, starts_ptr, ends_ptr, D: tl.constexpr):
+        g = tl.program_id(0)
+        start = tl.load(starts_ptr + g).to(tl.int32)
+        end = tl.load(ends_ptr + g).to(tl.int32)
+        cols = tl.arange(0, D)
+        acc = tl.zeros((D,), dtype=tl.float32)
+        for r in range(start, end):
+            acc += tl.load(x_ptr + r * D + cols).to(tl.float32)
+        tl.store(y_ptr + g * D + cols, acc)
+
+
+    def group_rows(x, counts):
+        ends = counts.cumsum(0)
+        starts = ends - counts
+        y = torch.empty(counts.shape[0], x.shape[1], dtype=torch.float32, device=x.device)
+        _group_rows[(counts.shape[0],)](x, y, starts, ends, D=x.shape[1])
+        return y
+"""
+
+
+def test_a_wrapper_input_the_kernel_reads_as_offsets_through_its_cumsum_is_integers(tmp_path):
+    # xtuner's grouped GEMM: the wrapper takes each group's size and passes the kernel cumsum(sizes) -
+    # sizes; the kernel reads those as row bounds, so the sizes are integers (made up bf16 before)
+    f = write(tmp_path, "groups.py", COUNTS_TO_OFFSETS)
+    out = ok("dump", f"{f}:_group_rows", "--store", str(tmp_path / "s"))
+    assert "group_rows:counts=*i64:" in out and "the wrapper computes starts_ptr's argument from it" in out, out
+    sig = record(tmp_path / "s")["signature"]
+    assert sig["starts_ptr"] == sig["ends_ptr"] == "*i64" and sig["y_ptr"] == "*fp32"
+
+
 def test_a_backward_that_checks_its_device_sees_the_targets(tmp_path):
     # qwen3-moe-fused's style: the backward's wrapper asserts its gradient is on the GPU; the autograd
     # engine runs backward with no torch function mode, so the check read the CPU
