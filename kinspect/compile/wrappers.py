@@ -1059,7 +1059,8 @@ def _kernel_dtypes(params: dict, jit) -> None:
         return
     for p in params.values():
         counted = assumed.get(p.counts)
-        if counted is not None and counted.kind == "pointer" and counted.spec[1:2] in ("i", "u") and not p.dtypes:
+        if counted is not None and counted.kind == "pointer" and counted.spec[1:2] in ("i", "u") and not p.dtypes \
+                and not p.kernel_param:
             # the kernel reads integers from what the wrapper computes from it: integers too (int64,
             # torch's own, as cumsum makes of any)
             p.tensor = True
