@@ -93,6 +93,7 @@ class _Plugin:
         self.collected = 0
         self.errors: list[str] = []
         self.passed_over: dict[str, str] = {}     # autouse fixtures that failed: name -> error
+        self.conftest = ""          # why pytest could not start with the project's conftest.py files
         # loader.budget's alarm is set (it is only in the main thread)
         self.alarm = hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
 
@@ -190,8 +191,16 @@ def run_tests(loaded: LoadedFile, nodes: list[str], root: Path, *, driver_contex
                         code = pytest.main(list(phase.values()) + options, plugins=[plugin])
                     if code in (pytest.ExitCode.INTERNAL_ERROR, pytest.ExitCode.USAGE_ERROR) and \
                             not recorder.stopped:
-                        # a conftest.py that fails to import: pytest says so and runs nothing
-                        plugin.errors.append(f"pytest could not start: {_last_line(said.getvalue())}")
+                        # a conftest.py that fails to import (Megatron-LM's imports typing.override, of
+                        # Python 3.12): pytest says so and runs nothing; run again without them, the
+                        # tests that need no fixture of theirs may launch it
+                        plugin.conftest = _last_line(said.getvalue())
+                        said = io.StringIO()
+                        with contextlib.redirect_stdout(said), contextlib.redirect_stderr(said):
+                            code = pytest.main(list(phase.values()) + options + ["--noconftest"], plugins=[plugin])
+                        if code in (pytest.ExitCode.INTERNAL_ERROR, pytest.ExitCode.USAGE_ERROR) and \
+                                not recorder.stopped:
+                            plugin.errors.append(f"pytest could not start: {plugin.conftest}")
                     if not recorder.stopped:
                         _main_blocks(phase, recorder, plugin)
         except Enough:
@@ -205,6 +214,8 @@ def run_tests(loaded: LoadedFile, nodes: list[str], root: Path, *, driver_contex
                               f"they ran past {TEST_BUDGET_S} s" if time.monotonic() > plugin.deadline else
                               plugin.errors[0] if plugin.errors else
                               f"{plugin.collected} test{'s' if plugin.collected != 1 else ''} ran without launching it")
+    elif plugin.conftest:
+        stopped = f"run without the project's conftest.py files, which pytest could not import ({plugin.conftest})"
     elif plugin.passed_over:
         # the launch is the test's, with what failed before it said
         shown = [f"{k} ({v})" for k, v in plugin.passed_over.items()]
