@@ -142,9 +142,11 @@ class Call:
             return call
         # trained through with a gradient as a model's next layer gives one: dense, of the output's layout
         # (`.sum().backward()` gives an expanded one, of strides 0, that a backward's `assert
-        # dO.is_contiguous()` or `dO.stride() == O.stride()` refuses)
+        # dO.is_contiguous()` or `dO.stride() == O.stride()` refuses); one for each output that requires
+        # grad (a Function may return several: NeMo's RnntLogProbs, its target and blank scores)
         torch = next((i.torch for i in self.inputs if i.torch), "__import__('torch')")
-        return f"(_out := {call}).backward({torch}.ones_like(_out))"
+        return (f"(_out := {call}), {torch}.autograd.backward(_outs := [t for t in (_out if isinstance(_out, tuple) "
+                f"else [_out]) if getattr(t, 'requires_grad', False)], [{torch}.ones_like(t) for t in _outs])")
 
     @property
     def at(self) -> str:

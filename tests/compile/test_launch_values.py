@@ -1298,7 +1298,7 @@ def test_a_kernel_its_autograd_functions_backward_launches(tmp_path):
     f = write(tmp_path, "scale.py", SCALE_FN)
     out = ok("dump", f"{f}:_scale_bwd", "--store", str(tmp_path / "s"))
     assert "the project's wrapper Scale.apply() (line 22) called with made-up inputs and trained through" in out
-    assert "(_out := Scale.apply(" in out and ").backward(torch.ones_like(_out))" in out
+    assert "(_out := Scale.apply(" in out and "torch.autograd.backward(_outs := [t for t in (_out if " in out
     rec = record(tmp_path / "s")
     assert rec["signature"]["dy_ptr"] == "*fp16" and rec["constexprs"]["BLOCK"] == 1024
     out = ok("dump", f"{f}:_scale_fwd", "--store", str(tmp_path / "t"))
@@ -1344,6 +1344,16 @@ STRICT_BWD = """
             _gate_bwd[(triton.cdiv(x.numel(), 1024),)](x, dy, dx, x.numel(), BLOCK=1024)
             return dx
 """
+
+
+def test_a_function_of_two_outputs_is_trained_through_both(tmp_path):
+    # NeMo's RnntLogProbs returns its target and blank scores: each gets a gradient
+    two = STRICT_BWD.replace("            return y\n", "            return y, y * 2\n").replace(
+        "def backward(ctx, dy):", "def backward(ctx, dy, dy2):")
+    f = write(tmp_path, "gate2.py", two)
+    out = ok("dump", f"{f}:_gate_bwd", "--store", str(tmp_path / "s"))
+    assert "called with made-up inputs and trained through" in out, out
+    assert record(tmp_path / "s")["constexprs"]["BLOCK"] == 1024
 
 
 def test_a_backward_that_asserts_a_dense_gradient_is_trained_through(tmp_path):
