@@ -77,6 +77,7 @@ class Val:
     const: object = None      # a constant string it holds ("e4m3"); of two branches, the first's
     ints_of: frozenset = E    # parameters whose loaded values it is, cast to an integer (`tl.load(p + g).to(
     #                           tl.int32)`), or offset by other integers: what it indexes with, they hold
+    pid: bool = False         # a program's index, made from tl.program_id with no load (`pid * BLOCK`)
 
     def all(self) -> frozenset:
         return self.params | self.derived
@@ -91,7 +92,7 @@ def join(a: Val | None, b: Val | None) -> Val:
                a.params | b.params, a.derived | b.derived, a.dtype if a.dtype == b.dtype else None,
                a.axis if a.axis == b.axis else None, a.desc | b.desc,
                a.items if a.items == b.items else None, a.isdtype and b.isdtype,
-               a.const if a.const is not None else b.const, a.ints_of | b.ints_of)
+               a.const if a.const is not None else b.const, a.ints_of | b.ints_of, a.pid and b.pid)
 
 
 @dataclass
@@ -401,7 +402,7 @@ class Walk:
             dtype = _num_dtype(a, b)
             return Val(ptr=ptr, loads=a.loads | b.loads, derived=a.all() | b.all() | a.derived | b.derived,
                        dtype=dtype, axis=a.axis or b.axis, desc=desc,
-                       ints_of=E if ptr or _is_float(dtype) else a.ints_of | b.ints_of)
+                       ints_of=E if ptr or _is_float(dtype) else a.ints_of | b.ints_of, pid=_index_of(a, b))
         if isinstance(op, (ast.BitAnd, ast.BitOr, ast.BitXor, ast.LShift, ast.RShift)):
             self.need_int(a, n, "bit operations")
             self.need_int(b, n, "bit operations")
@@ -422,7 +423,7 @@ class Walk:
         ints_of = a.ints_of | b.ints_of if isinstance(op, (ast.Mult, ast.FloorDiv, ast.Mod)) and \
             not _is_float(dtype) else E
         return Val(loads=a.loads | b.loads, derived=a.all() | b.all(), axis=a.axis or b.axis, dtype=dtype,
-                   ints_of=ints_of)
+                   ints_of=ints_of, pid=_index_of(a, b) and isinstance(op, (ast.Mult, ast.FloorDiv, ast.Mod)))
 
     def float_operands(self, op, a: Val, b: Val, line: int) -> None:
         """A parameter added to, subtracted from, multiplying or dividing a float value (`x * scale`
@@ -454,6 +455,9 @@ class Walk:
             # a loaded value compared with a tl.arange index (`offs_m < seqlen`, seqlen =
             # tl.load(seqlens + b)) is a size: what it was loaded from holds integers
             self.need(xv.pure | xv.ints_of, "i32", line, f"its values bound a tl.arange index at line {line}")
+        elif yv.pid and (xv.pure or xv.ints_of) and not _is_float(xv.dtype):
+            # or with a program's index (`if pid_t >= tl.load(lengths + b): return`): a length
+            self.need(xv.pure | xv.ints_of, "i32", line, f"its values bound a program's index at line {line}")
         for p in xv.params:
             f = self.facts[p]
             if yv.axis is not None:    # `offs < n_cols`: a size
@@ -649,7 +653,7 @@ class Walk:
                     self.need_int(v, n, "tl.cdiv")
                 for p in self.scalar_params(v):
                     self.facts[p].ints.append((line, f"tl.{name} at line {line}"))
-            return Val()
+            return Val(pid=name == "program_id")
         if name == "static_assert":
             if "cond" in vals:
                 self.boolish(vals["cond"], n)
@@ -836,7 +840,8 @@ class Walk:
                 self.need(v.pure, INT_OF_WIDTH[width] if not target.startswith(("i", "u")) else target, line,
                           f".to({_tl(target)}, bitcast=True) of its values at line {line}", rank=NEED)
         ints_of = v.pure | v.ints_of if isinstance(target, str) and _is_int(target) and not bitcast else E
-        return Val(loads=v.loads | v.pure, derived=v.all(), dtype=target, axis=v.axis, ints_of=ints_of)
+        return Val(loads=v.loads | v.pure, derived=v.all(), dtype=target, axis=v.axis, ints_of=ints_of,
+                   pid=v.pid and isinstance(target, str) and _is_int(target))
 
     def dot(self, a: Val, b: Val, acc: Val | None, out: Val | None, out_node, line: int) -> Val:
         out_dtype = self.dtype_arg(out, out_node, line, f"tl.dot(out_dtype=) at line {line}") if out else None
@@ -881,6 +886,13 @@ def _is_float(dtype) -> bool:
 
 def _is_int(dtype) -> bool:
     return isinstance(dtype, str) and dtype[:1] in ("i", "u") and dtype != "i1"
+
+
+def _index_of(a: Val, b: Val) -> bool:
+    """Whether arithmetic on `a` and `b` keeps a program's index one: one of them is, and neither is a
+    pointer or holds loaded values (`pid * BLOCK + 1`)."""
+    return (a.pid or b.pid) and not (a.ptr or b.ptr or a.loads or b.loads or a.pure or b.pure or
+                                     _is_float(a.dtype) or _is_float(b.dtype))
 
 
 def _num_dtype(a: Val, b: Val):

@@ -44,6 +44,7 @@ import functools
 import inspect
 import os
 import re
+import sys
 from dataclasses import dataclass, replace
 
 from kinspect.compile.args import TENSOR_DTYPES, TORCH_SHORT, spec_of
@@ -565,6 +566,8 @@ def _params(fn, func: str, jit, launched: set, callees: dict | None = None,
     _read_uses(node, params)
     _passed_on(node, params, callees or {})
     _kernel_params(node, params, jit, launched)
+    if BACKWARD in launched:
+        _saved_params(fn, node, params, jit)
     _kernel_dtypes(params, jit)
     if tested is not None:
         _test_types(params, tested)
@@ -958,6 +961,36 @@ def _kernel_params(fn: ast.AST, params: dict, jit, launched: set) -> None:
             if source and not params[source].kernel_param:
                 params[source].counts = params[source].counts or kernel_param
         _splat_ranks([params.get(_splatted(a)) for a in n.args])
+
+
+def _saved_params(fn, node: ast.AST, params: dict, jit) -> None:
+    """For an autograd Function whose backward launches the kernel: which kernel parameter each forward
+    parameter it saves is passed to, through `ctx.save_for_backward(a, b)` and `a, b = ctx.saved_tensors`
+    (NeMo's RnntLogProbs saves its targets and lengths, which its backward's kernel reads as integers)."""
+    from kinspect.compile.file_launches import kernel_key
+    from kinspect.compile.loader import function_tree
+
+    owner = sys.modules.get(fn.__module__)
+    cls = getattr(owner, fn.__qualname__.split(".")[0], None) if "." in fn.__qualname__ else None
+    raw = vars(cls).get("backward") if inspect.isclass(cls) else None
+    bwd = _function(raw.__func__, owner) if isinstance(raw, (staticmethod, classmethod)) else None
+    tree = function_tree(bwd) if bwd is not None else None
+    if tree is None:
+        return
+    saved = next(([_name(a) for a in n.args] for n in ast.walk(node) if isinstance(n, ast.Call) and
+                  isinstance(n.func, ast.Attribute) and n.func.attr == "save_for_backward"), [])
+    unpacked = next(([_name(t) for t in n.targets[0].elts] for n in ast.walk(tree) if isinstance(n, ast.Assign)
+                     and isinstance(n.targets[0], (ast.Tuple, ast.List)) and isinstance(n.value, ast.Attribute)
+                     and n.value.attr == "saved_tensors"), [])
+    mapped = {b: params[a] for a, b in zip(saved, unpacked) if a in params and b}
+    if not mapped:
+        return
+    _read_uses(tree, mapped)         # `B, T, V = x.shape` in backward: its rank too
+    names, by_param = _launch_names(bwd, jit, kernel_key(jit))
+    before = {id(p): p.kernel_param for p in mapped.values()}
+    _kernel_params(tree, mapped, jit, names | by_param)
+    for p in mapped.values():        # the forward's own launch, where it has one, comes first
+        p.kernel_param = before[id(p)] or p.kernel_param
 
 
 def _aliases(fn: ast.AST, params: dict) -> dict:

@@ -1471,6 +1471,62 @@ def test_a_wrapper_input_the_kernel_reads_as_offsets_through_its_cumsum_is_integ
     assert sig["starts_ptr"] == sig["ends_ptr"] == "*i64" and sig["y_ptr"] == "*fp32"
 
 
+SAVED_LENGTHS = """
+    import torch
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def _seq_grad(x_ptr, dx_ptr, dy_ptr, lengths_ptr, labels_ptr, T, V, BLOCK: tl.constexpr):
+        b = tl.program_id(0)
+        t = tl.program_id(1).to(tl.int64)
+        length = tl.load(lengths_ptr + b)
+        if t >= length:
+            return
+        cols = tl.arange(0, BLOCK)
+        row = (b * T + t) * V
+        label = tl.load(labels_ptr + b * T + t)
+        x = tl.load(x_ptr + row + cols, mask=cols < V, other=0.0).to(tl.float32)
+        dy = tl.load(dy_ptr + b * T + t).to(tl.float32)
+        dx = tl.where(cols == label, dy * (1 - x), -dy * x)
+        tl.store(dx_ptr + row + cols, dx, mask=cols < V)
+
+
+    class SeqScore(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, labels, lengths):
+            labels = labels.contiguous()
+            ctx.save_for_backward(x, labels, lengths)
+            return x.amax(dim=-1), x.amin(dim=-1)
+
+        @staticmethod
+        def backward(ctx, dy, dy_min):
+            x, labels, lengths = ctx.saved_tensors
+            dx = torch.empty_like(x)
+            B, T, V = x.shape
+            _seq_grad[(B, T)](x, dx, dy.contiguous(), lengths, labels, T, V, BLOCK=triton.next_power_of_2(V))
+            return dx, None, None
+"""
+
+
+def test_what_a_functions_backward_reads_of_its_saved_inputs_types_them(tmp_path):
+    # NeMo's RNN-T log-probs: forward saves the labels and lengths (ctx.save_for_backward), backward
+    # unpacks ctx.saved_tensors and launches the kernel, which bounds each program by a length and
+    # compares the labels with its columns: both are integers (made up fp32 before)
+    f = write(tmp_path, "seq.py", SAVED_LENGTHS)
+    out = ok("dump", f"{f}:_seq_grad", "--store", str(tmp_path / "s"))
+    assert "SeqScore.apply:lengths=*i32:" in out and "as the kernel's code gives lengths_ptr" in out, out
+    assert "SeqScore.apply:labels=*i32:" in out
+    sig = record(tmp_path / "s")["signature"]
+    assert sig["lengths_ptr"] == sig["labels_ptr"] == "*i32" and sig["x_ptr"] != "*i32"
+    # the kernel alone: a loaded value a program's index is compared with is a length
+    g = write(tmp_path, "seq_kernel.py", SAVED_LENGTHS.split("    class SeqScore")[0])
+    out = ok("dump", f"{g}:_seq_grad", "--store", str(tmp_path / "t"))
+    assert "lengths_ptr=*i32  (a pointer: loaded at line 11; element type i32: its values bound a program's " \
+           "index at line 12" in out, out
+
+
 def test_a_backward_that_checks_its_device_sees_the_targets(tmp_path):
     # qwen3-moe-fused's style: the backward's wrapper asserts its gradient is on the GPU; the autograd
     # engine runs backward with no torch function mode, so the check read the CPU
