@@ -464,7 +464,7 @@ def _zeros_like_result(func, args, kwargs):
     from torch.utils._pytree import tree_map
 
     def meta(a):
-        return a.to("meta") if isinstance(a, torch.Tensor) else a
+        return a.detach().to("meta") if isinstance(a, torch.Tensor) else a
 
     out = func(*tree_map(meta, args), **tree_map(meta, kwargs))
     return _made(out, args, kwargs, zeros=not any(_huge(t) for t in _tensors(out)))
@@ -484,6 +484,22 @@ def _huge(t) -> bool:
 # in-place calls that are not named `name_`
 IN_PLACE = {"__setitem__", "__iadd__", "__isub__", "__imul__", "__itruediv__", "__ifloordiv__", "__imod__",
             "__ipow__", "__iand__", "__ior__", "__ixor__", "__ilshift__", "__irshift__"}
+# calls named `name_` that change what a tensor is, not its values: cheap, always made
+METADATA_IN_PLACE = {"requires_grad_", "share_memory_", "detach_", "resize_", "resize_as_", "set_", "as_strided_",
+                     "t_", "transpose_", "squeeze_", "unsqueeze_", "swapdims_", "swapaxes_", "retain_grad"}
+
+
+def _any_huge(args, kwargs) -> bool:
+    """Whether a tensor among the call's arguments (or in a list or tuple of them) has more than
+    MAX_CPU_ELEMENTS elements: read on every call, so without a pytree walk."""
+    import torch
+
+    for a in (*args, *kwargs.values()):
+        items = a if isinstance(a, (list, tuple)) else (a,)
+        for t in items:
+            if isinstance(t, torch.Tensor) and t.numel() > MAX_CPU_ELEMENTS:
+                return True
+    return False
 
 
 COMPUTED = object()      # _too_large's answer for a call to compute
@@ -496,10 +512,11 @@ def _too_large(func, args, kwargs):
     import torch
     from torch.utils._pytree import tree_map
 
-    inputs = _tensors((args, kwargs))
-    if not any(_huge(t) for t in inputs):
+    if not _any_huge(args, kwargs):
         return COMPUTED
     name = getattr(func, "__name__", "")
+    if name in METADATA_IN_PLACE:
+        return COMPUTED
     if name in IN_PLACE or (name.endswith("_") and not name.startswith("_")):
         target = args[0] if args else None
         if isinstance(target, torch.Tensor) and _huge(target):
@@ -508,14 +525,16 @@ def _too_large(func, args, kwargs):
         return COMPUTED
 
     def meta(a):
-        return a.to("meta") if isinstance(a, torch.Tensor) else a
+        return a.detach().to("meta") if isinstance(a, torch.Tensor) else a
 
+    metas = (tree_map(meta, args), tree_map(meta, kwargs))
     try:
-        out = func(*tree_map(meta, args), **tree_map(meta, kwargs))
+        out = func(*metas[0], **metas[1])
     except Exception:           # no meta kernel, a size that depends on the values: computed
         return COMPUTED
-    made = _tensors(out)
-    if not any(_huge(t) for t in made) or any(t._is_view() for t in made):
+    made, given = _tensors(out), {id(t) for t in _tensors(metas)}
+    # a view, or the input itself (`x.contiguous()` of a contiguous x), costs nothing: made as it is
+    if not any(_huge(t) for t in made) or any(t._is_view() or id(t) in given for t in made):
         return COMPUTED
     return _unfilled(out, args, kwargs)
 

@@ -118,6 +118,20 @@ def test_each_load_of_an_inlined_helper_has_its_own_verdict(compiled, stages):
         assert all("async copies" in helper[n].text and "not vectorized" in helper[n].text for n in rows)
 
 
+def test_a_helpers_one_element_loads_and_its_row_loads_at_one_call_are_told_apart(compiled):
+    # recsys libraries' jagged kernels: the kernel calls its helper once; the helper reads each
+    # sequence's bounds (one element each) and then its rows
+    v = compiled("jag90", "jagged_style.py:concat_jagged_kernel")
+    call = line_of("jagged_style.py", "    _concat_rows(OffsetsA")
+    loads = {int(re.search(r"inlined helper, line (\d+)", x.text)[1]): x.text for x in by_line(analyse(v))[call]
+             if "load" in x.text}
+    for text in ("start_a = tl.load(", "end_a = tl.load(", "start_b = tl.load(", "end_b = tl.load("):
+        assert "loads one element (a scalar pointer in the TTGIR)" in loads[line_of("jagged_style.py", text)]
+    rows = [n for n in loads if "one element (a scalar" not in loads[n]]
+    assert sorted(rows) == sorted(line_of("jagged_style.py", t) for t in ("row = tl.load(ValuesA", "row = tl.load(ValuesB"))
+    assert all("256 elements over 128 threads: 2 elements per thread" in loads[n] for n in rows)
+
+
 def test_the_callsite_frames_are_kept_on_the_ttgir_locations(compiled):
     v = compiled("gg90", "sglang_style.py:grouped_gemm_kernel")
     text = Path(v.path, v.stage("ttgir").file).read_text()
