@@ -214,6 +214,8 @@ def run_tests(loaded: LoadedFile, nodes: list[str], root: Path, *, driver_contex
                               f"they ran past {TEST_BUDGET_S} s" if time.monotonic() > plugin.deadline else
                               plugin.errors[0] if plugin.errors else
                               f"{plugin.collected} test{'s' if plugin.collected != 1 else ''} ran without launching it")
+        if plugin.conftest and plugin.conftest not in stopped:
+            stopped += f" (run without the project's conftest.py files, which pytest could not import: {plugin.conftest})"
     elif plugin.conftest:
         stopped = f"run without the project's conftest.py files, which pytest could not import ({plugin.conftest})"
     elif plugin.passed_over:

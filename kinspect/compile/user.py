@@ -298,7 +298,7 @@ def load(text: str, cli_args: dict, cli_constexprs: dict, *, config: int | None 
 
 
 def _uncomputed(calls) -> str:
-    """`2 matrix products (2.7e+11 multiply-adds) and 5 other torch calls (on up to 2.1e+09 elements) its
+    """`2 matrix products (2.7e+11 multiply-adds) and 5 other torch calls on up to 2.1e+09 elements its
     code made before the launch were too large for the CPU and not computed: ...` (device.Uncomputed)."""
     products = [c.size for c in calls if c.what == "product"]
     others = [c.size for c in calls if c.what != "product"]

@@ -227,6 +227,22 @@ def test_a_conftest_that_fails_to_import_is_left_out_and_said(tmp_path):
     assert "run without the project's conftest.py files, which pytest could not import (ModuleNotFoundError: " \
            "No module named 'addict_not_installed')" in out
     assert record(tmp_path / "s")["constexprs"]["BLOCK_N"] == 2048
+    # where the tests still launch nothing without it, the launch line says both
+    other = tmp_path / "other"
+    f = project(other)
+    write(other, "tests/conftest.py", "import addict_not_installed\n")
+    write(other, "tests/test_norm.py", """
+        import not_installed_either
+
+        from proj.ops.norm import rms_norm
+
+
+        def test_rms():
+            rms_norm(*not_installed_either.inputs())
+    """)
+    out = ok("dump", f"{f}:_rms_kernel", "--store", str(other / "t"))
+    assert "No module named 'not_installed_either'" in out and "(run without the project's conftest.py files, " \
+           "which pytest could not import: ModuleNotFoundError: No module named 'addict_not_installed')" in out, out
 
 
 def test_tests_in_the_kernels_own_file_and_beside_the_package_are_run(tmp_path):
