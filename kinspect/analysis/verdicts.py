@@ -102,20 +102,54 @@ class Findings:
         return is_kernel_file(self.variant, file)
 
     def code(self, file: str, line: int) -> str:
-        """The source text of a line, when kinspect has the kernel's source."""
+        """The source text of a line, when kinspect has the kernel's source, or that of the @triton.jit
+        helper it calls that holds the line (the variant's captured source.json)."""
         src = self.variant.source
-        if src and src.text and os.path.basename(file) == os.path.basename(src.file):
-            lines = src.text.splitlines()
-            i = line - src.line
+        same = src is not None and os.path.basename(file) == os.path.basename(src.file)
+        texts = ([(src.line, src.text)] if same and src.text else []) + (self._helper_texts() if same else [])
+        for first, text in texts:
+            lines = text.splitlines()
+            i = line - first
             if 0 <= i < len(lines):
                 return lines[i].strip()
         return ""
+
+    def _helper_texts(self) -> list[tuple[int, str]]:
+        """(first line, text) of the helpers in the kernel's file, from its captured source.json; [] where
+        there is none (a store written before it, a trace)."""
+        if not hasattr(self, "_helpers_read"):
+            self._helpers_read = _helper_texts(self.variant)
+        return self._helpers_read
 
     def where(self, file: str, line: int) -> str:
         code = self.code(file, line)
         known = self.variant.source is not None and self.is_kernel_file(file)
         place = f"line {line}" if known else f"{os.path.basename(file)}:{line}"
         return f"{place} {_short(code)}".rstrip()
+
+
+def _helper_texts(variant: Variant) -> list[tuple[int, str]]:
+    from kinspect.core.errors import KinspectError
+    from kinspect.files import schema
+    from kinspect.files.store import SOURCE, load_json
+
+    if not variant.path or variant.source is None:
+        return []
+    try:
+        captured = load_json(variant.path, SOURCE, schema.KERNEL_SOURCE)
+    except KinspectError:           # not there, or not of its shape: the helpers' lines go unquoted
+        return []
+    out, todo, seen = [], list(captured.get("helpers", ())), set()
+    while todo and len(seen) < 256:
+        _, helper = todo.pop()
+        key = (helper.get("file"), helper.get("line"))
+        if key in seen:
+            continue
+        seen.add(key)
+        if os.path.basename(str(helper.get("file", ""))) == os.path.basename(variant.source.file):
+            out.append((int(helper.get("line", 0)), str(helper.get("text", ""))))
+        todo += list(helper.get("helpers", ()))
+    return out
 
 
 def _short(code: str, width: int = 48) -> str:

@@ -92,7 +92,7 @@ def test_the_dots_of_an_inlined_helper_are_not_folded_away(compiled):
     call = line_of("sglang_style.py", "acc = _segment_tile(")
     dot = line_of("sglang_style.py", "acc += tl.dot(a, b)")
     [matrix] = [x for x in by_line(report)[call] if "HGMMA" in x.text]
-    assert f"(inlined helper, line {dot})" in matrix.text
+    assert f"(inlined helper, line {dot} acc += tl.dot(a, b))" in matrix.text
     copies = [x for x in by_line(report)[call] if "async copies" in x.text]
     assert copies and "128-bit" in copies[0].text
 
@@ -105,12 +105,14 @@ def test_each_load_of_an_inlined_helper_has_its_own_verdict(compiled, stages):
     v = compiled(f"bwd{stages}", "attn_bwd_style.py:attn_bwd_dkdv", num_stages=stages)
     call = line_of("attn_bwd_style.py", "dk, dv = _dkdv_step(")
     loads = [x for x in by_line(analyse(v))[call] if "load" in x.text or "async copies" in x.text]
-    helper = {int(re.search(r"inlined helper, line (\d+)\)", x.text)[1]): x for x in loads}
+    helper = {int(re.search(r"inlined helper, line (\d+)", x.text)[1]): x for x in loads}
     wide = [line_of("attn_bwd_style.py", t) for t in ("q = tl.load(", "do = tl.load(")]
     rows = [line_of("attn_bwd_style.py", t) for t in ("m = tl.load(", "delta = tl.load(")]
     assert sorted(helper) == sorted(wide + rows), [x.text for x in loads]
     for n in wide:
         assert helper[n].text.endswith("are 128-bit"), helper[n].text
+    # the helper's own line is quoted, as the kernel's is
+    assert f"(inlined helper, line {rows[0]} m = tl.load(M + offs_m))" in helper[rows[0]].text
     for n in rows:
         assert "32 elements over 128 threads: one element per thread" in helper[n].text
         assert "128-bit" not in helper[n].text
