@@ -8,6 +8,7 @@ so every view says the same about it.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections import Counter
@@ -106,7 +107,7 @@ class Findings:
         helper it calls that holds the line (the variant's captured source.json)."""
         src = self.variant.source
         same = src is not None and os.path.basename(file) == os.path.basename(src.file)
-        texts = ([(src.line, src.text)] if same and src.text else []) + (self._helper_texts() if same else [])
+        texts = ([(src.line, src.text)] if same and src.text else []) + (self.helper_texts if same else [])
         for first, text in texts:
             lines = text.splitlines()
             i = line - first
@@ -114,12 +115,11 @@ class Findings:
                 return lines[i].strip()
         return ""
 
-    def _helper_texts(self) -> list[tuple[int, str]]:
+    @functools.cached_property
+    def helper_texts(self) -> list[tuple[int, str]]:
         """(first line, text) of the helpers in the kernel's file, from its captured source.json; [] where
         there is none (a store written before it, a trace)."""
-        if not hasattr(self, "_helpers_read"):
-            self._helpers_read = _helper_texts(self.variant)
-        return self._helpers_read
+        return _helper_texts(self.variant)
 
     def where(self, file: str, line: int) -> str:
         code = self.code(file, line)

@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import importlib
+import math
 import os
 import sys
 from dataclasses import dataclass, field
@@ -460,14 +461,21 @@ UNCOMPUTED: list[Uncomputed] = []
 def _zeros_like_result(func, args, kwargs):
     """What `func` would return, as zeros (left unfilled where it has more than MAX_CPU_ELEMENTS): its
     shape and type from the same call on meta tensors, made as _made makes them."""
+    out, _ = _on_meta(func, args, kwargs)
+    return _made(out, args, kwargs, zeros=not any(_huge(t) for t in _tensors(out)))
+
+
+def _on_meta(func, args, kwargs):
+    """`func` called on meta tensors in place of the arguments' (detached: only their shapes and types
+    count): (its result, the ids of the meta tensors it was given)."""
     import torch
     from torch.utils._pytree import tree_map
 
     def meta(a):
         return a.detach().to("meta") if isinstance(a, torch.Tensor) else a
 
-    out = func(*tree_map(meta, args), **tree_map(meta, kwargs))
-    return _made(out, args, kwargs, zeros=not any(_huge(t) for t in _tensors(out)))
+    metas = (tree_map(meta, args), tree_map(meta, kwargs))
+    return func(*metas[0], **metas[1]), {id(t) for t in _tensors(metas)}
 
 
 def _tensors(tree) -> list:
@@ -510,7 +518,6 @@ def _too_large(func, args, kwargs):
     it is not computed: its result made and not filled (an in-place write, not made: its target, or
     None for `x[i] = v`); COMPUTED where it is computed (a view of it, a result of fewer elements)."""
     import torch
-    from torch.utils._pytree import tree_map
 
     if not _any_huge(args, kwargs):
         return COMPUTED
@@ -524,15 +531,11 @@ def _too_large(func, args, kwargs):
             return None if name == "__setitem__" else target
         return COMPUTED
 
-    def meta(a):
-        return a.detach().to("meta") if isinstance(a, torch.Tensor) else a
-
-    metas = (tree_map(meta, args), tree_map(meta, kwargs))
     try:
-        out = func(*metas[0], **metas[1])
+        out, given = _on_meta(func, args, kwargs)
     except Exception:           # no meta kernel, a size that depends on the values: computed
         return COMPUTED
-    made, given = _tensors(out), {id(t) for t in _tensors(metas)}
+    made = _tensors(out)
     # a view, or the input itself (`x.contiguous()` of a contiguous x), costs nothing: made as it is
     if not any(_huge(t) for t in made) or any(t._is_view() or id(t) in given for t in made):
         return COMPUTED
@@ -581,10 +584,7 @@ def _made_function():
         @staticmethod
         def backward(ctx, grad):
             def zero(shape, dtype):
-                n = 1
-                for d in shape:
-                    n *= d
-                return torch.zeros((), dtype=dtype).expand(shape) if n > MAX_CPU_ELEMENTS else \
+                return torch.zeros((), dtype=dtype).expand(shape) if math.prod(shape) > MAX_CPU_ELEMENTS else \
                     torch.zeros(shape, dtype=dtype)
             return (None, None, *(zero(shape, dtype) for shape, dtype in ctx.inputs))
 
@@ -593,8 +593,6 @@ def _made_function():
 
 def _macs(func, args) -> float:
     """Multiply-adds of a matrix product call (torch.matmul, @, bmm, mm, baddbmm, linear), else 0."""
-    import math
-
     name = getattr(func, "__name__", "")
     if name not in ("matmul", "__matmul__", "__rmatmul__", "bmm", "mm", "linear", "baddbmm", "addmm"):
         return 0

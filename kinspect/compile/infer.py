@@ -451,13 +451,12 @@ class Walk:
             p = xv.dtype[1]      # X.dtype.element_ty (or a name given it) == tl.float16
             self.facts[p].options.append((yv.dtype, line))
             return
-        if yv.axis is not None and (xv.pure or xv.ints_of) and not _is_float(xv.dtype):
-            # a loaded value compared with a tl.arange index (`offs_m < seqlen`, seqlen =
-            # tl.load(seqlens + b)) is a size: what it was loaded from holds integers
-            self.need(xv.pure | xv.ints_of, "i32", line, f"its values bound a tl.arange index at line {line}")
-        elif yv.pid and (xv.pure or xv.ints_of) and not _is_float(xv.dtype):
-            # or with a program's index (`if pid_t >= tl.load(lengths + b): return`): a length
-            self.need(xv.pure | xv.ints_of, "i32", line, f"its values bound a program's index at line {line}")
+        # a loaded value compared with a tl.arange index (`offs_m < seqlen`, seqlen = tl.load(seqlens + b))
+        # or with a program's (`if pid_t >= tl.load(lengths + b): return`) is a size: what it was loaded
+        # from holds integers
+        index = "a tl.arange index" if yv.axis is not None else "a program's index" if yv.pid else ""
+        if index and (xv.pure or xv.ints_of) and not _is_float(xv.dtype):
+            self.need(xv.pure | xv.ints_of, "i32", line, f"its values bound {index} at line {line}")
         for p in xv.params:
             f = self.facts[p]
             if yv.axis is not None:    # `offs < n_cols`: a size
@@ -839,9 +838,9 @@ class Walk:
             if width in INT_OF_WIDTH:
                 self.need(v.pure, INT_OF_WIDTH[width] if not target.startswith(("i", "u")) else target, line,
                           f".to({_tl(target)}, bitcast=True) of its values at line {line}", rank=NEED)
-        ints_of = v.pure | v.ints_of if isinstance(target, str) and _is_int(target) and not bitcast else E
-        return Val(loads=v.loads | v.pure, derived=v.all(), dtype=target, axis=v.axis, ints_of=ints_of,
-                   pid=v.pid and isinstance(target, str) and _is_int(target))
+        to_int = _is_int(target)
+        return Val(loads=v.loads | v.pure, derived=v.all(), dtype=target, axis=v.axis,
+                   ints_of=v.pure | v.ints_of if to_int and not bitcast else E, pid=v.pid and to_int)
 
     def dot(self, a: Val, b: Val, acc: Val | None, out: Val | None, out_node, line: int) -> Val:
         out_dtype = self.dtype_arg(out, out_node, line, f"tl.dot(out_dtype=) at line {line}") if out else None

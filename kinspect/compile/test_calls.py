@@ -253,15 +253,19 @@ def kind_of(path) -> str:
     """What a file of the project's tests is, in a word: "benchmark", "example" or "test"."""
     if not is_example_file(path):
         return "test"
-    bench = path.name.startswith("bench") or path.name.endswith(("_bench.py", "_benchmark.py")) or \
+    bench = path.name.startswith("bench") or path.name.endswith(BENCH_ENDINGS) or \
         any(p.startswith("bench") for p in path.parts[:-1])
     return "benchmark" if bench else "example"
+
+
+# how a benchmark script's name ends, where it does not start with `bench_` or `benchmark_`
+BENCH_ENDINGS = ("_bench.py", "_benchmark.py")
 
 
 def is_example_file(path) -> bool:
     """A file of the project's benchmarks or examples: `bench_*.py`, `benchmark_*.py`, `*_bench.py`,
     `*_benchmark.py`, or in one of EXAMPLE_DIRS."""
-    return path.name.startswith(("bench_", "benchmark_")) or path.name.endswith(("_bench.py", "_benchmark.py")) or \
+    return path.name.startswith(("bench_", "benchmark_")) or path.name.endswith(BENCH_ENDINGS) or \
         any(part in EXAMPLE_DIRS for part in path.parts[:-1])
 
 

@@ -186,20 +186,13 @@ def run_tests(loaded: LoadedFile, nodes: list[str], root: Path, *, driver_contex
                 for phase in phases:
                     if not phase or recorder.stopped:
                         continue
-                    said = io.StringIO()
-                    with contextlib.redirect_stdout(said), contextlib.redirect_stderr(said):
-                        code = pytest.main(list(phase.values()) + options, plugins=[plugin])
-                    if code in (pytest.ExitCode.INTERNAL_ERROR, pytest.ExitCode.USAGE_ERROR) and \
-                            not recorder.stopped:
+                    why = _pytest(list(phase.values()) + options, plugin)
+                    if why is not None:
                         # a conftest.py that fails to import (Megatron-LM's imports typing.override, of
                         # Python 3.12): pytest says so and runs nothing; run again without them, the
                         # tests that need no fixture of theirs may launch it
-                        plugin.conftest = _last_line(said.getvalue())
-                        said = io.StringIO()
-                        with contextlib.redirect_stdout(said), contextlib.redirect_stderr(said):
-                            code = pytest.main(list(phase.values()) + options + ["--noconftest"], plugins=[plugin])
-                        if code in (pytest.ExitCode.INTERNAL_ERROR, pytest.ExitCode.USAGE_ERROR) and \
-                                not recorder.stopped:
+                        plugin.conftest = why
+                        if _pytest(list(phase.values()) + options + ["--noconftest"], plugin) is not None:
                             plugin.errors.append(f"pytest could not start: {plugin.conftest}")
                     if not recorder.stopped:
                         _main_blocks(phase, recorder, plugin)
@@ -226,6 +219,19 @@ def run_tests(loaded: LoadedFile, nodes: list[str], root: Path, *, driver_contex
                    f"{', ...' if len(shown) > 3 else ''}")
     _RUNS[key] = Ran(tuple(recorder.launches), stopped, recorder.stopped)
     return _RUNS[key]
+
+
+def _pytest(args: list, plugin: _Plugin) -> str | None:
+    """Run pytest on `args`, its output kept from the terminal; where it could not start (a conftest.py
+    that fails to import: it runs nothing) and has no launch of the kernel, its last line, else None."""
+    import pytest
+
+    said = io.StringIO()
+    with contextlib.redirect_stdout(said), contextlib.redirect_stderr(said):
+        code = pytest.main(args, plugins=[plugin])
+    if code in (pytest.ExitCode.INTERNAL_ERROR, pytest.ExitCode.USAGE_ERROR) and not plugin.recorder.stopped:
+        return _last_line(said.getvalue())
+    return None
 
 
 def _main_blocks(paths: dict, recorder: FileLaunchRecorder, plugin: _Plugin) -> None:

@@ -218,10 +218,7 @@ def backward_entries(module, jit, key, called: set) -> list[tuple[str, object, i
     for name, cls in list(vars(module).items()):
         if not (inspect.isclass(cls) and cls.__module__ == module.__name__ and callable(getattr(cls, "apply", None))):
             continue
-        raw_fwd, raw_bwd = vars(cls).get("forward"), vars(cls).get("backward")
-        if not (isinstance(raw_fwd, (staticmethod, classmethod)) and isinstance(raw_bwd, (staticmethod, classmethod))):
-            continue
-        fwd, bwd = _function(raw_fwd.__func__, module), _function(raw_bwd.__func__, module)
+        fwd, bwd = _static_function(cls, "forward", module), _static_function(cls, "backward", module)
         if fwd is None or bwd is None:
             continue
         # only where the forward does not reach it: a forward call launches it then
@@ -328,6 +325,13 @@ def _class_callables(name: str, cls, module) -> list[tuple[str, object]]:
         elif attr not in ("backward", "setup_context", "jvp", "vjp", "apply"):
             out.append((f"{name}.{attr}", fn))
     return out
+
+
+def _static_function(cls, name: str, module):
+    """The plain function of `cls`'s static or class method `name` (an autograd Function's forward or
+    backward), as _function finds it; None where it has none."""
+    raw = vars(cls).get(name)
+    return _function(raw.__func__, module) if isinstance(raw, (staticmethod, classmethod)) else None
 
 
 def _function(obj, module):
@@ -972,8 +976,7 @@ def _saved_params(fn, node: ast.AST, params: dict, jit) -> None:
 
     owner = sys.modules.get(fn.__module__)
     cls = getattr(owner, fn.__qualname__.split(".")[0], None) if "." in fn.__qualname__ else None
-    raw = vars(cls).get("backward") if inspect.isclass(cls) else None
-    bwd = _function(raw.__func__, owner) if isinstance(raw, (staticmethod, classmethod)) else None
+    bwd = _static_function(cls, "backward", owner) if inspect.isclass(cls) else None
     tree = function_tree(bwd) if bwd is not None else None
     if tree is None:
         return
